@@ -1,0 +1,34 @@
+# syntax=docker/dockerfile:1
+# gatesync daemon image. Build: docker build -t gatesync .
+# Run:  docker run -v $PWD/gatesync.yaml:/etc/gatesync/gatesync.yaml:ro -e GW_ADMIN_KEY=... gatesync
+# The config's server.listen must be 0.0.0.0:9464 inside a container (see examples/k8s).
+
+# 1. Build: all dependencies, compile TypeScript, then keep production dependencies only.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+# 2. Runtime: git for the git source, no build tools, an unprivileged user.
+FROM node:20-bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
+COPY schemas ./schemas
+RUN mkdir -p /var/lib/gatesync && chown node:node /var/lib/gatesync
+USER node
+ENV NODE_ENV=production GATESYNC_LOG_FORMAT=json
+WORKDIR /var/lib/gatesync
+EXPOSE 9464
+HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then(r=>{process.exitCode=r.ok?0:1}).catch(()=>{process.exitCode=1})"]
+ENTRYPOINT ["node", "/app/bin/gatesync.js"]
+CMD ["run", "--config", "/etc/gatesync/gatesync.yaml"]

@@ -1,0 +1,13 @@
+// Child process of the benchmark, on the compiled code (what production runs): load, validate,
+// prepare and plan a repository, then report the process's peak resident set size.
+import { EnvFileSecretSource } from "../dist/load/secret-refs.js";
+import { prepareDesired } from "../dist/plan/desired.js";
+import { computePlan } from "../dist/plan/plan.js";
+import { RepositoryValidator } from "../dist/validate/validate-repository.js";
+
+const root = process.argv[2];
+const secrets = new EnvFileSecretSource(process.env, root);
+const result = await new RepositoryValidator().validate({ root, secrets: { source: secrets, missing: "error" } });
+const desired = prepareDesired(result.resources, { secrets, hashKey: "k", appTypeProviders: new Set() });
+const plan = computePlan(desired.desired, { lineage: "", serial: 0, hashKey: undefined, resources: new Map() }, { orphans: "report", now: new Date().toISOString() });
+process.stdout.write(JSON.stringify({ resources: result.resources.length, changes: plan.changes.length, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }));

@@ -1,0 +1,38 @@
+// Type-aware lint: floating promises, misused promises, kebab-case file names.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+import unicorn from "eslint-plugin-unicorn";
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/out/**", ".gatesync/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js", "bench/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { unicorn },
+    rules: {
+      "unicorn/filename-case": ["error", { case: "kebabCase" }],
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/consistent-type-imports": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_", ignoreRestSiblings: true }],
+      "no-restricted-syntax": [
+        "error",
+        { selector: "ExportDefaultDeclaration", message: "Use named exports." },
+        { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: "Set process.exitCode so logs flush." },
+      ],
+    },
+  },
+  {
+    files: ["**/*.js", "**/*.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+  },
+  {
+    files: ["eslint.config.js", "vitest.config.ts"],
+    rules: { "no-restricted-syntax": "off" },
+  },
+);

@@ -1,0 +1,107 @@
+/**
+ * One client per management interface, on an injected undici dispatcher (keep-alive). Every
+ * call ends in one of three outcomes, which decide retries and in-doubt marking:
+ * - `answered`: the server replied (any status);
+ * - `not-sent`: the request certainly never reached the server (connection refused, unknown
+ *   host, connect timeout);
+ * - `unknown`: it may have reached the server (reset after sending, header or body timeout).
+ * The credential is sent in its header and never logged.
+ */
+import type { Dispatcher } from "undici";
+import { Agent, request } from "undici";
+import type { InterfaceName } from "../kinds/kind.js";
+
+/** The dispatcher for the management interfaces: kept-alive connections, enough for every queue. */
+export function managementDispatcher(): Agent {
+  return new Agent({ keepAliveTimeout: 30_000, connections: 64 });
+}
+
+export type CallOutcome =
+  | { readonly kind: "answered"; readonly status: number; readonly retryAfterMs: number | undefined; readonly body: unknown; readonly text: string }
+  | { readonly kind: "not-sent"; readonly error: string }
+  | { readonly kind: "unknown"; readonly error: string };
+
+export interface CallRequest {
+  readonly method: string;
+  /** Path below the interface's base address, query included. */
+  readonly path: string;
+  readonly body?: unknown;
+  /** Send without the interface credential (the batch call, API traffic). */
+  readonly anonymous?: boolean;
+}
+
+export interface InterfaceClientOptions {
+  readonly name: InterfaceName;
+  readonly baseUrl: string;
+  /** Header carrying the credential, and its value. */
+  readonly auth: { readonly header: string; readonly value: string };
+  readonly dispatcher: Dispatcher;
+  readonly timeoutMs: number;
+}
+
+const notSentCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Retry-After in seconds or as an HTTP date, in milliseconds from now. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (v === undefined || v.trim() === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(v.trim())) return Math.ceil(Number(v) * 1000);
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export class InterfaceClient {
+  readonly name: InterfaceName;
+  private readonly base: string;
+
+  constructor(private readonly opts: InterfaceClientOptions) {
+    this.name = opts.name;
+    this.base = opts.baseUrl.replace(/\/+$/, "");
+  }
+
+  async call(req: CallRequest): Promise<CallOutcome> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (req.anonymous !== true) headers[this.opts.auth.header] = this.opts.auth.value;
+    let payload: string | null = null;
+    if (req.body !== undefined) {
+      payload = typeof req.body === "string" ? req.body : JSON.stringify(req.body);
+      headers["content-type"] = "application/json";
+    }
+    try {
+      const res = await request(`${this.base}${req.path}`, {
+        method: req.method,
+        headers,
+        body: payload,
+        dispatcher: this.opts.dispatcher,
+        headersTimeout: this.opts.timeoutMs,
+        bodyTimeout: this.opts.timeoutMs,
+      });
+      const text = await res.body.text();
+      let body: unknown = text;
+      try {
+        body = text === "" ? undefined : JSON.parse(text);
+      } catch {
+        // not JSON: keep the text
+      }
+      return { kind: "answered", status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers["retry-after"]), body, text };
+    } catch (err) {
+      const code = (err as { code?: string }).code ?? "";
+      const message = `${code === "" ? "" : `${code}: `}${(err as Error).message}`;
+      return notSentCodes.has(code) ? { kind: "not-sent", error: message } : { kind: "unknown", error: message };
+    }
+  }
+}
+
+/** Message of an error answer, in any of the interfaces' formats. */
+export function answerMessage(body: unknown, text: string): string {
+  if (body !== null && typeof body === "object") {
+    const b = body as Record<string, unknown>;
+    if (typeof b.message === "string") return b.message;
+    if (typeof b.Message === "string") return b.Message;
+    if (typeof b.error === "string") return b.error;
+    if (Array.isArray(b.errors)) {
+      return b.errors.map((e) => (typeof e === "string" ? e : typeof (e as Record<string, unknown>).detail === "string" ? String((e as Record<string, unknown>).detail) : JSON.stringify(e))).join("; ");
+    }
+  }
+  return text.slice(0, 300);
+}

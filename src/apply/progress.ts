@@ -1,0 +1,27 @@
+/** A progress line on a terminal: done/total, rate and ETA (cli-progress). */
+import { SingleBar } from "cli-progress";
+import type { Progress } from "./executor.js";
+
+export function terminalProgress(stream: NodeJS.WriteStream): Progress {
+  const bar = new SingleBar({
+    stream,
+    format: "applying [{bar}] {value}/{total} | {rate}/s | ETA {eta_formatted} | {last}",
+    hideCursor: true,
+    clearOnComplete: false,
+    barsize: 24,
+  });
+  let startedAt = 0;
+  let done = 0;
+  return {
+    start: (total) => {
+      startedAt = performance.now();
+      bar.start(total, 0, { rate: "0.0", last: "" });
+    },
+    done: (id, outcome) => {
+      done++;
+      const seconds = (performance.now() - startedAt) / 1000;
+      bar.update(done, { rate: (done / Math.max(seconds, 0.001)).toFixed(1), last: `${id} ${outcome}` });
+    },
+    stop: () => bar.stop(),
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * `gatesync apply`: takes the state lock, plans against the state as it is now (or checks a
+ * saved plan against it), asks for confirmation when asked to, and executes.
+ */
+import { hostname } from "node:os";
+import type { Dispatcher } from "undici";
+import { ErrorCode, StateError } from "../errors.js";
+import type { Logger } from "../logger.js";
+import type { Plan } from "../plan/plan.js";
+import { hasChanges } from "../plan/plan.js";
+import { runPlan } from "../plan/run-plan.js";
+import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
+import type { ApplyDeps, ApplySummary, Progress } from "./executor.js";
+import { executePlan } from "./executor.js";
+
+/** What a plan needs, and what applying it needs beyond that. */
+export interface ApplyRunInput extends PlanRunInput {
+  readonly logger: Logger;
+  readonly dispatcher: Dispatcher;
+  /** A plan saved earlier: applied only if nothing changed since. */
+  readonly savedPlan?: Plan;
+  /** Asked before executing a plan with changes; false stops the apply. */
+  readonly confirm?: (plan: Plan) => Promise<boolean>;
+  readonly progress?: Progress;
+  readonly random?: () => number;
+  readonly signal?: AbortSignal;
+  readonly observe?: ApplyDeps["observe"];
+}
+
+export type ApplyRunResult = { readonly plan: Plan; readonly run: PlanRun; readonly summary: ApplySummary } | { readonly plan: Plan; readonly run: PlanRun; readonly declined: true };
+
+/** Refuses a saved plan made against another state, or from other files. */
+export function checkSavedPlan(saved: Plan, current: Plan): void {
+  if (saved.state.lineage !== current.state.lineage || saved.state.serial !== current.state.serial) {
+    throw new StateError(ErrorCode.STATE_CHANGED, `the saved plan was made against state serial ${saved.state.serial}; the state is now at serial ${current.state.serial}`, {
+      hint: "something was applied since: make a new plan and review it",
+    });
+  }
+  if (saved.digest !== current.digest) {
+    throw new StateError(ErrorCode.STATE_CHANGED, "the repository no longer matches the saved plan (its changes differ)", { hint: "make a new plan from the current files and review it" });
+  }
+}
+
+export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
+  const lock = await input.state.lock(`gatesync apply (pid ${process.pid} on ${hostname()})`);
+  try {
+    // plans against the state as it is now, under the lock
+    const run = await runPlan(input);
+    if (input.savedPlan !== undefined) checkSavedPlan(input.savedPlan, run.plan);
+    if (input.confirm !== undefined && hasChanges(run.plan) && !(await input.confirm(run.plan))) return { plan: run.plan, run, declined: true };
+    const summary = await executePlan(
+      { plan: run.plan, desired: run.desired, resources: run.resources, hashKey: run.hashKey, state: run.state, ...(input.commit === undefined ? {} : { commit: input.commit }) },
+      {
+        config: input.config,
+        env: input.env,
+        state: input.state,
+        logger: input.logger,
+        dispatcher: input.dispatcher,
+        ...(input.now === undefined ? {} : { now: input.now }),
+        ...(input.random === undefined ? {} : { random: input.random }),
+        ...(input.progress === undefined ? {} : { progress: input.progress }),
+        ...(input.signal === undefined ? {} : { signal: input.signal }),
+        ...(input.observe === undefined ? {} : { observe: input.observe }),
+      },
+    );
+    return { plan: run.plan, run, summary };
+  } finally {
+    await lock.release();
+  }
+}

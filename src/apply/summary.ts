@@ -1,0 +1,36 @@
+import type { ResourceStatus, StateSnapshot } from "../record/state.js";
+import type { Paint } from "../style.js";
+import type { ApplySummary } from "./executor.js";
+
+/** Exit status of an apply: 0 when everything applied, 1 when anything failed or is in doubt. */
+export function applySucceeded(s: ApplySummary): boolean {
+  return s.failed.length === 0 && s.inDoubt.length === 0 && s.skipped.length === 0;
+}
+
+/** Records by status once an apply is recorded: the state it started from, with its outcomes. */
+export function statusCounts(before: StateSnapshot, s: ApplySummary): Record<ResourceStatus, number> {
+  const status = new Map<string, ResourceStatus>([...before.resources].map(([id, r]) => [id, r.status]));
+  for (const id of s.applied) status.set(id, "applied");
+  for (const f of s.failed) status.set(f.id, "failed");
+  for (const f of s.inDoubt) status.set(f.id, "in-doubt");
+  const counts: Record<ResourceStatus, number> = { applied: 0, failed: 0, "in-doubt": 0 };
+  for (const v of status.values()) counts[v] += 1;
+  return counts;
+}
+
+export function renderSummary(s: ApplySummary, paint: Paint): string {
+  const lines: string[] = [];
+  lines.push(
+    `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
+  );
+  const c = s.calls;
+  lines.push(`Calls: gateway ${c.gateway}${c.batchCalls > 0 ? ` (${c.batchCalls} batch call${c.batchCalls === 1 ? "" : "s"} carrying ${c.batched} change${c.batched === 1 ? "" : "s"})` : ""}, portal ${c.portal}, dashboard ${c.dashboard}, llm ${c.llm}; ${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${c.pauses} pause${c.pauses === 1 ? "" : "s"} for Retry-After.`);
+  if (s.batchFallback !== undefined) lines.push(paint("yellow", `Batching was off after ${s.batchFallback}: the rest went as direct calls.`));
+  for (const h of s.health) lines.push(`Health: ${h.id} ${h.ok ? paint("green", "ok") : paint("red", "failing")} (${h.checks.filter((x) => x.ok).length}/${h.checks.length} checks${h.error === undefined ? "" : `; ${h.error}`})`);
+  if (s.skipped.length > 0) lines.push(paint("yellow", `Not started (the apply was stopped): ${s.skipped.join(", ")}`));
+  if (s.failed.length > 0) lines.push(paint("red", "Failed:"), ...s.failed.map((f) => `  ${f.id}: ${f.message}`));
+  if (s.inDoubt.length > 0) {
+    lines.push(paint("red", "In doubt (sent; the outcome is unknown — resolve before the next apply):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}\n    gatesync state resolve ${f.id} --id <server id>   (it exists)\n    gatesync state resolve ${f.id} --forget           (it does not)`));
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,88 @@
+import { readFile } from "node:fs/promises";
+import { createInterface } from "node:readline/promises";
+import type { Command } from "commander";
+import { managementDispatcher } from "../apply/http-client.js";
+import { terminalProgress } from "../apply/progress.js";
+import { runApply } from "../apply/run-apply.js";
+import { applySucceeded, renderSummary } from "../apply/summary.js";
+import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
+import { createLogger } from "../logger.js";
+import type { Plan } from "../plan/plan.js";
+import { renderPlan } from "../plan/render.js";
+import { openStateBackend } from "../record/open-backend.js";
+import { painter } from "../style.js";
+import { RepositoryValidator } from "../validate/validate-repository.js";
+import { SchemaRegistry } from "../validate/schema-registry.js";
+import type { CliIo } from "./plan-command.js";
+import { configOrDefault, resourceRoot } from "./plan-command.js";
+
+async function readSavedPlan(file: string): Promise<Plan> {
+  const value = JSON.parse(await readFile(file, "utf8")) as unknown;
+  const issues = new SchemaRegistry().validate("plan.schema.json", value);
+  if (issues.length > 0) {
+    throw new ValidationFailed(issues.map((i) => ({ severity: "error", code: ErrorCode.USAGE, file, path: i.path.join("."), message: `not a gatesync plan: ${i.message}` })));
+  }
+  return value as Plan;
+}
+
+async function ask(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return (await rl.question(question)).trim().toLowerCase() === "yes";
+  } finally {
+    rl.close();
+  }
+}
+
+export function addApplyCommand(program: Command, io: CliIo): void {
+  program
+    .command("apply")
+    .description("apply the changes (exit 0 all applied, 1 anything failed or in doubt)")
+    .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
+    .option("--plan <file>", "apply a plan saved with `gatesync plan --out`; refused if the state or the files changed since")
+    .option("--auto-approve", "apply without asking")
+    .action(async (opts: { config: string; plan?: string; autoApprove?: boolean }) => {
+      const config = await configOrDefault(opts.config);
+      const savedPlan = opts.plan === undefined ? undefined : await readSavedPlan(opts.plan);
+      const interactive = io.isTty && process.stdin.isTTY === true;
+      if (savedPlan === undefined && opts.autoApprove !== true && !interactive) {
+        throw new UsageError("refusing to apply without confirmation", "pass --auto-approve, or apply a reviewed plan with --plan FILE");
+      }
+      const color = io.isTty && io.env.NO_COLOR === undefined;
+      const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
+      const state = openStateBackend(config, io.env);
+      const dispatcher = managementDispatcher();
+      try {
+        const result = await runApply({
+          config,
+          root: resourceRoot(config),
+          validator: new RepositoryValidator(),
+          state,
+          env: io.env,
+          logger,
+          dispatcher,
+          ...(savedPlan === undefined ? {} : { savedPlan }),
+          ...(savedPlan === undefined && opts.autoApprove !== true
+            ? {
+                confirm: async (plan: Plan) => {
+                  io.stdout(renderPlan(plan, "text", { color }));
+                  return ask("\nApply these changes? Only 'yes' is accepted: ");
+                },
+              }
+            : {}),
+          ...(io.isTty ? { progress: terminalProgress(process.stderr) } : {}),
+        });
+        if ("declined" in result) {
+          io.stdout("Apply cancelled.\n");
+          process.exitCode = 1;
+          return;
+        }
+        io.stdout(renderSummary(result.summary, painter(color)));
+        process.exitCode = applySucceeded(result.summary) ? 0 : 1;
+      } finally {
+        await state.close();
+        await dispatcher.close();
+        logger.flush();
+      }
+    });
+}

@@ -1,0 +1,54 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Option } from "commander";
+import type { Command } from "commander";
+import { loadConfig } from "../config/config.js";
+import type { GatesyncConfig } from "../config/config.js";
+import { UsageError } from "../errors.js";
+import { hasChanges } from "../plan/plan.js";
+import { renderJson, renderPlan } from "../plan/render.js";
+import type { PlanFormat } from "../plan/render.js";
+import { runPlan } from "../plan/run-plan.js";
+import { openStateBackend } from "../record/open-backend.js";
+import { RepositoryValidator } from "../validate/validate-repository.js";
+
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly isTty: boolean;
+}
+
+export async function configOrDefault(file: string | undefined): Promise<GatesyncConfig> {
+  return loadConfig(file ?? "gatesync.yaml");
+}
+
+export function resourceRoot(config: GatesyncConfig): string {
+  if (config.source.type !== "directory") throw new UsageError("this command reads a directory source", "give a config whose source is `directory:`");
+  return config.source.directory;
+}
+
+export function addPlanCommand(program: Command, io: CliIo): void {
+  program
+    .command("plan")
+    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 1 error)")
+    .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
+    .addOption(new Option("--format <format>", "text, markdown (merge requests) or json").choices(["text", "markdown", "json"]).default("text"))
+    .option("--out <file>", "also save the plan as JSON, for `gatesync apply --plan FILE`")
+    .option("--detailed-exitcode", "exit 2 when there are changes to apply")
+    .action(async (opts: { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean }) => {
+      const config = await configOrDefault(opts.config);
+      const state = openStateBackend(config, io.env);
+      try {
+        const run = await runPlan({ config, root: resourceRoot(config), validator: new RepositoryValidator(), state, env: io.env });
+        io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
+        if (opts.out !== undefined) {
+          await mkdir(path.dirname(path.resolve(opts.out)), { recursive: true });
+          await writeFile(opts.out, renderJson(run.plan));
+        }
+        process.exitCode = opts.detailedExitcode === true && hasChanges(run.plan) ? 2 : 0;
+      } finally {
+        await state.close();
+      }
+    });
+}

@@ -1,0 +1,44 @@
+import type { Command } from "commander";
+import { startDaemon } from "../daemon/daemon.js";
+import type { RunReport } from "../daemon/reconciler.js";
+import { createLogger } from "../logger.js";
+import type { CliIo } from "./plan-command.js";
+import { configOrDefault } from "./plan-command.js";
+
+export function addRunCommand(program: Command, io: CliIo): void {
+  program
+    .command("run")
+    .description("run the daemon: reconcile on a schedule and on triggers, serve health, metrics and status")
+    .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
+    .option("--listen <host:port>", "address of the HTTP server (default: server.listen)")
+    .option("--once", "one run, then exit (0 applied or nothing to do, 1 otherwise)")
+    .action(async (opts: { config: string; listen?: string; once?: boolean }) => {
+      const config = await configOrDefault(opts.config);
+      const logger = createLogger({ pretty: io.isTty && io.env.GATESYNC_LOG_FORMAT !== "json" });
+      let first: ((r: RunReport) => void) | undefined;
+      const firstRun = new Promise<RunReport>((resolve) => (first = resolve));
+      const daemon = await startDaemon({
+        config,
+        env: io.env,
+        logger,
+        ...(opts.listen === undefined ? {} : { listen: opts.listen }),
+        serve: opts.once !== true,
+        onRun: (report) => first?.(report),
+      });
+      if (opts.once === true) {
+        const report = await firstRun;
+        await daemon.stop();
+        logger.flush();
+        process.exitCode = report.result === "applied" || report.result === "noop" ? 0 : 1;
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      logger.info("stopping: no new calls; waiting for calls in flight");
+      await daemon.stop();
+      logger.flush();
+      process.exitCode = 0;
+    });
+}

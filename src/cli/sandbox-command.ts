@@ -1,0 +1,83 @@
+import { InvalidArgumentError } from "commander";
+import type { Command } from "commander";
+import type { FaultSettings } from "../sandbox/faults.js";
+import { loadFixtures } from "../sandbox/fixtures.js";
+import { startSandbox } from "../sandbox/sandbox.js";
+
+interface SandboxFlags {
+  port: number;
+  host: string;
+  fixtures?: string;
+  latency: number;
+  jitter: number;
+  errorRate: number;
+  unavailableRate: number;
+  resetRate: number;
+  rateLimit?: { requestsPerSecond: number; burst: number };
+  seed: number;
+}
+
+function number(name: string, min: number, max = Number.POSITIVE_INFINITY) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number from ${min}${max === Number.POSITIVE_INFINITY ? " up" : ` to ${max}`}`);
+    return n;
+  };
+}
+
+function rateLimit(value: string): { requestsPerSecond: number; burst: number } {
+  const m = /^(\d+(?:\.\d+)?)(?::(\d+))?$/.exec(value);
+  if (m === null || Number(m[1]) <= 0) throw new InvalidArgumentError("give requests per second, optionally with a burst: 100 or 100:20");
+  const rps = Number(m[1]);
+  return { requestsPerSecond: rps, burst: m[2] === undefined ? Math.max(1, Math.ceil(rps)) : Math.max(1, Number(m[2])) };
+}
+
+/** Credentials come from the same variables gatesync.yaml names; unset ones are generated. */
+const credentialEnv = { gatewayKey: "GW_ADMIN_KEY", portalKey: "PORTAL_API_KEY", dashboardToken: "DASHBOARD_TOKEN", llmKey: "LLM_API_KEY" } as const;
+
+export function addSandboxCommand(program: Command, io: { stdout: (t: string) => void; env: Readonly<Record<string, string | undefined>> }): void {
+  program
+    .command("sandbox")
+    .description("run a local implementation of the ten management operations, with fault injection")
+    .option("--port <port>", "port (0: any free port)", number("port", 0, 65535), 8080)
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--fixtures <file>", "YAML with the APIs, OAuth clients, providers, policies and keys the interfaces cannot create")
+    .option("--latency <ms>", "added latency per call", number("latency", 0), 0)
+    .option("--jitter <ms>", "random extra latency, up to this", number("jitter", 0), 0)
+    .option("--error-rate <share>", "share of calls answered 500 (0-1)", number("error rate", 0, 1), 0)
+    .option("--unavailable-rate <share>", "share of calls answered 503 + Retry-After (0-1)", number("unavailable rate", 0, 1), 0)
+    .option("--reset-rate <share>", "share of connections reset (0-1)", number("reset rate", 0, 1), 0)
+    .option("--rate-limit <rps[:burst]>", "token bucket per interface: 429 + Retry-After beyond it", rateLimit)
+    .option("--seed <n>", "seed of the fault generator", number("seed", 0), 1)
+    .action(async (flags: SandboxFlags) => {
+      const fixtures = flags.fixtures === undefined ? {} : await loadFixtures(flags.fixtures);
+      const faults: Partial<FaultSettings> = {
+        latencyMs: flags.latency,
+        jitterMs: flags.jitter,
+        errorRate: flags.errorRate,
+        unavailableRate: flags.unavailableRate,
+        resetRate: flags.resetRate,
+        rateLimit: flags.rateLimit,
+      };
+      const credentials = Object.fromEntries(Object.entries(credentialEnv).flatMap(([k, env]) => (io.env[env] === undefined ? [] : [[k, io.env[env]]])));
+      const sandbox = await startSandbox({ port: flags.port, host: flags.host, fixtures, faults, seed: flags.seed, credentials });
+      const generated = Object.entries(credentialEnv).filter(([, env]) => io.env[env] === undefined);
+      io.stdout(
+        [
+          `sandbox listening on ${sandbox.urls.base}`,
+          `  gateway   ${sandbox.urls.gateway}/gw/`,
+          `  dashboard ${sandbox.urls.dashboard}/api/hooks`,
+          `  portal    ${sandbox.urls.portal}`,
+          `  llm       ${sandbox.urls.llm}`,
+          `  inspect   ${sandbox.urls.inspect}/objects | /calls | /faults | /events | /reset`,
+          ...(generated.length === 0 ? [] : ["sandbox-only credentials, generated because these variables are unset:", ...generated.map(([k, env]) => `  export ${env}=${sandbox.credentials[k as keyof typeof credentialEnv]}`)]),
+          "",
+        ].join("\n"),
+      );
+      await new Promise<void>((resolve) => {
+        process.once("SIGINT", resolve);
+        process.once("SIGTERM", resolve);
+      });
+      await sandbox.stop();
+    });
+}

@@ -1,0 +1,217 @@
+/**
+ * gatesync.yaml: where resources come from, where they go, how fast, where state lives.
+ * Credentials are referenced by environment variable name, never written in the file.
+ */
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
+import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
+
+export interface RateLimitConfig {
+  readonly concurrency: number;
+  readonly requestsPerSecond: number;
+}
+
+export interface GatewayTarget {
+  readonly url: string;
+  readonly credentialEnv: string;
+  readonly batch?: { readonly listenPath: string; readonly keyEnv: string; readonly maxSize: number };
+  readonly rateLimit: RateLimitConfig;
+}
+
+export interface SimpleTarget {
+  readonly url: string;
+  readonly credentialEnv: string;
+  readonly rateLimit: RateLimitConfig;
+}
+
+export interface PortalTarget extends SimpleTarget {
+  readonly appTypeProviders: readonly number[];
+}
+
+export interface DashboardTarget {
+  readonly url: string;
+  readonly tokenEnv: string;
+  readonly rateLimit: RateLimitConfig;
+}
+
+export type SourceConfig =
+  | { readonly type: "directory"; readonly directory: string; readonly watch: boolean }
+  | {
+      readonly type: "git";
+      readonly url: string;
+      readonly branch?: string;
+      readonly tag?: string;
+      readonly commit?: string;
+      readonly subdirectory: string;
+      readonly cacheDir: string;
+      readonly tokenEnv?: string;
+      readonly sshKeyFile?: string;
+    };
+
+export type StateConfig =
+  | { readonly backend: "file"; readonly path: string }
+  | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string };
+
+export interface GatesyncConfig {
+  /** The file it was read from (absolute), or undefined for the built-in default. */
+  readonly file: string | undefined;
+  /** Relative paths in the file resolve against this directory. */
+  readonly baseDir: string;
+  readonly source: SourceConfig;
+  readonly targets: {
+    readonly gateway?: GatewayTarget;
+    readonly portal?: PortalTarget;
+    readonly dashboard?: DashboardTarget;
+    readonly llm?: SimpleTarget;
+  };
+  readonly retries: { readonly max: number; readonly baseDelayMs: number; readonly maxDelayMs: number; readonly timeoutMs: number };
+  readonly state: StateConfig;
+  readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
+  readonly orphans: "report" | "deactivate";
+  readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string };
+  readonly secrets: { readonly fileRoot: string };
+  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number };
+}
+
+export function parseDuration(text: string): number {
+  const m = /^(\d+)(ms|s|m|h)$/.exec(text);
+  if (m === null) throw new ConfigError(ErrorCode.CONFIG_INVALID, `bad duration ${JSON.stringify(text)}`, { hint: "use e.g. 500ms, 30s, 1m, 2h" });
+  const n = Number(m[1]);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
+  return n * unit;
+}
+
+const defaultRate: RateLimitConfig = { concurrency: 8, requestsPerSecond: 50 };
+
+type Raw = Record<string, unknown>;
+
+function optional(key: string, value: unknown, map: (v: string) => string = (v) => v): Record<string, string> {
+  return typeof value === "string" ? { [key]: map(value) } : {};
+}
+
+function rate(raw: unknown): RateLimitConfig {
+  return { ...defaultRate, ...(raw as Partial<RateLimitConfig> | undefined) };
+}
+
+/** Builds the typed config from a document that passed the schema. */
+export function configFromDocument(doc: Raw, file: string | undefined, baseDir: string): GatesyncConfig {
+  const src = doc.source as Raw;
+  const resolve = (p: string): string => path.resolve(baseDir, p);
+  let source: SourceConfig;
+  if ("git" in src) {
+    const g = src.git as Raw;
+    source = {
+      type: "git",
+      url: String(g.url),
+      ...optional("branch", g.branch),
+      ...optional("tag", g.tag),
+      ...optional("commit", g.commit),
+      subdirectory: typeof g.subdirectory === "string" ? g.subdirectory : ".",
+      cacheDir: resolve(typeof g.cacheDir === "string" ? g.cacheDir : ".gatesync/git"),
+      ...optional("tokenEnv", g.tokenEnv),
+      ...optional("sshKeyFile", g.sshKeyFile, resolve),
+    };
+  } else {
+    source = { type: "directory", directory: resolve(String(src.directory)), watch: src.watch === true };
+  }
+  const t = (doc.targets ?? {}) as Raw;
+  const targets: { -readonly [K in keyof GatesyncConfig["targets"]]: GatesyncConfig["targets"][K] } = {};
+  if (t.gateway !== undefined) {
+    const g = t.gateway as Raw;
+    const b = g.batch as Raw | undefined;
+    targets.gateway = {
+      url: String(g.url),
+      credentialEnv: String(g.credentialEnv),
+      rateLimit: rate(g.rateLimit),
+      ...(b === undefined ? {} : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } }),
+    };
+  }
+  if (t.portal !== undefined) {
+    const p = t.portal as Raw;
+    targets.portal = { url: String(p.url), credentialEnv: String(p.credentialEnv), rateLimit: rate(p.rateLimit), appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [] };
+  }
+  if (t.dashboard !== undefined) {
+    const d = t.dashboard as Raw;
+    targets.dashboard = { url: String(d.url), tokenEnv: String(d.tokenEnv), rateLimit: rate(d.rateLimit) };
+  }
+  if (t.llm !== undefined) {
+    const l = t.llm as Raw;
+    targets.llm = { url: String(l.url), credentialEnv: String(l.credentialEnv), rateLimit: rate(l.rateLimit) };
+  }
+  const r = (doc.retries ?? {}) as Partial<GatesyncConfig["retries"]>;
+  const st = (doc.state ?? { backend: "file" }) as Raw;
+  const state: StateConfig =
+    st.backend === "postgres"
+      ? { backend: "postgres", urlEnv: String(st.urlEnv), schema: typeof st.schema === "string" ? st.schema : "gatesync" }
+      : { backend: "file", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json") };
+  const sc = (doc.schedule ?? {}) as Raw;
+  const sv = (doc.server ?? {}) as Raw;
+  const lim = (doc.limits ?? {}) as Raw;
+  const secrets = (doc.secrets ?? {}) as Raw;
+  return {
+    file,
+    baseDir,
+    source,
+    targets,
+    retries: { max: r.max ?? 4, baseDelayMs: r.baseDelayMs ?? 200, maxDelayMs: r.maxDelayMs ?? 10_000, timeoutMs: r.timeoutMs ?? 15_000 },
+    state,
+    schedule: {
+      intervalMs: parseDuration(typeof sc.interval === "string" ? sc.interval : "1m"),
+      jitter: typeof sc.jitter === "number" ? sc.jitter : 0.1,
+      reassertIntervalMs: typeof sc.reassertInterval === "string" ? parseDuration(sc.reassertInterval) : undefined,
+    },
+    orphans: doc.orphans === "deactivate" ? "deactivate" : "report",
+    server: {
+      listen: typeof sv.listen === "string" ? sv.listen : "127.0.0.1:9464",
+      ...(typeof sv.webhookSecretEnv === "string" ? { webhookSecretEnv: sv.webhookSecretEnv } : {}),
+      ...(typeof sv.syncTokenEnv === "string" ? { syncTokenEnv: sv.syncTokenEnv } : {}),
+    },
+    secrets: { fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : ".") },
+    limits: {
+      maxFileBytes: typeof lim.maxFileBytes === "number" ? lim.maxFileBytes : 5 * 1024 * 1024,
+      maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,
+      maxDepth: typeof lim.maxDepth === "number" ? lim.maxDepth : 128,
+    },
+  };
+}
+
+/** Reads and validates gatesync.yaml; every problem is reported with its position. */
+export async function loadConfig(file: string, schemas: SchemaRegistry = new SchemaRegistry()): Promise<GatesyncConfig> {
+  const absolute = path.resolve(file);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(absolute);
+  } catch (err) {
+    throw new ConfigError(ErrorCode.CONFIG_READ, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      hint: "pass the path of gatesync.yaml with --config",
+      location: { file },
+    });
+  }
+  const decoded = decodeText(bytes, file);
+  if ("diagnostic" in decoded) throw new ValidationFailed([decoded.diagnostic]);
+  const parsed = parseYaml(decoded.text, file);
+  const diagnostics: Diagnostic[] = [...parsed.diagnostics];
+  const doc = parsed.documents[0];
+  if (diagnostics.length === 0 && (parsed.documents.length !== 1 || doc === undefined || typeof doc.value !== "object" || doc.value === null)) {
+    diagnostics.push({ severity: "error", code: ErrorCode.CONFIG_INVALID, file, message: "gatesync.yaml must hold exactly one mapping", hint: "see examples/gatesync.yaml" });
+  }
+  if (diagnostics.length === 0 && doc !== undefined) {
+    const locator = new Locator(new Map([[file, decoded.text]]));
+    for (const issue of schemas.validate("gatesync-config.schema.json", doc.value)) {
+      diagnostics.push({
+        severity: "error",
+        code: ErrorCode.CONFIG_INVALID,
+        file,
+        path: formatPath(issue.path),
+        ...locator.locate(file, doc.index, issue.path, { key: issue.key }),
+        message: issue.message,
+        hint: issue.hint,
+      });
+    }
+  }
+  if (diagnostics.length > 0 || doc === undefined) throw new ValidationFailed(diagnostics);
+  return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));
+}

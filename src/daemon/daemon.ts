@@ -1,0 +1,115 @@
+/** `gatesync run`: the reconcile loop and its HTTP server, assembled from a config. */
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { managementDispatcher } from "../apply/http-client.js";
+import type { GatesyncConfig } from "../config/config.js";
+import type { Logger } from "../logger.js";
+import type { Plan } from "../plan/plan.js";
+import { LeaderElector } from "../record/leader.js";
+import { openStateBackend, postgresUrl } from "../record/open-backend.js";
+import type { StateBackend } from "../record/state.js";
+import { createSource } from "../source/create-source.js";
+import { RepositoryValidator } from "../validate/validate-repository.js";
+import { DaemonMetrics } from "./metrics.js";
+import { Reconciler } from "./reconciler.js";
+import type { RunReport } from "./reconciler.js";
+import { startDaemonServer } from "./server.js";
+
+export interface DaemonOptions {
+  readonly config: GatesyncConfig;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+  /** Overrides `server.listen`. */
+  readonly listen?: string;
+  /** Serve HTTP (default true). */
+  readonly serve?: boolean;
+  readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
+  readonly retryBaseMs?: number;
+  /** Whether this replica may apply (leader election). */
+  readonly canApply?: () => boolean;
+  readonly role?: () => string;
+  /** A state backend to use instead of the config's. */
+  readonly state?: StateBackend;
+}
+
+export interface Daemon {
+  readonly url: string | undefined;
+  readonly reconciler: Reconciler;
+  readonly metrics: DaemonMetrics;
+  stop(): Promise<void>;
+}
+
+export async function configHashOf(config: GatesyncConfig): Promise<string> {
+  const text = config.file === undefined ? JSON.stringify(config) : await readFile(config.file);
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  const { config, env, logger } = opts;
+  const source = createSource(config, env);
+  const state = opts.state ?? openStateBackend(config, env, { longRunning: true });
+  const dispatcher = managementDispatcher();
+  const metrics = new DaemonMetrics();
+  // With a shared (postgres) state, replicas elect one leader; only it applies.
+  // (the callback runs only after start(), once `reconciler` below exists)
+  const elector =
+    config.state.backend === "postgres" && opts.canApply === undefined
+      ? new LeaderElector({
+          url: postgresUrl(config, env),
+          schema: config.state.schema,
+          logger,
+          onChange: (leader) => {
+            metrics.leader.set(leader ? 1 : 0);
+            if (leader) reconciler.trigger("leadership");
+            else reconciler.interrupt();
+          },
+        })
+      : undefined;
+  const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());
+  const role = opts.role ?? (elector === undefined ? undefined : () => (elector.isLeader() ? "leader" : "standby"));
+  metrics.leader.set(canApply === undefined || canApply() ? 1 : 0);
+  const reconciler = new Reconciler({
+    config,
+    configHash: await configHashOf(config),
+    source,
+    state,
+    validator: new RepositoryValidator(),
+    env,
+    logger,
+    dispatcher,
+    metrics,
+    ...(canApply === undefined ? {} : { canApply }),
+    ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
+    ...(opts.onRun === undefined ? {} : { onRun: opts.onRun }),
+  });
+  const server =
+    opts.serve === false
+      ? undefined
+      : await startDaemonServer({
+          listen: opts.listen ?? config.server.listen,
+          reconciler,
+          metrics,
+          state,
+          logger,
+          sourceDescription: source.description,
+          ...(config.server.webhookSecretEnv === undefined || env[config.server.webhookSecretEnv] === undefined ? {} : { webhookSecret: env[config.server.webhookSecretEnv]! }),
+          ...(config.server.syncTokenEnv === undefined || env[config.server.syncTokenEnv] === undefined ? {} : { syncToken: env[config.server.syncTokenEnv]! }),
+          ...(role === undefined ? {} : { role }),
+        });
+  elector?.start();
+  reconciler.start();
+  logger.info({ source: source.description, url: server?.url }, "daemon started");
+  return {
+    url: server?.url,
+    reconciler,
+    metrics,
+    stop: async () => {
+      await reconciler.stop();
+      await elector?.stop();
+      await server?.close();
+      await dispatcher.close();
+      await state.close();
+      logger.info("daemon stopped");
+    },
+  };
+}

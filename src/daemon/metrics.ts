@@ -1,0 +1,46 @@
+/** Prometheus metrics of the daemon (prom-client), on a registry of its own. */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { CallEvent } from "../apply/executor.js";
+
+export class DaemonMetrics {
+  readonly registry = new Registry();
+  readonly runDuration: Histogram;
+  readonly runs: Counter;
+  readonly resources: Gauge;
+  readonly calls: Counter;
+  readonly batchSize: Histogram;
+  readonly queueDepth: Gauge;
+  readonly lastSuccess: Gauge;
+  readonly commit: Gauge;
+  readonly leader: Gauge;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: "gatesync_process_" });
+    this.runDuration = new Histogram({ name: "gatesync_run_duration_seconds", help: "Duration of reconcile runs", labelNames: ["result"], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300], registers });
+    this.runs = new Counter({ name: "gatesync_runs_total", help: "Reconcile runs by result", labelNames: ["result"], registers });
+    this.resources = new Gauge({ name: "gatesync_resources", help: "Resources in the state by status", labelNames: ["status"], registers });
+    this.calls = new Counter({ name: "gatesync_interface_calls_total", help: "HTTP calls to the management interfaces", labelNames: ["interface", "operation", "code"], registers });
+    this.batchSize = new Histogram({ name: "gatesync_batch_size", help: "Sub-requests per batch call", buckets: [1, 5, 10, 25, 50, 100, 250], registers });
+    this.queueDepth = new Gauge({ name: "gatesync_queue_depth", help: "Calls waiting or running per interface", labelNames: ["interface"], registers });
+    this.lastSuccess = new Gauge({ name: "gatesync_last_success_timestamp_seconds", help: "Time of the last successful run", registers });
+    this.commit = new Gauge({ name: "gatesync_commit_info", help: "The commit in force (value 1)", labelNames: ["commit"], registers });
+    this.leader = new Gauge({ name: "gatesync_leader", help: "1 when this replica may apply", registers });
+  }
+
+  observeCall(e: CallEvent): void {
+    this.calls.inc({ interface: e.interface, operation: e.operation, code: e.code });
+    this.queueDepth.set({ interface: e.interface }, e.queueDepth);
+    if (e.batchSize !== undefined) this.batchSize.observe(e.batchSize);
+  }
+
+  setCommit(commit: string): void {
+    this.commit.reset();
+    this.commit.set({ commit }, 1);
+  }
+
+  setResources(counts: Record<string, number>): void {
+    this.resources.reset();
+    for (const [status, n] of Object.entries(counts)) this.resources.set({ status }, n);
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * The reconcile loop of `gatesync run`: every interval (with jitter) and on every trigger,
+ * fetch → load → validate → plan → apply → record.
+ *
+ * - A commit that does not validate applies nothing; its errors show in the status and the
+ *   last good commit stays in force.
+ * - Nothing happens — no HTTP call to the interfaces — when the revision and the config are
+ *   unchanged since the last successful run, no re-assert is due and nothing is left to retry.
+ * - One bad resource never stops the loop: failures are retried on later runs, which come
+ *   sooner (with backoff) while anything is failing.
+ * - Stopping aborts the apply (no new calls start), lets calls in flight finish and waits for
+ *   the run to record them.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Dispatcher } from "undici";
+import type { ApplySummary } from "../apply/executor.js";
+import { runApply } from "../apply/run-apply.js";
+import { applySucceeded, statusCounts } from "../apply/summary.js";
+import type { GatesyncConfig } from "../config/config.js";
+import { GatesyncError, ValidationFailed } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import type { Logger } from "../logger.js";
+import { newDesiredMemo } from "../plan/desired.js";
+import type { Plan, PlanSummary } from "../plan/plan.js";
+import type { StateBackend } from "../record/state.js";
+import type { Source } from "../source/source.js";
+import type { RepositoryValidator } from "../validate/validate-repository.js";
+import type { DaemonMetrics } from "./metrics.js";
+
+export type RunResult = "applied" | "partial" | "noop" | "invalid" | "source-error" | "error" | "standby";
+
+export interface RunReport {
+  readonly reason: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationMs: number;
+  readonly result: RunResult;
+  readonly revision?: string;
+  readonly commit?: string;
+  readonly error?: string;
+  readonly diagnostics?: readonly Diagnostic[];
+  readonly plan?: PlanSummary;
+  readonly summary?: ApplySummary;
+}
+
+export interface ReconcilerOptions {
+  readonly config: GatesyncConfig;
+  /** Hash of the config file: a changed config is a reason to run. */
+  readonly configHash: string;
+  readonly source: Source;
+  readonly state: StateBackend;
+  readonly validator: RepositoryValidator;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+  readonly dispatcher: Dispatcher;
+  readonly metrics: DaemonMetrics;
+  /** Whether this replica may apply (leader election); default always. */
+  readonly canApply?: () => boolean;
+  /** First retry delay after a failing run (doubles while it keeps failing, capped at the interval). */
+  readonly retryBaseMs?: number;
+  /** How long stopping waits for calls in flight. */
+  readonly shutdownTimeoutMs?: number;
+  readonly random?: () => number;
+  /** Told of every run, with its plan (the demo prints them). */
+  readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
+}
+
+export class Reconciler {
+  private readonly log: Logger;
+  private stopping = false;
+  private readonly abort = new AbortController();
+  /** Aborts the run in progress only (lost leadership). */
+  private runAbort: AbortController | undefined;
+  private wake: (() => void) | undefined;
+  private pendingReason: string | undefined;
+  private running: Promise<RunReport> | undefined;
+  private loop: Promise<void> | undefined;
+  private consecutiveFailures = 0;
+  /** Prepared resources of earlier runs: a run after a small change prepares what changed. */
+  private readonly desiredMemo = newDesiredMemo();
+  private lastReassert = Date.now();
+  /** The last run that applied everything of a valid revision. */
+  lastGood: { readonly revision: string; readonly commit?: string; readonly configHash: string; readonly at: string } | undefined;
+  lastRun: RunReport | undefined;
+  /** The last run that found the repository invalid, while it is still the newest revision. */
+  lastInvalid: RunReport | undefined;
+  ready = false;
+
+  constructor(private readonly opts: ReconcilerOptions) {
+    this.log = opts.logger.child({ component: "reconciler" });
+  }
+
+  /** Runs now, then every interval, until stopped. */
+  start(): void {
+    this.opts.source.watch?.(() => this.trigger("file change"));
+    this.loop = this.runLoop();
+  }
+
+  /** Asks for a run as soon as possible (coalesced with one already asked for). */
+  trigger(reason: string): void {
+    this.pendingReason ??= reason;
+    this.wake?.();
+  }
+
+  private nextDelay(): number {
+    const { intervalMs, jitter } = this.opts.config.schedule;
+    const random = this.opts.random ?? Math.random;
+    const base = this.consecutiveFailures === 0 ? intervalMs : Math.min(intervalMs, (this.opts.retryBaseMs ?? 5_000) * 2 ** (this.consecutiveFailures - 1));
+    return Math.max(0, Math.round(base * (1 + jitter * (2 * random() - 1))));
+  }
+
+  private async runLoop(): Promise<void> {
+    let reason = "start";
+    while (!this.stopping) {
+      await this.runOnce(reason);
+      if (this.stopping) break;
+      const delay = this.nextDelay();
+      if (this.pendingReason === undefined) {
+        const woken = new Promise<void>((resolve) => (this.wake = resolve));
+        await Promise.race([sleep(delay, undefined, { signal: this.abort.signal }).catch(() => undefined), woken]);
+        this.wake = undefined;
+      }
+      reason = this.pendingReason ?? "schedule";
+      this.pendingReason = undefined;
+    }
+  }
+
+  /** One run; concurrent callers share the run in progress. */
+  runOnce(reason: string): Promise<RunReport> {
+    this.running ??= this.execute(reason).finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async execute(reason: string): Promise<RunReport> {
+    const started = new Date();
+    const t0 = performance.now();
+    let plan: Plan | undefined;
+    const finish = (result: RunResult, extra: Partial<RunReport> = {}): RunReport => {
+      const durationMs = Math.round(performance.now() - t0);
+      const report: RunReport = { reason, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), durationMs, result, ...extra };
+      this.lastRun = report;
+      this.opts.metrics.runs.inc({ result });
+      this.opts.metrics.runDuration.observe({ result }, durationMs / 1000);
+      const failing = result === "partial" || result === "error" || result === "source-error";
+      this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
+      this.opts.onRun?.(report, plan);
+      return report;
+    };
+
+    if (this.opts.canApply !== undefined && !this.opts.canApply()) return finish("standby");
+    this.runAbort = new AbortController();
+    const signal = AbortSignal.any([this.abort.signal, this.runAbort.signal]);
+    let snapshot;
+    try {
+      snapshot = await this.opts.source.fetch();
+    } catch (err) {
+      this.log.error({ err: (err as Error).message, source: this.opts.source.description }, "source fetch failed; the last good commit stays applied");
+      return finish("source-error", { error: (err as Error).message });
+    }
+    const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
+    const reassertEvery = this.opts.config.schedule.reassertIntervalMs;
+    const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
+    const good = this.lastGood;
+    if (good !== undefined && good.revision === snapshot.revision && good.configHash === this.opts.configHash && !reassert && this.consecutiveFailures === 0 && reason !== "sync") {
+      log.debug({ reason }, "nothing changed since the last successful run");
+      return finish("noop", { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) });
+    }
+    if (this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.opts.configHash && reason !== "sync") {
+      // the same broken revision: its errors are already reported
+      return finish("invalid", { revision: snapshot.revision, ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }) });
+    }
+    const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
+    try {
+      log.info({ reason, reassert }, "run started");
+      const result = await runApply({
+        config: this.opts.config,
+        root: snapshot.root,
+        boundary: snapshot.boundary,
+        validator: this.opts.validator,
+        state: this.opts.state,
+        env: this.opts.env,
+        logger: log,
+        dispatcher: this.opts.dispatcher,
+        ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }),
+        signal,
+        observe: (e) => this.opts.metrics.observeCall(e),
+        reassert,
+        desiredMemo: this.desiredMemo,
+      });
+      plan = result.plan;
+      if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });
+      const summary = result.summary;
+      if (reassert) this.lastReassert = Date.now();
+      this.opts.metrics.setResources(statusCounts(result.run.state, summary));
+      this.lastInvalid = undefined;
+      const ok = applySucceeded(summary);
+      if (ok) {
+        this.lastGood = { ...where, configHash: this.opts.configHash, at: new Date().toISOString() };
+        this.ready = true;
+        this.opts.metrics.lastSuccess.set(Date.now() / 1000);
+        this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
+      }
+      log.info({ applied: summary.applied.length, failed: summary.failed.length, inDoubt: summary.inDoubt.length, unchanged: summary.unchanged, calls: summary.calls }, "run finished");
+      return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary });
+    } catch (err) {
+      if (err instanceof ValidationFailed) {
+        log.error({ errors: err.diagnostics.filter((d) => d.severity === "error").length }, "revision is invalid: nothing applied; the last good commit stays in force");
+        const report = finish("invalid", { ...where, diagnostics: err.diagnostics, error: err.message });
+        this.lastInvalid = report;
+        return report;
+      }
+      const message = err instanceof GatesyncError ? `${err.code}: ${err.message}` : (err as Error).message;
+      log.error({ err: message }, "run failed");
+      return finish("error", { ...where, error: message });
+    }
+  }
+
+  /** Stops the run in progress from starting further calls (this replica lost its leadership). */
+  interrupt(): void {
+    this.runAbort?.abort();
+  }
+
+  /** Stops starting work, lets calls in flight finish (bounded), and waits for the run. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.abort.abort();
+    this.wake?.();
+    const timeout = this.opts.shutdownTimeoutMs ?? 15_000;
+    // an unreferenced timer: once the run is done it must not keep the process alive
+    await Promise.race([Promise.allSettled([this.running, this.loop]), sleep(timeout, undefined, { ref: false })]);
+    await this.opts.source.close();
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The daemon's HTTP server (loopback by default): health, readiness, Prometheus metrics,
+ * status, a signed push webhook and a bearer-token sync trigger. Bodies are bounded, slow
+ * clients are cut off, and no answer carries a secret.
+ */
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { BodyTooLarge, readBody, writeReply } from "../http/http-io.js";
+import type { Reply } from "../http/http-io.js";
+import type { Logger } from "../logger.js";
+import type { StateBackend } from "../record/state.js";
+import type { DaemonMetrics } from "./metrics.js";
+import type { Reconciler } from "./reconciler.js";
+import { ReplayGuard, safeEqual, verifyWebhook } from "./webhook.js";
+
+export interface DaemonServerOptions {
+  /** `host:port`; port 0 picks a free one. */
+  readonly listen: string;
+  readonly reconciler: Reconciler;
+  readonly metrics: DaemonMetrics;
+  readonly state: StateBackend;
+  readonly logger: Logger;
+  readonly sourceDescription: string;
+  readonly webhookSecret?: string;
+  readonly syncToken?: string;
+  /** `leader`, `standby` or `single`. */
+  readonly role?: () => string;
+  readonly maxBodyBytes?: number;
+}
+
+export interface DaemonServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(listen);
+  if (m === null) return { host: "127.0.0.1", port: Number(listen) || 9464 };
+  return { host: m[1] ?? m[2] ?? "127.0.0.1", port: Number(m[3]) };
+}
+
+const json = (status: number, body: unknown): Reply => ({ status, body });
+
+export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role">): Promise<Record<string, unknown>> {
+  const r = opts.reconciler;
+  const state = await opts.state.read();
+  const resources = [...state.resources.values()]
+    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .map((x) => ({ id: x.id, status: x.status, ...(x.serverId === undefined ? {} : { serverId: x.serverId }), ...(x.error === undefined ? {} : { error: x.error }), ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }), ...(x.commit === undefined ? {} : { commit: x.commit }), updatedAt: x.updatedAt }));
+  const last = r.lastRun;
+  return {
+    service: "gatesync",
+    role: opts.role?.() ?? "single",
+    ready: r.ready,
+    source: opts.sourceDescription,
+    commit: r.lastGood?.commit ?? r.lastGood?.revision ?? null,
+    lastSuccess: r.lastGood === undefined ? null : { at: r.lastGood.at, revision: r.lastGood.revision },
+    lastRun:
+      last === undefined
+        ? null
+        : {
+            reason: last.reason,
+            result: last.result,
+            startedAt: last.startedAt,
+            durationMs: last.durationMs,
+            revision: last.revision ?? null,
+            ...(last.error === undefined ? {} : { error: last.error }),
+            ...(last.diagnostics === undefined ? {} : { errors: last.diagnostics.filter((d) => d.severity === "error") }),
+            ...(last.summary === undefined
+              ? {}
+              : { applied: last.summary.applied.length, failed: last.summary.failed, inDoubt: last.summary.inDoubt, blocked: last.summary.blocked, calls: last.summary.calls }),
+          },
+    plan: last?.plan ?? null,
+    state: { lineage: state.lineage, serial: state.serial },
+    resources,
+  };
+}
+
+export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {
+  const replays = new ReplayGuard();
+  const limit = opts.maxBodyBytes ?? 1024 * 1024;
+  const log = opts.logger.child({ component: "http" });
+
+  async function route(req: IncomingMessage): Promise<Reply> {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const method = req.method ?? "GET";
+    const get = (handler: () => Promise<Reply> | Reply): Promise<Reply> | Reply => (method === "GET" || method === "HEAD" ? handler() : json(405, { error: "method not allowed" }));
+    const post = (handler: () => Promise<Reply>): Promise<Reply> | Reply => (method === "POST" ? handler() : json(405, { error: "method not allowed" }));
+    switch (path) {
+      case "/healthz":
+        return get(() => json(200, { status: "ok" }));
+      case "/readyz":
+        return get(() => (opts.reconciler.ready ? json(200, { status: "ready" }) : json(503, { status: "not ready", reason: "no successful run yet" })));
+      case "/metrics":
+        return get(async () => ({ status: 200, raw: Buffer.from(await opts.metrics.registry.metrics()), headers: { "content-type": opts.metrics.registry.contentType } }));
+      case "/status":
+        return get(async () => json(200, await buildStatus(opts)));
+      case "/hooks/git":
+        return post(async () => {
+          if (opts.webhookSecret === undefined) return json(404, { error: "the push webhook is not configured (server.webhookSecretEnv)" });
+          const body = await readBody(req, limit);
+          const verdict = verifyWebhook(req.headers, body, opts.webhookSecret);
+          if (!verdict.ok) {
+            log.warn({ reason: verdict.reason }, "webhook refused");
+            return json(401, { error: "invalid or missing signature" });
+          }
+          if (verdict.delivery !== undefined && !replays.accept(verdict.delivery)) return json(409, { error: "delivery already received" });
+          opts.reconciler.trigger("webhook");
+          return json(202, { status: "accepted" });
+        });
+      case "/sync":
+        return post(async () => {
+          if (opts.syncToken === undefined) return json(404, { error: "the sync trigger is not configured (server.syncTokenEnv)" });
+          await readBody(req, limit);
+          const auth = req.headers.authorization ?? "";
+          if (!safeEqual(auth, `Bearer ${opts.syncToken}`)) return json(401, { error: "invalid or missing token" });
+          opts.reconciler.trigger("sync");
+          return json(202, { status: "accepted" });
+        });
+      default:
+        return json(404, { error: "not found" });
+    }
+  }
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    route(req)
+      .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))
+      .then((reply) => writeReply(res, reply))
+      .catch(() => res.destroy());
+  };
+
+  // timeouts are checked every second (Node checks every 30 s by default): slow clients are cut off
+  const server: Server = createServer({ headersTimeout: 5_000, requestTimeout: 10_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 }, handle);
+  server.on("clientError", (_err, socket) => socket.destroy());
+  const { host, port } = parseListen(opts.listen);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  log.info({ url }, "http server listening");
+  return {
+    url,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

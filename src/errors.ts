@@ -1,0 +1,145 @@
+/**
+ * One error vocabulary for the whole pipeline.
+ *
+ * - `Diagnostic` is a located finding (error or warning) collected while loading and
+ *   validating: a repository reports every problem at once, so these are gathered, not thrown.
+ * - `GatesyncError` (and subclasses) is thrown when a step cannot continue at all
+ *   (unreadable config, corrupt state, refused HTTP call). Each has a stable `code`.
+ *
+ * Every code is listed, with its meaning, in docs/errors.md.
+ */
+
+export const ErrorCode = {
+  // reading files
+  FILE_READ: "FILE_READ",
+  FILE_TOO_LARGE: "FILE_TOO_LARGE",
+  FILE_NOT_TEXT: "FILE_NOT_TEXT",
+  TOO_MANY_FILES: "TOO_MANY_FILES",
+  PATH_ESCAPE: "PATH_ESCAPE",
+  // YAML / JSON syntax
+  YAML_SYNTAX: "YAML_SYNTAX",
+  YAML_DUPLICATE_KEY: "YAML_DUPLICATE_KEY",
+  YAML_ALIAS_LIMIT: "YAML_ALIAS_LIMIT",
+  YAML_TOO_DEEP: "YAML_TOO_DEEP",
+  // resources
+  NOT_A_RESOURCE: "NOT_A_RESOURCE",
+  UNKNOWN_KIND: "UNKNOWN_KIND",
+  SCHEMA_VIOLATION: "SCHEMA_VIOLATION",
+  DUPLICATE_NAME: "DUPLICATE_NAME",
+  DUPLICATE_IDENTITY: "DUPLICATE_IDENTITY",
+  UNRESOLVED_REFERENCE: "UNRESOLVED_REFERENCE",
+  RULE_VIOLATION: "RULE_VIOLATION",
+  DEPRECATED_FIELD: "DEPRECATED_FIELD",
+  DEFINITION_FILE: "DEFINITION_FILE",
+  OPENAPI_INVALID: "OPENAPI_INVALID",
+  OPENAPI_UNCHECKED_REF: "OPENAPI_UNCHECKED_REF",
+  SECRET_UNRESOLVED: "SECRET_UNRESOLVED",
+  SECRET_SYNTAX: "SECRET_SYNTAX",
+  // configuration
+  CONFIG_INVALID: "CONFIG_INVALID",
+  CONFIG_READ: "CONFIG_READ",
+  // state, plan, apply, sandbox
+  STATE_CORRUPT: "STATE_CORRUPT",
+  STATE_LOCKED: "STATE_LOCKED",
+  STATE_IO: "STATE_IO",
+  STATE_VERSION: "STATE_VERSION",
+  STATE_CHANGED: "STATE_CHANGED",
+  DEPENDENCY_CYCLE: "DEPENDENCY_CYCLE",
+  USAGE: "USAGE",
+  INTERNAL: "INTERNAL",
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export type Severity = "error" | "warning";
+
+/** Where a finding is: any of file position, resource and field path. */
+export interface Location {
+  /** Path of the file, relative to the repository root where there is one. */
+  readonly file?: string | undefined;
+  /** 1-based line. */
+  readonly line?: number | undefined;
+  /** 1-based column. */
+  readonly column?: number | undefined;
+  /** `Kind/name` of the resource. */
+  readonly resource?: string | undefined;
+  /** Field path inside the resource, dotted: `spec.access_rights.petstore.api_id`. */
+  readonly path?: string | undefined;
+}
+
+export interface Diagnostic extends Location {
+  readonly severity: Severity;
+  readonly code: ErrorCode;
+  /** What is wrong. */
+  readonly message: string;
+  /** What would be right, or how to fix it. */
+  readonly hint?: string | undefined;
+}
+
+export class GatesyncError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly location: Location | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: { hint?: string; location?: Location; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.hint = opts.hint;
+    this.location = opts.location;
+  }
+
+  toDiagnostic(): Diagnostic {
+    return {
+      severity: "error",
+      code: this.code,
+      message: this.message,
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
+      ...this.location,
+    };
+  }
+}
+
+export class ConfigError extends GatesyncError {}
+export class LoadError extends GatesyncError {}
+export class StateError extends GatesyncError {}
+export class PlanError extends GatesyncError {}
+export class UsageError extends GatesyncError {
+  constructor(message: string, hint?: string) {
+    super(ErrorCode.USAGE, message, hint === undefined ? {} : { hint });
+  }
+}
+
+/** Raised when a set of diagnostics contains errors and the caller wants to stop. */
+export class ValidationFailed extends GatesyncError {
+  readonly diagnostics: readonly Diagnostic[];
+  constructor(diagnostics: readonly Diagnostic[]) {
+    const errors = diagnostics.filter((d) => d.severity === "error").length;
+    super(ErrorCode.SCHEMA_VIOLATION, `${errors} error(s) in the configuration`, {
+      hint: "run `gatesync validate` to list them",
+    });
+    this.diagnostics = diagnostics;
+  }
+}
+
+export function hasErrors(diagnostics: readonly Diagnostic[]): boolean {
+  return diagnostics.some((d) => d.severity === "error");
+}
+
+/** `file:line:column` (as far as known), for messages. */
+export function formatPosition(loc: Location): string {
+  if (loc.file === undefined) return "";
+  if (loc.line === undefined) return loc.file;
+  return loc.column === undefined ? `${loc.file}:${loc.line}` : `${loc.file}:${loc.line}:${loc.column}`;
+}
+
+/** Stable order for reports: by file, line, column, then code. */
+export function compareDiagnostics(a: Diagnostic, b: Diagnostic): number {
+  return (
+    (a.file ?? "").localeCompare(b.file ?? "") ||
+    (a.line ?? 0) - (b.line ?? 0) ||
+    (a.column ?? 0) - (b.column ?? 0) ||
+    a.code.localeCompare(b.code) ||
+    a.message.localeCompare(b.message)
+  );
+}

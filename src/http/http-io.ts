@@ -1,0 +1,62 @@
+/** Small HTTP helpers for the sandbox: bounded body reading and JSON answers. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { nestingDepth } from "../load/yaml-reader.js";
+
+export class BodyTooLarge extends Error {}
+
+/** Reads the whole body, refusing (BodyTooLarge) past `limit` bytes without buffering the rest. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (declared > limit) throw new BodyTooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+export type Parsed = { ok: true; value: unknown } | { ok: false };
+
+/**
+ * Parses JSON. A document nested deeper than `maxDepth` is refused like an oversized one
+ * (BodyTooLarge, answered 413), not as malformed.
+ */
+export function parseJson(body: Buffer, maxDepth: number): Parsed {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString("utf8"));
+  } catch (err) {
+    if (err instanceof RangeError) throw new BodyTooLarge();
+    return { ok: false };
+  }
+  if (nestingDepth(value, maxDepth) > maxDepth) throw new BodyTooLarge();
+  return { ok: true, value };
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Raw body (proxied answers), sent as is. */
+  readonly raw?: Buffer;
+}
+
+export function writeReply(res: ServerResponse, reply: Reply): void {
+  if (reply.raw !== undefined) {
+    res.writeHead(reply.status, reply.headers);
+    res.end(reply.raw);
+    return;
+  }
+  const bodiless = reply.status === 204 || reply.status === 304;
+  const payload = reply.body === undefined || bodiless ? "" : JSON.stringify(reply.body);
+  res.writeHead(reply.status, bodiless ? { ...reply.headers } : { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...reply.headers });
+  res.end(payload);
+}

@@ -1,0 +1,25 @@
+import type { KindModule, KindRequest, Spec } from "./kind.js";
+import { str } from "./kind.js";
+
+/** Operation 10: POST {base_url}/api/hooks (create only; the answer carries no id). */
+export const dashboardWebhookKind: KindModule = {
+  kind: "DashboardWebhook",
+  schemaFile: "dashboard-webhook.schema.json",
+  interface: "dashboard",
+  summary: "webhook of the dashboard (created; cannot be updated)",
+  secretFields: ["header_map.*"],
+  serverOwnedFields: [],
+  deprecatedFields: {},
+  references: () => [],
+  // The dashboard refuses a second hook with the same name, method and target (409).
+  identity: (spec) => `dashboard-webhook:${str(spec, "method")} ${str(spec, "target_path")} ${str(spec, "name") ?? ""}`,
+  request(spec: Spec): KindRequest {
+    const body = { name: spec.name ?? "", method: spec.method, target_path: spec.target_path, header_map: spec.header_map ?? {} };
+    return { address: {}, create: "createDashboardWebhook", update: undefined, query: {}, body, compare: body };
+  },
+  noUpdate: {
+    reason: "the dashboard interface offers no update for webhooks",
+    hint: "change the hook in the dashboard by hand and set the spec to match, or give the resource a new name and value to create another hook",
+  },
+  check: () => [],
+};

@@ -1,0 +1,205 @@
+/**
+ * What gatesync knows about one resource kind. A new kind is one module implementing this
+ * interface, registered in `registry.ts`, plus one schema in `schemas/`.
+ */
+import type { OperationName } from "../contract/operations.js";
+import type { ErrorCode, Severity } from "../errors.js";
+import type { PathSegment } from "../load/yaml-reader.js";
+
+export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
+
+export const kindNames = [
+  "ApiDefinition",
+  "OAuthClient",
+  "OrgKey",
+  "ClientType",
+  "ApiProduct",
+  "PortalWebhook",
+  "DashboardWebhook",
+  "LlmSettings",
+] as const;
+
+export type KindName = (typeof kindNames)[number];
+
+export type Spec = Readonly<Record<string, unknown>>;
+
+/** A reference by name from one resource to another. */
+export interface ResourceReference {
+  /** Where the reference is written, from the resource root (e.g. ["spec","apiRef"]). */
+  readonly path: readonly PathSegment[];
+  readonly kind: KindName;
+  readonly name: string;
+}
+
+/** A finding of a kind's own rules (beyond its JSON Schema), relative to the resource root. */
+export interface RuleFinding {
+  readonly path: readonly PathSegment[];
+  readonly message: string;
+  readonly hint?: string;
+  readonly severity?: Severity;
+  readonly code?: ErrorCode;
+  /** Point at the key rather than the value. */
+  readonly key?: boolean;
+}
+
+/** What a kind's rules may consult beyond the resource itself. */
+export interface RuleContext {
+  /** Identity providers that register applications by type (gatesync.yaml), when known. */
+  readonly appTypeProviders: ReadonlySet<number> | undefined;
+}
+
+/** Looks up the gateway API id of an ApiDefinition by resource name. */
+export type ApiIdLookup = (name: string) => string | undefined;
+
+/** What building a request may consult beyond the spec. */
+export interface RequestContext {
+  readonly apiIdOf: ApiIdLookup;
+  /** Identity providers that register applications by type. */
+  readonly appTypeProviders: ReadonlySet<number>;
+}
+
+/** How a resource is written to its server: a pure function of its (resolved) spec. */
+export interface KindRequest {
+  /** Path parameters known before applying (server-assigned ids come from the state). */
+  readonly address: Readonly<Record<string, string>>;
+  /** Operation that creates the object; undefined when the interfaces cannot create it. */
+  readonly create: OperationName | undefined;
+  /** Operation that changes an existing object; undefined when they cannot update it. */
+  readonly update: OperationName | undefined;
+  /** Query parameters of the call. */
+  readonly query: Readonly<Record<string, string>>;
+  /** The whole object sent (operations that replace wholesale get every field). */
+  readonly body: unknown;
+  /**
+   * What changes are measured on: the request normalised (defaults filled in, equivalent
+   * spellings unified) without fields the server derives or overwrites.
+   */
+  readonly compare: Readonly<Record<string, unknown>>;
+  /** Fields of `compare` the update ignores: a change to them alone cannot be applied. */
+  readonly ignoredByUpdate?: readonly string[];
+  /** OrgKey: the quota reset trigger (a reset is sent when it changes). */
+  readonly trigger?: string;
+  /** Explanations shown with the change (e.g. fields a provider derives). */
+  readonly notes?: readonly string[];
+}
+
+/** How an object that left the repository is switched off (no interface deletes anything). */
+export interface Deactivation {
+  readonly operation: OperationName;
+  /** The field switched off, as the plan shows it, its value after, and the plan's words for that. */
+  readonly field: string;
+  before(applied: Spec): unknown;
+  readonly after: unknown;
+  readonly effect: string;
+  /** The query of the switching-off call, from the last applied request. */
+  query(applied: Spec): Readonly<Record<string, unknown>>;
+  /**
+   * The last applied request switched off, or undefined when it cannot be resent as it is
+   * (sensitive values, which the state does not keep, are refused before this is asked).
+   */
+  body(applied: Spec): unknown;
+  /** What the plan says when it cannot be switched off: why, and how to do it by hand. */
+  readonly refusal: { readonly reason: string; readonly hint: string };
+}
+
+/** An id the server assigns when it creates the object. */
+export interface ServerId {
+  /** Reads it from the create's answer. */
+  read(answer: unknown): string | undefined;
+  /** The path parameter later updates carry it in. */
+  readonly param?: string;
+}
+
+export interface KindModule {
+  readonly kind: KindName;
+  /** File name under `schemas/`. */
+  readonly schemaFile: string;
+  readonly interface: InterfaceName;
+  /** One line for listings. */
+  readonly summary: string;
+  /**
+   * Spec fields whose values are secret: dotted paths below `spec`, `*` matching any one
+   * key. A secret field's whole subtree is secret. Values holding `${env:}`/`${file:}`
+   * references are secret wherever they are.
+   */
+  readonly secretFields: readonly string[];
+  /** Spec fields the server sets or rewrites: never compared, never sent. */
+  readonly serverOwnedFields: readonly string[];
+  /** Deprecated spec field → its replacement. */
+  readonly deprecatedFields: Readonly<Record<string, string>>;
+  /** References by name to other resources. */
+  references(spec: Spec): ResourceReference[];
+  /**
+   * The server object this resource addresses, when known before applying
+   * (two resources with the same identity would fight over one object).
+   */
+  identity(spec: Spec, apiIdOf: ApiIdLookup): string | undefined;
+  /** Rules JSON Schema cannot express. */
+  check(spec: Spec, ctx: RuleContext): RuleFinding[];
+  /** The request that writes this resource (spec with secrets resolved). */
+  request(spec: Spec, ctx: RequestContext): KindRequest;
+  /** Why a change cannot be applied once the object exists, and what the user can do. */
+  readonly noUpdate?: { readonly reason: string; readonly hint: string };
+  /** Objects the server names on create. */
+  readonly serverId?: ServerId;
+  /** How an orphan is switched off under `orphans: deactivate`; absent when it cannot be. */
+  readonly deactivation?: Deactivation;
+}
+
+/** `a, b ,c` → `a,b,c`: equivalent CSV spellings compare equal. */
+export function normaliseCsv(value: unknown): unknown {
+  return typeof value === "string" ? value.split(",").map((s) => s.trim()).filter((s) => s !== "").join(",") : value;
+}
+
+/** The object without the named keys. */
+export function omit(spec: Spec, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(spec).filter(([k]) => !keys.includes(k)));
+}
+
+/** An `apiRef` replaced by the raw id field the server expects. */
+export function withApiId(item: unknown, idField: string, apiIdOf: ApiIdLookup): unknown {
+  if (item === null || typeof item !== "object") return item;
+  const { apiRef, ...rest } = item as Record<string, unknown>;
+  return typeof apiRef === "string" ? { [idField]: apiIdOf(apiRef) ?? "", ...rest } : rest;
+}
+
+/** A string or number member as a string (ids in server answers), or undefined. */
+export function idMember(value: unknown, key: string): string | undefined {
+  const v = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+  return typeof v === "string" || typeof v === "number" ? String(v) : undefined;
+}
+
+/** Reads a string member, or undefined. */
+export function str(spec: Spec, key: string): string | undefined {
+  const v = spec[key];
+  return typeof v === "string" ? v : undefined;
+}
+
+/** References held in `apiRef` fields of each object of a list or map. */
+export function apiRefsIn(container: unknown, basePath: readonly PathSegment[]): ResourceReference[] {
+  if (container === null || typeof container !== "object") return [];
+  const entries: Array<[PathSegment, unknown]> = Array.isArray(container)
+    ? container.map((v, i) => [i, v] as [PathSegment, unknown])
+    : Object.entries(container);
+  const refs: ResourceReference[] = [];
+  for (const [key, item] of entries) {
+    if (item !== null && typeof item === "object" && typeof (item as Spec).apiRef === "string") {
+      refs.push({ path: [...basePath, key, "apiRef"], kind: "ApiDefinition", name: (item as Spec).apiRef as string });
+    }
+  }
+  return refs;
+}
+
+/** The standard warnings for deprecated fields that are present. */
+export function deprecationFindings(spec: Spec, deprecated: Readonly<Record<string, string>>): RuleFinding[] {
+  return Object.entries(deprecated)
+    .filter(([field]) => field in spec)
+    .map(([field, replacement]) => ({
+      path: ["spec", field],
+      key: true,
+      severity: "warning" as const,
+      code: "DEPRECATED_FIELD" as const,
+      message: `\`${field}\` is deprecated`,
+      hint: `use \`${replacement}\` instead`,
+    }));
+}

@@ -1,0 +1,61 @@
+import type { KindModule, KindRequest, RequestContext, RuleFinding, Spec } from "./kind.js";
+import { apiRefsIn, deprecationFindings, omit, str, withApiId } from "./kind.js";
+
+const deprecatedFields = {
+  apply_policy_id: "apply_policies",
+  enable_detail_recording: "enable_detailed_recording",
+};
+
+/** Operation 7: POST {base_url}/gw/org/keys/{keyID} (upsert; `reset_quota=1` resets the quota). */
+export const orgKeyKind: KindModule = {
+  kind: "OrgKey",
+  schemaFile: "org-key.schema.json",
+  interface: "gateway",
+  summary: "organisation-level access key (upserted)",
+  secretFields: ["hmac_string", "basic_auth_data", "jwt_data", "oauth_keys"],
+  serverOwnedFields: ["last_updated"],
+  deprecatedFields,
+  references: (spec: Spec) => apiRefsIn(spec.access_rights, ["spec", "access_rights"]),
+  identity: (spec) => `org-key:${str(spec, "keyId")}`,
+  request(spec: Spec, ctx: RequestContext): KindRequest {
+    const body = omit(spec, ["keyId", "quotaResetTrigger", "last_updated"]);
+    if (body.access_rights !== null && typeof body.access_rights === "object") {
+      body.access_rights = Object.fromEntries(Object.entries(body.access_rights).map(([label, rights]) => [label, withApiId(rights, "api_id", ctx.apiIdOf)]));
+    }
+    return {
+      address: { keyID: String(spec.keyId) },
+      create: "upsertOrgKey",
+      update: "upsertOrgKey",
+      query: {},
+      body,
+      compare: body,
+      ...(typeof spec.quotaResetTrigger === "string" ? { trigger: spec.quotaResetTrigger } : {}),
+    };
+  },
+  deactivation: {
+    operation: "upsertOrgKey",
+    field: "is_inactive",
+    before: (applied) => applied.is_inactive ?? false,
+    after: true,
+    effect: "is_inactive: true",
+    query: () => ({}),
+    body: (applied) => ({ ...applied, is_inactive: true }),
+    refusal: {
+      reason: "the key's last body holds sensitive values the state does not keep, and the write replaces the whole key",
+      hint: "put it back with is_inactive: true, apply, then remove it",
+    },
+  },
+  check(spec: Spec): RuleFinding[] {
+    const findings = deprecationFindings(spec, deprecatedFields);
+    if ("last_updated" in spec) {
+      findings.push({
+        path: ["spec", "last_updated"],
+        key: true,
+        severity: "warning",
+        message: "`last_updated` is set by the gateway to the time of each write; the declared value is ignored",
+        hint: "remove `last_updated`",
+      });
+    }
+    return findings;
+  },
+};

@@ -1,0 +1,44 @@
+import { apiDefinitionKind } from "./api-definition.js";
+import { apiProductKind } from "./api-product.js";
+import { clientTypeKind } from "./client-type.js";
+import { dashboardWebhookKind } from "./dashboard-webhook.js";
+import type { KindModule, KindName } from "./kind.js";
+import { kindNames } from "./kind.js";
+import { llmSettingsKind } from "./llm-settings.js";
+import { oauthClientKind } from "./oauth-client.js";
+import { orgKeyKind } from "./org-key.js";
+import { portalWebhookKind } from "./portal-webhook.js";
+
+const modules: Record<KindName, KindModule> = {
+  ApiDefinition: apiDefinitionKind,
+  OAuthClient: oauthClientKind,
+  OrgKey: orgKeyKind,
+  ClientType: clientTypeKind,
+  ApiProduct: apiProductKind,
+  PortalWebhook: portalWebhookKind,
+  DashboardWebhook: dashboardWebhookKind,
+  LlmSettings: llmSettingsKind,
+};
+
+export function isKindName(value: unknown): value is KindName {
+  return typeof value === "string" && (kindNames as readonly string[]).includes(value);
+}
+
+export function kindModule(kind: KindName): KindModule {
+  return modules[kind];
+}
+
+/** The module of a kind named in data (state, plans); undefined for a name this version does not know. */
+export function knownKind(name: string): KindModule | undefined {
+  return isKindName(name) ? modules[name] : undefined;
+}
+
+/** The path parameters a server-assigned id fills in later calls on its object. */
+export function serverIdAddress(kind: string, serverId: string): Record<string, string> {
+  const param = knownKind(kind)?.serverId?.param;
+  return param === undefined ? {} : { [param]: serverId };
+}
+
+export function allKinds(): readonly KindModule[] {
+  return kindNames.map((k) => modules[k]);
+}

@@ -1,0 +1,261 @@
+/**
+ * Parses one file's bytes into documents, with every syntax problem located.
+ *
+ * YAML and JSON share one parser (JSON is YAML 1.2). Defences: duplicate keys are errors,
+ * aliases are capped (alias bombs), nesting depth is capped (both during parsing, where a
+ * stack overflow is caught, and after), bytes must be UTF-8 text without NUL.
+ */
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
+import type { Document, Node as YamlNode } from "yaml";
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+
+export interface ReadLimits {
+  /** Largest alias expansion count accepted in one document. */
+  readonly maxAliasCount: number;
+  /** Deepest nesting of maps and sequences accepted. */
+  readonly maxDepth: number;
+}
+
+export const defaultReadLimits: ReadLimits = { maxAliasCount: 100, maxDepth: 128 };
+
+export interface ParsedDocument {
+  /** 0-based index of the document in its file. */
+  readonly index: number;
+  readonly value: unknown;
+  /** 1-based line where the document starts. */
+  readonly line: number;
+}
+
+export interface ParsedFile {
+  readonly documents: readonly ParsedDocument[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export type PathSegment = string | number;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Decodes bytes as UTF-8 text, or says why they are not text. */
+export function decodeText(bytes: Uint8Array, file: string): { text: string } | { diagnostic: Diagnostic } {
+  if (bytes.includes(0)) {
+    return {
+      diagnostic: {
+        severity: "error",
+        code: ErrorCode.FILE_NOT_TEXT,
+        file,
+        message: "file contains NUL bytes: it is binary, not YAML or JSON",
+        hint: "remove it from the resource directory, or give it another extension",
+      },
+    };
+  }
+  try {
+    let text = utf8.decode(bytes);
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // byte-order mark
+    return { text };
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    return {
+      diagnostic: {
+        severity: "error",
+        code: ErrorCode.FILE_NOT_TEXT,
+        file,
+        ...at,
+        message: "file is not valid UTF-8",
+        hint: "save the file as UTF-8",
+      },
+    };
+  }
+}
+
+function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
+  // Decode prefix by prefix at line boundaries: cheap, and only runs on the error path.
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] === 0x0a) {
+      try {
+        utf8.decode(bytes.subarray(lineStart, i));
+      } catch {
+        return { line, column: 1 };
+      }
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: 1 };
+}
+
+/** Parses text into JS values, one per document. Never throws. */
+export function parseYaml(text: string, file: string, limits: ReadLimits = defaultReadLimits): ParsedFile {
+  const diagnostics: Diagnostic[] = [];
+  const lineCounter = new LineCounter();
+  let docs: Document.Parsed[];
+  try {
+    const parsed = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
+    docs = Array.isArray(parsed) ? parsed : [];
+  } catch (err) {
+    diagnostics.push(tooDeep(file, err));
+    return { documents: [], diagnostics };
+  }
+  const documents: ParsedDocument[] = [];
+  docs.forEach((doc, index) => {
+    const start = lineCounter.linePos((doc.contents as YamlNode | null)?.range?.[0] ?? doc.range[0]);
+    if (doc.errors.length > 0) {
+      for (const e of doc.errors) {
+        const pos = lineCounter.linePos(e.pos[0]);
+        const duplicate = e.code === "DUPLICATE_KEY";
+        if (e.message.includes("call stack")) {
+          diagnostics.push({ ...tooDeep(file, new RangeError()), line: start.line, column: start.col });
+          continue;
+        }
+        diagnostics.push({
+          severity: "error",
+          code: duplicate ? ErrorCode.YAML_DUPLICATE_KEY : ErrorCode.YAML_SYNTAX,
+          file,
+          line: pos.line,
+          column: pos.col,
+          message: duplicate ? duplicateKeyMessage(text, e.pos[0]) : firstLine(e.message),
+          hint: duplicate ? "each key may appear once in a mapping: remove or rename one of them" : "fix the YAML syntax at this position",
+        });
+      }
+      return;
+    }
+    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return; // empty document, e.g. a trailing `---`
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
+    } catch (err) {
+      if (err instanceof RangeError) {
+        diagnostics.push({ ...tooDeep(file, err), line: start.line, column: start.col });
+      } else {
+        diagnostics.push({
+          severity: "error",
+          code: ErrorCode.YAML_ALIAS_LIMIT,
+          file,
+          line: start.line,
+          column: start.col,
+          message: `document expands too many aliases (more than ${limits.maxAliasCount}): refused as a possible alias bomb`,
+          hint: "write the repeated values out, or use fewer anchors and aliases",
+        });
+      }
+      return;
+    }
+    const depth = nestingDepth(value, limits.maxDepth);
+    if (depth > limits.maxDepth) {
+      diagnostics.push({
+        severity: "error",
+        code: ErrorCode.YAML_TOO_DEEP,
+        file,
+        line: start.line,
+        column: start.col,
+        message: `document is nested more than ${limits.maxDepth} levels deep`,
+        hint: "flatten the document; raise limits.maxDepth in gatesync.yaml if it is genuine",
+      });
+      return;
+    }
+    documents.push({ index, value, line: start.line });
+  });
+  return { documents, diagnostics };
+}
+
+function tooDeep(file: string, err: unknown): Diagnostic {
+  return {
+    severity: "error",
+    code: ErrorCode.YAML_TOO_DEEP,
+    file,
+    message: err instanceof RangeError ? "document is nested too deeply to parse" : `file could not be parsed: ${String(err)}`,
+    hint: "flatten the document",
+  };
+}
+
+function firstLine(message: string): string {
+  const line = message.split("\n", 1)[0] ?? message;
+  return line.replace(/ at line \d+, column \d+:?$/, "");
+}
+
+function duplicateKeyMessage(text: string, offset: number): string {
+  const match = /^["']?([^"':\n]+)/.exec(text.slice(offset, offset + 200));
+  return match?.[1] === undefined ? "duplicate key in mapping" : `duplicate key \`${match[1].trim()}\` in mapping`;
+}
+
+/** Depth of nested objects/arrays, stopping as soon as `cap` is passed (iterative: no stack risk). */
+export function nestingDepth(value: unknown, cap: number): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (d > max) {
+      max = d;
+      if (max > cap) return max;
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === "object") stack.push([child, d + 1]);
+    }
+  }
+  return max;
+}
+
+/**
+ * Finds line and column of a field inside one document of a file. Used only on the error
+ * path: it parses the file's text again instead of keeping every syntax tree in memory, and
+ * keeps the trees it made for further look-ups in the same files.
+ *
+ * With `key: true`, points at the key of the last segment (for "unknown field" errors);
+ * when the path does not exist, points at the deepest part that does.
+ */
+export class Locator {
+  private readonly trees = new Map<string, { docs: Document.Parsed[]; lineCounter: LineCounter }>();
+
+  constructor(private readonly texts: ReadonlyMap<string, string>) {}
+
+  locate(file: string, docIndex: number, path: readonly PathSegment[], opts: { key?: boolean } = {}): { line: number; column: number } | undefined {
+    const tree = this.tree(file);
+    const doc = tree?.docs[docIndex];
+    if (tree === undefined || doc === undefined) return undefined;
+    let node: unknown = doc.contents;
+    let offset = (node as YamlNode | null)?.range?.[0] ?? doc.range[0];
+    for (let i = 0; i < path.length; i++) {
+      const seg = path[i];
+      if (isAlias(node)) node = node.resolve(doc);
+      if (isMap(node)) {
+        const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(seg));
+        if (pair === undefined) break;
+        const keyRange = (pair.key as YamlNode).range;
+        if (i === path.length - 1 && opts.key === true && keyRange !== undefined && keyRange !== null) {
+          offset = keyRange[0];
+          break;
+        }
+        node = pair.value;
+        offset = (pair.value as YamlNode | null)?.range?.[0] ?? keyRange?.[0] ?? offset;
+      } else if (isSeq(node) && typeof seg === "number") {
+        const item = node.items[seg] as YamlNode | undefined;
+        if (item === undefined) break;
+        node = item;
+        offset = item.range?.[0] ?? offset;
+      } else {
+        break;
+      }
+    }
+    const pos = tree.lineCounter.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  }
+
+  private tree(file: string): { docs: Document.Parsed[]; lineCounter: LineCounter } | undefined {
+    let tree = this.trees.get(file);
+    if (tree === undefined) {
+      const text = this.texts.get(file);
+      if (text === undefined) return undefined;
+      const lineCounter = new LineCounter();
+      try {
+        const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+        tree = { docs: Array.isArray(parsed) ? parsed : [], lineCounter };
+      } catch {
+        tree = { docs: [], lineCounter };
+      }
+      this.trees.set(file, tree);
+    }
+    return tree;
+  }
+}

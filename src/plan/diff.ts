@@ -1,0 +1,32 @@
+/** Field-level differences between two JSON values (sensitive markers compare by hash). */
+import { isDeepStrictEqual } from "node:util";
+import type { PathSegment } from "../load/yaml-reader.js";
+import { formatPath } from "../validate/schema-registry.js";
+import { isSensitiveMarker } from "./sensitive.js";
+
+export interface FieldChange {
+  /** Dotted path: `definition.info.title`, `access_rights.acme.limit.rate`, `Events[1]`. */
+  readonly path: string;
+  readonly op: "add" | "remove" | "change";
+  /** Values may be sensitive markers; renderers show them as (sensitive). */
+  readonly before?: unknown;
+  readonly after?: unknown;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v) && !isSensitiveMarker(v);
+}
+
+export function diffValues(before: unknown, after: unknown, base: PathSegment[] = []): FieldChange[] {
+  if (isDeepStrictEqual(before, after)) return [];
+  if (before === undefined) return [{ path: formatPath(base), op: "add", after }];
+  if (after === undefined) return [{ path: formatPath(base), op: "remove", before }];
+  if (isPlainObject(before) && isPlainObject(after)) {
+    const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+    return keys.flatMap((k) => diffValues(before[k], after[k], [...base, k]));
+  }
+  if (Array.isArray(before) && Array.isArray(after) && before.length === after.length) {
+    return before.flatMap((b, i) => diffValues(b, after[i], [...base, i]));
+  }
+  return [{ path: formatPath(base), op: "change", before, after }];
+}

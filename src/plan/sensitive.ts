@@ -1,0 +1,142 @@
+/**
+ * Sensitive values never travel past the edge where secrets are resolved: each is replaced by
+ * a marker holding a keyed hash (HMAC-SHA256) of the value, so a rotated secret still shows
+ * as changed while neither the plan, its renderings nor the state ever hold the value.
+ */
+import { createHmac, createHash } from "node:crypto";
+import { configure } from "safe-stable-stringify";
+
+/** Canonical JSON: sorted keys, so equal values have equal text. */
+export const canonicalJson = configure({ deterministic: true }) as (value: unknown, replacer?: (key: string, value: unknown) => unknown) => string;
+
+export const sensitiveKey = "$sensitive";
+
+export interface SensitiveMarker {
+  readonly [sensitiveKey]: string;
+}
+
+export function isSensitiveMarker(value: unknown): value is SensitiveMarker {
+  return value !== null && typeof value === "object" && !Array.isArray(value) && typeof (value as Record<string, unknown>)[sensitiveKey] === "string" && Object.keys(value).length === 1;
+}
+
+export function keyedHash(key: string, value: unknown): string {
+  return createHmac("sha256", key).update(canonicalJson(value)).digest("hex").slice(0, 32);
+}
+
+export function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+export function marker(key: string, value: unknown): SensitiveMarker {
+  return { [sensitiveKey]: keyedHash(key, value) };
+}
+
+/** Dotted patterns with `*` for one segment; a match covers the whole subtree. */
+export function matchesPattern(path: ReadonlyArray<string | number>, patterns: readonly string[]): boolean {
+  return patterns.some((p) => {
+    const segs = p.split(".");
+    return segs.length <= path.length && segs.every((s, i) => s === "*" || s === String(path[i]));
+  });
+}
+
+const isSensitiveValue = (v: unknown): boolean => v !== undefined && v !== null && v !== "";
+
+/** Applies one pattern by navigating to it; copies only the objects on the way. */
+function markAt(value: unknown, segs: readonly string[], key: string): unknown {
+  if (segs.length === 0) return isSensitiveValue(value) ? marker(key, value) : value;
+  if (value === null || typeof value !== "object" || isSensitiveMarker(value)) return value;
+  const [head, ...rest] = segs as [string, ...string[]];
+  if (Array.isArray(value)) {
+    if (head !== "*" && !/^\d+$/.test(head)) return value;
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      if (head !== "*" && Number(head) !== i) return;
+      const next = markAt(v, rest, key);
+      if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
+    });
+    return out ?? value;
+  }
+  const obj = value as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const k of head === "*" ? Object.keys(obj) : head in obj ? [head] : []) {
+    const next = markAt(obj[k], rest, key);
+    if (next !== obj[k]) (out ??= { ...obj })[k] = next;
+  }
+  return out ?? value;
+}
+
+/** Replaces strings holding a secret value; copies only what changes. */
+function markStrings(value: unknown, key: string, secrets: ReadonlySet<string>): unknown {
+  if (typeof value === "string") {
+    for (const s of secrets) if (s !== "" && value.includes(s)) return marker(key, value);
+    return value;
+  }
+  if (value === null || typeof value !== "object" || isSensitiveMarker(value)) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const next = markStrings(v, key, secrets);
+      if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
+    });
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const next = markStrings(v, key, secrets);
+    if (next !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
+  }
+  return out ?? value;
+}
+
+/**
+ * Replaces sensitive values with markers: subtrees at `patterns`, and any string holding one
+ * of the resolved `secrets`. Parts without either are returned as they are, not copied.
+ */
+export function redact(value: unknown, key: string, patterns: readonly string[], secrets: ReadonlySet<string>): unknown {
+  let out = value;
+  for (const p of patterns) out = markAt(out, p.split("."), key);
+  return secrets.size === 0 ? out : markStrings(out, key, secrets);
+}
+
+/** Large subtrees stand in canonical strings as `#<hash>`, computed once per object. */
+const bigSubtrees = new WeakMap<object, string>();
+const bigSubtree = 2048;
+
+/** Canonical JSON (sorted keys) in which each subtree of more than 2 KiB is replaced by its hash. */
+function canonical(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  const known = bigSubtrees.get(value);
+  if (known !== undefined) return known;
+  let text: string;
+  if (Array.isArray(value)) {
+    text = `[${value.map(canonical).join(",")}]`;
+  } else {
+    const obj = value as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const k of Object.keys(obj).sort()) if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonical(obj[k])}`);
+    text = `{${parts.join(",")}}`;
+  }
+  if (text.length <= bigSubtree) return text;
+  // the choice depends on the content alone, so equal values always get equal strings
+  const digest = `#${createHash("sha256").update(text).digest("base64url")}`;
+  bigSubtrees.set(value, digest);
+  return digest;
+}
+
+/**
+ * A content hash of a JSON value, equal for equal values whatever their key order. Large
+ * subtrees are hashed once per object, so a large object seen again (a parsed OpenAPI document
+ * kept by the validator between runs) costs a lookup. Values are treated as immutable once
+ * hashed: nothing in gatesync changes a parsed document or a built request afterwards.
+ */
+export function contentHash(value: unknown): string {
+  return createHash("sha256").update(canonical(value)).digest("base64url").slice(0, 22);
+}
+
+/** True when a value holds a marker anywhere. */
+export function containsSensitive(value: unknown): boolean {
+  if (isSensitiveMarker(value)) return true;
+  if (Array.isArray(value)) return value.some(containsSensitive);
+  if (value !== null && typeof value === "object") return Object.values(value).some(containsSensitive);
+  return false;
+}

@@ -1,0 +1,255 @@
+/**
+ * The state in PostgreSQL, for several replicas and for plans computed in CI against the
+ * state the daemon uses. The same contract as the file backend:
+ *
+ * - Tables live in their own schema and are created and migrated at start, by versioned
+ *   migrations run under a transaction-scoped advisory lock, so concurrent starts do not race.
+ *   A state already at the current version needs no DDL: read-only users can plan.
+ * - `read()` is one REPEATABLE READ, READ ONLY transaction: a consistent snapshot, no lock.
+ * - The writer's lock is a session advisory lock held on a dedicated connection, and every
+ *   write travels on that same connection, in its own transaction that bumps the serial. A
+ *   process whose connection (and so whose lock) is gone cannot write.
+ */
+import pg from "pg";
+import { ErrorCode, StateError } from "../errors.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import { recordProblem, stateFormatVersion } from "./state.js";
+
+export interface PostgresBackendOptions {
+  readonly url: string;
+  /** Schema holding gatesync's tables (a plain identifier). */
+  readonly schema: string;
+  /** Connections of the reading pool. */
+  readonly poolSize?: number;
+}
+
+/** Advisory lock keys: (hashtext(schema), n). */
+export const lockKeys = { migrate: 0, state: 1, leader: 2 } as const;
+
+const migrations: ReadonlyArray<{ version: number; sql: (s: string) => string }> = [
+  {
+    version: 1,
+    sql: (s) => `
+      CREATE TABLE IF NOT EXISTS ${s}.meta (
+        id int PRIMARY KEY DEFAULT 1 CHECK (id = 1),
+        format_version int NOT NULL,
+        lineage text NOT NULL DEFAULT '',
+        serial bigint NOT NULL DEFAULT 0,
+        hash_key text,
+        lock_owner text,
+        lock_since timestamptz
+      );
+      INSERT INTO ${s}.meta (id, format_version) VALUES (1, ${stateFormatVersion}) ON CONFLICT (id) DO NOTHING;
+      CREATE TABLE IF NOT EXISTS ${s}.resources (
+        id text PRIMARY KEY,
+        kind text NOT NULL,
+        record jsonb NOT NULL,
+        serial bigint NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );`,
+  },
+];
+
+export const latestMigration = migrations[migrations.length - 1]!.version;
+
+function ioError(what: string, err: unknown): StateError {
+  const e = err as { code?: string; message?: string };
+  return new StateError(ErrorCode.STATE_IO, `${what}: ${e.code === undefined ? "" : `${e.code} `}${e.message ?? String(err)}`, {
+    hint: "check that PostgreSQL is reachable and the connection string (state.urlEnv) is right",
+    cause: err,
+  });
+}
+
+export class PostgresStateBackend implements StateBackend {
+  readonly description: string;
+  private readonly pool: pg.Pool;
+  private readonly s: string;
+  private ready: Promise<void> | undefined;
+  private lockClient: pg.Client | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly opts: PostgresBackendOptions) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new StateError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
+    this.s = pg.escapeIdentifier(opts.schema);
+    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 4, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000 });
+    // an idle client that loses its connection must not crash the process
+    this.pool.on("error", () => undefined);
+    this.description = `postgres schema ${opts.schema}`;
+  }
+
+  /** Creates or migrates the tables once; a state at the current version needs no DDL. */
+  migrate(): Promise<void> {
+    this.ready ??= this.runMigrations().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err instanceof StateError ? err : ioError("cannot prepare the state tables", err);
+    });
+    return this.ready;
+  }
+
+  private async runMigrations(): Promise<void> {
+    const current = await this.pool.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${this.s}.schema_migrations`).then(
+      (r) => r.rows[0]?.v ?? 0,
+      () => -1,
+    );
+    if (current === latestMigration) return;
+    if (current > latestMigration) {
+      throw new StateError(ErrorCode.STATE_VERSION, `the state tables in schema ${this.opts.schema} are at version ${current}; this gatesync knows up to ${latestMigration}`, { hint: "use the newer gatesync that migrated them" });
+    }
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [this.opts.schema, lockKeys.migrate]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${this.s}.schema_migrations`)).rows.map((r) => r.version));
+      for (const m of migrations) {
+        if (applied.has(m.version)) continue;
+        await client.query(m.sql(this.s));
+        await client.query(`INSERT INTO ${this.s}.schema_migrations (version) VALUES ($1)`, [m.version]);
+      }
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async read(): Promise<StateSnapshot> {
+    await this.migrate();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw ioError("cannot connect to the state database", err);
+    }
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const meta = (await client.query<{ format_version: number; lineage: string; serial: string; hash_key: string | null }>(`SELECT format_version, lineage, serial, hash_key FROM ${this.s}.meta WHERE id = 1`)).rows[0];
+      const rows = (await client.query<{ id: string; record: unknown }>(`SELECT id, record FROM ${this.s}.resources ORDER BY id`)).rows;
+      await client.query("COMMIT");
+      if (meta === undefined) throw this.corrupt("the meta row is missing");
+      if (meta.format_version > stateFormatVersion) {
+        throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
+      }
+      const resources = new Map<string, ResourceRecord>();
+      for (const row of rows) {
+        const problem = recordProblem(row.record);
+        if (problem !== undefined) throw this.corrupt(`row ${row.id}: ${problem}`);
+        if ((row.record as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(row.record as ResourceRecord).id}`);
+        resources.set(row.id, row.record as ResourceRecord);
+      }
+      return { lineage: meta.lineage, serial: Number(meta.serial), hashKey: meta.hash_key ?? undefined, resources };
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      if (err instanceof StateError) throw err;
+      throw ioError("cannot read the state", err);
+    } finally {
+      client.release();
+    }
+  }
+
+  async lock(owner: string): Promise<StateLock> {
+    await this.migrate();
+    if (this.lockClient !== undefined) throw new StateError(ErrorCode.STATE_LOCKED, "this process holds the state lock already");
+    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000 });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      const got = (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.state])).rows[0]?.ok === true;
+      if (!got) {
+        const holder = (await client.query<{ lock_owner: string | null; lock_since: Date | null }>(`SELECT lock_owner, lock_since FROM ${this.s}.meta WHERE id = 1`)).rows[0];
+        throw new StateError(ErrorCode.STATE_LOCKED, `the state (${this.description}) is locked by ${holder?.lock_owner ?? "another process"}${holder?.lock_since == null ? "" : ` since ${holder.lock_since.toISOString()}`}`, {
+          hint: "wait for that run to finish; the lock goes when its database connection does",
+        });
+      }
+      await client.query(`UPDATE ${this.s}.meta SET lock_owner = $1, lock_since = now() WHERE id = 1`, [owner]);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      if (err instanceof StateError) throw err;
+      throw ioError("cannot take the state lock", err);
+    }
+    this.lockClient = client;
+    return { release: () => this.release(client) };
+  }
+
+  private async release(client: pg.Client): Promise<void> {
+    if (this.lockClient !== client) return;
+    await this.tail;
+    this.lockClient = undefined;
+    try {
+      await client.query(`UPDATE ${this.s}.meta SET lock_owner = NULL, lock_since = NULL WHERE id = 1`);
+      await client.query("SELECT pg_advisory_unlock(hashtext($1), $2)", [this.opts.schema, lockKeys.state]);
+    } catch {
+      // the connection is gone: so is the lock
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /** Runs `work` in a transaction on the lock's connection, one at a time. */
+  private locked(work: (client: pg.Client) => Promise<void>): Promise<void> {
+    const client = this.lockClient;
+    if (client === undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, "state written without holding its lock"));
+    const run = async (): Promise<void> => {
+      try {
+        await client.query("BEGIN");
+        await work(client);
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        if (err instanceof StateError) throw err;
+        throw ioError("cannot write the state (the lock may be lost with the connection)", err);
+      }
+    };
+    const next = this.tail.then(run, run);
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  write(record: ResourceRecord): Promise<void> {
+    const problem = recordProblem(record);
+    if (problem !== undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, `refusing to write an invalid record: ${problem}`));
+    return this.locked(async (c) => {
+      const serial = (await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + 1 WHERE id = 1 RETURNING serial`)).rows[0]!.serial;
+      await c.query(
+        `INSERT INTO ${this.s}.resources (id, kind, record, serial, updated_at) VALUES ($1, $2, $3, $4, now())
+         ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, record = EXCLUDED.record, serial = EXCLUDED.serial, updated_at = now()`,
+        [record.id, record.kind, JSON.stringify(record), serial],
+      );
+    });
+  }
+
+  remove(id: string): Promise<void> {
+    return this.locked(async (c) => {
+      await c.query(`UPDATE ${this.s}.meta SET serial = serial + 1 WHERE id = 1`);
+      await c.query(`DELETE FROM ${this.s}.resources WHERE id = $1`, [id]);
+    });
+  }
+
+  initialise(hashKey: string | undefined): Promise<void> {
+    return this.locked(async (c) => {
+      await c.query(`UPDATE ${this.s}.meta SET serial = serial + 1, lineage = gen_random_uuid()::text, hash_key = $1 WHERE id = 1 AND serial = 0 AND lineage = ''`, [hashKey ?? null]);
+    });
+  }
+
+  replaceAll(snapshot: StateSnapshot): Promise<void> {
+    return this.locked(async (c) => {
+      await c.query(`DELETE FROM ${this.s}.resources`);
+      await c.query(`UPDATE ${this.s}.meta SET lineage = $1, serial = $2, hash_key = $3, format_version = $4 WHERE id = 1`, [snapshot.lineage, snapshot.serial, snapshot.hashKey ?? null, stateFormatVersion]);
+      for (const r of snapshot.resources.values()) {
+        await c.query(`INSERT INTO ${this.s}.resources (id, kind, record, serial) VALUES ($1, $2, $3, $4)`, [r.id, r.kind, JSON.stringify(r), snapshot.serial]);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.lockClient !== undefined) await this.release(this.lockClient);
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private corrupt(what: string): StateError {
+    return new StateError(ErrorCode.STATE_CORRUPT, `the state (${this.description}) is corrupt: ${what}`, { hint: "it was left untouched; restore the tables from a backup, or fix the row" });
+  }
+}

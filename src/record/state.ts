@@ -1,0 +1,91 @@
+/**
+ * The state: what gatesync last applied and what the servers answered. The interfaces have
+ * no read operations, so this is "the live state" the plan is computed against, as in
+ * Terraform. No secret value is ever held here: sensitive values are keyed hashes.
+ */
+
+export const stateFormatVersion = 1;
+
+export type ResourceStatus = "applied" | "failed" | "in-doubt";
+
+export interface ResourceRecord {
+  /** `Kind/name`. */
+  readonly id: string;
+  readonly kind: string;
+  readonly name: string;
+  /** Path parameters of the object, server-assigned ids included. */
+  readonly address: Readonly<Record<string, string>>;
+  /** Server-assigned id (product, portal webhook, LLM settings). */
+  readonly serverId?: string;
+  /** The request's comparable form as last applied successfully (sensitive values hashed). */
+  readonly applied?: Readonly<Record<string, unknown>>;
+  /** Hash of `applied`. */
+  readonly appliedHash?: string;
+  /** OrgKey: the quota-reset trigger last sent. */
+  readonly trigger?: string;
+  /** The last server answer, redacted. */
+  readonly response?: unknown;
+  /** The commit the applied spec came from. */
+  readonly commit?: string;
+  readonly status: ResourceStatus;
+  /** Why the last attempt failed, or why the outcome is unknown. */
+  readonly error?: string;
+  /** For in-doubt creates: what was sent (redacted). */
+  readonly attempted?: Readonly<Record<string, unknown>>;
+  /** For orphans deactivated under `orphans: deactivate`: when. */
+  readonly deactivatedAt?: string;
+  /** Health from the last post-apply checks. */
+  readonly health?: { readonly ok: boolean; readonly checkedAt: string; readonly results: readonly unknown[] };
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export interface StateSnapshot {
+  /** Identifies one state across its versions. */
+  readonly lineage: string;
+  /** Grows with every write: a saved plan records the serial it was computed from. */
+  readonly serial: number;
+  /** Key of the keyed hashes, when the state holds it (see GATESYNC_HASH_KEY). */
+  readonly hashKey: string | undefined;
+  readonly resources: ReadonlyMap<string, ResourceRecord>;
+}
+
+/** Held while applying; other writers wait or fail. */
+export interface StateLock {
+  release(): Promise<void>;
+}
+
+/** A state store. Writes are per resource, durable when the promise resolves. */
+export interface StateBackend {
+  /** Everything, as of now. Needs no lock. */
+  read(): Promise<StateSnapshot>;
+  /** Takes the lock, or throws StateError(STATE_LOCKED) naming the holder. */
+  lock(owner: string): Promise<StateLock>;
+  /** Writes one record (under the lock), durably. */
+  write(record: ResourceRecord): Promise<void>;
+  /** Removes one record (under the lock), durably. */
+  remove(id: string): Promise<void>;
+  /** Gives a new state its lineage, and the hash key unless GATESYNC_HASH_KEY holds it (under the lock). */
+  initialise(hashKey: string | undefined): Promise<void>;
+  /** Replaces everything with `snapshot` exactly, serial and lineage included (migration; under the lock). */
+  replaceAll(snapshot: StateSnapshot): Promise<void>;
+  /** Where the state lives, for messages. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+export function emptySnapshot(lineage: string): StateSnapshot {
+  return { lineage, serial: 0, hashKey: undefined, resources: new Map() };
+}
+
+/** Checks a record read from storage; returns what is wrong, or undefined. */
+export function recordProblem(value: unknown): string | undefined {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return "a record is not an object";
+  const r = value as Record<string, unknown>;
+  for (const field of ["id", "kind", "name", "status", "createdAt", "updatedAt"]) {
+    if (typeof r[field] !== "string") return `record ${typeof r.id === "string" ? r.id : "?"} has no ${field}`;
+  }
+  if (!["applied", "failed", "in-doubt"].includes(r.status as string)) return `record ${String(r.id)} has an unknown status ${String(r.status)}`;
+  if (r.address === null || typeof r.address !== "object") return `record ${String(r.id)} has no address`;
+  return undefined;
+}

@@ -1,0 +1,231 @@
+/**
+ * API traffic: requests under an API's listen path. Honours the API's active state,
+ * authentication (the `authorization` header against fixture keys), mock responses from the
+ * OpenAPI document's examples, listen-path stripping, and proxies the rest to the upstream.
+ * Also operation 4, the batch endpoint at `{listen_path}/gw/batch`.
+ */
+import PQueue from "p-queue";
+import { request } from "undici";
+import type { Dispatcher } from "undici";
+import type { IncomingHttpHeaders } from "node:http";
+import type { HandlerContext, Handled, SandboxDeps } from "./context.js";
+import { BodyTooLarge, isObject, parseJson } from "../http/http-io.js";
+import type { Reply } from "../http/http-io.js";
+import type { Json, SandboxStore, StoredApi } from "./store.js";
+
+/** A request handled inside the sandbox, without a socket. */
+export interface DispatchRequest {
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: () => Promise<Buffer>;
+  /** Sent by the sandbox itself (a batch sub-request, a loopback hop): no rate limit, no latency. */
+  readonly internal: boolean;
+}
+
+export type DispatchOutcome = { readonly kind: "reply"; readonly reply: Reply } | { readonly kind: "dropped" };
+
+export interface TrafficDeps extends SandboxDeps {
+  readonly selfUrl: () => string;
+  /** Pool for proxying to upstreams elsewhere. */
+  readonly dispatcher: Dispatcher;
+  readonly maxBodyBytes: number;
+  /** The sandbox's own request pipeline: batch sub-requests and hops back to itself use it. */
+  dispatch: (r: DispatchRequest) => Promise<DispatchOutcome>;
+}
+
+/** The bytes and headers of a reply, as they would travel over HTTP. */
+export function replyBytes(reply: Reply): { body: Buffer; headers: Record<string, string> } {
+  const bodiless = reply.status === 204 || reply.status === 304;
+  if (reply.raw !== undefined) return { body: reply.raw, headers: { ...reply.headers } };
+  const body = reply.body === undefined || bodiless ? Buffer.alloc(0) : Buffer.from(JSON.stringify(reply.body));
+  return { body, headers: bodiless ? { ...reply.headers } : { "content-type": "application/json", "content-length": String(body.length), ...reply.headers } };
+}
+
+function bounded(body: Buffer, limit: number): () => Promise<Buffer> {
+  return () => (body.length > limit ? Promise.reject(new BodyTooLarge()) : Promise.resolve(body));
+}
+
+const trafficError = (status: number, error: string): Reply => ({ status, body: { error } });
+
+function listenPathOf(api: StoredApi): string {
+  const value = ((api.extension.server as Json | undefined)?.listenPath as Json | undefined)?.value;
+  const lp = typeof value === "string" && value !== "" ? value : "/";
+  const withSlash = lp.startsWith("/") ? lp : `/${lp}`;
+  return withSlash.length > 1 ? withSlash.replace(/\/+$/, "") : "";
+}
+
+/** The API whose listen path holds `path` (the longest one), with the rest of the path. */
+export function matchApi(store: SandboxStore, path: string): { api: StoredApi; listenPath: string; rest: string } | undefined {
+  let best: { api: StoredApi; listenPath: string; rest: string } | undefined;
+  for (const api of store.apis.values()) {
+    const lp = listenPathOf(api);
+    if (lp === "" || path === lp || path.startsWith(`${lp}/`)) {
+      if (best === undefined || lp.length > best.listenPath.length) best = { api, listenPath: lp, rest: path.slice(lp.length) };
+    }
+  }
+  return best;
+}
+
+export function isBatchCall(api: StoredApi, rest: string, method: string): boolean {
+  const batch = ((api.extension.server as Json | undefined)?.batchProcessing as Json | undefined)?.enabled === true;
+  return batch && method === "POST" && rest === "/gw/batch";
+}
+
+export async function handleTraffic(ctx: HandlerContext, deps: TrafficDeps): Promise<Handled> {
+  const match = matchApi(deps.store, ctx.url.pathname);
+  if (match === undefined) return { operation: "unknown", reply: trafficError(404, "Not Found") };
+  const { api, listenPath, rest } = match;
+  const info = (api.extension.info ?? {}) as Json;
+  if ((info.state as Json | undefined)?.active === false) return { operation: "traffic", reply: trafficError(404, "API is not active") };
+  if (isBatchCall(api, rest, ctx.method)) return { operation: "batch", reply: await batch(ctx, deps, listenPath) };
+  const auth = ((api.extension.server as Json | undefined)?.authentication as Json | undefined)?.enabled === true;
+  if (auth) {
+    const key = ctx.headers.authorization;
+    if (key === undefined || key === "") return { operation: "traffic", reply: trafficError(401, "Authorization field missing") };
+    if (deps.store.keys.get(key)?.has(api.id) !== true) return { operation: "traffic", reply: trafficError(403, "Access to this API has been disallowed") };
+  }
+  if (api.flags.mockResponse) {
+    const mocked = mockReply(api, rest === "" ? "/" : rest, ctx.method);
+    if (mocked !== undefined) return { operation: "traffic", reply: mocked };
+  }
+  return { operation: "traffic", reply: await proxy(ctx, deps, api, rest) };
+}
+
+/** The example answer of the matching operation of the OpenAPI document, if it has one. */
+export function mockReply(api: StoredApi, path: string, method: string): Reply | undefined {
+  const paths = api.document?.paths;
+  if (!isObject(paths)) return undefined;
+  for (const [template, item] of Object.entries(paths)) {
+    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+")}/?$`);
+    if (!pattern.test(path) || !isObject(item)) continue;
+    const operation = item[method.toLowerCase()];
+    if (!isObject(operation) || !isObject(operation.responses)) return undefined;
+    const codes = Object.keys(operation.responses).sort();
+    const code = codes.find((c) => c.startsWith("2")) ?? codes.find((c) => c === "default") ?? codes[0];
+    if (code === undefined) return undefined;
+    const response = operation.responses[code];
+    const content = isObject(response) && isObject(response.content) ? response.content : {};
+    const media = (content["application/json"] ?? Object.values(content)[0]) as Json | undefined;
+    let example: unknown = media?.example;
+    if (example === undefined && isObject(media?.examples)) {
+      const first = Object.values(media.examples)[0];
+      example = isObject(first) ? first.value : undefined;
+    }
+    if (example === undefined && isObject(media?.schema)) example = media.schema.example;
+    const status = /^\d{3}$/.test(code) ? Number(code) : 200;
+    return example === undefined ? { status, body: {} } : { status, body: example };
+  }
+  return undefined;
+}
+
+const hopByHop = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "content-length", "proxy-connection", "te", "trailer"]);
+
+async function proxy(ctx: HandlerContext, deps: TrafficDeps, api: StoredApi, rest: string): Promise<Reply> {
+  const upstream = (api.extension.upstream as Json | undefined)?.url;
+  if (typeof upstream !== "string" || upstream === "") return trafficError(502, "API has no upstream");
+  const strip = ((api.extension.server as Json | undefined)?.listenPath as Json | undefined)?.strip !== false;
+  const suffix = strip ? rest : ctx.url.pathname;
+  const target = `${upstream.replace(/\/+$/, "")}${suffix.startsWith("/") || suffix === "" ? suffix : `/${suffix}`}${ctx.url.search}`;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(ctx.headers)) {
+    if (value === undefined || hopByHop.has(name)) continue;
+    headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  const body = ctx.method === "GET" || ctx.method === "HEAD" ? undefined : await ctx.body();
+  if (target.startsWith(`${deps.selfUrl()}/`)) {
+    // a loopback API: the hop back into the sandbox travels in-process
+    const outcome = await deps.dispatch({ method: ctx.method, url: new URL(target), headers, body: bounded(body ?? Buffer.alloc(0), deps.maxBodyBytes), internal: true });
+    if (outcome.kind === "dropped") return trafficError(502, "There was a problem proxying the request");
+    const bytes = replyBytes(outcome.reply);
+    return { status: outcome.reply.status, headers: bytes.headers, raw: bytes.body };
+  }
+  try {
+    const answer = await request(target, {
+      method: ctx.method,
+      headers,
+      body: body !== undefined && body.length > 0 ? body : null,
+      dispatcher: deps.dispatcher,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    const raw = Buffer.from(await answer.body.arrayBuffer());
+    const outHeaders: Record<string, string> = {};
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value === undefined || hopByHop.has(name)) continue;
+      outHeaders[name] = Array.isArray(value) ? value.join(", ") : value;
+    }
+    return { status: answer.statusCode, headers: outHeaders, raw };
+  } catch {
+    return trafficError(502, "There was a problem proxying the request");
+  }
+}
+
+/** Go-style canonical header name: content-type → Content-Type. */
+function canonical(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_m, sep: string, c: string) => sep + c.toUpperCase());
+}
+
+interface SubRequest {
+  readonly method: string;
+  readonly relative_url: string;
+  readonly headers: Record<string, string>;
+  readonly body: string | undefined;
+}
+
+/** Strict decoding: any member of the wrong type makes the whole batch malformed. */
+function decodeBatch(value: unknown): { requests: SubRequest[]; sequential: boolean } | undefined {
+  if (!isObject(value) || !Array.isArray(value.requests)) return undefined;
+  const spe = value.suppress_parallel_execution;
+  if (spe !== undefined && typeof spe !== "boolean") return undefined;
+  const requests: SubRequest[] = [];
+  for (const r of value.requests) {
+    if (!isObject(r) || typeof r.method !== "string" || typeof r.relative_url !== "string") return undefined;
+    if (r.body !== undefined && typeof r.body !== "string") return undefined;
+    if (r.headers !== undefined && r.headers !== null && (!isObject(r.headers) || Object.values(r.headers).some((v) => typeof v !== "string"))) return undefined;
+    requests.push({ method: r.method, relative_url: r.relative_url, headers: (r.headers ?? {}) as Record<string, string>, body: r.body });
+  }
+  return { requests, sequential: spe === true };
+}
+
+/** Operation 4: runs the sub-requests through the gateway's own traffic path. */
+async function batch(ctx: HandlerContext, deps: TrafficDeps, listenPath: string): Promise<Reply> {
+  const parsed = parseJson(await ctx.body(), deps.maxDepth);
+  const decoded = parsed.ok ? decodeBatch(parsed.value) : undefined;
+  if (decoded === undefined) return { status: 400, body: { status: "error", message: "Batch request malformed" } };
+  const base = `${deps.selfUrl()}/${listenPath.replace(/^\/+|\/+$/g, "")}`;
+  const results: Json[] = [];
+  const run = async (sub: SubRequest): Promise<void> => {
+    // Through the gateway's own traffic path, in-process; only the sub-request's own headers.
+    const headers = Object.fromEntries(Object.entries(sub.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    let outcome: DispatchOutcome;
+    let url: URL;
+    try {
+      url = new URL(`${base}/${sub.relative_url}`);
+    } catch {
+      results.push({ relative_url: "", code: 0, headers: null, body: "" });
+      return;
+    }
+    try {
+      outcome = await deps.dispatch({ method: sub.method, url, headers, body: bounded(Buffer.from(sub.body ?? ""), deps.maxBodyBytes), internal: true });
+    } catch {
+      outcome = { kind: "dropped" };
+    }
+    if (outcome.kind === "dropped") {
+      // Failed below HTTP: the gateway cannot tell which sub-request this was.
+      results.push({ relative_url: "", code: 0, headers: null, body: "" });
+      return;
+    }
+    const bytes = replyBytes(outcome.reply);
+    const out: Record<string, string[]> = {};
+    for (const [name, value] of Object.entries(bytes.headers)) out[canonical(name)] = [value];
+    results.push({ relative_url: sub.relative_url, code: outcome.reply.status, headers: out, body: bytes.body.toString("utf8") });
+  };
+  if (decoded.sequential) {
+    for (const sub of decoded.requests) await run(sub);
+  } else {
+    const queue = new PQueue({ concurrency: 64 });
+    await queue.addAll(decoded.requests.map((sub) => () => run(sub)));
+  }
+  return { status: 200, body: results };
+}

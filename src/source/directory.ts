@@ -1,0 +1,105 @@
+/**
+ * Lists the resource files under a root directory: `.yaml`, `.yml` and `.json`, skipping
+ * hidden files and directories. Symbolic links are followed only while they stay inside the
+ * boundary (the repository); one that leaves it is an error, and loops are cut.
+ */
+import { lstatSync } from "node:fs";
+import { readdir, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+
+export const resourceExtensions = [".yaml", ".yml", ".json"] as const;
+
+export interface SourceFile {
+  /** Path relative to the root, with `/` separators. */
+  readonly path: string;
+  readonly absolute: string;
+  readonly size: number;
+  /** Modification time: with the size, tells an unchanged file. */
+  readonly mtimeMs: number;
+}
+
+export interface ListOptions {
+  /** Directory the resources live in. */
+  readonly root: string;
+  /** Nothing outside it may be read (the repository); defaults to the root. */
+  readonly boundary?: string;
+  readonly maxFiles: number;
+}
+
+export function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+}
+
+export function toPosix(p: string): string {
+  return p.split(path.sep).join("/");
+}
+
+export async function listResourceFiles(opts: ListOptions): Promise<{ files: SourceFile[]; diagnostics: Diagnostic[] }> {
+  const root = await realpath(opts.root);
+  const boundary = opts.boundary === undefined ? root : await realpath(opts.boundary);
+  const files: SourceFile[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const visited = new Set<string>([root]);
+  const queue: string[] = [root];
+  let tooMany = false;
+
+  while (queue.length > 0 && !tooMany) {
+    const dir = queue.shift()!;
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const entry of entries) {
+      if (entry.name.startsWith(".")) continue;
+      const full = path.join(dir, entry.name);
+      const rel = toPosix(path.relative(root, full));
+      let target = full;
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        try {
+          target = await realpath(full);
+        } catch {
+          diagnostics.push({ severity: "warning", code: ErrorCode.FILE_READ, file: rel, message: "broken symbolic link, skipped" });
+          continue;
+        }
+        if (!isInside(target, boundary)) {
+          diagnostics.push({
+            severity: "error",
+            code: ErrorCode.PATH_ESCAPE,
+            file: rel,
+            message: "symbolic link points outside the repository",
+            hint: "resources must live inside the repository: copy the file in, or remove the link",
+          });
+          continue;
+        }
+        const st = await stat(target);
+        isDir = st.isDirectory();
+        isFile = st.isFile();
+      }
+      if (isDir) {
+        if (!visited.has(target)) {
+          visited.add(target);
+          queue.push(target === full ? full : target);
+        }
+        continue;
+      }
+      if (!isFile || !resourceExtensions.some((ext) => entry.name.toLowerCase().endsWith(ext))) continue;
+      if (files.length >= opts.maxFiles) {
+        diagnostics.push({
+          severity: "error",
+          code: ErrorCode.TOO_MANY_FILES,
+          message: `more than ${opts.maxFiles} resource files; the rest were not read`,
+          hint: "raise limits.maxFiles in gatesync.yaml, or point the source at a smaller directory",
+        });
+        tooMany = true;
+        break;
+      }
+      // synchronous: thousands of async stat calls cost far more in thread-pool round trips
+      const st = lstatSync(target);
+      files.push({ path: rel, absolute: target, size: st.size, mtimeMs: st.mtimeMs });
+    }
+  }
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, diagnostics };
+}

@@ -1,0 +1,122 @@
+/**
+ * A git repository as the source: cloned once into a cache directory, then fetched. Follows a
+ * branch (force-pushes included), a tag or a pinned commit, optionally a sub-directory.
+ * Credentials travel in the environment of the git process (a token as an HTTP header, or an
+ * SSH key file), never in the remote URL and never in logs.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { simpleGit } from "simple-git";
+import type { SimpleGit } from "simple-git";
+import { ErrorCode, GatesyncError } from "../errors.js";
+import type { Source, SourceSnapshot } from "./source.js";
+import { redactUrl } from "./source.js";
+
+export interface GitSourceOptions {
+  readonly url: string;
+  readonly branch?: string;
+  readonly tag?: string;
+  readonly commit?: string;
+  readonly subdirectory?: string;
+  readonly cacheDir: string;
+  /** An HTTPS token (the value, read from the environment by the caller). */
+  readonly token?: string;
+  readonly sshKeyFile?: string;
+  /** Kill a git command that runs longer than this. */
+  readonly timeoutMs?: number;
+}
+
+export class GitSourceError extends GatesyncError {}
+
+const allowedEnvironment = ["GIT_SSH_COMMAND", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"];
+
+export class GitSource implements Source {
+  readonly description: string;
+  private readonly dir: string;
+  private readonly env: Record<string, string>;
+  /** The last snapshot: returned as is while the remote ref has not moved. */
+  private last: SourceSnapshot | undefined;
+
+  constructor(private readonly opts: GitSourceOptions) {
+    const ref = opts.commit ?? opts.tag ?? opts.branch ?? "HEAD";
+    this.description = `git ${redactUrl(opts.url)} @ ${ref}${opts.subdirectory !== undefined && opts.subdirectory !== "." ? ` (${opts.subdirectory})` : ""}`;
+    // One cache per remote and ref, so two sources never fight over a working tree.
+    const key = createHash("sha256").update(`${opts.url}\0${ref}`).digest("hex").slice(0, 16);
+    this.dir = path.join(opts.cacheDir, key);
+    const env: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
+    if (opts.token !== undefined) {
+      env.GIT_CONFIG_COUNT = "1";
+      env.GIT_CONFIG_KEY_0 = "http.extraHeader";
+      env.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${Buffer.from(`gatesync:${opts.token}`).toString("base64")}`;
+    }
+    if (opts.sshKeyFile !== undefined) {
+      env.GIT_SSH_COMMAND = `ssh -i '${opts.sshKeyFile.replace(/'/g, "'\\''")}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new`;
+    }
+    this.env = env;
+  }
+
+  private git(baseDir?: string): SimpleGit {
+    return simpleGit({
+      ...(baseDir === undefined ? {} : { baseDir }),
+      allowEnvironment: allowedEnvironment,
+      timeout: { block: this.opts.timeoutMs ?? 120_000 },
+    }).env({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...this.env });
+  }
+
+  async fetch(): Promise<SourceSnapshot> {
+    try {
+      if (this.last !== undefined && (await this.unchanged(this.last))) return this.last;
+      await mkdir(this.opts.cacheDir, { recursive: true });
+      if (!(await exists(path.join(this.dir, ".git")))) {
+        await rm(this.dir, { recursive: true, force: true });
+        await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet"]);
+      }
+      const git = this.git(this.dir);
+      // Forced refspecs: a force-pushed branch replaces what was fetched before.
+      await git.fetch(["--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
+      const target = this.opts.commit ?? (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
+      const commit = (await git.revparse([`${target}^{commit}`])).trim();
+      await git.checkout(["--force", "--detach", "--quiet", commit]);
+      await git.clean("f", ["-d", "-x", "-q"]);
+      const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");
+      if (!(await exists(root))) throw new GitSourceError(ErrorCode.CONFIG_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
+      this.last = { root, boundary: this.dir, revision: commit, commit };
+      return this.last;
+    } catch (err) {
+      if (err instanceof GitSourceError) throw err;
+      // git's own message may quote the URL: never one with credentials in it
+      const message = (err as Error).message.split(this.opts.url).join(redactUrl(this.opts.url)).split("\n").filter((l) => l.trim() !== "").slice(0, 3).join(" ");
+      throw new GitSourceError(ErrorCode.CONFIG_READ, `cannot fetch ${this.description}: ${message}`, { hint: "check the URL, the ref and the credentials; the last good commit stays applied" });
+    }
+  }
+
+  /** One `ls-remote`: has the followed ref stayed at the last commit? (A pinned commit always has.) */
+  private async unchanged(last: SourceSnapshot): Promise<boolean> {
+    if (this.opts.commit !== undefined) return true;
+    if (this.opts.branch === undefined && this.opts.tag === undefined) return false;
+    const ref = this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/heads/${this.opts.branch}`;
+    const out = await this.git(this.dir).listRemote(["origin", ref, `${ref}^{}`]);
+    const lines = out.trim().split("\n").map((l) => l.split("\t"));
+    const peeled = lines.find(([, r]) => r === `${ref}^{}`) ?? lines.find(([, r]) => r === ref);
+    return peeled?.[0] === last.commit;
+  }
+
+  private async defaultBranch(git: SimpleGit): Promise<string> {
+    const head = await git.raw(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"]).catch(() => "origin/main");
+    return head.trim().replace(/^origin\//, "");
+  }
+
+  async close(): Promise<void> {
+    // the cache stays for the next start
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}

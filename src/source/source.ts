@@ -1,0 +1,38 @@
+/** Where resources come from: a git repository or a local directory. */
+
+export interface SourceSnapshot {
+  /** Directory holding the resources. */
+  readonly root: string;
+  /** The repository root: nothing outside it is read. */
+  readonly boundary: string;
+  /** Identifies the content: a commit, or a fingerprint of a directory. */
+  readonly revision: string;
+  /** The commit, for git sources. */
+  readonly commit?: string;
+}
+
+export interface Source {
+  /** Safe to log: never holds a credential. */
+  readonly description: string;
+  /** Brings the source up to date and says where its files are. */
+  fetch(): Promise<SourceSnapshot>;
+  /** Calls `onChange` when the files change (sources that can watch). */
+  watch?(onChange: () => void): void;
+  close(): Promise<void>;
+}
+
+/** A URL with any user or password removed, for logs and status. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username !== "" || u.password !== "") {
+      u.username = "";
+      u.password = "";
+      return `${u.toString()} (credentials removed)`;
+    }
+    return url;
+  } catch {
+    // scp-like ssh address (git@host:path): nothing secret in it
+    return url.replace(/\/\/[^@/]*@/, "//");
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * The JSON Schemas in `schemas/`, compiled once, and the translation of schema errors into
+ * messages a person can act on: what is wrong, at which field, and what would be right.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import addFormatsModule from "ajv-formats";
+import { closest, distance } from "fastest-levenshtein";
+import type { PathSegment } from "../load/yaml-reader.js";
+
+// ajv-formats is CommonJS: its default export arrives as the module object.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+
+/** Directory of the published schemas (beside `src/` and `dist/`). */
+export const schemaDir = fileURLToPath(new URL("../../schemas/", import.meta.url));
+const schemaBase = "https://gatesync.dev/schemas/";
+
+/** One schema problem, relative to the validated value. */
+export interface SchemaIssue {
+  readonly path: readonly PathSegment[];
+  readonly message: string;
+  readonly hint?: string;
+  /** Point at the key rather than the value (unknown fields). */
+  readonly key: boolean;
+}
+
+export class SchemaRegistry {
+  private readonly ajv: Ajv2020;
+  private readonly compiled = new Map<string, ValidateFunction>();
+
+  constructor(dir: string = schemaDir) {
+    this.ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+    addFormats(this.ajv);
+    this.ajv.addKeyword({ keyword: "x-error", schemaType: "string" });
+    for (const file of readdirSync(dir).filter((f) => f.endsWith(".schema.json")).sort()) {
+      this.ajv.addSchema(JSON.parse(readFileSync(`${dir}/${file}`, "utf8")) as object);
+    }
+  }
+
+  /** The schema object at a `file#/pointer` reference, or undefined. */
+  describe(ref: string): Record<string, unknown> | undefined {
+    const [file, pointer = ""] = ref.split("#", 2);
+    let node: unknown = this.ajv.getSchema(schemaBase + file)?.schema;
+    for (const seg of pointerToPath(pointer)) {
+      if (node === null || typeof node !== "object") return undefined;
+      node = (node as Record<string, unknown>)[String(seg)];
+    }
+    return node !== null && typeof node === "object" ? (node as Record<string, unknown>) : undefined;
+  }
+
+  private readonly fieldCheckers = new Map<string, ValidateFunction>();
+
+  /**
+   * Type-checks the named fields of an object against the properties at `propertiesRef`
+   * (`file#/pointer/to/properties`), with one validator compiled once per field set.
+   * Returns the first problem, as `field: message`.
+   */
+  fieldProblem(propertiesRef: string, fields: readonly string[], value: Record<string, unknown>): string | undefined {
+    const key = `${propertiesRef}|${fields.join(",")}`;
+    let fn = this.fieldCheckers.get(key);
+    if (fn === undefined) {
+      const properties = Object.fromEntries(fields.map((f) => [f, { $ref: `${schemaBase}${propertiesRef}/${f}` }]));
+      fn = this.ajv.compile({ type: "object", properties });
+      this.fieldCheckers.set(key, fn);
+    }
+    if (fn(value)) return undefined;
+    const issue = describeErrors(fn.errors ?? [])[0];
+    return issue === undefined ? "invalid" : `${issue.path.join(".")}: ${issue.message}`;
+  }
+
+  /** Validates `value` against a schema file name, or a `file#/pointer` fragment. */
+  validate(schema: string, value: unknown): SchemaIssue[] {
+    let fn = this.compiled.get(schema);
+    if (fn === undefined) {
+      fn = this.ajv.getSchema(schemaBase + schema);
+      if (fn === undefined) throw new Error(`schema ${schema} is not registered`);
+      this.compiled.set(schema, fn);
+    }
+    if (fn(value)) return [];
+    return describeErrors(fn.errors ?? []);
+  }
+}
+
+function pointerToPath(pointer: string): PathSegment[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function typeOf(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number";
+  return typeof v;
+}
+
+function show(v: unknown): string {
+  const s = JSON.stringify(v);
+  return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+/** Turns Ajv's errors into issues, dropping the noise of failed `oneOf` branches. */
+export function describeErrors(errors: readonly ErrorObject[]): SchemaIssue[] {
+  // A oneOf that carries its own message replaces the errors of its branches.
+  const explained = errors
+    .filter((e) => (e.keyword === "oneOf" || e.keyword === "anyOf") && typeof (e.parentSchema as Record<string, unknown> | undefined)?.["x-error"] === "string")
+    .map((e) => `${e.instancePath}|${e.schemaPath}/`);
+  const kept = errors.filter((e) => !explained.some((p) => `${e.instancePath}|${e.schemaPath}`.startsWith(p) && e.keyword !== "oneOf"));
+  const seen = new Set<string>();
+  const issues: SchemaIssue[] = [];
+  for (const e of kept) {
+    const issue = describe(e);
+    const id = `${issue.path.join("/")}|${issue.message}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    issues.push(issue);
+  }
+  return issues;
+}
+
+function describe(e: ErrorObject): SchemaIssue {
+  const path = pointerToPath(e.instancePath);
+  const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
+  const custom = typeof parent["x-error"] === "string" ? parent["x-error"] : undefined;
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "required": {
+      const field = String(params.missingProperty);
+      const props = (parent.properties ?? {}) as Record<string, { description?: string }>;
+      const description = props[field]?.description;
+      return { path, key: false, message: `missing required field \`${field}\``, hint: description === undefined ? `add \`${field}\`` : `add \`${field}\`: ${description}` };
+    }
+    case "additionalProperties": {
+      const field = String(params.additionalProperty);
+      const known = Object.keys((parent.properties ?? {}));
+      const suggestion = known.length > 0 ? closest(field, known) : undefined;
+      return {
+        path: [...path, field],
+        key: true,
+        message: `unknown field \`${field}\``,
+        hint:
+          suggestion !== undefined && similar(field, suggestion)
+            ? `did you mean \`${suggestion}\`?`
+            : known.length > 0
+              ? `known fields here: ${known.join(", ")}`
+              : "remove it",
+      };
+    }
+    case "enum": {
+      const allowed = (params.allowedValues as unknown[]).map((v) => String(v));
+      const suggestion = typeof e.data === "string" ? closest(e.data, allowed) : undefined;
+      return {
+        path,
+        key: false,
+        message: `${show(e.data)} is not allowed here`,
+        hint: `expected one of: ${allowed.join(", ")}${suggestion !== undefined && similar(String(e.data), suggestion) ? ` (did you mean \`${suggestion}\`?)` : ""}`,
+      };
+    }
+    case "const":
+      return { path, key: false, message: custom === undefined ? `must be ${show(params.allowedValue)}` : `${show(e.data)}: ${custom}` };
+    case "type":
+      return { path, key: false, message: `must be ${String(params.type).replace(",", " or ")}, not ${typeOf(e.data)}`, hint: `found ${show(e.data)}` };
+    case "oneOf":
+    case "anyOf":
+      return { path, key: false, message: custom ?? "matches none of the allowed forms" };
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum": {
+      const words = { minimum: "at least", maximum: "at most", exclusiveMinimum: "greater than", exclusiveMaximum: "less than" }[e.keyword];
+      return { path, key: false, message: `must be ${words} ${String(params.limit)}`, hint: `found ${show(e.data)}` };
+    }
+    case "uniqueItems":
+      return { path, key: false, message: `items ${String(params.j)} and ${String(params.i)} are the same; each may appear once` };
+    default:
+      return { path, key: false, message: custom === undefined ? (e.message ?? e.keyword) : `${show(e.data)}: ${custom}` };
+  }
+}
+
+export function similar(a: string, b: string): boolean {
+  const la = a.toLowerCase();
+  const lb = b.toLowerCase();
+  return distance(la, lb) <= Math.max(2, Math.floor(Math.max(la.length, lb.length) / 3)) || la.includes(lb) || lb.includes(la);
+}
+
+/** Dotted display form of a path: `spec.APIDetails[0].apiRef`. */
+export function formatPath(path: readonly PathSegment[]): string {
+  let out = "";
+  for (const seg of path) {
+    if (typeof seg === "number") out += `[${seg}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(seg)) out += out === "" ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(seg)}]`;
+  }
+  return out;
+}

@@ -1,0 +1,98 @@
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/config.js";
+import { runPlan } from "../../src/plan/run-plan.js";
+import { FileStateBackend } from "../../src/record/file-backend.js";
+import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { SchemaRegistry } from "../../src/validate/schema-registry.js";
+import { runCli } from "../helpers/cli.js";
+import { doc, recordPlan } from "../helpers/plan.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+
+const config = `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+targets:
+  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY, batch: { listenPath: /b/, keyEnv: B_KEY, maxSize: 10 } }
+  portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY }
+state: { backend: file, path: ./state/state.json }
+`;
+
+async function repo(): Promise<string> {
+  return tempRepo({
+    "gatesync.yaml": config,
+    "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 5\nhmac_string: ${env:ACME_HMAC}"),
+    "config/product.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1"),
+  });
+}
+
+const env = { ACME_HMAC: "the-acme-hmac-secret" };
+
+describe("gatesync plan", () => {
+  it("exits 2 with --detailed-exitcode when there are changes, 0 without the flag", async () => {
+    const dir = await repo();
+    const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--detailed-exitcode"], env);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain("+ OrgKey/acme  create  POST /gw/org/keys/org-acme [batch]");
+    expect(r.stdout).toContain("Plan: 2 to create");
+    expect(r.stdout).not.toContain(env.ACME_HMAC);
+    expect((await runCli(["plan", "--config", path.join(dir, "gatesync.yaml")], env)).code).toBe(0);
+  });
+
+  it("exits 0 with --detailed-exitcode when the state matches", async () => {
+    const dir = await repo();
+    const cfg = await loadConfig(path.join(dir, "gatesync.yaml"));
+    const backend = new FileStateBackend(path.join(dir, "state/state.json"));
+    const run = await runPlan({ config: cfg, root: path.join(dir, "config"), validator: new RepositoryValidator(), state: backend, env });
+    const lock = await backend.lock("test");
+    await backend.initialise(run.hashKey.store);
+    const recorded = recordPlan(run.plan, run.desired.desired, run.state);
+    for (const rec of recorded.resources.values()) await backend.write(rec);
+    await lock.release();
+    const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--detailed-exitcode"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("No changes");
+    expect(await readFile(path.join(dir, "state/state.json"), "utf8")).not.toContain(env.ACME_HMAC);
+  });
+
+  it("writes markdown and JSON, and saves the JSON plan with --out", async () => {
+    const dir = await repo();
+    const md = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--format", "markdown"], env);
+    expect(md.stdout).toMatch(/^### gatesync plan/);
+    const out = path.join(dir, "plans/plan.json");
+    const json = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--format", "json", "--out", out], env);
+    const parsed = JSON.parse(json.stdout) as { state: { serial: number } };
+    expect(new SchemaRegistry().validate("plan.schema.json", parsed)).toEqual([]);
+    expect(JSON.parse(await readFile(out, "utf8"))).toEqual(parsed);
+    expect(parsed.state.serial).toBe(0);
+  });
+
+  it("exits 1 naming a secret that cannot be resolved, with its position", async () => {
+    const r = await runCli(["plan", "--config", path.join(await repo(), "gatesync.yaml"), "--detailed-exitcode"], {});
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error[SECRET_UNRESOLVED] keys.yaml:8:16 OrgKey/acme spec.hmac_string: ${env:ACME_HMAC} cannot be resolved: environment variable ACME_HMAC is not set");
+  });
+
+  it("exits 1 with a clear message when the state is corrupt or locked", async () => {
+    const dir = await repo();
+    const statePath = path.join(dir, "state/state.json");
+    await new FileStateBackend(statePath).lock("x").then((l) => l.release());
+    await writeFile(statePath, "{ not json");
+    const corrupt = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml")], env);
+    expect(corrupt.code).toBe(1);
+    expect(corrupt.stderr).toMatch(/error\[STATE_CORRUPT\].*state\.json is corrupt: it is not valid JSON/);
+    expect(corrupt.stderr).toMatch(/hint: it was left untouched/);
+  });
+
+  it("exits 1 with every validation error when the repository is invalid", async () => {
+    const dir = await repo();
+    await writeFile(path.join(dir, "config/bad.yaml"), doc("OrgKey", "bad", "keyId: k\nrate: fast"));
+    const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--detailed-exitcode"], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error[SCHEMA_VIOLATION] bad.yaml:7:9 OrgKey/bad spec.rate: must be number, not string");
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * Two replicas of `gatesync run` on one repository and one PostgreSQL state: exactly one
+ * applies; when it is killed (SIGKILL), the other takes over and applies the next change.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { cliArgs } from "../helpers/cli.js";
+import { doc } from "../helpers/plan.js";
+import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
+import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+interface Replica {
+  readonly name: string;
+  readonly child: ChildProcess;
+  log: string;
+  url?: string | undefined;
+}
+
+let sandbox: SandboxHandle;
+let dir: string;
+const replicas: Replica[] = [];
+
+async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 300)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-3000)}`).join("\n")}`);
+    await sleep(100);
+  }
+}
+
+function startReplica(name: string): Replica {
+  const child = spawn(process.execPath, cliArgs("run", "--config", path.join(dir, "gatesync.yaml")), {
+    cwd: dir,
+    env: { ...process.env, GW_KEY: testCredentials.gatewayKey, PORTAL_KEY: testCredentials.portalKey, DASH_TOKEN: testCredentials.dashboardToken, LLM_KEY: testCredentials.llmKey, DATABASE_URL: pgUrl },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const r: Replica = { name, child, log: "" };
+  const take = (b: Buffer): void => {
+    r.log += b.toString();
+    r.url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(r.log)?.[1];
+  };
+  child.stdout.on("data", take);
+  child.stderr.on("data", take);
+  replicas.push(r);
+  return r;
+}
+
+const role = async (r: Replica): Promise<string> => ((await call(`${r.url}/status`)).body as { role: string }).role;
+
+beforeAll(async () => {
+  sandbox = await testSandbox();
+  const schema = testSchema();
+  dir = await tempRepo({
+    "config/keys.yaml": `${doc("OrgKey", "acme", "keyId: org-acme\nrate: 10")}---\n${doc("OrgKey", "globex", "keyId: org-globex\nrate: 20")}`,
+    "config/product.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1"),
+    "gatesync.yaml": `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+targets:
+  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY }
+  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY }
+state: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }
+schedule: { interval: 500ms, jitter: 0 }
+server: { listen: "127.0.0.1:0" }
+retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
+`,
+  });
+}, 30_000);
+
+afterAll(async () => {
+  for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+  await sandbox.stop();
+  await dropTestSchemas();
+  await removeTempRepos();
+});
+
+describe("replicas on a shared PostgreSQL state", () => {
+  it("elect one leader; only it applies; the standby serves status from the shared state", async () => {
+    const a = startReplica("a");
+    const b = startReplica("b");
+    await until(() => a.url !== undefined && b.url !== undefined, (ok) => ok);
+    const roles = await until(async () => [await role(a), await role(b)].sort(), (x) => x.join() === "leader,standby");
+    expect(roles).toEqual(["leader", "standby"]);
+    await until(() => sandbox.inspect.store.orgKeys.size === 2 && sandbox.inspect.store.products.size === 1, (ok) => ok);
+    await sleep(2_000); // several more loop intervals on both replicas
+    expect(sandbox.inspect.calls().counts.createProduct?.total).toBe(1);
+    expect(sandbox.inspect.store.products.size).toBe(1);
+    const standby = (await role(a)) === "standby" ? a : b;
+    const status = (await call(`${standby.url}/status`)).body as { role: string; lastRun: { result: string }; resources: Array<{ id: string; status: string }> };
+    expect(status.role).toBe("standby");
+    expect(status.lastRun.result).toBe("standby");
+    expect(status.resources.map((x) => x.id).sort()).toEqual(["ApiProduct/shop", "OrgKey/acme", "OrgKey/globex"]);
+    const metrics = (await call(`${standby.url}/metrics`)).text;
+    expect(metrics).toMatch(/^gatesync_leader 0$/m);
+  });
+
+  it("fails over within seconds when the leader is killed, and the new leader applies the next change", async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    const leader = (await role(a)) === "leader" ? a : b;
+    const standby = leader === a ? b : a;
+    leader.child.kill("SIGKILL");
+    await new Promise((resolve) => leader.child.once("close", resolve));
+    const killedAt = Date.now();
+    const file = path.join(dir, "config/keys.yaml");
+    await writeFile(file, (await readFile(file, "utf8")).replace("rate: 20", "rate: 99"));
+    await until(() => sandbox.inspect.store.orgKeys.get("org-globex")?.session.rate, (rate) => rate === 99, 15_000);
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    expect(await role(standby)).toBe("leader");
+    expect((await call(`${standby.url}/metrics`)).text).toMatch(/^gatesync_leader 1$/m);
+    expect(sandbox.inspect.store.products.size).toBe(1);
+    const exited = new Promise<number | null>((resolve) => standby.child.once("close", resolve));
+    standby.child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+  });
+});

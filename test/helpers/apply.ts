@@ -1,0 +1,104 @@
+/**
+ * An apply against a real sandbox over HTTP: a temp repository with gatesync.yaml pointing at
+ * the sandbox, the credentials and secrets in an env map, and helpers to plan and apply.
+ */
+import { cp, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Agent } from "undici";
+import type { ApplyRunResult } from "../../src/apply/run-apply.js";
+import { runApply } from "../../src/apply/run-apply.js";
+import type { GatesyncConfig } from "../../src/config/config.js";
+import { loadConfig } from "../../src/config/config.js";
+import { silentLogger } from "../../src/logger.js";
+import type { Plan } from "../../src/plan/plan.js";
+import { runPlan } from "../../src/plan/run-plan.js";
+import { FileStateBackend } from "../../src/record/file-backend.js";
+import type { Fixtures } from "../../src/sandbox/fixtures.js";
+import type { SandboxHandle, SandboxOptions } from "../../src/sandbox/sandbox.js";
+import { startSandbox } from "../../src/sandbox/sandbox.js";
+import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { exampleFixtures, testCredentials } from "./sandbox.js";
+import { projectRoot, tempRepo } from "./temp-repo.js";
+
+export interface Harness {
+  readonly dir: string;
+  readonly sandbox: SandboxHandle;
+  readonly env: Record<string, string>;
+  readonly state: FileStateBackend;
+  config(): Promise<GatesyncConfig>;
+  plan(): Promise<Plan>;
+  apply(extra?: Partial<Parameters<typeof runApply>[0]>): Promise<Extract<ApplyRunResult, { summary: unknown }>>;
+  stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** Files of the resource directory; default: a copy of examples/config. */
+  readonly files?: Record<string, string>;
+  readonly batch?: boolean;
+  readonly fixtures?: Partial<Fixtures>;
+  readonly sandbox?: Partial<SandboxOptions>;
+  /** Extra YAML appended to gatesync.yaml (retries, rate limits …). */
+  readonly configExtra?: string;
+  readonly rate?: string;
+}
+
+export const exampleSecrets = {
+  PETSTORE_MOBILE_CLIENT_SECRET: "petstore-mobile-secret-value-1",
+  CRM_HOOK_TOKEN: "crm-hook-token-value-2",
+  CHAT_WEBHOOK_TOKEN: "chat-webhook-token-value-3",
+};
+
+export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
+  const sandbox = await startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures(opts.fixtures), ...opts.sandbox });
+  const dir = await tempRepo(Object.fromEntries(Object.entries(opts.files ?? {}).map(([k, v]) => [`config/${k}`, v])));
+  if (opts.files === undefined) await cp(path.join(projectRoot, "examples/config"), path.join(dir, "config"), { recursive: true });
+  await cp(path.join(projectRoot, "examples/secrets"), path.join(dir, "secrets"), { recursive: true });
+  const rate = opts.rate ?? "{ concurrency: 8, requestsPerSecond: 1000 }";
+  await writeFile(
+    path.join(dir, "gatesync.yaml"),
+    `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+targets:
+  gateway:
+    url: ${sandbox.urls.gateway}
+    credentialEnv: GW_KEY
+    rateLimit: ${rate}
+${opts.batch === false ? "" : "    batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 }\n"}  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3], rateLimit: ${rate} }
+  dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN, rateLimit: ${rate} }
+  llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY, rateLimit: ${rate} }
+state: { backend: file, path: ./state/state.json }
+secrets: { fileRoot: ./secrets }
+retries: { max: 4, baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5000 }
+${opts.configExtra ?? ""}`,
+  );
+  const env: Record<string, string> = {
+    GW_KEY: testCredentials.gatewayKey,
+    PORTAL_KEY: testCredentials.portalKey,
+    DASH_TOKEN: testCredentials.dashboardToken,
+    LLM_KEY: testCredentials.llmKey,
+    BATCH_KEY: "sandbox-loopback-key",
+    ...exampleSecrets,
+  };
+  const state = new FileStateBackend(path.join(dir, "state/state.json"));
+  const validator = new RepositoryValidator();
+  const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
+  const config = (): Promise<GatesyncConfig> => loadConfig(path.join(dir, "gatesync.yaml"));
+  return {
+    dir,
+    sandbox,
+    env,
+    state,
+    config,
+    plan: async () => (await runPlan({ config: await config(), root: path.join(dir, "config"), validator, state, env })).plan,
+    apply: async (extra = {}) => {
+      const result = await runApply({ config: await config(), root: path.join(dir, "config"), validator, state, env, logger: silentLogger(), dispatcher, ...extra });
+      if (!("summary" in result)) throw new Error("apply declined");
+      return result;
+    },
+    stop: async () => {
+      await sandbox.stop();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { PostgresStateBackend } from "../../src/record/postgres-backend.js";
+
+/** The PostgreSQL of this machine (`.ci/run` checks it is up). */
+export const pgUrl = process.env.GATESYNC_TEST_PG_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
+
+const schemas: string[] = [];
+
+/** A fresh schema name, dropped by dropTestSchemas(). */
+export function testSchema(): string {
+  const s = `gs_test_${randomBytes(5).toString("hex")}`;
+  schemas.push(s);
+  return s;
+}
+
+export function postgresBackend(schema = testSchema()): PostgresStateBackend {
+  return new PostgresStateBackend({ url: pgUrl, schema });
+}
+
+export async function sql<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: pgUrl });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+export async function dropTestSchemas(): Promise<void> {
+  for (const s of schemas.splice(0)) await sql(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(s)} CASCADE`);
+}

@@ -1,0 +1,259 @@
+/** Every classification of the planner, its stability rules, ordering and call counts. */
+import { afterAll, describe, expect, it } from "vitest";
+import { PlanError } from "../../src/errors.js";
+import { planWaves } from "../../src/plan/graph.js";
+import { computePlan, hasChanges } from "../../src/plan/plan.js";
+import type { PlannedChange } from "../../src/plan/plan.js";
+import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan, stateOf } from "../helpers/plan.js";
+import { removeTempRepos } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+
+const change = (plan: { changes: readonly PlannedChange[] }, id: string): PlannedChange => {
+  const c = plan.changes.find((x) => x.id === id);
+  if (c === undefined) throw new Error(`no change for ${id}`);
+  return c;
+};
+
+/** Plans `before`, records it, then plans `after` against that state. */
+async function replan(before: Record<string, string>, after: Record<string, string>, opts: { env?: Record<string, string>; envAfter?: Record<string, string>; appTypeProviders?: number[] } = {}): Promise<ReturnType<typeof planFor>> {
+  const first = await desiredFrom(before, opts);
+  const state = recordPlan(planFor(first), first.desired, emptyState);
+  const second = await desiredFrom(after, { ...opts, ...(opts.envAfter === undefined ? {} : { env: opts.envAfter }) });
+  return planFor(second, state);
+}
+
+const orgKey = (spec: string, name = "acme"): string => doc("OrgKey", name, `keyId: org-${name}\n${spec}`);
+const product = (spec = ""): string => doc("ApiProduct", "shop", `Name: Shop\nProviderID: 1\n${spec}`);
+
+describe("create", () => {
+  it("creates kinds that the interfaces can create, naming the operation", async () => {
+    const set = await desiredFrom({
+      "k.yaml": orgKey("rate: 10"),
+      "p.yaml": product(),
+      "w.yaml": doc("PortalWebhook", "hook", "Name: n\nURL: https://h/x\nMethod: POST\nEvents: [UserRegistered]"),
+      "d.yaml": doc("DashboardWebhook", "dash", "method: GET\ntarget_path: https://h/y"),
+      "l.yaml": doc("LlmSettings", "llm", "attributes: { model_name: m }"),
+    });
+    const plan = planFor(set);
+    expect(plan.changes.map((c) => [c.id, c.action, c.operation?.method, c.operation?.path])).toEqual([
+      ["OrgKey/acme", "create", "POST", "/gw/org/keys/org-acme"],
+      ["ApiProduct/shop", "create", "POST", "/products"],
+      ["PortalWebhook/hook", "create", "POST", "/webhooks"],
+      ["DashboardWebhook/dash", "create", "POST", "/api/hooks"],
+      ["LlmSettings/llm", "create", "POST", "/llm-settings"],
+    ]);
+    expect(change(plan, "OrgKey/acme").fields).toEqual([{ path: "rate", op: "add", after: 10 }]);
+    expect(hasChanges(plan)).toBe(true);
+  });
+
+  it("plans a first apply of kinds that cannot be created as an update of the existing object", async () => {
+    const plan = planFor(await desiredFrom({ "a.yaml": petstore, "c.yaml": doc("OAuthClient", "app", "apiRef: petstore\nclientId: app-1\nredirect_uri: https://x") }));
+    const api = change(plan, "ApiDefinition/petstore");
+    expect(api).toMatchObject({ action: "update", operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1", query: "?listenPath=%2Fpetstore%2F", number: 1 } });
+    expect(api.notes.join(" ")).toMatch(/must already exist/);
+    expect(change(plan, "OAuthClient/app")).toMatchObject({ action: "update", operation: { path: "/gw/oauth/clients/petstore-v1/app-1" } });
+  });
+
+  it("adopts an existing portal webhook given its id: an update, not a create", async () => {
+    const plan = planFor(await desiredFrom({ "w.yaml": doc("PortalWebhook", "hook", "webhookId: wh-7\nName: n\nURL: https://h/x\nMethod: POST\nEvents: [UserRegistered]") }));
+    expect(change(plan, "PortalWebhook/hook")).toMatchObject({ action: "update", operation: { method: "PUT", path: "/webhooks/wh-7" } });
+  });
+});
+
+describe("update and no-op", () => {
+  it("is a no-op once recorded, and an update naming each changed field old → new", async () => {
+    const before = { "a.yaml": petstore, "k.yaml": orgKey("rate: 10\nper: 1\ntags: [a]") };
+    const same = await replan(before, before);
+    expect(same.changes.map((c) => c.action)).toEqual(["no-op", "no-op"]);
+    expect(hasChanges(same)).toBe(false);
+    const changed = await replan(before, { "a.yaml": petstore.replace("title: Petstore", "title: Pet Store"), "k.yaml": orgKey("rate: 20\nper: 1\ntags: [a, b]") });
+    expect(change(changed, "ApiDefinition/petstore")).toMatchObject({ action: "update", fields: [{ path: "definition.info.title", op: "change", before: "Petstore", after: "Pet Store" }] });
+    expect(change(changed, "OrgKey/acme").fields).toEqual([
+      { path: "rate", op: "change", before: 10, after: 20 },
+      { path: "tags", op: "change", before: ["a"], after: ["a", "b"] },
+    ]);
+  });
+
+  it("shows removed fields, and sends OAuth clients whole (a removed field is cleared)", async () => {
+    const client = (extra: string): string => doc("OAuthClient", "app", `apiId: api\nclientId: c\n${extra}`);
+    const plan = await replan({ "c.yaml": client("redirect_uri: https://x\ndescription: d") }, { "c.yaml": client("redirect_uri: https://x") });
+    expect(change(plan, "OAuthClient/app").fields).toEqual([{ path: "description", op: "change", before: "d", after: "" }]);
+  });
+
+  it("retries a resource whose last attempt failed", async () => {
+    const set = await desiredFrom({ "k.yaml": orgKey("rate: 1") });
+    const recorded = recordPlan(planFor(set), set.desired, emptyState);
+    const failed = stateOf([{ ...recorded.resources.get("OrgKey/acme")!, status: "failed", error: "503 from the gateway" }]);
+    const plan = planFor(set, failed);
+    expect(change(plan, "OrgKey/acme")).toMatchObject({ action: "update" });
+    expect(change(plan, "OrgKey/acme").notes.join()).toMatch(/last attempt failed: 503/);
+  });
+});
+
+describe("stability: nothing but a real change makes a diff", () => {
+  it.each([
+    ["key order and YAML style", orgKey("rate: 10\nper: 1\nmeta_data: { a: 1, b: 2 }"), orgKey("meta_data:\n  b: 2\n  a: 1\nper: 1\nrate: 10")],
+    ["equal numbers written differently", orgKey("rate: 10\nper: 1.0"), orgKey("rate: 1.0e1\nper: 1")],
+    ["a default left out or written", product(), product("IsDocumentationOnly: false")],
+    ["CSV spacing", doc("ClientType", "ct", "providerId: 1\nclientTypeId: 2\nName: n\nResponseTypes: code,token\nGrantType: pkce"), doc("ClientType", "ct", "providerId: 1\nclientTypeId: 2\nName: n\nResponseTypes: ' code , token '\nGrantType: pkce\nDescription: ''")],
+    ["the order of a webhook's events", doc("PortalWebhook", "h", "Name: n\nURL: https://h\nMethod: POST\nEvents: [UserRegistered, PasswordReset]"), doc("PortalWebhook", "h", "Name: n\nURL: https://h\nMethod: POST\nTimeout: 0\nEvents: [PasswordReset, UserRegistered]")],
+    ["an OAuth client's empty fields left out", doc("OAuthClient", "c", "apiId: a\nclientId: c"), doc("OAuthClient", "c", "apiId: a\nclientId: c\ndescription: ''\nmeta_data: null\npolicy_id: ''")],
+    ["JSON instead of YAML", orgKey("rate: 10"), ""],
+  ])("%s", async (_label, a, b) => {
+    const after = b === "" ? { "k.json": JSON.stringify({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", metadata: { name: "acme" }, spec: { keyId: "org-acme", rate: 10 } }) } : { "r.yaml": b };
+    const plan = await replan({ "r.yaml": a }, after);
+    expect(plan.changes.map((c) => [c.id, c.action, c.fields])).toEqual([[plan.changes[0]!.id, "no-op", []]]);
+  });
+
+  it("never diffs the fields an app-type provider derives", async () => {
+    const ct = (auth: string, grant: string): string => doc("ClientType", "m2m", `providerId: 3\nclientTypeId: 31\nName: M2M\nIdpAppType: service\nResponseTypes: token\nGrantType: ${grant}\nTokenEndpointAuthMethod: ${auth}`);
+    const plan = await replan({ "c.yaml": ct("client_secret_post", "client_credentials") }, { "c.yaml": ct("client_secret_basic", "pkce") }, { appTypeProviders: [3] });
+    expect(change(plan, "ClientType/m2m").action).toBe("no-op");
+    // for a regular provider the same edit is a change
+    const regular = await replan({ "c.yaml": ct("client_secret_post", "pkce") }, { "c.yaml": ct("client_secret_basic", "pkce") });
+    expect(change(regular, "ClientType/m2m").fields).toEqual([{ path: "TokenEndpointAuthMethod", op: "change", before: "client_secret_post", after: "client_secret_basic" }]);
+  });
+});
+
+describe("blocked", () => {
+  it.each([
+    ["ApiProduct", product("Description: a"), product("Description: b"), /no update for API products/],
+    ["LlmSettings", doc("LlmSettings", "l", "attributes: { temperature: 0.1 }"), doc("LlmSettings", "l", "attributes: { temperature: 0.2 }"), /LLM-settings interface offers no update/],
+    ["DashboardWebhook", doc("DashboardWebhook", "d", "method: GET\ntarget_path: https://a"), doc("DashboardWebhook", "d", "method: POST\ntarget_path: https://a"), /dashboard interface offers no update/],
+  ])("blocks a change to a created %s, saying why and what to do", async (_k, a, b, reason) => {
+    const plan = await replan({ "r.yaml": a }, { "r.yaml": b });
+    const c = plan.changes[0]!;
+    expect(c.action).toBe("blocked");
+    expect(c.reason).toMatch(reason);
+    expect(c.hint).toMatch(/by hand|new metadata.name|new name/);
+    expect(c.fields.length).toBe(1);
+    expect(c.operation).toBeUndefined();
+    expect(hasChanges(plan)).toBe(false);
+  });
+
+  it("blocks a secret-only change of an OAuth client, and notes it when other fields change too", async () => {
+    const client = (extra: string): string => doc("OAuthClient", "app", `apiId: a\nclientId: c\nsecret: \${env:S}\n${extra}`);
+    const only = await replan({ "c.yaml": client("") }, { "c.yaml": client("") }, { env: { S: "old-secret-value" }, envAfter: { S: "new-secret-value" } });
+    expect(change(only, "OAuthClient/app")).toMatchObject({ action: "blocked", fields: [{ path: "secret", op: "change" }] });
+    expect(change(only, "OAuthClient/app").reason).toMatch(/ignores `secret`/);
+    expect(change(only, "OAuthClient/app").hint).toMatch(/state resolve OAuthClient\/app --accept/);
+    const both = await replan({ "c.yaml": client("") }, { "c.yaml": client("description: new") }, { env: { S: "old-secret-value" }, envAfter: { S: "new-secret-value" } });
+    expect(change(both, "OAuthClient/app")).toMatchObject({ action: "update" });
+    expect(change(both, "OAuthClient/app").notes.join()).toMatch(/secret will not change/);
+  });
+
+  it("blocks a create whose outcome is in doubt, and explains how to resolve it", async () => {
+    const set = await desiredFrom({ "p.yaml": product() });
+    const state = stateOf([{ id: "ApiProduct/shop", kind: "ApiProduct", name: "shop", address: {}, status: "in-doubt", error: "timeout after sending", createdAt: "t", updatedAt: "t" }]);
+    const c = change(planFor(set, state), "ApiProduct/shop");
+    expect(c).toMatchObject({ action: "blocked" });
+    expect(c.reason).toMatch(/outcome is unknown.*timeout after sending.*duplicate/);
+    expect(c.hint).toMatch(/state resolve ApiProduct\/shop --id .*--forget/);
+  });
+});
+
+describe("secrets and quota resets", () => {
+  it("shows a rotated secret as a change of a sensitive value, never the value", async () => {
+    const key = orgKey("hmac_string: ${env:HMAC}");
+    const plan = await replan({ "k.yaml": key }, { "k.yaml": key }, { env: { HMAC: "first-value-123" }, envAfter: { HMAC: "second-value-456" } });
+    const c = change(plan, "OrgKey/acme");
+    expect(c.action).toBe("update");
+    expect(c.fields).toHaveLength(1);
+    expect(c.fields[0]).toMatchObject({ path: "hmac_string", op: "change", before: { $sensitive: expect.any(String) as string }, after: { $sensitive: expect.any(String) as string } });
+    expect(JSON.stringify(plan)).not.toMatch(/first-value|second-value/);
+  });
+
+  it("plans a quota reset exactly when the trigger changes", async () => {
+    const key = (trigger: string): string => orgKey(`rate: 1${trigger === "" ? "" : `\nquotaResetTrigger: "${trigger}"`}`);
+    const first = planFor(await desiredFrom({ "k.yaml": key("2026-10") }));
+    expect(change(first, "OrgKey/acme")).toMatchObject({ action: "create", quotaReset: true, operation: { query: "?reset_quota=1" } });
+    expect(change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("2026-10") }), "OrgKey/acme")).toMatchObject({ action: "no-op" });
+    const next = change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("2026-11") }), "OrgKey/acme");
+    expect(next).toMatchObject({ action: "update", quotaReset: true, fields: [], operation: { query: "?reset_quota=1" } });
+    expect(change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("") }), "OrgKey/acme")).toMatchObject({ action: "no-op" });
+  });
+});
+
+describe("orphans", () => {
+  const recorded = async (files: Record<string, string>): Promise<ReturnType<typeof recordPlan>> => {
+    const set = await desiredFrom(files);
+    return recordPlan(planFor(set), set.desired, emptyState);
+  };
+
+  it("reports resources that left the repository and never forgets them", async () => {
+    const state = await recorded({ "a.yaml": petstore, "k.yaml": orgKey("rate: 1"), "p.yaml": product() });
+    const plan = planFor(await desiredFrom({ "k.yaml": orgKey("rate: 1") }), state);
+    expect(plan.changes.filter((c) => c.action === "orphan").map((c) => [c.id, c.operation])).toEqual([
+      ["ApiDefinition/petstore", undefined],
+      ["ApiProduct/shop", undefined],
+    ]);
+    expect(change(plan, "ApiProduct/shop").reason).toMatch(/stays on the server.*--forget/);
+    expect(hasChanges(plan)).toBe(false);
+  });
+
+  it("deactivates API definitions and org keys under `orphans: deactivate`, once", async () => {
+    const state = await recorded({ "a.yaml": petstore, "k.yaml": orgKey("rate: 1"), "p.yaml": product() });
+    const set = await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") });
+    const plan = planFor(set, state, { orphans: "deactivate" });
+    expect(change(plan, "ApiDefinition/petstore")).toMatchObject({ action: "orphan", deactivate: true, operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" } });
+    expect(change(plan, "OrgKey/acme")).toMatchObject({ action: "orphan", deactivate: true, fields: [{ path: "is_inactive", before: false, after: true }] });
+    expect(change(plan, "ApiProduct/shop").operation).toBeUndefined();
+    const after = recordPlan(plan, set.desired, state);
+    const again = planFor(set, after, { orphans: "deactivate" });
+    expect(change(again, "OrgKey/acme")).toMatchObject({ action: "orphan" });
+    expect(change(again, "OrgKey/acme").operation).toBeUndefined();
+    expect(change(again, "OrgKey/acme").reason).toMatch(/deactivated on/);
+  });
+
+  it("does not deactivate when it would have to send values the state does not keep", async () => {
+    const state = await recorded({ "k.yaml": orgKey("hmac_string: s3cret-value"), "a.yaml": petstore.replace(/ {2}x-gw-api-gateway:\n.*\n/, "") });
+    const plan = planFor(await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") }), state, { orphans: "deactivate" });
+    expect(change(plan, "OrgKey/acme").operation).toBeUndefined();
+    expect(change(plan, "OrgKey/acme").reason).toMatch(/sensitive values/);
+    expect(change(plan, "ApiDefinition/petstore").operation).toBeUndefined();
+    expect(change(plan, "ApiDefinition/petstore").reason).toMatch(/no gateway extension/);
+  });
+});
+
+describe("order, dependencies and calls", () => {
+  it("puts resources after the APIs they reference, in waves", async () => {
+    const plan = planFor(await desiredFrom({ "a.yaml": petstore, "k.yaml": orgKey("access_rights:\n  p: { apiRef: petstore }"), "p.yaml": product("APIDetails: [{ apiRef: petstore }]"), "l.yaml": doc("LlmSettings", "l", "attributes: {}") }));
+    expect(plan.changes.map((c) => [c.wave, c.id])).toEqual([
+      [1, "ApiDefinition/petstore"],
+      [1, "LlmSettings/l"],
+      [2, "OrgKey/acme"],
+      [2, "ApiProduct/shop"],
+    ]);
+    expect(change(plan, "OrgKey/acme").fields[0]).toMatchObject({ path: "access_rights", after: { p: { api_id: "petstore-v1" } } });
+  });
+
+  it("names cycles", () => {
+    expect(planWaves([{ id: "a", dependsOn: ["b"] }, { id: "b", dependsOn: ["c"] }, { id: "c", dependsOn: ["a"] }, { id: "d", dependsOn: [] }])).toEqual({ ok: false, cycle: ["a", "b", "c", "a"] });
+    expect(planWaves([{ id: "a", dependsOn: ["a"] }])).toEqual({ ok: false, cycle: ["a", "a"] });
+    const desired = [
+      { id: "X/a", kind: "OrgKey" as const, name: "a", hash: "ha", request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} }, dependsOn: ["X/b"], source: { file: "f", line: 1 } },
+      { id: "X/b", kind: "OrgKey" as const, name: "b", hash: "hb", request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} }, dependsOn: ["X/a"], source: { file: "f", line: 1 } },
+    ];
+    expect(() => computePlan(desired, emptyState, { orphans: "report", now: "t" })).toThrow(PlanError);
+    expect(() => computePlan(desired, emptyState, { orphans: "report", now: "t" })).toThrow(/X\/a → X\/b → X\/a/);
+  });
+
+  it("counts the HTTP calls, grouping gateway changes of a wave into batches", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 120; i++) files[`k${i}.yaml`] = orgKey("rate: 1", `k${i}`);
+    files["p.yaml"] = product();
+    const set = await desiredFrom(files);
+    expect(planFor(set).summary.calls).toEqual({ gateway: 120, portal: 1, dashboard: 0, llm: 0, batchCalls: 0, batched: 0, total: 121 });
+    const batched = planFor(set, emptyState, { batch: { maxSize: 50 } });
+    expect(batched.summary.calls).toEqual({ gateway: 0, portal: 1, dashboard: 0, llm: 0, batchCalls: 3, batched: 120, total: 4 });
+    expect(batched.changes.filter((c) => c.operation?.batchable === true)).toHaveLength(120);
+    expect(change(batched, "ApiProduct/shop").operation?.batchable).toBe(false);
+  });
+
+  it("records the state it was computed from", async () => {
+    const plan = planFor(await desiredFrom({ "k.yaml": orgKey("rate: 1") }), stateOf([], 7));
+    expect(plan.state).toEqual({ lineage: "lineage-1", serial: 7 });
+    expect(plan.digest).toMatch(/^[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,46 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { contentHash, isSensitiveMarker, redact } from "../../src/plan/sensitive.js";
+
+describe("content hash", () => {
+  it("is equal for equal values whatever their key order, and differs otherwise", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        const reordered = JSON.parse(JSON.stringify(a, (_k, v: unknown) => (v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v))) as unknown;
+        expect(contentHash(reordered)).toBe(contentHash(a));
+        if (JSON.stringify(a) !== JSON.stringify(b) && contentHash(a) === contentHash(b)) {
+          // only values that differ in key order may share a hash
+          expect(contentHash(JSON.parse(JSON.stringify(a)))).toBe(contentHash(JSON.parse(JSON.stringify(b))));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("gives a large value the same hash whether it was seen before or not", () => {
+    const big = { paths: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`/p${i}`, { get: { summary: `operation ${i}` } }])) };
+    const first = contentHash({ definition: big, query: {} });
+    expect(contentHash({ query: {}, definition: big })).toBe(first);
+    expect(contentHash({ query: {}, definition: structuredClone(big) })).toBe(first);
+    const changed = structuredClone(big);
+    changed.paths["/p7"]!.get.summary = "changed";
+    expect(contentHash({ query: {}, definition: changed })).not.toBe(first);
+  });
+});
+
+describe("redaction", () => {
+  it("marks secret fields and strings holding secrets, copying only what it changes", () => {
+    const shared = { untouched: { deep: [1, 2, 3] } };
+    const value = { secret: "s3cret", header_map: { Authorization: "Bearer tok", X: "plain" }, url: "https://h/?t=tok", shared };
+    const out = redact(value, "k", ["secret", "header_map.*"], new Set(["tok"])) as typeof value;
+    expect(isSensitiveMarker(out.secret)).toBe(true);
+    expect(isSensitiveMarker(out.header_map.Authorization)).toBe(true);
+    expect(isSensitiveMarker(out.header_map.X)).toBe(true);
+    expect(isSensitiveMarker(out.url)).toBe(true);
+    expect(out.shared).toBe(shared);
+    expect(value.secret).toBe("s3cret");
+    const clean = { a: { b: [1, { c: "x" }] } };
+    expect(redact(clean, "k", [], new Set())).toBe(clean);
+    expect(redact(clean, "k", ["missing.field"], new Set(["zzz"]))).toBe(clean);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * The state backend contract, run against both backends: the file backend and PostgreSQL
+ * (the server on 127.0.0.1:5432; each test in a schema of its own).
+ */
+import path from "node:path";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { StateError } from "../../src/errors.js";
+import { FileStateBackend } from "../../src/record/file-backend.js";
+import type { ResourceRecord, StateBackend } from "../../src/record/state.js";
+import { dropTestSchemas, pgUrl, postgresBackend, sql, testSchema } from "../helpers/postgres.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(async () => {
+  await dropTestSchemas();
+  await removeTempRepos();
+});
+
+const record = (name: string, extra: Partial<ResourceRecord> = {}): ResourceRecord => ({
+  id: `OrgKey/${name}`,
+  kind: "OrgKey",
+  name,
+  address: { keyID: name },
+  applied: { rate: 1, nested: { list: [1, "two", null] } },
+  status: "applied",
+  createdAt: "2026-11-21T00:00:00.000Z",
+  updatedAt: "2026-11-21T00:00:00.000Z",
+  ...extra,
+});
+
+/** Two handles on one state, as two processes would have. */
+interface Pair {
+  readonly a: StateBackend;
+  readonly b: StateBackend;
+}
+
+const backends: Array<[string, () => Promise<Pair>]> = [
+  [
+    "file",
+    async () => {
+      const file = path.join(await tempRepo(), "state.json");
+      return { a: new FileStateBackend(file), b: new FileStateBackend(file) };
+    },
+  ],
+  [
+    "postgres",
+    () => {
+      const schema = testSchema();
+      return Promise.resolve({ a: postgresBackend(schema), b: postgresBackend(schema) });
+    },
+  ],
+];
+
+describe.each(backends)("%s state backend", (_name, open) => {
+  it("starts empty, writes records durably per resource, with a growing serial, read by another handle", async () => {
+    const { a, b } = await open();
+    try {
+      expect(await a.read()).toMatchObject({ lineage: "", serial: 0, hashKey: undefined });
+      const lock = await a.lock("contract test");
+      await a.initialise("the-key");
+      await a.write(record("x"));
+      await a.write(record("y", { status: "in-doubt", error: "timeout" }));
+      await a.write(record("x", { applied: { rate: 2 } }));
+      const seen = await b.read();
+      expect(seen.serial).toBe(4);
+      expect(seen.lineage).toMatch(/^[0-9a-f-]{36}$/);
+      expect(seen.hashKey).toBe("the-key");
+      expect([...seen.resources.keys()].sort()).toEqual(["OrgKey/x", "OrgKey/y"]);
+      expect(seen.resources.get("OrgKey/x")?.applied).toEqual({ rate: 2 });
+      expect(seen.resources.get("OrgKey/y")).toEqual(record("y", { status: "in-doubt", error: "timeout" }));
+      await a.remove("OrgKey/y");
+      await lock.release();
+      const after = await b.read();
+      expect([...after.resources.keys()]).toEqual(["OrgKey/x"]);
+      expect(after.serial).toBe(5);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("lets one writer hold the lock, names it to the other, and frees it on release", async () => {
+    const { a, b } = await open();
+    try {
+      const lock = await a.lock("writer A");
+      const err = await b.lock("writer B").catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StateError);
+      expect(err).toMatchObject({ code: "STATE_LOCKED" });
+      expect((err as Error).message).toContain("writer A");
+      await expect(b.write(record("z"))).rejects.toThrow(/without holding its lock/);
+      await lock.release();
+      const second = await b.lock("writer B");
+      await b.write(record("z"));
+      await second.release();
+      expect((await a.read()).resources.has("OrgKey/z")).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("keeps every one of many concurrent writes", async () => {
+    const { a, b } = await open();
+    try {
+      const lock = await a.lock("t");
+      await Promise.all(Array.from({ length: 30 }, (_, i) => a.write(record(`k${i}`))));
+      await lock.release();
+      const seen = await b.read();
+      expect(seen.resources.size).toBe(30);
+      expect(seen.serial).toBe(30);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("replaces everything with a snapshot, lineage and serial included", async () => {
+    const { a, b } = await open();
+    try {
+      const lock = await a.lock("t");
+      await a.write(record("old"));
+      await a.replaceAll({ lineage: "lineage-from-elsewhere", serial: 42, hashKey: "k2", resources: new Map([["OrgKey/new", record("new")]]) });
+      await lock.release();
+      const seen = await b.read();
+      expect(seen).toMatchObject({ lineage: "lineage-from-elsewhere", serial: 42, hashKey: "k2" });
+      expect([...seen.resources.keys()]).toEqual(["OrgKey/new"]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe("postgres state backend", () => {
+  it("creates its tables once, even when several processes start at the same moment", async () => {
+    const schema = testSchema();
+    const handles = Array.from({ length: 5 }, () => postgresBackend(schema));
+    try {
+      await Promise.all(handles.map((h) => h.read()));
+      const versions = await sql<{ version: number }>(`SELECT version FROM ${pg.escapeIdentifier(schema)}.schema_migrations`);
+      expect(versions.map((v) => v.version)).toEqual([1]);
+    } finally {
+      for (const h of handles) await h.close();
+    }
+  });
+
+  it("lets a reader without write rights plan: no DDL once migrated, no lock", async () => {
+    const schema = testSchema();
+    const owner = postgresBackend(schema);
+    const lock = await owner.lock("writer");
+    await owner.write(record("r"));
+    const role = `gs_reader_${schema.slice(-6)}`;
+    await sql(`CREATE ROLE ${role} LOGIN`);
+    try {
+      await sql(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      const reader = new (await import("../../src/record/postgres-backend.js")).PostgresStateBackend({ url: pgUrl.replace("postgres@", `${role}@`), schema });
+      const seen = await reader.read(); // while the writer holds the lock
+      expect(seen.resources.has("OrgKey/r")).toBe(true);
+      await reader.close();
+    } finally {
+      await lock.release();
+      await owner.close();
+      await sql(`REVOKE ALL ON ALL TABLES IN SCHEMA ${schema} FROM ${role}; REVOKE USAGE ON SCHEMA ${schema} FROM ${role}; DROP ROLE ${role}`);
+    }
+  });
+
+  it("loses the lock with its connection, and never writes after that", async () => {
+    const schema = testSchema();
+    const a = postgresBackend(schema);
+    const b = postgresBackend(schema);
+    try {
+      await a.lock("doomed writer");
+      await a.write(record("before"));
+      await sql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 1 AND classid = hashtext($1)::oid`, [schema]);
+      await expect(a.write(record("after"))).rejects.toMatchObject({ code: "STATE_IO" });
+      const lock = await b.lock("successor");
+      await lock.release();
+      expect([...(await b.read()).resources.keys()]).toEqual(["OrgKey/before"]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("refuses a corrupt row with a clear error", async () => {
+    const schema = testSchema();
+    const a = postgresBackend(schema);
+    try {
+      await a.read();
+      await sql(`INSERT INTO ${schema}.resources (id, kind, record, serial) VALUES ('OrgKey/bad', 'OrgKey', '{"id":"OrgKey/bad"}', 1)`);
+      await expect(a.read()).rejects.toMatchObject({ code: "STATE_CORRUPT", message: expect.stringMatching(/row OrgKey\/bad/) as string });
+    } finally {
+      await a.close();
+    }
+  });
+
+  it("says clearly when the database cannot be reached", async () => {
+    const a = new (await import("../../src/record/postgres-backend.js")).PostgresStateBackend({ url: "postgresql://postgres@127.0.0.1:9/none", schema: "gs_unreachable" });
+    await expect(a.read()).rejects.toMatchObject({ code: "STATE_IO", message: expect.stringMatching(/cannot prepare the state tables.*ECONNREFUSED/) as string });
+    await a.close();
+  });
+});

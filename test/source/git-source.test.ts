@@ -1,0 +1,71 @@
+import { execFileSync } from "node:child_process";
+import { readFile, writeFile, mkdir } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GitSource } from "../../src/source/git-source.js";
+import { redactUrl } from "../../src/source/source.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+let dir: string;
+let work: string;
+const git = (...args: string[]): string => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: work, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+const commits: Record<string, string> = {};
+
+beforeAll(async () => {
+  dir = await tempRepo();
+  execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
+  work = path.join(dir, "work");
+  execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
+  git("checkout", "-q", "-b", "main");
+  await mkdir(path.join(work, "config"));
+  for (const v of ["one", "two", "three"]) {
+    await writeFile(path.join(work, "config/v.txt"), v);
+    git("add", "-A");
+    git("commit", "-q", "-m", v);
+    commits[v] = git("rev-parse", "HEAD");
+    if (v === "two") git("tag", "-a", "v2", "-m", "release two");
+  }
+  git("push", "-q", "--tags", "origin", "main");
+});
+
+const source = (extra: Partial<ConstructorParameters<typeof GitSource>[0]>): GitSource =>
+  new GitSource({ url: path.join(dir, "origin.git"), subdirectory: "config", cacheDir: path.join(dir, "cache"), ...extra });
+
+describe("git source", () => {
+  it("follows a branch, an annotated tag, or a pinned commit, into a sub-directory", async () => {
+    const branch = await source({ branch: "main" }).fetch();
+    expect(branch.commit).toBe(commits.three);
+    expect(await readFile(path.join(branch.root, "v.txt"), "utf8")).toBe("three");
+    const tag = await source({ tag: "v2" }).fetch();
+    expect(tag.commit).toBe(commits.two);
+    expect(await readFile(path.join(tag.root, "v.txt"), "utf8")).toBe("two");
+    const pinned = await source({ commit: commits.one! }).fetch();
+    expect(await readFile(path.join(pinned.root, "v.txt"), "utf8")).toBe("one");
+  });
+
+  it("returns the same snapshot while the branch has not moved, and the new one once it has", async () => {
+    const s = source({ branch: "main" });
+    const first = await s.fetch();
+    expect(await s.fetch()).toBe(first);
+    await writeFile(path.join(work, "config/v.txt"), "four");
+    git("commit", "-q", "-am", "four");
+    git("push", "-q", "origin", "main");
+    const moved = await s.fetch();
+    expect(moved.commit).toBe(git("rev-parse", "HEAD"));
+    expect(await readFile(path.join(moved.root, "v.txt"), "utf8")).toBe("four");
+  });
+
+  it("says clearly when the sub-directory or the ref does not exist", async () => {
+    await expect(source({ branch: "main", subdirectory: "nope" }).fetch()).rejects.toThrow(/sub-directory nope does not exist/);
+    await expect(source({ branch: "no-such-branch" }).fetch()).rejects.toThrow(/cannot fetch git .* @ no-such-branch/);
+  });
+
+  it("never shows a token or URL credentials", async () => {
+    const s = new GitSource({ url: "https://user:pa55word@127.0.0.1:9/repo.git", branch: "main", cacheDir: path.join(dir, "cache2"), token: "tok-123456", timeoutMs: 5000 });
+    expect(s.description).not.toMatch(/pa55word|tok-123456/);
+    const err = (await s.fetch().then(() => undefined, (e: unknown) => e)) as Error;
+    expect(err.message).not.toMatch(/pa55word|tok-123456/);
+    expect(redactUrl("https://u:p@host/x.git")).toBe("https://host/x.git (credentials removed)");
+  });
+});

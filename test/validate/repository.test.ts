@@ -1,0 +1,292 @@
+import { cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/config.js";
+import type { Diagnostic } from "../../src/errors.js";
+import { validateDirectory } from "../../src/cli/validate-command.js";
+import { EnvFileSecretSource } from "../../src/load/secret-refs.js";
+import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { positionOf, projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+const validator = new RepositoryValidator();
+
+function indexByFile(diagnostics: readonly Diagnostic[]): Record<string, Diagnostic> {
+  return Object.fromEntries(diagnostics.map((d) => [d.file ?? "", d]));
+}
+afterAll(removeTempRepos);
+
+const orgKey = (name: string, keyId = name): string => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${keyId}\n`;
+const api = (name: string, extra = ""): string =>
+  `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\nspec:\n  apiId: ${name}-id\n${extra}`;
+
+describe("the example repository", () => {
+  it("is valid with its config and has every kind", async () => {
+    const config = await loadConfig(path.join(projectRoot, "examples/gatesync.yaml"));
+    const result = await validateDirectory(path.join(projectRoot, "examples/config"), config, {});
+    expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    expect(result.valid).toBe(true);
+    const kinds = new Set(result.resources.map((r) => r.kind));
+    expect([...kinds].sort()).toEqual(["ApiDefinition", "ApiProduct", "ClientType", "DashboardWebhook", "LlmSettings", "OAuthClient", "OrgKey", "PortalWebhook"]);
+    // secrets by reference: unset env vars are warnings in validate, never errors
+    expect(result.diagnostics.every((d) => d.code === "SECRET_UNRESOLVED" && d.severity === "warning")).toBe(true);
+    // the definitionFile was read into the resource
+    const petstore = result.resources.find((r) => r.name === "petstore")!;
+    expect((petstore.spec.definition as { info: { title: string } }).info.title).toBe("Swagger Petstore");
+    expect(petstore.definitionSource?.file).toBe("openapi/petstore.yaml");
+  });
+
+  it("reports every error planted in a broken copy, each at its line", async () => {
+    const dir = await tempRepo();
+    await cp(path.join(projectRoot, "examples/config"), dir, { recursive: true });
+    const edit = async (file: string, from: string, to: string, token = to.trim()): Promise<{ line: number; column: number }> => {
+      const full = path.join(dir, file);
+      const text = await readFile(full, "utf8");
+      expect(text).toContain(from);
+      const next = text.replace(from, to);
+      await writeFile(full, next);
+      return positionOf(next, token);
+    };
+    const planted = [
+      { code: "SCHEMA_VIOLATION", file: "portal/webhooks.yaml", ...(await edit("portal/webhooks.yaml", "Timeout: 10", "Timeout: -3")) },
+      { code: "UNRESOLVED_REFERENCE", file: "gateway/oauth-clients.yaml", ...(await edit("gateway/oauth-clients.yaml", "apiRef: petstore\n", "apiRef: petstor\n")) },
+      { code: "SCHEMA_VIOLATION", file: "portal/client-types.yaml", ...(await edit("portal/client-types.yaml", "GrantType: client_credentials", "GrantType: client_credentials,magic")) },
+      { code: "SCHEMA_VIOLATION", file: "portal/products.yaml", ...(await edit("portal/products.yaml", "IsDocumentationOnly: false", "IsDocumentationOnly: true")) },
+      { code: "SCHEMA_VIOLATION", file: "dashboard/webhooks.yaml", ...(await edit("dashboard/webhooks.yaml", "method: PUT", "method: FETCH")) },
+      { code: "SCHEMA_VIOLATION", file: "llm/settings.yaml", ...(await edit("llm/settings.yaml", "temperature: 0.0", "temperature: cold")) },
+      { code: "RULE_VIOLATION", file: "apis/orders.yaml", ...(await edit("apis/orders.yaml", "id: orders-api", "id: orders-apx")) },
+      { code: "YAML_DUPLICATE_KEY", file: "gateway/org-keys.yaml", ...(await edit("gateway/org-keys.yaml", "  alias: Globex\n", "  alias: Globex\n  alias: Globex Inc\n", "alias: Globex Inc")) },
+    ];
+    // the planted positions point at the edited token; fix up ones that point at keys or values
+    const result = await validator.validate({ root: dir });
+    const errors = result.diagnostics.filter((d) => d.severity === "error");
+    for (const p of planted) {
+      const hit = errors.find((d) => d.file === p.file && d.code === p.code && d.line === p.line);
+      expect(hit, `${p.code} at ${p.file}:${p.line} in ${JSON.stringify(errors, null, 1)}`).toBeDefined();
+    }
+    expect(errors.map((d) => `${d.code} ${d.file}:${d.line}`).sort()).toEqual(planted.map((p) => `${p.code} ${p.file}:${p.line}`).sort());
+    // resources not touched by an error are still returned
+    expect(result.resources.map((r) => r.name)).toContain("uspto");
+  });
+});
+
+describe("files", () => {
+  it("reads several documents per file, JSON files, and skips hidden files and directories", async () => {
+    const dir = await tempRepo({
+      "keys.yaml": `${orgKey("a")}---\n${orgKey("b")}---\n`,
+      "more/c.json": JSON.stringify({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", metadata: { name: "c" }, spec: { keyId: "c" } }),
+      ".hidden.yaml": "not: [valid",
+      ".git/config.yaml": "not: [valid",
+      "notes.txt": "ignored",
+    });
+    const result = await validator.validate({ root: dir });
+    expect(result.diagnostics).toEqual([]);
+    expect(result.resources.map((r) => r.name)).toEqual(["a", "b", "c"]);
+    expect(result.resources[1]!.source).toEqual({ file: "keys.yaml", index: 1, line: 8 });
+  });
+
+  it("handles a byte-order mark and CRLF line ends with correct positions", async () => {
+    const text = `\ufeff${orgKey("a")}  rate: fast\n`.replace(/\n/g, "\r\n");
+    const dir = await tempRepo({ "k.yaml": text });
+    const result = await validator.validate({ root: dir });
+    expect(result.diagnostics).toHaveLength(1);
+    expect(result.diagnostics[0]).toMatchObject({ code: "SCHEMA_VIOLATION", line: 7, column: 9, path: "spec.rate" });
+  });
+
+  it("refuses binary files, invalid UTF-8 and oversized files, and keeps going", async () => {
+    const dir = await tempRepo({
+      "bin.yaml": new Uint8Array([0x61, 0x3a, 0x00, 0x01]),
+      "latin1.yaml": Buffer.concat([Buffer.from("a: 1\nb: caf"), Buffer.from([0xe9]), Buffer.from("\n")]),
+      "big.yaml": `x: "${"a".repeat(4096)}"\n`,
+      "ok.yaml": orgKey("ok"),
+    });
+    const result = await validator.validate({ root: dir, limits: { maxFileBytes: 2048 } });
+    const byFile = indexByFile(result.diagnostics);
+    expect(byFile["bin.yaml"]).toMatchObject({ code: "FILE_NOT_TEXT" });
+    expect(byFile["latin1.yaml"]).toMatchObject({ code: "FILE_NOT_TEXT", line: 2 });
+    expect(byFile["big.yaml"]).toMatchObject({ code: "FILE_TOO_LARGE" });
+    expect(result.resources.map((r) => r.name)).toEqual(["ok"]);
+  });
+
+  it("reports syntax errors with their position", async () => {
+    const dir = await tempRepo({ "bad.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: x\n" });
+    const result = await validator.validate({ root: dir });
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "YAML_SYNTAX", file: "bad.yaml", line: 4, message: expect.stringContaining("end with a }") as string })]);
+  });
+
+  it("refuses alias bombs and absurd nesting without hanging or crashing", async () => {
+    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]", "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]", "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]", "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]", "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]"].join("\n");
+    const deep = `${"[".repeat(10_000)}${"]".repeat(10_000)}\n`;
+    const deepMap = `${Array.from({ length: 300 }, (_, i) => `${"  ".repeat(i)}k${i}:`).join("\n")} 1\n`;
+    const dir = await tempRepo({ "bomb.yaml": bomb, "deep.yaml": deep, "deep-map.yaml": deepMap, "ok.yaml": orgKey("ok") });
+    const result = await validator.validate({ root: dir });
+    const codes = Object.fromEntries(result.diagnostics.map((d) => [d.file ?? "", d.code]));
+    expect(codes["bomb.yaml"]).toBe("YAML_ALIAS_LIMIT");
+    expect(codes["deep.yaml"]).toBe("YAML_TOO_DEEP");
+    expect(codes["deep-map.yaml"]).toBe("YAML_TOO_DEEP");
+    expect(result.resources.map((r) => r.name)).toEqual(["ok"]);
+  });
+
+  it("says what a non-resource document is, and only warns about unused OpenAPI documents", async () => {
+    const dir = await tempRepo({
+      "list.yaml": "- a\n- b\n",
+      "random.yaml": "hello: world\n",
+      "spare-openapi.yaml": "openapi: 3.1.0\ninfo: { title: t, version: '1' }\npaths: {}\n",
+    });
+    const result = await validator.validate({ root: dir });
+    const byFile = indexByFile(result.diagnostics);
+    expect(byFile["list.yaml"]).toMatchObject({ code: "NOT_A_RESOURCE", severity: "error" });
+    expect(byFile["random.yaml"]).toMatchObject({ code: "NOT_A_RESOURCE", severity: "error", line: 1 });
+    expect(byFile["spare-openapi.yaml"]).toMatchObject({ code: "NOT_A_RESOURCE", severity: "warning" });
+  });
+
+  it("refuses a symbolic link that leaves the repository", async () => {
+    const outside = await tempRepo({ "secret.yaml": orgKey("outside") });
+    const dir = await tempRepo({ "ok.yaml": orgKey("ok") });
+    await symlink(path.join(outside, "secret.yaml"), path.join(dir, "link.yaml"));
+    await symlink(outside, path.join(dir, "linkdir"));
+    const result = await validator.validate({ root: dir });
+    expect(result.diagnostics.filter((d) => d.code === "PATH_ESCAPE").map((d) => d.file).sort()).toEqual(["link.yaml", "linkdir"]);
+    expect(result.resources.map((r) => r.name)).toEqual(["ok"]);
+  });
+
+  it("follows a symbolic link inside the repository once, even when it loops", async () => {
+    const dir = await tempRepo({ "real/k.yaml": orgKey("k") });
+    await symlink(path.join(dir, "real"), path.join(dir, "real", "loop"));
+    const result = await validator.validate({ root: dir });
+    expect(result.resources.map((r) => r.name)).toEqual(["k"]);
+  });
+});
+
+describe("definitionFile", () => {
+  const oas = "openapi: 3.1.0\ninfo:\n  title: T\n  version: '1'\npaths: {}\n";
+
+  it("is read relative to the resource file, and errors inside it point into it", async () => {
+    const badOas = "openapi: 3.1.0\ninfo:\n  title: T\n  version: '1'\nservers: nope\n";
+    const dir = await tempRepo({
+      "apis/a.yaml": api("a", "  definitionFile: ../oas/a.yaml\n"),
+      "apis/b.yaml": api("b", "  definitionFile: ../oas/b.json\n"),
+      "oas/a.yaml": oas,
+      "oas/b.json": JSON.stringify({ openapi: "3.1.0", info: { title: "T", version: "1" }, servers: "nope" }, null, 2),
+      "apis/c.yaml": api("c", "  definitionFile: ../oas/c.yaml\n"),
+      "oas/c.yaml": badOas,
+    });
+    const result = await validator.validate({ root: dir });
+    expect(result.resources.map((r) => r.name)).toEqual(["a"]);
+    const b = result.diagnostics.find((d) => d.file === "oas/b.json");
+    expect(b).toMatchObject({ resource: "ApiDefinition/b", path: "servers", line: 7, column: 14 });
+    const c = result.diagnostics.find((d) => d.file === "oas/c.yaml");
+    expect(c).toMatchObject({ resource: "ApiDefinition/c", path: "servers", ...positionOf(badOas, "nope") });
+  });
+
+  it("may not leave the repository, must exist, and must hold one document", async () => {
+    const dir = await tempRepo({
+      "a.yaml": api("a", "  definitionFile: ../../../../etc/passwd\n"),
+      "b.yaml": api("b", "  definitionFile: missing.yaml\n"),
+      "c.yaml": api("c", "  definitionFile: two.yaml\n"),
+      "two.yaml": `${oas}---\n${oas}`,
+    });
+    const result = await validator.validate({ root: dir });
+    const byFile = indexByFile(result.diagnostics);
+    expect(byFile["a.yaml"]).toMatchObject({ code: "PATH_ESCAPE", path: "spec.definitionFile", line: 7 });
+    expect(byFile["b.yaml"]).toMatchObject({ code: "DEFINITION_FILE", line: 7 });
+    expect(byFile["c.yaml"]).toMatchObject({ code: "DEFINITION_FILE", message: expect.stringMatching(/2 documents/) as string });
+    expect(result.resources).toEqual([]);
+  });
+
+  it("may reach outside the resource directory but inside the repository boundary", async () => {
+    const repo = await tempRepo({ "config/a.yaml": api("a", "  definitionFile: ../specs/a.yaml\n"), "specs/a.yaml": oas });
+    const inside = await validator.validate({ root: path.join(repo, "config"), boundary: repo });
+    expect(inside.resources.map((r) => r.name)).toEqual(["a"]);
+    const confined = await validator.validate({ root: path.join(repo, "config") });
+    expect(confined.diagnostics[0]).toMatchObject({ code: "PATH_ESCAPE" });
+  });
+});
+
+describe("across resources", () => {
+  it("reports duplicate names with the first definition's place", async () => {
+    const dir = await tempRepo({ "a.yaml": orgKey("same", "k1"), "b.yaml": orgKey("same", "k2") });
+    const result = await validator.validate({ root: dir });
+    expect(result.diagnostics).toEqual([
+      expect.objectContaining({ code: "DUPLICATE_NAME", file: "b.yaml", line: 4, message: expect.stringContaining("first at a.yaml:1") as string }),
+    ]);
+    expect(result.resources.map((r) => r.source.file)).toEqual(["a.yaml"]);
+  });
+
+  it("allows the same name in different kinds", async () => {
+    const dir = await tempRepo({ "a.yaml": `${orgKey("x")}---\n${api("x", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n")}` });
+    expect((await validator.validate({ root: dir })).diagnostics).toEqual([]);
+  });
+
+  it("reports two resources addressing the same server object, by raw id or by reference", async () => {
+    const client = (name: string, apiLine: string): string => `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: ${name}\nspec:\n  ${apiLine}\n  clientId: shared\n`;
+    const dir = await tempRepo({
+      "keys.yaml": `${orgKey("one", "org-1")}---\n${orgKey("two", "org-1")}`,
+      "api.yaml": api("pets", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n"),
+      "clients.yaml": `${client("by-ref", "apiRef: pets")}---\n${client("by-id", "apiId: pets-id")}`,
+    });
+    const result = await validator.validate({ root: dir });
+    const dups = result.diagnostics.filter((d) => d.code === "DUPLICATE_IDENTITY");
+    expect(dups.map((d) => d.resource).sort()).toEqual(["OAuthClient/by-id", "OrgKey/two"]);
+    expect(dups.find((d) => d.resource === "OrgKey/two")?.message).toContain("org-key:org-1");
+  });
+
+  it("reports every problem of a repository at once, sorted by file and line", async () => {
+    const dir = await tempRepo({
+      "a.yaml": `${orgKey("a")}  rate: x\n  per: y\n`,
+      "b.yaml": "kind: [",
+      "c.yaml": `${orgKey("c")}  unknown: 1\n`,
+    });
+    const result = await validator.validate({ root: dir });
+    expect(result.diagnostics.map((d) => `${d.file}:${d.line}`)).toEqual(["a.yaml:7", "a.yaml:8", "b.yaml:1", "c.yaml:7"]);
+  });
+});
+
+describe("incremental loading", () => {
+  it("re-reads only the files that changed since the last run, with the same result as a fresh run", async () => {
+    const own = new RepositoryValidator();
+    const dir = await tempRepo({ "a.yaml": orgKey("a"), "b.yaml": orgKey("b"), "c.yaml": `${orgKey("c")}  rate: x\n` });
+    const first = await own.validate({ root: dir });
+    expect(first.stats).toEqual({ filesRead: 3, filesReused: 0 });
+    const again = await own.validate({ root: dir });
+    expect(again.stats).toEqual({ filesRead: 0, filesReused: 3 });
+    expect(again.diagnostics).toEqual(first.diagnostics);
+    await new Promise((r) => setTimeout(r, 5));
+    await writeFile(path.join(dir, "b.yaml"), `${orgKey("b")}  rate: 7\n`);
+    await writeFile(path.join(dir, "d.yaml"), orgKey("d"));
+    const changed = await own.validate({ root: dir });
+    expect(changed.stats).toEqual({ filesRead: 2, filesReused: 2 });
+    const fresh = await new RepositoryValidator().validate({ root: dir });
+    expect(changed.diagnostics).toEqual(fresh.diagnostics);
+    expect(changed.resources).toEqual(fresh.resources);
+    expect(changed.resources.find((r) => r.name === "b")?.spec.rate).toBe(7);
+  });
+});
+
+describe("secret references", () => {
+  const client = (secret: string): string => `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: c\nspec:\n  apiId: a\n  clientId: c\n  secret: ${secret}\n`;
+
+  it("warns about a missing secret in validate, and accepts a present one", async () => {
+    const secretsDir = await tempRepo({ "s.txt": "value" });
+    const dir = await tempRepo({ "a.yaml": client("${env:MISSING_ONE}"), "b.yaml": client("${file:s.txt}").replace("name: c", "name: d").replace("clientId: c", "clientId: d") });
+    const result = await validator.validate({ root: dir, secrets: { source: new EnvFileSecretSource({}, secretsDir), missing: "warning" } });
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "SECRET_UNRESOLVED", severity: "warning", file: "a.yaml", line: 8, column: 11 })]);
+    expect(result.resources).toHaveLength(2);
+    // never the value
+    expect(JSON.stringify(result.diagnostics)).not.toContain("value");
+  });
+
+  it("refuses a file reference that leaves the secrets directory", async () => {
+    const secretsDir = await tempRepo({ "s.txt": "v" });
+    await mkdir(path.join(secretsDir, "sub"));
+    const dir = await tempRepo({ "a.yaml": client("${file:../../etc/passwd}") });
+    const result = await validator.validate({ root: dir, secrets: { source: new EnvFileSecretSource({}, path.join(secretsDir, "sub")), missing: "warning" } });
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "PATH_ESCAPE", severity: "error" })]);
+    expect(result.resources).toEqual([]);
+  });
+
+  it("treats $${ as a literal, not a reference", async () => {
+    const dir = await tempRepo({ "a.yaml": client("'$${env:not a ref}'") });
+    const result = await validator.validate({ root: dir, secrets: { source: new EnvFileSecretSource({}, dir), missing: "error" } });
+    expect(result.diagnostics).toEqual([]);
+  });
+});
