@@ -28,7 +28,7 @@ import type { CallOutcome } from "./http-client.js";
 import { answerMessage, InterfaceClient } from "./http-client.js";
 import { InterfaceQueue, NotStarted } from "./queues.js";
 import type { RetryPolicy, Verdict } from "./retry.js";
-import { judge } from "./retry.js";
+import { judge, throttlePauseMs } from "./retry.js";
 import { runChecks } from "./verify.js";
 import type { HealthResult } from "./verify.js";
 
@@ -302,27 +302,26 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
       let outcome: CallOutcome;
       try {
         // The intent is written just before the request leaves: a call never started leaves no trace.
-        outcome = await queue.run(async () => {
-          await recordIntent(c);
-          return client.call(req);
-        }, halt.signal);
+        outcome = await queue.run(() => client.call(req), halt.signal, () => recordIntent(c));
       } catch (err) {
         if (!(err instanceof NotStarted)) throw err;
         skipped.push(c.id);
         return;
       }
       observe(iface, c.operation!.name, outcome, queue);
-      const verdict = judge(outcome, repeatable(c), outcome.kind === "answered" && outcome.status === 429 ? Math.floor(throttled / 5) : attempt, policy, describe, deps.random);
+      // Throttling is the server's choice, not this call's failure: it counts a fifth of a try.
+      const pauseMs = throttlePauseMs(outcome, policy, Math.floor(throttled / 5), deps.random);
+      if (pauseMs !== undefined) queue.pause(pauseMs);
+      const verdict = judge(outcome, repeatable(c), pauseMs === undefined ? attempt : Math.floor(throttled / 5), policy, describe, deps.random);
+      if (pauseMs !== undefined) throttled++;
       if (verdict.kind !== "retry") {
         await settle(c, verdict, outcome, attempt + throttled + 1, false);
         return;
       }
       retries++;
       logger.child({ resource: c.id }).warn({ operation: c.operation?.name, reason: verdict.why, delayMs: verdict.delayMs }, "call retried");
-      if (verdict.pause) {
-        queue.pause(verdict.delayMs);
-        throttled++;
-      } else {
+      // a pause is already on the queue: the next try waits for it there
+      if (!verdict.pause) {
         attempt++;
         await sleep(verdict.delayMs);
       }
@@ -333,6 +332,7 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
   const batched = async (changes: PlannedChange[]): Promise<void> => {
     const sender = batchSender!;
     const attempts = new Map(changes.map((c) => [c.id, 0]));
+    let throttled = 0;
     let pending = changes;
     while (pending.length > 0) {
       if (halt.signal.aborted) {
@@ -351,6 +351,7 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
         let result: Awaited<ReturnType<BatchSender["send"]>>;
         try {
           result = await sender.send(group, halt.signal, async () => {
+            // at most one intent per change of this batch, bounded by the batch size
             await Promise.all(group.map((i) => recordIntent(byId.get(i.id)!)));
           });
         } catch (err) {
@@ -371,16 +372,25 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
         }
         // settled together: their state writes share one journal write and fsync
         const settling: Array<Promise<void>> = [];
+        const queue = queues.get("gateway")!;
+        const throttledBefore = throttled;
         for (const item of group) {
           const c = byId.get(item.id)!;
           const outcome = result.kind === "whole" ? result.outcome : result.outcomes.get(item.id)!;
           const attempt = attempts.get(item.id)!;
-          const verdict = judge(outcome, repeatable(c), attempt, policy, describe, deps.random);
+          // as for direct calls: throttling pauses the interface and counts a fifth of a try
+          const pauseMs = throttlePauseMs(outcome, policy, Math.floor(throttledBefore / 5), deps.random);
+          if (pauseMs !== undefined) {
+            queue.pause(pauseMs);
+            throttled = throttledBefore + 1;
+          }
+          const verdict = judge(outcome, repeatable(c), pauseMs === undefined ? attempt : Math.floor(throttledBefore / 5), policy, describe, deps.random);
           if (verdict.kind === "retry") {
             retries++;
-            attempts.set(item.id, attempt + 1);
-            if (verdict.pause) queues.get("gateway")!.pause(verdict.delayMs);
-            else delay = Math.max(delay, verdict.delayMs);
+            if (!verdict.pause) {
+              attempts.set(item.id, attempt + 1);
+              delay = Math.max(delay, verdict.delayMs);
+            }
             next.push(c);
           } else {
             settling.push(settle(c, verdict, outcome, attempt + 1, true));

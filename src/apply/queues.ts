@@ -41,17 +41,29 @@ export class InterfaceQueue {
 
   /**
    * Runs `send` when the queue allows: never while the interface is paused, and not at all
-   * once `signal` is aborted (throws NotStarted).
+   * once `signal` is aborted (throws NotStarted). `prepare` runs first, inside the queue slot
+   * (an intent's state write); a pause that begins while it runs still holds the call back,
+   * and a prepared call is in flight: it is sent even if `signal` aborts meanwhile.
    */
-  async run<T>(send: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async run<T>(send: () => Promise<T>, signal?: AbortSignal, prepare?: () => Promise<void>): Promise<T> {
     return this.queue.add(async () => {
-      // p-queue stops starting tasks while paused; this also holds a task that was already
-      // starting when the pause began.
-      for (let wait = this.pausedUntil - this.now(); wait > 0; wait = this.pausedUntil - this.now()) await sleep(wait);
+      await this.resumed();
       if (signal?.aborted === true) throw new NotStarted();
+      if (prepare !== undefined) {
+        await prepare();
+        await this.resumed();
+      }
       this.started++;
       return send();
     });
+  }
+
+  /**
+   * Resolves once no pause holds: p-queue stops starting tasks while paused, and this also
+   * holds a task that was already starting when the pause began.
+   */
+  private async resumed(): Promise<void> {
+    for (let wait = this.pausedUntil - this.now(); wait > 0; wait = this.pausedUntil - this.now()) await sleep(wait);
   }
 
   /** Stops the whole interface for `ms` (a 429 or 503 with Retry-After). */

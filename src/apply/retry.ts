@@ -13,6 +13,17 @@ export function backoffMs(policy: RetryPolicy, attempt: number, random: () => nu
   return Math.floor(random() * ceiling);
 }
 
+/**
+ * How long the whole interface must wait after this outcome: a 429, or a 503 with Retry-After,
+ * says the server is not taking requests (Retry-After, or a backoff when it gives none). The
+ * pause holds whatever becomes of the call that met it — even one that gives up.
+ */
+export function throttlePauseMs(outcome: CallOutcome, policy: RetryPolicy, attempt: number, random?: () => number): number | undefined {
+  if (outcome.kind !== "answered") return undefined;
+  if (outcome.status !== 429 && !(outcome.status === 503 && outcome.retryAfterMs !== undefined)) return undefined;
+  return outcome.retryAfterMs ?? backoffMs(policy, attempt, random);
+}
+
 export type Verdict =
   | { readonly kind: "success" }
   /** Try again after `delayMs` (0: as the queue allows). `pause`: the whole interface waits. */
@@ -32,8 +43,9 @@ export function judge(outcome: CallOutcome, repeatable: boolean, attempt: number
     if (status >= 200 && status < 300) return { kind: "success" };
     const why = `${status}: ${describe(outcome)}`;
     // 429, and 503 with Retry-After, say the request was not processed.
-    if (status === 429 || (status === 503 && outcome.retryAfterMs !== undefined)) {
-      return exhausted ? { kind: "failed", why: `${why} (gave up after ${attempt + 1} tries)`, status } : { kind: "retry", delayMs: outcome.retryAfterMs ?? backoffMs(policy, attempt, random), pause: true, why };
+    const pauseMs = throttlePauseMs(outcome, policy, attempt, random);
+    if (pauseMs !== undefined) {
+      return exhausted ? { kind: "failed", why: `${why} (gave up after ${attempt + 1} tries)`, status } : { kind: "retry", delayMs: pauseMs, pause: true, why };
     }
     if (status >= 500) {
       if (!repeatable) return { kind: "in-doubt", why };

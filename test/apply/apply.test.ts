@@ -128,6 +128,24 @@ describe("rate limits and retries", () => {
     for (const c of startedLater) expect(Date.parse(c.at)).toBeGreaterThanOrEqual(pausedUntil - 50);
   });
 
+  it("pauses for Retry-After even when the throttled call gives up", async () => {
+    const files = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`p${i}.yaml`, product(`p${i}`)]));
+    h = await harness({ files, batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }", sandbox: { faults: { rateLimit: { requestsPerSecond: 1, burst: 1 }, interfaces: ["portal"] } } });
+    const cfg = path.join(h.dir, "gatesync.yaml");
+    await writeFile(cfg, (await readFile(cfg, "utf8")).replace("retries: { max: 4,", "retries: { max: 0,"));
+    const { summary } = await h.apply();
+    // each 429 fails its call at once (no retries allowed), yet the next call waits out the pause
+    const log = h.sandbox.inspect.calls().log.filter((c) => c.interface === "portal");
+    expect(log.map((c) => c.status)).toEqual([201, 429, 201, 429]);
+    for (const t of log.filter((c) => c.status === 429)) {
+      const next = log.find((c) => c.seq > t.seq);
+      if (next !== undefined) expect(next.startedAt - Date.parse(t.at)).toBeGreaterThanOrEqual(1000 - 15);
+    }
+    expect(summary.applied).toHaveLength(2);
+    expect(summary.failed.map((f) => f.message)).toEqual([expect.stringMatching(/^429: .*gave up after 1 tries/), expect.stringMatching(/^429: /)]);
+    expect(summary.calls.pauses).toBe(2);
+  });
+
   it("retries 5xx answers of idempotent operations until they apply", async () => {
     const files = { ...orgKeys(8), "a.yaml": apiDef("pets", "petstore-v1"), "c.yaml": doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nName: Web\nResponseTypes: code\nGrantType: pkce") };
     h = await harness({ files, batch: false, sandbox: { seed: 11, faults: { errorRate: 0.3, interfaces: ["gateway", "portal"] } }, configExtra: "" });
