@@ -34,7 +34,8 @@ export class InterfaceQueue {
     readonly name: InterfaceName,
     rate: RateLimitConfig,
     private readonly logger: Logger,
-    private readonly now: () => number = () => Date.now(),
+    /** A monotonic clock with sub-millisecond steps, so a pause never ends early by rounding. */
+    private readonly now: () => number = () => performance.now(),
   ) {
     this.queue = new PQueue({ concurrency: rate.concurrency, ...rateWindow(rate.requestsPerSecond) });
   }
