@@ -14,7 +14,8 @@ import { painter } from "../style.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./plan-command.js";
-import { configOrDefault, resourceRoot } from "./plan-command.js";
+import { configOrDefault } from "./plan-command.js";
+import { openResources, resourcesInput } from "./resources.js";
 
 async function readSavedPlan(file: string): Promise<Plan> {
   const value = JSON.parse(await readFile(file, "utf8")) as unknown;
@@ -41,7 +42,8 @@ export function addApplyCommand(program: Command, io: CliIo): void {
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--plan <file>", "apply a plan saved with `gatesync plan --out`; refused if the state or the files changed since")
     .option("--auto-approve", "apply without asking")
-    .action(async (opts: { config: string; plan?: string; autoApprove?: boolean }) => {
+    .option("--dir <dir>", "apply the resources in this directory (a checkout) instead of the config's source")
+    .action(async (opts: { config: string; plan?: string; autoApprove?: boolean; dir?: string }) => {
       const config = await configOrDefault(opts.config);
       const savedPlan = opts.plan === undefined ? undefined : await readSavedPlan(opts.plan);
       const interactive = io.isTty && process.stdin.isTTY === true;
@@ -50,12 +52,13 @@ export function addApplyCommand(program: Command, io: CliIo): void {
       }
       const color = io.isTty && io.env.NO_COLOR === undefined;
       const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
+      const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       const dispatcher = managementDispatcher();
       try {
         const result = await runApply({
           config,
-          root: resourceRoot(config),
+          ...resourcesInput(resources),
           validator: new RepositoryValidator(),
           state,
           env: io.env,
@@ -81,6 +84,7 @@ export function addApplyCommand(program: Command, io: CliIo): void {
         process.exitCode = applySucceeded(result.summary) ? 0 : 1;
       } finally {
         await state.close();
+        await resources.close();
         await dispatcher.close();
         logger.flush();
       }

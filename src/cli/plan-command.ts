@@ -4,13 +4,13 @@ import { Option } from "commander";
 import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
-import { UsageError } from "../errors.js";
 import { hasChanges } from "../plan/plan.js";
 import { renderJson, renderPlan } from "../plan/render.js";
 import type { PlanFormat } from "../plan/render.js";
 import { runPlan } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
+import { openResources, resourcesInput } from "./resources.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -23,11 +23,6 @@ export async function configOrDefault(file: string | undefined): Promise<Gatesyn
   return loadConfig(file ?? "gatesync.yaml");
 }
 
-export function resourceRoot(config: GatesyncConfig): string {
-  if (config.source.type !== "directory") throw new UsageError("this command reads a directory source", "give a config whose source is `directory:`");
-  return config.source.directory;
-}
-
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
     .command("plan")
@@ -36,11 +31,13 @@ export function addPlanCommand(program: Command, io: CliIo): void {
     .addOption(new Option("--format <format>", "text, markdown (merge requests) or json").choices(["text", "markdown", "json"]).default("text"))
     .option("--out <file>", "also save the plan as JSON, for `gatesync apply --plan FILE`")
     .option("--detailed-exitcode", "exit 2 when there are changes to apply")
-    .action(async (opts: { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean }) => {
+    .option("--dir <dir>", "plan the resources in this directory (a checkout) instead of the config's source")
+    .action(async (opts: { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; dir?: string }) => {
       const config = await configOrDefault(opts.config);
+      const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
-        const run = await runPlan({ config, root: resourceRoot(config), validator: new RepositoryValidator(), state, env: io.env });
+        const run = await runPlan({ config, ...resourcesInput(resources), validator: new RepositoryValidator(), state, env: io.env });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           await mkdir(path.dirname(path.resolve(opts.out)), { recursive: true });
@@ -49,6 +46,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
         process.exitCode = opts.detailedExitcode === true && hasChanges(run.plan) ? 2 : 0;
       } finally {
         await state.close();
+        await resources.close();
       }
     });
 }

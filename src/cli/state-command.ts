@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
 import { runPlan } from "../plan/run-plan.js";
+import type { PlanRun } from "../plan/run-plan.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { serverIdAddress } from "../kinds/registry.js";
 import { FileStateBackend } from "../record/file-backend.js";
@@ -13,7 +14,8 @@ import { appliedRecord } from "../record/record.js";
 import type { ResourceRecord, StateBackend } from "../record/state.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";
-import { configOrDefault, resourceRoot } from "./plan-command.js";
+import { configOrDefault } from "./plan-command.js";
+import { openResources, resourcesInput } from "./resources.js";
 
 /**
  * A backend named on the command line: `file:PATH`, `postgres` (the config's postgres state),
@@ -108,7 +110,8 @@ export function addStateCommand(program: Command, io: CliIo): void {
     .option("--id <id>", "the in-doubt create exists on the server with this id")
     .option("--forget", "forget the record: an in-doubt create that does not exist will be created again; an orphan stops being reported")
     .option("--accept", "record the repository's spec as applied, without calling (after a change made by hand)")
-    .action(async (id: string, opts: { config: string; id?: string; forget?: boolean; accept?: boolean }) => {
+    .option("--dir <dir>", "with --accept: read the resources in this directory instead of the config's source")
+    .action(async (id: string, opts: { config: string; id?: string; forget?: boolean; accept?: boolean; dir?: string }) => {
       const chosen = [opts.id !== undefined, opts.forget === true, opts.accept === true].filter(Boolean).length;
       if (chosen !== 1) throw new UsageError("give exactly one of --id, --forget or --accept");
       const config = await configOrDefault(opts.config);
@@ -139,7 +142,13 @@ export function addStateCommand(program: Command, io: CliIo): void {
           io.stdout(`recorded ${id} as applied, server id ${opts.id}\n`);
           return;
         }
-        const run = await runPlan({ config, root: resourceRoot(config), validator: new RepositoryValidator(), state: backend, env: io.env });
+        const resources = await openResources(config, io.env, opts.dir);
+        let run: PlanRun;
+        try {
+          run = await runPlan({ config, ...resourcesInput(resources), validator: new RepositoryValidator(), state: backend, env: io.env });
+        } finally {
+          await resources.close();
+        }
         const d = run.desired.desired.find((x) => x.id === id);
         if (d === undefined) throw new StateError(ErrorCode.USAGE, `${id} is not in the repository`, { hint: "--accept records the repository's spec; use --forget for a resource that left it" });
         const accepted = appliedRecord(d, record, { now, quotaReset: true });

@@ -1,3 +1,4 @@
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
@@ -32,6 +33,18 @@ describe("gatesync apply", () => {
     expect(r.stdout).toMatch(/Calls: gateway 1 \(1 batch call carrying 1 change\), portal 1/);
     const list = await runCli(["state", "list", "--config", cfg], h.env);
     expect(list.stdout).toMatch(/applied\s+ApiProduct\/p \(id \d+\)/);
+  });
+
+  it("applies the resources of a checkout given with --dir instead of the config's source", async () => {
+    h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k") } });
+    const other = path.join(h.dir, "checkout");
+    await mkdir(other);
+    await writeFile(path.join(other, "p.yaml"), doc("ApiProduct", "p", "Name: P\nProviderID: 1"));
+    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--dir", other, "--auto-approve"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Apply: 1 applied");
+    expect([...(await h.state.read()).resources.keys()]).toEqual(["ApiProduct/p"]);
+    expect(h.sandbox.inspect.store.orgKeys.has("k")).toBe(false);
   });
 
   it("exits 1 when anything failed, naming the server's message", async () => {

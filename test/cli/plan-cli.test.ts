@@ -1,4 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
@@ -8,7 +9,8 @@ import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { runCli } from "../helpers/cli.js";
 import { doc, recordPlan } from "../helpers/plan.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { exampleSecrets } from "../helpers/apply.js";
+import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
@@ -94,5 +96,59 @@ describe("gatesync plan", () => {
     const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--detailed-exitcode"], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("error[SCHEMA_VIOLATION] bad.yaml:7:9 OrgKey/bad spec.rate: must be number, not string");
+  });
+});
+
+describe("gatesync plan and apply on a git source, or on a checkout given with --dir", () => {
+  const git = (cwd: string, ...args: string[]): string => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+
+  it("plans the commit the daemon would apply, and a merge request's checkout against the same state", async () => {
+    const dir = await tempRepo({
+      "gatesync.yaml": config.replace("source: { directory: ./config }", "source: { git: { url: ./origin.git, branch: main, subdirectory: config, cacheDir: ./cache } }"),
+    });
+    execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
+    const work = path.join(dir, "work");
+    execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
+    git(work, "checkout", "-q", "-b", "main");
+    await mkdir(path.join(work, "config"));
+    await writeFile(path.join(work, "config/product.yaml"), doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1"));
+    git(work, "add", "-A");
+    git(work, "commit", "-q", "-m", "shop");
+    git(work, "push", "-q", "origin", "main");
+    const cfg = path.join(dir, "gatesync.yaml");
+
+    const fromGit = await runCli(["plan", "--config", cfg, "--format", "json"], env);
+    expect(fromGit.stderr).toBe("");
+    const planned = JSON.parse(fromGit.stdout) as { commit?: string; changes: Array<{ id: string; action: string }> };
+    expect(planned.changes.map((c) => `${c.action} ${c.id}`)).toEqual(["create ApiProduct/shop"]);
+    expect(planned.commit).toBe(git(work, "rev-parse", "HEAD"));
+
+    // a merge request's branch, checked out locally and not pushed: --dir plans it instead
+    await writeFile(path.join(work, "config/keys.yaml"), doc("OrgKey", "acme", "keyId: org-acme\nrate: 5\nhmac_string: ${env:ACME_HMAC}"));
+    const fromDir = await runCli(["plan", "--config", cfg, "--dir", path.join(work, "config"), "--format", "json"], env);
+    expect((JSON.parse(fromDir.stdout) as { changes: Array<{ id: string; action: string }> }).changes.map((c) => `${c.action} ${c.id}`).sort()).toEqual(["create ApiProduct/shop", "create OrgKey/acme"]);
+    expect((await runCli(["plan", "--config", cfg, "--format", "json"], env)).stdout).not.toContain("OrgKey/acme");
+
+    // a git source that cannot be fetched is an error that says so
+    await writeFile(cfg, (await readFile(cfg, "utf8")).replace("branch: main", "branch: no-such-branch"));
+    const missing = await runCli(["plan", "--config", cfg], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no-such-branch/);
+  });
+});
+
+describe("the merge-request plan jobs in examples/ci", () => {
+  it.each(["github-actions-plan.yaml", "gitlab-ci-plan.yaml"])("%s runs a plan command that works on the examples", async (file) => {
+    const text = await readFile(path.join(projectRoot, "examples/ci", file), "utf8");
+    const command = /gatesync (plan [^>\n]*?)\s*>/.exec(text)?.[1];
+    expect(command).toBeDefined();
+    const dir = await tempRepo();
+    await cp(path.join(projectRoot, "examples"), dir, { recursive: true });
+    const args = command!.split(/\s+/).map((a) => (["gatesync.yaml", "config", "plan.json"].includes(a) ? path.join(dir, a) : a));
+    const r = await runCli(args, exampleSecrets);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^### gatesync plan/);
+    expect(JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8"))).toMatchObject({ changes: expect.any(Array) as unknown });
   });
 });
