@@ -188,10 +188,14 @@ export class PostgresStateBackend implements StateBackend {
     }
   }
 
-  /** Runs `work` in a transaction on the lock's connection, one at a time. */
+  /**
+   * Runs `work` in a transaction on the lock's connection, one at a time, in the order asked.
+   * A write asked for after this no longer joins an earlier group: it would commit before `work`.
+   */
   private locked(work: (client: pg.Client) => Promise<void>): Promise<void> {
     const client = this.lockClient;
     if (client === undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, "state written without holding its lock"));
+    this.group = undefined;
     const run = async (): Promise<void> => {
       try {
         await client.query("BEGIN");
@@ -208,17 +212,45 @@ export class PostgresStateBackend implements StateBackend {
     return next;
   }
 
+  /**
+   * Writes arriving while a transaction is under way wait for it together and then commit as
+   * one (group commit): one round of BEGIN/UPDATE/INSERT/COMMIT and one WAL flush for a whole
+   * batch call's results instead of one per record. Each write still bumps the serial by one,
+   * and resolves only once its transaction has committed.
+   */
   write(record: ResourceRecord): Promise<void> {
     const problem = recordProblem(record);
     if (problem !== undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, `refusing to write an invalid record: ${problem}`));
-    return this.locked(async (c) => {
-      const serial = (await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + 1 WHERE id = 1 RETURNING serial`)).rows[0]!.serial;
-      await c.query(
-        `INSERT INTO ${this.s}.resources (id, kind, record, serial, updated_at) VALUES ($1, $2, $3, $4, now())
-         ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, record = EXCLUDED.record, serial = EXCLUDED.serial, updated_at = now()`,
-        [record.id, record.kind, JSON.stringify(record), serial],
-      );
-    });
+    if (this.lockClient === undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, "state written without holding its lock"));
+    let group = this.group;
+    if (group === undefined) {
+      const fresh: ResourceRecord[] = [];
+      this.groupDone = this.locked(async (c) => {
+        // from here on, new writes form the next group
+        if (this.group === fresh) this.group = undefined;
+        await this.writeGroup(c, fresh);
+      });
+      this.group = group = fresh;
+    }
+    group.push(record);
+    return this.groupDone;
+  }
+
+  private group: ResourceRecord[] | undefined;
+  private groupDone: Promise<void> = Promise.resolve();
+
+  private async writeGroup(c: pg.Client, group: readonly ResourceRecord[]): Promise<void> {
+    const last = Number((await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + $1 WHERE id = 1 RETURNING serial`, [group.length])).rows[0]!.serial);
+    // one row per resource (the latest of the group), with the serial of that write
+    const latest = new Map<string, { record: ResourceRecord; serial: number }>();
+    group.forEach((record, i) => latest.set(record.id, { record, serial: last - group.length + 1 + i }));
+    const rows = [...latest.values()];
+    await c.query(
+      `INSERT INTO ${this.s}.resources (id, kind, record, serial, updated_at)
+       SELECT id, kind, record, serial, now() FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::bigint[]) AS t(id, kind, record, serial)
+       ON CONFLICT (id) DO UPDATE SET kind = EXCLUDED.kind, record = EXCLUDED.record, serial = EXCLUDED.serial, updated_at = now()`,
+      [rows.map((r) => r.record.id), rows.map((r) => r.record.kind), rows.map((r) => JSON.stringify(r.record)), rows.map((r) => r.serial)],
+    );
   }
 
   remove(id: string): Promise<void> {

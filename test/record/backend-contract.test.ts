@@ -114,6 +114,33 @@ describe.each(backends)("%s state backend", (_name, open) => {
     }
   });
 
+  it("applies concurrent writes and removes in the order they were asked", async () => {
+    const { a, b } = await open();
+    try {
+      const lock = await a.lock("t");
+      await a.write(record("gone"));
+      // none awaited before the next is asked: the backend may group them, never reorder them
+      await Promise.all([
+        a.write(record("twice", { applied: { rate: 1 } })),
+        a.write(record("twice", { applied: { rate: 2 } })),
+        a.write(record("back")),
+        a.remove("OrgKey/back"),
+        a.write(record("back", { applied: { rate: 3 } })),
+        a.remove("OrgKey/gone"),
+        a.write(record("last")),
+      ]);
+      await lock.release();
+      const seen = await b.read();
+      expect([...seen.resources.keys()].sort()).toEqual(["OrgKey/back", "OrgKey/last", "OrgKey/twice"]);
+      expect(seen.resources.get("OrgKey/twice")?.applied).toEqual({ rate: 2 });
+      expect(seen.resources.get("OrgKey/back")?.applied).toEqual({ rate: 3 });
+      expect(seen.serial).toBe(8);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it("replaces everything with a snapshot, lineage and serial included", async () => {
     const { a, b } = await open();
     try {
