@@ -2,6 +2,7 @@
  * The planner: a pure function (desired resources, state, options) → plan. No IO, no clock
  * (the time comes in the options), no randomness: the same input gives the same plan.
  */
+import { createHash } from "node:crypto";
 import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
 import { ErrorCode, PlanError } from "../errors.js";
@@ -13,7 +14,7 @@ import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
 import { planWaves } from "./graph.js";
-import { canonicalJson, containsSensitive, isSensitiveMarker, sha256 } from "./sensitive.js";
+import { canonicalJson, containsSensitive, isSensitiveMarker } from "./sensitive.js";
 
 export const planFormatVersion = 1;
 
@@ -231,8 +232,14 @@ function countCalls(changes: readonly PlannedChange[], batch: PlanOptions["batch
 
 /** The digest of a plan's changes, blind to the hash key (markers count as "sensitive"). */
 export function planDigest(changes: readonly PlannedChange[]): string {
-  return sha256(canonicalJson(changes, (_key: string, value: unknown) => (isSensitiveMarker(value) ? "(sensitive)" : value)));
+  // the canonical JSON of the whole list, hashed change by change: one change's text in memory
+  // at a time instead of the whole plan's (11 MB at 10,000 resources)
+  const hash = createHash("sha256").update("[");
+  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalJson(c, hideMarkers)}`));
+  return hash.update("]").digest("hex");
 }
+
+const hideMarkers = (_key: string, value: unknown): unknown => (isSensitiveMarker(value) ? "(sensitive)" : value);
 
 const kindOrder = (kind: string): number => (isKindName(kind) ? kindNames.indexOf(kind) : kindNames.length);
 

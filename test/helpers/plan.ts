@@ -15,13 +15,13 @@ export const planOptions: PlanOptions = { orphans: "report", now: "2026-11-21T00
 export const emptyState: StateSnapshot = { lineage: "lineage-1", serial: 0, hashKey, resources: new Map() };
 
 /** Validates files in a temp repository and prepares the desired set; fails on any error. */
-export async function desiredFrom(files: Record<string, string>, opts: { env?: Record<string, string>; appTypeProviders?: number[] } = {}): Promise<DesiredSet> {
+export async function desiredFrom(files: Record<string, string>, opts: { env?: Record<string, string>; appTypeProviders?: number[]; hashKey?: string } = {}): Promise<DesiredSet> {
   const dir = await tempRepo(files);
   const secrets = new EnvFileSecretSource(opts.env ?? {}, dir);
   const result = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" }, appTypeProviders: new Set(opts.appTypeProviders ?? []) });
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) throw new Error(JSON.stringify(errors, null, 2));
-  const set = prepareDesired(result.resources, { secrets, hashKey, appTypeProviders: new Set(opts.appTypeProviders ?? []) });
+  const set = prepareDesired(result.resources, { secrets, hashKey: opts.hashKey ?? hashKey, appTypeProviders: new Set(opts.appTypeProviders ?? []) });
   if (set.diagnostics.length > 0) throw new Error(JSON.stringify(set.diagnostics, null, 2));
   return set;
 }
