@@ -1,4 +1,5 @@
-// Type-aware lint: floating promises, misused promises, kebab-case file names.
+// Type-aware lint: floating promises, misused promises, unbounded Promise.all in the product
+// code, kebab-case file names, named exports, no process.exit.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import unicorn from "eslint-plugin-unicorn";
@@ -23,6 +24,22 @@ export default tseslint.config(
         "error",
         { selector: "ExportDefaultDeclaration", message: "Use named exports." },
         { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: "Set process.exitCode so logs flush." },
+      ],
+    },
+  },
+  {
+    // Remote calls fan out only through a bounded queue: every Promise.all in the product code
+    // must say, in its disable comment, what bounds it.
+    files: ["src/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        { selector: "ExportDefaultDeclaration", message: "Use named exports." },
+        { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: "Set process.exitCode so logs flush." },
+        {
+          selector: "CallExpression[callee.object.name='Promise'][callee.property.name=/^(all|allSettled|any)$/]",
+          message: "Unbounded fan-out: send remote calls through an interface queue (p-queue), then say what bounds this with `// eslint-disable-next-line no-restricted-syntax -- bounded by …`.",
+        },
       ],
     },
   },

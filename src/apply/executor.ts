@@ -351,7 +351,7 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
         let result: Awaited<ReturnType<BatchSender["send"]>>;
         try {
           result = await sender.send(group, halt.signal, async () => {
-            // at most one intent per change of this batch, bounded by the batch size
+            // eslint-disable-next-line no-restricted-syntax -- bounded by the batch size: at most one intent (a state write, no call) per change
             await Promise.all(group.map((i) => recordIntent(byId.get(i.id)!)));
           });
         } catch (err) {
@@ -367,6 +367,7 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
             logger.warn({ reason: result.why }, "batch route unavailable: falling back to direct calls for the rest of the run");
           }
           batchActive = false;
+          // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
           await Promise.all(group.map((i) => direct(byId.get(i.id)!, Math.max(1, attempts.get(i.id)!))));
           return;
         }
@@ -396,12 +397,14 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
             settling.push(settle(c, verdict, outcome, attempt + 1, true));
           }
         }
+        // eslint-disable-next-line no-restricted-syntax -- state writes of one batch's results, no calls; they share one commit
         await Promise.all(settling);
       };
-      // Every batch call goes through the gateway queue: these promises are bounded by it.
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the gateway queue every batch call goes through
       await Promise.all(chunk(items, sender.settings.maxSize).map(sendAndSettle));
       if (next.length > 0 && delay > 0) await sleep(delay);
       pending = batchActive ? next : [];
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
       if (!batchActive && next.length > 0) await Promise.all(next.map((c) => direct(c, Math.max(1, attempts.get(c.id)!))));
     }
   };
@@ -418,7 +421,7 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
       const inWave = executable.filter((c) => c.wave === wave);
       const viaBatch = !batchActive ? [] : inWave.filter((c) => c.operation!.batchable);
       const alone = inWave.filter((c) => !viaBatch.includes(c));
-      // Every call goes through its interface's queue: these promises are bounded by it.
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queues every call goes through
       await Promise.all([...alone.map((c) => direct(c)), ...(viaBatch.length > 0 ? [batched(viaBatch)] : [])]);
     }
   } finally {
