@@ -2,7 +2,7 @@
  * The `gatesync` command line. Each command sets process.exitCode (never process.exit) so
  * that logs flush; exit codes are listed in the README.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { renderValidation } from "./cli/report.js";
@@ -39,6 +39,12 @@ function formatOption<T extends string>(choices: readonly T[], fallback: T): Opt
   return new Option("--format <format>", `output format: ${choices.join(", ")}`).choices(choices).default(fallback);
 }
 
+/** The version in package.json, one directory above this module in src/ and in dist/ alike. */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  return typeof pkg.version === "string" ? pkg.version : "unknown";
+}
+
 async function configFrom(file: string | undefined): Promise<GatesyncConfig | undefined> {
   if (file !== undefined) return loadConfig(file);
   return existsSync("gatesync.yaml") ? loadConfig("gatesync.yaml") : undefined;
@@ -47,6 +53,7 @@ async function configFrom(file: string | undefined): Promise<GatesyncConfig | un
 export function buildProgram(io: Io = defaultIo): Command {
   const program = new Command("gatesync")
     .description("GitOps sync for an API gateway and its developer portal")
+    .version(packageVersion(), "-V, --version", "print the version")
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });

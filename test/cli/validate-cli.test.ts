@@ -6,6 +6,14 @@ import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js"
 
 afterAll(removeTempRepos);
 
+describe("gatesync --version", () => {
+  it("prints the package's version and exits 0", async () => {
+    const pkg = JSON.parse(await readFile(path.join(projectRoot, "package.json"), "utf8")) as { version: string };
+    const r = await runCli(["--version"]);
+    expect(r).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+  });
+});
+
 describe("gatesync validate", () => {
   it("exits 0 on the examples, as a real process", async () => {
     const r = await spawnCli(["validate", "examples/config"]);
