@@ -6,7 +6,7 @@
 import { lstatSync } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
-import { ErrorCode } from "../errors.js";
+import { ErrorCode, LoadError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 
 export const resourceExtensions = [".yaml", ".yml", ".json"] as const;
@@ -37,8 +37,29 @@ export function toPosix(p: string): string {
   return p.split(path.sep).join("/");
 }
 
+/**
+ * The real path of the resource directory, or a clear error when there is none: a missing or
+ * mistyped directory is the user's to fix, not an internal failure.
+ */
+export async function resourceDirectory(dir: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new LoadError(ErrorCode.FILE_READ, `the resource directory ${dir} ${code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? String(err)})`}`, {
+      hint: "give the directory that holds the resource files: `validate DIR`, `plan --dir DIR`, or source.directory in gatesync.yaml (relative to that file)",
+      cause: err,
+    });
+  }
+  if (!(await stat(real)).isDirectory()) {
+    throw new LoadError(ErrorCode.FILE_READ, `${dir} is a file, not a directory of resource files`, { hint: "give the directory that holds it" });
+  }
+  return real;
+}
+
 export async function listResourceFiles(opts: ListOptions): Promise<{ files: SourceFile[]; diagnostics: Diagnostic[] }> {
-  const root = await realpath(opts.root);
+  const root = await resourceDirectory(opts.root);
   const boundary = opts.boundary === undefined ? root : await realpath(opts.boundary);
   const files: SourceFile[] = [];
   const diagnostics: Diagnostic[] = [];

@@ -4,11 +4,11 @@
  * reports changes (debounced; editors' atomic saves come out as one change).
  */
 import { createHash } from "node:crypto";
-import { realpath, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { watch as chokidarWatch } from "chokidar";
 import type { FSWatcher } from "chokidar";
-import { listResourceFiles } from "./directory.js";
+import { listResourceFiles, resourceDirectory } from "./directory.js";
 import type { Source, SourceSnapshot } from "./source.js";
 
 export class LocalSource implements Source {
@@ -24,7 +24,7 @@ export class LocalSource implements Source {
   }
 
   async fetch(): Promise<SourceSnapshot> {
-    const root = await realpath(this.directory);
+    const root = await resourceDirectory(this.directory);
     const { files } = await listResourceFiles({ root, maxFiles: this.opts.maxFiles ?? 50_000 });
     const hash = createHash("sha256");
     for (const f of files) {

@@ -15,6 +15,19 @@ describe("gatesync --version", () => {
 });
 
 describe("gatesync validate", () => {
+  it("exits 1 with a clear error, not an internal one, when the directory is missing or a file", async () => {
+    const dir = await tempRepo({ "a.yaml": "x: 1\n" });
+    const missing = await runCli(["validate", path.join(dir, "no-such-dir")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`error[FILE_READ] the resource directory ${path.join(dir, "no-such-dir")} does not exist`);
+    const file = await runCli(["validate", path.join(dir, "a.yaml")]);
+    expect(file.code).toBe(1);
+    expect(file.stderr).toMatch(/error\[FILE_READ\] .*a\.yaml is a file, not a directory of resource files/);
+    const plan = await runCli(["plan", "--config", path.join(projectRoot, "examples/gatesync.yaml"), "--dir", path.join(dir, "no-such-dir")]);
+    expect(plan.code).toBe(1);
+    expect(plan.stderr).toContain("error[FILE_READ] the resource directory");
+  });
+
   it("exits 0 on the examples, as a real process", async () => {
     const r = await spawnCli(["validate", "examples/config"]);
     expect(r.stderr).toBe("");
