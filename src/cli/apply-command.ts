@@ -18,7 +18,18 @@ import { configOrDefault } from "./plan-command.js";
 import { openResources, resourcesInput } from "./resources.js";
 
 async function readSavedPlan(file: string): Promise<Plan> {
-  const value = JSON.parse(await readFile(file, "utf8")) as unknown;
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read the saved plan ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give the file written by `gatesync plan --out FILE`");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} is not a gatesync plan: it is not JSON`, "give the file written by `gatesync plan --out FILE` (not the text or markdown output)");
+  }
   const issues = new SchemaRegistry().validate("plan.schema.json", value);
   if (issues.length > 0) {
     throw new ValidationFailed(issues.map((i) => ({ severity: "error", code: ErrorCode.USAGE, file, path: i.path.join("."), message: `not a gatesync plan: ${i.message}` })));

@@ -74,6 +74,14 @@ export function addStateCommand(program: Command, io: CliIo): void {
       const to = backendFromSpec(opts.to, config, io.env);
       const owner = `gatesync state migrate (pid ${process.pid} on ${hostname()})`;
       try {
+        // a source that was never written (a mistyped path reads as empty): nothing to copy, and
+        // copying it would only empty a target; checked before locking, which creates directories
+        const source = await from.read();
+        if (source.serial === 0 && source.resources.size === 0) {
+          throw new StateError(ErrorCode.USAGE, `the source state (${from.description}) is empty: there is nothing to migrate`, {
+            hint: "check --from: a file state exists only once something was applied, so a wrong path reads as an empty state",
+          });
+        }
         // both locked: nobody writes to either while the copy is made
         const fromLock = await from.lock(owner);
         try {

@@ -1,6 +1,6 @@
 /** Fixtures: what the sandbox holds at start that the interfaces cannot create. */
 import { readFile } from "node:fs/promises";
-import { ErrorCode, ValidationFailed } from "../errors.js";
+import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
 import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
@@ -71,7 +71,13 @@ export function checkFixtures(value: unknown, file = "fixtures", schemas = new S
 }
 
 export async function loadFixtures(file: string): Promise<Fixtures> {
-  const decoded = decodeText(await readFile(file), file);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    throw new UsageError(`cannot read the fixtures file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give a YAML file of APIs, OAuth clients, providers, policies and keys (see examples/sandbox-fixtures.yaml)");
+  }
+  const decoded = decodeText(bytes, file);
   if ("diagnostic" in decoded) throw new ValidationFailed([decoded.diagnostic]);
   const parsed = parseYaml(decoded.text, file);
   if (parsed.diagnostics.length > 0) throw new ValidationFailed(parsed.diagnostics);

@@ -47,6 +47,18 @@ describe("gatesync apply", () => {
     expect(h.sandbox.inspect.store.orgKeys.has("k")).toBe(false);
   });
 
+  it("refuses a saved plan it cannot read, or that is not JSON, before any call", async () => {
+    h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k") } });
+    const cfg = path.join(h.dir, "gatesync.yaml");
+    const missing = await runCli(["apply", "--config", cfg, "--plan", path.join(h.dir, "nope.json")], h.env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("error[USAGE] cannot read the saved plan");
+    await writeFile(path.join(h.dir, "plan.md"), "### gatesync plan\n");
+    const markdown = await runCli(["apply", "--config", cfg, "--plan", path.join(h.dir, "plan.md")], h.env);
+    expect(markdown.stderr).toContain("plan.md is not a gatesync plan: it is not JSON");
+    expect(h.sandbox.inspect.calls().log).toEqual([]);
+  });
+
   it("exits 1 when anything failed, naming the server's message", async () => {
     h = await harness({ files: { "c.yaml": doc("OAuthClient", "c", "apiId: petstore-v1\nclientId: petstore-mobile-app\npolicy_id: no-such-policy") } });
     const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { FileStateBackend } from "../../src/record/file-backend.js";
@@ -6,7 +7,7 @@ import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { runCli } from "../helpers/cli.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
-import { removeTempRepos } from "../helpers/temp-repo.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(async () => {
   await dropTestSchemas();
@@ -42,6 +43,16 @@ describe("gatesync state migrate", () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/is not empty: serial \d+, 17 records/);
     expect((await runCli(["state", "migrate", "--from", `file:${back}`, "--to", `postgres:GATESYNC_TEST_PG/${schema}`, "--force"], env)).code).toBe(0);
+  });
+
+  it("refuses a source that was never written (a mistyped path), creating nothing", async () => {
+    const dir = await tempRepo();
+    const target = path.join(dir, "target/state.json");
+    const r = await runCli(["state", "migrate", "--from", `file:${path.join(dir, "typo/state.json")}`, "--to", `file:${target}`], {});
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("is empty: there is nothing to migrate");
+    expect(existsSync(path.join(dir, "typo"))).toBe(false);
+    expect(existsSync(path.join(dir, "target"))).toBe(false);
   });
 
   it("refuses unknown state names and unset variables", async () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import type { Receiver } from "../helpers/receiver.js";
 import { startReceiver } from "../helpers/receiver.js";
-import { cliArgs } from "../helpers/cli.js";
+import { cliArgs, runCli } from "../helpers/cli.js";
 import { call, dash, gw, llm, portal, testSandbox } from "../helpers/sandbox.js";
 import { projectRoot } from "../helpers/temp-repo.js";
 
@@ -211,5 +211,8 @@ describe("gatesync sandbox", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(code).toBe(1);
     expect(err).toContain("error rate must be a number from 0 to 1");
+    const missing = await runCli(["sandbox", "--port", "0", "--fixtures", "no-such-fixtures.yaml"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("error[USAGE] cannot read the fixtures file no-such-fixtures.yaml: ENOENT");
   });
 });
