@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { startDaemon } from "../daemon/daemon.js";
+import { parseListen } from "../daemon/server.js";
 import type { RunReport } from "../daemon/reconciler.js";
 import { createLogger } from "../logger.js";
 import type { CliIo } from "./plan-command.js";
@@ -14,6 +15,8 @@ export function addRunCommand(program: Command, io: CliIo): void {
     .option("--once", "one run, then exit (0 applied or nothing to do, 1 otherwise)")
     .action(async (opts: { config: string; listen?: string; once?: boolean }) => {
       const config = await configOrDefault(opts.config);
+      // refused before anything starts, with --once too
+      parseListen(opts.listen ?? config.server.listen);
       const logger = createLogger({ pretty: io.isTty && io.env.GATESYNC_LOG_FORMAT !== "json" });
       let first: ((r: RunReport) => void) | undefined;
       const firstRun = new Promise<RunReport>((resolve) => (first = resolve));

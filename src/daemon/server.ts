@@ -6,6 +6,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { ConfigError, ErrorCode } from "../errors.js";
 import { BodyTooLarge, readBody, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
@@ -34,10 +35,29 @@ export interface DaemonServer {
   close(): Promise<void>;
 }
 
+/** `HOST:PORT`, `[IPv6]:PORT` or a bare port (on the loopback address); anything else is refused. */
 export function parseListen(listen: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(listen);
-  if (m === null) return { host: "127.0.0.1", port: Number(listen) || 9464 };
-  return { host: m[1] ?? m[2] ?? "127.0.0.1", port: Number(m[3]) };
+  const m = /^(?:(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]+)):)?(\d{1,5})$/.exec(listen.trim());
+  const port = Number(m?.[3]);
+  if (m === null || port > 65535) {
+    throw new ConfigError(ErrorCode.CONFIG_INVALID, `cannot listen on ${JSON.stringify(listen)}: it is not HOST:PORT`, {
+      hint: "set server.listen (or --listen) to e.g. 127.0.0.1:9464, [::1]:9464, or 0.0.0.0:9464 inside a container",
+    });
+  }
+  return { host: m[1] ?? m[2] ?? "127.0.0.1", port };
+}
+
+/** A listen failure the operator can fix, said as such. */
+function listenError(listen: string, err: NodeJS.ErrnoException): Error {
+  const why: Record<string, string> = {
+    EADDRINUSE: "another process is listening there",
+    EACCES: "this user may not listen there (ports below 1024 need privileges)",
+    EADDRNOTAVAIL: "no interface of this machine has that address",
+    ENOTFOUND: "the host name does not resolve",
+  };
+  const reason = err.code === undefined ? undefined : why[err.code];
+  if (reason === undefined) return err;
+  return new ConfigError(ErrorCode.CONFIG_INVALID, `cannot listen on ${listen}: ${reason} (${err.code})`, { hint: "choose another server.listen (or --listen)", cause: err });
 }
 
 const json = (status: number, body: unknown): Reply => ({ status, body });
@@ -135,7 +155,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   server.on("clientError", (_err, socket) => socket.destroy());
   const { host, port } = parseListen(opts.listen);
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(opts.listen, err)));
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;
