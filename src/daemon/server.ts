@@ -7,7 +7,7 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, ErrorCode } from "../errors.js";
-import { BodyTooLarge, readBody, writeReply } from "../http/http-io.js";
+import { BodyTooLarge, listenError, readBody, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
@@ -47,18 +47,6 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host: m[1] ?? m[2] ?? "127.0.0.1", port };
 }
 
-/** A listen failure the operator can fix, said as such. */
-function listenError(listen: string, err: NodeJS.ErrnoException): Error {
-  const why: Record<string, string> = {
-    EADDRINUSE: "another process is listening there",
-    EACCES: "this user may not listen there (ports below 1024 need privileges)",
-    EADDRNOTAVAIL: "no interface of this machine has that address",
-    ENOTFOUND: "the host name does not resolve",
-  };
-  const reason = err.code === undefined ? undefined : why[err.code];
-  if (reason === undefined) return err;
-  return new ConfigError(ErrorCode.CONFIG_INVALID, `cannot listen on ${listen}: ${reason} (${err.code})`, { hint: "choose another server.listen (or --listen)", cause: err });
-}
 
 const json = (status: number, body: unknown): Reply => ({ status, body });
 
@@ -155,7 +143,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   server.on("clientError", (_err, socket) => socket.destroy());
   const { host, port } = parseListen(opts.listen);
   await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(opts.listen, err)));
+    server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(opts.listen, err, "choose another server.listen (or --listen)")));
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;

@@ -1,5 +1,6 @@
-/** Small HTTP helpers for the sandbox: bounded body reading and JSON answers. */
+/** Small HTTP helpers for the sandbox and the daemon's server: bounded body reading, JSON answers, listen errors. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { ConfigError, ErrorCode } from "../errors.js";
 import { nestingDepth } from "../load/yaml-reader.js";
 
 export class BodyTooLarge extends Error {}
@@ -59,4 +60,17 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
   const payload = reply.body === undefined || bodiless ? "" : JSON.stringify(reply.body);
   res.writeHead(reply.status, bodiless ? { ...reply.headers } : { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...reply.headers });
   res.end(payload);
+}
+
+/** A listen failure the operator can fix, said as such (other failures pass through). */
+export function listenError(listen: string, err: NodeJS.ErrnoException, hint: string): Error {
+  const why: Record<string, string> = {
+    EADDRINUSE: "another process is listening there",
+    EACCES: "this user may not listen there (ports below 1024 need privileges)",
+    EADDRNOTAVAIL: "no interface of this machine has that address",
+    ENOTFOUND: "the host name does not resolve",
+  };
+  const reason = err.code === undefined ? undefined : why[err.code];
+  if (reason === undefined) return err;
+  return new ConfigError(ErrorCode.CONFIG_INVALID, `cannot listen on ${listen}: ${reason} (${err.code})`, { hint, cause: err });
 }

@@ -23,7 +23,7 @@ import { FaultInjector } from "./faults.js";
 import type { FaultSettings } from "./faults.js";
 import type { Fixtures } from "./fixtures.js";
 import { handleGateway } from "./gateway.js";
-import { BodyTooLarge, isObject, parseJson, readBody, writeReply } from "../http/http-io.js";
+import { BodyTooLarge, isObject, listenError, parseJson, readBody, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import { handleLlm } from "./llm.js";
 import { handlePortal } from "./portal.js";
@@ -273,7 +273,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   });
   server.on("clientError", (_err, socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(`${options.host ?? "127.0.0.1"}:${options.port ?? 0}`, err, "choose another --port (0 takes any free one) or --host")));
     server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const address = server.address() as AddressInfo;

@@ -1,6 +1,7 @@
 /** Faults on demand, robustness against hostile requests, event delivery, inspection, CLI. */
 import { spawn } from "node:child_process";
-import { connect } from "node:net";
+import { connect, createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
@@ -214,5 +215,15 @@ describe("gatesync sandbox", () => {
     const missing = await runCli(["sandbox", "--port", "0", "--fixtures", "no-such-fixtures.yaml"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("error[USAGE] cannot read the fixtures file no-such-fixtures.yaml: ENOENT");
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = String((blocker.address() as AddressInfo).port);
+      const taken = await runCli(["sandbox", "--port", port]);
+      expect(taken.code).toBe(1);
+      expect(taken.stderr).toContain(`error[CONFIG_INVALID] cannot listen on 127.0.0.1:${port}: another process is listening there (EADDRINUSE)`);
+    } finally {
+      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+    }
   });
 });
