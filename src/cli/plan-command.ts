@@ -1,14 +1,16 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Option } from "commander";
 import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
+import { UsageError } from "../errors.js";
 import { hasChanges } from "../plan/plan.js";
 import { renderJson, renderPlan } from "../plan/render.js";
 import type { PlanFormat } from "../plan/render.js";
 import { runPlan } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
+import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { openResources, resourcesInput } from "./resources.js";
 
@@ -40,8 +42,12 @@ export function addPlanCommand(program: Command, io: CliIo): void {
         const run = await runPlan({ config, ...resourcesInput(resources), validator: new RepositoryValidator(), state, env: io.env });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
-          await mkdir(path.dirname(path.resolve(opts.out)), { recursive: true });
-          await writeFile(opts.out, renderJson(run.plan));
+          const out = opts.out;
+          await ensureDirectory(path.dirname(path.resolve(out)))
+            .then(async () => writeFile(out, renderJson(run.plan)))
+            .catch((err: unknown) => {
+              throw new UsageError(`cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give --out a path in a writable directory");
+            });
         }
         process.exitCode = opts.detailedExitcode === true && hasChanges(run.plan) ? 2 : 0;
       } finally {

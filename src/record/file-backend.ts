@@ -15,7 +15,8 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdir, open, readFile, rename, rm, stat, utimes } from "node:fs/promises";
+import { open, readFile, rename, rm, stat, utimes } from "node:fs/promises";
+import { ensureDirectory } from "../ensure-directory.js";
 import type { FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
 import path from "node:path";
@@ -86,7 +87,9 @@ export class FileStateBackend implements StateBackend {
   }
 
   async lock(owner: string): Promise<StateLock> {
-    await mkdir(path.dirname(this.file), { recursive: true });
+    await ensureDirectory(path.dirname(this.file)).catch((err: unknown) => {
+      throw this.ioError("cannot create the state's directory", err);
+    });
     const info: LockInfo = { owner, pid: process.pid, host: hostname(), createdAt: new Date().toISOString() };
     for (let attempt = 0; attempt < 2; attempt++) {
       try {

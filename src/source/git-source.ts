@@ -5,7 +5,8 @@
  * SSH key file), never in the remote URL and never in logs.
  */
 import { createHash } from "node:crypto";
-import { mkdir, rm, stat } from "node:fs/promises";
+import { rm, stat } from "node:fs/promises";
+import { ensureDirectory } from "../ensure-directory.js";
 import path from "node:path";
 import { simpleGit } from "simple-git";
 import type { SimpleGit } from "simple-git";
@@ -67,7 +68,7 @@ export class GitSource implements Source {
   async fetch(): Promise<SourceSnapshot> {
     try {
       if (this.last !== undefined && (await this.unchanged(this.last))) return this.last;
-      await mkdir(this.opts.cacheDir, { recursive: true });
+      await ensureDirectory(this.opts.cacheDir);
       if (!(await exists(path.join(this.dir, ".git")))) {
         await rm(this.dir, { recursive: true, force: true });
         await this.git().clone(this.opts.url, this.dir, ["--no-checkout", "--quiet"]);
