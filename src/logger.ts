@@ -4,6 +4,7 @@
  */
 import { pino } from "pino";
 import type { DestinationStream, Logger, LoggerOptions } from "pino";
+import { UsageError } from "./errors.js";
 
 export type { Logger } from "pino";
 
@@ -41,8 +42,12 @@ export interface LoggerSettings {
 }
 
 export function createLogger(settings: LoggerSettings = {}): Logger {
+  const level = settings.level ?? process.env.GATESYNC_LOG_LEVEL ?? "info";
+  if (level !== "silent" && !(level in pino.levels.values)) {
+    throw new UsageError(`GATESYNC_LOG_LEVEL is ${JSON.stringify(level)}, which is not a log level`, `use one of ${[...Object.keys(pino.levels.values), "silent"].join(", ")}`);
+  }
   const options: LoggerOptions = {
-    level: settings.level ?? process.env.GATESYNC_LOG_LEVEL ?? "info",
+    level,
     base: { service: "gatesync" },
     redact: { paths: redactPaths(), censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,

@@ -47,6 +47,15 @@ describe("gatesync apply", () => {
     expect(h.sandbox.inspect.store.orgKeys.has("k")).toBe(false);
   });
 
+  it("refuses an unknown GATESYNC_LOG_LEVEL by name, before any call", async () => {
+    h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k") } });
+    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"], { ...h.env, GATESYNC_LOG_LEVEL: "loud" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('error[USAGE] GATESYNC_LOG_LEVEL is "loud", which is not a log level');
+    expect(r.stderr).toContain("use one of trace, debug, info, warn, error, fatal, silent");
+    expect(h.sandbox.inspect.calls().log).toEqual([]);
+  });
+
   it("refuses a saved plan it cannot read, or that is not JSON, before any call", async () => {
     h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k") } });
     const cfg = path.join(h.dir, "gatesync.yaml");
