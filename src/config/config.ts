@@ -124,8 +124,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     const g = t.gateway as Raw;
     const b = g.batch as Raw | undefined;
     targets.gateway = {
-      // a local path written relative (./repo.git) is relative to the config, like every other path
-      url: /^\.\.?\//.test(String(g.url)) ? resolve(String(g.url)) : String(g.url),
+      url: String(g.url),
       credentialEnv: String(g.credentialEnv),
       rateLimit: rate(g.rateLimit),
       ...(b === undefined ? {} : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } }),
