@@ -41,7 +41,7 @@ export function toPosix(p: string): string {
  * The real path of the resource directory, or a clear error when there is none: a missing or
  * mistyped directory is the user's to fix, not an internal failure.
  */
-export async function resourceDirectory(dir: string): Promise<string> {
+async function resourceDirectory(dir: string): Promise<string> {
   let real: string;
   try {
     real = await realpath(dir);
@@ -58,7 +58,8 @@ export async function resourceDirectory(dir: string): Promise<string> {
   return real;
 }
 
-export async function listResourceFiles(opts: ListOptions): Promise<{ files: SourceFile[]; diagnostics: Diagnostic[] }> {
+/** The resource files below `opts.root`, with the real paths of the root and the boundary. */
+export async function listResourceFiles(opts: ListOptions): Promise<{ root: string; boundary: string; files: SourceFile[]; diagnostics: Diagnostic[] }> {
   const root = await resourceDirectory(opts.root);
   const boundary = opts.boundary === undefined ? root : await realpath(opts.boundary);
   const files: SourceFile[] = [];
@@ -122,5 +123,5 @@ export async function listResourceFiles(opts: ListOptions): Promise<{ files: Sou
     }
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, diagnostics };
+  return { root, boundary, files, diagnostics };
 }

@@ -4,11 +4,10 @@
  * reports changes (debounced; editors' atomic saves come out as one change).
  */
 import { createHash } from "node:crypto";
-import { stat } from "node:fs/promises";
 import path from "node:path";
 import { watch as chokidarWatch } from "chokidar";
 import type { FSWatcher } from "chokidar";
-import { listResourceFiles, resourceDirectory } from "./directory.js";
+import { listResourceFiles } from "./directory.js";
 import type { Source, SourceSnapshot } from "./source.js";
 
 export class LocalSource implements Source {
@@ -24,13 +23,10 @@ export class LocalSource implements Source {
   }
 
   async fetch(): Promise<SourceSnapshot> {
-    const root = await resourceDirectory(this.directory);
-    const { files } = await listResourceFiles({ root, maxFiles: this.opts.maxFiles ?? 50_000 });
+    const { root, files } = await listResourceFiles({ root: this.directory, maxFiles: this.opts.maxFiles ?? 50_000 });
     const hash = createHash("sha256");
-    for (const f of files) {
-      const st = await stat(f.absolute);
-      hash.update(`${f.path}\0${st.size}\0${st.mtimeMs}\n`);
-    }
+    // the listing has stat'ed every file already
+    for (const f of files) hash.update(`${f.path}\0${f.size}\0${f.mtimeMs}\n`);
     return { root, boundary: root, revision: `dir:${hash.digest("hex").slice(0, 16)}` };
   }
 

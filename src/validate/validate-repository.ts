@@ -21,7 +21,7 @@ import { findSecretRefs, formatRef, refSyntaxProblem, walkStrings } from "../loa
 import type { SecretRef, SecretSource } from "../load/secret-refs.js";
 import { Locator, decodeText, defaultReadLimits, parseYaml } from "../load/yaml-reader.js";
 import type { ParsedDocument, PathSegment } from "../load/yaml-reader.js";
-import { isInside, listResourceFiles, resourceDirectory, toPosix } from "../source/directory.js";
+import { isInside, listResourceFiles, toPosix } from "../source/directory.js";
 import { OpenApiChecker } from "./openapi.js";
 import type { SchemaIssue } from "./schema-registry.js";
 import { SchemaRegistry, formatPath, similar } from "./schema-registry.js";
@@ -144,9 +144,9 @@ class Run {
   }
 
   async execute(): Promise<RepositoryResult> {
-    this.root = await resourceDirectory(this.opts.root);
-    this.boundary = this.opts.boundary === undefined ? this.root : await realpath(this.opts.boundary);
-    const listed = await listResourceFiles({ root: this.root, boundary: this.boundary, maxFiles: this.limits.maxFiles });
+    const listed = await listResourceFiles({ root: this.opts.root, ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }), maxFiles: this.limits.maxFiles });
+    this.root = listed.root;
+    this.boundary = listed.boundary;
     this.diagnostics.push(...listed.diagnostics);
 
     const queue = new PQueue({ concurrency: 32 });
