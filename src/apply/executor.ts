@@ -279,6 +279,18 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
 
   const describe = (o: Extract<CallOutcome, { kind: "answered" }>): string => answerMessage(o.body, o.text);
 
+  /**
+   * The verdict on one outcome. A throttle (429, 503 + Retry-After) pauses the whole interface
+   * whatever the verdict, and counts a fifth of a try: `throttled` is how many this change (or
+   * batch) has met so far.
+   */
+  const judgeOutcome = (c: PlannedChange, outcome: CallOutcome, attempt: number, throttled: number, queue: InterfaceQueue): { verdict: Verdict; throttle: boolean } => {
+    const throttleAttempt = Math.floor(throttled / 5);
+    const pauseMs = throttlePauseMs(outcome, policy, throttleAttempt, deps.random);
+    if (pauseMs !== undefined) queue.pause(pauseMs);
+    return { verdict: judge(outcome, repeatable(c), pauseMs === undefined ? attempt : throttleAttempt, policy, describe, deps.random), throttle: pauseMs !== undefined };
+  };
+
   const requestOf = (c: PlannedChange): { method: string; path: string; body: unknown } => {
     const out = input.desired.outgoing.get(c.id);
     const op = c.operation!;
@@ -309,11 +321,8 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
         return;
       }
       observe(iface, c.operation!.name, outcome, queue);
-      // Throttling is the server's choice, not this call's failure: it counts a fifth of a try.
-      const pauseMs = throttlePauseMs(outcome, policy, Math.floor(throttled / 5), deps.random);
-      if (pauseMs !== undefined) queue.pause(pauseMs);
-      const verdict = judge(outcome, repeatable(c), pauseMs === undefined ? attempt : Math.floor(throttled / 5), policy, describe, deps.random);
-      if (pauseMs !== undefined) throttled++;
+      const { verdict, throttle } = judgeOutcome(c, outcome, attempt, throttled, queue);
+      if (throttle) throttled++;
       if (verdict.kind !== "retry") {
         await settle(c, verdict, outcome, attempt + throttled + 1, false);
         return;
@@ -379,13 +388,8 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
           const c = byId.get(item.id)!;
           const outcome = result.kind === "whole" ? result.outcome : result.outcomes.get(item.id)!;
           const attempt = attempts.get(item.id)!;
-          // as for direct calls: throttling pauses the interface and counts a fifth of a try
-          const pauseMs = throttlePauseMs(outcome, policy, Math.floor(throttledBefore / 5), deps.random);
-          if (pauseMs !== undefined) {
-            queue.pause(pauseMs);
-            throttled = throttledBefore + 1;
-          }
-          const verdict = judge(outcome, repeatable(c), pauseMs === undefined ? attempt : Math.floor(throttledBefore / 5), policy, describe, deps.random);
+          const { verdict, throttle } = judgeOutcome(c, outcome, attempt, throttledBefore, queue);
+          if (throttle) throttled = throttledBefore + 1;
           if (verdict.kind === "retry") {
             retries++;
             if (!verdict.pause) {
