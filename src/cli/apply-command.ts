@@ -15,7 +15,7 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
-import { openResources, resourcesInput } from "./resources.js";
+import { openResources } from "./resources.js";
 
 async function readSavedPlan(file: string): Promise<Plan> {
   let text: string;
@@ -69,7 +69,7 @@ export function addApplyCommand(program: Command, io: CliIo): void {
       try {
         const result = await runApply({
           config,
-          ...resourcesInput(resources),
+          ...resources.input,
           validator: new RepositoryValidator(),
           state,
           env: io.env,

@@ -12,7 +12,7 @@ import { runPlan } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
-import { openResources, resourcesInput } from "./resources.js";
+import { openResources } from "./resources.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -39,7 +39,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
-        const run = await runPlan({ config, ...resourcesInput(resources), validator: new RepositoryValidator(), state, env: io.env });
+        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           const out = opts.out;

@@ -8,30 +8,21 @@ import type { GatesyncConfig } from "../config/config.js";
 import { createSource } from "../source/create-source.js";
 
 export interface CommandResources {
-  /** The resource directory. */
-  readonly root: string;
-  /** The repository root, when the resources are a part of one. */
-  readonly boundary?: string;
-  /** The commit, for a git source. */
-  readonly commit?: string;
+  /** The fields of a plan or apply input that say where the resources are. */
+  readonly input: { readonly root: string; readonly boundary?: string; readonly commit?: string };
   close(): Promise<void>;
 }
 
 export async function openResources(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>, dir: string | undefined): Promise<CommandResources> {
   const none = async (): Promise<void> => Promise.resolve();
-  if (dir !== undefined) return { root: path.resolve(dir), close: none };
-  if (config.source.type === "directory") return { root: config.source.directory, close: none };
+  if (dir !== undefined) return { input: { root: path.resolve(dir) }, close: none };
+  if (config.source.type === "directory") return { input: { root: config.source.directory }, close: none };
   const source = createSource(config, env);
   try {
-    const snapshot = await source.fetch();
-    return { root: snapshot.root, boundary: snapshot.boundary, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }), close: async () => source.close() };
+    const { root, boundary, commit } = await source.fetch();
+    return { input: { root, boundary, ...(commit === undefined ? {} : { commit }) }, close: async () => source.close() };
   } catch (err) {
     await source.close();
     throw err;
   }
-}
-
-/** The fields of a plan or apply input that say where the resources are. */
-export function resourcesInput(r: CommandResources): { root: string; boundary?: string; commit?: string } {
-  return { root: r.root, ...(r.boundary === undefined ? {} : { boundary: r.boundary }), ...(r.commit === undefined ? {} : { commit: r.commit }) };
 }

@@ -15,7 +15,7 @@ import type { ResourceRecord, StateBackend } from "../record/state.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
-import { openResources, resourcesInput } from "./resources.js";
+import { openResources } from "./resources.js";
 
 /**
  * A backend named on the command line: `file:PATH`, `postgres` (the config's postgres state),
@@ -153,7 +153,7 @@ export function addStateCommand(program: Command, io: CliIo): void {
         const resources = await openResources(config, io.env, opts.dir);
         let run: PlanRun;
         try {
-          run = await runPlan({ config, ...resourcesInput(resources), validator: new RepositoryValidator(), state: backend, env: io.env });
+          run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state: backend, env: io.env });
         } finally {
           await resources.close();
         }
