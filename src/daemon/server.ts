@@ -47,7 +47,6 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host: m[1] ?? m[2] ?? "127.0.0.1", port };
 }
 
-
 const json = (status: number, body: unknown): Reply => ({ status, body });
 
 export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role">): Promise<Record<string, unknown>> {

@@ -67,6 +67,9 @@ export class PostgresStateBackend implements StateBackend {
   private ready: Promise<void> | undefined;
   private lockClient: pg.Client | undefined;
   private tail: Promise<unknown> = Promise.resolve();
+  /** The writes that will commit together in the transaction queued for them, and its end. */
+  private group: ResourceRecord[] | undefined;
+  private groupDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: PostgresBackendOptions) {
     if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new StateError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
@@ -235,9 +238,6 @@ export class PostgresStateBackend implements StateBackend {
     group.push(record);
     return this.groupDone;
   }
-
-  private group: ResourceRecord[] | undefined;
-  private groupDone: Promise<void> = Promise.resolve();
 
   private async writeGroup(c: pg.Client, group: readonly ResourceRecord[]): Promise<void> {
     const last = Number((await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + $1 WHERE id = 1 RETURNING serial`, [group.length])).rows[0]!.serial);
