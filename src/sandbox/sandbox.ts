@@ -106,7 +106,8 @@ const handlers: Record<InterfaceName | "traffic", (ctx: HandlerContext, deps: Tr
   traffic: handleTraffic,
 };
 
-function interfaceOf(path: string): InterfaceName | undefined {
+/** The management interface a request path belongs to (undefined: API traffic, batch calls included). */
+export function interfaceOf(path: string): InterfaceName | undefined {
   if (path === "/gw" || path.startsWith("/gw/")) return "gateway";
   if (path === portalPrefix || path.startsWith(`${portalPrefix}/`)) return "portal";
   if (path === llmPrefix || path.startsWith(`${llmPrefix}/`)) return "llm";

@@ -10,6 +10,7 @@ import { Agent } from "undici";
 import { afterAll, describe, expect, it } from "vitest";
 import { statusCounts } from "../../src/apply/summary.js";
 import type { InterfaceName } from "../../src/kinds/kind.js";
+import { interfaceOf } from "../../src/sandbox/sandbox.js";
 import { harness } from "../helpers/apply.js";
 import { recordCalls } from "../helpers/call-recorder.js";
 import { runCli } from "../helpers/cli.js";
@@ -17,13 +18,8 @@ import { removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
-/** The interface a client-side path belongs to (the batch route is the gateway's). */
-function interfaceOf(p: string): InterfaceName {
-  if (p.startsWith("/portal/api")) return "portal";
-  if (p.startsWith("/llm/api")) return "llm";
-  if (p.startsWith("/api/hooks")) return "dashboard";
-  return "gateway";
-}
+/** The interface a client-side path belongs to, as the sandbox routes it (batch calls are the gateway's). */
+const interfaceOfCall = (p: string): InterfaceName => interfaceOf(new URL(p, "http://x").pathname) ?? "gateway";
 
 const rounds = Number(process.env.GATESYNC_FAULT_ROUNDS ?? 4);
 
@@ -56,7 +52,7 @@ describe("applying under faults", () => {
         expect(client.calls.filter((c) => c.status === 429 || c.status === 503).length, `throttled answers seen by the client in run ${run}`).toBe(log.filter((c) => c.status === 429 || c.status === 503).length);
         for (const t of client.calls.filter((c) => c.status === 429 && c.answeredAt !== undefined)) {
           const pauseMs = Number(t.retryAfter) * 1000;
-          const early = client.calls.filter((c) => interfaceOf(c.path) === interfaceOf(t.path) && c.sentAt > t.answeredAt! + 5 && c.sentAt < t.answeredAt! + pauseMs);
+          const early = client.calls.filter((c) => interfaceOfCall(c.path) === interfaceOfCall(t.path) && c.sentAt > t.answeredAt! + 5 && c.sentAt < t.answeredAt! + pauseMs);
           expect(early.map((c) => `${c.method} ${c.path} ${Math.round(c.sentAt - t.answeredAt!)}ms`), `calls during the pause after ${t.path}`).toEqual([]);
         }
         client.calls.length = 0;
