@@ -4,6 +4,12 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import unicorn from "eslint-plugin-unicorn";
 
+/** Everywhere; the product code adds the Promise.all rule (a rule's options replace, not merge). */
+const restricted = [
+  { selector: "ExportDefaultDeclaration", message: "Use named exports." },
+  { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: "Set process.exitCode so logs flush." },
+];
+
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/out/**", ".gatesync/**"] },
   js.configs.recommended,
@@ -20,11 +26,7 @@ export default tseslint.config(
       "@typescript-eslint/await-thenable": "error",
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_", ignoreRestSiblings: true }],
-      "no-restricted-syntax": [
-        "error",
-        { selector: "ExportDefaultDeclaration", message: "Use named exports." },
-        { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: "Set process.exitCode so logs flush." },
-      ],
+      "no-restricted-syntax": ["error", ...restricted],
     },
   },
   {
@@ -34,8 +36,7 @@ export default tseslint.config(
     rules: {
       "no-restricted-syntax": [
         "error",
-        { selector: "ExportDefaultDeclaration", message: "Use named exports." },
-        { selector: "CallExpression[callee.object.name='process'][callee.property.name='exit']", message: "Set process.exitCode so logs flush." },
+        ...restricted,
         {
           selector: "CallExpression[callee.object.name='Promise'][callee.property.name=/^(all|allSettled|any)$/]",
           message: "Unbounded fan-out: send remote calls through an interface queue (p-queue), then say what bounds this with `// eslint-disable-next-line no-restricted-syntax -- bounded by …`.",

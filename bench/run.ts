@@ -199,27 +199,19 @@ async function daemonRuns(g: Generated): Promise<{ full: Figure; noop: Figure; n
 /** PostgreSQL for the shared-state variant; the bench says so and goes on when it is down. */
 const databaseUrl = process.env.GATESYNC_BENCH_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/test";
 
-async function postgresReachable(): Promise<boolean> {
+/** One short-lived connection for `work`. */
+async function withPostgres<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
-    return true;
-  } catch {
-    return false;
+    return await work(client);
   } finally {
     await client.end().catch(() => undefined);
   }
 }
 
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
-  } finally {
-    await client.end();
-  }
-}
+const postgresReachable = (): Promise<boolean> => withPostgres(async () => Promise.resolve(true)).catch(() => false);
+const dropSchema = (schema: string): Promise<unknown> => withPostgres((c) => c.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`));
 
 async function applyUnderRateLimit(batch: boolean, count: number, backend: "file" | "postgres" = "file"): Promise<{ seconds: Figure; calls: number }> {
   const samples: number[] = [];
