@@ -53,9 +53,10 @@ export function chunk(items: readonly BatchItem[], maxSize: number, maxBytes = m
   return batches.map((b) => b.items);
 }
 
+/** The batch route: the gateway registers it with the trailing slash (without it, the path is API traffic). */
 function batchPath(listenPath: string): string {
   const trimmed = listenPath.replace(/^\/+|\/+$/g, "");
-  return trimmed === "" ? "/gw/batch" : `/${trimmed}/gw/batch`;
+  return trimmed === "" ? "/gw/batch/" : `/${trimmed}/gw/batch/`;
 }
 
 export class BatchSender {

@@ -51,7 +51,7 @@ export async function runChecks(r: Resource, client: InterfaceClient, queue: Int
   if (listen === undefined) return fail("the API's listen path is unknown: set spec.query.listenPath");
   const trimmed = listen.replace(/^\/+|\/+$/g, "");
   const requests = checks.map((c) => ({ method: c.method ?? "GET", relative_url: c.path, headers: c.headers ?? {} }));
-  const outcome = await queue.run(() => client.call({ method: "POST", path: `${trimmed === "" ? "" : `/${trimmed}`}/gw/batch`, body: { requests, suppress_parallel_execution: true }, anonymous: true }));
+  const outcome = await queue.run(() => client.call({ method: "POST", path: `${trimmed === "" ? "" : `/${trimmed}`}/gw/batch/`, body: { requests, suppress_parallel_execution: true }, anonymous: true }));
   if (outcome.kind !== "answered" || outcome.status !== 200 || !Array.isArray(outcome.body)) {
     return fail(outcome.kind === "answered" ? `the batch route at ${listen} answered ${outcome.status} (is batch processing enabled for this API?)` : outcome.error);
   }

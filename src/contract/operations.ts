@@ -2,7 +2,8 @@
  * The ten operations of the management-interfaces contract (part 4), as data: used by the
  * sandbox (routing names, call counts) and by plan and apply (what each change will call).
  */
-import type { InterfaceName } from "../kinds/kind.js";
+/** The four management interfaces of the contract. */
+export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
 
 export interface OperationSpec {
   /** Number in the contract. */

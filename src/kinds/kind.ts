@@ -2,11 +2,11 @@
  * What gatesync knows about one resource kind. A new kind is one module implementing this
  * interface, registered in `registry.ts`, plus one schema in `schemas/`.
  */
-import type { OperationName } from "../contract/operations.js";
+import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
 import type { PathSegment } from "../load/yaml-reader.js";
 
-export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
+export type { InterfaceName };
 
 export const kindNames = [
   "ApiDefinition",
