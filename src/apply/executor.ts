@@ -235,9 +235,10 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
           ...(input.commit === undefined ? {} : { commit: input.commit }),
           quotaReset: c.quotaReset === true,
         });
+        if (verdict.note !== undefined) record = { ...record, note: verdict.note };
       }
-      result = { id: c.id, status: "applied", viaBatch, attempts, ...(httpStatus === undefined ? {} : { httpStatus }) };
-      log.info({ operation: c.operation?.name, status: httpStatus, attempts, viaBatch }, "resource applied");
+      result = { id: c.id, status: "applied", viaBatch, attempts, ...(httpStatus === undefined ? {} : { httpStatus }), ...(verdict.note === undefined ? {} : { message: verdict.note }) };
+      log.info({ operation: c.operation?.name, status: httpStatus, attempts, viaBatch, ...(verdict.note === undefined ? {} : { note: verdict.note }) }, "resource applied");
     } else if (verdict.kind === "in-doubt") {
       record = { ...(prev ?? fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), updatedAt: t };
       result = { id: c.id, status: "in-doubt", message: verdict.why, viaBatch, attempts, ...(httpStatus === undefined ? {} : { httpStatus }) };
@@ -288,13 +289,21 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
     const throttleAttempt = Math.floor(throttled / 5);
     const pauseMs = throttlePauseMs(outcome, policy, throttleAttempt, deps.random);
     if (pauseMs !== undefined) queue.pause(pauseMs);
-    return { verdict: judge(outcome, repeatable(c), pauseMs === undefined ? attempt : throttleAttempt, policy, describe, deps.random), throttle: pauseMs !== undefined };
+    const verdict = judge(outcome, repeatable(c), pauseMs === undefined ? attempt : throttleAttempt, policy, describe, deps.random);
+    return { verdict: settledByResend(c, verdict) ?? verdict, throttle: pauseMs !== undefined };
+  };
+
+  /** A create in doubt sent again and refused as a duplicate: the earlier create happened. */
+  const settledByResend = (c: PlannedChange, verdict: Verdict): Verdict | undefined => {
+    const settle = knownKind(c.kind)?.settlesByResend;
+    if (settle === undefined || c.action !== "create" || verdict.kind !== "failed" || verdict.status !== settle.status) return undefined;
+    return input.state.resources.get(c.id)?.status === "in-doubt" ? { kind: "success", note: settle.note } : undefined;
   };
 
   const requestOf = (c: PlannedChange): { method: string; path: string; body: unknown } => {
     const out = input.desired.outgoing.get(c.id);
     const op = c.operation!;
-    if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(records.get(c.id)!.applied ?? {}) };
+    if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(records.get(c.id)!.applied ?? {}, records.get(c.id)!.address) };
     return { method: op.method, path: `${op.path}${queryString(out?.query ?? {}, c.quotaReset === true, encodeURIComponent)}`, body: out?.body };
   };
 

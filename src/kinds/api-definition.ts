@@ -1,6 +1,20 @@
 import type { KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
 
+/**
+ * The definition as sent: a gateway extension carries `info.id` equal to the path's apiID (the
+ * gateway refuses one without it, or with another: validate reports a differing one); a
+ * definition without the extension is sent without it (the API keeps its current one).
+ */
+export function withExtensionId(definition: unknown, apiId: string | undefined): unknown {
+  if (apiId === undefined || definition === null || typeof definition !== "object") return definition;
+  const ext = (definition as Record<string, unknown>)["x-gw-api-gateway"];
+  if (ext === null || typeof ext !== "object") return definition;
+  const info = (ext as Record<string, unknown>).info;
+  if (info !== null && typeof info === "object" && (info as Record<string, unknown>).id !== undefined) return definition;
+  return { ...definition, "x-gw-api-gateway": { ...ext, info: { ...(info as object | undefined), id: apiId } } };
+}
+
 /** Operation 1: PATCH {base_url}/gw/apis/oas/{apiID}. The API must exist already. */
 export const apiDefinitionKind: KindModule = {
   kind: "ApiDefinition",
@@ -14,13 +28,14 @@ export const apiDefinitionKind: KindModule = {
   identity: (spec) => `api:${str(spec, "apiId")}`,
   request(spec: Spec): KindRequest {
     const query = Object.fromEntries(Object.entries((spec.query ?? {}) as Spec).map(([k, v]) => [k, typeof v === "string" ? v.trim() : String(v)]));
+    const definition = withExtensionId(spec.definition, str(spec, "apiId"));
     return {
       address: { apiID: String(spec.apiId) },
       create: undefined,
       update: "patchApi",
       query,
-      body: spec.definition,
-      compare: { query, definition: spec.definition },
+      body: definition,
+      compare: { query, definition },
       notes: [],
     };
   },
@@ -31,10 +46,11 @@ export const apiDefinitionKind: KindModule = {
     after: false,
     effect: "info.state.active: false",
     query: (applied) => (applied.query ?? {}) as Spec,
-    body(applied) {
+    body(applied, address) {
       // without the extension, the patch would replace the API's whole extension with none
       if ((applied.definition as Spec | undefined)?.["x-gw-api-gateway"] === undefined) return undefined;
-      const definition = structuredClone(applied.definition) as Record<string, unknown>;
+      // (records written before the id was filled in lack it: the record's address has it)
+      const definition = structuredClone(withExtensionId(applied.definition, address?.apiID)) as Record<string, unknown>;
       const ext = definition["x-gw-api-gateway"] as Record<string, unknown>;
       const info = (ext.info ??= {}) as Record<string, unknown>;
       info.state = { ...(info.state as Record<string, unknown> | undefined), active: false };

@@ -96,8 +96,9 @@ export interface Deactivation {
   /**
    * The last applied request switched off, or undefined when it cannot be resent as it is
    * (sensitive values, which the state does not keep, are refused before this is asked).
+   * `address`: the record's path parameters.
    */
-  body(applied: Spec): unknown;
+  body(applied: Spec, address?: Readonly<Record<string, string>>): unknown;
   /** What the plan says when it cannot be switched off: why, and how to do it by hand. */
   readonly refusal: { readonly reason: string; readonly hint: string };
 }
@@ -142,6 +143,18 @@ export interface KindModule {
   readonly noUpdate?: { readonly reason: string; readonly hint: string };
   /** Objects the server names on create. */
   readonly serverId?: ServerId;
+  /**
+   * The server refuses an exact duplicate of a create with `status`: a create whose outcome is
+   * in doubt is settled by sending it again (2xx: it was not there; `status`: the earlier create
+   * happened). `sameObject` says whether the create in doubt and the one to send address the
+   * same object (otherwise the plan keeps it blocked).
+   */
+  readonly settlesByResend?: {
+    readonly status: number;
+    sameObject(attempted: Readonly<Record<string, unknown>>, compare: Readonly<Record<string, unknown>>): boolean;
+    /** What the record says when the duplicate refusal settled it. */
+    readonly note: string;
+  };
   /** How an orphan is switched off under `orphans: deactivate`; absent when it cannot be. */
   readonly deactivation?: Deactivation;
 }

@@ -78,6 +78,37 @@ async function listen(server: Server, port: number, host: string): Promise<strin
   return `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
 }
 
+interface HandlerParts {
+  readonly store: SandboxStore;
+  readonly inspector: SandboxInspector;
+  readonly dispatch: (r: DispatchRequest) => Promise<DispatchOutcome>;
+  readonly base: () => string;
+  readonly maxBodyBytes: number;
+  readonly maxBatchBytes: number;
+  readonly maxDepth: number;
+}
+
+/** One HTTP request: the inspection interface, or the dispatcher; a dropped answer resets the connection. */
+function requestHandler(p: HandlerParts): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const url = new URL(req.url ?? "/", p.base());
+    const method = req.method ?? "GET";
+    const limit = isBatchPath(p.store, url.pathname) ? p.maxBatchBytes : p.maxBodyBytes;
+    let bodyPromise: Promise<Buffer> | undefined;
+    const body = (): Promise<Buffer> => (bodyPromise ??= readBody(req, limit));
+    if (url.pathname.startsWith("/__sandbox/")) {
+      const reply = await handleInspect(method, url.pathname.slice("/__sandbox".length), body, p.inspector, p.maxDepth).catch((err: unknown) =>
+        err instanceof BodyTooLarge ? errorReply(undefined, 413, "request body too large") : errorReply(undefined, 500, "sandbox error"),
+      );
+      writeReply(res, reply);
+      return;
+    }
+    const outcome = await p.dispatch({ method, url, headers: req.headers, body, internal: false });
+    if (outcome.kind === "dropped") req.socket.destroy();
+    else writeReply(res, outcome.reply);
+  };
+}
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
   const logger = options.logger ?? silentLogger();
   const credentials = credentialsOf(options.credentials);
@@ -103,24 +134,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   deps.dispatch = dispatch;
   const inspector = createInspector(store, log, faults, dispatcher);
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", base);
-    const method = req.method ?? "GET";
-    const limit = isBatchPath(store, url.pathname) ? maxBatchBytes : maxBodyBytes;
-    let bodyPromise: Promise<Buffer> | undefined;
-    const body = (): Promise<Buffer> => (bodyPromise ??= readBody(req, limit));
-    if (url.pathname.startsWith("/__sandbox/")) {
-      const reply = await handleInspect(method, url.pathname.slice("/__sandbox".length), body, inspector, deps.maxDepth).catch((err: unknown) =>
-        err instanceof BodyTooLarge ? errorReply(undefined, 413, "request body too large") : errorReply(undefined, 500, "sandbox error"),
-      );
-      writeReply(res, reply);
-      return;
-    }
-    const outcome = await dispatch({ method, url, headers: req.headers, body, internal: false });
-    if (outcome.kind === "dropped") req.socket.destroy();
-    else writeReply(res, outcome.reply);
-  }
-
+  const handle = requestHandler({ store, inspector, dispatch, base: () => base, maxBodyBytes, maxBatchBytes, maxDepth: deps.maxDepth });
   const server = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       logger.error({ err }, "sandbox request failed");
