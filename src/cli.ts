@@ -18,6 +18,7 @@ import { loadConfig } from "./config/config.js";
 import type { GatesyncConfig } from "./config/config.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
 import { formatDiagnostic } from "./cli/report.js";
+import { scrubText } from "./secrets/redactor.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 
@@ -28,9 +29,10 @@ interface Io {
   readonly isTty: boolean;
 }
 
+/** Everything a command prints passes through the redaction layer. */
 const defaultIo: Io = {
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
+  stdout: (t) => process.stdout.write(scrubText(t)),
+  stderr: (t) => process.stderr.write(scrubText(t)),
   env: process.env,
   isTty: process.stdout.isTTY === true,
 };

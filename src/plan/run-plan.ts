@@ -7,6 +7,8 @@ import { ValidationFailed, hasErrors } from "../errors.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../load/secret-refs.js";
+import { registerCredentials } from "../secrets/credentials.js";
+import { secretScope } from "../secrets/scope.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DesiredMemo, DesiredSet } from "./desired.js";
@@ -42,7 +44,8 @@ export interface PlanRunInput {
 
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const { config, env } = input;
-  const secrets = new EnvFileSecretSource(env, config.secrets.fileRoot);
+  registerCredentials(config, env);
+  const secrets = new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config));
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
   const result = await input.validator.validate({
     root: input.root,
