@@ -22,12 +22,14 @@ interface Io {
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTty: boolean;
+  readonly reveal?: (text: string) => void;
 }
 
 /** Everything a command prints passes through the redaction layer. */
 const defaultIo: Io = {
   stdout: (t) => process.stdout.write(scrubText(t)),
   stderr: (t) => process.stderr.write(scrubText(t)),
+  reveal: (t) => process.stdout.write(t),
   env: process.env,
   isTty: process.stdout.isTTY === true,
 };
