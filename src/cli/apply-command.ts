@@ -51,7 +51,7 @@ async function ask(question: string): Promise<boolean> {
 export function addApplyCommand(program: Command, io: CliIo): void {
   program
     .command("apply")
-    .description("apply the changes (exit 0 all applied, 1 anything failed or in doubt)")
+    .description("apply the changes (exit 0 all applied, 1 anything failed or in doubt, 3 blocked changes left)")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--plan <file>", "apply a plan saved with `gatesync plan --out`; refused if the state or the files changed since")
     .option("--auto-approve", "apply without asking")
@@ -100,7 +100,9 @@ export function addApplyCommand(program: Command, io: CliIo): void {
           return;
         }
         io.stdout(renderSummary(result.summary, painter(color)));
-        process.exitCode = applySucceeded(result.summary) ? 0 : 1;
+        const blocked = result.summary.blocked;
+        if (blocked.length > 0) io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
+        process.exitCode = applySucceeded(result.summary) ? (blocked.length > 0 ? 3 : 0) : 1;
       } finally {
         await state.close();
         await resources.close();
