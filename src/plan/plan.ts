@@ -10,6 +10,7 @@ import type { InterfaceName } from "../kinds/kind.js";
 import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule, knownKind } from "../kinds/registry.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
+import type { PlanSelection } from "../select/selection.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
@@ -84,6 +85,8 @@ export interface Plan {
   readonly state: { readonly lineage: string; readonly serial: number };
   readonly orphanPolicy: "report" | "deactivate";
   readonly batch?: { readonly maxSize: number };
+  /** Present when the plan covers part of the repository and state (`--target`, selectors …). */
+  readonly selection?: PlanSelection;
   readonly changes: readonly PlannedChange[];
   readonly summary: PlanSummary;
   /** Hash of the changes, independent of the hash key: a re-plan must match it to apply. */
@@ -102,6 +105,17 @@ export interface PlanOptions {
    * even when nothing changed, so that edits made outside git are undone.
    */
   readonly reassert?: boolean;
+  /** A partial plan: `desired` holds the selected resources only. */
+  readonly selection?: PlanScope;
+}
+
+/** What a partial plan needs beyond its selected resources. */
+export interface PlanScope {
+  /** Every resource of the repository: a record of one of them is no orphan, selected or not. */
+  readonly present: ReadonlySet<string>;
+  /** Whether an orphan's record lies inside the selection. */
+  readonly includesRecord: (record: ResourceRecord) => boolean;
+  readonly summary: PlanSelection;
 }
 
 /** Does the change call the server? */
@@ -277,10 +291,10 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
   const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true)), wave: waveOf.get(d.id) ?? 1 }));
-  const present = new Set(desired.map((d) => d.id));
+  const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const orphanWave = waves.waves.length + 1;
   for (const record of state.resources.values()) {
-    if (!present.has(record.id)) changes.push({ ...refuseUnaddressable(planOrphan(record, options.orphans, batching)), wave: orphanWave });
+    if (!present.has(record.id) && options.selection?.includesRecord(record) !== false) changes.push({ ...refuseUnaddressable(planOrphan(record, options.orphans, batching)), wave: orphanWave });
   }
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const count = (a: Action): number => changes.filter((c) => c.action === a).length;
@@ -302,6 +316,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     state: { lineage: state.lineage, serial: state.serial },
     orphanPolicy: options.orphans,
     ...(options.batch === undefined ? {} : { batch: options.batch }),
+    ...(options.selection === undefined ? {} : { selection: options.selection.summary }),
     changes,
     summary,
     digest: planDigest(changes),
