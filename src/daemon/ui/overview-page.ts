@@ -42,6 +42,7 @@ export function overviewPage(view: View): Html {
 ${facts([
   ["commit in force", html`<code>${shortCommit(inForce)}</code>`],
   ...(head !== undefined && head !== inForce ? ([["branch head", html`<code>${shortCommit(head)}</code> <span class="warn">not applied yet</span>`]] as const) : []),
+  ["synced", r.synced ? "yes: the newest commit is applied in full" : "no"],
   ["role", view.role],
   ["source", view.source],
   ["state", `${view.stateDescription} (serial ${view.state.serial})`],
