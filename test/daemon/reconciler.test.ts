@@ -140,6 +140,8 @@ describe("reconciler", () => {
     // the run report comes once the apply is recorded, after the sandbox has the change
     for (let i = 0; i < 100 && !runs.some((r) => r.reason === "file change" && r.result === "applied"); i++) await sleep(50);
     expect(h.sandbox.inspect.store.orgKeys.get("k")?.session.rate).toBe(42);
+    // the call lands before its run has recorded it and finished
+    for (let i = 0; i < 100 && !runs.some((r) => r.reason === "file change"); i++) await sleep(50);
     expect(runs.some((r) => r.reason === "file change" && r.result === "applied")).toBe(true);
   });
 });
