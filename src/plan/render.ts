@@ -2,6 +2,7 @@
  * Plan renderings: `text` for terminals, `markdown` for merge-request comments, `json` for
  * machines (schema: schemas/plan.schema.json). Sensitive values appear only as (sensitive).
  */
+import { scrubText } from "../secrets/redactor.js";
 import { painter } from "../style.js";
 import type { Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
@@ -50,15 +51,16 @@ export function callsLine(plan: Plan): string {
   return `${c.total} HTTP call${c.total === 1 ? "" : "s"} (${per.join(", ")}${batch})`;
 }
 
+/** Every rendering passes through the redaction layer on its way out. */
 export function renderPlan(plan: Plan, format: PlanFormat, opts: { color?: boolean } = {}): string {
   if (format === "json") return renderJson(plan);
-  if (format === "markdown") return renderMarkdown(plan);
-  return renderText(plan, opts.color === true);
+  if (format === "markdown") return scrubText(renderMarkdown(plan));
+  return scrubText(renderText(plan, opts.color === true));
 }
 
 export function renderJson(plan: Plan): string {
   const out = { $schema: "https://gatesync.dev/schemas/plan.schema.json", ...plan };
-  return `${JSON.stringify(out, (_k, v: unknown) => (isSensitiveMarker(v) ? { sensitive: true } : v), 2)}\n`;
+  return scrubText(`${JSON.stringify(out, (_k, v: unknown) => (isSensitiveMarker(v) ? { sensitive: true } : v), 2)}\n`);
 }
 
 const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan" };
