@@ -7,7 +7,8 @@ import path from "node:path";
 import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
-import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
+import { formatPath } from "../load/field-path.js";
+import { SchemaRegistry } from "../validate/schema-registry.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;

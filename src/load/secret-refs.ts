@@ -5,7 +5,7 @@
  */
 import { readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { isInside } from "../source/directory.js";
+import { isInside } from "../file-paths.js";
 
 export type SecretProvider = "env" | "file";
 
