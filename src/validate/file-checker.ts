@@ -76,6 +76,7 @@ export class PooledFileChecker {
     let onError: ((err: unknown) => void) | undefined;
     const failed = new Promise<never>((_, reject) => pool.once("error", (onError = reject)));
     try {
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the pool's threads: local work, no remote calls
       return (await Promise.race([Promise.all(tasks), failed])).flat();
     } catch (err) {
       // a pool whose workers died while starting never starts them again: the next run makes a new one
@@ -103,6 +104,7 @@ export class PooledFileChecker {
     const { filename, execArgv } = workerModule();
     return new Piscina({
       filename,
+      name: "checkFiles",
       minThreads: this.threads,
       maxThreads: this.threads,
       idleTimeout: 30_000,

@@ -15,7 +15,7 @@ export interface FileTask {
 
 const checkers = { schemas: new SchemaRegistry(), openapi: new OpenApiChecker() };
 
-export default async function checkFiles(task: FileTask): Promise<FileVerdict[]> {
+export async function checkFiles(task: FileTask): Promise<FileVerdict[]> {
   const verdicts: FileVerdict[] = [];
   for (const file of task.files) verdicts.push(await checkFile(file, task.ctx, checkers));
   return verdicts;

@@ -227,10 +227,11 @@ class Run {
     const errors = doc.ruleErrors + this.checkSecrets(doc.secretRefs, { file: file.path, index: doc.index, resource });
     let finalSpec = spec;
     let attachedSource: ResourceSource | undefined;
-    if (kind.attached !== undefined) {
-      const found = await attachDocument(kind.attached, { file, doc, spec, resource }, attachments);
+    const attached = kind.attached;
+    if (attached !== undefined) {
+      const found = await attachDocument(attached, { file, doc, spec, resource }, attachments);
       if (found === undefined) return undefined;
-      finalSpec = this.validator.mergedSpec(spec, found.document, kind.attached.attach);
+      finalSpec = this.validator.mergedSpec(spec, found.document, (s, d) => attached.attach(s, d));
       attachedSource = found.source;
     }
     if (errors > 0) return undefined;
