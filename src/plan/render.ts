@@ -7,6 +7,7 @@ import type { Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
 import type { Action, Plan, PlannedChange } from "./plan.js";
 import { isSensitiveMarker } from "./sensitive.js";
+import { selectionLine } from "../select/selection-text.js";
 
 export type PlanFormat = "text" | "markdown" | "json";
 
@@ -65,6 +66,8 @@ export function renderText(plan: Plan, color: boolean): string {
   const paint = painter(color);
   const lines: string[] = [];
   lines.push(paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (state serial ${plan.state.serial})`));
+  if (plan.selection !== undefined) lines.push(paint("yellow", selectionLine(plan.selection)));
+  const header = lines.length;
   const shown = plan.changes.filter((c) => c.action !== "no-op");
   const waves = new Set(shown.map((c) => c.wave));
   let wave = 0;
@@ -72,7 +75,7 @@ export function renderText(plan: Plan, color: boolean): string {
     if (waves.size > 1 && c.wave !== wave) {
       wave = c.wave;
       lines.push("", paint("dim", `wave ${wave}`));
-    } else if (lines.length === 1) {
+    } else if (lines.length === header) {
       lines.push("");
     }
     const head = `${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${c.operation === undefined ? "" : `  ${callText(c)}`}`;
@@ -124,6 +127,7 @@ export function renderMarkdown(plan: Plan, limit = markdownLimit): string {
     "",
     `**${summaryLine(plan)}** — ${callsLine(plan)}${plan.commit === undefined ? "" : ` · commit \`${plan.commit.slice(0, 12)}\``} · state serial ${plan.state.serial}`,
     "",
+    ...(plan.selection === undefined ? [] : [`> ${escapeHtml(selectionLine(plan.selection))}`, ""]),
   ];
   if (shown.length === 0) return `${[...head, "No changes: the servers match the repository as far as the state knows."].join("\n")}\n`;
   const reserve = 600; // room for the note on what was cut
