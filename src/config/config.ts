@@ -8,7 +8,7 @@ import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
 import type { GatesyncError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
-import { formatPath } from "../load/field-path.js";
+import { formatPath } from "../field-path.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import { parseSelector } from "../select/selector.js";
 

@@ -4,7 +4,7 @@
  */
 import type { OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
-import type { PathSegment } from "../load/field-path.js";
+import type { PathSegment } from "../field-path.js";
 
 export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
 

@@ -9,7 +9,7 @@ import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments
 import type { Document, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import type { PathSegment } from "./field-path.js";
+import type { PathSegment } from "../field-path.js";
 
 export interface ReadLimits {
   /** Largest alias expansion count accepted in one document. */

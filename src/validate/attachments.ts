@@ -7,7 +7,7 @@ import type { Diagnostic } from "../errors.js";
 import type { AttachedDocument, Spec } from "../kinds/kind.js";
 import type { ResourceSource } from "../kinds/resource.js";
 import { referenceKey } from "../load/attached-files.js";
-import { formatPath } from "../load/field-path.js";
+import { formatPath } from "../field-path.js";
 import { checkAttachment, secretRefsIn, valueAt } from "./check-document.js";
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
 import type { DocumentVerdict, FileVerdict } from "./check-file.js";

@@ -6,7 +6,7 @@
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { AttachedDocument, KindModule, RuleContext, Spec } from "../kinds/kind.js";
-import type { PathSegment } from "../load/field-path.js";
+import type { PathSegment } from "../field-path.js";
 import type { SecretRef } from "../load/secret-refs.js";
 import { findSecretRefs, walkStrings } from "../load/secret-refs.js";
 import { errorCount, issueDiagnostics, ruleDiagnostics } from "./findings.js";

@@ -9,8 +9,8 @@ import type { KindName } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { PathSegment } from "../load/field-path.js";
-import { formatPath } from "../load/field-path.js";
+import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../field-path.js";
 import { errorAt } from "./findings.js";
 import type { Locate } from "./findings.js";
 

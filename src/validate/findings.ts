@@ -5,8 +5,8 @@
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
 import type { RuleFinding } from "../kinds/kind.js";
-import type { PathSegment } from "../load/field-path.js";
-import { formatPath } from "../load/field-path.js";
+import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../field-path.js";
 import { Locator } from "../load/yaml-reader.js";
 import type { SchemaIssue } from "./schema-registry.js";
 

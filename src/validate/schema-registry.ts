@@ -8,7 +8,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
 import { closest } from "fastest-levenshtein";
-import type { PathSegment } from "../load/field-path.js";
+import type { PathSegment } from "../field-path.js";
 import { similar } from "../similar.js";
 
 // ajv-formats is CommonJS: its default export arrives as the module object.

@@ -4,7 +4,7 @@
  */
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
-import { formatPath } from "../load/field-path.js";
+import { formatPath } from "../field-path.js";
 import { formatRef, refSyntaxProblem } from "../load/secret-refs.js";
 import type { SecretSource } from "../load/secret-refs.js";
 import type { SecretRefAt } from "./check-document.js";
