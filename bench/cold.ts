@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
 import { configFromDocument } from "../src/config/config.js";
 import { EnvFileSecretSource } from "../src/load/secret-refs.js";
 import { prepareDesired } from "../src/plan/desired.js";
@@ -74,7 +75,7 @@ export async function writeBenchConfig(dir: string, urls: { gateway: string; por
 
 /** Fills the config's state with a record per resource, as if everything had been applied. */
 export async function seedState(configFile: string, g: Generated, env: Record<string, string>): Promise<number> {
-  const raw = (await import("yaml")).parse(await readFile(configFile, "utf8")) as Record<string, unknown>;
+  const raw = parse(await readFile(configFile, "utf8")) as Record<string, unknown>;
   const config = configFromDocument(raw, configFile, path.dirname(configFile));
   const validator = new RepositoryValidator();
   const secrets = new EnvFileSecretSource(env, g.root);

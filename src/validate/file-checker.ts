@@ -30,14 +30,10 @@ export interface WorkerOptions {
 
 export const defaultWorkerOptions = { minFiles: 200, filesPerTask: 16 } as const;
 
-/** Checks files on the calling thread, with checkers compiled on first use. */
+/** Checks files on the calling thread. */
 export class LocalFileChecker {
-  private checkers: Checkers | undefined;
-
-  /** The calling thread's checkers (also for the few checks made after the files'). */
-  get local(): Checkers {
-    return (this.checkers ??= { schemas: new SchemaRegistry(), openapi: new OpenApiChecker() });
-  }
+  /** The calling thread's checkers (also for the few checks made after the files'), made before any run. */
+  readonly local: Checkers = { schemas: new SchemaRegistry(), openapi: new OpenApiChecker() };
 
   async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
     const queue = new PQueue({ concurrency: 32 });
