@@ -7,6 +7,7 @@ import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import { formatRef, refSyntaxProblem } from "../load/secret-refs.js";
 import type { SecretSource } from "../load/secret-refs.js";
+import { minScrubLength } from "../secrets/redactor.js";
 import type { SecretRefAt } from "./check-document.js";
 import { errorAt } from "./findings.js";
 import type { Locate } from "./findings.js";
@@ -33,8 +34,15 @@ export function secretDiagnostics(
     }
     if (secrets === undefined) continue;
     const found = secrets.source.lookup(ref);
-    if (found.ok) continue;
-    if (found.reason === "escape") {
+    if (found.ok) {
+      if (found.value.length > 0 && found.value.length < minScrubLength) {
+        out.push({ severity: "warning", code: ErrorCode.SECRET_TOO_SHORT, ...at(), message: `the value of ${formatRef(ref)} is shorter than ${minScrubLength} characters: it cannot be scrubbed from server answers and logs`, hint: "use a longer secret" });
+      }
+      continue;
+    }
+    if (found.reason === "scope") {
+      out.push(errorAt(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow));
+    } else if (found.reason === "escape") {
       out.push(errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot"));
     } else {
       out.push({ severity: secrets.missing, code: ErrorCode.SECRET_UNRESOLVED, ...at(), message: `${formatRef(ref)} cannot be resolved: ${found.message}`, hint: "it must be resolvable where gatesync plans and applies" });
