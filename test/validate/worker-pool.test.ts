@@ -98,7 +98,7 @@ describe("the worker pool", () => {
     } finally {
       await pooled.close();
     }
-  });
+  }, 120_000);
 
   it("reports workers that cannot even start instead of waiting for them", async () => {
     const pooled = new RepositoryValidator({ workers: { threads: 1, minFiles: 0, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 } } });
@@ -119,5 +119,5 @@ describe("the worker pool", () => {
     const single = await new RepositoryValidator({ workers: { threads: 0 } }).validate({ ...options(root), secrets: { source: new EnvFileSecretSource({}, root), missing: "warning" } });
     const report = JSON.parse(spawned.stdout) as { diagnostics: unknown[] };
     expect(report.diagnostics).toEqual(JSON.parse(JSON.stringify(single.diagnostics)));
-  });
+  }, 180_000);
 });
