@@ -9,6 +9,10 @@ import type { ClassifiedChange, Spec } from "./types.js";
 import { annotation, breaking, field, isRecord, nonBreaking } from "./types.js";
 
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const apiOf = (rights: unknown, label: string): string => {
+  const id = field(rights, "api_id");
+  return typeof id === "string" && id !== "" ? id : label;
+};
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : []);
 
 /** rate per `per` seconds; a rate below 1 or no `per` counts as no limit. */
@@ -61,18 +65,18 @@ function accessRights(before: unknown, after: unknown): ClassifiedChange[] {
   for (const label of Object.keys(b).sort()) {
     const path = `access_rights.${label}`;
     const [rb, ra] = [b[label], a[label]];
-    const api = String(field(rb, "api_id") ?? label);
+    const api = apiOf(rb, label);
     if (ra === undefined) {
       out.push(breaking(path, `access to API ${api} is removed: calls to it with this key are refused`));
       continue;
     }
-    if (field(ra, "api_id") !== field(rb, "api_id")) out.push(breaking(`${path}.api_id`, `access moves from API ${api} to API ${String(field(ra, "api_id"))}: calls to ${api} are refused`));
+    if (field(ra, "api_id") !== field(rb, "api_id")) out.push(breaking(`${path}.api_id`, `access moves from API ${api} to API ${apiOf(ra, label)}: calls to ${api} are refused`));
     const versions = strings(field(rb, "versions")).filter((v) => !strings(field(ra, "versions")).includes(v));
     if (versions.length > 0) out.push(breaking(`${path}.versions`, `no longer allowed: version ${versions.join(", ")} of API ${api}`));
     out.push(...allowedUrls(`${path}.`, field(rb, "allowed_urls"), field(ra, "allowed_urls")));
     out.push(...limits(`${path}.limit.`, field(rb, "limit"), field(ra, "limit")));
   }
-  for (const label of Object.keys(a).sort()) if (b[label] === undefined) out.push(nonBreaking(`access_rights.${label}`, `access to API ${String(field(a[label], "api_id") ?? label)} is added`));
+  for (const label of Object.keys(a).sort()) if (b[label] === undefined) out.push(nonBreaking(`access_rights.${label}`, `access to API ${apiOf(a[label], label)} is added`));
   return out;
 }
 

@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from "node:util";
 import { apiCompare } from "api-smart-diff";
 import type { Diff } from "api-smart-diff";
 import { formatPath } from "../../validate/schema-registry.js";
+import { corrected, withParameterLists } from "./openapi-fixes.js";
 import { sensitiveKey } from "../sensitive.js";
 import type { ChangeClass, ClassifiedChange } from "./types.js";
 import { isRecord } from "./types.js";
@@ -56,12 +57,15 @@ export function classifyOpenApi(before: unknown, after: unknown, base = "definit
   if (isDeepStrictEqual(b, a)) return [];
   let diffs: Diff[];
   try {
-    // the library reads its inputs while it rewrites copies; clones keep the plan's values intact
-    diffs = apiCompare(structuredClone(b), structuredClone(a)).diffs;
+    // copies: the library writes into its inputs while it compares, and the plan's values must stay intact
+    diffs = corrected(apiCompare(...withParameterLists(b, a)).diffs);
   } catch (err) {
     return [{ path: base, class: "unclassified", reason: `the OpenAPI diff failed (${err instanceof Error ? err.message : String(err)}): review the change by hand` }];
   }
-  return diffs.filter(shown).map((d) => {
+  // components alone changed (nothing uses them): their own entries are all there is to show
+  const used = diffs.some(shown) ? diffs.filter(shown) : diffs;
+  if (used.length === 0) return [{ path: base, class: "unclassified", reason: "the OpenAPI diff finds no difference it can classify in this change: review it by hand" }];
+  return used.map((d) => {
     const path = d.path.filter((seg) => seg !== sensitiveKey);
     return { path: formatPath([base, ...path]), class: classOf[d.type], reason: reasonOf(d, path) };
   });
