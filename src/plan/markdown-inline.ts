@@ -9,6 +9,7 @@ const longestRun = (s: string): number => Math.max(0, ...[...s.matchAll(/`+/g)].
 /** A code span holding `s` literally; in a table cell, `|` must be escaped even inside code. */
 export function codeSpan(s: string, inTable = false): string {
   let body = s.replace(/\r?\n|\r/g, " ");
+  if (body === "") return "";
   if (inTable) body = body.replace(/\|/g, "\\|");
   const fence = "`".repeat(longestRun(body) + 1);
   // a span that starts or ends with a backtick (or a space) needs a space of padding on both sides

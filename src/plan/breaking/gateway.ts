@@ -46,12 +46,18 @@ function upstream(s: Side): string | undefined {
   return text(s.query.upstreamURL) ?? text(field(s.ext, "upstream", "url")) ?? (s.rebuilt ? first : undefined);
 }
 
-const where = (s: Side, flag: string, extPath: string): string => (s.query[flag] !== undefined ? `query.${flag}` : `definition.${extensionKey}.${extPath}`);
+/** Where the value comes from: the flag, the extension, or the defaults the flags make the gateway rebuild. */
+function where(s: Side, flag: string, extPath: string[]): { path: string; note: string } {
+  if (text(s.query[flag]) !== undefined) return { path: `query.${flag}`, note: "" };
+  if (text(field(s.ext, ...extPath)) !== undefined) return { path: `definition.${extensionKey}.${extPath.join(".")}`, note: "" };
+  return { path: "query", note: "the gateway's default once a query flag is given" };
+}
 
-function moved(name: string, path: string, before: string | undefined, after: string | undefined, effect: string): ClassifiedChange[] {
+function moved(name: string, at: { path: string; note: string }, before: string | undefined, after: string | undefined, effect: string): ClassifiedChange[] {
   if (after === undefined || before === after) return [];
-  if (before === undefined) return [breaking(path, `${name} set to ${after} (the previous one is not recorded): ${effect}`)];
-  return [breaking(path, `${name} changed from ${before} to ${after}: ${effect}`)];
+  const notes = [at.note, before === undefined ? "the previous one is not recorded" : ""].filter((n) => n !== "").join("; ");
+  const how = before === undefined ? `set to ${after}` : `changed from ${before} to ${after}`;
+  return [breaking(at.path, `${name} ${how}${notes === "" ? "" : ` (${notes})`}: ${effect}`)];
 }
 
 interface Toggle {
@@ -77,6 +83,10 @@ function toggleValue(s: Side, t: Toggle): boolean | undefined {
 }
 
 function toggled(b: Side, a: Side, t: Toggle): ClassifiedChange[] {
+  const raw = t.flag === undefined ? undefined : a.query[t.flag];
+  if (t.flag !== undefined && raw !== undefined && parseFlag(raw) === undefined && !isDeepStrictEqual(raw, b.query[t.flag])) {
+    return [{ path: `query.${t.flag}`, class: "unclassified", reason: `${String(raw)} is not a boolean the gateway reads (1, t, true, 0, f, false…): it ignores the flag` }];
+  }
   const before = toggleValue(b, t);
   const after = toggleValue(a, t);
   if (after === undefined || before === after) return [];
@@ -117,9 +127,9 @@ export function classifyGateway(before: Spec, after: Spec): ClassifiedChange[] {
   const a = side(after);
   const strip = [field(b.ext, "server", "listenPath", "strip"), field(a.ext, "server", "listenPath", "strip")];
   return [
-    ...moved("the listen path", where(a, "listenPath", "server.listenPath.value"), listenPath(b), listenPath(a), "callers of the old path get 404"),
-    ...moved("the upstream", where(a, "upstreamURL", "upstream.url"), upstream(b), upstream(a), "traffic goes to a different service"),
-    ...moved("the custom domain", "query.customDomain", text(b.query.customDomain), text(a.query.customDomain), "callers of the old domain are no longer served"),
+    ...moved("the listen path", where(a, "listenPath", ["server", "listenPath", "value"]), listenPath(b), listenPath(a), "callers of the old path get 404"),
+    ...moved("the upstream", where(a, "upstreamURL", ["upstream", "url"]), upstream(b), upstream(a), "traffic goes to a different service"),
+    ...moved("the custom domain", { path: "query.customDomain", note: "" }, text(b.query.customDomain), text(a.query.customDomain), "callers of the old domain are no longer served"),
     ...(strip[1] !== undefined && strip[0] !== strip[1] ? [breaking(`definition.${extensionKey}.server.listenPath.strip`, `stripping the listen path switched ${strip[1] === true ? "on" : "off"}: the upstream receives different paths`)] : []),
     ...toggles.flatMap((t) => toggled(b, a, t)),
     ...rest(before, after),
