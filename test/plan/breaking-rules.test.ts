@@ -43,7 +43,7 @@ describe("gateway settings of an ApiDefinition", () => {
     expect(up[0]).toBe("breaking query.authentication: authentication switched on: callers without valid credentials are refused (401/403)");
     expect(classes("ApiDefinition", on, off).every((l) => l.startsWith("non-breaking "))).toBe(true);
     // a value the gateway ignores (not a Go boolean) changes nothing
-    expect(classes("ApiDefinition", off, { ...off, query: { ...off.query, allowList: "yes" } })).toEqual(["unclassified query.allowList: yes is not a boolean the gateway reads (1, t, true, 0, f, false…): it ignores the flag"]);
+    expect(classes("ApiDefinition", off, { ...off, query: { ...off.query, allowList: "yes" } })).toEqual(["unclassified query.allowList: \"yes\" is not a boolean the gateway reads (1, t, true, 0, f, false…): it ignores the flag"]);
   });
 
   it("deactivating the API breaks every caller; renaming it is an annotation; unknown extension members are unclassified", () => {

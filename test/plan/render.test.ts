@@ -85,6 +85,25 @@ describe("renderers", () => {
     expect(md).toMatch(/and \d+ more rows not shown/);
   });
 
+  it("marks a breaking update on its row and lists its breaking changes first, as list items GitHub renders", async () => {
+    const withOp = petstore.replace("paths: {}", "paths: { /pets: { get: { responses: { '200': { description: ok } } }, post: { responses: { '201': { description: ok } } } } }");
+    const before = await desiredFrom({ "a.yaml": withOp });
+    const state = recordPlan(planFor(before), before.desired, emptyState);
+    const after = await desiredFrom({ "a.yaml": withOp.replace(", post: { responses: { '201': { description: ok } } }", "").replace("listenPath: /petstore/", "listenPath: /pets/") });
+    const plan = planFor(after, state);
+    const md = renderMarkdown(plan);
+    expect(tableCells(md)[1]).toEqual(["✏️", "ApiDefinition/petstore", "update ⚠ breaking", "PATCH /gw/apis/oas/petstore-v1?listenPath=%2Fpets%2F"]);
+    expect(listItems(md)).toEqual([
+      "query.listenPath — the listen path changed from /petstore/ to /pets/: callers of the old path get 404",
+      'definition.paths["/pets"].post — [Removed] operation POST /pets',
+    ]);
+    expect(md).toContain("<details open><summary>✏️ <code>ApiDefinition/petstore</code> — update <b>⚠ breaking</b> (2 fields)</summary>");
+    expect(plan.summary.breaking).toBe(1);
+    const text = renderPlan(plan, "text");
+    expect(text).toContain("~ ApiDefinition/petstore  update  PATCH /gw/apis/oas/petstore-v1?listenPath=%2Fpets%2F  ⚠ breaking");
+    expect(text).toContain("Plan: 0 to create, 1 to update (1 ⚠ breaking), 0 blocked, 0 orphaned, 0 unchanged.");
+  });
+
   it("says plainly when nothing changes", async () => {
     const set = await desiredFrom({ "a.yaml": petstore });
     const plan = planFor(set, recordPlan(planFor(set), set.desired, emptyState));

@@ -85,7 +85,7 @@ function toggleValue(s: Side, t: Toggle): boolean | undefined {
 function toggled(b: Side, a: Side, t: Toggle): ClassifiedChange[] {
   const raw = t.flag === undefined ? undefined : a.query[t.flag];
   if (t.flag !== undefined && raw !== undefined && parseFlag(raw) === undefined && !isDeepStrictEqual(raw, b.query[t.flag])) {
-    return [{ path: `query.${t.flag}`, class: "unclassified", reason: `${String(raw)} is not a boolean the gateway reads (1, t, true, 0, f, false…): it ignores the flag` }];
+    return [{ path: `query.${t.flag}`, class: "unclassified", reason: `${JSON.stringify(raw)} is not a boolean the gateway reads (1, t, true, 0, f, false…): it ignores the flag` }];
   }
   const before = toggleValue(b, t);
   const after = toggleValue(a, t);
