@@ -6,7 +6,8 @@ import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
 import { hasBreaking } from "../plan/breaking/classify.js";
-import { hasChanges } from "../plan/plan.js";
+import { hasBlocked, hasChanges } from "../plan/plan.js";
+import type { Plan } from "../plan/plan.js";
 import { renderJson, renderPlan } from "../plan/render.js";
 import type { PlanFormat } from "../plan/render.js";
 import { runPlan } from "../plan/run-plan.js";
@@ -14,6 +15,8 @@ import { openStateBackend } from "../record/open-backend.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { openResources } from "./resources.js";
+import { collect, selectionFromFlags, selectionHelp } from "./selection-options.js";
+import type { SelectionFlags } from "./selection-options.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
@@ -26,22 +29,33 @@ export async function configOrDefault(file: string | undefined): Promise<Gatesyn
   return loadConfig(file ?? "gatesync.yaml");
 }
 
+/** `--detailed-exitcode`: 3 when a change is blocked (it needs a person), else 2 with changes, else 0. */
+export function detailedExitCode(plan: Plan): number {
+  if (hasBlocked(plan)) return 3;
+  return hasChanges(plan) ? 2 : 0;
+}
+
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
     .command("plan")
-    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 1 error; with --fail-on-breaking: 4 breaking changes)")
+    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 3 blocked changes present, 1 error; with --fail-on-breaking: 4 breaking changes)")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .addOption(new Option("--format <format>", "text, markdown (merge requests) or json").choices(["text", "markdown", "json"]).default("text"))
     .option("--out <file>", "also save the plan as JSON, for `gatesync apply --plan FILE`")
-    .option("--detailed-exitcode", "exit 2 when there are changes to apply")
+    .option("--detailed-exitcode", "exit 2 when there are changes to apply, 3 when some change is blocked (cannot be applied)")
     .option("--fail-on-breaking", "exit 4 when a planned change breaks an API's callers or takes access away (the plan is still written)")
     .option("--dir <dir>", "plan the resources in this directory (a checkout) instead of the config's source")
-    .action(async (opts: { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string }) => {
+    .option("--target <Kind/name>", selectionHelp.target, collect)
+    .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
+    .option("--kind <Kind>", selectionHelp.kind, collect)
+    .option("--selector <expr>", selectionHelp.selector)
+    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string }) => {
+      const selection = selectionFromFlags(opts);
       const config = await configOrDefault(opts.config);
       const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
-        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env });
+        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env, ...(selection === undefined ? {} : { selection }) });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           const out = opts.out;
@@ -55,7 +69,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
           io.stderr(`${run.plan.summary.breaking} planned change${run.plan.summary.breaking === 1 ? " is" : "s are"} breaking (--fail-on-breaking): exit code 4\n`);
           process.exitCode = 4;
         } else {
-          process.exitCode = opts.detailedExitcode === true && hasChanges(run.plan) ? 2 : 0;
+          process.exitCode = opts.detailedExitcode === true ? detailedExitCode(run.plan) : 0;
         }
       } finally {
         await state.close();

@@ -5,9 +5,11 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
+import type { GatesyncError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
 import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
+import { parseSelector } from "../select/selector.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;
@@ -74,6 +76,8 @@ export interface GatesyncConfig {
   readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string };
   readonly secrets: { readonly fileRoot: string };
   readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number };
+  /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
+  readonly selector?: string;
 }
 
 export function parseDuration(text: string): number {
@@ -176,6 +180,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,
       maxDepth: typeof lim.maxDepth === "number" ? lim.maxDepth : 128,
     },
+    ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
   };
 }
 
@@ -213,6 +218,18 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
       });
     }
   }
+  if (diagnostics.length === 0 && doc !== undefined) diagnostics.push(...selectorProblems(doc.value as Raw, file));
   if (diagnostics.length > 0 || doc === undefined) throw new ValidationFailed(diagnostics);
   return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));
+}
+
+function selectorProblems(doc: Raw, file: string): Diagnostic[] {
+  if (typeof doc.selector !== "string") return [];
+  try {
+    parseSelector(doc.selector);
+    return [];
+  } catch (err) {
+    const e = err as GatesyncError;
+    return [{ severity: "error", code: ErrorCode.CONFIG_INVALID, file, path: "selector", message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) }];
+  }
 }

@@ -84,7 +84,10 @@ export class Reconciler {
   lastRun: RunReport | undefined;
   /** The last run that found the repository invalid, while it is still the newest revision. */
   lastInvalid: RunReport | undefined;
-  ready = false;
+  /** The newest revision is applied in full: the last run applied everything or had nothing to do. */
+  synced = false;
+  /** Blocked changes left by the last apply. */
+  private blockedLeft = 0;
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.log = opts.logger.child({ component: "reconciler" });
@@ -145,6 +148,9 @@ export class Reconciler {
       this.opts.metrics.runDuration.observe({ result }, durationMs / 1000);
       const failing = result === "partial" || result === "error" || result === "source-error";
       this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
+      // blocked changes are part of the repository no apply will make: not synced while they remain
+      this.synced = (result === "applied" || result === "noop") && this.blockedLeft === 0;
+      this.opts.metrics.synced.set(this.synced ? 1 : 0);
       this.opts.onRun?.(report, plan);
       return report;
     };
@@ -181,7 +187,8 @@ export class Reconciler {
         validator: this.opts.validator,
         state: this.opts.state,
         env: this.opts.env,
-        logger: log,
+        // the apply's own logger adds a git commit to its lines: not twice
+        logger: snapshot.commit === undefined ? log : this.log,
         dispatcher: this.opts.dispatcher,
         ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }),
         signal,
@@ -193,12 +200,12 @@ export class Reconciler {
       if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });
       const summary = result.summary;
       if (reassert) this.lastReassert = Date.now();
-      this.opts.metrics.setResources(statusCounts(result.run.state, summary));
+      this.blockedLeft = summary.blocked.length;
+      this.opts.metrics.setResources({ ...statusCounts(result.run.state, summary), blocked: summary.blocked.length });
       this.lastInvalid = undefined;
       const ok = applySucceeded(summary);
       if (ok) {
         this.lastGood = { ...where, configHash: this.opts.configHash, at: new Date().toISOString() };
-        this.ready = true;
         this.opts.metrics.lastSuccess.set(Date.now() / 1000);
         this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
       }
@@ -220,6 +227,11 @@ export class Reconciler {
   /** Stops the run in progress from starting further calls (this replica lost its leadership). */
   interrupt(): void {
     this.runAbort?.abort();
+  }
+
+  /** Stopping (readiness turns off). */
+  get isStopping(): boolean {
+    return this.stopping;
   }
 
   /** Stops starting work, lets calls in flight finish (bounded), and waits for the run. */

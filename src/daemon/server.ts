@@ -59,7 +59,8 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
   return {
     service: "gatesync",
     role: opts.role?.() ?? "single",
-    ready: r.ready,
+    ready: !r.isStopping,
+    synced: r.synced,
     source: opts.sourceDescription,
     commit: r.lastGood?.commit ?? r.lastGood?.revision ?? null,
     lastSuccess: r.lastGood === undefined ? null : { at: r.lastGood.at, revision: r.lastGood.revision },
@@ -98,7 +99,9 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
       case "/healthz":
         return get(() => json(200, { status: "ok" }));
       case "/readyz":
-        return get(() => (opts.reconciler.ready ? json(200, { status: "ready" }) : json(503, { status: "not ready", reason: "no successful run yet" })));
+        // ready means serving (a standby serves status and metrics, and takes over when elected);
+        // whether the repository is applied is `synced` (in /status and gatesync_synced)
+        return get(() => (opts.reconciler.isStopping ? json(503, { status: "not ready", reason: "stopping" }) : json(200, { status: "ready", role: opts.role?.() ?? "single", synced: opts.reconciler.synced })));
       case "/metrics":
         return get(async () => ({ status: 200, raw: Buffer.from(await opts.metrics.registry.metrics()), headers: { "content-type": opts.metrics.registry.contentType } }));
       case "/status":

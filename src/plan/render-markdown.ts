@@ -4,6 +4,7 @@
  * GitLab colour the - and + lines). Under 65,000 characters (GitHub refuses comments over
  * 65,536), saying what it cut.
  */
+import { selectionLine } from "../select/selection-text.js";
 import type { FieldChange } from "./diff.js";
 import { codeSpan, escapeHtml, fenced, inlineText, plainText } from "./markdown-inline.js";
 import type { Action, Plan, PlannedChange } from "./plan.js";
@@ -59,6 +60,7 @@ function row(c: PlannedChange): string {
 function header(plan: Plan): string[] {
   const commit = plan.commit === undefined ? "" : ` · commit ${codeSpan(plan.commit.slice(0, 12))}`;
   const head = ["### gatesync plan", "", `**${summaryLine(plan)}** — ${callsLine(plan)}${commit} · state serial ${plan.state.serial}`, ""];
+  if (plan.selection !== undefined) head.push(`> ${inlineText(selectionLine(plan.selection))}`, "");
   const broken = plan.changes.filter(isBreaking);
   if (broken.length > 0) {
     const names = broken.slice(0, 20).map((c) => codeSpan(c.id));

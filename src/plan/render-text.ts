@@ -1,4 +1,5 @@
 /** The plan for terminals: one line per changed resource, its fields below; colour on a TTY. */
+import { selectionLine } from "../select/selection-text.js";
 import { painter } from "../style.js";
 import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
@@ -40,6 +41,8 @@ export function renderText(plan: Plan, color: boolean): string {
   const paint = painter(color);
   const lines: string[] = [];
   lines.push(paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (state serial ${plan.state.serial})`));
+  if (plan.selection !== undefined) lines.push(paint("yellow", selectionLine(plan.selection)));
+  const header = lines.length;
   const shown = plan.changes.filter((c) => c.action !== "no-op");
   const waves = new Set(shown.map((c) => c.wave));
   let wave = 0;
@@ -47,7 +50,7 @@ export function renderText(plan: Plan, color: boolean): string {
     if (waves.size > 1 && c.wave !== wave) {
       wave = c.wave;
       lines.push("", paint("dim", `wave ${wave}`));
-    } else if (lines.length === 1) {
+    } else if (lines.length === header) {
       lines.push("");
     }
     lines.push(...changeLines(c, paint));

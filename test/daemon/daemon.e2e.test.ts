@@ -42,6 +42,7 @@ function hook(body: string, headers: Record<string, string> = {}): ReturnType<ty
 interface Status {
   commit: string | null;
   ready: boolean;
+  synced: boolean;
   lastRun: { result: string; revision: string | null; reason: string; errors?: Array<{ file: string; line: number; message: string }> } | null;
   resources: Array<{ id: string; status: string }>;
 }
@@ -131,7 +132,8 @@ afterAll(async () => {
 
 describe("gatesync run (daemon)", () => {
   it("applies the branch at start and becomes ready", async () => {
-    const s = await eventually(status, (x) => x.ready);
+    const s = await eventually(status, (x) => x.synced, 30_000);
+    expect(s.ready).toBe(true);
     expect(s.lastRun?.result).toBe("applied");
     expect(s.commit).toBe(git(work, "rev-parse", "HEAD").trim());
     expect(s.resources).toHaveLength(17);
