@@ -125,6 +125,7 @@ describe("access taken away", () => {
   it("an OAuthClient whose policy changes loses its tokens; one that gets a first policy does not", () => {
     const client = { description: "", meta_data: null, policy_id: "gold", redirect_uri: "https://app/cb" };
     expect(classes("OAuthClient", client, { ...client, policy_id: "silver" })).toEqual(["breaking policy_id: the policy changes from gold to silver: the gateway revokes every token issued to the client"]);
+    expect(classes("OAuthClient", { ...client, policy_id: { $sensitive: "0a1b" } }, client)).toEqual(["breaking policy_id: the policy changes from (sensitive) to gold: the gateway revokes every token issued to the client"]);
     expect(classes("OAuthClient", { ...client, policy_id: "" }, client)).toEqual(["non-breaking policy_id: policy gold is set: tokens issued so far are kept"]);
     expect(classes("OAuthClient", client, { ...client, redirect_uri: "https://app/v2/cb", description: "new" })).toEqual([
       "breaking redirect_uri: the redirect URI changes from https://app/cb to https://app/v2/cb: authorisation requests with the old one are refused",

@@ -5,6 +5,7 @@
  * `policy_id` of an OAuth client (the gateway revokes every token issued to the client).
  */
 import { isDeepStrictEqual } from "node:util";
+import { isSensitiveMarker } from "../sensitive.js";
 import type { ClassifiedChange, Spec } from "./types.js";
 import { annotation, breaking, field, isRecord, nonBreaking } from "./types.js";
 
@@ -100,7 +101,8 @@ export function classifyOrgKey(before: Spec, after: Spec): ClassifiedChange[] {
 
 export function classifyOAuthClient(before: Spec, after: Spec): ClassifiedChange[] {
   const out: ClassifiedChange[] = [];
-  const text = (v: unknown): string => (typeof v === "string" ? v : "");
+  // a value that holds a secret is a marker: not empty, and shown only as (sensitive)
+  const text = (v: unknown): string => (typeof v === "string" ? v : isSensitiveMarker(v) ? "(sensitive)" : "");
   const [pb, pa] = [text(before.policy_id), text(after.policy_id)];
   if (pb !== pa) out.push(pb === "" ? nonBreaking("policy_id", `policy ${pa} is set: tokens issued so far are kept`) : breaking("policy_id", `the policy changes from ${pb} to ${pa === "" ? "none" : pa}: the gateway revokes every token issued to the client`));
   const [rb, ra] = [text(before.redirect_uri), text(after.redirect_uri)];
