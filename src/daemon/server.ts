@@ -13,6 +13,7 @@ import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
+import type { StatusPage } from "./ui/status-page.js";
 import { ReplayGuard, safeEqual, verifyWebhook } from "./webhook.js";
 
 export interface DaemonServerOptions {
@@ -28,6 +29,8 @@ export interface DaemonServerOptions {
   /** `leader`, `standby` or `single`. */
   readonly role?: () => string;
   readonly maxBodyBytes?: number;
+  /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
+  readonly page?: StatusPage;
 }
 
 export interface DaemonServer {
@@ -134,6 +137,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   }
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (opts.page?.handle(req, res) === true) return;
     route(req)
       .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))
       .then((reply) => writeReply(res, reply))
