@@ -23,6 +23,8 @@ export interface CliIo {
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTty: boolean;
+  /** stdout without the redaction layer: only for the sandbox-only credentials `demo` generated itself. */
+  readonly reveal?: (text: string) => void;
 }
 
 export async function configOrDefault(file: string | undefined): Promise<GatesyncConfig> {

@@ -74,7 +74,8 @@ export interface GatesyncConfig {
   readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
   readonly orphans: "report" | "deactivate";
   readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string };
-  readonly secrets: { readonly fileRoot: string };
+  /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
+  readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
   readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number };
   /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
   readonly selector?: string;
@@ -174,7 +175,11 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       ...(typeof sv.webhookSecretEnv === "string" ? { webhookSecretEnv: sv.webhookSecretEnv } : {}),
       ...(typeof sv.syncTokenEnv === "string" ? { syncTokenEnv: sv.syncTokenEnv } : {}),
     },
-    secrets: { fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : ".") },
+    secrets: {
+      fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
+      env: Array.isArray(secrets.env) ? secrets.env.map(String) : [],
+      ...optional("envPrefix", secrets.envPrefix),
+    },
     limits: {
       maxFileBytes: typeof lim.maxFileBytes === "number" ? lim.maxFileBytes : 5 * 1024 * 1024,
       maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,

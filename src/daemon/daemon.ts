@@ -8,6 +8,7 @@ import type { Plan } from "../plan/plan.js";
 import { LeaderElector } from "../record/leader.js";
 import { openStateBackend, postgresUrl } from "../record/open-backend.js";
 import type { StateBackend } from "../record/state.js";
+import { registerCredentials, urlCredentials } from "../secrets/credentials.js";
 import { createSource } from "../source/create-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { DaemonMetrics } from "./metrics.js";
@@ -50,6 +51,10 @@ export async function configHashOf(config: GatesyncConfig): Promise<string> {
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { config, env, logger } = opts;
+  registerCredentials(config, env);
+  if (config.source.type === "git" && urlCredentials(config.source.url).length > 0) {
+    logger.warn({ setting: "source.git.url", hint: "remove the credentials from the URL and name the variable holding the token in source.git.tokenEnv" }, "the git URL carries credentials");
+  }
   const source = createSource(config, env);
   const state = opts.state ?? openStateBackend(config, env, { longRunning: true });
   const dispatcher = managementDispatcher();

@@ -11,6 +11,7 @@ import { BodyTooLarge, listenError, readBody, writeReply } from "../http/http-io
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
+import { scrubDeep } from "../secrets/redactor.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
@@ -59,7 +60,7 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
     .sort((a, b) => (a.id < b.id ? -1 : 1))
     .map((x) => ({ id: x.id, status: x.status, ...(x.serverId === undefined ? {} : { serverId: x.serverId }), ...(x.error === undefined ? {} : { error: x.error }), ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }), ...(x.commit === undefined ? {} : { commit: x.commit }), updatedAt: x.updatedAt }));
   const last = r.lastRun;
-  return {
+  return scrubDeep({
     service: "gatesync",
     role: opts.role?.() ?? "single",
     ready: !r.isStopping,
@@ -85,7 +86,7 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
     plan: last?.plan ?? null,
     state: { lineage: state.lineage, serial: state.serial },
     resources,
-  };
+  });
 }
 
 export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {

@@ -12,7 +12,7 @@ import { breakingMark, breakingShown, callText, callsLine, otherClasses, showVal
 
 export const markdownLimit = 65_000;
 
-const icon: Record<Action, string> = { create: "➕", update: "✏️", "no-op": "", blocked: "⛔", orphan: "🗑️" };
+const icon: Record<Action, string> = { create: "➕", update: "✏️", "no-op": "", blocked: "⛔", orphan: "🗑️", adopt: "📥" };
 
 const isBreaking = (c: PlannedChange): boolean => (c.breaking?.length ?? 0) > 0;
 

@@ -3,7 +3,7 @@ import type { Compatibility } from "./breaking/types.js";
 import type { Action, Plan, PlannedChange } from "./plan.js";
 import { isSensitiveMarker } from "./sensitive.js";
 
-export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-" };
+export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@" };
 
 export const breakingMark = "⚠ breaking";
 
@@ -42,6 +42,7 @@ export function summaryLine(plan: Plan): string {
   const parts = [
     `${s.create} to create`,
     `${s.update} to update${s.breaking > 0 ? ` (${s.breaking} ${breakingMark})` : ""}`,
+    ...((s.adopt ?? 0) > 0 ? [`${s.adopt} to adopt`] : []),
     `${s.blocked} blocked`,
     `${s.orphan} orphaned${s.deactivate > 0 ? ` (${s.deactivate} to deactivate)` : ""}`,
     `${s.noop} unchanged`,

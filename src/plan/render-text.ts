@@ -6,7 +6,7 @@ import type { FieldChange } from "./diff.js";
 import type { Action, Plan, PlannedChange } from "./plan.js";
 import { breakingMark, breakingShown, callText, callsLine, otherClasses, showValue, summaryLine, symbol } from "./render-shared.js";
 
-const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta" };
+const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan" };
 
 export function fieldLine(f: FieldChange): string {
   if (f.op === "add") return `+ ${f.path}: ${showValue(f.after)}`;

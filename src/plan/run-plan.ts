@@ -7,6 +7,8 @@ import { ValidationFailed, hasErrors } from "../errors.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../load/secret-refs.js";
+import { registerCredentials } from "../secrets/credentials.js";
+import { secretScope } from "../secrets/scope.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import { planScope } from "../select/plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
@@ -47,7 +49,8 @@ export interface PlanRunInput {
 
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const { config, env } = input;
-  const secrets = new EnvFileSecretSource(env, config.secrets.fileRoot);
+  registerCredentials(config, env);
+  const secrets = new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config));
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work
