@@ -10,7 +10,7 @@ import type { Plan } from "../plan/plan.js";
 import { hasChanges } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
-import type { ApplyDeps, ApplySummary, Progress } from "./executor.js";
+import type { ApplyDeps, ApplySummary, Progress } from "./types.js";
 import { executePlan } from "./executor.js";
 
 /** What a plan needs, and what applying it needs beyond that. */
