@@ -65,8 +65,8 @@ export class Batcher {
     }
     const queue = this.sender.opts.interfaces.queue("gateway");
     const batchOutcome: CallOutcome = result.kind === "whole" ? result.outcome : { kind: "answered", status: result.kind === "results" ? 200 : 0, retryAfterMs: undefined, body: undefined, text: "" };
-    this.sender.observe(queue, "batch", batchOutcome, group.length);
     if (result.kind === "unavailable") {
+      this.sender.observe(queue, "batch", batchOutcome, group.length);
       if (this.fallback === undefined) {
         this.fallback = result.why;
         this.logger.warn({ reason: result.why }, "batch route unavailable: falling back to direct calls for the rest of the run");
@@ -95,6 +95,7 @@ export class Batcher {
         settling.push(recorder.settle(c, verdict, outcome, attempt + 1, true));
       }
     }
+    this.sender.observe(queue, "batch", batchOutcome, group.length);
     // eslint-disable-next-line no-restricted-syntax -- state writes of one batch's results, no calls; they share one commit
     await Promise.all(settling);
   }

@@ -115,8 +115,8 @@ export class Sender {
         await this.notSent(err, [c], false);
         return;
       }
-      this.observe(queue, c.operation!.name, outcome);
       const { verdict, throttle } = this.judgeOutcome(c, outcome, attempt, throttled, queue);
+      this.observe(queue, c.operation!.name, outcome);
       if (throttle) throttled++;
       if (verdict.kind !== "retry") {
         await this.opts.recorder.settle(c, verdict, outcome, attempt + throttled + 1, false);
