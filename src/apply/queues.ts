@@ -19,9 +19,9 @@ export function rateWindow(rps: number): { interval: number; intervalCap: number
   return { interval: Math.max(1, Math.round(1000 / rps)), intervalCap: 1 };
 }
 
-/** A queued call that was not sent because the apply was stopped. `prepared`: its intent was written. */
+/** A queued call that was not sent because the apply was stopped. */
 export class NotStarted extends Error {
-  constructor(readonly prepared = false) {
+  constructor() {
     super("not started: the apply was stopped");
   }
 }
@@ -70,29 +70,45 @@ export class InterfaceQueue {
    * once `signal` is aborted (NotStarted) or the interface closed (Throttled). `prepare` runs
    * first, inside the queue slot (an intent's state write); a pause that begins while it runs
    * still holds the call back. A prepared call is sent even if `signal` aborts meanwhile —
-   * unless it would have to wait out a pause first: then it is not sent (NotStarted, prepared).
+   * unless it would have to wait out a pause first: then it is not sent (NotStarted).
    */
   async run<T>(send: () => Promise<T>, signal?: AbortSignal, prepare?: () => Promise<void>): Promise<T> {
-    return this.queue.add(async () => {
-      if (signal?.aborted === true) throw new NotStarted();
-      await this.resumed(signal, false);
-      if (prepare !== undefined) {
-        await prepare();
-        await this.resumed(signal, true);
-      }
-      this.started++;
-      return send();
-    });
+    // A call still waiting in the queue (held there by a pause) leaves it when the apply stops
+    // or the interface closes; once it has started, only its own waits are cut short.
+    const queued = new AbortController();
+    const links = [this.wake.signal, ...(signal === undefined ? [] : [signal])];
+    const leave = (): void => queued.abort(this.closed !== undefined ? new Throttled(this.closed) : new NotStarted());
+    const unlink = (): void => links.forEach((s) => s.removeEventListener("abort", leave));
+    links.forEach((s) => s.addEventListener("abort", leave, { once: true }));
+    if (links.some((s) => s.aborted)) leave();
+    try {
+      return await this.queue.add(
+        async () => {
+          unlink();
+          if (signal?.aborted === true) throw new NotStarted();
+          await this.resumed(signal);
+          if (prepare !== undefined) {
+            await prepare();
+            await this.resumed(signal);
+          }
+          this.started++;
+          return send();
+        },
+        { signal: queued.signal },
+      );
+    } finally {
+      unlink();
+    }
   }
 
   /** Resolves once no pause holds and the adaptive rate allows a start. */
-  private async resumed(signal: AbortSignal | undefined, prepared: boolean): Promise<void> {
+  private async resumed(signal: AbortSignal | undefined): Promise<void> {
     const waking = signal === undefined ? this.wake.signal : AbortSignal.any([signal, this.wake.signal]);
     for (;;) {
       if (this.closed !== undefined) throw new Throttled(this.closed);
       const wait = Math.max(this.pausedUntil, this.rate < this.limit.requestsPerSecond ? this.nextSlot : 0) - this.now();
       if (wait <= 0) break;
-      if (signal?.aborted === true) throw new NotStarted(prepared);
+      if (signal?.aborted === true) throw new NotStarted();
       await sleep(wait, undefined, { signal: waking }).catch(() => undefined);
     }
     if (this.rate < this.limit.requestsPerSecond) this.nextSlot = Math.max(this.now(), this.nextSlot) + 1000 / this.rate;

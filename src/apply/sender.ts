@@ -79,13 +79,14 @@ export class Sender {
   }
 
   /**
-   * A call the queue did not send: stopped (its intent, if written, is withdrawn; the change
-   * is skipped) or throttled over the cap (failed: not sent). Other errors pass through.
+   * A call the queue did not send: stopped (the change is skipped) or throttled over the cap
+   * (failed). Either way nothing of it was processed — a non-repeatable change is retried only
+   * after answers that say so — so an intent written for it is withdrawn. Other errors pass through.
    */
   async notSent(err: unknown, changes: readonly PlannedChange[], viaBatch: boolean): Promise<void> {
     if (err instanceof NotStarted) {
       for (const c of changes) {
-        if (err.prepared) await this.opts.recorder.withdraw(c);
+        await this.opts.recorder.withdraw(c);
         this.skipped.add(c.id);
       }
       return;
