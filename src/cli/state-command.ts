@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import type { Command } from "commander";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
+import { unfilledParams } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun } from "../plan/run-plan.js";
 import type { GatesyncConfig } from "../config/config.js";
@@ -15,6 +16,7 @@ import type { ResourceRecord, StateBackend } from "../record/state.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
+import { addStateAdoptCommand, adoptedText } from "./state-adopt-command.js";
 import { openResources } from "./resources.js";
 
 /**
@@ -39,6 +41,7 @@ export function backendFromSpec(spec: string, config: GatesyncConfig | undefined
 
 export function addStateCommand(program: Command, io: CliIo): void {
   const state = program.command("state").description("inspect the state and resolve in-doubt resources");
+  addStateAdoptCommand(state, io);
 
   state
     .command("list")
@@ -55,7 +58,7 @@ export function addStateCommand(program: Command, io: CliIo): void {
           return;
         }
         io.stdout(`state serial ${snapshot.serial}, ${records.length} resources\n`);
-        for (const r of records) io.stdout(`${r.status.padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${r.error === undefined ? "" : ` — ${r.error}`}\n`);
+        for (const r of records) io.stdout(`${r.status.padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${adoptedText(r)}${r.error === undefined ? "" : ` — ${r.error}`}\n`);
       } finally {
         await backend.close();
       }
@@ -159,6 +162,12 @@ export function addStateCommand(program: Command, io: CliIo): void {
         }
         const d = run.desired.desired.find((x) => x.id === id);
         if (d === undefined) throw new StateError(ErrorCode.USAGE, `${id} is not in the repository`, { hint: "--accept records the repository's spec; use --forget for a resource that left it" });
+        const missing = d.request.update === undefined ? [] : unfilledParams(d.request.update, { ...d.request.address, ...record?.address });
+        if (missing.length > 0) {
+          throw new StateError(ErrorCode.USAGE, `cannot accept ${id}: its ${missing.map((m) => `\`${m}\``).join(", ")} is unknown, so no later update could address the object`, {
+            hint: record?.status === "in-doubt" ? `record its server id with \`gatesync state resolve ${id} --id <server id>\`` : "write the server id in the spec (e.g. spec.webhookId) and accept again",
+          });
+        }
         const accepted = appliedRecord(d, record, { now, quotaReset: true });
         await backend.write({ ...accepted, applied: d.request.compare, appliedHash: d.hash });
         io.stdout(`recorded ${id} as applied from the repository's spec, without calling the server\n`);
