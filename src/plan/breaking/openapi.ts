@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { apiCompare } from "api-smart-diff";
 import type { Diff } from "api-smart-diff";
-import { formatPath } from "../../validate/schema-registry.js";
+import { formatPath } from "../../field-path.js";
 import { corrected, withParameterLists } from "./openapi-fixes.js";
 import { sensitiveKey } from "../sensitive.js";
 import type { ChangeClass, ClassifiedChange } from "./types.js";
