@@ -11,6 +11,8 @@ import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
 import { formatPath } from "../field-path.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import { parseSelector } from "../select/selector.js";
+import { notificationsFromDocument } from "../notify/config.js";
+import type { NotificationsConfig } from "../notify/config.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;
@@ -88,6 +90,8 @@ export interface GatesyncConfig {
   readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number };
   /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
   readonly selector?: string;
+  /** Receivers of run events and commit status (the daemon only). */
+  readonly notifications?: NotificationsConfig;
 }
 
 export function parseDuration(text: string): number {
@@ -196,6 +200,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       maxResponseBytes: typeof lim.maxResponseBytes === "number" ? lim.maxResponseBytes : 4 * 1024 * 1024,
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
+    ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
   };
 }
 
