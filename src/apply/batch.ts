@@ -73,7 +73,7 @@ export class BatchSender {
   calls = 0;
   carried = 0;
   /** The forms of the route still to try, in order: with the trailing slash (true), without. */
-  private readonly forms: boolean[] = [false];
+  private readonly forms: boolean[] = [true, false];
   /** What each form answered when it did not take the batch. */
   private readonly refusals: string[] = [];
   private warned = false;
