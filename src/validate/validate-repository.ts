@@ -12,7 +12,7 @@ import PQueue from "p-queue";
 import { closest } from "fastest-levenshtein";
 import { ErrorCode, compareDiagnostics } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
-import type { KindModule, KindName, RuleContext, Spec } from "../kinds/kind.js";
+import type { KindModule, RuleContext, Spec } from "../kinds/kind.js";
 import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule } from "../kinds/registry.js";
 import type { Resource, ResourceSource } from "../kinds/resource.js";
@@ -75,6 +75,15 @@ interface Candidate {
   readonly value: Record<string, unknown>;
 }
 
+/** A resource as written (valid or not), with a name: what names and identities are checked over. */
+interface Declared {
+  readonly c: Candidate;
+  readonly name: string;
+  /** file and document index */
+  readonly key: string;
+  readonly spec: Spec;
+}
+
 /** A parsed file kept between runs, valid while its size and modification time are unchanged. */
 interface CachedFile {
   readonly size: number;
@@ -117,6 +126,8 @@ class Run {
   private readonly records = new Map<string, FileRecord>();
   /** Checks of a definition file, done once however many ApiDefinitions name it. */
   private readonly definitionChecks = new Map<string, Promise<{ schema: SchemaIssue[]; errors: SchemaIssue[]; warnings: SchemaIssue[] }>>();
+  /** Definition files whose findings are already reported (under the first ApiDefinition naming them). */
+  private readonly reportedDocuments = new Set<string>();
   /** Every `Kind/name` written in the repository, valid or not: references resolve against these. */
   private readonly declared = new Set<string>();
   private root = "";
@@ -162,7 +173,7 @@ class Run {
       const resource = await this.checkResource(c, definitionFiles);
       if (resource !== undefined) resources.push(resource);
     }
-    const valid = this.crossChecks(resources);
+    const valid = this.crossChecks(resources, candidates);
     return { resources: valid, diagnostics: this.diagnostics.sort(compareDiagnostics), files: listed.files.length, stats: { filesRead: this.filesRead, filesReused: this.filesReused } };
   }
 
@@ -245,7 +256,7 @@ class Run {
         try {
           real = await this.realpathOnce(target);
         } catch {
-          this.error(ErrorCode.DEFINITION_FILE, at(), `definitionFile \`${ref}\` does not exist`, `the path is relative to ${record.path}`);
+          this.error(ErrorCode.DEFINITION_FILE, at(), `definitionFile \`${ref}\` does not exist`, this.definitionFileHint(record.path, ref));
           continue;
         }
         if (!isInside(real, this.boundary)) {
@@ -263,6 +274,15 @@ class Run {
       }
     }
     return result;
+  }
+
+  /** Where a missing definitionFile is relative to, and the closest file of the repository that exists. */
+  private definitionFileHint(from: string, ref: string): string {
+    const dir = path.posix.dirname(from);
+    const options = [...this.records.keys()].filter((f) => f !== from).map((f) => path.posix.relative(dir, f));
+    const guess = options.length === 0 ? undefined : closest(ref, options);
+    const near = guess !== undefined && (similar(ref, guess) || similar(path.posix.basename(ref), path.posix.basename(guess)));
+    return `${near ? `did you mean \`${guess}\`? ` : ""}the path is relative to ${from}`;
   }
 
   private classify(definitionFiles: Map<string, string>): Candidate[] {
@@ -373,10 +393,15 @@ class Run {
       source = { file: rel, index: first.index, line: first.line };
     }
     const checks = await this.checkOpenApi(document, source === undefined ? undefined : where.file);
-    let errors = this.report(checks.schema, where.file, where.index, resource, where.base);
+    // a document shared by several APIs: its findings are reported once (under the first), counted for each
+    const shared = source !== undefined && this.reportedDocuments.has(where.file);
+    if (source !== undefined) this.reportedDocuments.add(where.file);
+    const report = (issues: readonly SchemaIssue[], code?: ErrorCode, prefix?: string, severity: Severity = "error"): number =>
+      shared ? (severity === "error" ? issues.length : 0) : this.report(issues, where.file, where.index, resource, where.base, code, prefix, severity);
+    let errors = report(checks.schema);
     if (errors === 0) {
-      errors += this.report(checks.errors, where.file, where.index, resource, where.base, ErrorCode.OPENAPI_INVALID, "the document breaks the OpenAPI schema");
-      this.report(checks.warnings, where.file, where.index, resource, where.base, ErrorCode.OPENAPI_UNCHECKED_REF, undefined, "warning");
+      errors += report(checks.errors, ErrorCode.OPENAPI_INVALID, "the document breaks the OpenAPI schema");
+      report(checks.warnings, ErrorCode.OPENAPI_UNCHECKED_REF, undefined, "warning");
     }
     const ext = (document as Record<string, unknown> | null)?.["x-gw-api-gateway"] as Record<string, unknown> | undefined;
     const extId = (ext?.info as Record<string, unknown> | undefined)?.id;
@@ -449,32 +474,42 @@ class Run {
     return errors;
   }
 
-  /** Duplicate names, references and identities; returns the resources without such errors. */
-  private crossChecks(resources: Resource[]): Resource[] {
-    const bad = new Set<Resource>();
-    const byKind = new Map<KindName, Map<string, Resource>>();
-    for (const r of resources) {
-      let names = byKind.get(r.kind);
-      if (names === undefined) byKind.set(r.kind, (names = new Map<string, Resource>()));
-      const first = names.get(r.name);
-      if (first !== undefined) {
-        this.error(ErrorCode.DUPLICATE_NAME, { ...this.resourceAt(r, ["metadata", "name"]) }, `${resourceId(r)} is defined twice; first at ${first.source.file}:${first.source.line}`, "names are unique per kind: rename one of them");
-        bad.add(r);
-      } else {
-        names.set(r.name, r);
+  /**
+   * Duplicate names, references and identities; returns the resources without such errors.
+   * Names and identities are checked over every declared resource, valid or not, so that they
+   * are reported together with everything else; suggestions consider every declared name.
+   */
+  private crossChecks(resources: Resource[], candidates: readonly Candidate[]): Resource[] {
+    const bad = new Set<string>();
+    const keyOf = (file: string, index: number): string => `${file}\0${index}`;
+    const declared = candidates.flatMap((c): Declared[] => {
+      const name = (c.value.metadata as Record<string, unknown> | undefined)?.name;
+      const spec = c.value.spec;
+      return typeof name === "string" ? [{ c, name, key: keyOf(c.file.path, c.doc.index), spec: (spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec }] : [];
+    });
+    const at = (d: Declared, p: readonly PathSegment[]): { file: string; resource: string; path: string; line?: number; column?: number } => ({
+      file: d.c.file.path,
+      resource: `${d.c.kind.kind}/${d.name}`,
+      path: formatPath(p),
+      ...this.at(d.c.file.path, d.c.doc.index, p),
+    });
+    const names = new Map<string, Declared>();
+    for (const d of declared) {
+      const id = `${d.c.kind.kind}/${d.name}`;
+      const first = names.get(id);
+      if (first === undefined) {
+        names.set(id, d);
+        continue;
       }
+      this.error(ErrorCode.DUPLICATE_NAME, at(d, ["metadata", "name"]), `${id} is defined twice; first at ${first.c.file.path}:${first.c.doc.line}`, "names are unique per kind: rename one of them");
+      bad.add(d.key);
     }
-    const apis = byKind.get("ApiDefinition") ?? new Map<string, Resource>();
-    const apiIdOf = (name: string): string | undefined => {
-      const api = apis.get(name);
-      return api === undefined ? undefined : String(api.spec.apiId);
-    };
+    const namesOf = (kind: string): string[] => [...names.keys()].filter((id) => id.startsWith(`${kind}/`)).map((id) => id.slice(kind.length + 1));
     for (const r of resources) {
       for (const ref of kindModule(r.kind).references(r.spec)) {
         // A target that is declared but invalid has its own error; do not cascade.
         if (this.declared.has(`${ref.kind}/${ref.name}`)) continue;
-        const targets = byKind.get(ref.kind);
-        const known = [...(targets?.keys() ?? [])];
+        const known = namesOf(ref.kind).sort();
         const guess = known.length > 0 ? closest(ref.name, known) : undefined;
         this.error(
           ErrorCode.UNRESOLVED_REFERENCE,
@@ -482,23 +517,34 @@ class Run {
           `${ref.kind} \`${ref.name}\` does not exist in this repository`,
           guess === undefined ? `define ${ref.kind}/${ref.name}, or give the raw id instead of a reference` : `did you mean \`${guess}\`? (known: ${known.slice(0, 10).join(", ")}${known.length > 10 ? ", ..." : ""})`,
         );
-        bad.add(r);
+        bad.add(keyOf(r.source.file, r.source.index));
       }
     }
-    const identities = new Map<string, Resource>();
-    for (const r of resources) {
-      if (bad.has(r)) continue;
-      const id = kindModule(r.kind).identity(r.spec, apiIdOf);
-      if (id === undefined) continue;
+    this.duplicateIdentities(declared, at, bad);
+    return resources.filter((r) => !bad.has(keyOf(r.source.file, r.source.index)));
+  }
+
+  /** Two resources addressing one server object, among every declared resource (an identity naming a missing field is none). */
+  private duplicateIdentities(
+    declared: readonly Declared[],
+    at: (d: Declared, p: readonly PathSegment[]) => Omit<Diagnostic, "severity" | "code" | "message">,
+    bad: Set<string>,
+  ): void {
+    const apiIds = new Map(declared.filter((d) => d.c.kind.kind === "ApiDefinition" && typeof d.spec.apiId === "string").map((d) => [d.name, String(d.spec.apiId)]));
+    const identities = new Map<string, Declared>();
+    for (const d of declared) {
+      if (bad.has(d.key)) continue;
+      const id = d.c.kind.identity(d.spec, (name) => apiIds.get(name));
+      // identities are built from the spec's fields; an invalid spec may lack them
+      if (id === undefined || /\bundefined\b|\[object /.test(id)) continue;
       const first = identities.get(id);
       if (first === undefined) {
-        identities.set(id, r);
+        identities.set(id, d);
         continue;
       }
-      this.error(ErrorCode.DUPLICATE_IDENTITY, this.resourceAt(r, ["spec"]), `${resourceId(r)} and ${resourceId(first)} (${first.source.file}:${first.source.line}) address the same server object (${id})`, "each server object may be managed by one resource: remove or merge one of them");
-      bad.add(r);
+      this.error(ErrorCode.DUPLICATE_IDENTITY, at(d, ["spec"]), `${d.c.kind.kind}/${d.name} and ${first.c.kind.kind}/${first.name} (${first.c.file.path}:${first.c.doc.line}) address the same server object (${id})`, "each server object may be managed by one resource: remove or merge one of them");
+      bad.add(d.key);
     }
-    return resources.filter((r) => !bad.has(r));
   }
 
   private resourceAt(r: Resource, p: readonly PathSegment[]): { file: string; resource: string; path: string; line?: number; column?: number } {
