@@ -29,7 +29,7 @@ import { answerMessage, InterfaceClient } from "./http-client.js";
 import { InterfaceQueue, NotStarted } from "./queues.js";
 import type { RetryPolicy, Verdict } from "./retry.js";
 import { judge, throttlePauseMs } from "./retry.js";
-import { runChecks } from "./verify.js";
+import { checksDue, runChecks } from "./verify.js";
 import type { HealthResult } from "./verify.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -147,6 +147,8 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
 
   // Credentials first: a missing one stops the apply before any call.
   const needed = new Set(executable.map((c) => c.operation!.interface));
+  // checks added to an unchanged API run too: they need the gateway's client
+  if (input.resources.some((r) => r.kind === "ApiDefinition" && checksDue(r, false, input.state.resources.get(`ApiDefinition/${r.name}`)))) needed.add("gateway");
   const missing: string[] = [];
   const clients = new Map<InterfaceName, InterfaceClient>();
   const queues = new Map<InterfaceName, InterfaceQueue>();
@@ -294,7 +296,7 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
   const requestOf = (c: PlannedChange): { method: string; path: string; body: unknown } => {
     const out = input.desired.outgoing.get(c.id);
     const op = c.operation!;
-    if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(records.get(c.id)!.applied ?? {}) };
+    if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(records.get(c.id)!.applied ?? {}, records.get(c.id)!.address) };
     return { method: op.method, path: `${op.path}${queryString(out?.query ?? {}, c.quotaReset === true, encodeURIComponent)}`, body: out?.body };
   };
 
@@ -432,14 +434,14 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
     progress.stop();
   }
 
-  // After the apply: checks of the API definitions applied in this run.
+  // After the apply: checks of the API definitions applied in this run, or whose checks changed.
   const appliedIds = new Set(outcomes.filter((o) => o.status === "applied").map((o) => o.id));
   const health: HealthResult[] = [];
   const gatewayClient = clients.get("gateway");
   const gatewayQueue = queues.get("gateway");
   for (const r of input.resources) {
     if (halt.signal.aborted) break;
-    if (r.kind !== "ApiDefinition" || !appliedIds.has(`ApiDefinition/${r.name}`) || !Array.isArray(r.spec.verify) || gatewayClient === undefined || gatewayQueue === undefined) continue;
+    if (r.kind !== "ApiDefinition" || !checksDue(r, appliedIds.has(`ApiDefinition/${r.name}`), records.get(`ApiDefinition/${r.name}`)) || gatewayClient === undefined || gatewayQueue === undefined) continue;
     const result = await runChecks(r, gatewayClient, gatewayQueue, now);
     health.push(result);
     const record = records.get(result.id);

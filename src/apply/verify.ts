@@ -5,6 +5,7 @@
  */
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
+import type { ResourceRecord } from "../record/state.js";
 import type { InterfaceClient } from "./http-client.js";
 import type { InterfaceQueue } from "./queues.js";
 
@@ -31,6 +32,23 @@ interface Check {
   readonly path: string;
   readonly expectStatus?: number;
   readonly headers?: Record<string, string>;
+}
+
+/**
+ * Whether an ApiDefinition's checks are due after an apply: it was applied in this run, or its
+ * `verify:` list differs from the checks its recorded health was computed from (a check added
+ * or changed runs at the next apply even though the definition did not change).
+ */
+export function checksDue(r: Resource, appliedNow: boolean, recorded: ResourceRecord | undefined): boolean {
+  if (!Array.isArray(r.spec.verify)) return false;
+  if (appliedNow) return true;
+  if (recorded?.status !== "applied" || recorded.applied === undefined) return false;
+  const want = (r.spec.verify as Check[]).map((c) => `${c.method ?? "GET"} ${c.path} ${c.expectStatus ?? 200}`);
+  const had = (recorded.health?.results ?? []).map((x) => {
+    const c = x as Partial<CheckResult>;
+    return `${c.method} ${c.path} ${c.expected}`;
+  });
+  return want.length !== had.length || want.some((w, i) => w !== had[i]);
 }
 
 /** The listen path the checks run at: the query flag, else the extension's. */

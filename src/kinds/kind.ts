@@ -96,8 +96,11 @@ export interface Deactivation {
   /**
    * The last applied request switched off, or undefined when it cannot be resent as it is
    * (sensitive values, which the state does not keep, are refused before this is asked).
+   * `address`: the object's path parameters.
    */
-  body(applied: Spec): unknown;
+  body(applied: Spec, address: Readonly<Record<string, string>>): unknown;
+  /** A note for the plan about how this object is switched off, when there is something to say. */
+  note?(applied: Spec): string | undefined;
   /** What the plan says when it cannot be switched off: why, and how to do it by hand. */
   readonly refusal: { readonly reason: string; readonly hint: string };
 }

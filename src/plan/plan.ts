@@ -218,12 +218,16 @@ function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", bat
   const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
   const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
   if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, hint: inDoubtHint(record.id), notes: [] };
+  if (record.applied === undefined && record.status === "failed") {
+    // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
+    return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
+  }
   if (record.deactivatedAt !== undefined) return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
   if (policy === "report") return { ...base, action: "orphan", reason: `removed from the repository; ${kept}`, hint: "set `orphans: deactivate` in gatesync.yaml to deactivate API definitions and org keys that leave the repository", notes: [] };
   const deactivation = knownKind(record.kind)?.deactivation;
   if (deactivation !== undefined) {
     const applied = record.applied ?? {};
-    if (containsSensitive(applied) || deactivation.body(applied) === undefined) {
+    if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
       return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${deactivation.refusal.reason}; ${kept}`, hint: deactivation.refusal.hint, notes: [] };
     }
     return {
@@ -233,7 +237,7 @@ function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", bat
       operation: plannedOperation(deactivation.operation, record.address, deactivation.query(applied), false, batching),
       fields: [{ path: deactivation.field, op: "change", before: deactivation.before(applied), after: deactivation.after }],
       reason: `removed from the repository: deactivated (${deactivation.effect})`,
-      notes: [],
+      notes: [deactivation.note?.(applied)].filter((n): n is string => n !== undefined),
     };
   }
   return { ...base, action: "orphan", reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`, hint: "remove it on the server by hand, then forget it", notes: [] };
