@@ -14,7 +14,7 @@ import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
 import { planWaves } from "./graph.js";
-import { canonicalJson, containsSensitive, isSensitiveMarker } from "./sensitive.js";
+import { canonicalJson, containsSensitive, isSensitiveMarker, sameAsMarker } from "./sensitive.js";
 
 export const planFormatVersion = 1;
 
@@ -102,6 +102,12 @@ export interface PlanOptions {
    * even when nothing changed, so that edits made outside git are undone.
    */
   readonly reassert?: boolean;
+  /**
+   * The key of the state's keyed hashes: a value recorded as a hash while it counted as
+   * sensitive compares equal to the same value shown plainly (no spurious change when a field
+   * stops counting as sensitive, e.g. a dashboard webhook's `X-Source` header).
+   */
+  readonly hashKey?: string;
 }
 
 /** Does the change call the server? */
@@ -155,7 +161,7 @@ function plannedOperation(name: OperationName, address: Readonly<Record<string, 
 const inDoubtHint = (id: string): string =>
   `find out whether the object exists on the server: if it does, record it with \`gatesync state resolve ${id} --id <server id>\`; if it does not, \`gatesync state resolve ${id} --forget\` lets the next apply create it`;
 
-function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean): Omit<PlannedChange, "wave"> {
+function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean, hashKey: string | undefined): Omit<PlannedChange, "wave"> {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
   const notes = [...(req.notes ?? [])];
@@ -176,7 +182,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
   }
   // the same content hash means the same content: no field-by-field comparison needed
-  const fields = record?.appliedHash === d.hash ? [] : diffValues(applied, req.compare);
+  const fields = record?.appliedHash === d.hash ? [] : diffValues(applied, req.compare).filter((f) => hashKey === undefined || !sameAsMarker(f.before, f.after, hashKey));
   const triggerChanged = req.trigger !== undefined && req.trigger !== record?.trigger;
   const retry = record?.status === "failed";
   if (retry) notes.push(`the last attempt failed: ${record?.error ?? "unknown error"}`);
@@ -280,7 +286,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   const waveOf = new Map<string, number>();
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
-  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true)), wave: waveOf.get(d.id) ?? 1 }));
+  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true, options.hashKey)), wave: waveOf.get(d.id) ?? 1 }));
   const present = new Set(desired.map((d) => d.id));
   const orphanWave = waves.waves.length + 1;
   for (const record of state.resources.values()) {
