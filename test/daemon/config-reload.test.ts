@@ -73,7 +73,7 @@ describe("gatesync.yaml reload", () => {
     child.stderr.on("data", (b: Buffer) => (log += b.toString()));
     child.stdout.on("data", (b: Buffer) => (log += b.toString()));
     try {
-      const url = (await until(async () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(log), (m) => m !== null, 60_000))![1]!;
+      const url = (await until(() => Promise.resolve(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(log)), (m) => m !== null, 60_000))![1]!;
       await until(async () => ((await call(`${url}/status`)).body as ConfigStatus).lastRun, (r) => r !== null);
       // same size and modification time: only the signal can tell
       await writeFile(file, (await readFile(file, "utf8")).replace("maxDelayMs: 200", "maxDelayMs: 300"));
@@ -81,7 +81,7 @@ describe("gatesync.yaml reload", () => {
       await sleep(1_500);
       expect(log.split("\n").filter((l) => l.includes("reloaded"))).toEqual([]);
       child.kill("SIGHUP");
-      await until(async () => log, (l) => /"reason":"SIGHUP".*"msg":"gatesync.yaml reloaded"/.test(l));
+      await until(() => Promise.resolve(log), (l) => /"reason":"SIGHUP".*"msg":"gatesync.yaml reloaded"/.test(l));
       expect(child.exitCode).toBeNull();
     } finally {
       child.kill("SIGTERM");
