@@ -23,6 +23,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY schemas ./schemas
+COPY ui ./ui
 RUN mkdir -p /var/lib/gatesync && chown node:node /var/lib/gatesync
 USER node
 ENV NODE_ENV=production GATESYNC_LOG_FORMAT=json

@@ -13,6 +13,7 @@ import { addStateCommand } from "./cli/state-command.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
 import { formatDiagnostic } from "./cli/report.js";
+import { scrubText } from "./secrets/redactor.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 
@@ -21,11 +22,14 @@ interface Io {
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTty: boolean;
+  readonly reveal?: (text: string) => void;
 }
 
+/** Everything a command prints passes through the redaction layer. */
 const defaultIo: Io = {
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
+  stdout: (t) => process.stdout.write(scrubText(t)),
+  stderr: (t) => process.stderr.write(scrubText(t)),
+  reveal: (t) => process.stdout.write(t),
   env: process.env,
   isTty: process.stdout.isTTY === true,
 };

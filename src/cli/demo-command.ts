@@ -116,7 +116,8 @@ export function addDemoCommand(program: Command, io: CliIo): void {
           await daemon.daemon.stop();
         }
         if (opts.serve === true) {
-          io.stdout(exploreText(sandbox, example));
+          // the one unscrubbed output: sandbox-only credentials this command generated, shown on purpose
+          (io.reveal ?? io.stdout)(exploreText(sandbox, example));
           await untilSignal();
         }
       } finally {

@@ -14,12 +14,16 @@ import { openStateBackend } from "../record/open-backend.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { openResources } from "./resources.js";
+import { collect, selectionFromFlags, selectionHelp } from "./selection-options.js";
+import type { SelectionFlags } from "./selection-options.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTty: boolean;
+  /** stdout without the redaction layer: only for the sandbox-only credentials `demo` generated itself. */
+  readonly reveal?: (text: string) => void;
 }
 
 export async function configOrDefault(file: string | undefined): Promise<GatesyncConfig> {
@@ -41,12 +45,17 @@ export function addPlanCommand(program: Command, io: CliIo): void {
     .option("--out <file>", "also save the plan as JSON, for `gatesync apply --plan FILE`")
     .option("--detailed-exitcode", "exit 2 when there are changes to apply, 3 when some change is blocked (cannot be applied)")
     .option("--dir <dir>", "plan the resources in this directory (a checkout) instead of the config's source")
-    .action(async (opts: { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; dir?: string }) => {
+    .option("--target <Kind/name>", selectionHelp.target, collect)
+    .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
+    .option("--kind <Kind>", selectionHelp.kind, collect)
+    .option("--selector <expr>", selectionHelp.selector)
+    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; dir?: string }) => {
+      const selection = selectionFromFlags(opts);
       const config = await configOrDefault(opts.config);
       const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
-        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env });
+        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env, ...(selection === undefined ? {} : { selection }) });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           const out = opts.out;

@@ -6,6 +6,8 @@ import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError, hasErrors } from "../errors.js";
 import { EnvFileSecretSource } from "../load/secret-refs.js";
+import { registerCredentials } from "../secrets/credentials.js";
+import { secretScope } from "../secrets/scope.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { RepositoryResult } from "../validate/validate-repository.js";
 import { renderValidation } from "./report.js";
@@ -13,7 +15,10 @@ import type { ReportFormat } from "./report.js";
 import type { CliIo } from "./plan-command.js";
 import { openResources } from "./resources.js";
 
-/** Validates a resource directory with the settings of a config (when there is one). */
+/**
+ * Validates a resource directory with the settings of a config (when there is one). Without a
+ * config there is no secret scope to check: `validate --config` (and plan) check it.
+ */
 export async function validateDirectory(
   dir: string,
   config: GatesyncConfig | undefined,
@@ -22,12 +27,13 @@ export async function validateDirectory(
   boundary?: string,
 ): Promise<RepositoryResult & { valid: boolean }> {
   const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);
+  if (config !== undefined) registerCredentials(config, env);
   const result = await validator.validate({
     root: dir,
     ...(boundary === undefined ? {} : { boundary }),
     ...(config === undefined ? {} : { limits: config.limits }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
-    secrets: { source: new EnvFileSecretSource(env, fileRoot), missing: "warning" },
+    secrets: { source: new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config)), missing: "warning" },
   });
   return { ...result, valid: !hasErrors(result.diagnostics) };
 }

@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
-import type { ApplySummary } from "../apply/executor.js";
+import type { ApplySummary, Progress } from "../apply/executor.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
 import type { GatesyncConfig } from "../config/config.js";
@@ -23,7 +23,7 @@ import type { Logger } from "../logger.js";
 import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan, PlanSummary } from "../plan/plan.js";
 import type { StateBackend } from "../record/state.js";
-import type { Source } from "../source/source.js";
+import type { Source, SourceSnapshot } from "../source/source.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DaemonMetrics } from "./metrics.js";
 
@@ -63,6 +63,13 @@ export interface ReconcilerOptions {
   readonly random?: () => number;
   /** Told of every run, with its plan (the demo prints them). */
   readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
+  /** Told when a run starts applying, and of its progress (the status page). */
+  readonly observer?: RunObserver;
+}
+
+export interface RunObserver {
+  runStarted(reason: string): void;
+  progress(): Progress;
 }
 
 export class Reconciler {
@@ -84,6 +91,10 @@ export class Reconciler {
   lastRun: RunReport | undefined;
   /** The last run that found the repository invalid, while it is still the newest revision. */
   lastInvalid: RunReport | undefined;
+  /** The newest fetched source: what the next run would apply. */
+  lastSnapshot: SourceSnapshot | undefined;
+  /** When the next scheduled run is due (ISO time), while waiting for it. */
+  nextRunAt: string | undefined;
   /** The newest revision is applied in full: the last run applied everything or had nothing to do. */
   synced = false;
   /** Blocked changes left by the last apply. */
@@ -137,9 +148,11 @@ export class Reconciler {
       if (this.stopping) break;
       const delay = this.nextDelay();
       if (this.pendingReason === undefined) {
+        this.nextRunAt = new Date(Date.now() + delay).toISOString();
         const woken = new Promise<void>((resolve) => (this.wake = resolve));
         await Promise.race([sleep(delay, undefined, { signal: this.abort.signal }).catch(() => undefined), woken]);
         this.wake = undefined;
+        this.nextRunAt = undefined;
       }
       reason = this.pendingReason ?? "schedule";
       this.pendingReason = undefined;
@@ -183,6 +196,7 @@ export class Reconciler {
       this.log.error({ err: (err as Error).message, source: this.opts.source.description }, "source fetch failed; the last good commit stays applied");
       return finish("source-error", { error: (err as Error).message });
     }
+    this.lastSnapshot = snapshot;
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
@@ -198,6 +212,7 @@ export class Reconciler {
     const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
     try {
       log.info({ reason, reassert }, "run started");
+      this.opts.observer?.runStarted(reason);
       const result = await runApply({
         config: this.config,
         root: snapshot.root,
@@ -213,6 +228,7 @@ export class Reconciler {
         observe: (e) => this.opts.metrics.observeCall(e),
         reassert,
         desiredMemo: this.desiredMemo,
+        ...(this.opts.observer === undefined ? {} : { progress: this.opts.observer.progress() }),
       });
       plan = result.plan;
       if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });

@@ -11,9 +11,11 @@ import { BodyTooLarge, listenError, readBody, writeReply } from "../http/http-io
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
+import { scrubDeep } from "../secrets/redactor.js";
 import type { ConfigStatus } from "./config-reload.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
+import type { StatusPage } from "./ui/status-page.js";
 import { ReplayGuard, safeEqual, verifyWebhook } from "./webhook.js";
 
 export interface DaemonServerOptions {
@@ -31,6 +33,8 @@ export interface DaemonServerOptions {
   /** The config file in force, and a refused reload's errors. */
   readonly config?: () => ConfigStatus;
   readonly maxBodyBytes?: number;
+  /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
+  readonly page?: StatusPage;
 }
 
 export interface DaemonServer {
@@ -59,7 +63,7 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
     .sort((a, b) => (a.id < b.id ? -1 : 1))
     .map((x) => ({ id: x.id, status: x.status, ...(x.serverId === undefined ? {} : { serverId: x.serverId }), ...(x.error === undefined ? {} : { error: x.error }), ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }), ...(x.commit === undefined ? {} : { commit: x.commit }), updatedAt: x.updatedAt }));
   const last = r.lastRun;
-  return {
+  return scrubDeep({
     service: "gatesync",
     role: opts.role?.() ?? "single",
     ready: !r.isStopping,
@@ -86,7 +90,7 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
     plan: last?.plan ?? null,
     state: { lineage: state.lineage, serial: state.serial },
     resources,
-  };
+  });
 }
 
 export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {
@@ -138,6 +142,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   }
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (opts.page?.handle(req, res) === true) return;
     route(req)
       .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))
       .then((reply) => writeReply(res, reply))

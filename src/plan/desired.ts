@@ -5,6 +5,7 @@
  * bodies (`Outgoing`) stay here for the apply.
  */
 import { randomBytes } from "node:crypto";
+import { adoptAnnotation } from "../adopt/adoption.js";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, KindRequest, Spec } from "../kinds/kind.js";
@@ -28,6 +29,8 @@ export interface Desired {
   readonly hash: string;
   readonly dependsOn: readonly string[];
   readonly source: { readonly file: string; readonly line: number };
+  /** The server id the `gatesync.dev/adopt` annotation adopts. */
+  readonly adopt?: string;
 }
 
 /** What the apply sends: bodies with secrets, keyed by resource id. Never logged or stored. */
@@ -50,6 +53,8 @@ export interface PrepareOptions {
   readonly appTypeProviders: ReadonlySet<number>;
   /** Results of earlier runs, reused for resources whose spec (the same parsed object) and inputs did not change. */
   readonly memo?: DesiredMemo;
+  /** Prepares only these resources (a selection); the others still resolve references by name. */
+  readonly only?: ReadonlySet<string>;
 }
 
 /**
@@ -84,6 +89,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
   for (const r of resources) {
     const id = resourceId(r);
+    if (opts.only !== undefined && !opts.only.has(id)) continue;
     const secrets = new Set<string>();
     const problems: Diagnostic[] = [];
     const spec = resolveSecrets(r.spec, opts.secrets, secrets, (path, message) =>
@@ -113,6 +119,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       hash: contentHash(compare),
       dependsOn: [...new Set(kind.references(r.spec).map((ref) => `${ref.kind}/${ref.name}`))].sort(),
       source: { file: r.source.file, line: r.source.line },
+      ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
     };
     const out: Outgoing = { body, query: request.query, secrets };
     desired.push(d);

@@ -10,6 +10,9 @@ import type { InterfaceName } from "../kinds/kind.js";
 import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule, knownKind } from "../kinds/registry.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
+import type { PlanSelection } from "../select/selection.js";
+import { adoptionClaims, planAdoption } from "../adopt/adoption.js";
+import type { AdoptionClaims } from "../adopt/adoption.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
@@ -18,7 +21,7 @@ import { canonicalJson, containsSensitive, isSensitiveMarker, sameAsMarker } fro
 
 export const planFormatVersion = 1;
 
-export type Action = "create" | "update" | "no-op" | "blocked" | "orphan";
+export type Action = "create" | "update" | "no-op" | "blocked" | "orphan" | "adopt";
 
 export interface PlannedOperation {
   readonly name: OperationName;
@@ -44,6 +47,8 @@ export interface PlannedChange {
   readonly quotaReset?: boolean;
   /** Orphan deactivated under `orphans: deactivate`. */
   readonly deactivate?: boolean;
+  /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
+  readonly adopt?: { readonly serverId: string; readonly source: "repository" | "command" };
   readonly fields: readonly FieldChange[];
   readonly reason?: string;
   readonly hint?: string;
@@ -71,6 +76,8 @@ export interface PlanSummary {
   readonly noop: number;
   readonly blocked: number;
   readonly orphan: number;
+  /** Absent in plans saved before adoption existed. */
+  readonly adopt?: number;
   readonly deactivate: number;
   readonly quotaResets: number;
   readonly calls: CallCounts;
@@ -84,6 +91,8 @@ export interface Plan {
   readonly state: { readonly lineage: string; readonly serial: number };
   readonly orphanPolicy: "report" | "deactivate";
   readonly batch?: { readonly maxSize: number };
+  /** Present when the plan covers part of the repository and state (`--target`, selectors …). */
+  readonly selection?: PlanSelection;
   readonly changes: readonly PlannedChange[];
   readonly summary: PlanSummary;
   /** Hash of the changes, independent of the hash key: a re-plan must match it to apply. */
@@ -108,11 +117,22 @@ export interface PlanOptions {
    * stops counting as sensitive, e.g. a dashboard webhook's `X-Source` header).
    */
   readonly hashKey?: string;
+  /** A partial plan: `desired` holds the selected resources only. */
+  readonly selection?: PlanScope;
+}
+
+/** What a partial plan needs beyond its selected resources. */
+export interface PlanScope {
+  /** Every resource of the repository: a record of one of them is no orphan, selected or not. */
+  readonly present: ReadonlySet<string>;
+  /** Whether an orphan's record lies inside the selection. */
+  readonly includesRecord: (record: ResourceRecord) => boolean;
+  readonly summary: PlanSelection;
 }
 
 /** Does the change call the server? */
 export function isExecutable(c: PlannedChange): boolean {
-  return c.operation !== undefined && (c.action === "create" || c.action === "update" || (c.action === "orphan" && c.deactivate === true));
+  return c.operation !== undefined && (c.action === "create" || c.action === "update" || c.action === "adopt" || (c.action === "orphan" && c.deactivate === true));
 }
 
 /** Fills a path template; a parameter without a value stays `{name}` (values are encoded, so a brace is always one). */
@@ -161,13 +181,20 @@ function plannedOperation(name: OperationName, address: Readonly<Record<string, 
 const inDoubtHint = (id: string): string =>
   `find out whether the object exists on the server: if it does, record it with \`gatesync state resolve ${id} --id <server id>\`; if it does not, \`gatesync state resolve ${id} --forget\` lets the next apply create it`;
 
-function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean, hashKey: string | undefined): Omit<PlannedChange, "wave"> {
+function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean, claims: AdoptionClaims, hashKey: string | undefined): Omit<PlannedChange, "wave"> {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
   const notes = [...(req.notes ?? [])];
   const address = { ...req.address, ...record?.address };
   if (record?.status === "in-doubt") {
     return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
+  }
+  const adoption = planAdoption(d, record, claims);
+  if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };
+  if (adoption?.action === "adopt") {
+    const fields = Object.keys(req.compare).sort().flatMap((k) => diffValues(undefined, req.compare[k], [k]));
+    const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, batching) };
+    return { ...base, action: "adopt", adopt: { serverId: adoption.serverId, source: adoption.source }, ...operation, fields, notes: [...notes, adoption.note] };
   }
   const applied = record?.applied;
   if (applied === undefined) {
@@ -286,11 +313,12 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   const waveOf = new Map<string, number>();
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
-  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true, options.hashKey)), wave: waveOf.get(d.id) ?? 1 }));
-  const present = new Set(desired.map((d) => d.id));
+  const claims = adoptionClaims(desired, state);
+  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true, claims, options.hashKey)), wave: waveOf.get(d.id) ?? 1 }));
+  const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const orphanWave = waves.waves.length + 1;
   for (const record of state.resources.values()) {
-    if (!present.has(record.id)) changes.push({ ...refuseUnaddressable(planOrphan(record, options.orphans, batching)), wave: orphanWave });
+    if (!present.has(record.id) && options.selection?.includesRecord(record) !== false) changes.push({ ...refuseUnaddressable(planOrphan(record, options.orphans, batching)), wave: orphanWave });
   }
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const count = (a: Action): number => changes.filter((c) => c.action === a).length;
@@ -301,6 +329,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     noop: count("no-op"),
     blocked: count("blocked"),
     orphan: count("orphan"),
+    adopt: count("adopt"),
     deactivate: changes.filter((c) => c.deactivate === true).length,
     quotaResets: changes.filter((c) => c.quotaReset === true).length,
     calls: countCalls(changes, options.batch),
@@ -312,6 +341,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     state: { lineage: state.lineage, serial: state.serial },
     orphanPolicy: options.orphans,
     ...(options.batch === undefined ? {} : { batch: options.batch }),
+    ...(options.selection === undefined ? {} : { selection: options.selection.summary }),
     changes,
     summary,
     digest: planDigest(changes),
@@ -320,7 +350,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
 
 /** Executable changes exist: what --detailed-exitcode reports as 2. */
 export function hasChanges(plan: Plan): boolean {
-  return plan.changes.some(isExecutable);
+  return plan.changes.some((c) => isExecutable(c) || c.action === "adopt");
 }
 
 /** Blocked changes exist: the repository asks for something no apply will do (exit code 3). */

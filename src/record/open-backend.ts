@@ -3,6 +3,7 @@ import { ConfigError, ErrorCode } from "../errors.js";
 import { FileStateBackend } from "./file-backend.js";
 import { PostgresStateBackend } from "./postgres-backend.js";
 import type { StateBackend } from "./state.js";
+import { redactingState } from "../secrets/redacting-state.js";
 
 /** The connection string of a postgres state, read from the variable the config names. */
 export function postgresUrl(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): string {
@@ -16,6 +17,7 @@ export function postgresUrl(config: GatesyncConfig, env: Readonly<Record<string,
 
 /** The state backend the config names; `longRunning` for the daemon (see FileBackendOptions). */
 export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>, opts: { readonly longRunning?: boolean } = {}): StateBackend {
-  if (config.state.backend === "file") return new FileStateBackend(config.state.path, { compactOnRelease: opts.longRunning !== true });
-  return new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema });
+  // every record passes through the redaction layer on its way to the backend
+  if (config.state.backend === "file") return redactingState(new FileStateBackend(config.state.path, { compactOnRelease: opts.longRunning !== true }));
+  return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema }));
 }

@@ -21,6 +21,7 @@ targets:
   gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY, batch: { listenPath: /b/, keyEnv: B_KEY, maxSize: 10 } }
   portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY }
 state: { backend: file, path: ./state/state.json }
+secrets: { env: [ACME_HMAC] }
 `;
 
 async function repo(): Promise<string> {
