@@ -12,11 +12,11 @@ import type { KindName, KindRequest, Spec } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { PathSegment } from "../load/yaml-reader.js";
+import type { PathSegment } from "../field-path.js";
 import { findSecretRefs, formatRef, resolveSecretString, SecretResolutionError } from "../load/secret-refs.js";
 import type { SecretSource } from "../load/secret-refs.js";
 import type { StateSnapshot } from "../record/state.js";
-import { formatPath } from "../validate/schema-registry.js";
+import { formatPath } from "../field-path.js";
 import { contentHash, redact } from "./sensitive.js";
 
 export interface Desired {

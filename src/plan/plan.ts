@@ -16,6 +16,8 @@ import type { AdoptionClaims } from "../adopt/adoption.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
+import { classified, isBreaking } from "./breaking/classify.js";
+import type { BreakingChange, Compatibility } from "./breaking/types.js";
 import { planWaves } from "./graph.js";
 import { canonicalJson, containsSensitive, isSensitiveMarker, sameAsMarker } from "./sensitive.js";
 
@@ -50,6 +52,10 @@ export interface PlannedChange {
   /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
   readonly adopt?: { readonly serverId: string; readonly source: "repository" | "command" };
   readonly fields: readonly FieldChange[];
+  /** Updates of ApiDefinition, OrgKey and OAuthClient: what the change does to consumers. */
+  readonly compatibility?: Compatibility;
+  /** The breaking part of `compatibility` (present, maybe empty, whenever it is). */
+  readonly breaking?: readonly BreakingChange[];
   readonly reason?: string;
   readonly hint?: string;
   readonly notes: readonly string[];
@@ -80,6 +86,8 @@ export interface PlanSummary {
   readonly adopt?: number;
   readonly deactivate: number;
   readonly quotaResets: number;
+  /** Changes with at least one breaking change. */
+  readonly breaking: number;
   readonly calls: CallCounts;
 }
 
@@ -243,6 +251,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     operation: plannedOperation(req.update, address, req.query, triggerChanged, batching),
     ...(triggerChanged ? { quotaReset: true } : {}),
     fields,
+    ...(fields.length > 0 ? classified(d.kind, applied, req.compare) : {}),
     notes,
   };
 }
@@ -332,6 +341,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     adopt: count("adopt"),
     deactivate: changes.filter((c) => c.deactivate === true).length,
     quotaResets: changes.filter((c) => c.quotaReset === true).length,
+    breaking: changes.filter(isBreaking).length,
     calls: countCalls(changes, options.batch),
   };
   return {

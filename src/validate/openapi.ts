@@ -6,7 +6,8 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ErrorObject } from "ajv";
 import { closest } from "fastest-levenshtein";
 import type { SchemaIssue } from "./schema-registry.js";
-import { describeErrors, pointerToPath, similar } from "./schema-registry.js";
+import { similar } from "../similar.js";
+import { describeErrors, pointerToPath } from "./schema-registry.js";
 
 export interface OpenApiResult {
   readonly errors: SchemaIssue[];
