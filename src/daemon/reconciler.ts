@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
-import type { ApplySummary, Progress } from "../apply/executor.js";
+import type { ApplySummary, Progress } from "../apply/types.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
 import type { GatesyncConfig } from "../config/config.js";
