@@ -34,7 +34,7 @@ function capture(): { logger: Logger; lines: Array<Record<string, unknown>> } {
       done();
     },
   });
-  return { logger: pino({ level: "warn" }, stream) as unknown as Logger, lines };
+  return { logger: pino({ level: "warn" }, stream), lines };
 }
 
 async function sender(rules: Rule[]): Promise<{ batch: BatchSender; lines: Array<Record<string, unknown>> }> {
