@@ -36,6 +36,12 @@ export type BatchResult =
 
 export interface BatchSettings {
   readonly listenPath: string;
+  /**
+   * The forms of the route to try, in order: with the trailing slash (true), without (false).
+   * Production (and the sandbox) register it with the slash, so it comes first; the form
+   * without is the fallback for a gateway that answers only that one.
+   */
+  readonly routeForms?: readonly boolean[];
   readonly loopbackKey: string;
   readonly adminKey: string;
   readonly maxSize: number;
@@ -73,7 +79,7 @@ export class BatchSender {
   calls = 0;
   carried = 0;
   /** The forms of the route still to try, in order: with the trailing slash (true), without. */
-  private readonly forms: boolean[] = [true, false];
+  private readonly forms: boolean[];
   /** What each form answered when it did not take the batch. */
   private readonly refusals: string[] = [];
   private warned = false;
@@ -83,7 +89,9 @@ export class BatchSender {
     private readonly queue: InterfaceQueue,
     readonly settings: BatchSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.forms = [...(settings.routeForms ?? [true, false])];
+  }
 
   /** The route form in use when it is not production's (for the summary). */
   get routeNote(): string | undefined {
