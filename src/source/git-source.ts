@@ -5,7 +5,7 @@
  * SSH key file), never in the remote URL and never in logs.
  */
 import { createHash } from "node:crypto";
-import { rm, stat } from "node:fs/promises";
+import { realpath, rm, stat } from "node:fs/promises";
 import { ensureDirectory } from "../ensure-directory.js";
 import path from "node:path";
 import { simpleGit } from "simple-git";
@@ -14,6 +14,7 @@ import { ErrorCode, GatesyncError } from "../errors.js";
 import { gitTokenHeader, urlCredentials } from "../secrets/credentials.js";
 import { registerSecret } from "../secrets/redactor.js";
 import type { Source, SourceSnapshot } from "./source.js";
+import { isInside } from "./directory.js";
 import { redactUrl, stripUrlCredentials } from "./source.js";
 
 export interface GitSourceOptions {
@@ -88,6 +89,7 @@ export class GitSource implements Source {
       await git.clean("f", ["-d", "-x", "-q"]);
       const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");
       if (!(await exists(root))) throw new GitSourceError(ErrorCode.CONFIG_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
+      await this.contain(root, commit);
       this.last = { root, boundary: this.dir, revision: commit, commit };
       return this.last;
     } catch (err) {
@@ -100,6 +102,16 @@ export class GitSource implements Source {
         .join(" ");
       throw new GitSourceError(ErrorCode.CONFIG_READ, `cannot fetch ${this.description}: ${message}`, { hint: "check the URL, the ref and the credentials; the last good commit stays applied" });
     }
+  }
+
+  /** The real path of the sub-directory (links anywhere along it resolved) must stay inside the checkout. */
+  private async contain(root: string, commit: string): Promise<void> {
+    const realRoot = await realpath(root);
+    const realDir = await realpath(this.dir);
+    if (isInside(root, this.dir) && isInside(realRoot, realDir)) return;
+    throw new GitSourceError(ErrorCode.PATH_ESCAPE, `the sub-directory ${this.opts.subdirectory ?? "."} leads outside the repository at ${commit.slice(0, 12)}`, {
+      hint: "a symbolic link (or `..`) in the sub-directory's path points outside the checkout: nothing is read or applied from this commit",
+    });
   }
 
   /** One `ls-remote`: has the followed ref stayed at the last commit? (A pinned commit always has.) */
