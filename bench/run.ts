@@ -137,6 +137,7 @@ function benchConfig(dir: string, sandbox: SandboxHandle, gitUrl: string, rate: 
       },
       state: { backend: "file", path: path.join(dir, "state.json") },
       retries: { max: 4, baseDelayMs: 50, maxDelayMs: 500, timeoutMs: 30_000 },
+      secrets: { env: ["BENCH_SECRET"] },
     },
     undefined,
     dir,
