@@ -16,6 +16,7 @@ import type { ResourceRecord, StateBackend } from "../record/state.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
+import { addStateAdoptCommand, adoptedText } from "./state-adopt-command.js";
 import { openResources } from "./resources.js";
 
 /**
@@ -40,6 +41,7 @@ export function backendFromSpec(spec: string, config: GatesyncConfig | undefined
 
 export function addStateCommand(program: Command, io: CliIo): void {
   const state = program.command("state").description("inspect the state and resolve in-doubt resources");
+  addStateAdoptCommand(state, io);
 
   state
     .command("list")
@@ -56,7 +58,7 @@ export function addStateCommand(program: Command, io: CliIo): void {
           return;
         }
         io.stdout(`state serial ${snapshot.serial}, ${records.length} resources\n`);
-        for (const r of records) io.stdout(`${r.status.padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${r.error === undefined ? "" : ` — ${r.error}`}\n`);
+        for (const r of records) io.stdout(`${r.status.padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${adoptedText(r)}${r.error === undefined ? "" : ` — ${r.error}`}\n`);
       } finally {
         await backend.close();
       }

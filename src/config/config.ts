@@ -8,7 +8,8 @@ import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
 import type { GatesyncError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
-import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
+import { formatPath } from "../field-path.js";
+import { SchemaRegistry } from "../validate/schema-registry.js";
 import { parseSelector } from "../select/selector.js";
 
 export interface RateLimitConfig {

@@ -4,7 +4,7 @@
  */
 import type { OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
-import type { PathSegment } from "../load/yaml-reader.js";
+import type { PathSegment } from "../field-path.js";
 
 export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
 
@@ -110,6 +110,32 @@ export interface ServerId {
   readonly param?: string;
 }
 
+/**
+ * A document a resource carries besides its spec (ApiDefinition: its OpenAPI body), written
+ * inline or in a file the spec names. Loading reads the file; validation checks the document
+ * against `schema`, then by `format`, then by `check`; the resource then carries it `attach`ed.
+ */
+export interface AttachedDocument {
+  /** The file named by the spec, relative to the resource's file, as written. */
+  file(spec: Spec): string | undefined;
+  /** Where that name is written, from the resource root. */
+  readonly fileField: readonly PathSegment[];
+  /** Where an inline document is written, from the resource root. */
+  readonly inlineField: readonly PathSegment[];
+  /** The schema (file#/pointer under `schemas/`) a document must match. */
+  readonly schema: string;
+  /** The format checker that runs after the schema passed. */
+  readonly format: "openapi";
+  /** Whether a document without `kind` looks like one (a file some resource may name). */
+  looksLike(value: Readonly<Record<string, unknown>>): boolean;
+  /** What to say about such a document that no resource names. */
+  readonly unnamed: { readonly message: string; readonly hint: string };
+  /** Rules between the document and the spec; paths from the document's root. */
+  check(document: unknown, spec: Spec): RuleFinding[];
+  /** The spec with the document in place. */
+  attach(spec: Spec, document: unknown): Spec;
+}
+
 export interface KindModule {
   readonly kind: KindName;
   /** File name under `schemas/`. */
@@ -144,6 +170,8 @@ export interface KindModule {
   readonly serverId?: ServerId;
   /** How an orphan is switched off under `orphans: deactivate`; absent when it cannot be. */
   readonly deactivation?: Deactivation;
+  /** The document this kind carries besides its spec, if any. */
+  readonly attached?: AttachedDocument;
 }
 
 /** `a, b ,c` → `a,b,c`: equivalent CSV spellings compare equal. */
