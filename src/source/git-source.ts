@@ -14,7 +14,7 @@ import { ErrorCode, GatesyncError } from "../errors.js";
 import { gitTokenHeader, urlCredentials } from "../secrets/credentials.js";
 import { registerSecret } from "../secrets/redactor.js";
 import type { Source, SourceSnapshot } from "./source.js";
-import { isInside } from "./directory.js";
+import { isInside } from "../file-paths.js";
 import { redactUrl, stripUrlCredentials } from "./source.js";
 
 export interface GitSourceOptions {

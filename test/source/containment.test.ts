@@ -6,7 +6,7 @@ import { symlinkSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { listResourceFiles } from "../../src/source/directory.js";
+import { listResourceFiles } from "../../src/load/list-files.js";
 import { GitSource } from "../../src/source/git-source.js";
 import { spawnCli } from "../helpers/cli.js";
 import { startEchoServer } from "../helpers/echo-server.js";
