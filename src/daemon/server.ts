@@ -92,6 +92,9 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
   });
 }
 
+/** Open connections at most (a Prometheus scrape, probes, a few triggers and the status page need far fewer). */
+export const maxConnections = 128;
+
 export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {
   const limit = opts.maxBodyBytes ?? 1024 * 1024;
   const log = opts.logger.child({ component: "http" });
@@ -148,6 +151,8 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   // timeouts are checked every second (Node checks every 30 s by default): slow clients are cut off
   const server: Server = createServer({ headersTimeout: 5_000, requestTimeout: 10_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 }, handle);
   server.on("clientError", (_err, socket) => socket.destroy());
+  // connections past this are closed as they arrive, unread: a flood cannot grow the process without bound
+  server.maxConnections = maxConnections;
   const { host, port } = parseListen(opts.listen);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(opts.listen, err, "choose another server.listen (or --listen)")));
