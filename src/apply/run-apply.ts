@@ -12,7 +12,7 @@ import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
 import { recordAdoptions } from "../adopt/record-adoptions.js";
 import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
-import type { ApplyDeps, ApplySummary, Progress } from "./executor.js";
+import type { ApplyDeps, ApplySummary, Progress } from "./types.js";
 import { executePlan } from "./executor.js";
 
 /** What a plan needs, and what applying it needs beyond that. */

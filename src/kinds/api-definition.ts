@@ -1,3 +1,4 @@
+import { apiDefinitionChecks } from "./api-definition-checks.js";
 import type { AttachedDocument, KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
 
@@ -38,6 +39,7 @@ export const apiDefinitionKind: KindModule = {
   serverOwnedFields: [],
   deprecatedFields: {},
   references: () => [],
+  postApply: apiDefinitionChecks,
   identity: (spec) => `api:${str(spec, "apiId")}`,
   request(spec: Spec): KindRequest {
     const query = Object.fromEntries(Object.entries((spec.query ?? {}) as Spec).map(([k, v]) => [k, typeof v === "string" ? v.trim() : String(v)]));

@@ -110,6 +110,41 @@ export interface ServerId {
   readonly param?: string;
 }
 
+/** One post-apply check's result. */
+export interface CheckResult {
+  readonly method: string;
+  readonly path: string;
+  readonly expected: number;
+  /** 0 when no answer came for it. */
+  readonly status: number;
+  readonly ok: boolean;
+}
+
+/** The health of a resource after an apply: the result of its kind's post-apply checks. */
+export interface HealthResult {
+  readonly id: string;
+  readonly ok: boolean;
+  readonly checkedAt: string;
+  readonly checks: readonly CheckResult[];
+  /** Why the checks could not run, when they could not. */
+  readonly error?: string;
+}
+
+/** The answer to a post-apply check request: a status and its parsed body, or why there is none. */
+export type CheckAnswer = { readonly status: number; readonly body: unknown } | { readonly error: string };
+
+/**
+ * Checks run after a resource of this kind was applied, as one request to its interface. Pure:
+ * the kind says what to send (`anonymous`: without the interface credential) and reads the
+ * answer; the apply sends it.
+ */
+export interface PostApplyChecks {
+  /** The request, `{ error }` when the checks cannot run, or undefined when the spec asks for none. */
+  request(spec: Spec): { readonly method: string; readonly path: string; readonly body: unknown; readonly anonymous?: boolean } | { readonly error: string } | undefined;
+  /** The checks' results from the answer. */
+  results(spec: Spec, answer: CheckAnswer): { readonly checks: readonly CheckResult[]; readonly error?: string };
+}
+
 /**
  * A document a resource carries besides its spec (ApiDefinition: its OpenAPI body), written
  * inline or in a file the spec names. Loading reads the file; validation checks the document
@@ -170,6 +205,8 @@ export interface KindModule {
   readonly serverId?: ServerId;
   /** How an orphan is switched off under `orphans: deactivate`; absent when it cannot be. */
   readonly deactivation?: Deactivation;
+  /** Checks run after an apply of this kind; their result is the resource's health. */
+  readonly postApply?: PostApplyChecks;
   /** The document this kind carries besides its spec, if any. */
   readonly attached?: AttachedDocument;
 }
