@@ -68,7 +68,6 @@ export async function writeBenchConfig(dir: string, urls: { gateway: string; por
     `  portal: { url: ${JSON.stringify(urls.portal)}, credentialEnv: PORTAL_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
     `  dashboard: { url: ${JSON.stringify(urls.dashboard)}, tokenEnv: DASH_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
     `  llm: { url: ${JSON.stringify(urls.llm)}, credentialEnv: LLM_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
-    "secrets: { env: [BENCH_SECRET] }",
     "",
   ].join("\n");
   await writeFile(file, config);
