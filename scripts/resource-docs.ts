@@ -61,7 +61,7 @@ function details(node: Schema): string {
   const items = node.items;
   if (items !== undefined && Array.isArray(items.enum)) parts.push(`Items one of: ${items.enum.map(code).join(", ")}.`);
   if ("default" in node) parts.push(`Default: ${code(node.default)}.`);
-  if (typeof node.minimum === "number" || typeof node.maximum === "number") parts.push(`Range: ${String(node.minimum ?? "…")} to ${String(node.maximum ?? "…")}.`);
+  if (typeof node.minimum === "number" || typeof node.maximum === "number") parts.push(`Range: ${typeof node.minimum === "number" ? node.minimum : "…"} to ${typeof node.maximum === "number" ? node.maximum : "…"}.`);
   if (typeof node["x-error"] === "string" && (node.oneOf !== undefined || node.anyOf !== undefined)) parts.push(`Rule: ${node["x-error"]}.`);
   return parts.join(" ");
 }
@@ -90,7 +90,7 @@ function kindSection(schemas: Map<string, Schema>, file: string, schema: Schema)
     "",
     `Schema: [\`schemas/${file}\`](../schemas/${file})`,
     "",
-    String(schema.description ?? ""),
+    typeof schema.description === "string" ? schema.description : "",
     "",
     ...rule,
     "| Field | Type | Required | Description |",
