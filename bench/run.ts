@@ -26,7 +26,7 @@ import { silentLogger } from "../src/logger.js";
 import { prepareDesired } from "../src/plan/desired.js";
 import { computePlan } from "../src/plan/plan.js";
 import { contentHash } from "../src/plan/sensitive.js";
-import { FileStateBackend } from "../src/record/file-backend.js";
+import { SqliteStateBackend } from "../src/record/sqlite-backend.js";
 import { PostgresStateBackend } from "../src/record/postgres-backend.js";
 import { appliedRecord } from "../src/record/record.js";
 import type { StateSnapshot } from "../src/record/state.js";
@@ -135,7 +135,7 @@ function benchConfig(dir: string, sandbox: SandboxHandle, gitUrl: string, rate: 
         dashboard: { url: sandbox.urls.dashboard, tokenEnv: "DASH_KEY", rateLimit: rate },
         llm: { url: sandbox.urls.llm, credentialEnv: "LLM_KEY", rateLimit: rate },
       },
-      state: { backend: "file", path: path.join(dir, "state.json") },
+      state: { backend: "sqlite", path: path.join(dir, "state.db") },
       retries: { max: 4, baseDelayMs: 50, maxDelayMs: 500, timeoutMs: 30_000 },
     },
     undefined,
@@ -166,7 +166,7 @@ async function daemonRuns(g: Generated): Promise<{ full: Figure; noop: Figure; n
     const config = benchConfig(dir, sandbox, path.join(dir, "origin.git"), { concurrency: 32, requestsPerSecond: 5000 });
     const dispatcher = managementDispatcher();
     const validator = new RepositoryValidator();
-    const state = new FileStateBackend(path.join(dir, "state.json"), { compactOnRelease: false });
+    const state = new SqliteStateBackend(path.join(dir, "state.db"));
     const reconciler = new Reconciler({ config, configHash: "bench", source: new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") }), state, validator, env, logger: silentLogger(), dispatcher, metrics: new DaemonMetrics() });
     const first = await reconciler.runOnce("start");
     if (first.result !== "applied") throw new Error(`full run: ${first.result} ${first.error ?? JSON.stringify(first.summary?.failed.slice(0, 3))}`);
@@ -213,7 +213,7 @@ async function withPostgres<T>(work: (client: pg.Client) => Promise<T>): Promise
 const postgresReachable = (): Promise<boolean> => withPostgres(async () => Promise.resolve(true)).catch(() => false);
 const dropSchema = (schema: string): Promise<unknown> => withPostgres((c) => c.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`));
 
-async function applyUnderRateLimit(batch: boolean, count: number, backend: "file" | "postgres" = "file"): Promise<{ seconds: Figure; calls: number }> {
+async function applyUnderRateLimit(batch: boolean, count: number, backend: "sqlite" | "postgres" = "sqlite"): Promise<{ seconds: Figure; calls: number }> {
   const samples: number[] = [];
   let calls = 0;
   const n = batch ? reps : quick ? 1 : 2;
@@ -237,7 +237,7 @@ async function applyUnderRateLimit(batch: boolean, count: number, backend: "file
     };
     const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
     const schema = `gatesync_bench_${process.pid}_${rep}`;
-    const state = backend === "file" ? new FileStateBackend(path.join(dir, "state.json")) : new PostgresStateBackend({ url: databaseUrl, schema });
+    const state = backend === "sqlite" ? new SqliteStateBackend(path.join(dir, "state.db")) : new PostgresStateBackend({ url: databaseUrl, schema });
     const t = performance.now();
     const r = await runApply({ config, root: dir, validator: new RepositoryValidator(), state, env, logger: silentLogger(), dispatcher });
     // the executor's own time: load and plan are measured elsewhere

@@ -38,7 +38,7 @@ function demoConfig(config: GatesyncConfig, sandbox: SandboxHandle, statePath: s
   return {
     ...config,
     source: { type: "directory", directory: config.source.type === "directory" ? config.source.directory : examplesDir, watch: true },
-    state: { backend: "file", path: statePath },
+    state: { backend: "sqlite", path: statePath },
     targets: {
       ...(t.gateway === undefined ? {} : { gateway: { ...t.gateway, url: sandbox.urls.gateway } }),
       ...(t.portal === undefined ? {} : { portal: { ...t.portal, url: sandbox.urls.portal } }),
@@ -70,7 +70,7 @@ export function addDemoCommand(program: Command, io: CliIo): void {
       });
       if (example.targets.gateway?.batch !== undefined) env[example.targets.gateway.batch.keyEnv] ??= "sandbox-loopback-key";
       const workDir = await mkdtemp(path.join(tmpdir(), "gatesync-demo-"));
-      const config = demoConfig(example, sandbox, path.join(workDir, "state.json"));
+      const config = demoConfig(example, sandbox, path.join(workDir, "state.db"));
       const color = io.isTty && io.env.NO_COLOR === undefined;
       const paint = painter(color);
       const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? "warn", pretty: io.isTty });

@@ -52,7 +52,7 @@ export type SourceConfig =
     };
 
 export type StateConfig =
-  | { readonly backend: "file"; readonly path: string }
+  | { readonly backend: "sqlite"; readonly path: string }
   | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string };
 
 export interface GatesyncConfig {
@@ -143,11 +143,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     targets.llm = { url: String(l.url), credentialEnv: String(l.credentialEnv), rateLimit: rate(l.rateLimit) };
   }
   const r = (doc.retries ?? {}) as Partial<GatesyncConfig["retries"]>;
-  const st = (doc.state ?? { backend: "file" }) as Raw;
-  const state: StateConfig =
-    st.backend === "postgres"
-      ? { backend: "postgres", urlEnv: String(st.urlEnv), schema: typeof st.schema === "string" ? st.schema : "gatesync" }
-      : { backend: "file", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json") };
+  const state = stateConfig((doc.state ?? { backend: "sqlite" }) as Raw, resolve, file);
   const sc = (doc.schedule ?? {}) as Raw;
   const sv = (doc.server ?? {}) as Raw;
   const lim = (doc.limits ?? {}) as Raw;
@@ -215,4 +211,18 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
   }
   if (diagnostics.length > 0 || doc === undefined) throw new ValidationFailed(diagnostics);
   return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));
+}
+
+/** The state section; the retired `backend: file` is refused with the command that moves it. */
+function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string, file: string | undefined): StateConfig {
+  if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema: typeof st.schema === "string" ? st.schema : "gatesync" };
+  if (st.backend === "file") {
+    const old = resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json");
+    const target = old.endsWith(".json") ? `${old.slice(0, -5)}.db` : `${old}.db`;
+    throw new ConfigError(ErrorCode.CONFIG_INVALID, "`state: { backend: file }` is retired: the state now lives in SQLite", {
+      hint: `move it with \`gatesync state migrate --from file:${old} --to sqlite:${target}\`, then set \`state: { backend: sqlite, path: ${target} }\``,
+      ...(file === undefined ? {} : { location: { file, path: "state.backend" } }),
+    });
+  }
+  return { backend: "sqlite", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db") };
 }

@@ -47,7 +47,7 @@ export async function configHashOf(config: GatesyncConfig): Promise<string> {
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { config, env, logger } = opts;
   const source = createSource(config, env);
-  const state = opts.state ?? openStateBackend(config, env, { longRunning: true });
+  const state = opts.state ?? openStateBackend(config, env);
   const dispatcher = managementDispatcher();
   const metrics = new DaemonMetrics();
   // With a shared (postgres) state, replicas elect one leader; only it applies.
