@@ -11,7 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import type { GatesyncConfig } from "../config/config.js";
 import { operations, queryString } from "../contract/operations.js";
-import { ConfigError, ErrorCode } from "../errors.js";
+import { ConfigError, ErrorCode, GatesyncError, StateError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import { knownKind } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
@@ -74,9 +74,11 @@ export interface ApplySummary {
     readonly pauses: number;
   };
   readonly batchFallback?: string;
-  /** Changes not started because the apply was stopped (shutdown, lost leadership). */
+  /** Changes not started because the apply was stopped (shutdown, lost leadership, a state that cannot be written). */
   readonly skipped: readonly string[];
   readonly durationMs: number;
+  /** The state could not be written (disk full, I/O error …): the apply stopped starting calls. */
+  readonly stateFailure?: GatesyncError;
 }
 
 export interface ApplyDeps {
@@ -194,14 +196,22 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
   const halt = new AbortController();
   deps.signal?.addEventListener("abort", () => halt.abort(), { once: true });
   if (deps.signal?.aborted === true) halt.abort();
+  let stateFailure: GatesyncError | undefined;
   const write = async (record: ResourceRecord): Promise<void> => {
     try {
       await deps.state.write(record);
     } catch (err) {
       halt.abort();
+      stateFailure ??= err instanceof GatesyncError ? err : new StateError(ErrorCode.STATE_IO, `cannot write the state: ${(err as Error).message}`, { cause: err });
       logger.error({ resource: record.id, err: (err as Error).message }, "state write failed: no further calls");
       throw err;
     }
+  };
+  /** A call that reached the server, whose outcome the state could not record. */
+  const unrecorded = (c: PlannedChange, result: ResourceOutcome, serverId: string | undefined): ResourceOutcome => {
+    if (result.status !== "applied") return result;
+    if (repeatable(c)) return { ...result, status: "failed", message: "applied on the server, but the state could not record it: the next apply sends it again" };
+    return { ...result, status: "in-doubt", message: `sent and answered${serverId === undefined ? "" : ` (server id ${serverId})`}, but the state could not record it` };
   };
   const fresh = (c: PlannedChange): ResourceRecord => {
     const t = now().toISOString();
@@ -249,8 +259,12 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
       result = { id: c.id, status: "failed", message: verdict.why, viaBatch, attempts, ...(httpStatus === undefined ? {} : { httpStatus }) };
       log.error({ operation: c.operation?.name, status: httpStatus, reason: verdict.why }, "resource failed");
     }
-    await write(record);
-    records.set(c.id, record);
+    try {
+      await write(record);
+      records.set(c.id, record);
+    } catch {
+      result = unrecorded(c, result, record.serverId);
+    }
     outcomes.push(result);
     progress.done(c.id, result.status);
   };
@@ -316,7 +330,8 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
         // The intent is written just before the request leaves: a call never started leaves no trace.
         outcome = await queue.run(() => client.call(req), halt.signal, () => recordIntent(c));
       } catch (err) {
-        if (!(err instanceof NotStarted)) throw err;
+        // not started: stopped, or its intent could not be recorded (then the call is not sent)
+        if (!(err instanceof NotStarted) && stateFailure === undefined) throw err;
         skipped.push(c.id);
         return;
       }
@@ -364,7 +379,7 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
             await Promise.all(group.map((i) => recordIntent(byId.get(i.id)!)));
           });
         } catch (err) {
-          if (!(err instanceof NotStarted)) throw err;
+          if (!(err instanceof NotStarted) && stateFailure === undefined) throw err;
           skipped.push(...group.map((i) => i.id));
           return;
         }
@@ -445,7 +460,11 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
     const record = records.get(result.id);
     if (record !== undefined) {
       const updated: ResourceRecord = { ...record, health: { ok: result.ok, checkedAt: result.checkedAt, results: result.checks } };
-      await write(updated);
+      try {
+        await write(updated);
+      } catch {
+        break;
+      }
       records.set(result.id, updated);
     }
     logger.child({ resource: result.id }).info({ ok: result.ok, checks: result.checks.length }, "checks run");
@@ -476,5 +495,6 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
     ...(batchFallback === undefined ? {} : { batchFallback }),
     skipped: [...new Set(skipped)].sort(),
     durationMs: Math.round(performance.now() - started),
+    ...(stateFailure === undefined ? {} : { stateFailure }),
   };
 }

@@ -92,6 +92,8 @@ export function addApplyCommand(program: Command, io: CliIo): void {
           return;
         }
         io.stdout(renderSummary(result.summary, painter(color)));
+        // the summary first (what reached the servers), then why the apply stopped
+        if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
         process.exitCode = applySucceeded(result.summary) ? 0 : 1;
       } finally {
         await state.close();

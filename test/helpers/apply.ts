@@ -40,6 +40,8 @@ export interface HarnessOptions {
   /** Extra YAML appended to gatesync.yaml (retries, rate limits …). */
   readonly configExtra?: string;
   readonly rate?: string;
+  /** Where the SQLite state lives (default: state/state.db in the temp repository). */
+  readonly statePath?: string;
 }
 
 export const exampleSecrets = {
@@ -67,7 +69,7 @@ targets:
 ${opts.batch === false ? "" : "    batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 }\n"}  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3], rateLimit: ${rate} }
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN, rateLimit: ${rate} }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY, rateLimit: ${rate} }
-state: { backend: sqlite, path: ./state/state.db }
+state: { backend: sqlite, path: ${opts.statePath ?? "./state/state.db"} }
 secrets: { fileRoot: ./secrets }
 retries: { max: 4, baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5000 }
 ${opts.configExtra ?? ""}`,
@@ -80,7 +82,7 @@ ${opts.configExtra ?? ""}`,
     BATCH_KEY: "sandbox-loopback-key",
     ...exampleSecrets,
   };
-  const state = new SqliteStateBackend(path.join(dir, "state/state.db"));
+  const state = new SqliteStateBackend(path.resolve(dir, opts.statePath ?? "state/state.db"));
   const validator = new RepositoryValidator();
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
   const config = (): Promise<GatesyncConfig> => loadConfig(path.join(dir, "gatesync.yaml"));
