@@ -50,6 +50,15 @@ export default tseslint.config(
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   {
+    // the status page's script runs in the browser
+    files: ["ui/**/*.js"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      parserOptions: { projectService: false, project: null },
+      globals: { window: "readonly", document: "readonly", location: "readonly", history: "readonly", fetch: "readonly", EventSource: "readonly", DOMParser: "readonly", URLSearchParams: "readonly" },
+    },
+  },
+  {
     files: ["eslint.config.js", "vitest.config.ts"],
     rules: { "no-restricted-syntax": "off" },
   },

@@ -2,22 +2,18 @@
  * The `gatesync` command line. Each command sets process.exitCode (never process.exit) so
  * that logs flush; exit codes are listed in the README.
  */
-import { existsSync, readFileSync } from "node:fs";
-import path from "node:path";
-import { Command, InvalidArgumentError, Option } from "commander";
-import { renderValidation } from "./cli/report.js";
-import type { ReportFormat } from "./cli/report.js";
+import { readFileSync } from "node:fs";
+import { Command, InvalidArgumentError } from "commander";
 import { addApplyCommand } from "./cli/apply-command.js";
 import { addDemoCommand } from "./cli/demo-command.js";
 import { addPlanCommand } from "./cli/plan-command.js";
 import { addRunCommand } from "./cli/run-command.js";
 import { addSandboxCommand } from "./cli/sandbox-command.js";
 import { addStateCommand } from "./cli/state-command.js";
-import { validateDirectory } from "./cli/validate-command.js";
-import { loadConfig } from "./config/config.js";
-import type { GatesyncConfig } from "./config/config.js";
+import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
 import { formatDiagnostic } from "./cli/report.js";
+import { scrubText } from "./secrets/redactor.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 
@@ -26,28 +22,22 @@ interface Io {
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTty: boolean;
+  readonly reveal?: (text: string) => void;
 }
 
+/** Everything a command prints passes through the redaction layer. */
 const defaultIo: Io = {
-  stdout: (t) => process.stdout.write(t),
-  stderr: (t) => process.stderr.write(t),
+  stdout: (t) => process.stdout.write(scrubText(t)),
+  stderr: (t) => process.stderr.write(scrubText(t)),
+  reveal: (t) => process.stdout.write(t),
   env: process.env,
   isTty: process.stdout.isTTY === true,
 };
-
-function formatOption<T extends string>(choices: readonly T[], fallback: T): Option {
-  return new Option("--format <format>", `output format: ${choices.join(", ")}`).choices(choices).default(fallback);
-}
 
 /** The version in package.json, one directory above this module in src/ and in dist/ alike. */
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
   return typeof pkg.version === "string" ? pkg.version : "unknown";
-}
-
-async function configFrom(file: string | undefined): Promise<GatesyncConfig | undefined> {
-  if (file !== undefined) return loadConfig(file);
-  return existsSync("gatesync.yaml") ? loadConfig("gatesync.yaml") : undefined;
 }
 
 export function buildProgram(io: Io = defaultIo): Command {
@@ -58,27 +48,7 @@ export function buildProgram(io: Io = defaultIo): Command {
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
 
-  program
-    .command("validate")
-    .description("validate a directory of resources (exit 0 valid, 1 invalid)")
-    .argument("[dir]", "resource directory (default: the config's source directory)")
-    .option("-c, --config <file>", "gatesync.yaml (default: ./gatesync.yaml when present)")
-    .addOption(formatOption<ReportFormat>(["text", "json"], "text"))
-    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat }) => {
-      const config = await configFrom(opts.config);
-      const target = dir ?? (config?.source.type === "directory" ? config.source.directory : undefined);
-      if (target === undefined) throw new InvalidArgumentError("give a directory, or a config whose source is a directory");
-      const result = await validateDirectory(path.resolve(target), config, io.env);
-      io.stdout(
-        renderValidation(
-          { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics },
-          opts.format,
-          io.isTty && io.env.NO_COLOR === undefined,
-        ),
-      );
-      process.exitCode = result.valid ? ExitCode.OK : ExitCode.ERROR;
-    });
-
+  addValidateCommand(program, io);
   addPlanCommand(program, io);
   addApplyCommand(program, io);
   addStateCommand(program, io);
@@ -89,13 +59,36 @@ export function buildProgram(io: Io = defaultIo): Command {
   return program;
 }
 
+/**
+ * `gatesync state list | head`: the reader closes the pipe early. Writes then fail with EPIPE,
+ * which would crash with a stack; the output nobody reads is dropped instead, as Unix tools do.
+ */
+const guarded = new WeakSet<NodeJS.WriteStream>();
+export function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
+  if (guarded.has(stream)) return;
+  guarded.add(stream);
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE" || err.code === "ERR_STREAM_DESTROYED") {
+      stream.destroy();
+      return;
+    }
+    throw err;
+  });
+}
+
 /** Runs the CLI; errors become messages and exit code 1, never stack traces for users. */
 export async function main(argv: readonly string[], io: Io = defaultIo): Promise<void> {
+  if (io === defaultIo) quietOnClosedPipe(process.stdout);
   const program = buildProgram(io);
   try {
     await program.parseAsync([...argv]);
   } catch (err) {
     process.exitCode = ExitCode.ERROR;
+    if (err instanceof InvalidArgumentError) {
+      // thrown by a command's own code (not by commander's parsing, which printed it already)
+      io.stderr(`error[USAGE] ${err.message}\n`);
+      return;
+    }
     if (err instanceof Error && "code" in err && typeof err.code === "string" && err.code.startsWith("commander.")) {
       const code = (err as { exitCode?: number }).exitCode;
       // help and version are not errors

@@ -6,8 +6,10 @@
  * - `GatesyncError` (and subclasses) is thrown when a step cannot continue at all
  *   (unreadable config, corrupt state, refused HTTP call). Each has a stable `code`.
  *
- * Every code is listed, with its meaning, in docs/errors.md.
+ * Every code is listed, with its meaning, in docs/errors.md. Messages pass through the
+ * redaction layer: a secret value registered before the error is made never appears in it.
  */
+import { scrubText } from "./secrets/redactor.js";
 
 export const ErrorCode = {
   // reading files
@@ -35,6 +37,8 @@ export const ErrorCode = {
   OPENAPI_UNCHECKED_REF: "OPENAPI_UNCHECKED_REF",
   SECRET_UNRESOLVED: "SECRET_UNRESOLVED",
   SECRET_SYNTAX: "SECRET_SYNTAX",
+  SECRET_SCOPE: "SECRET_SCOPE",
+  SECRET_TOO_SHORT: "SECRET_TOO_SHORT",
   // configuration
   CONFIG_INVALID: "CONFIG_INVALID",
   CONFIG_READ: "CONFIG_READ",
@@ -83,10 +87,10 @@ export class GatesyncError extends Error {
   readonly location: Location | undefined;
 
   constructor(code: ErrorCode, message: string, opts: { hint?: string; location?: Location; cause?: unknown } = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super(scrubText(message), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = new.target.name;
     this.code = code;
-    this.hint = opts.hint;
+    this.hint = opts.hint === undefined ? undefined : scrubText(opts.hint);
     this.location = opts.location;
   }
 

@@ -1,10 +1,13 @@
 /**
  * pino loggers: JSON lines with static messages and data in fields. Secret-bearing fields are
- * redacted by path wherever they appear; values are never interpolated into messages.
+ * redacted by path wherever they appear; values are never interpolated into messages. Every
+ * line then passes through the redaction layer (one stream-write hook), so a secret value
+ * that reached any field — a server's echo, git's output, an error message — is scrubbed.
  */
 import { pino } from "pino";
 import type { DestinationStream, Logger, LoggerOptions } from "pino";
 import { UsageError } from "./errors.js";
+import { scrubText } from "./secrets/redactor.js";
 
 export type { Logger } from "pino";
 
@@ -51,6 +54,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     base: { service: "gatesync" },
     redact: { paths: redactPaths(), censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: { streamWrite: scrubText },
   };
   if (settings.destination !== undefined) return pino(options, settings.destination);
   if (settings.pretty === true) {

@@ -10,6 +10,7 @@ import type { Plan } from "../plan/plan.js";
 import { hasChanges } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
+import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
 import type { ApplyDeps, ApplySummary, Progress } from "./executor.js";
 import { executePlan } from "./executor.js";
 
@@ -48,12 +49,14 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
     const run = await runPlan(input);
     if (input.savedPlan !== undefined) checkSavedPlan(input.savedPlan, run.plan);
     if (input.confirm !== undefined && hasChanges(run.plan) && !(await input.confirm(run.plan))) return { plan: run.plan, run, declined: true };
+    const labels = labelsById(run.resources);
+    const state = labellingState(input.state, labels, run.state);
     const summary = await executePlan(
       { plan: run.plan, desired: run.desired, resources: run.resources, hashKey: run.hashKey, state: run.state, ...(input.commit === undefined ? {} : { commit: input.commit }) },
       {
         config: input.config,
         env: input.env,
-        state: input.state,
+        state,
         logger: input.logger,
         dispatcher: input.dispatcher,
         ...(input.now === undefined ? {} : { now: input.now }),
@@ -63,6 +66,9 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
         ...(input.observe === undefined ? {} : { observe: input.observe }),
       },
     );
+    // unchanged resources whose labels changed: their records learn the new labels (no call)
+    const unchanged = run.plan.changes.filter((c) => c.action === "no-op").map((c) => c.id);
+    for (const record of staleLabelRecords(unchanged, labels, run.state.resources)) await input.state.write(record);
     return { plan: run.plan, run, summary };
   } finally {
     await lock.release();

@@ -1,4 +1,5 @@
 import type { ResourceStatus, StateSnapshot } from "../record/state.js";
+import { scrubText } from "../secrets/redactor.js";
 import type { Paint } from "../style.js";
 import type { ApplySummary } from "./executor.js";
 
@@ -18,6 +19,7 @@ export function statusCounts(before: StateSnapshot, s: ApplySummary): Record<Res
   return counts;
 }
 
+/** The apply summary for people; it passes through the redaction layer on its way out. */
 export function renderSummary(s: ApplySummary, paint: Paint): string {
   const lines: string[] = [];
   lines.push(
@@ -32,5 +34,5 @@ export function renderSummary(s: ApplySummary, paint: Paint): string {
   if (s.inDoubt.length > 0) {
     lines.push(paint("red", "In doubt (sent; the outcome is unknown — resolve before the next apply):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}\n    gatesync state resolve ${f.id} --id <server id>   (it exists)\n    gatesync state resolve ${f.id} --forget           (it does not)`));
   }
-  return `${lines.join("\n")}\n`;
+  return scrubText(`${lines.join("\n")}\n`);
 }

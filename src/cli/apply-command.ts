@@ -16,6 +16,8 @@ import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
 import { openResources } from "./resources.js";
+import { applySelection, collect, selectionHelp } from "./selection-options.js";
+import type { SelectionFlags } from "./selection-options.js";
 
 async function readSavedPlan(file: string): Promise<Plan> {
   let text: string;
@@ -49,14 +51,19 @@ async function ask(question: string): Promise<boolean> {
 export function addApplyCommand(program: Command, io: CliIo): void {
   program
     .command("apply")
-    .description("apply the changes (exit 0 all applied, 1 anything failed or in doubt)")
+    .description("apply the changes (exit 0 all applied, 1 anything failed or in doubt, 3 blocked changes left)")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--plan <file>", "apply a plan saved with `gatesync plan --out`; refused if the state or the files changed since")
     .option("--auto-approve", "apply without asking")
     .option("--dir <dir>", "apply the resources in this directory (a checkout) instead of the config's source")
-    .action(async (opts: { config: string; plan?: string; autoApprove?: boolean; dir?: string }) => {
+    .option("--target <Kind/name>", selectionHelp.target, collect)
+    .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
+    .option("--kind <Kind>", selectionHelp.kind, collect)
+    .option("--selector <expr>", selectionHelp.selector)
+    .action(async (opts: SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string }) => {
       const config = await configOrDefault(opts.config);
       const savedPlan = opts.plan === undefined ? undefined : await readSavedPlan(opts.plan);
+      const selection = applySelection(opts, savedPlan, config.selector);
       const interactive = io.isTty && process.stdin.isTTY === true;
       if (savedPlan === undefined && opts.autoApprove !== true && !interactive) {
         throw new UsageError("refusing to apply without confirmation", "pass --auto-approve, or apply a reviewed plan with --plan FILE");
@@ -76,6 +83,7 @@ export function addApplyCommand(program: Command, io: CliIo): void {
           logger,
           dispatcher,
           ...(savedPlan === undefined ? {} : { savedPlan }),
+          ...(selection === undefined ? {} : { selection }),
           ...(savedPlan === undefined && opts.autoApprove !== true
             ? {
                 confirm: async (plan: Plan) => {
@@ -94,7 +102,9 @@ export function addApplyCommand(program: Command, io: CliIo): void {
         io.stdout(renderSummary(result.summary, painter(color)));
         // the summary first (what reached the servers), then why the apply stopped
         if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
-        process.exitCode = applySucceeded(result.summary) ? 0 : 1;
+        const blocked = result.summary.blocked;
+        if (blocked.length > 0) io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
+        process.exitCode = applySucceeded(result.summary) ? (blocked.length > 0 ? 3 : 0) : 1;
       } finally {
         await state.close();
         await resources.close();

@@ -17,6 +17,7 @@ import { renderSummary } from "../apply/summary.js";
 import { startDaemon } from "../daemon/daemon.js";
 import type { Daemon } from "../daemon/daemon.js";
 import type { RunReport } from "../daemon/reconciler.js";
+import { UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
 import { renderPlan } from "../plan/render.js";
@@ -48,13 +49,41 @@ function demoConfig(config: GatesyncConfig, sandbox: SandboxHandle, statePath: s
   };
 }
 
+/** Waits for SIGINT or SIGTERM. */
+const untilSignal = (): Promise<void> =>
+  new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+
+/** What `--serve` prints: the sandbox's addresses and the variables that reach it. */
+function exploreText(sandbox: SandboxHandle, example: GatesyncConfig): string {
+  const t = example.targets;
+  const vars = [
+    [t.gateway?.credentialEnv, sandbox.credentials.gatewayKey],
+    [t.portal?.credentialEnv, sandbox.credentials.portalKey],
+    [t.dashboard?.tokenEnv, sandbox.credentials.dashboardToken],
+    [t.llm?.credentialEnv, sandbox.credentials.llmKey],
+  ].filter((v): v is [string, string] => v[0] !== undefined);
+  return [
+    `\n== the daemon stopped; the sandbox stays up for exploring at ${sandbox.urls.base}`,
+    `   objects: ${sandbox.urls.inspect}/objects   calls: ${sandbox.urls.inspect}/calls`,
+    `   gateway ${sandbox.urls.gateway}/gw/   portal ${sandbox.urls.portal}   dashboard ${sandbox.urls.dashboard}/api/hooks   llm ${sandbox.urls.llm}`,
+    "   its sandbox-only credentials:",
+    ...vars.map(([name, value]) => `     export ${name}=${value}`),
+    "   Ctrl-C to stop\n",
+  ].join("\n");
+}
+
 export function addDemoCommand(program: Command, io: CliIo): void {
   program
     .command("demo")
     .description("run the daemon on examples/ against an in-process sandbox (what `npm start` runs)")
-    .option("--once", "stop after the first run")
+    .option("--once", "stop everything after the first run")
+    .option("--serve", "after the first run, stop the daemon and keep the sandbox up for exploring")
     .option("--listen <host:port>", "address of the status server", "127.0.0.1:9464")
-    .action(async (opts: { once?: boolean; listen: string }) => {
+    .action(async (opts: { once?: boolean; serve?: boolean; listen: string }) => {
+      if (opts.once === true && opts.serve === true) throw new UsageError("--once and --serve exclude each other", "--once stops everything after the first run; --serve keeps the sandbox up");
       const example = await loadConfig(`${examplesDir}gatesync.yaml`);
       // Sandbox-only credentials, handed over through the variables the config names.
       const env: Record<string, string | undefined> = { ...io.env };
@@ -70,52 +99,75 @@ export function addDemoCommand(program: Command, io: CliIo): void {
       });
       if (example.targets.gateway?.batch !== undefined) env[example.targets.gateway.batch.keyEnv] ??= "sandbox-loopback-key";
       const workDir = await mkdtemp(path.join(tmpdir(), "gatesync-demo-"));
-      const config = demoConfig(example, sandbox, path.join(workDir, "state.db"));
-      const color = io.isTty && io.env.NO_COLOR === undefined;
-      const paint = painter(color);
       const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? "warn", pretty: io.isTty });
-      let daemon: Daemon | undefined;
       try {
         io.stdout(`== sandbox gateway, portal, dashboard and LLM service at ${sandbox.urls.base} (objects: ${sandbox.urls.inspect}/objects)\n\n`);
-        const source = config.source.type === "directory" ? config.source.directory : examplesDir;
-        const checked = await validateDirectory(source, config, env);
-        io.stdout(`== gatesync validate ${path.relative(process.cwd(), source) || "."}\n`);
-        io.stdout(renderValidation({ valid: checked.valid, files: checked.files, resources: checked.resources.length, diagnostics: checked.diagnostics }, "text", color));
-        // The examples' secrets live in variables this machine does not have: demo values.
-        for (const r of checked.resources) walkStrings(r.spec, (s) => findSecretRefs(s).forEach((ref) => ref.provider === "env" && (env[ref.name] ??= demoValue())));
-
-        let first: ((ok: boolean) => void) | undefined;
-        const firstRun = new Promise<boolean>((resolve) => (first = resolve));
-        const onRun = (report: RunReport, plan: Plan | undefined): void => {
-          const head = `\n== run (${report.reason}) at ${report.startedAt}: ${report.result}`;
-          if (plan !== undefined && report.summary !== undefined) {
-            io.stdout(`${head}\n-- plan\n${renderPlan(plan, "text", { color })}-- apply\n${renderSummary(report.summary, paint)}`);
-          } else {
-            io.stdout(`${head}${report.error === undefined ? "" : `: ${report.error}`}\n`);
-            for (const d of report.diagnostics ?? []) io.stdout(`${formatDiagnostic(d, paint)}\n`);
+        const config = demoConfig(example, sandbox, path.join(workDir, "state.db"));
+        const keepDaemon = opts.once !== true && opts.serve !== true;
+        const daemon = await runDemoDaemon({ config, env, logger, io, listen: opts.listen, serve: keepDaemon });
+        try {
+          if (!daemon.ok) process.exitCode = 1;
+          if (keepDaemon) {
+            io.stdout(`\n== status: ${daemon.daemon.url}/status   metrics: ${daemon.daemon.url}/metrics   health: ${daemon.daemon.url}/healthz\n`);
+            io.stdout("   the daemon keeps running: edit a file under examples/config and it syncs; Ctrl-C to stop\n");
+            await untilSignal();
           }
-          first?.(report.result === "applied");
-          first = undefined;
-        };
-        daemon = await startDaemon({ config, env, logger, listen: opts.listen, onRun }).catch(async (err: unknown) => {
-          if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
-          return startDaemon({ config, env, logger, listen: "127.0.0.1:0", onRun });
-        });
-        const ok = await firstRun;
-        io.stdout(`\n== status: ${daemon.url}/status   metrics: ${daemon.url}/metrics   health: ${daemon.url}/healthz\n`);
-        if (!ok) process.exitCode = 1;
-        if (opts.once !== true) {
-          io.stdout("   the daemon keeps running: edit a file under examples/config and it syncs; Ctrl-C to stop\n");
-          await new Promise<void>((resolve) => {
-            process.once("SIGINT", resolve);
-            process.once("SIGTERM", resolve);
-          });
+        } finally {
+          await daemon.daemon.stop();
+        }
+        if (opts.serve === true) {
+          // the one unscrubbed output: sandbox-only credentials this command generated, shown on purpose
+          (io.reveal ?? io.stdout)(exploreText(sandbox, example));
+          await untilSignal();
         }
       } finally {
-        await daemon?.stop();
         await sandbox.stop();
         await rm(workDir, { recursive: true, force: true });
         logger.flush();
       }
     });
+}
+
+interface DemoRun {
+  readonly config: GatesyncConfig;
+  readonly env: Record<string, string | undefined>;
+  readonly logger: ReturnType<typeof createLogger>;
+  readonly io: CliIo;
+  readonly listen: string;
+  /** Serve the status server (only when the daemon keeps running: no address of a stopped server is printed). */
+  readonly serve: boolean;
+}
+
+/** Validates the examples, starts the daemon and waits for its first run, printing both. */
+async function runDemoDaemon(run: DemoRun): Promise<{ daemon: Daemon; ok: boolean }> {
+  const { config, env, logger, io } = run;
+  const color = io.isTty && io.env.NO_COLOR === undefined;
+  const paint = painter(color);
+  const source = config.source.type === "directory" ? config.source.directory : examplesDir;
+  const checked = await validateDirectory(source, config, env);
+  io.stdout(`== gatesync validate ${path.relative(process.cwd(), source) || "."}\n`);
+  io.stdout(renderValidation({ valid: checked.valid, files: checked.files, resources: checked.resources.length, diagnostics: checked.diagnostics }, "text", color));
+  // The examples' secrets live in variables this machine does not have: demo values.
+  for (const r of checked.resources) walkStrings(r.spec, (s) => findSecretRefs(s).forEach((ref) => ref.provider === "env" && (env[ref.name] ??= demoValue())));
+
+  let first: ((ok: boolean) => void) | undefined;
+  const firstRun = new Promise<boolean>((resolve) => (first = resolve));
+  const onRun = (report: RunReport, plan: Plan | undefined): void => {
+    const head = `\n== run (${report.reason}) at ${report.startedAt}: ${report.result}`;
+    if (plan !== undefined && report.summary !== undefined) {
+      io.stdout(`${head}\n-- plan\n${renderPlan(plan, "text", { color })}-- apply\n${renderSummary(report.summary, paint)}`);
+    } else {
+      io.stdout(`${head}${report.error === undefined ? "" : `: ${report.error}`}\n`);
+      for (const d of report.diagnostics ?? []) io.stdout(`${formatDiagnostic(d, paint)}\n`);
+    }
+    first?.(report.result === "applied");
+    first = undefined;
+  };
+  // the default port taken (another demo running): any free port
+  const inUse = (err: unknown): boolean => [err, (err as Error).cause].some((e) => (e as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE");
+  const daemon = await startDaemon({ config, env, logger, listen: run.listen, serve: run.serve, onRun }).catch(async (err: unknown) => {
+    if (!inUse(err)) throw err;
+    return startDaemon({ config, env, logger, listen: "127.0.0.1:0", serve: run.serve, onRun });
+  });
+  return { daemon, ok: await firstRun };
 }

@@ -5,7 +5,8 @@ import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
-import { hasChanges } from "../plan/plan.js";
+import { hasBlocked, hasChanges } from "../plan/plan.js";
+import type { Plan } from "../plan/plan.js";
 import { renderJson, renderPlan } from "../plan/render.js";
 import type { PlanFormat } from "../plan/render.js";
 import { runPlan } from "../plan/run-plan.js";
@@ -13,33 +14,48 @@ import { openStateBackend } from "../record/open-backend.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { openResources } from "./resources.js";
+import { collect, selectionFromFlags, selectionHelp } from "./selection-options.js";
+import type { SelectionFlags } from "./selection-options.js";
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTty: boolean;
+  /** stdout without the redaction layer: only for the sandbox-only credentials `demo` generated itself. */
+  readonly reveal?: (text: string) => void;
 }
 
 export async function configOrDefault(file: string | undefined): Promise<GatesyncConfig> {
   return loadConfig(file ?? "gatesync.yaml");
 }
 
+/** `--detailed-exitcode`: 3 when a change is blocked (it needs a person), else 2 with changes, else 0. */
+export function detailedExitCode(plan: Plan): number {
+  if (hasBlocked(plan)) return 3;
+  return hasChanges(plan) ? 2 : 0;
+}
+
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
     .command("plan")
-    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 1 error)")
+    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 3 blocked changes present, 1 error)")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .addOption(new Option("--format <format>", "text, markdown (merge requests) or json").choices(["text", "markdown", "json"]).default("text"))
     .option("--out <file>", "also save the plan as JSON, for `gatesync apply --plan FILE`")
-    .option("--detailed-exitcode", "exit 2 when there are changes to apply")
+    .option("--detailed-exitcode", "exit 2 when there are changes to apply, 3 when some change is blocked (cannot be applied)")
     .option("--dir <dir>", "plan the resources in this directory (a checkout) instead of the config's source")
-    .action(async (opts: { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; dir?: string }) => {
+    .option("--target <Kind/name>", selectionHelp.target, collect)
+    .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
+    .option("--kind <Kind>", selectionHelp.kind, collect)
+    .option("--selector <expr>", selectionHelp.selector)
+    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; dir?: string }) => {
+      const selection = selectionFromFlags(opts);
       const config = await configOrDefault(opts.config);
       const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
-        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env });
+        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env, ...(selection === undefined ? {} : { selection }) });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           const out = opts.out;
@@ -49,7 +65,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
               throw new UsageError(`cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give --out a path in a writable directory");
             });
         }
-        process.exitCode = opts.detailedExitcode === true && hasChanges(run.plan) ? 2 : 0;
+        process.exitCode = opts.detailedExitcode === true ? detailedExitCode(run.plan) : 0;
       } finally {
         await state.close();
         await resources.close();

@@ -1,10 +1,12 @@
-/** Renders validation findings for terminals (text) and machines (json). */
+/** Renders validation findings for terminals (text), machines (json) and CI annotations (github, gitlab). */
+import { createHash } from "node:crypto";
+import path from "node:path";
 import { painter } from "../style.js";
 import type { Paint } from "../style.js";
 import type { Diagnostic } from "../errors.js";
 import { formatPosition } from "../errors.js";
 
-export type ReportFormat = "text" | "json";
+export type ReportFormat = "text" | "json" | "github" | "gitlab";
 
 export interface ValidationReport {
   readonly valid: boolean;
@@ -13,12 +15,15 @@ export interface ValidationReport {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-export function renderValidation(report: ValidationReport, format: ReportFormat, color: boolean): string {
+/** `prefix`: the resource directory relative to the repository's root, for annotations' file paths. */
+export function renderValidation(report: ValidationReport, format: ReportFormat, color: boolean, prefix = ""): string {
   const errors = report.diagnostics.filter((d) => d.severity === "error").length;
   const warnings = report.diagnostics.length - errors;
   if (format === "json") {
     return `${JSON.stringify({ valid: report.valid, files: report.files, resources: report.resources, errors, warnings, diagnostics: report.diagnostics }, null, 2)}\n`;
   }
+  if (format === "github") return githubAnnotations(report.diagnostics, prefix, errors, warnings);
+  if (format === "gitlab") return `${JSON.stringify(gitlabCodeQuality(report.diagnostics, prefix), null, 2)}\n`;
   const paint = painter(color);
   const lines = report.diagnostics.map((d) => formatDiagnostic(d, paint));
   const summary = report.valid
@@ -31,4 +36,55 @@ export function formatDiagnostic(d: Diagnostic, paint: Paint = (_s, t) => t): st
   const where = [formatPosition(d), d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" ");
   const head = `${paint(d.severity === "error" ? "red" : "yellow", d.severity)}[${d.code}] ${paint("bold", where)}${where === "" ? "" : ": "}${d.message}`;
   return d.hint === undefined ? head : `${head}\n    ${paint("dim", `hint: ${d.hint}`)}`;
+}
+
+/** A diagnostic's file as the repository names it (posix separators, below `prefix`). */
+const repoPath = (prefix: string, file: string): string => path.posix.normalize([prefix, file].filter((x) => x !== "" && x !== ".").join("/").split(path.sep).join("/"));
+
+/** The message of an annotation: what is wrong, where in the resource, and the hint. */
+function annotationText(d: Diagnostic): string {
+  const where = [d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" ");
+  return `${where === "" ? "" : `${where}: `}${d.message}${d.hint === undefined ? "" : `\nhint: ${d.hint}`}`;
+}
+
+// GitHub workflow commands: data escapes %, CR, LF; property values also : and ,
+const escapeData = (s: string): string => s.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
+const escapeProperty = (s: string): string => escapeData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
+
+/** `::error file=…,line=…,col=…,title=…::message` per finding: GitHub shows them on the diff's lines. */
+function githubAnnotations(diagnostics: readonly Diagnostic[], prefix: string, errors: number, warnings: number): string {
+  const lines = diagnostics.map((d) => {
+    const props = [
+      ...(d.file === undefined ? [] : [`file=${escapeProperty(repoPath(prefix, d.file))}`]),
+      ...(d.line === undefined ? [] : [`line=${d.line}`]),
+      ...(d.column === undefined ? [] : [`col=${d.column}`]),
+      `title=${escapeProperty(`gatesync ${d.code}`)}`,
+    ];
+    return `::${d.severity === "error" ? "error" : "warning"} ${props.join(",")}::${escapeData(annotationText(d))}`;
+  });
+  return `${[...lines, `gatesync validate: ${errors} error(s), ${warnings} warning(s)`].join("\n")}\n`;
+}
+
+interface CodeQualityIssue {
+  readonly description: string;
+  readonly check_name: string;
+  readonly fingerprint: string;
+  readonly severity: "major" | "minor";
+  readonly location: { readonly path: string; readonly lines: { readonly begin: number } };
+}
+
+/** GitLab Code Quality report (`artifacts: reports: codequality`): shown on the merge request's diff. */
+function gitlabCodeQuality(diagnostics: readonly Diagnostic[], prefix: string): CodeQualityIssue[] {
+  return diagnostics.map((d) => {
+    const file = d.file === undefined ? "gatesync.yaml" : repoPath(prefix, d.file);
+    const description = annotationText(d);
+    return {
+      description,
+      check_name: d.code,
+      // stable across pipelines while the finding is the same, so GitLab can tell new from fixed
+      fingerprint: createHash("sha256").update(`${d.code}\0${file}\0${d.resource ?? ""}\0${d.path ?? ""}\0${d.message}`).digest("hex"),
+      severity: d.severity === "error" ? "major" : "minor",
+      location: { path: file, lines: { begin: d.line ?? 1 } },
+    };
+  });
 }

@@ -1,9 +1,10 @@
 /**
- * Where the one-shot commands (plan, apply, state resolve) read resources: `--dir` (a checkout,
- * e.g. a merge request's, planned against the shared state), else the config's source — a
- * directory as it is, or the git source fetched the way the daemon fetches it.
+ * Where the one-shot commands (validate, plan, apply, state resolve) read resources: `--dir` (a
+ * checkout, e.g. a merge request's, planned against the shared state), else the config's source
+ * — a directory as it is, or the git source fetched the way the daemon fetches it.
  */
 import path from "node:path";
+import { simpleGit } from "simple-git";
 import type { GatesyncConfig } from "../config/config.js";
 import { createSource } from "../source/create-source.js";
 
@@ -13,9 +14,23 @@ export interface CommandResources {
   close(): Promise<void>;
 }
 
+/** The commit checked out in `dir` when it lies in a git work tree (a CI checkout), else undefined. */
+export async function checkoutHead(dir: string): Promise<string | undefined> {
+  try {
+    const head = (await simpleGit({ baseDir: dir }).revparse(["--verify", "HEAD"])).trim();
+    return /^[0-9a-f]{40,64}$/.test(head) ? head : undefined;
+  } catch {
+    return undefined; // not a work tree, no commit yet, no git: planned without a commit
+  }
+}
+
 export async function openResources(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>, dir: string | undefined): Promise<CommandResources> {
   const none = async (): Promise<void> => Promise.resolve();
-  if (dir !== undefined) return { input: { root: path.resolve(dir) }, close: none };
+  if (dir !== undefined) {
+    const root = path.resolve(dir);
+    const commit = await checkoutHead(root);
+    return { input: { root, ...(commit === undefined ? {} : { commit }) }, close: none };
+  }
   if (config.source.type === "directory") return { input: { root: config.source.directory }, close: none };
   const source = createSource(config, env);
   try {

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { GatesyncConfig } from "../config/config.js";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
 import { serverIdAddress } from "../kinds/registry.js";
+import { unfilledParams } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
@@ -43,6 +44,12 @@ async function accept(config: GatesyncConfig, backend: StateBackend, id: string,
   }
   const d = run.desired.desired.find((x) => x.id === id);
   if (d === undefined) throw new StateError(ErrorCode.USAGE, `${id} is not in the repository`, { hint: "--accept records the repository's spec; use --forget for a resource that left it" });
+  const missing = d.request.update === undefined ? [] : unfilledParams(d.request.update, { ...d.request.address, ...record?.address });
+  if (missing.length > 0) {
+    throw new StateError(ErrorCode.USAGE, `cannot accept ${id}: its ${missing.map((m) => `\`${m}\``).join(", ")} is unknown, so no later update could address the object`, {
+      hint: record?.status === "in-doubt" ? `record its server id with \`gatesync state resolve ${id} --id <server id>\`` : "write the server id in the spec (e.g. spec.webhookId) and accept again",
+    });
+  }
   const accepted = appliedRecord(d, record, { now: new Date().toISOString(), quotaReset: true });
   await backend.write({ ...accepted, applied: d.request.compare, appliedHash: d.hash });
   io.stdout(`recorded ${id} as applied from the repository's spec, without calling the server\n`);

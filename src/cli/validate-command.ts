@@ -1,23 +1,71 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
+import { Option } from "commander";
+import type { Command } from "commander";
+import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
-import { hasErrors } from "../errors.js";
+import { UsageError, hasErrors } from "../errors.js";
 import { EnvFileSecretSource } from "../load/secret-refs.js";
+import { registerCredentials } from "../secrets/credentials.js";
+import { secretScope } from "../secrets/scope.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { RepositoryResult } from "../validate/validate-repository.js";
+import { renderValidation } from "./report.js";
+import type { ReportFormat } from "./report.js";
+import type { CliIo } from "./plan-command.js";
+import { openResources } from "./resources.js";
 
-/** Validates a resource directory with the settings of a config (when there is one). */
+/**
+ * Validates a resource directory with the settings of a config (when there is one). Without a
+ * config there is no secret scope to check: `validate --config` (and plan) check it.
+ */
 export async function validateDirectory(
   dir: string,
   config: GatesyncConfig | undefined,
   env: Readonly<Record<string, string | undefined>>,
   validator: RepositoryValidator = new RepositoryValidator(),
+  boundary?: string,
 ): Promise<RepositoryResult & { valid: boolean }> {
   const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);
+  if (config !== undefined) registerCredentials(config, env);
   const result = await validator.validate({
     root: dir,
+    ...(boundary === undefined ? {} : { boundary }),
     ...(config === undefined ? {} : { limits: config.limits }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
-    secrets: { source: new EnvFileSecretSource(env, fileRoot), missing: "warning" },
+    secrets: { source: new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config)), missing: "warning" },
   });
   return { ...result, valid: !hasErrors(result.diagnostics) };
+}
+
+async function configFrom(file: string | undefined): Promise<GatesyncConfig | undefined> {
+  if (file !== undefined) return loadConfig(file);
+  return existsSync("gatesync.yaml") ? loadConfig("gatesync.yaml") : undefined;
+}
+
+export function addValidateCommand(program: Command, io: CliIo): void {
+  program
+    .command("validate")
+    .description("validate a directory of resources (exit 0 valid, 1 invalid)")
+    .argument("[dir]", "resource directory (default: the config's source; a git source is fetched as `plan` fetches it)")
+    .option("-c, --config <file>", "gatesync.yaml (default: ./gatesync.yaml when present)")
+    .addOption(new Option("--format <format>", "output format: text, json, github (workflow annotations), gitlab (Code Quality JSON)").choices(["text", "json", "github", "gitlab"]).default("text"))
+    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat }) => {
+      const config = await configFrom(opts.config);
+      if (dir === undefined && config === undefined) {
+        throw new UsageError("no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)", "gatesync validate config/   (or: gatesync init, to scaffold a repository)");
+      }
+      const resources = dir === undefined ? await openResources(config!, io.env, undefined) : { input: { root: path.resolve(dir) }, close: async () => Promise.resolve() };
+      try {
+        const { root, boundary } = resources.input as { root: string; boundary?: string };
+        const result = await validateDirectory(root, config, io.env, undefined, boundary);
+        const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics };
+        // annotations name files from the repository's root: the working directory in CI, or a git source's subdirectory
+        const prefix = dir === undefined && config?.source.type === "git" ? config.source.subdirectory : path.relative(process.cwd(), root);
+        io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined, prefix));
+        process.exitCode = result.valid ? 0 : 1;
+      } finally {
+        await resources.close();
+      }
+    });
 }

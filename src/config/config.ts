@@ -5,9 +5,11 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
+import type { GatesyncError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
 import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
+import { parseSelector } from "../select/selector.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;
@@ -72,8 +74,11 @@ export interface GatesyncConfig {
   readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
   readonly orphans: "report" | "deactivate";
   readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string };
-  readonly secrets: { readonly fileRoot: string };
+  /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
+  readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
   readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number };
+  /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
+  readonly selector?: string;
 }
 
 export function parseDuration(text: string): number {
@@ -166,12 +171,17 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       ...(typeof sv.webhookSecretEnv === "string" ? { webhookSecretEnv: sv.webhookSecretEnv } : {}),
       ...(typeof sv.syncTokenEnv === "string" ? { syncTokenEnv: sv.syncTokenEnv } : {}),
     },
-    secrets: { fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : ".") },
+    secrets: {
+      fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
+      env: Array.isArray(secrets.env) ? secrets.env.map(String) : [],
+      ...optional("envPrefix", secrets.envPrefix),
+    },
     limits: {
       maxFileBytes: typeof lim.maxFileBytes === "number" ? lim.maxFileBytes : 5 * 1024 * 1024,
       maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,
       maxDepth: typeof lim.maxDepth === "number" ? lim.maxDepth : 128,
     },
+    ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
   };
 }
 
@@ -209,8 +219,20 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
       });
     }
   }
+  if (diagnostics.length === 0 && doc !== undefined) diagnostics.push(...selectorProblems(doc.value as Raw, file));
   if (diagnostics.length > 0 || doc === undefined) throw new ValidationFailed(diagnostics);
   return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));
+}
+
+function selectorProblems(doc: Raw, file: string): Diagnostic[] {
+  if (typeof doc.selector !== "string") return [];
+  try {
+    parseSelector(doc.selector);
+    return [];
+  } catch (err) {
+    const e = err as GatesyncError;
+    return [{ severity: "error", code: ErrorCode.CONFIG_INVALID, file, path: "selector", message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) }];
+  }
 }
 
 /** The state section; the retired `backend: file` is refused with the command that moves it. */

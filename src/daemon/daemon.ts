@@ -8,12 +8,17 @@ import type { Plan } from "../plan/plan.js";
 import { LeaderElector } from "../record/leader.js";
 import { openStateBackend, postgresUrl } from "../record/open-backend.js";
 import type { StateBackend } from "../record/state.js";
+import { registerCredentials, urlCredentials } from "../secrets/credentials.js";
 import { createSource } from "../source/create-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { DaemonMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import type { RunReport } from "./reconciler.js";
 import { startDaemonServer } from "./server.js";
+import { runPlan } from "../plan/run-plan.js";
+import { PlanPreview } from "./ui/plan-preview.js";
+import { RunHistory } from "./ui/run-history.js";
+import { statusPage } from "./ui/status-page.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -46,6 +51,10 @@ export async function configHashOf(config: GatesyncConfig): Promise<string> {
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { config, env, logger } = opts;
+  registerCredentials(config, env);
+  if (config.source.type === "git" && urlCredentials(config.source.url).length > 0) {
+    logger.warn({ setting: "source.git.url", hint: "remove the credentials from the URL and name the variable holding the token in source.git.tokenEnv" }, "the git URL carries credentials");
+  }
   const source = createSource(config, env);
   const state = opts.state ?? openStateBackend(config, env);
   const dispatcher = managementDispatcher();
@@ -68,19 +77,30 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());
   const role = opts.role ?? (elector === undefined ? undefined : () => (elector.isLeader() ? "leader" : "standby"));
   metrics.leader.set(canApply === undefined || canApply() ? 1 : 0);
+  const validator = new RepositoryValidator();
+  const history = new RunHistory();
   const reconciler = new Reconciler({
     config,
     configHash: await configHashOf(config),
     source,
     state,
-    validator: new RepositoryValidator(),
+    validator,
     env,
     logger,
     dispatcher,
     metrics,
     ...(canApply === undefined ? {} : { canApply }),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
-    ...(opts.onRun === undefined ? {} : { onRun: opts.onRun }),
+    observer: history,
+    onRun: (report, plan) => {
+      history.runFinished(report, plan);
+      opts.onRun?.(report, plan);
+    },
+  });
+  const preview = new PlanPreview({
+    snapshot: () => reconciler.lastSnapshot,
+    state,
+    plan: (snap) => runPlan({ config, root: snap.root, boundary: snap.boundary, validator, state, env, ...(snap.commit === undefined ? {} : { commit: snap.commit }) }),
   });
   const server =
     opts.serve === false
@@ -95,6 +115,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           ...(config.server.webhookSecretEnv === undefined || env[config.server.webhookSecretEnv] === undefined ? {} : { webhookSecret: env[config.server.webhookSecretEnv]! }),
           ...(config.server.syncTokenEnv === undefined || env[config.server.syncTokenEnv] === undefined ? {} : { syncToken: env[config.server.syncTokenEnv]! }),
           ...(role === undefined ? {} : { role }),
+          page: statusPage({
+            reconciler,
+            history,
+            preview,
+            state,
+            source: source.description,
+            role: role ?? (() => "single"),
+            onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
+          }),
         });
   elector?.start();
   reconciler.start();

@@ -1,4 +1,7 @@
-/** Prometheus metrics of the daemon (prom-client), on a registry of its own. */
+/**
+ * Prometheus metrics of the daemon (prom-client), on a registry of its own. prom-client's
+ * process metrics carry their own `process_` (gatesync_process_cpu_seconds_total).
+ */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { CallEvent } from "../apply/executor.js";
 
@@ -13,10 +16,11 @@ export class DaemonMetrics {
   readonly lastSuccess: Gauge;
   readonly commit: Gauge;
   readonly leader: Gauge;
+  readonly synced: Gauge;
 
   constructor() {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: "gatesync_process_" });
+    collectDefaultMetrics({ register: this.registry, prefix: "gatesync_" });
     this.runDuration = new Histogram({ name: "gatesync_run_duration_seconds", help: "Duration of reconcile runs", labelNames: ["result"], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300], registers });
     this.runs = new Counter({ name: "gatesync_runs_total", help: "Reconcile runs by result", labelNames: ["result"], registers });
     this.resources = new Gauge({ name: "gatesync_resources", help: "Resources in the state by status", labelNames: ["status"], registers });
@@ -26,6 +30,7 @@ export class DaemonMetrics {
     this.lastSuccess = new Gauge({ name: "gatesync_last_success_timestamp_seconds", help: "Time of the last successful run", registers });
     this.commit = new Gauge({ name: "gatesync_commit_info", help: "The commit in force (value 1)", labelNames: ["commit"], registers });
     this.leader = new Gauge({ name: "gatesync_leader", help: "1 when this replica may apply", registers });
+    this.synced = new Gauge({ name: "gatesync_synced", help: "1 when the last run applied the newest revision in full (or had nothing to do)", registers });
   }
 
   observeCall(e: CallEvent): void {

@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
-import type { ApplySummary } from "../apply/executor.js";
+import type { ApplySummary, Progress } from "../apply/executor.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
 import type { GatesyncConfig } from "../config/config.js";
@@ -23,7 +23,7 @@ import type { Logger } from "../logger.js";
 import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan, PlanSummary } from "../plan/plan.js";
 import type { StateBackend } from "../record/state.js";
-import type { Source } from "../source/source.js";
+import type { Source, SourceSnapshot } from "../source/source.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DaemonMetrics } from "./metrics.js";
 
@@ -63,6 +63,13 @@ export interface ReconcilerOptions {
   readonly random?: () => number;
   /** Told of every run, with its plan (the demo prints them). */
   readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
+  /** Told when a run starts applying, and of its progress (the status page). */
+  readonly observer?: RunObserver;
+}
+
+export interface RunObserver {
+  runStarted(reason: string): void;
+  progress(): Progress;
 }
 
 export class Reconciler {
@@ -84,7 +91,14 @@ export class Reconciler {
   lastRun: RunReport | undefined;
   /** The last run that found the repository invalid, while it is still the newest revision. */
   lastInvalid: RunReport | undefined;
-  ready = false;
+  /** The newest fetched source: what the next run would apply. */
+  lastSnapshot: SourceSnapshot | undefined;
+  /** When the next scheduled run is due (ISO time), while waiting for it. */
+  nextRunAt: string | undefined;
+  /** The newest revision is applied in full: the last run applied everything or had nothing to do. */
+  synced = false;
+  /** Blocked changes left by the last apply. */
+  private blockedLeft = 0;
 
   constructor(private readonly opts: ReconcilerOptions) {
     this.log = opts.logger.child({ component: "reconciler" });
@@ -116,9 +130,11 @@ export class Reconciler {
       if (this.stopping) break;
       const delay = this.nextDelay();
       if (this.pendingReason === undefined) {
+        this.nextRunAt = new Date(Date.now() + delay).toISOString();
         const woken = new Promise<void>((resolve) => (this.wake = resolve));
         await Promise.race([sleep(delay, undefined, { signal: this.abort.signal }).catch(() => undefined), woken]);
         this.wake = undefined;
+        this.nextRunAt = undefined;
       }
       reason = this.pendingReason ?? "schedule";
       this.pendingReason = undefined;
@@ -145,6 +161,9 @@ export class Reconciler {
       this.opts.metrics.runDuration.observe({ result }, durationMs / 1000);
       const failing = result === "partial" || result === "error" || result === "source-error";
       this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
+      // blocked changes are part of the repository no apply will make: not synced while they remain
+      this.synced = (result === "applied" || result === "noop") && this.blockedLeft === 0;
+      this.opts.metrics.synced.set(this.synced ? 1 : 0);
       this.opts.onRun?.(report, plan);
       return report;
     };
@@ -159,6 +178,7 @@ export class Reconciler {
       this.log.error({ err: (err as Error).message, source: this.opts.source.description }, "source fetch failed; the last good commit stays applied");
       return finish("source-error", { error: (err as Error).message });
     }
+    this.lastSnapshot = snapshot;
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const reassertEvery = this.opts.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
@@ -174,6 +194,7 @@ export class Reconciler {
     const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
     try {
       log.info({ reason, reassert }, "run started");
+      this.opts.observer?.runStarted(reason);
       const result = await runApply({
         config: this.opts.config,
         root: snapshot.root,
@@ -181,24 +202,26 @@ export class Reconciler {
         validator: this.opts.validator,
         state: this.opts.state,
         env: this.opts.env,
-        logger: log,
+        // the apply's own logger adds a git commit to its lines: not twice
+        logger: snapshot.commit === undefined ? log : this.log,
         dispatcher: this.opts.dispatcher,
         ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }),
         signal,
         observe: (e) => this.opts.metrics.observeCall(e),
         reassert,
         desiredMemo: this.desiredMemo,
+        ...(this.opts.observer === undefined ? {} : { progress: this.opts.observer.progress() }),
       });
       plan = result.plan;
       if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });
       const summary = result.summary;
       if (reassert) this.lastReassert = Date.now();
-      this.opts.metrics.setResources(statusCounts(result.run.state, summary));
+      this.blockedLeft = summary.blocked.length;
+      this.opts.metrics.setResources({ ...statusCounts(result.run.state, summary), blocked: summary.blocked.length });
       this.lastInvalid = undefined;
       const ok = applySucceeded(summary);
       if (ok) {
         this.lastGood = { ...where, configHash: this.opts.configHash, at: new Date().toISOString() };
-        this.ready = true;
         this.opts.metrics.lastSuccess.set(Date.now() / 1000);
         this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
       }
@@ -220,6 +243,11 @@ export class Reconciler {
   /** Stops the run in progress from starting further calls (this replica lost its leadership). */
   interrupt(): void {
     this.runAbort?.abort();
+  }
+
+  /** Stopping (readiness turns off). */
+  get isStopping(): boolean {
+    return this.stopping;
   }
 
   /** Stops starting work, lets calls in flight finish (bounded), and waits for the run. */

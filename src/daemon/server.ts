@@ -11,8 +11,10 @@ import { BodyTooLarge, listenError, readBody, writeReply } from "../http/http-io
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
+import { scrubDeep } from "../secrets/redactor.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
+import type { StatusPage } from "./ui/status-page.js";
 import { ReplayGuard, safeEqual, verifyWebhook } from "./webhook.js";
 
 export interface DaemonServerOptions {
@@ -28,6 +30,8 @@ export interface DaemonServerOptions {
   /** `leader`, `standby` or `single`. */
   readonly role?: () => string;
   readonly maxBodyBytes?: number;
+  /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
+  readonly page?: StatusPage;
 }
 
 export interface DaemonServer {
@@ -56,10 +60,11 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
     .sort((a, b) => (a.id < b.id ? -1 : 1))
     .map((x) => ({ id: x.id, status: x.status, ...(x.serverId === undefined ? {} : { serverId: x.serverId }), ...(x.error === undefined ? {} : { error: x.error }), ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }), ...(x.commit === undefined ? {} : { commit: x.commit }), updatedAt: x.updatedAt }));
   const last = r.lastRun;
-  return {
+  return scrubDeep({
     service: "gatesync",
     role: opts.role?.() ?? "single",
-    ready: r.ready,
+    ready: !r.isStopping,
+    synced: r.synced,
     source: opts.sourceDescription,
     commit: r.lastGood?.commit ?? r.lastGood?.revision ?? null,
     lastSuccess: r.lastGood === undefined ? null : { at: r.lastGood.at, revision: r.lastGood.revision },
@@ -81,7 +86,7 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
     plan: last?.plan ?? null,
     state: { lineage: state.lineage, serial: state.serial },
     resources,
-  };
+  });
 }
 
 export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {
@@ -98,7 +103,9 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
       case "/healthz":
         return get(() => json(200, { status: "ok" }));
       case "/readyz":
-        return get(() => (opts.reconciler.ready ? json(200, { status: "ready" }) : json(503, { status: "not ready", reason: "no successful run yet" })));
+        // ready means serving (a standby serves status and metrics, and takes over when elected);
+        // whether the repository is applied is `synced` (in /status and gatesync_synced)
+        return get(() => (opts.reconciler.isStopping ? json(503, { status: "not ready", reason: "stopping" }) : json(200, { status: "ready", role: opts.role?.() ?? "single", synced: opts.reconciler.synced })));
       case "/metrics":
         return get(async () => ({ status: 200, raw: Buffer.from(await opts.metrics.registry.metrics()), headers: { "content-type": opts.metrics.registry.contentType } }));
       case "/status":
@@ -131,6 +138,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   }
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    if (opts.page?.handle(req, res) === true) return;
     route(req)
       .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))
       .then((reply) => writeReply(res, reply))

@@ -5,6 +5,9 @@
  */
 import { readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { registerSecret } from "../secrets/redactor.js";
+import { envRefusal, fileRefusal } from "../secrets/scope.js";
+import type { SecretScope } from "../secrets/scope.js";
 import { isInside } from "../source/directory.js";
 
 export type SecretProvider = "env" | "file";
@@ -42,21 +45,38 @@ export function refSyntaxProblem(ref: SecretRef): string | undefined {
   return undefined;
 }
 
-export type SecretLookup = { ok: true; value: string } | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string };
+export type SecretLookup =
+  | { ok: true; value: string }
+  | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string }
+  /** Outside the secret scope of gatesync.yaml; `allow` says which setting would allow it. */
+  | { ok: false; reason: "scope"; message: string; allow: string };
 
 export interface SecretSource {
   lookup(ref: SecretRef): SecretLookup;
 }
 
-/** Reads secrets from an environment and from files below one directory. */
+/**
+ * Reads secrets from an environment and from files below one directory, within a scope (see
+ * secrets/scope.ts; without one, everything resolves: library use and tests). Every value read
+ * is registered with the redaction layer.
+ */
 export class EnvFileSecretSource implements SecretSource {
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly fileRoot: string,
+    private readonly scope?: SecretScope,
   ) {}
 
   lookup(ref: SecretRef): SecretLookup {
+    const found = this.read(ref);
+    if (found.ok) registerSecret(found.value);
+    return found;
+  }
+
+  private read(ref: SecretRef): SecretLookup {
     if (ref.provider === "env") {
+      const refused = this.scope === undefined ? undefined : envRefusal(this.scope, ref.name);
+      if (refused !== undefined) return { ok: false, reason: "scope", ...refused };
       const value = this.env[ref.name];
       return value === undefined
         ? { ok: false, reason: "missing", message: `environment variable ${ref.name} is not set` }
@@ -66,6 +86,8 @@ export class EnvFileSecretSource implements SecretSource {
     if (!isInside(target, this.fileRoot)) {
       return { ok: false, reason: "escape", message: `${formatRef(ref)} leaves the secrets directory ${this.fileRoot}` };
     }
+    const reserved = this.scope === undefined ? undefined : fileRefusal(this.scope, target);
+    if (reserved !== undefined) return { ok: false, reason: "scope", message: `${formatRef(ref)}: ${reserved.message}`, allow: reserved.allow };
     let real: string;
     try {
       real = realpathSync(target);
@@ -75,6 +97,8 @@ export class EnvFileSecretSource implements SecretSource {
     if (!isInside(real, realpathSync(this.fileRoot))) {
       return { ok: false, reason: "escape", message: `${formatRef(ref)} leaves the secrets directory ${this.fileRoot} through a link` };
     }
+    const refused = this.scope === undefined ? undefined : fileRefusal(this.scope, real);
+    if (refused !== undefined) return { ok: false, reason: "scope", message: `${formatRef(ref)}: ${refused.message}`, allow: refused.allow };
     try {
       // A trailing newline is almost always an artefact of how the file was written.
       return { ok: true, value: readFileSync(real, "utf8").replace(/\r?\n$/, "") };

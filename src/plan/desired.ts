@@ -50,6 +50,8 @@ export interface PrepareOptions {
   readonly appTypeProviders: ReadonlySet<number>;
   /** Results of earlier runs, reused for resources whose spec (the same parsed object) and inputs did not change. */
   readonly memo?: DesiredMemo;
+  /** Prepares only these resources (a selection); the others still resolve references by name. */
+  readonly only?: ReadonlySet<string>;
 }
 
 /**
@@ -84,6 +86,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
   for (const r of resources) {
     const id = resourceId(r);
+    if (opts.only !== undefined && !opts.only.has(id)) continue;
     const secrets = new Set<string>();
     const problems: Diagnostic[] = [];
     const spec = resolveSecrets(r.spec, opts.secrets, secrets, (path, message) =>

@@ -10,6 +10,7 @@ import type { InterfaceName } from "../kinds/kind.js";
 import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule, knownKind } from "../kinds/registry.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
+import type { PlanSelection } from "../select/selection.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
@@ -84,6 +85,8 @@ export interface Plan {
   readonly state: { readonly lineage: string; readonly serial: number };
   readonly orphanPolicy: "report" | "deactivate";
   readonly batch?: { readonly maxSize: number };
+  /** Present when the plan covers part of the repository and state (`--target`, selectors …). */
+  readonly selection?: PlanSelection;
   readonly changes: readonly PlannedChange[];
   readonly summary: PlanSummary;
   /** Hash of the changes, independent of the hash key: a re-plan must match it to apply. */
@@ -102,6 +105,17 @@ export interface PlanOptions {
    * even when nothing changed, so that edits made outside git are undone.
    */
   readonly reassert?: boolean;
+  /** A partial plan: `desired` holds the selected resources only. */
+  readonly selection?: PlanScope;
+}
+
+/** What a partial plan needs beyond its selected resources. */
+export interface PlanScope {
+  /** Every resource of the repository: a record of one of them is no orphan, selected or not. */
+  readonly present: ReadonlySet<string>;
+  /** Whether an orphan's record lies inside the selection. */
+  readonly includesRecord: (record: ResourceRecord) => boolean;
+  readonly summary: PlanSelection;
 }
 
 /** Does the change call the server? */
@@ -109,8 +123,32 @@ export function isExecutable(c: PlannedChange): boolean {
   return c.operation !== undefined && (c.action === "create" || c.action === "update" || (c.action === "orphan" && c.deactivate === true));
 }
 
+/** Fills a path template; a parameter without a value stays `{name}` (values are encoded, so a brace is always one). */
 function fillPath(template: string, address: Readonly<Record<string, string>>): string {
-  return template.replace(/\{(\w+)\}/g, (_m, key: string) => encodeURIComponent(address[key] ?? `{${key}}`));
+  return template.replace(/\{(\w+)\}/g, (m, key: string) => (address[key] === undefined || address[key] === "" ? m : encodeURIComponent(address[key])));
+}
+
+/** The path parameters of an operation that `address` leaves unfilled. */
+export function unfilledParams(name: OperationName, address: Readonly<Record<string, string>>): string[] {
+  return [...fillPath(operations[name].path, address).matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+}
+
+/**
+ * No request ever leaves with an unfilled path parameter (`PUT /webhooks/{webhook_id}`): a change
+ * whose operation cannot be addressed is blocked, saying which identity is missing.
+ */
+function refuseUnaddressable(c: Omit<PlannedChange, "wave">): Omit<PlannedChange, "wave"> {
+  const op = c.operation;
+  if (op === undefined || !isExecutable(c as PlannedChange)) return c;
+  const missing = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  if (missing.length === 0) return c;
+  const { operation: _op, quotaReset: _q, deactivate: _d, ...rest } = c;
+  return {
+    ...rest,
+    action: c.action === "orphan" ? "orphan" : "blocked",
+    reason: `${op.method} ${op.path} cannot be sent: the object's ${missing.map((m) => `\`${m}\``).join(", ")} is unknown (neither the spec nor the state holds it)`,
+    hint: `write the server id in the spec, or run \`gatesync state resolve ${c.id} --forget\` so that the next apply creates it (when it does not exist on the server)`,
+  };
 }
 
 const showQueryValue = (v: unknown): string => (isSensitiveMarker(v) ? "(sensitive)" : encodeURIComponent(String(v)));
@@ -164,7 +202,8 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
   }
   const kind = kindModule(d.kind);
   if (req.update === undefined) {
-    return { ...base, action: "blocked", fields, reason: `${kind.noUpdate?.reason ?? "the interfaces offer no update for this kind"}; the object was created before`, hint: kind.noUpdate?.hint ?? "change it on the server by hand and set the spec to match", notes };
+    const byHand = `; once the server matches the spec, \`gatesync state resolve ${d.id} --accept\` records it as applied`;
+    return { ...base, action: "blocked", fields, reason: `${kind.noUpdate?.reason ?? "the interfaces offer no update for this kind"}; the object was created before`, hint: `${kind.noUpdate?.hint ?? "change it on the server by hand and set the spec to match"}${byHand}`, notes };
   }
   const ignored = req.ignoredByUpdate ?? [];
   const ignoredChanges = fields.filter((f) => ignored.some((i) => f.path === i || f.path.startsWith(`${i}.`)));
@@ -251,11 +290,11 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   const waveOf = new Map<string, number>();
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
-  const changes: PlannedChange[] = desired.map((d) => ({ ...planOne(d, state.resources.get(d.id), batching, options.reassert === true), wave: waveOf.get(d.id) ?? 1 }));
-  const present = new Set(desired.map((d) => d.id));
+  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true)), wave: waveOf.get(d.id) ?? 1 }));
+  const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const orphanWave = waves.waves.length + 1;
   for (const record of state.resources.values()) {
-    if (!present.has(record.id)) changes.push({ ...planOrphan(record, options.orphans, batching), wave: orphanWave });
+    if (!present.has(record.id) && options.selection?.includesRecord(record) !== false) changes.push({ ...refuseUnaddressable(planOrphan(record, options.orphans, batching)), wave: orphanWave });
   }
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const count = (a: Action): number => changes.filter((c) => c.action === a).length;
@@ -277,6 +316,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     state: { lineage: state.lineage, serial: state.serial },
     orphanPolicy: options.orphans,
     ...(options.batch === undefined ? {} : { batch: options.batch }),
+    ...(options.selection === undefined ? {} : { selection: options.selection.summary }),
     changes,
     summary,
     digest: planDigest(changes),
@@ -286,4 +326,9 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
 /** Executable changes exist: what --detailed-exitcode reports as 2. */
 export function hasChanges(plan: Plan): boolean {
   return plan.changes.some(isExecutable);
+}
+
+/** Blocked changes exist: the repository asks for something no apply will do (exit code 3). */
+export function hasBlocked(plan: Plan): boolean {
+  return plan.changes.some((c) => c.action === "blocked");
 }

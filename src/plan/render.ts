@@ -2,11 +2,13 @@
  * Plan renderings: `text` for terminals, `markdown` for merge-request comments, `json` for
  * machines (schema: schemas/plan.schema.json). Sensitive values appear only as (sensitive).
  */
+import { scrubText } from "../secrets/redactor.js";
 import { painter } from "../style.js";
 import type { Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
 import type { Action, Plan, PlannedChange } from "./plan.js";
 import { isSensitiveMarker } from "./sensitive.js";
+import { selectionLine } from "../select/selection-text.js";
 
 export type PlanFormat = "text" | "markdown" | "json";
 
@@ -48,15 +50,16 @@ export function callsLine(plan: Plan): string {
   return `${c.total} HTTP call${c.total === 1 ? "" : "s"} (${per.join(", ")}${batch})`;
 }
 
+/** Every rendering passes through the redaction layer on its way out. */
 export function renderPlan(plan: Plan, format: PlanFormat, opts: { color?: boolean } = {}): string {
   if (format === "json") return renderJson(plan);
-  if (format === "markdown") return renderMarkdown(plan);
-  return renderText(plan, opts.color === true);
+  if (format === "markdown") return scrubText(renderMarkdown(plan));
+  return scrubText(renderText(plan, opts.color === true));
 }
 
 export function renderJson(plan: Plan): string {
   const out = { $schema: "https://gatesync.dev/schemas/plan.schema.json", ...plan };
-  return `${JSON.stringify(out, (_k, v: unknown) => (isSensitiveMarker(v) ? { sensitive: true } : v), 2)}\n`;
+  return scrubText(`${JSON.stringify(out, (_k, v: unknown) => (isSensitiveMarker(v) ? { sensitive: true } : v), 2)}\n`);
 }
 
 const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta" };
@@ -65,6 +68,8 @@ export function renderText(plan: Plan, color: boolean): string {
   const paint = painter(color);
   const lines: string[] = [];
   lines.push(paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (state serial ${plan.state.serial})`));
+  if (plan.selection !== undefined) lines.push(paint("yellow", selectionLine(plan.selection)));
+  const header = lines.length;
   const shown = plan.changes.filter((c) => c.action !== "no-op");
   const waves = new Set(shown.map((c) => c.wave));
   let wave = 0;
@@ -72,7 +77,7 @@ export function renderText(plan: Plan, color: boolean): string {
     if (waves.size > 1 && c.wave !== wave) {
       wave = c.wave;
       lines.push("", paint("dim", `wave ${wave}`));
-    } else if (lines.length === 1) {
+    } else if (lines.length === header) {
       lines.push("");
     }
     const head = `${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${c.operation === undefined ? "" : `  ${callText(c)}`}`;
@@ -124,6 +129,7 @@ export function renderMarkdown(plan: Plan, limit = markdownLimit): string {
     "",
     `**${summaryLine(plan)}** — ${callsLine(plan)}${plan.commit === undefined ? "" : ` · commit \`${plan.commit.slice(0, 12)}\``} · state serial ${plan.state.serial}`,
     "",
+    ...(plan.selection === undefined ? [] : [`> ${escapeHtml(selectionLine(plan.selection))}`, ""]),
   ];
   if (shown.length === 0) return `${[...head, "No changes: the servers match the repository as far as the state knows."].join("\n")}\n`;
   const reserve = 600; // room for the note on what was cut

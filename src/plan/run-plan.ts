@@ -7,7 +7,12 @@ import { ValidationFailed, hasErrors } from "../errors.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../load/secret-refs.js";
+import { registerCredentials } from "../secrets/credentials.js";
+import { secretScope } from "../secrets/scope.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
+import { planScope } from "../select/plan-scope.js";
+import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
+import type { SelectionRequest } from "../select/selection.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DesiredMemo, DesiredSet } from "./desired.js";
 import { hashKeyFor, prepareDesired } from "./desired.js";
@@ -38,23 +43,37 @@ export interface PlanRunInput {
   readonly reassert?: boolean;
   /** Kept across runs by a daemon: unchanged resources are not prepared again. */
   readonly desiredMemo?: DesiredMemo;
+  /** Plan part of the repository (`--target`, `--exclude`, `--kind`, `--selector`); the config's `selector` always applies. */
+  readonly selection?: SelectionRequest;
 }
 
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const { config, env } = input;
-  const secrets = new EnvFileSecretSource(env, config.secrets.fileRoot);
+  registerCredentials(config, env);
+  const secrets = new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config));
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
+  const request = input.selection ?? emptyRequest;
+  // checked first: a mistyped flag is reported before any work
+  const scope = isSelective(request, config.selector) ? scopeOf(request, config.selector) : undefined;
   const result = await input.validator.validate({
     root: input.root,
     ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
     limits: config.limits,
     appTypeProviders,
-    secrets: { source: secrets, missing: "error" },
+    // a selection needs only its own secrets: the others' are checked when they are prepared
+    secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
   });
   if (hasErrors(result.diagnostics)) throw new ValidationFailed(result.diagnostics);
   const state = await input.state.read();
   const hashKey = hashKeyFor(env, state);
-  const desired = prepareDesired(result.resources, { secrets, hashKey: hashKey.key, appTypeProviders, ...(input.desiredMemo === undefined ? {} : { memo: input.desiredMemo }) });
+  const selected = scope === undefined ? undefined : planScope(result.resources, state, scope, config.selector);
+  const desired = prepareDesired(result.resources, {
+    secrets,
+    hashKey: hashKey.key,
+    appTypeProviders,
+    ...(input.desiredMemo === undefined ? {} : { memo: input.desiredMemo }),
+    ...(selected === undefined ? {} : { only: selected.only }),
+  });
   if (hasErrors(desired.diagnostics)) throw new ValidationFailed(desired.diagnostics);
   const batch = config.targets.gateway?.batch;
   const plan = computePlan(desired.desired, state, {
@@ -63,6 +82,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.commit === undefined ? {} : { commit: input.commit }),
     now: (input.now ?? (() => new Date()))().toISOString(),
     ...(input.reassert === true ? { reassert: true } : {}),
+    ...(selected === undefined ? {} : { selection: selected.plan }),
   });
   return { plan, state, resources: result.resources, desired, hashKey, warnings: result.diagnostics.length };
 }

@@ -5,6 +5,7 @@ import { ConfigError, ErrorCode, StateError } from "../errors.js";
 import { PostgresStateBackend } from "./postgres-backend.js";
 import { migrateCommand, SqliteStateBackend } from "./sqlite-backend.js";
 import type { StateBackend } from "./state.js";
+import { redactingState } from "../secrets/redacting-state.js";
 
 /** The connection string of a postgres state, read from the variable the config names. */
 export function postgresUrl(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): string {
@@ -36,7 +37,8 @@ export function refuseOldStateBeside(dbFile: string): void {
 export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): StateBackend {
   if (config.state.backend === "sqlite") {
     refuseOldStateBeside(config.state.path);
-    return new SqliteStateBackend(config.state.path);
+    // every record passes through the redaction layer on its way to the backend
+    return redactingState(new SqliteStateBackend(config.state.path));
   }
-  return new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema });
+  return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema }));
 }

@@ -36,6 +36,13 @@ export interface ResourceRecord {
   readonly deactivatedAt?: string;
   /** Health from the last post-apply checks. */
   readonly health?: { readonly ok: boolean; readonly checkedAt: string; readonly results: readonly unknown[] };
+  /**
+   * The resource's labels when the record was last written: a selection judges an orphan by
+   * them. Absent on records written before labels were recorded (no label selector matches those).
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+  /** Adopted: the object existed before gatesync managed it; `verified` once an update by its id succeeded. */
+  readonly adopted?: { readonly at: string; readonly source: "repository" | "command"; readonly verified: boolean };
   readonly createdAt: string;
   readonly updatedAt: string;
 }

@@ -21,6 +21,7 @@ import { findSecretRefs, formatRef, refSyntaxProblem, walkStrings } from "../loa
 import type { SecretRef, SecretSource } from "../load/secret-refs.js";
 import { Locator, decodeText, defaultReadLimits, parseYaml } from "../load/yaml-reader.js";
 import type { ParsedDocument, PathSegment } from "../load/yaml-reader.js";
+import { minScrubLength } from "../secrets/redactor.js";
 import { isInside, listResourceFiles, toPosix } from "../source/directory.js";
 import { OpenApiChecker } from "./openapi.js";
 import type { SchemaIssue } from "./schema-registry.js";
@@ -437,8 +438,16 @@ class Run {
       const secrets = this.opts.secrets;
       if (secrets === undefined) continue;
       const found = secrets.source.lookup(ref);
-      if (found.ok) continue;
-      if (found.reason === "escape") {
+      if (found.ok) {
+        if (found.value.length > 0 && found.value.length < minScrubLength) {
+          this.diagnostics.push({ severity: "warning", code: ErrorCode.SECRET_TOO_SHORT, ...at(), message: `the value of ${formatRef(ref)} is shorter than ${minScrubLength} characters: it cannot be scrubbed from server answers and logs`, hint: "use a longer secret" });
+        }
+        continue;
+      }
+      if (found.reason === "scope") {
+        this.error(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow);
+        errors++;
+      } else if (found.reason === "escape") {
         this.error(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot");
         errors++;
       } else {

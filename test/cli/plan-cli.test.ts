@@ -22,6 +22,7 @@ targets:
   gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY, batch: { listenPath: /b/, keyEnv: B_KEY, maxSize: 10 } }
   portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY }
 state: { backend: sqlite, path: ./state/state.db }
+secrets: { env: [ACME_HMAC] }
 `;
 
 async function repo(): Promise<string> {

@@ -43,6 +43,7 @@ function hook(body: string, headers: Record<string, string> = {}): ReturnType<ty
 interface Status {
   commit: string | null;
   ready: boolean;
+  synced: boolean;
   lastRun: { result: string; revision: string | null; reason: string; errors?: Array<{ file: string; line: number; message: string }> } | null;
   resources: Array<{ id: string; status: string }>;
 }
@@ -88,7 +89,7 @@ targets:
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY }
 state: { backend: sqlite, path: ./state/state.db }
-secrets: { fileRoot: ./secrets }
+secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }
 schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", webhookSecretEnv: HOOK_SECRET, syncTokenEnv: SYNC_TOKEN }
 retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
@@ -132,7 +133,8 @@ afterAll(async () => {
 
 describe("gatesync run (daemon)", () => {
   it("applies the branch at start and becomes ready", async () => {
-    const s = await eventually(status, (x) => x.ready);
+    const s = await eventually(status, (x) => x.synced, 30_000);
+    expect(s.ready).toBe(true);
     expect(s.lastRun?.result).toBe("applied");
     expect(s.commit).toBe(git(work, "rev-parse", "HEAD").trim());
     expect(s.resources).toHaveLength(17);

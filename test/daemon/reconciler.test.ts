@@ -137,8 +137,11 @@ describe("reconciler", () => {
     await mkdir(path.join(h.dir, "tmp"), { recursive: true });
     await writeFile(path.join(h.dir, "tmp/k.yaml"), doc("OrgKey", "k", "keyId: k\nrate: 42"));
     await rename(path.join(h.dir, "tmp/k.yaml"), path.join(h.dir, "config/k.yaml"));
-    for (let i = 0; i < 100 && h.sandbox.inspect.store.orgKeys.get("k")?.session.rate !== 42; i++) await sleep(50);
+    // the run report comes once the apply is recorded, after the sandbox has the change
+    for (let i = 0; i < 100 && !runs.some((r) => r.reason === "file change" && r.result === "applied"); i++) await sleep(50);
     expect(h.sandbox.inspect.store.orgKeys.get("k")?.session.rate).toBe(42);
+    // the call lands before its run has recorded it and finished
+    for (let i = 0; i < 100 && !runs.some((r) => r.reason === "file change"); i++) await sleep(50);
     expect(runs.some((r) => r.reason === "file change" && r.result === "applied")).toBe(true);
   });
 });

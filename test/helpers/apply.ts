@@ -70,7 +70,7 @@ ${opts.batch === false ? "" : "    batch: { listenPath: /gw-batch/, keyEnv: BATC
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN, rateLimit: ${rate} }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY, rateLimit: ${rate} }
 state: { backend: sqlite, path: ${opts.statePath ?? "./state/state.db"} }
-secrets: { fileRoot: ./secrets }
+secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN, LLM_PROMPT_SECRET, BASIC_PASSWORD] }
 retries: { max: 4, baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5000 }
 ${opts.configExtra ?? ""}`,
   );

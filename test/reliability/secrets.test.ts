@@ -6,14 +6,15 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { harness } from "../helpers/apply.js";
 import { cliArgs, spawnCli } from "../helpers/cli.js";
+import { startEchoServer } from "../helpers/echo-server.js";
 import { call } from "../helpers/sandbox.js";
-import { removeTempRepos } from "../helpers/temp-repo.js";
+import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
@@ -25,6 +26,38 @@ async function filesUnder(dir: string): Promise<string[]> {
     if (e.isFile()) out.push(path.join(e.parentPath, e.name));
   }
   return out;
+}
+
+/** Every file gatesync wrote below `dir`: the state database and its WAL, saved plans. */
+async function filesWritten(dir: string): Promise<Array<[string, string]>> {
+  const out: Array<[string, string]> = [];
+  for (const f of await filesUnder(dir)) {
+    if (f.includes(`${path.sep}config${path.sep}`) || f.includes(`${path.sep}secrets${path.sep}`) || f.endsWith("gatesync.yaml")) continue;
+    out.push([path.relative(dir, f), await readFile(f, "utf8")]);
+  }
+  return out;
+}
+
+const hitsOf = (outputs: ReadonlyArray<[string, string]>, values: readonly string[]): string[] =>
+  outputs.flatMap(([where, text]) => values.filter((v) => text.includes(v)).map((v) => `${v.slice(0, 30)} in ${where}`));
+
+/** `gatesync run` until its first run finished: its endpoints, then its logs (returned too). */
+async function daemonOutputs(cfgFile: string, cwd: string, env: Record<string, string>, syncToken: string, outputs: Array<[string, string]>): Promise<string> {
+  const daemon = spawn(process.execPath, cliArgs("run", "--config", cfgFile), { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let logs = "";
+  daemon.stdout.on("data", (b: Buffer) => (logs += b.toString()));
+  daemon.stderr.on("data", (b: Buffer) => (logs += b.toString()));
+  for (let i = 0; i < 200 && !/"url":"http/.test(logs); i++) await sleep(50);
+  const url = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(logs)![1]!;
+  for (let i = 0; i < 400 && !logs.includes("run finished"); i++) await sleep(50);
+  for (const p of ["/status", "/metrics", "/healthz", "/readyz"]) outputs.push([`daemon ${p}`, (await call(`${url}${p}`)).text]);
+  outputs.push(["daemon bad sync", (await call(`${url}/sync`, { method: "POST", headers: { authorization: "Bearer wrong" } })).text]);
+  outputs.push(["daemon good sync", (await call(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } })).text]);
+  await sleep(500);
+  daemon.kill("SIGTERM");
+  await new Promise((resolve) => daemon.on("close", resolve));
+  outputs.push(["daemon logs", logs]);
+  return logs;
 }
 
 describe("secrets", () => {
@@ -76,33 +109,112 @@ describe("secrets", () => {
     expect(failing.stdout).toContain("403: Attempted administrative access with invalid or missing key!");
     outputs.push(["failing apply", failing.stdout + failing.stderr]);
 
-    // the daemon, with its endpoints and debug logs
-    const daemon = spawn(process.execPath, cliArgs("run", "--config", cfgFile), { cwd: h.dir, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let logs = "";
-    daemon.stdout.on("data", (b: Buffer) => (logs += b.toString()));
-    daemon.stderr.on("data", (b: Buffer) => (logs += b.toString()));
-    for (let i = 0; i < 200 && !/"url":"http/.test(logs); i++) await sleep(50);
-    const url = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(logs)![1]!;
-    for (let i = 0; i < 200 && !logs.includes("run finished"); i++) await sleep(50);
-    for (const p of ["/status", "/metrics", "/healthz", "/readyz"]) outputs.push([`daemon ${p}`, (await call(`${url}${p}`)).text]);
-    outputs.push(["daemon bad sync", (await call(`${url}/sync`, { method: "POST", headers: { authorization: "Bearer wrong" } })).text]);
-    outputs.push(["daemon good sync", (await call(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${secrets.GATESYNC_SYNC_TOKEN}` } })).text]);
-    await sleep(500);
-    daemon.kill("SIGTERM");
-    await new Promise((resolve) => daemon.on("close", resolve));
-    outputs.push(["daemon logs", logs]);
-
-    // every file gatesync wrote: state, journal, backups, saved plans
-    for (const f of await filesUnder(h.dir)) {
-      if (f.includes(`${path.sep}config${path.sep}`) || f.includes(`${path.sep}secrets${path.sep}`) || f.endsWith("gatesync.yaml")) continue;
-      outputs.push([path.relative(h.dir, f), await readFile(f, "utf8")]);
-    }
-    const hits = outputs.flatMap(([where, text]) => values.filter((v) => text.includes(v)).map((v) => `${v.slice(0, 30)} in ${where}`));
-    expect(hits).toEqual([]);
+    const logs = await daemonOutputs(cfgFile, h.dir, env, secrets.GATESYNC_SYNC_TOKEN!, outputs);
+    outputs.push(...(await filesWritten(h.dir)));
+    expect(hitsOf(outputs, values)).toEqual([]);
     expect(outputs.length).toBeGreaterThan(25);
     // and the debug logs did carry the run
     expect(logs).toMatch(/"resource":"OrgKey\/globex"/);
     await h.stop();
     process.stdout.write(`secrets: ${values.length} planted values, ${outputs.length} outputs searched, 0 hits\n`);
   }, 180_000);
+});
+
+/** A repository (the examples' resources and secrets) whose gatesync.yaml points every target at `url`. */
+async function echoRepo(url: string, extra = ""): Promise<{ dir: string; cfgFile: string }> {
+  const dir = await tempRepo();
+  await cp(path.join(projectRoot, "examples/config"), path.join(dir, "config"), { recursive: true });
+  await cp(path.join(projectRoot, "examples/secrets"), path.join(dir, "secrets"), { recursive: true });
+  const cfgFile = path.join(dir, "gatesync.yaml");
+  await writeFile(
+    cfgFile,
+    `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+targets:
+  gateway: { url: ${url}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 } }
+  portal: { url: ${url}/portal/api, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
+  dashboard: { url: ${url}, tokenEnv: DASH_TOKEN }
+  llm: { url: ${url}/llm/api, credentialEnv: LLM_KEY }
+state: { backend: sqlite, path: ./state/state.db }
+retries: { max: 1, baseDelayMs: 10, maxDelayMs: 20, timeoutMs: 5000 }
+server: { listen: "127.0.0.1:0", webhookSecretEnv: GATESYNC_WEBHOOK_SECRET, syncTokenEnv: GATESYNC_SYNC_TOKEN }
+schedule: { interval: 1h }
+${extra}`,
+  );
+  return { dir, cfgFile };
+}
+
+describe("secrets against a server that echoes every request", () => {
+  it("appear nowhere: not in 4xx/5xx answers, batch item bodies, logs, state, /status or saved plans", async () => {
+    const echo = await startEchoServer();
+    const { dir, cfgFile } = await echoRepo(echo.url, "secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }\n");
+    const fileSecret = planted("hmac-file");
+    await writeFile(path.join(dir, "secrets/acme-hmac.txt"), `${fileSecret}\n`);
+    const env: Record<string, string> = {
+      // characters that JSON and URL encoding change: the echo carries them escaped
+      PETSTORE_MOBILE_CLIENT_SECRET: `${planted("oauth")}"quoted"/ä`,
+      CRM_HOOK_TOKEN: `${planted("url-token")}&x= y`,
+      CHAT_WEBHOOK_TOKEN: planted("dash-header"),
+      GW_KEY: planted("gw-key"),
+      BATCH_KEY: planted("batch-key"),
+      PORTAL_KEY: planted("portal-key"),
+      DASH_TOKEN: planted("dash-token"),
+      LLM_KEY: planted("llm-key"),
+      GATESYNC_WEBHOOK_SECRET: planted("webhook-hmac"),
+      GATESYNC_SYNC_TOKEN: planted("sync-token"),
+      GATESYNC_HASH_KEY: planted("hash-key"),
+      GATESYNC_LOG_LEVEL: "debug",
+    };
+    const values = [...Object.values(env).filter((v) => v !== "debug"), fileSecret];
+    const searched = values.flatMap((v) => [v, JSON.stringify(v).slice(1, -1), encodeURIComponent(v)]);
+    const outputs: Array<[string, string]> = [];
+    const cli = async (label: string, ...args: string[]): Promise<number> => {
+      const r = await spawnCli(args, { env, cwd: dir });
+      outputs.push([`${label} stdout`, r.stdout], [`${label} stderr`, r.stderr]);
+      return r.code;
+    };
+    expect(await cli("validate", "validate", "--config", cfgFile)).toBe(0);
+    for (const format of ["text", "markdown", "json"]) expect(await cli(`plan ${format}`, "plan", "--config", cfgFile, "--format", format, "--out", path.join(dir, `plan-${format}.json`))).toBe(0);
+    expect(await cli("apply", "apply", "--config", cfgFile, "--auto-approve")).toBe(1);
+    expect(await cli("state list", "state", "list", "--config", cfgFile, "--json")).toBe(0);
+    expect(await cli("apply again", "apply", "--config", cfgFile, "--auto-approve")).toBe(1);
+    const sent = echo.requests();
+    const logs = await daemonOutputs(cfgFile, dir, env, env.GATESYNC_SYNC_TOKEN!, outputs);
+    outputs.push(...(await filesWritten(dir)));
+    await echo.stop();
+    // the server did echo: the answers reached the outputs, scrubbed
+    expect(sent).toBeGreaterThan(10);
+    expect(outputs.map(([, t]) => t).join("\n")).toContain("[redacted]");
+    expect(logs).toMatch(/"status":(400|500)/);
+    expect(hitsOf(outputs, searched)).toEqual([]);
+    process.stdout.write(`secrets (echoing server): ${values.length} planted values, ${sent} requests echoed, ${outputs.length} outputs searched, 0 hits\n`);
+  }, 180_000);
+
+  it("a resource that references gatesync's own credentials is refused at validate, and nothing is sent", async () => {
+    const echo = await startEchoServer();
+    const own = ["GW_KEY", "BATCH_KEY", "PORTAL_KEY", "DASH_TOKEN", "LLM_KEY", "GATESYNC_WEBHOOK_SECRET", "GATESYNC_SYNC_TOKEN", "GATESYNC_HASH_KEY"];
+    // listing them does not help
+    const { dir, cfgFile } = await echoRepo(echo.url, `secrets: { fileRoot: ., env: [${own.join(", ")}] }\n`);
+    await writeFile(path.join(dir, "id_ed25519"), "not really a key\n");
+    const refs = [...own.map((n) => `\${env:${n}}`), "${file:gatesync.yaml}", "${file:state/state.db}", "${file:state/state.db-wal}"];
+    const keys = refs.map((r, i) => `---\napiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: thief-${i} }\nspec:\n  keyId: thief-${i}\n  hmac_string: "${r}"\n`).join("");
+    await writeFile(path.join(dir, "config/thief.yaml"), keys);
+    const env = Object.fromEntries(own.map((n) => [n, planted(n)]));
+    const validate = await spawnCli(["validate", "--config", cfgFile], { env, cwd: dir });
+    expect(validate.code).toBe(1);
+    for (const [i, r] of refs.entries()) {
+      const line = 7 * i + 7;
+      expect(validate.stdout).toContain(`error[SECRET_SCOPE] config/thief.yaml:${line}:16 OrgKey/thief-${i} spec.hmac_string: ${r}`.replace("config/", ""));
+    }
+    expect(validate.stdout).toContain("targets.gateway.credentialEnv");
+    expect(validate.stdout).toContain("the hash key (GATESYNC_HASH_KEY)");
+    expect(validate.stdout).toContain("state.path");
+    const apply = await spawnCli(["apply", "--config", cfgFile, "--auto-approve"], { env, cwd: dir });
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toContain("error[SECRET_SCOPE]");
+    expect(echo.requests()).toBe(0);
+    expect(hitsOf([["validate", validate.stdout + validate.stderr], ["apply", apply.stdout + apply.stderr]], Object.values(env))).toEqual([]);
+    await echo.stop();
+  }, 60_000);
 });

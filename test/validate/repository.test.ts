@@ -266,13 +266,13 @@ describe("secret references", () => {
   const client = (secret: string): string => `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: c\nspec:\n  apiId: a\n  clientId: c\n  secret: ${secret}\n`;
 
   it("warns about a missing secret in validate, and accepts a present one", async () => {
-    const secretsDir = await tempRepo({ "s.txt": "value" });
+    const secretsDir = await tempRepo({ "s.txt": "the-file-secret-value" });
     const dir = await tempRepo({ "a.yaml": client("${env:MISSING_ONE}"), "b.yaml": client("${file:s.txt}").replace("name: c", "name: d").replace("clientId: c", "clientId: d") });
     const result = await validator.validate({ root: dir, secrets: { source: new EnvFileSecretSource({}, secretsDir), missing: "warning" } });
     expect(result.diagnostics).toEqual([expect.objectContaining({ code: "SECRET_UNRESOLVED", severity: "warning", file: "a.yaml", line: 8, column: 11 })]);
     expect(result.resources).toHaveLength(2);
     // never the value
-    expect(JSON.stringify(result.diagnostics)).not.toContain("value");
+    expect(JSON.stringify(result.diagnostics)).not.toContain("the-file-secret");
   });
 
   it("refuses a file reference that leaves the secrets directory", async () => {

@@ -1,0 +1,60 @@
+/** The overview: commit in force, role, the last run, counts by status, health, the next run. */
+import { formatPosition } from "../../errors.js";
+import type { Diagnostic } from "../../errors.js";
+import { runChart } from "./chart.js";
+import { badge, facts, formatDuration, html, shortCommit } from "./html.js";
+import type { Html } from "./html.js";
+import { countByStatus } from "./view.js";
+import type { View } from "./view.js";
+
+export function diagnosticsList(diagnostics: readonly Diagnostic[]): Html {
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  return html`<ul class="diagnostics">${errors.map(
+    (d) => html`<li><code class="where">${formatPosition(d) || "(no file)"}</code> <span class="code">${d.code}</span> ${d.resource === undefined ? "" : html`<b>${d.resource}</b> `}${d.path === undefined ? "" : html`<code>${d.path}</code>: `}${d.message}${d.hint === undefined ? "" : html`<br><span class="hint">hint: ${d.hint}</span>`}</li>`,
+  )}</ul>`;
+}
+
+function lastRunFacts(view: View): Html {
+  const last = view.reconciler.lastRun;
+  if (last === undefined) return html`<p class="muted">No run has finished yet.</p>`;
+  return facts([
+    ["result", badge(last.result)],
+    ["trigger", last.reason],
+    ["started", last.startedAt],
+    ["duration", formatDuration(last.durationMs)],
+    ["commit", shortCommit(last.commit ?? last.revision)],
+    ...(last.error === undefined ? [] : ([["error", last.error]] as const)),
+  ]);
+}
+
+export function overviewPage(view: View): Html {
+  const r = view.reconciler;
+  const inForce = r.lastGood?.commit ?? r.lastGood?.revision;
+  const head = r.lastSnapshot?.commit ?? r.lastSnapshot?.revision;
+  const counts = countByStatus(view.rows);
+  const healthRows = view.rows.filter((x) => x.health !== undefined);
+  const failing = healthRows.filter((x) => x.health === "failing");
+  const last = r.lastRun;
+  const cards = (["applied", "failed", "in-doubt", "blocked", "orphaned", "pending"] as const).map(
+    (s) => html`<a class="card card-${s}" href="resources?status=${s}" data-count="${s}"><span class="n">${counts[s] ?? 0}</span><span class="what">${s}</span></a>`,
+  );
+  return html`<section class="summary">
+${facts([
+  ["commit in force", html`<code>${shortCommit(inForce)}</code>`],
+  ...(head !== undefined && head !== inForce ? ([["branch head", html`<code>${shortCommit(head)}</code> <span class="warn">not applied yet</span>`]] as const) : []),
+  ["synced", r.synced ? "yes: the newest commit is applied in full" : "no"],
+  ["role", view.role],
+  ["source", view.source],
+  ["state", `${view.stateDescription} (serial ${view.state.serial})`],
+  ["next scheduled run", r.nextRunAt ?? (view.history.live.running ? "running now" : "—")],
+])}
+</section>
+<section><h2>Resources</h2><div class="cards">${cards}</div></section>
+<section><h2>Health of the API checks</h2>${
+    healthRows.length === 0
+      ? html`<p class="muted">No ApiDefinition has post-apply checks.</p>`
+      : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>${failing.length === 0 ? "" : html`<ul>${failing.map((f) => html`<li><a href="resources/${f.kind}/${encodeURIComponent(f.name)}">${f.id}</a> failing</li>`)}</ul>`}`
+  }</section>
+<section><h2>Last run</h2>${lastRunFacts(view)}${last?.diagnostics === undefined ? "" : html`<h3>Why the commit was refused</h3>${diagnosticsList(last.diagnostics)}`}</section>
+<section><h2>Runs over time</h2>${runChart(view.history.entries())}</section>`;
+}

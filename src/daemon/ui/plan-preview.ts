@@ -1,0 +1,45 @@
+/**
+ * What the next run would do: the plan of the newest fetched source against the state as it
+ * is now, computed when a page asks and kept until the source or the state changes.
+ */
+import { ValidationFailed } from "../../errors.js";
+import type { Diagnostic } from "../../errors.js";
+import type { PlanRun } from "../../plan/run-plan.js";
+import type { StateBackend } from "../../record/state.js";
+import type { SourceSnapshot } from "../../source/source.js";
+
+export type Preview =
+  | { readonly kind: "none" }
+  | { readonly kind: "plan"; readonly run: PlanRun }
+  | { readonly kind: "invalid"; readonly error: string; readonly diagnostics: readonly Diagnostic[] }
+  | { readonly kind: "error"; readonly error: string };
+
+export interface PlanPreviewDeps {
+  readonly snapshot: () => SourceSnapshot | undefined;
+  readonly state: StateBackend;
+  readonly plan: (snapshot: SourceSnapshot) => Promise<PlanRun>;
+}
+
+export class PlanPreview {
+  private cached: { key: string; value: Promise<Preview> } | undefined;
+
+  constructor(private readonly deps: PlanPreviewDeps) {}
+
+  async get(): Promise<Preview> {
+    const snapshot = this.deps.snapshot();
+    if (snapshot === undefined) return { kind: "none" };
+    const { lineage, serial } = await this.deps.state.read();
+    const key = `${snapshot.revision}\u0000${lineage}\u0000${serial}`;
+    if (this.cached?.key !== key) this.cached = { key, value: this.compute(snapshot) };
+    return this.cached.value;
+  }
+
+  private async compute(snapshot: SourceSnapshot): Promise<Preview> {
+    try {
+      return { kind: "plan", run: await this.deps.plan(snapshot) };
+    } catch (err) {
+      if (err instanceof ValidationFailed) return { kind: "invalid", error: err.message, diagnostics: err.diagnostics };
+      return { kind: "error", error: (err as Error).message };
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * One resource: its record, what the next run plans for it, the last applied request (secrets
+ * as (sensitive)), the server's last answer (redacted and capped), its changes by commit, and
+ * for what waits for a person the exact command that settles it.
+ */
+import type { FieldChange } from "../../plan/diff.js";
+import { showValue } from "../../plan/render.js";
+import { isSensitiveMarker } from "../../plan/sensitive.js";
+import { badge, facts, html, shortCommit } from "./html.js";
+import type { Html } from "./html.js";
+import type { ResourceHistoryItem } from "./run-history.js";
+import type { ResourceRow } from "./view.js";
+
+/** Shown at most of a stored value. */
+export const maxShownChars = 16 * 1024;
+
+export function pretty(value: unknown): string {
+  const text = JSON.stringify(value, (_k, v: unknown) => (isSensitiveMarker(v) ? "(sensitive)" : v), 2) ?? "(nothing)";
+  return text.length > maxShownChars ? `${text.slice(0, maxShownChars)}\n… (${text.length - maxShownChars} more characters not shown)` : text;
+}
+
+/** The commands a person runs to settle a resource, or none. */
+export function settleCommands(row: ResourceRow): string[] {
+  if (row.record?.status === "in-doubt") {
+    return [`gatesync state resolve ${row.id} --id <server id>   # it exists on the server: record its id`, `gatesync state resolve ${row.id} --forget          # it does not: the next apply creates it`];
+  }
+  if (row.status === "blocked") return [`gatesync state resolve ${row.id} --accept   # after making the change by hand: record the repository's spec as applied`];
+  if (row.status === "orphaned") return [`gatesync state resolve ${row.id} --forget   # stop tracking it (the object stays on the server)`];
+  return [];
+}
+
+/** Field changes, old → new, sensitive values as (sensitive). */
+export function fieldList(fields: readonly FieldChange[]): Html {
+  if (fields.length === 0) return html``;
+  return html`<ul class="fields">${fields.map((f) => html`<li class="field-${f.op}"><code>${f.path}</code>: ${f.op === "add" ? html`+ ${showValue(f.after)}` : f.op === "remove" ? html`− ${showValue(f.before)}` : html`${showValue(f.before)} → ${showValue(f.after)}`}</li>`)}</ul>`;
+}
+
+function changeSection(row: ResourceRow): Html {
+  const c = row.change;
+  if (c === undefined) return html`<p class="muted">Not in the repository any more.</p>`;
+  return html`${facts([
+    ["action", badge(c.action)],
+    ...(c.operation === undefined ? [] : ([["call", html`<code>${c.operation.method} ${c.operation.path}${c.operation.query}</code>${c.operation.batchable ? " (batch)" : ""}`]] as const)),
+    ...(c.reason === undefined ? [] : ([["why", c.reason]] as const)),
+    ...(c.hint === undefined ? [] : ([["what to do", c.hint]] as const)),
+    ...(c.source === undefined ? [] : ([["file", `${c.source.file}:${c.source.line}`]] as const)),
+  ])}${
+fieldList(c.fields)}`;
+}
+
+function historySection(items: readonly ResourceHistoryItem[], row: ResourceRow): Html {
+  const recorded = row.record === undefined ? [] : [html`<li>last recorded: ${badge(row.record.status)} at ${row.record.updatedAt}, commit <code>${shortCommit(row.record.commit)}</code></li>`];
+  return html`<ol class="history">${items.map(
+    (h) => html`<li>run <a href="../../runs#run-${h.seq}">#${h.seq}</a> · ${h.at} · commit <code>${shortCommit(h.commit)}</code> · ${h.action} → ${badge(h.outcome)}</li>`,
+  )}${recorded}</ol>${items.length === 0 ? html`<p class="muted">No change of it in the runs this daemon keeps in memory (the last 50).</p>` : ""}`;
+}
+
+export function resourcePage(row: ResourceRow, history: readonly ResourceHistoryItem[]): Html {
+  const rec = row.record;
+  const commands = settleCommands(row);
+  return html`${
+    commands.length === 0
+      ? ""
+      : html`<section class="settle"><h2>Waiting for a person</h2>${rec?.error === undefined ? "" : html`<p>${rec.error}</p>`}<pre class="commands" data-resolve>${commands.join("\n")}</pre></section>`
+  }
+<section><h2>Record</h2>${
+    rec === undefined
+      ? html`<p class="muted">Nothing recorded yet: it has not been applied.</p>`
+      : facts([
+          ["status", badge(row.status)],
+          ["server id", rec.serverId ?? "—"],
+          ["address", Object.entries(rec.address).map(([k, v]) => `${k}=${v}`).join(", ") || "—"],
+          ["commit", html`<code>${shortCommit(rec.commit)}</code>`],
+          ["created", rec.createdAt],
+          ["updated", rec.updatedAt],
+          ["health", rec.health === undefined ? "—" : html`${badge(rec.health.ok ? "ok" : "failing")} checked ${rec.health.checkedAt}`],
+          ...(rec.error === undefined ? [] : ([["last error", rec.error]] as const)),
+        ])
+  }</section>
+<section><h2>Next run</h2>${changeSection(row)}</section>
+<section><h2>Last applied request</h2><pre class="json">${rec?.applied === undefined ? "(none)" : pretty(rec.applied)}</pre>${rec?.attempted === undefined ? "" : html`<h3>Sent, outcome unknown</h3><pre class="json">${pretty(rec.attempted)}</pre>`}</section>
+<section><h2>Server's last answer</h2><pre class="json">${rec?.response === undefined ? "(none)" : pretty(rec.response)}</pre></section>
+<section><h2>History</h2>${historySection(history, row)}</section>`;
+}

@@ -1,0 +1,142 @@
+/**
+ * The status page, served by the daemon at `/` beside its JSON endpoints: overview, resources,
+ * one resource, runs and the next plan, plus live updates of the run in progress as
+ * server-sent events. Read-only (GET and HEAD only), no secret (the data is redacted, and the
+ * whole page passes the redaction layer), a strict Content-Security-Policy, and relative links
+ * only, so it works behind a reverse proxy's path prefix.
+ */
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { html, layout, rootOf } from "./html.js";
+import type { Html, PageContext } from "./html.js";
+import { overviewPage } from "./overview-page.js";
+import { planPage } from "./plan-page.js";
+import { resourcePage } from "./resource-page.js";
+import { filterFrom, resourcesPage } from "./resources-page.js";
+import { runsPage } from "./runs-page.js";
+import type { LiveState } from "./run-history.js";
+import { loadView } from "./view.js";
+import type { View, ViewDeps } from "./view.js";
+
+export interface StatusPageOptions extends ViewDeps {
+  /** The redaction layer: applied to every page before it leaves the process. */
+  readonly scrub?: (text: string) => string;
+  /** Live listeners (server-sent event streams) at once; more get 503. */
+  readonly maxListeners?: number;
+  /** Told when a page cannot be drawn (a bug). */
+  readonly onError?: (err: unknown) => void;
+  /** Least time between two live events to one listener. */
+  readonly liveIntervalMs?: number;
+}
+
+export interface StatusPage {
+  /** Answers `req` when it is a page's; false when the path is not one. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+export const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const securityHeaders = { "content-security-policy": contentSecurityPolicy, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "cache-control": "no-store" };
+
+const assetsDir = new URL("../../../ui/", import.meta.url);
+const assets: Record<string, { type: string; body: Buffer }> = {
+  "/ui/app.js": { type: "text/javascript; charset=utf-8", body: readFileSync(new URL("app.js", assetsDir)) },
+  "/ui/app.css": { type: "text/css; charset=utf-8", body: readFileSync(new URL("app.css", assetsDir)) },
+};
+
+type Page = { title: string; nav: PageContext["nav"]; body: (view: View, root: string) => Html | undefined };
+
+function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["history"]): Page | undefined {
+  if (pathname === "/") return { title: "Overview", nav: "overview", body: (v) => overviewPage(v) };
+  if (pathname === "/resources") return { title: "Resources", nav: "resources", body: (v, root) => resourcesPage(v.rows, filterFrom(params), root) };
+  if (pathname === "/runs") return { title: "Runs", nav: "runs", body: (v) => runsPage(v.history.entries()) };
+  if (pathname === "/plan") return { title: "Plan of the next run", nav: "plan", body: (v, root) => planPage(v.preview, root) };
+  const m = /^\/resources\/([^/]+)\/([^/]+)$/.exec(pathname);
+  if (m === null) return undefined;
+  let id: string;
+  try {
+    id = `${decodeURIComponent(m[1]!)}/${decodeURIComponent(m[2]!)}`;
+  } catch {
+    return undefined;
+  }
+  return {
+    title: id,
+    nav: "resources",
+    body: (v) => {
+      const row = v.rows.find((r) => r.id === id);
+      return row === undefined ? undefined : resourcePage(row, history.historyOf(id));
+    },
+  };
+}
+
+export function statusPage(opts: StatusPageOptions): StatusPage {
+  const scrub = opts.scrub ?? ((t: string) => t);
+  const maxListeners = opts.maxListeners ?? 32;
+  const send = (req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer | string): void => {
+    const buf = typeof body === "string" ? Buffer.from(body) : body;
+    res.writeHead(status, { "content-type": type, "content-length": buf.length, ...securityHeaders });
+    res.end(req.method === "HEAD" ? undefined : buf);
+  };
+
+  async function renderPage(req: IncomingMessage, res: ServerResponse, page: Page, pathname: string): Promise<void> {
+    const root = rootOf(pathname);
+    const view = await loadView(opts);
+    const body = page.body(view, root);
+    const ctx: PageContext = { root, title: body === undefined ? "Not found" : page.title, nav: page.nav };
+    const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
+    send(req, res, body === undefined ? 404 : 200, "text/html; charset=utf-8", scrub(text));
+  }
+
+  function live(res: ServerResponse): void {
+    if (opts.history.listenerCount >= maxListeners) {
+      res.writeHead(503, { "retry-after": "10", "content-type": "text/plain", ...securityHeaders });
+      res.end("too many live listeners");
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", connection: "keep-alive", ...securityHeaders });
+    const interval = opts.liveIntervalMs ?? 250;
+    let latest: LiveState = opts.history.live;
+    let timer: NodeJS.Timeout | undefined;
+    const flush = (): void => {
+      timer = undefined;
+      res.write(`data: ${scrub(JSON.stringify(latest))}\n\n`);
+    };
+    const unsubscribe = opts.history.subscribe((state) => {
+      const finished = latest.running && !state.running;
+      latest = state;
+      if (finished) {
+        clearTimeout(timer);
+        flush();
+      } else timer ??= setTimeout(flush, interval);
+    });
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
+    res.write("retry: 2000\n\n");
+    flush();
+    res.on("close", () => {
+      unsubscribe();
+      clearInterval(heartbeat);
+      clearTimeout(timer);
+    });
+  }
+
+  return {
+    handle(req, res) {
+      const url = new URL(req.url ?? "/", "http://x");
+      const pathname = url.pathname.length > 1 ? url.pathname.replace(/\/+$/, "") : url.pathname;
+      const asset = assets[pathname];
+      const page = asset === undefined && pathname !== "/ui/events" ? pageFor(pathname, url.searchParams, opts.history) : undefined;
+      if (asset === undefined && page === undefined && pathname !== "/ui/events") return false;
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        send(req, res, 405, "text/plain; charset=utf-8", "the status page is read-only\n");
+        return true;
+      }
+      if (asset !== undefined) send(req, res, 200, asset.type, asset.body);
+      else if (page === undefined) live(res);
+      else renderPage(req, res, page, url.pathname).catch((err: unknown) => {
+          opts.onError?.(err);
+          send(req, res, 500, "text/plain; charset=utf-8", "the page could not be drawn; see the daemon's log\n");
+        });
+      return true;
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The secret scope: which environment variables and files resources may read. gatesync.yaml
+ * lists the variables (`secrets.env`) and/or a name prefix (`secrets.envPrefix`); nothing else
+ * resolves. gatesync's own credentials are refused even when listed, and so is every file the
+ * config itself uses, so a merged commit cannot send gatesync's keys anywhere.
+ */
+import { realpathSync } from "node:fs";
+import path from "node:path";
+import type { GatesyncConfig } from "../config/config.js";
+import { isInside } from "../source/directory.js";
+import { credentialFiles, credentialVariables } from "./credentials.js";
+import type { CredentialFile } from "./credentials.js";
+
+export interface SecretScope {
+  readonly env: ReadonlySet<string>;
+  readonly envPrefix: string | undefined;
+  /** Variables refused whatever the lists say: name → the setting that names it. */
+  readonly reservedEnv: ReadonlyMap<string, string>;
+  /** Files refused (each as written and as its real path). */
+  readonly reservedFiles: readonly CredentialFile[];
+}
+
+/** Why a reference falls outside the scope, and the setting that would allow it. */
+export interface ScopeRefusal {
+  readonly message: string;
+  readonly allow: string;
+}
+
+const real = (p: string): string => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+};
+
+export function secretScope(config: GatesyncConfig): SecretScope {
+  return {
+    env: new Set(config.secrets.env),
+    envPrefix: config.secrets.envPrefix,
+    reservedEnv: new Map(credentialVariables(config).map((v) => [v.name, v.setting])),
+    // as written and as the real path: a reference is checked before and after its links resolve
+    reservedFiles: credentialFiles(config).flatMap((f) => [f, { ...f, path: real(f.path) }]),
+  };
+}
+
+/** Undefined when `${env:NAME}` may resolve. */
+export function envRefusal(scope: SecretScope, name: string): ScopeRefusal | undefined {
+  const reserved = scope.reservedEnv.get(name);
+  if (reserved !== undefined) {
+    return {
+      message: `\${env:${name}} reads gatesync's own credential (${reserved}): resources may never read it, even when secrets.env lists it`,
+      allow: "give the resource its own variable holding the value it needs, and list that one in secrets.env",
+    };
+  }
+  if (scope.env.has(name) || (scope.envPrefix !== undefined && name.startsWith(scope.envPrefix))) return undefined;
+  return {
+    message: `\${env:${name}} is outside the secret scope: gatesync.yaml does not allow resources to read ${name}`,
+    allow: `add ${name} to secrets.env in gatesync.yaml${scope.envPrefix === undefined ? " (or name the variables with a prefix and set secrets.envPrefix)" : ` (or rename it to start with secrets.envPrefix ${scope.envPrefix})`}`,
+  };
+}
+
+/** Undefined when the file at real path `file` may be read by `${file:}`. */
+export function fileRefusal(scope: SecretScope, file: string): ScopeRefusal | undefined {
+  for (const f of scope.reservedFiles) {
+    const hit = f.match === "tree" ? isInside(file, f.path) : f.match === "prefix" ? path.dirname(file) === path.dirname(f.path) && path.basename(file).startsWith(path.basename(f.path)) : file === f.path;
+    if (hit) {
+      return {
+        message: `the file is one gatesync itself uses (${f.setting}): resources may never read it`,
+        allow: "put the value the resource needs in a file of its own below secrets.fileRoot",
+      };
+    }
+  }
+  return undefined;
+}

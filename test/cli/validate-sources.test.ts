@@ -1,0 +1,76 @@
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli, spawnCli } from "../helpers/cli.js";
+import { committedRepo, gitSourceConfig } from "../helpers/git-repo.js";
+import { doc } from "../helpers/plan.js";
+import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+
+const broken = doc("OrgKey", "acme", "keyId: org-acme\nrate: fast");
+
+describe("gatesync validate without DIR", () => {
+  it("fetches a git source as plan does and reports its errors, located", async () => {
+    const origin = await committedRepo({ "config/keys.yaml": broken });
+    const work = await tempRepo();
+    const cfg = await tempRepo({ "gatesync.yaml": gitSourceConfig(origin.dir, path.join(work, "cache")) });
+    const r = await runCli(["validate", "--config", path.join(cfg, "gatesync.yaml")]);
+    const at = positionOf(broken, "fast");
+    expect(r.stdout).toContain(`error[SCHEMA_VIOLATION] keys.yaml:${at.line}:${at.column} OrgKey/acme spec.rate`);
+    expect(r.code).toBe(1);
+  });
+
+  it("says what to do, with exit 1, when there is neither DIR nor gatesync.yaml", async () => {
+    const empty = await tempRepo();
+    const r = await spawnCli(["validate"], { cwd: empty });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("error[USAGE] no directory to validate");
+    expect(r.stderr).toContain("gatesync init");
+  });
+});
+
+describe("gatesync validate --format github|gitlab", () => {
+  const files = { "config/keys.yaml": broken, "config/ok.yaml": doc("OrgKey", "ok", "keyId: org-ok\nrate: 5") };
+
+  it("writes GitHub workflow commands naming the file from the repository's root, line and column", async () => {
+    const repo = await tempRepo(files);
+    const r = await spawnCli(["validate", "config", "--format", "github"], { cwd: repo });
+    expect(r.code).toBe(1);
+    const at = positionOf(broken, "fast");
+    expect(r.stdout).toMatch(new RegExp(`^::error file=config/keys\\.yaml,line=${at.line},col=${at.column},title=gatesync SCHEMA_VIOLATION::OrgKey/acme spec\\.rate: must be`, "m"));
+    expect(r.stdout).toContain("gatesync validate: 1 error(s), 0 warning(s)");
+  });
+
+  it("escapes newlines, percent signs, colons and commas as the workflow-command syntax requires", async () => {
+    const repo = await tempRepo({ "config/a,b:c.yaml": doc("OrgKey", "x", "keyId: 100%\nrate: fast") });
+    const r = await spawnCli(["validate", "config", "--format", "github"], { cwd: repo });
+    expect(r.stdout).toContain("file=config/a%2Cb%3Ac.yaml,");
+    for (const line of r.stdout.trim().split("\n")) expect(line.startsWith("::") || line.startsWith("gatesync validate:")).toBe(true);
+  });
+
+  it("writes a GitLab Code Quality report with stable fingerprints", async () => {
+    const repo = await tempRepo(files);
+    const first = await spawnCli(["validate", "config", "--format", "gitlab"], { cwd: repo });
+    expect(first.code).toBe(1);
+    const report = JSON.parse(first.stdout) as Array<Record<string, unknown>>;
+    expect(report).toHaveLength(1);
+    expect(report[0]).toMatchObject({ check_name: "SCHEMA_VIOLATION", severity: "major", location: { path: "config/keys.yaml", lines: { begin: positionOf(broken, "fast").line } } });
+    expect(report[0]!.description).toContain("OrgKey/acme spec.rate");
+    const again = JSON.parse((await spawnCli(["validate", "config", "--format", "gitlab"], { cwd: repo })).stdout) as Array<Record<string, unknown>>;
+    expect(again[0]!.fingerprint).toBe(report[0]!.fingerprint);
+    const valid = await spawnCli(["validate", "config", "--format", "gitlab"], { cwd: await tempRepo({ "config/ok.yaml": files["config/ok.yaml"] }) });
+    expect([valid.code, JSON.parse(valid.stdout)]).toEqual([0, []]);
+  });
+});
+
+describe("gatesync plan --dir on a git checkout", () => {
+  it("shows the checkout's HEAD commit", async () => {
+    const repo = await committedRepo({ "config/keys.yaml": doc("OrgKey", "ok", "keyId: org-ok\nrate: 5") });
+    const cfg = await tempRepo({ "gatesync.yaml": gitSourceConfig("/nonexistent.git", "/tmp/unused-cache") });
+    const r = await runCli(["plan", "--config", path.join(cfg, "gatesync.yaml"), "--dir", path.join(repo.dir, "config")]);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toContain(`gatesync plan for ${repo.commit.slice(0, 12)}`);
+    const json = await runCli(["plan", "--config", path.join(cfg, "gatesync.yaml"), "--dir", path.join(repo.dir, "config"), "--format", "json"]);
+    expect((JSON.parse(json.stdout) as { commit: string }).commit).toBe(repo.commit);
+  });
+});

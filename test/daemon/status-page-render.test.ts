@@ -1,0 +1,109 @@
+/**
+ * The status page's drawing, without a browser: whatever a server, a file or a label holds is
+ * text on the page, never markup; stored values are shown capped; the run history folds quiet
+ * runs and follows a resource's changes.
+ */
+import { describe, expect, it } from "vitest";
+import { escapeHtml, html, rootOf } from "../../src/daemon/ui/html.js";
+import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/daemon/ui/resource-page.js";
+import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
+import { RunHistory } from "../../src/daemon/ui/run-history.js";
+import type { ResourceRow } from "../../src/daemon/ui/view.js";
+import type { RunReport } from "../../src/daemon/reconciler.js";
+import type { Plan } from "../../src/plan/plan.js";
+
+const hostile = `<script>alert("x")</script><img src=x onerror=alert(1)>'"&`;
+
+function row(over: Partial<ResourceRow> = {}): ResourceRow {
+  return {
+    id: "PortalWebhook/audit",
+    kind: "PortalWebhook",
+    name: "audit",
+    status: "in-doubt",
+    next: "blocked",
+    health: undefined,
+    commit: "0123456789abcdef0123456789abcdef01234567",
+    updatedAt: "2026-11-23T00:00:00.000Z",
+    labels: { team: hostile },
+    record: {
+      id: "PortalWebhook/audit",
+      kind: "PortalWebhook",
+      name: "audit",
+      address: {},
+      status: "in-doubt",
+      error: `422 ${hostile}`,
+      response: { errors: [hostile] },
+      attempted: { Name: hostile, Headers: { $sensitive: "abc" } },
+      createdAt: "2026-11-23T00:00:00.000Z",
+      updatedAt: "2026-11-23T00:00:00.000Z",
+    },
+    change: undefined,
+    ...over,
+  };
+}
+
+describe("status page drawing", () => {
+  it("escapes every interpolated value", () => {
+    expect(escapeHtml(hostile)).not.toMatch(/[<>"']/);
+    expect(html`<p title="${hostile}">${hostile}</p>`.text).toBe(`<p title="${escapeHtml(hostile)}">${escapeHtml(hostile)}</p>`);
+    const page = resourcePage(row(), []).text;
+    expect(page).not.toContain("<script>");
+    expect(page).not.toContain("<img");
+    expect(page).toContain("&lt;script&gt;");
+  });
+
+  it("shows sensitive markers as (sensitive) and caps long values", () => {
+    expect(pretty({ a: { $sensitive: "hash" } })).toContain('"a": "(sensitive)"');
+    const long = pretty({ body: "x".repeat(100_000) });
+    expect(long.length).toBeLessThan(maxShownChars + 100);
+    expect(long).toMatch(/more characters not shown/);
+  });
+
+  it("gives the command that settles what waits for a person", () => {
+    expect(settleCommands(row())).toEqual([expect.stringContaining("gatesync state resolve PortalWebhook/audit --id <server id>"), expect.stringContaining("--forget")]);
+    expect(settleCommands(row({ status: "blocked", record: undefined }))).toEqual([expect.stringContaining("--accept")]);
+    expect(settleCommands(row({ status: "applied", record: undefined }))).toEqual([]);
+  });
+
+  it("filters rows by kind, status, label and text", () => {
+    const r = row({ labels: { team: "storefront", tier: "gold" } });
+    expect(matches(r, filterFrom(new URLSearchParams("kind=PortalWebhook&status=in-doubt")))).toBe(true);
+    expect(matches(r, filterFrom(new URLSearchParams("kind=OrgKey")))).toBe(false);
+    expect(matches(r, filterFrom(new URLSearchParams("label=team=storefront")))).toBe(true);
+    expect(matches(r, filterFrom(new URLSearchParams("label=team=checkout")))).toBe(false);
+    expect(matches(r, filterFrom(new URLSearchParams("label=tier")))).toBe(true);
+    expect(matches(r, filterFrom(new URLSearchParams("q=AUD")))).toBe(true);
+    expect(matches(r, filterFrom(new URLSearchParams("q=nothing")))).toBe(false);
+  });
+
+  it("finds the page root from any depth (a reverse proxy's prefix is kept)", () => {
+    expect(rootOf("/")).toBe("./");
+    expect(rootOf("/runs")).toBe("./");
+    expect(rootOf("/resources/OrgKey/acme")).toBe("../../");
+    expect(rootOf("/resources/")).toBe("../");
+  });
+
+  it("keeps the last runs, folds quiet ones, and follows one resource's changes by commit", () => {
+    const history = new RunHistory(3);
+    const report = (result: RunReport["result"], commit: string): RunReport => ({ reason: "schedule", startedAt: "t", finishedAt: "t2", durationMs: 5, result, revision: commit, commit });
+    const plan = (action: "update" | "no-op"): Plan => ({ changes: [{ id: "OrgKey/acme", kind: "OrgKey", name: "acme", action, wave: 0, fields: [], notes: [] }] }) as unknown as Plan;
+    history.runFinished(report("applied", "c1"), plan("update"));
+    history.runFinished(report("noop", "c1"), plan("no-op"));
+    history.runFinished(report("noop", "c1"), plan("no-op"));
+    expect(history.entries()).toHaveLength(2);
+    expect(history.entries()[0]!.repeats).toBe(1);
+    history.runFinished(report("applied", "c2"), plan("update"));
+    history.runFinished(report("applied", "c3"), plan("update"));
+    expect(history.entries().map((e) => e.seq)).toEqual([4, 3, 2]);
+    expect(history.historyOf("OrgKey/acme").map((h) => h.commit)).toEqual(["c3", "c2"]);
+    const seen: boolean[] = [];
+    const stop = history.subscribe((s) => seen.push(s.running));
+    history.runStarted("webhook");
+    const progress = history.progress();
+    progress.start(2);
+    progress.done("OrgKey/acme", "applied");
+    expect(history.live).toMatchObject({ running: true, reason: "webhook", done: 1, total: 2 });
+    stop();
+    expect(seen).toEqual([true, true, true]);
+  });
+});
