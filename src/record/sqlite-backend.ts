@@ -63,8 +63,13 @@ export class SqliteStateBackend implements StateBackend {
     if (this.db !== undefined) return this.db;
     if (!existsSync(this.file)) {
       if (!create) return undefined;
-      // created empty (a valid empty database) and private: the state holds the hash key
-      writeFileSync(this.file, "", { mode: 0o600, flag: "wx" });
+      // created empty (a valid empty database) and private: the state holds the hash key;
+      // another process creating it at the same moment is fine
+      try {
+        writeFileSync(this.file, "", { mode: 0o600, flag: "wx" });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
     }
     this.checkHeader();
     const db = new Database(this.file, { fileMustExist: true, timeout: this.opts.busyTimeoutMs ?? 5_000 });
