@@ -1,13 +1,19 @@
 /**
  * Synthetic repositories for the benchmarks: `count` resources in a realistic mix of kinds,
- * ten per file, ApiDefinitions carrying real-size OpenAPI documents (from the OpenAPI
- * Initiative's examples, as `definitionFile`s), secrets by reference.
+ * ten per file, secrets by reference, and ApiDefinitions whose OpenAPI documents are
+ * `definitionFile`s: each API its own document (a mutated corpus document: see
+ * openapi-variants.ts), or — the old, flattering case, kept as one labelled row — five corpus
+ * documents shared by all.
  */
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Fixtures } from "../src/sandbox/fixtures.js";
+import { loadCorpus, openApiVariant } from "./openapi-variants.js";
 
-const corpus = ["petstore-expanded.yaml", "uspto.yaml", "api-with-examples.yaml", "callback-example.yaml", "link-example.yaml"];
+const shared = ["petstore-expanded.yaml", "uspto.yaml", "api-with-examples.yaml", "callback-example.yaml", "link-example.yaml"];
+
+/** Own documents per API, or five shared by all. */
+export type DocumentMode = "own" | "shared";
 
 /** Share of each kind, per 100 resources. */
 const mix: Array<[string, number]> = [
@@ -25,14 +31,14 @@ function apiIndex(i: number): number {
   return Math.floor(i / 100) * 10 + (i % 100);
 }
 
-function resource(kind: string, i: number, apis: number): string {
+function resource(kind: string, i: number, apis: number, mode: DocumentMode): string {
   const name = kind === "ApiDefinition" ? `api-${apiIndex(i)}` : `${kind.toLowerCase()}-${i}`;
   const head = `apiVersion: gatesync.dev/v1\nkind: ${kind}\nmetadata:\n  name: ${name}\n  labels: { team: team-${i % 17} }\nspec:\n`;
   // references name an ApiDefinition that exists
   const api = kind === "ApiDefinition" ? name : `api-${i % Math.max(1, apis)}`;
   switch (kind) {
     case "ApiDefinition":
-      return `${head}  apiId: ${api}-id\n  definitionFile: ../openapi/${corpus[i % corpus.length]}\n  query: { listenPath: /${api}/, upstreamURL: "http://${api}.internal:8080", validateRequest: true }\n`;
+      return `${head}  apiId: ${api}-id\n  definitionFile: ../openapi/${mode === "own" ? `${name}.yaml` : shared[i % shared.length]}\n  query: { listenPath: /${api}/, upstreamURL: "http://${api}.internal:8080", validateRequest: true }\n`;
     case "OAuthClient":
       return `${head}  apiRef: ${api}\n  clientId: client-${i}\n  description: Client ${i}\n  redirect_uri: https://app-${i}.example.com/callback\n  policy_id: policy-${i % 5}\n  meta_data: { tier: t${i % 3} }\n  secret: \${env:BENCH_SECRET}\n`;
     case "OrgKey":
@@ -60,23 +66,22 @@ export function kindOf(i: number): string {
 
 export interface Generated {
   readonly root: string;
+  /** Every file below the root, resources and OpenAPI documents (relative paths). */
   readonly files: string[];
   readonly count: number;
   /** Sandbox fixtures holding what the repository refers to. */
   readonly fixtures: Fixtures;
 }
 
-/** Writes `count` resources under `dir/config` (10 per file) and the OpenAPI files they use. */
-export async function generateRepository(dir: string, count: number, corpusDir: string): Promise<Generated> {
+/** Writes `count` resources under `dir/config` (10 per file) and the OpenAPI documents they use. */
+export async function generateRepository(dir: string, count: number, oasDir: string, mode: DocumentMode = "own"): Promise<Generated> {
   const root = path.join(dir, "config");
-  await mkdir(path.join(dir, "openapi"), { recursive: true });
-  for (const f of corpus) await copyFile(path.join(corpusDir, f), path.join(dir, "openapi", f));
   const apis = Math.floor(count / 100) * 10 + Math.min(10, count % 100);
   const files: string[] = [];
   for (let start = 0; start < count; start += 10) {
     const kind = kindOf(start);
     const docs: string[] = [];
-    for (let i = start; i < Math.min(count, start + 10); i++) docs.push(resource(kindOf(i) === kind ? kind : kindOf(i), i, apis));
+    for (let i = start; i < Math.min(count, start + 10); i++) docs.push(resource(kindOf(i), i, apis, mode));
     const rel = `${kind.toLowerCase()}/part-${String(start / 10).padStart(5, "0")}.yaml`;
     await mkdir(path.join(root, path.dirname(rel)), { recursive: true });
     await writeFile(path.join(root, rel), docs.join("---\n"));
@@ -84,7 +89,16 @@ export async function generateRepository(dir: string, count: number, corpusDir: 
   }
   // definitionFile paths are relative to the resource file: one level below config/
   await mkdir(path.join(root, "openapi"), { recursive: true });
-  for (const f of corpus) await copyFile(path.join(corpusDir, f), path.join(root, "openapi", f));
+  if (mode === "shared") {
+    for (const f of shared) await copyFile(path.join(oasDir, "3.0/pass", f), path.join(root, "openapi", f));
+    files.push(...shared.map((f) => `openapi/${f}`));
+  } else {
+    const corpus = loadCorpus(oasDir);
+    for (let k = 0; k < apis; k++) {
+      await writeFile(path.join(root, "openapi", `api-${k}.yaml`), openApiVariant(corpus, k));
+      files.push(`openapi/api-${k}.yaml`);
+    }
+  }
   const oauthClients = [];
   for (let i = 0; i < count; i++) if (kindOf(i) === "OAuthClient") oauthClients.push({ apiId: `api-${i % Math.max(1, apis)}-id`, clientId: `client-${i}` });
   const fixtures: Fixtures = {

@@ -3,12 +3,19 @@
  * whose upstream is the gateway's own `/gw/`). Each sub-request carries the admin credential
  * and the loopback API's own key. Results arrive in completion order and are matched by
  * `relative_url`; a missing item or a `code: 0` item means that sub-request's outcome is
- * unknown. A batch route that answers 401, 403, 404 or 405 is unavailable (without batch
- * processing the path is plain API traffic, whose authentication may refuse it): the caller
- * falls back.
+ * unknown.
+ *
+ * The route is `{listen_path}/gw/batch/`, with its trailing slash, as production registers
+ * it. Only an answer that proves the batch was not processed — 401 or 403 (the loopback API's
+ * authentication refusing plain traffic), 404 or 405 (no such route) — lets the form without
+ * the slash be tried, once, and then the caller fall back to direct calls. Any other answer
+ * may have been processed: a 2xx that is not the list of results, a timeout or a reset leaves
+ * every sub-request's outcome unknown.
  */
-import type { CallOutcome, InterfaceClient } from "./http-client.js";
+import type { CallOutcome, Caller } from "./http-client.js";
 import { parseRetryAfter } from "./http-client.js";
+import { batchRoute, relativeUrlOf } from "../kinds/api-definition-checks.js";
+import type { Logger } from "../logger.js";
 import type { InterfaceQueue } from "./queues.js";
 
 export interface BatchItem {
@@ -20,7 +27,12 @@ export interface BatchItem {
   readonly body: string | undefined;
 }
 
-export type BatchResult = { readonly kind: "results"; readonly outcomes: Map<string, CallOutcome> } | { readonly kind: "unavailable"; readonly why: string };
+export type BatchResult =
+  | { readonly kind: "results"; readonly outcomes: Map<string, CallOutcome> }
+  /** Certainly not processed, in either form of the route: send directly. */
+  | { readonly kind: "unavailable"; readonly why: string }
+  /** One outcome for every sub-request. */
+  | { readonly kind: "whole"; readonly outcome: CallOutcome };
 
 export interface BatchSettings {
   readonly listenPath: string;
@@ -31,8 +43,11 @@ export interface BatchSettings {
 
 /** The sub-request address of a gateway management path (`/gw/org/keys/k?x=1` → `org/keys/k?x=1`). */
 export function relativeUrl(path: string): string {
-  return path.replace(/^\/gw\//, "");
+  return relativeUrlOf(path.replace(/^\/gw\//, ""));
 }
+
+/** Answers that prove the batch route did not take the request. */
+const notProcessed = new Set([401, 403, 404, 405]);
 
 /** Bytes of sub-request bodies one batch call carries at most (bodies travel escaped in JSON). */
 export const maxBatchBytes = 512 * 1024;
@@ -53,40 +68,60 @@ export function chunk(items: readonly BatchItem[], maxSize: number, maxBytes = m
   return batches.map((b) => b.items);
 }
 
-function batchPath(listenPath: string): string {
-  const trimmed = listenPath.replace(/^\/+|\/+$/g, "");
-  return trimmed === "" ? "/gw/batch" : `/${trimmed}/gw/batch`;
-}
-
 export class BatchSender {
   /** Batch calls sent, and sub-requests carried. */
   calls = 0;
   carried = 0;
+  /** The forms of the route still to try, in order: with the trailing slash (true), without. */
+  private readonly forms: boolean[] = [false];
+  /** What each form answered when it did not take the batch. */
+  private readonly refusals: string[] = [];
+  private warned = false;
 
   constructor(
-    private readonly client: InterfaceClient,
+    private readonly client: Caller,
     private readonly queue: InterfaceQueue,
     readonly settings: BatchSettings,
+    private readonly logger: Logger,
   ) {}
 
+  /** The route form in use when it is not production's (for the summary). */
+  get routeNote(): string | undefined {
+    return this.forms[0] === false && this.refusals.length > 0 ? `the batch route answered only without its trailing slash (${batchRoute(this.settings.listenPath, false)})` : undefined;
+  }
+
   /** Sends one batch; `before` runs when the call is about to leave (intents are written there). */
-  async send(items: readonly BatchItem[], signal?: AbortSignal, before?: () => Promise<void>): Promise<BatchResult | { readonly kind: "whole"; readonly outcome: CallOutcome }> {
+  async send(items: readonly BatchItem[], signal?: AbortSignal, before?: () => Promise<void>): Promise<BatchResult> {
     const requests = items.map((i) => ({
       method: i.method,
       relative_url: i.relativeUrl,
       headers: { "x-gw-authorization": this.settings.adminKey, authorization: this.settings.loopbackKey, "content-type": "application/json" },
       ...(i.body === undefined ? {} : { body: i.body }),
     }));
-    const outcome = await this.queue.run(async () => {
-      await before?.();
-      return this.client.call({ method: "POST", path: batchPath(this.settings.listenPath), body: { requests }, anonymous: true });
-    }, signal);
-    this.calls++;
-    if (outcome.kind === "answered" && [401, 403, 404, 405].includes(outcome.status)) {
-      return { kind: "unavailable", why: `the batch route ${batchPath(this.settings.listenPath)} answered ${outcome.status}` };
+    for (;;) {
+      const slash = this.forms[0];
+      if (slash === undefined) return { kind: "unavailable", why: this.refusals.join("; ") };
+      const path = batchRoute(this.settings.listenPath, slash);
+      const outcome = await this.queue.run(() => this.client.call({ method: "POST", path, body: { requests }, anonymous: true }), signal, before);
+      this.calls++;
+      if (outcome.kind !== "answered" || !notProcessed.has(outcome.status)) return this.read(items, outcome, path);
+      // not processed: the other form, once, then direct calls
+      if (this.forms[0] === slash) {
+        this.refusals.push(`the batch route ${path} answered ${outcome.status}`);
+        this.forms.shift();
+      }
     }
+  }
+
+  private read(items: readonly BatchItem[], outcome: CallOutcome, path: string): BatchResult {
     if (outcome.kind !== "answered" || outcome.status < 200 || outcome.status >= 300) return { kind: "whole", outcome };
-    if (!Array.isArray(outcome.body)) return { kind: "unavailable", why: `the batch route ${batchPath(this.settings.listenPath)} did not answer with a list of results` };
+    if (this.routeNote !== undefined && !this.warned) {
+      this.warned = true;
+      this.logger.warn({ route: path, refused: this.refusals[0] }, "batch route answered only without its trailing slash: batching continues there");
+    }
+    if (!Array.isArray(outcome.body)) {
+      return { kind: "whole", outcome: { kind: "unknown", error: `the batch route ${path} answered ${outcome.status} without the list of results (${outcome.text.slice(0, 60).trim() || "an empty body"}): every sub-request's outcome is unknown` } };
+    }
     this.carried += items.length;
     const byUrl = new Map<string, Record<string, unknown>>();
     for (const r of outcome.body as unknown[]) {
@@ -94,23 +129,20 @@ export class BatchSender {
       const item = r as Record<string, unknown>;
       if (typeof item.relative_url === "string" && item.relative_url !== "" && typeof item.code === "number" && item.code !== 0) byUrl.set(item.relative_url, item);
     }
-    const outcomes = new Map<string, CallOutcome>();
-    for (const i of items) {
-      const r = byUrl.get(i.relativeUrl);
-      if (r === undefined) {
-        outcomes.set(i.id, { kind: "unknown", error: "no result for this sub-request in the batch answer (it failed below HTTP, or was lost)" });
-        continue;
-      }
-      const text = typeof r.body === "string" ? r.body : "";
-      let body: unknown = text;
-      try {
-        body = text === "" ? undefined : JSON.parse(text);
-      } catch {
-        // keep the text
-      }
-      const headers = (r.headers ?? {}) as Record<string, string[] | undefined>;
-      outcomes.set(i.id, { kind: "answered", status: r.code as number, retryAfterMs: parseRetryAfter(headers["Retry-After"]), body, text });
-    }
-    return { kind: "results", outcomes };
+    return { kind: "results", outcomes: new Map(items.map((i) => [i.id, subOutcome(byUrl.get(i.relativeUrl))])) };
   }
+}
+
+/** One sub-request's outcome from its result item (none: unknown). */
+function subOutcome(r: Record<string, unknown> | undefined): CallOutcome {
+  if (r === undefined) return { kind: "unknown", error: "no result for this sub-request in the batch answer (it failed below HTTP, or was lost)" };
+  const text = typeof r.body === "string" ? r.body : "";
+  let body: unknown = text;
+  try {
+    body = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  const headers = (r.headers ?? {}) as Record<string, string[] | undefined>;
+  return { kind: "answered", status: r.code as number, retryAfterMs: parseRetryAfter(headers["Retry-After"]), body, text };
 }

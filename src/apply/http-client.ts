@@ -4,7 +4,11 @@
  * - `answered`: the server replied (any status);
  * - `not-sent`: the request certainly never reached the server (connection refused, unknown
  *   host, connect timeout);
- * - `unknown`: it may have reached the server (reset after sending, header or body timeout).
+ * - `unknown`: it may have reached the server (reset after sending, no complete answer before
+ *   the call's deadline, an answer larger than the limit).
+ * Each call has one deadline covering connect, headers and the whole body (an abort signal:
+ * undici's own header and body timeouts are idle timers, which a server dripping one byte at
+ * a time never trips), and reads at most `maxResponseBytes` of the answer.
  * The credential is sent in its header and never logged.
  */
 import type { Dispatcher } from "undici";
@@ -30,13 +34,44 @@ export interface CallRequest {
   readonly anonymous?: boolean;
 }
 
+/** What sends a call: an interface client, or a simulated server in tests. */
+export interface Caller {
+  call(req: CallRequest): Promise<CallOutcome>;
+}
+
 export interface InterfaceClientOptions {
   readonly name: InterfaceName;
   readonly baseUrl: string;
   /** Header carrying the credential, and its value. */
   readonly auth: { readonly header: string; readonly value: string };
   readonly dispatcher: Dispatcher;
+  /** The deadline of one call, from its start to the end of its answer. */
   readonly timeoutMs: number;
+  /** The largest answer read; beyond it the outcome is unknown. */
+  readonly maxResponseBytes: number;
+}
+
+/** The reason a call's deadline aborts it with. */
+class DeadlineExceeded extends Error {}
+
+/** An answer cut off at the size limit. */
+class TooLarge extends Error {}
+
+/** Reads a body up to `limit` bytes; throws TooLarge beyond it, having stopped reading. */
+async function readLimited(body: Dispatcher.ResponseData["body"], declared: string | string[] | undefined, limit: number): Promise<string> {
+  if (Number(Array.isArray(declared) ? declared[0] : (declared ?? 0)) > limit) throw new TooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new TooLarge();
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function mib(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB` : `${bytes} bytes`;
 }
 
 const notSentCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT", "EHOSTUNREACH", "ENETUNREACH"]);
@@ -50,7 +85,7 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-export class InterfaceClient {
+export class InterfaceClient implements Caller {
   readonly name: InterfaceName;
   private readonly base: string;
 
@@ -67,16 +102,20 @@ export class InterfaceClient {
       payload = typeof req.body === "string" ? req.body : JSON.stringify(req.body);
       headers["content-type"] = "application/json";
     }
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DeadlineExceeded()), this.opts.timeoutMs);
+    let res: Dispatcher.ResponseData | undefined;
     try {
-      const res = await request(`${this.base}${req.path}`, {
+      res = await request(`${this.base}${req.path}`, {
         method: req.method,
         headers,
         body: payload,
         dispatcher: this.opts.dispatcher,
+        signal: deadline.signal,
         headersTimeout: this.opts.timeoutMs,
         bodyTimeout: this.opts.timeoutMs,
       });
-      const text = await res.body.text();
+      const text = await readLimited(res.body, res.headers["content-length"], this.opts.maxResponseBytes);
       let body: unknown = text;
       try {
         body = text === "" ? undefined : JSON.parse(text);
@@ -85,10 +124,25 @@ export class InterfaceClient {
       }
       return { kind: "answered", status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers["retry-after"]), body, text };
     } catch (err) {
-      const code = (err as { code?: string }).code ?? "";
-      const message = `${code === "" ? "" : `${code}: `}${(err as Error).message}`;
-      return notSentCodes.has(code) ? { kind: "not-sent", error: message } : { kind: "unknown", error: message };
+      return this.failure(err, res?.statusCode);
+    } finally {
+      clearTimeout(timer);
+      // an answer not read to its end (cut off, timed out) must not hold its connection
+      if (res !== undefined && !res.body.destroyed && !res.body.readableEnded) res.body.destroy();
     }
+  }
+
+  private failure(err: unknown, status: number | undefined): CallOutcome {
+    const answered = status === undefined ? "" : ` (status ${status} arrived; its body did not)`;
+    if (err instanceof TooLarge) {
+      return { kind: "unknown", error: `the answer${status === undefined ? "" : ` (status ${status})`} is larger than limits.maxResponseBytes (${mib(this.opts.maxResponseBytes)}): reading stopped; outcome unknown` };
+    }
+    if (err instanceof DeadlineExceeded) {
+      return { kind: "unknown", error: `no complete answer within retries.timeoutMs (${this.opts.timeoutMs} ms)${answered}: outcome unknown` };
+    }
+    const code = (err as { code?: string }).code ?? "";
+    const message = `${code === "" ? "" : `${code}: `}${(err as Error).message}`;
+    return notSentCodes.has(code) ? { kind: "not-sent", error: message } : { kind: "unknown", error: message };
   }
 }
 

@@ -1,6 +1,6 @@
 /** A progress line on a terminal: done/total, rate and ETA (cli-progress). */
 import { SingleBar } from "cli-progress";
-import type { Progress } from "./executor.js";
+import type { Progress } from "./types.js";
 
 export function terminalProgress(stream: NodeJS.WriteStream): Progress {
   const bar = new SingleBar({

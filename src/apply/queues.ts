@@ -1,7 +1,11 @@
 /**
- * One queue per interface: the configured concurrency and requests per second, and a pause
- * of the whole interface when it answers 429 with Retry-After. No call to a paused interface
- * starts before the pause ends.
+ * One queue per interface: the configured concurrency and requests per second, a pause of the
+ * whole interface when it answers 429 (or 503) with Retry-After, and an adaptive rate: a 429
+ * without Retry-After halves the interface's rate, which then grows back a tenth of the
+ * configured rate per answered call (AIMD). No call to a paused interface starts before the
+ * pause ends. A pause longer than the cap closes the interface for the rest of the apply:
+ * every call not yet started on it fails as throttled (it was not sent). Stopping the apply
+ * cuts every wait short.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
@@ -22,55 +26,105 @@ export class NotStarted extends Error {
   }
 }
 
+/** A queued call that was not sent because its interface asked for a pause longer than the cap. */
+export class Throttled extends Error {}
+
+/** The lowest adaptive rate, in requests per second. */
+const minRate = 0.2;
+
+export interface QueueOptions {
+  /** A longer Retry-After closes the interface for the rest of the apply. */
+  readonly maxPauseMs?: number;
+  /** A monotonic clock with sub-millisecond steps, so a pause never ends early by rounding. */
+  readonly now?: () => number;
+}
+
 export class InterfaceQueue {
   private readonly queue: PQueue;
+  private readonly now: () => number;
   private pausedUntil = 0;
   private resumeTimer: NodeJS.Timeout | undefined;
+  /** Wakes every waiting call when the interface closes. */
+  private readonly wake = new AbortController();
+  private closed: string | undefined;
+  private nextSlot = 0;
   /** HTTP requests started through this queue. */
   started = 0;
   pauses = 0;
+  /** The adaptive rate, requests per second. */
+  rate: number;
 
   constructor(
     readonly name: InterfaceName,
-    rate: RateLimitConfig,
+    private readonly limit: RateLimitConfig,
     private readonly logger: Logger,
-    /** A monotonic clock with sub-millisecond steps, so a pause never ends early by rounding. */
-    private readonly now: () => number = () => performance.now(),
+    private readonly options: QueueOptions = {},
   ) {
-    this.queue = new PQueue({ concurrency: rate.concurrency, ...rateWindow(rate.requestsPerSecond) });
+    this.queue = new PQueue({ concurrency: limit.concurrency, ...rateWindow(limit.requestsPerSecond) });
+    this.now = options.now ?? (() => performance.now());
+    this.rate = limit.requestsPerSecond;
   }
 
   /**
    * Runs `send` when the queue allows: never while the interface is paused, and not at all
-   * once `signal` is aborted (throws NotStarted). `prepare` runs first, inside the queue slot
-   * (an intent's state write); a pause that begins while it runs still holds the call back,
-   * and a prepared call is in flight: it is sent even if `signal` aborts meanwhile.
+   * once `signal` is aborted (NotStarted) or the interface closed (Throttled). `prepare` runs
+   * first, inside the queue slot (an intent's state write); a pause that begins while it runs
+   * still holds the call back. A prepared call is sent even if `signal` aborts meanwhile —
+   * unless it would have to wait out a pause first: then it is not sent (NotStarted).
    */
   async run<T>(send: () => Promise<T>, signal?: AbortSignal, prepare?: () => Promise<void>): Promise<T> {
-    return this.queue.add(async () => {
-      await this.resumed();
+    // A call still waiting in the queue (held there by a pause) leaves it when the apply stops
+    // or the interface closes; once it has started, only its own waits are cut short.
+    const queued = new AbortController();
+    const links = [this.wake.signal, ...(signal === undefined ? [] : [signal])];
+    const leave = (): void => queued.abort(this.closed !== undefined ? new Throttled(this.closed) : new NotStarted());
+    const unlink = (): void => links.forEach((s) => s.removeEventListener("abort", leave));
+    links.forEach((s) => s.addEventListener("abort", leave, { once: true }));
+    if (links.some((s) => s.aborted)) leave();
+    try {
+      return await this.queue.add(
+        async () => {
+          unlink();
+          if (signal?.aborted === true) throw new NotStarted();
+          await this.resumed(signal);
+          if (prepare !== undefined) {
+            await prepare();
+            await this.resumed(signal);
+          }
+          this.started++;
+          return send();
+        },
+        { signal: queued.signal },
+      );
+    } finally {
+      unlink();
+    }
+  }
+
+  /** Resolves once no pause holds and the adaptive rate allows a start. */
+  private async resumed(signal: AbortSignal | undefined): Promise<void> {
+    const waking = signal === undefined ? this.wake.signal : AbortSignal.any([signal, this.wake.signal]);
+    for (;;) {
+      if (this.closed !== undefined) throw new Throttled(this.closed);
+      const wait = Math.max(this.pausedUntil, this.rate < this.limit.requestsPerSecond ? this.nextSlot : 0) - this.now();
+      if (wait <= 0) break;
       if (signal?.aborted === true) throw new NotStarted();
-      if (prepare !== undefined) {
-        await prepare();
-        await this.resumed();
-      }
-      this.started++;
-      return send();
-    });
+      await sleep(wait, undefined, { signal: waking }).catch(() => undefined);
+    }
+    if (this.rate < this.limit.requestsPerSecond) this.nextSlot = Math.max(this.now(), this.nextSlot) + 1000 / this.rate;
   }
 
   /**
-   * Resolves once no pause holds: p-queue stops starting tasks while paused, and this also
-   * holds a task that was already starting when the pause began.
+   * Stops the whole interface for `ms` (a 429 or 503 with Retry-After). Beyond the cap the
+   * interface closes instead; returns false then.
    */
-  private async resumed(): Promise<void> {
-    for (let wait = this.pausedUntil - this.now(); wait > 0; wait = this.pausedUntil - this.now()) await sleep(wait);
-  }
-
-  /** Stops the whole interface for `ms` (a 429 or 503 with Retry-After). */
-  pause(ms: number): void {
+  pause(ms: number): boolean {
+    if (this.options.maxPauseMs !== undefined && ms > this.options.maxPauseMs) {
+      this.close(`the ${this.name} interface asked to wait ${Math.ceil(ms / 1000)} s (Retry-After), longer than retries.maxRetryAfterMs (${Math.ceil(this.options.maxPauseMs / 1000)} s): not sent; the next run tries again`);
+      return false;
+    }
     const until = this.now() + ms;
-    if (until <= this.pausedUntil) return;
+    if (until <= this.pausedUntil) return true;
     this.pausedUntil = until;
     this.pauses++;
     this.logger.warn({ interface: this.name, pauseMs: ms }, "interface paused by Retry-After");
@@ -80,6 +134,35 @@ export class InterfaceQueue {
       this.resumeTimer = undefined;
       this.queue.start();
     }, ms);
+    this.resumeTimer.unref();
+    return true;
+  }
+
+  /** Fails every call not yet started, for the rest of the apply. */
+  close(why: string): void {
+    if (this.closed !== undefined) return;
+    this.closed = why;
+    this.logger.error({ interface: this.name, reason: why }, "interface closed for this run");
+    this.wake.abort();
+    if (this.resumeTimer !== undefined) clearTimeout(this.resumeTimer);
+    this.queue.start();
+  }
+
+  /** The reason the interface closed, if it did. */
+  get closedBecause(): string | undefined {
+    return this.closed;
+  }
+
+  /** A 429 without Retry-After: halve the rate (multiplicative decrease). */
+  slowDown(): void {
+    const before = this.rate;
+    this.rate = Math.max(Math.min(minRate, this.limit.requestsPerSecond), this.rate / 2);
+    if (this.rate < before) this.logger.warn({ interface: this.name, rate: Number(this.rate.toFixed(2)) }, "interface rate halved after a 429 without Retry-After");
+  }
+
+  /** An answered call: grow the rate back by a tenth of the configured one (additive increase). */
+  speedUp(): void {
+    this.rate = Math.min(this.limit.requestsPerSecond, this.rate + this.limit.requestsPerSecond / 10);
   }
 
   get depth(): number {

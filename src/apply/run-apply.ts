@@ -10,8 +10,9 @@ import type { Plan } from "../plan/plan.js";
 import { hasChanges } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
+import { recordAdoptions } from "../adopt/record-adoptions.js";
 import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
-import type { ApplyDeps, ApplySummary, Progress } from "./executor.js";
+import type { ApplyDeps, ApplySummary, Progress } from "./types.js";
 import { executePlan } from "./executor.js";
 
 /** What a plan needs, and what applying it needs beyond that. */
@@ -51,8 +52,9 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
     if (input.confirm !== undefined && hasChanges(run.plan) && !(await input.confirm(run.plan))) return { plan: run.plan, run, declined: true };
     const labels = labelsById(run.resources);
     const state = labellingState(input.state, labels, run.state);
+    const before = await recordAdoptions(run.plan, run.desired, run.state, state, { now: (input.now ?? (() => new Date()))().toISOString(), hashKeyStore: run.hashKey.store });
     const summary = await executePlan(
-      { plan: run.plan, desired: run.desired, resources: run.resources, hashKey: run.hashKey, state: run.state, ...(input.commit === undefined ? {} : { commit: input.commit }) },
+      { plan: run.plan, desired: run.desired, resources: run.resources, hashKey: run.hashKey, state: before, ...(input.commit === undefined ? {} : { commit: input.commit }) },
       {
         config: input.config,
         env: input.env,

@@ -1,7 +1,7 @@
 import type { ResourceStatus, StateSnapshot } from "../record/state.js";
 import { scrubText } from "../secrets/redactor.js";
 import type { Paint } from "../style.js";
-import type { ApplySummary } from "./executor.js";
+import type { ApplySummary } from "./types.js";
 
 /** Exit status of an apply: 0 when everything applied, 1 when anything failed or is in doubt. */
 export function applySucceeded(s: ApplySummary): boolean {
@@ -26,7 +26,9 @@ export function renderSummary(s: ApplySummary, paint: Paint): string {
     `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
   );
   const c = s.calls;
-  lines.push(`Calls: gateway ${c.gateway}${c.batchCalls > 0 ? ` (${c.batchCalls} batch call${c.batchCalls === 1 ? "" : "s"} carrying ${c.batched} change${c.batched === 1 ? "" : "s"})` : ""}, portal ${c.portal}, dashboard ${c.dashboard}, llm ${c.llm}; ${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${c.pauses} pause${c.pauses === 1 ? "" : "s"} for Retry-After.`);
+  // every request to the gateway: direct calls, batch calls and the checks' batch calls
+  lines.push(`Calls: gateway ${c.gateway + c.batchCalls + c.checks}${c.batchCalls > 0 ? ` (${c.batchCalls} batch call${c.batchCalls === 1 ? "" : "s"} carrying ${c.batched} change${c.batched === 1 ? "" : "s"})` : ""}, portal ${c.portal}, dashboard ${c.dashboard}, llm ${c.llm}; ${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${c.pauses} pause${c.pauses === 1 ? "" : "s"} for Retry-After.`);
+  if (s.batchRoute !== undefined) lines.push(paint("yellow", `Batching: ${s.batchRoute}; production registers it with the slash.`));
   if (s.batchFallback !== undefined) lines.push(paint("yellow", `Batching was off after ${s.batchFallback}: the rest went as direct calls.`));
   for (const h of s.health) lines.push(`Health: ${h.id} ${h.ok ? paint("green", "ok") : paint("red", "failing")} (${h.checks.filter((x) => x.ok).length}/${h.checks.length} checks${h.error === undefined ? "" : `; ${h.error}`})`);
   if (s.skipped.length > 0) lines.push(paint("yellow", `Not started (the apply was stopped): ${s.skipped.join(", ")}`));

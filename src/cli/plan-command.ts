@@ -5,6 +5,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
+import { hasBreaking } from "../plan/breaking/classify.js";
 import { hasBlocked, hasChanges } from "../plan/plan.js";
 import type { Plan } from "../plan/plan.js";
 import { renderJson, renderPlan } from "../plan/render.js";
@@ -39,17 +40,18 @@ export function detailedExitCode(plan: Plan): number {
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
     .command("plan")
-    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 3 blocked changes present, 1 error)")
+    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 3 blocked changes present, 1 error; with --fail-on-breaking: 4 breaking changes)")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .addOption(new Option("--format <format>", "text, markdown (merge requests) or json").choices(["text", "markdown", "json"]).default("text"))
     .option("--out <file>", "also save the plan as JSON, for `gatesync apply --plan FILE`")
     .option("--detailed-exitcode", "exit 2 when there are changes to apply, 3 when some change is blocked (cannot be applied)")
+    .option("--fail-on-breaking", "exit 4 when a planned change breaks an API's callers or takes access away (the plan is still written)")
     .option("--dir <dir>", "plan the resources in this directory (a checkout) instead of the config's source")
     .option("--target <Kind/name>", selectionHelp.target, collect)
     .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
-    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; dir?: string }) => {
+    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string }) => {
       const selection = selectionFromFlags(opts);
       const config = await configOrDefault(opts.config);
       const resources = await openResources(config, io.env, opts.dir);
@@ -65,7 +67,12 @@ export function addPlanCommand(program: Command, io: CliIo): void {
               throw new UsageError(`cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give --out a path in a writable directory");
             });
         }
-        process.exitCode = opts.detailedExitcode === true ? detailedExitCode(run.plan) : 0;
+        if (opts.failOnBreaking === true && hasBreaking(run.plan)) {
+          io.stderr(`${run.plan.summary.breaking} planned change${run.plan.summary.breaking === 1 ? " is" : "s are"} breaking (--fail-on-breaking): exit code 4\n`);
+          process.exitCode = 4;
+        } else {
+          process.exitCode = opts.detailedExitcode === true ? detailedExitCode(run.plan) : 0;
+        }
       } finally {
         await state.close();
         await resources.close();

@@ -6,6 +6,7 @@ import { openStateBackend } from "../record/open-backend.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
+import { addStateAdoptCommand, adoptedText } from "./state-adopt-command.js";
 import { migrateState } from "./state-migrate.js";
 import { resolveResource } from "./state-resolve.js";
 import type { ResolveOptions } from "./state-resolve.js";
@@ -25,7 +26,7 @@ async function withState<T>(opts: { config: string; state?: string }, io: CliIo,
 function listText(snapshot: StateSnapshot): string {
   const records = [...snapshot.resources.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   const lines = [`state serial ${snapshot.serial}, ${records.length} resources`];
-  for (const r of records) lines.push(`${r.status.padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${r.error === undefined ? "" : ` — ${r.error}`}`);
+  for (const r of records) lines.push(`${r.status.padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${adoptedText(r)}${r.error === undefined ? "" : ` — ${r.error}`}`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -111,6 +112,7 @@ function addResolve(state: Command, io: CliIo): void {
 
 export function addStateCommand(program: Command, io: CliIo): void {
   const state = program.command("state").description("inspect, move and repair the state; resolve in-doubt resources");
+  addStateAdoptCommand(state, io);
   addList(state, io);
   addMigrate(state, io);
   addPullPush(state, io);

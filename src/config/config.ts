@@ -8,8 +8,11 @@ import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
 import type { GatesyncError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
-import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
+import { formatPath } from "../field-path.js";
+import { SchemaRegistry } from "../validate/schema-registry.js";
 import { parseSelector } from "../select/selector.js";
+import { notificationsFromDocument } from "../notify/config.js";
+import type { NotificationsConfig } from "../notify/config.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;
@@ -69,16 +72,26 @@ export interface GatesyncConfig {
     readonly dashboard?: DashboardTarget;
     readonly llm?: SimpleTarget;
   };
-  readonly retries: { readonly max: number; readonly baseDelayMs: number; readonly maxDelayMs: number; readonly timeoutMs: number };
+  readonly retries: {
+    readonly max: number;
+    readonly baseDelayMs: number;
+    readonly maxDelayMs: number;
+    /** Deadline of one call: connect, headers and the whole answer. */
+    readonly timeoutMs: number;
+    /** A longer Retry-After fails the interface's remaining calls as throttled for this run. */
+    readonly maxRetryAfterMs: number;
+  };
   readonly state: StateConfig;
   readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
   readonly orphans: "report" | "deactivate";
   readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
-  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number };
+  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number };
   /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
   readonly selector?: string;
+  /** Receivers of run events and commit status (the daemon only). */
+  readonly notifications?: NotificationsConfig;
 }
 
 export function parseDuration(text: string): number {
@@ -158,7 +171,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     baseDir,
     source,
     targets,
-    retries: { max: r.max ?? 4, baseDelayMs: r.baseDelayMs ?? 200, maxDelayMs: r.maxDelayMs ?? 10_000, timeoutMs: r.timeoutMs ?? 15_000 },
+    retries: { max: r.max ?? 4, baseDelayMs: r.baseDelayMs ?? 200, maxDelayMs: r.maxDelayMs ?? 10_000, timeoutMs: r.timeoutMs ?? 15_000, maxRetryAfterMs: r.maxRetryAfterMs ?? 300_000 },
     state,
     schedule: {
       intervalMs: parseDuration(typeof sc.interval === "string" ? sc.interval : "1m"),
@@ -180,8 +193,10 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       maxFileBytes: typeof lim.maxFileBytes === "number" ? lim.maxFileBytes : 5 * 1024 * 1024,
       maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,
       maxDepth: typeof lim.maxDepth === "number" ? lim.maxDepth : 128,
+      maxResponseBytes: typeof lim.maxResponseBytes === "number" ? lim.maxResponseBytes : 4 * 1024 * 1024,
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
+    ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
   };
 }
 

@@ -15,6 +15,7 @@ import { DaemonMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import type { RunReport } from "./reconciler.js";
 import { startDaemonServer } from "./server.js";
+import { createNotifier } from "../notify/create-notifier.js";
 import { runPlan } from "../plan/run-plan.js";
 import { PlanPreview } from "./ui/plan-preview.js";
 import { RunHistory } from "./ui/run-history.js";
@@ -69,6 +70,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           logger,
           onChange: (leader) => {
             metrics.leader.set(leader ? 1 : 0);
+            notifier?.leaderChanged(leader);
             if (leader) reconciler.trigger("leadership");
             else reconciler.interrupt();
           },
@@ -79,6 +81,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   metrics.leader.set(canApply === undefined || canApply() ? 1 : 0);
   const validator = new RepositoryValidator();
   const history = new RunHistory();
+  // the server's address, known once it listens (links in notifications point at its /status)
+  const own: { url?: string | undefined } = {};
+  const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
   const reconciler = new Reconciler({
     config,
     configHash: await configHashOf(config),
@@ -92,8 +97,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...(canApply === undefined ? {} : { canApply }),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
     observer: history,
+    ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
     onRun: (report, plan) => {
       history.runFinished(report, plan);
+      notifier?.runFinished(report);
       opts.onRun?.(report, plan);
     },
   });
@@ -125,6 +132,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
             onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
           }),
         });
+  own.url = server?.url;
   elector?.start();
   reconciler.start();
   logger.info({ source: source.description, url: server?.url }, "daemon started");
@@ -136,6 +144,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       await reconciler.stop();
       await elector?.stop();
       await server?.close();
+      await notifier?.close();
       await dispatcher.close();
       await state.close();
       logger.info("daemon stopped");

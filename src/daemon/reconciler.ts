@@ -13,7 +13,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
-import type { ApplySummary, Progress } from "../apply/executor.js";
+import type { ApplySummary, Progress } from "../apply/types.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
 import type { GatesyncConfig } from "../config/config.js";
@@ -65,6 +65,8 @@ export interface ReconcilerOptions {
   readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
   /** Told when a run starts applying, and of its progress (the status page). */
   readonly observer?: RunObserver;
+  /** Told when a run starts applying a revision (commit status: pending). */
+  readonly onRunStart?: (where: { readonly revision: string; readonly commit?: string }) => void;
 }
 
 export interface RunObserver {
@@ -179,6 +181,7 @@ export class Reconciler {
       return finish("source-error", { error: (err as Error).message });
     }
     this.lastSnapshot = snapshot;
+    await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const reassertEvery = this.opts.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
@@ -195,6 +198,7 @@ export class Reconciler {
     try {
       log.info({ reason, reassert }, "run started");
       this.opts.observer?.runStarted(reason);
+      this.opts.onRunStart?.(where);
       const result = await runApply({
         config: this.opts.config,
         root: snapshot.root,
@@ -223,6 +227,7 @@ export class Reconciler {
       if (ok) {
         this.lastGood = { ...where, configHash: this.opts.configHash, at: new Date().toISOString() };
         this.opts.metrics.lastSuccess.set(Date.now() / 1000);
+        this.opts.metrics.commitsBehind.set(0);
         this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
       }
       log.info({ applied: summary.applied.length, failed: summary.failed.length, inDoubt: summary.inDoubt.length, unchanged: summary.unchanged, calls: summary.calls }, "run finished");
@@ -238,6 +243,14 @@ export class Reconciler {
       log.error({ err: message }, "run failed");
       return finish("error", { ...where, error: message });
     }
+  }
+
+  /** gatesync_commits_behind: commits of the fetched head not applied yet (0 once applied; 1 when the count is unknown). */
+  private async noteBehind(head: string | undefined): Promise<void> {
+    if (head === undefined) return;
+    const applied = this.lastGood?.commit;
+    const behind = applied === head ? 0 : applied === undefined ? 1 : ((await this.opts.source.commitsBetween?.(applied, head)) ?? 1);
+    this.opts.metrics.commitsBehind.set(behind);
   }
 
   /** Stops the run in progress from starting further calls (this replica lost its leadership). */

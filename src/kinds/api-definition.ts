@@ -1,5 +1,33 @@
-import type { KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
+import { apiDefinitionChecks } from "./api-definition-checks.js";
+import type { AttachedDocument, KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
+
+/** The OpenAPI document, inline in `spec.definition` or in the file `spec.definitionFile` names. */
+const openApiDocument: AttachedDocument = {
+  file: (spec) => (typeof spec.definitionFile === "string" && spec.definitionFile !== "" ? spec.definitionFile : undefined),
+  fileField: ["spec", "definitionFile"],
+  inlineField: ["spec", "definition"],
+  schema: "api-definition.schema.json#/$defs/oas",
+  format: "openapi",
+  looksLike: (value) => "openapi" in value || "swagger" in value,
+  unnamed: {
+    message: "OpenAPI document that no ApiDefinition names in definitionFile: ignored",
+    hint: "refer to it from an ApiDefinition's spec.definitionFile, or move it out of the resource directory",
+  },
+  check(document, spec): RuleFinding[] {
+    const ext = (document as Record<string, unknown> | null)?.["x-gw-api-gateway"] as Record<string, unknown> | undefined;
+    const extId = (ext?.info as Record<string, unknown> | undefined)?.id;
+    if (typeof extId !== "string" || extId === spec.apiId) return [];
+    return [
+      {
+        path: ["x-gw-api-gateway", "info", "id"],
+        message: `x-gw-api-gateway.info.id ${JSON.stringify(extId)} differs from spec.apiId ${JSON.stringify(spec.apiId)}`,
+        hint: "the gateway refuses a definition whose id does not match the API it patches: make them equal, or drop info.id",
+      },
+    ];
+  },
+  attach: (spec, document) => ({ ...spec, definition: document }),
+};
 
 /** Operation 1: PATCH {base_url}/gw/apis/oas/{apiID}. The API must exist already. */
 export const apiDefinitionKind: KindModule = {
@@ -11,6 +39,7 @@ export const apiDefinitionKind: KindModule = {
   serverOwnedFields: [],
   deprecatedFields: {},
   references: () => [],
+  postApply: apiDefinitionChecks,
   identity: (spec) => `api:${str(spec, "apiId")}`,
   request(spec: Spec): KindRequest {
     const query = Object.fromEntries(Object.entries((spec.query ?? {}) as Spec).map(([k, v]) => [k, typeof v === "string" ? v.trim() : String(v)]));
@@ -24,6 +53,7 @@ export const apiDefinitionKind: KindModule = {
       notes: [],
     };
   },
+  attached: openApiDocument,
   deactivation: {
     operation: "patchApi",
     field: "definition.x-gw-api-gateway.info.state.active",

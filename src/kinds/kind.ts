@@ -4,7 +4,7 @@
  */
 import type { OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
-import type { PathSegment } from "../load/yaml-reader.js";
+import type { PathSegment } from "../field-path.js";
 
 export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
 
@@ -110,6 +110,67 @@ export interface ServerId {
   readonly param?: string;
 }
 
+/** One post-apply check's result. */
+export interface CheckResult {
+  readonly method: string;
+  readonly path: string;
+  readonly expected: number;
+  /** 0 when no answer came for it. */
+  readonly status: number;
+  readonly ok: boolean;
+}
+
+/** The health of a resource after an apply: the result of its kind's post-apply checks. */
+export interface HealthResult {
+  readonly id: string;
+  readonly ok: boolean;
+  readonly checkedAt: string;
+  readonly checks: readonly CheckResult[];
+  /** Why the checks could not run, when they could not. */
+  readonly error?: string;
+}
+
+/** The answer to a post-apply check request: a status and its parsed body, or why there is none. */
+export type CheckAnswer = { readonly status: number; readonly body: unknown } | { readonly error: string };
+
+/**
+ * Checks run after a resource of this kind was applied, as one request to its interface. Pure:
+ * the kind says what to send (`anonymous`: without the interface credential) and reads the
+ * answer; the apply sends it.
+ */
+export interface PostApplyChecks {
+  /** The request, `{ error }` when the checks cannot run, or undefined when the spec asks for none. */
+  request(spec: Spec): { readonly method: string; readonly path: string; readonly body: unknown; readonly anonymous?: boolean } | { readonly error: string } | undefined;
+  /** The checks' results from the answer. */
+  results(spec: Spec, answer: CheckAnswer): { readonly checks: readonly CheckResult[]; readonly error?: string };
+}
+
+/**
+ * A document a resource carries besides its spec (ApiDefinition: its OpenAPI body), written
+ * inline or in a file the spec names. Loading reads the file; validation checks the document
+ * against `schema`, then by `format`, then by `check`; the resource then carries it `attach`ed.
+ */
+export interface AttachedDocument {
+  /** The file named by the spec, relative to the resource's file, as written. */
+  file(spec: Spec): string | undefined;
+  /** Where that name is written, from the resource root. */
+  readonly fileField: readonly PathSegment[];
+  /** Where an inline document is written, from the resource root. */
+  readonly inlineField: readonly PathSegment[];
+  /** The schema (file#/pointer under `schemas/`) a document must match. */
+  readonly schema: string;
+  /** The format checker that runs after the schema passed. */
+  readonly format: "openapi";
+  /** Whether a document without `kind` looks like one (a file some resource may name). */
+  looksLike(value: Readonly<Record<string, unknown>>): boolean;
+  /** What to say about such a document that no resource names. */
+  readonly unnamed: { readonly message: string; readonly hint: string };
+  /** Rules between the document and the spec; paths from the document's root. */
+  check(document: unknown, spec: Spec): RuleFinding[];
+  /** The spec with the document in place. */
+  attach(spec: Spec, document: unknown): Spec;
+}
+
 export interface KindModule {
   readonly kind: KindName;
   /** File name under `schemas/`. */
@@ -144,6 +205,10 @@ export interface KindModule {
   readonly serverId?: ServerId;
   /** How an orphan is switched off under `orphans: deactivate`; absent when it cannot be. */
   readonly deactivation?: Deactivation;
+  /** Checks run after an apply of this kind; their result is the resource's health. */
+  readonly postApply?: PostApplyChecks;
+  /** The document this kind carries besides its spec, if any. */
+  readonly attached?: AttachedDocument;
 }
 
 /** `a, b ,c` → `a,b,c`: equivalent CSV spellings compare equal. */

@@ -5,10 +5,10 @@
  */
 import { readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { isInside } from "../file-paths.js";
 import { registerSecret } from "../secrets/redactor.js";
 import { envRefusal, fileRefusal } from "../secrets/scope.js";
 import type { SecretScope } from "../secrets/scope.js";
-import { isInside } from "../source/directory.js";
 
 export type SecretProvider = "env" | "file";
 

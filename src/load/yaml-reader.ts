@@ -9,6 +9,7 @@ import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments
 import type { Document, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
+import type { PathSegment } from "../field-path.js";
 
 export interface ReadLimits {
   /** Largest alias expansion count accepted in one document. */
@@ -32,7 +33,6 @@ export interface ParsedFile {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-export type PathSegment = string | number;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -207,8 +207,12 @@ export function nestingDepth(value: unknown, cap: number): number {
  */
 export class Locator {
   private readonly trees = new Map<string, { docs: Document.Parsed[]; lineCounter: LineCounter }>();
+  private readonly textOf: (file: string) => string | undefined;
 
-  constructor(private readonly texts: ReadonlyMap<string, string>) {}
+  /** `texts`: the files' texts, or a function that reads one when a position is asked for. */
+  constructor(texts: ReadonlyMap<string, string> | ((file: string) => string | undefined)) {
+    this.textOf = typeof texts === "function" ? texts : (file) => texts.get(file);
+  }
 
   locate(file: string, docIndex: number, path: readonly PathSegment[], opts: { key?: boolean } = {}): { line: number; column: number } | undefined {
     const tree = this.tree(file);
@@ -245,7 +249,7 @@ export class Locator {
   private tree(file: string): { docs: Document.Parsed[]; lineCounter: LineCounter } | undefined {
     let tree = this.trees.get(file);
     if (tree === undefined) {
-      const text = this.texts.get(file);
+      const text = this.textOf(file);
       if (text === undefined) return undefined;
       const lineCounter = new LineCounter();
       try {

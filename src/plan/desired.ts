@@ -5,17 +5,18 @@
  * bodies (`Outgoing`) stay here for the apply.
  */
 import { randomBytes } from "node:crypto";
+import { adoptAnnotation } from "../adopt/adoption.js";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, KindRequest, Spec } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { PathSegment } from "../load/yaml-reader.js";
+import type { PathSegment } from "../field-path.js";
 import { findSecretRefs, formatRef, resolveSecretString, SecretResolutionError } from "../load/secret-refs.js";
 import type { SecretSource } from "../load/secret-refs.js";
 import type { StateSnapshot } from "../record/state.js";
-import { formatPath } from "../validate/schema-registry.js";
+import { formatPath } from "../field-path.js";
 import { contentHash, redact } from "./sensitive.js";
 
 export interface Desired {
@@ -28,6 +29,8 @@ export interface Desired {
   readonly hash: string;
   readonly dependsOn: readonly string[];
   readonly source: { readonly file: string; readonly line: number };
+  /** The server id the `gatesync.dev/adopt` annotation adopts. */
+  readonly adopt?: string;
 }
 
 /** What the apply sends: bodies with secrets, keyed by resource id. Never logged or stored. */
@@ -116,6 +119,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       hash: contentHash(compare),
       dependsOn: [...new Set(kind.references(r.spec).map((ref) => `${ref.kind}/${ref.name}`))].sort(),
       source: { file: r.source.file, line: r.source.line },
+      ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
     };
     const out: Outgoing = { body, query: request.query, secrets };
     desired.push(d);

@@ -1,7 +1,7 @@
 /** Field-level differences between two JSON values (sensitive markers compare by hash). */
 import { isDeepStrictEqual } from "node:util";
-import type { PathSegment } from "../load/yaml-reader.js";
-import { formatPath } from "../validate/schema-registry.js";
+import type { PathSegment } from "../field-path.js";
+import { formatPath } from "../field-path.js";
 import { isSensitiveMarker } from "./sensitive.js";
 
 export interface FieldChange {

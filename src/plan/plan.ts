@@ -11,15 +11,19 @@ import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule, knownKind } from "../kinds/registry.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { PlanSelection } from "../select/selection.js";
+import { adoptionClaims, planAdoption } from "../adopt/adoption.js";
+import type { AdoptionClaims } from "../adopt/adoption.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
+import { classified, isBreaking } from "./breaking/classify.js";
+import type { BreakingChange, Compatibility } from "./breaking/types.js";
 import { planWaves } from "./graph.js";
 import { canonicalJson, containsSensitive, isSensitiveMarker } from "./sensitive.js";
 
 export const planFormatVersion = 1;
 
-export type Action = "create" | "update" | "no-op" | "blocked" | "orphan";
+export type Action = "create" | "update" | "no-op" | "blocked" | "orphan" | "adopt";
 
 export interface PlannedOperation {
   readonly name: OperationName;
@@ -45,7 +49,13 @@ export interface PlannedChange {
   readonly quotaReset?: boolean;
   /** Orphan deactivated under `orphans: deactivate`. */
   readonly deactivate?: boolean;
+  /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
+  readonly adopt?: { readonly serverId: string; readonly source: "repository" | "command" };
   readonly fields: readonly FieldChange[];
+  /** Updates of ApiDefinition, OrgKey and OAuthClient: what the change does to consumers. */
+  readonly compatibility?: Compatibility;
+  /** The breaking part of `compatibility` (present, maybe empty, whenever it is). */
+  readonly breaking?: readonly BreakingChange[];
   readonly reason?: string;
   readonly hint?: string;
   readonly notes: readonly string[];
@@ -72,8 +82,12 @@ export interface PlanSummary {
   readonly noop: number;
   readonly blocked: number;
   readonly orphan: number;
+  /** Absent in plans saved before adoption existed. */
+  readonly adopt?: number;
   readonly deactivate: number;
   readonly quotaResets: number;
+  /** Changes with at least one breaking change. */
+  readonly breaking: number;
   readonly calls: CallCounts;
 }
 
@@ -120,7 +134,7 @@ export interface PlanScope {
 
 /** Does the change call the server? */
 export function isExecutable(c: PlannedChange): boolean {
-  return c.operation !== undefined && (c.action === "create" || c.action === "update" || (c.action === "orphan" && c.deactivate === true));
+  return c.operation !== undefined && (c.action === "create" || c.action === "update" || c.action === "adopt" || (c.action === "orphan" && c.deactivate === true));
 }
 
 /** Fills a path template; a parameter without a value stays `{name}` (values are encoded, so a brace is always one). */
@@ -169,13 +183,20 @@ function plannedOperation(name: OperationName, address: Readonly<Record<string, 
 const inDoubtHint = (id: string): string =>
   `find out whether the object exists on the server: if it does, record it with \`gatesync state resolve ${id} --id <server id>\`; if it does not, \`gatesync state resolve ${id} --forget\` lets the next apply create it`;
 
-function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean): Omit<PlannedChange, "wave"> {
+function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean, claims: AdoptionClaims): Omit<PlannedChange, "wave"> {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
   const notes = [...(req.notes ?? [])];
   const address = { ...req.address, ...record?.address };
   if (record?.status === "in-doubt") {
     return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
+  }
+  const adoption = planAdoption(d, record, claims);
+  if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };
+  if (adoption?.action === "adopt") {
+    const fields = Object.keys(req.compare).sort().flatMap((k) => diffValues(undefined, req.compare[k], [k]));
+    const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, batching) };
+    return { ...base, action: "adopt", adopt: { serverId: adoption.serverId, source: adoption.source }, ...operation, fields, notes: [...notes, adoption.note] };
   }
   const applied = record?.applied;
   if (applied === undefined) {
@@ -224,6 +245,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     operation: plannedOperation(req.update, address, req.query, triggerChanged, batching),
     ...(triggerChanged ? { quotaReset: true } : {}),
     fields,
+    ...(fields.length > 0 ? classified(d.kind, applied, req.compare) : {}),
     notes,
   };
 }
@@ -290,7 +312,8 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   const waveOf = new Map<string, number>();
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
-  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true)), wave: waveOf.get(d.id) ?? 1 }));
+  const claims = adoptionClaims(desired, state);
+  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true, claims)), wave: waveOf.get(d.id) ?? 1 }));
   const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const orphanWave = waves.waves.length + 1;
   for (const record of state.resources.values()) {
@@ -305,8 +328,10 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     noop: count("no-op"),
     blocked: count("blocked"),
     orphan: count("orphan"),
+    adopt: count("adopt"),
     deactivate: changes.filter((c) => c.deactivate === true).length,
     quotaResets: changes.filter((c) => c.quotaReset === true).length,
+    breaking: changes.filter(isBreaking).length,
     calls: countCalls(changes, options.batch),
   };
   return {
@@ -325,7 +350,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
 
 /** Executable changes exist: what --detailed-exitcode reports as 2. */
 export function hasChanges(plan: Plan): boolean {
-  return plan.changes.some(isExecutable);
+  return plan.changes.some((c) => isExecutable(c) || c.action === "adopt");
 }
 
 /** Blocked changes exist: the repository asks for something no apply will do (exit code 3). */

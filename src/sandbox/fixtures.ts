@@ -3,7 +3,8 @@ import { readFile } from "node:fs/promises";
 import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
-import { SchemaRegistry, formatPath } from "../validate/schema-registry.js";
+import { formatPath } from "../field-path.js";
+import { SchemaRegistry } from "../validate/schema-registry.js";
 
 export interface FixtureApi {
   readonly id: string;

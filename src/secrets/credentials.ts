@@ -5,6 +5,7 @@
  */
 import type { GatesyncConfig } from "../config/config.js";
 import { registerSecret } from "./redactor.js";
+import { notificationVariables } from "../notify/config.js";
 
 /** The variable that holds the key of the keyed hashes (see plan/desired.ts). */
 export const hashKeyVariable = "GATESYNC_HASH_KEY";
@@ -37,7 +38,7 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [config.server.syncTokenEnv, "server.syncTokenEnv"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],
   ];
-  return found.flatMap(([name, setting]) => (name === undefined ? [] : [{ name, setting }]));
+  return [...found.flatMap(([name, setting]) => (name === undefined ? [] : [{ name, setting }])), ...notificationVariables(config.notifications)];
 }
 
 /** Every file the config itself uses: none may be read by `${file:}`. */

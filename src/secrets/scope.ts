@@ -7,7 +7,7 @@
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
-import { isInside } from "../source/directory.js";
+import { isInside } from "../file-paths.js";
 import { credentialFiles, credentialVariables } from "./credentials.js";
 import type { CredentialFile } from "./credentials.js";
 

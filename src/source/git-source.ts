@@ -93,6 +93,17 @@ export class GitSource implements Source {
   }
 
   /** One `ls-remote`: has the followed ref stayed at the last commit? (A pinned commit always has.) */
+  async commitsBetween(from: string, to: string): Promise<number | undefined> {
+    if (!/^[0-9a-f]{7,64}$/.test(from) || !/^[0-9a-f]{7,64}$/.test(to)) return undefined;
+    try {
+      const n = Number((await this.git(this.dir).raw(["rev-list", "--count", `${from}..${to}`])).trim());
+      return Number.isInteger(n) && n >= 0 ? n : undefined;
+    } catch {
+      // the applied commit is gone from the history (force-push): unknown
+      return undefined;
+    }
+  }
+
   private async unchanged(last: SourceSnapshot): Promise<boolean> {
     if (this.opts.commit !== undefined) return true;
     if (this.opts.branch === undefined && this.opts.tag === undefined) return false;

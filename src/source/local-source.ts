@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { watch as chokidarWatch } from "chokidar";
 import type { FSWatcher } from "chokidar";
-import { listResourceFiles } from "./directory.js";
+import { listResourceFiles } from "../load/list-files.js";
 import type { Source, SourceSnapshot } from "./source.js";
 
 export class LocalSource implements Source {

@@ -18,6 +18,8 @@ export interface Source {
   fetch(): Promise<SourceSnapshot>;
   /** Calls `onChange` when the files change (sources that can watch). */
   watch?(onChange: () => void): void;
+  /** Commits in `to` that `from` lacks (git sources); undefined when it cannot tell. */
+  commitsBetween?(from: string, to: string): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

@@ -7,8 +7,9 @@ import { fileURLToPath } from "node:url";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import type { ErrorObject, ValidateFunction } from "ajv";
 import addFormatsModule from "ajv-formats";
-import { closest, distance } from "fastest-levenshtein";
-import type { PathSegment } from "../load/yaml-reader.js";
+import { closest } from "fastest-levenshtein";
+import type { PathSegment } from "../field-path.js";
+import { similar } from "../similar.js";
 
 // ajv-formats is CommonJS: its default export arrives as the module object.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
@@ -180,21 +181,4 @@ function describe(e: ErrorObject): SchemaIssue {
     default:
       return { path, key: false, message: custom === undefined ? (e.message ?? e.keyword) : `${show(e.data)}: ${custom}` };
   }
-}
-
-export function similar(a: string, b: string): boolean {
-  const la = a.toLowerCase();
-  const lb = b.toLowerCase();
-  return distance(la, lb) <= Math.max(2, Math.floor(Math.max(la.length, lb.length) / 3)) || la.includes(lb) || lb.includes(la);
-}
-
-/** Dotted display form of a path: `spec.APIDetails[0].apiRef`. */
-export function formatPath(path: readonly PathSegment[]): string {
-  let out = "";
-  for (const seg of path) {
-    if (typeof seg === "number") out += `[${seg}]`;
-    else if (/^[A-Za-z_$][\w$-]*$/.test(seg)) out += out === "" ? seg : `.${seg}`;
-    else out += `[${JSON.stringify(seg)}]`;
-  }
-  return out;
 }

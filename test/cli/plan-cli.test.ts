@@ -9,6 +9,7 @@ import { rawStateText } from "../helpers/state-file.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { runCli } from "../helpers/cli.js";
+import { tableCells } from "../helpers/markdown.js";
 import { doc, recordPlan } from "../helpers/plan.js";
 import { exampleSecrets } from "../helpers/apply.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -153,6 +154,16 @@ describe("the merge-request plan jobs in examples/ci", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^### gatesync plan/);
-    expect(JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8"))).toMatchObject({ changes: expect.any(Array) as unknown });
+    const saved = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as { changes: Array<{ id: string; action: string; operation?: { method: string; path: string; query: string } }> };
+    expect(saved).toMatchObject({ changes: expect.any(Array) as unknown });
+    // rendered as GitHub renders it: every call cell reads as the call itself, `&` and all
+    const rows = tableCells(r.stdout).slice(1);
+    const shown = saved.changes.filter((c) => c.action !== "no-op");
+    expect(rows.map((cells) => cells[1])).toEqual(shown.map((c) => c.id));
+    for (const [i, c] of shown.entries()) {
+      if (c.operation !== undefined) expect(rows[i]?.[3]).toMatch(new RegExp(`^${(c.operation.method + " " + c.operation.path + c.operation.query).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}( \\[.*\\])?$`));
+    }
+    expect(rows.some((cells) => cells[3]?.includes("&mockResponse=true"))).toBe(true);
+    expect(rows.flat().join(" ")).not.toContain("&amp;");
   });
 });

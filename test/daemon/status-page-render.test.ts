@@ -3,7 +3,8 @@
  * text on the page, never markup; stored values are shown capped; the run history folds quiet
  * runs and follows a resource's changes.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { redactor, registerSecret } from "../../src/secrets/redactor.js";
 import { escapeHtml, html, rootOf } from "../../src/daemon/ui/html.js";
 import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/daemon/ui/resource-page.js";
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
@@ -42,6 +43,8 @@ function row(over: Partial<ResourceRow> = {}): ResourceRow {
   };
 }
 
+afterEach(() => redactor.clear());
+
 describe("status page drawing", () => {
   it("escapes every interpolated value", () => {
     expect(escapeHtml(hostile)).not.toMatch(/[<>"']/);
@@ -50,6 +53,17 @@ describe("status page drawing", () => {
     expect(page).not.toContain("<script>");
     expect(page).not.toContain("<img");
     expect(page).toContain("&lt;script&gt;");
+  });
+
+  it("passes every value through the redaction layer before escaping it", () => {
+    const secret = `tok&en<"value">-42`;
+    registerSecret(secret);
+    const echoed = row({ record: { ...row().record!, error: `422 the portal says: header ${secret} is not allowed`, response: { echo: { Authorization: secret, url: `https://h/?t=${encodeURIComponent(secret)}` } } } });
+    const page = resourcePage(echoed, []).text;
+    expect(page).not.toContain(secret);
+    expect(page).not.toContain(escapeHtml(secret));
+    expect(page).not.toContain(encodeURIComponent(secret));
+    expect(page).toContain("[redacted]");
   });
 
   it("shows sensitive markers as (sensitive) and caps long values", () => {

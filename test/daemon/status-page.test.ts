@@ -86,7 +86,7 @@ targets:
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY }
 state: { backend: sqlite, path: ./state/state.db }
-secrets: { fileRoot: ./secrets }
+secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }
 schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
 retries: { max: 1, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 20000 }

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { renderPlan, renderMarkdown, markdownLimit } from "../../src/plan/render.js";
+import { fences, listItems, renderHtml, tableCells } from "../helpers/markdown.js";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -46,12 +47,32 @@ describe("renderers", () => {
 
   it("writes markdown with a summary table and one collapsible section per changed resource, fences safe from backticks", async () => {
     const md = renderPlan(await samplePlan(), "markdown");
-    expect(md).toContain("| ✏️ | `ApiDefinition/petstore` | update | `PATCH /gw/apis/oas/petstore-v1?listenPath=%2Fpetstore%2F [batch]` |");
+    // as GitHub renders it (CommonMark + GFM tables): the cells read as plain text
+    expect(tableCells(md)).toEqual([
+      ["", "resource", "action", "call"],
+      ["✏️", "ApiDefinition/petstore", "update", "PATCH /gw/apis/oas/petstore-v1?listenPath=%2Fpetstore%2F [batch]"],
+      ["➕", "OrgKey/acme", "create", "POST /gw/org/keys/k?reset_quota=1 [batch, quota reset]"],
+      ["⛔", "ApiProduct/shop", "blocked", "the portal interface offers no update for API products; the object was created before"],
+    ]);
     expect(md.match(/<details>/g)).toHaveLength(3);
-    // a value with ``` inside is fenced by a longer fence
-    expect(md).toContain("````diff");
-    expect(md).toContain('~ Content: "<p>a | b</p>" → "<p>changed</p>"');
+    // a value with ``` inside is fenced by a longer fence, and each block parses back whole
+    const blocks = fences(md);
+    expect(blocks.map((b) => b.info)).toEqual(["diff", "diff", "diff"]);
+    expect(blocks[0]?.content).toContain('+ definition.info.title: "```Pet``` store"');
+    // an update is a - line and a + line, which GitHub colours
+    expect(blocks[2]?.content).toContain('- Content: "<p>a | b</p>"\n+ Content: "<p>changed</p>"\n');
     expect(md).toContain("commit `0123456789ab`");
+    expect(renderHtml(md)).toContain("<summary>✏️ <code>ApiDefinition/petstore</code> — update (1 field)</summary>");
+  });
+
+  it("keeps every cell literal whatever the values hold: ampersands, pipes, backticks, angle brackets, emphasis", async () => {
+    const nasty = "a&b | `c` ``d`` <e> *f* _g_ [h](i) &amp;";
+    const set = await desiredFrom({ "w.yaml": doc("ApiDefinition", "w", `apiId: "${nasty.replace(/"/g, '\\"')}"\nquery: { listenPath: "/x/?a=1&b=2" }\ndefinition:\n  openapi: 3.0.3\n  info: { title: T, version: "1" }\n  paths: {}`) });
+    const md = renderMarkdown(planFor(set));
+    const row = tableCells(md)[1] ?? [];
+    expect(row[2]).toBe("update");
+    expect(row[3]).toBe(`PATCH /gw/apis/oas/${encodeURIComponent(nasty)}?listenPath=%2Fx%2F%3Fa%3D1%26b%3D2`);
+    expect(md).not.toContain("&amp;");
   });
 
   it("stays under 65,000 characters on a large plan and says what it cut", async () => {
@@ -62,6 +83,25 @@ describe("renderers", () => {
     expect(md.length).toBeLessThanOrEqual(markdownLimit);
     expect(md).toMatch(/\*\*\d+ of 1500 changed resources are not detailed here\*\*: the comment would pass 65,000 characters/);
     expect(md).toMatch(/and \d+ more rows not shown/);
+  });
+
+  it("marks a breaking update on its row and lists its breaking changes first, as list items GitHub renders", async () => {
+    const withOp = petstore.replace("paths: {}", "paths: { /pets: { get: { responses: { '200': { description: ok } } }, post: { responses: { '201': { description: ok } } } } }");
+    const before = await desiredFrom({ "a.yaml": withOp });
+    const state = recordPlan(planFor(before), before.desired, emptyState);
+    const after = await desiredFrom({ "a.yaml": withOp.replace(", post: { responses: { '201': { description: ok } } }", "").replace("listenPath: /petstore/", "listenPath: /pets/") });
+    const plan = planFor(after, state);
+    const md = renderMarkdown(plan);
+    expect(tableCells(md)[1]).toEqual(["✏️", "ApiDefinition/petstore", "update ⚠ breaking", "PATCH /gw/apis/oas/petstore-v1?listenPath=%2Fpets%2F"]);
+    expect(listItems(md)).toEqual([
+      "query.listenPath — the listen path changed from /petstore/ to /pets/: callers of the old path get 404",
+      'definition.paths["/pets"].post — [Removed] operation POST /pets',
+    ]);
+    expect(md).toContain("<details open><summary>✏️ <code>ApiDefinition/petstore</code> — update <b>⚠ breaking</b> (2 fields)</summary>");
+    expect(plan.summary.breaking).toBe(1);
+    const text = renderPlan(plan, "text");
+    expect(text).toContain("~ ApiDefinition/petstore  update  PATCH /gw/apis/oas/petstore-v1?listenPath=%2Fpets%2F  ⚠ breaking");
+    expect(text).toContain("Plan: 0 to create, 1 to update (1 ⚠ breaking), 0 blocked, 0 orphaned, 0 unchanged.");
   });
 
   it("says plainly when nothing changes", async () => {

@@ -1,8 +1,10 @@
 /**
- * HTML for the status page: a tagged template that escapes every interpolated value unless it
- * is already `Html`, and the page layout. No inline script or style anywhere: the page runs
+ * HTML for the status page: a tagged template that scrubs (the redaction layer) and escapes
+ * every interpolated value unless it is already `Html`, and the page layout. No inline script or style anywhere: the page runs
  * under a Content-Security-Policy that allows only the daemon's own script and stylesheet.
  */
+
+import { scrubText } from "../../secrets/redactor.js";
 
 /** A fragment that is already safe HTML. */
 export class Html {
@@ -24,7 +26,8 @@ function render(part: Part): string {
   if (part === undefined || part === null || part === false) return "";
   if (part instanceof Html) return part.text;
   if (Array.isArray(part)) return (part as readonly Part[]).map(render).join("");
-  return escapeHtml(String(part));
+  // the redaction layer sees every value before it is escaped (escaping would hide its forms)
+  return escapeHtml(scrubText(String(part)));
 }
 
 /** `html\`<p>${value}</p>\`` with `value` escaped. */

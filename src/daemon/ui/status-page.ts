@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { scrubText as scrub } from "../../secrets/redactor.js";
 import { html, layout, rootOf } from "./html.js";
 import type { Html, PageContext } from "./html.js";
 import { overviewPage } from "./overview-page.js";
@@ -19,8 +20,6 @@ import { loadView } from "./view.js";
 import type { View, ViewDeps } from "./view.js";
 
 export interface StatusPageOptions extends ViewDeps {
-  /** The redaction layer: applied to every page before it leaves the process. */
-  readonly scrub?: (text: string) => string;
   /** Live listeners (server-sent event streams) at once; more get 503. */
   readonly maxListeners?: number;
   /** Told when a page cannot be drawn (a bug). */
@@ -70,7 +69,6 @@ function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["h
 }
 
 export function statusPage(opts: StatusPageOptions): StatusPage {
-  const scrub = opts.scrub ?? ((t: string) => t);
   const maxListeners = opts.maxListeners ?? 32;
   const send = (req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer | string): void => {
     const buf = typeof body === "string" ? Buffer.from(body) : body;

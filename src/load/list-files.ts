@@ -8,6 +8,7 @@ import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCode, LoadError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
+import { isInside, toPosix } from "../file-paths.js";
 
 export const resourceExtensions = [".yaml", ".yml", ".json"] as const;
 
@@ -26,15 +27,6 @@ export interface ListOptions {
   /** Nothing outside it may be read (the repository); defaults to the root. */
   readonly boundary?: string;
   readonly maxFiles: number;
-}
-
-export function isInside(child: string, parent: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
-
-export function toPosix(p: string): string {
-  return p.split(path.sep).join("/");
 }
 
 /**

@@ -1,0 +1,123 @@
+/**
+ * Whole-process figures, as users meet them: `gatesync validate` and `gatesync plan --dir`
+ * spawned cold (the compiled CLI), beside a process that only parses the same files with
+ * `yaml` on one thread — the floor every ratio is taken to, measured in the same run. Wall
+ * time, CPU time (user + system) and peak RSS come from /usr/bin/time.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import { configFromDocument } from "../src/config/config.js";
+import { EnvFileSecretSource } from "../src/load/secret-refs.js";
+import { prepareDesired } from "../src/plan/desired.js";
+import { openStateBackend } from "../src/record/open-backend.js";
+import { appliedRecord } from "../src/record/record.js";
+import { RepositoryValidator } from "../src/validate/validate-repository.js";
+import type { Generated } from "./generate.js";
+import type { Figure } from "./figures.js";
+import { figure } from "./figures.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const cli = path.resolve(here, "../bin/gatesync.js");
+
+export interface ProcessSample {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly peakRssMb: number;
+}
+
+export interface ProcessFigures {
+  readonly wallMs: Figure;
+  readonly cpuMs: Figure;
+  readonly peakRssMb: Figure;
+}
+
+/** Runs `node args` under /usr/bin/time; fails unless it exits with one of `codes`. */
+export async function measureProcess(args: readonly string[], env: Record<string, string>, codes: readonly number[] = [0]): Promise<ProcessSample & { stdout: string }> {
+  const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-time-"));
+  const out = path.join(dir, "time");
+  try {
+    const child = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", out, process.execPath, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+    const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
+    if (!codes.includes(code)) throw new Error(`node ${args.join(" ")} exited ${code}: ${stderr.slice(0, 2000)}${stdout.slice(0, 500)}`);
+    const [wall = "0", user = "0", sys = "0", rssKb = "0"] = (await readFile(out, "utf8")).trim().split("\n").pop()!.split(" ");
+    return { wallMs: Number(wall) * 1000, cpuMs: (Number(user) + Number(sys)) * 1000, peakRssMb: Number(rssKb) / 1024, stdout };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+
+/** A gatesync.yaml for `plan --dir`/`apply --dir` with its state at `statePath` and targets at `urls`. */
+export async function writeBenchConfig(dir: string, urls: { gateway: string; portal: string; dashboard: string; llm: string }): Promise<string> {
+  const file = path.join(dir, "gatesync.yaml");
+  const config = [
+    "apiVersion: gatesync.dev/v1",
+    "kind: GatesyncConfig",
+    `source: { directory: ${JSON.stringify(dir)} }`,
+    "targets:",
+    `  gateway: { url: ${JSON.stringify(urls.gateway)}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 }, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
+    `  portal: { url: ${JSON.stringify(urls.portal)}, credentialEnv: PORTAL_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
+    `  dashboard: { url: ${JSON.stringify(urls.dashboard)}, tokenEnv: DASH_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
+    `  llm: { url: ${JSON.stringify(urls.llm)}, credentialEnv: LLM_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
+    "",
+  ].join("\n");
+  await writeFile(file, config);
+  return file;
+}
+
+/** Fills the config's state with a record per resource, as if everything had been applied. */
+export async function seedState(configFile: string, g: Generated, env: Record<string, string>): Promise<number> {
+  const raw = parse(await readFile(configFile, "utf8")) as Record<string, unknown>;
+  const config = configFromDocument(raw, configFile, path.dirname(configFile));
+  const validator = new RepositoryValidator();
+  const secrets = new EnvFileSecretSource(env, g.root);
+  const result = await validator.validate({ root: g.root, secrets: { source: secrets, missing: "error" } });
+  await validator.close();
+  const hashKey = "bench-hash-key";
+  const desired = prepareDesired(result.resources, { secrets, hashKey, appTypeProviders: new Set() });
+  const now = new Date().toISOString();
+  const state = openStateBackend(config, env);
+  const lock = await state.lock("bench");
+  try {
+    await state.initialise(hashKey);
+    await state.replaceAll({ lineage: "bench", serial: 1, hashKey, resources: new Map(desired.desired.map((d) => [d.id, appliedRecord(d, undefined, { now, quotaReset: true })])) });
+  } finally {
+    await lock.release();
+    await state.close();
+  }
+  return desired.desired.length;
+}
+
+export interface ColdFigures {
+  readonly floor: ProcessFigures;
+  readonly validate: ProcessFigures;
+  readonly plan?: ProcessFigures;
+}
+
+/** The floor, cold validate and (given a config with a seeded state) cold plan --dir, `n` times each, interleaved. */
+export async function coldFigures(g: Generated, n: number, env: Record<string, string>, planConfig?: string): Promise<ColdFigures> {
+  const floor: ProcessSample[] = [];
+  const validate: ProcessSample[] = [];
+  const plan: ProcessSample[] = [];
+  for (let i = 0; i < n; i++) {
+    // interleaved, so that a change of the machine's load touches all three alike
+    floor.push(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
+    validate.push(await measureProcess([cli, "validate", g.root], env));
+    if (planConfig !== undefined) {
+      const run = await measureProcess([cli, "plan", "-c", planConfig, "--dir", g.root, "--format", "json"], env);
+      const summary = (JSON.parse(run.stdout) as { summary?: Record<string, number> }).summary;
+      if (summary !== undefined && (summary.create ?? 0) + (summary.update ?? 0) > 0) throw new Error(`plan against the seeded state has changes: ${JSON.stringify(summary)}`);
+      plan.push(run);
+    }
+  }
+  const figures = (samples: ProcessSample[]): ProcessFigures => ({ wallMs: figure(samples.map((s) => s.wallMs)), cpuMs: figure(samples.map((s) => s.cpuMs)), peakRssMb: figure(samples.map((s) => s.peakRssMb)) });
+  return { floor: figures(floor), validate: figures(validate), ...(planConfig === undefined ? {} : { plan: figures(plan) }) };
+}

@@ -1,0 +1,102 @@
+/**
+ * The batchable changes of one wave, in batch calls, until each settles: each batch's results
+ * settle as soon as it returns; sub-requests to retry go round again (through the batch route
+ * while it works); once the route proves unavailable, the rest goes as direct calls.
+ */
+import type { Logger } from "../logger.js";
+import type { PlannedChange } from "../plan/plan.js";
+import type { BatchItem, BatchResult, BatchSender } from "./batch.js";
+import { chunk, relativeUrl } from "./batch.js";
+import type { CallOutcome } from "./http-client.js";
+import type { Sender } from "./sender.js";
+
+export class Batcher {
+  /** Off for the rest of the run once the batch route proves unavailable. */
+  active = true;
+  /** Why batching went off, when it did. */
+  fallback: string | undefined;
+
+  constructor(
+    private readonly sender: Sender,
+    private readonly batch: BatchSender,
+    private readonly logger: Logger,
+  ) {}
+
+  private itemOf(c: PlannedChange): BatchItem {
+    const req = this.sender.requestOf(c);
+    return { id: c.id, method: req.method, relativeUrl: relativeUrl(req.path), body: req.body === undefined ? undefined : JSON.stringify(req.body) };
+  }
+
+  async run(changes: readonly PlannedChange[]): Promise<void> {
+    const { halt } = this.sender.opts;
+    const attempts = new Map(changes.map((c) => [c.id, 0]));
+    const state = { throttled: 0, delay: 0 };
+    let pending = [...changes];
+    while (pending.length > 0) {
+      if (halt.aborted) {
+        for (const c of pending) this.sender.skipped.add(c.id);
+        return;
+      }
+      const byId = new Map(pending.map((c) => [c.id, c]));
+      const next: PlannedChange[] = [];
+      state.delay = 0;
+      const batches = chunk(pending.map((c) => this.itemOf(c)), this.batch.settings.maxSize);
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the gateway queue every batch call goes through
+      await Promise.all(batches.map((items) => this.sendAndSettle(items, byId, attempts, state, next)));
+      if (next.length > 0 && state.delay > 0) await this.sender.wait(state.delay);
+      pending = this.active ? next : [];
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
+      if (!this.active && next.length > 0) await Promise.all(next.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id)!))));
+    }
+  }
+
+  private async sendAndSettle(items: BatchItem[], byId: ReadonlyMap<string, PlannedChange>, attempts: Map<string, number>, state: { throttled: number; delay: number }, next: PlannedChange[]): Promise<void> {
+    const { recorder, halt } = this.sender.opts;
+    const group = items.map((i) => byId.get(i.id)!);
+    let result: BatchResult;
+    try {
+      result = await this.batch.send(items, halt, async () => {
+        // eslint-disable-next-line no-restricted-syntax -- bounded by the batch size: at most one intent (a state write, no call) per change
+        await Promise.all(group.map((c) => recorder.intent(c)));
+      });
+    } catch (err) {
+      await this.sender.notSent(err, group, true);
+      return;
+    }
+    const queue = this.sender.opts.interfaces.queue("gateway");
+    const batchOutcome: CallOutcome = result.kind === "whole" ? result.outcome : { kind: "answered", status: result.kind === "results" ? 200 : 0, retryAfterMs: undefined, body: undefined, text: "" };
+    if (result.kind === "unavailable") {
+      this.sender.observe(queue, "batch", batchOutcome, group.length);
+      if (this.fallback === undefined) {
+        this.fallback = result.why;
+        this.logger.warn({ reason: result.why }, "batch route unavailable: falling back to direct calls for the rest of the run");
+      }
+      this.active = false;
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
+      await Promise.all(group.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id)!))));
+      return;
+    }
+    // settled together: their state writes share one journal write and fsync
+    const settling: Array<Promise<void>> = [];
+    const throttledBefore = state.throttled;
+    for (const c of group) {
+      const outcome = result.kind === "whole" ? result.outcome : result.outcomes.get(c.id)!;
+      const attempt = attempts.get(c.id)!;
+      const { verdict, throttle } = this.sender.judgeOutcome(c, outcome, attempt, throttledBefore, queue);
+      if (throttle) state.throttled = throttledBefore + 1;
+      if (verdict.kind === "retry") {
+        this.sender.retries++;
+        if (!verdict.pause) {
+          attempts.set(c.id, attempt + 1);
+          state.delay = Math.max(state.delay, verdict.delayMs);
+        }
+        next.push(c);
+      } else {
+        settling.push(recorder.settle(c, verdict, outcome, attempt + 1, true));
+      }
+    }
+    this.sender.observe(queue, "batch", batchOutcome, group.length);
+    // eslint-disable-next-line no-restricted-syntax -- state writes of one batch's results, no calls; they share one commit
+    await Promise.all(settling);
+  }
+}

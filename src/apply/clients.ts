@@ -1,0 +1,93 @@
+/**
+ * The interfaces an apply talks to: one client and one queue per interface its plan calls, and
+ * the batch sender when gateway changes may travel in batch calls. Credentials are checked
+ * here, before any call: a missing one stops the apply naming every missing variable.
+ */
+import type { GatesyncConfig } from "../config/config.js";
+import { ConfigError, ErrorCode } from "../errors.js";
+import type { InterfaceName } from "../kinds/kind.js";
+import type { Logger } from "../logger.js";
+import type { PlannedChange } from "../plan/plan.js";
+import { BatchSender } from "./batch.js";
+import { InterfaceClient } from "./http-client.js";
+import type { Caller } from "./http-client.js";
+import { InterfaceQueue } from "./queues.js";
+import type { ApplyDeps } from "./types.js";
+
+interface Credential {
+  readonly header: string;
+  readonly env: string;
+  readonly prefix: string;
+}
+
+function credentialOf(config: GatesyncConfig, iface: InterfaceName): Credential | undefined {
+  const t = config.targets;
+  if (iface === "gateway" && t.gateway !== undefined) return { header: "x-gw-authorization", env: t.gateway.credentialEnv, prefix: "" };
+  if (iface === "portal" && t.portal !== undefined) return { header: "authorization", env: t.portal.credentialEnv, prefix: "" };
+  if (iface === "dashboard" && t.dashboard !== undefined) return { header: "authorization", env: t.dashboard.tokenEnv, prefix: "Bearer " };
+  if (iface === "llm" && t.llm !== undefined) return { header: "authorization", env: t.llm.credentialEnv, prefix: "" };
+  return undefined;
+}
+
+/** The clients and queues of one apply. */
+export class Interfaces {
+  readonly clients = new Map<InterfaceName, Caller>();
+  readonly queues = new Map<InterfaceName, InterfaceQueue>();
+  batch: BatchSender | undefined;
+
+  client(iface: InterfaceName): Caller {
+    return this.clients.get(iface)!;
+  }
+
+  queue(iface: InterfaceName): InterfaceQueue {
+    return this.queues.get(iface)!;
+  }
+
+  /** HTTP requests started on one interface. */
+  started(iface: InterfaceName): number {
+    return this.queues.get(iface)?.started ?? 0;
+  }
+
+  get pauses(): number {
+    return [...this.queues.values()].reduce((n, q) => n + q.pauses, 0);
+  }
+
+  stop(): void {
+    for (const q of this.queues.values()) q.stop();
+  }
+}
+
+/** Opens what the executable changes need; throws ConfigError for a missing target or credential. */
+export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<ApplyDeps, "config" | "env" | "dispatcher">, logger: Logger): Interfaces {
+  const { config, env } = deps;
+  const open = new Interfaces();
+  const missing: string[] = [];
+  for (const iface of new Set(executable.map((c) => c.operation!.interface))) {
+    const cred = credentialOf(config, iface);
+    const target = config.targets[iface];
+    if (cred === undefined || target === undefined) {
+      throw new ConfigError(ErrorCode.CONFIG_INVALID, `the plan calls the ${iface} interface, but gatesync.yaml has no targets.${iface}`, { hint: `add targets.${iface} with its url and credential variable` });
+    }
+    const value = env[cred.env];
+    if (value === undefined || value === "") {
+      missing.push(cred.env);
+      continue;
+    }
+    const auth = { header: cred.header, value: `${cred.prefix}${value}` };
+    open.clients.set(iface, new InterfaceClient({ name: iface, baseUrl: target.url, auth, dispatcher: deps.dispatcher, timeoutMs: config.retries.timeoutMs, maxResponseBytes: config.limits.maxResponseBytes }));
+    open.queues.set(iface, new InterfaceQueue(iface, target.rateLimit, logger, { maxPauseMs: config.retries.maxRetryAfterMs }));
+  }
+  const batch = config.targets.gateway?.batch;
+  if (batch !== undefined && executable.some((c) => c.operation?.batchable === true)) {
+    const loopbackKey = env[batch.keyEnv];
+    if (loopbackKey === undefined || loopbackKey === "") missing.push(batch.keyEnv);
+    else if (open.clients.has("gateway")) {
+      open.batch = new BatchSender(open.client("gateway"), open.queue("gateway"), { listenPath: batch.listenPath, loopbackKey, adminKey: env[config.targets.gateway!.credentialEnv]!, maxSize: batch.maxSize }, logger);
+    }
+  }
+  if (missing.length > 0) {
+    const names = [...new Set(missing)].sort();
+    throw new ConfigError(ErrorCode.CONFIG_INVALID, `credentials missing: environment variable${names.length === 1 ? "" : "s"} ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not set`, { hint: "set them where gatesync runs; gatesync.yaml names them" });
+  }
+  return open;
+}

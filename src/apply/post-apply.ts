@@ -1,0 +1,55 @@
+/**
+ * After the apply: the post-apply checks of every resource applied in this run whose kind has
+ * a `postApply` hook, one request each through its interface's queue; the result is the
+ * resource's health, recorded in the state.
+ */
+import type { HealthResult } from "../kinds/kind.js";
+import { kindModule } from "../kinds/registry.js";
+import type { Resource } from "../kinds/resource.js";
+import { resourceId } from "../kinds/resource.js";
+import type { Logger } from "../logger.js";
+import type { Interfaces } from "./clients.js";
+import type { Recorder } from "./recorder.js";
+
+export interface PostApplyDeps {
+  readonly interfaces: Interfaces;
+  readonly recorder: Recorder;
+  readonly halt: AbortSignal;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}
+
+/** Runs the checks; returns their results and how many calls they made. */
+export async function runPostApply(resources: readonly Resource[], applied: ReadonlySet<string>, deps: PostApplyDeps): Promise<{ health: HealthResult[]; calls: number }> {
+  const health: HealthResult[] = [];
+  let calls = 0;
+  for (const r of resources) {
+    if (deps.halt.aborted) break;
+    const kind = kindModule(r.kind);
+    const id = resourceId(r);
+    const request = applied.has(id) ? kind.postApply?.request(r.spec) : undefined;
+    const client = deps.interfaces.clients.get(kind.interface);
+    const queue = deps.interfaces.queues.get(kind.interface);
+    if (request === undefined || client === undefined || queue === undefined) continue;
+    const checkedAt = deps.now().toISOString();
+    let answer: { status: number; body: unknown } | { error: string };
+    if ("error" in request) answer = request;
+    else {
+      try {
+        const outcome = await queue.run(() => client.call(request), deps.halt);
+        calls++;
+        answer = outcome.kind === "answered" ? { status: outcome.status, body: outcome.body } : { error: outcome.error };
+      } catch (err) {
+        // stopped, or the interface closed for this run: no health this time
+        deps.logger.child({ resource: id }).warn({ reason: (err as Error).message }, "checks not run");
+        continue;
+      }
+    }
+    const { checks, error } = kind.postApply!.results(r.spec, answer);
+    const result: HealthResult = { id, ok: error === undefined && checks.every((c) => c.ok), checkedAt, checks, ...(error === undefined ? {} : { error }) };
+    health.push(result);
+    await deps.recorder.health(result);
+    deps.logger.child({ resource: id }).info({ ok: result.ok, checks: checks.length }, "checks run");
+  }
+  return { health, calls };
+}

@@ -1,0 +1,187 @@
+/**
+ * The recorder owns the records of one apply and the protocol that keeps "nothing created
+ * twice": before a call that must not be repeated leaves, its intent is written (in doubt:
+ * sent, no answer recorded), so a process killed at any moment leaves it in doubt; when the
+ * call settles, its verdict replaces the intent — applied (with the server's id and answer),
+ * failed (nothing new exists on the server: the previous history is restored) or in doubt.
+ * A state write that fails halts the apply: a process that cannot record starts no call.
+ */
+import { operations } from "../contract/operations.js";
+import { ErrorCode, GatesyncError, StateError } from "../errors.js";
+import type { HealthResult } from "../kinds/kind.js";
+import { knownKind } from "../kinds/registry.js";
+import type { Logger } from "../logger.js";
+import type { Desired, DesiredSet } from "../plan/desired.js";
+import type { PlannedChange } from "../plan/plan.js";
+import { redact } from "../plan/sensitive.js";
+import { appliedRecord } from "../record/record.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
+import type { CallOutcome } from "./http-client.js";
+import type { Verdict } from "./retry.js";
+import type { Progress, ResourceOutcome } from "./types.js";
+
+export type FinalVerdict = Exclude<Verdict, { kind: "retry" }>;
+
+export interface RecorderOptions {
+  readonly state: StateBackend;
+  readonly snapshot: StateSnapshot;
+  readonly desired: DesiredSet;
+  readonly hashKey: string;
+  readonly commit: string | undefined;
+  readonly now: () => Date;
+  readonly logger: Logger;
+  readonly progress: Progress;
+  /** Aborted when a state write fails. */
+  readonly halt: AbortController;
+}
+
+/** Sending it twice equals sending it once: not a create, not an org-key write carrying a quota reset. */
+export function repeatable(c: PlannedChange): boolean {
+  return operations[c.operation!.name].idempotent && c.quotaReset !== true;
+}
+
+export class Recorder {
+  /** The records as this apply knows them: updated as calls settle. */
+  private readonly records: Map<string, ResourceRecord>;
+  private readonly desiredById: Map<string, Desired>;
+  private readonly intents = new Set<string>();
+  readonly outcomes: ResourceOutcome[] = [];
+  /** The first state write that failed (disk full, I/O error …): the apply stopped starting calls. */
+  stateFailure: GatesyncError | undefined;
+
+  constructor(private readonly opts: RecorderOptions) {
+    this.records = new Map(opts.snapshot.resources);
+    this.desiredById = new Map(opts.desired.desired.map((d) => [d.id, d]));
+  }
+
+  record(id: string): ResourceRecord | undefined {
+    return this.records.get(id);
+  }
+
+  private async write(record: ResourceRecord): Promise<void> {
+    try {
+      await this.opts.state.write(record);
+    } catch (err) {
+      this.opts.halt.abort();
+      this.stateFailure ??= err instanceof GatesyncError ? err : new StateError(ErrorCode.STATE_IO, `cannot write the state: ${(err as Error).message}`, { cause: err });
+      this.opts.logger.error({ resource: record.id, err: (err as Error).message }, "state write failed: no further calls");
+      throw err;
+    }
+  }
+
+  private fresh(c: PlannedChange): ResourceRecord {
+    const t = this.opts.now().toISOString();
+    return { id: c.id, kind: c.kind, name: c.name, address: this.desiredById.get(c.id)?.request.address ?? {}, status: "failed", createdAt: t, updatedAt: t };
+  }
+
+  /** An intent recorded in this run (in doubt, never applied) is no history to build on. */
+  private history(c: PlannedChange): ResourceRecord | undefined {
+    const r = this.records.get(c.id);
+    return r?.status === "in-doubt" && r.applied === undefined ? undefined : r;
+  }
+
+  /** Before a call that must not be repeated: the intent, so a crash leaves it in doubt. Once per change. */
+  async intent(c: PlannedChange): Promise<void> {
+    if (repeatable(c) || this.intents.has(c.id)) return;
+    this.intents.add(c.id);
+    const prev = this.records.get(c.id);
+    const d = this.desiredById.get(c.id);
+    const t = this.opts.now().toISOString();
+    const record: ResourceRecord = {
+      ...(prev ?? this.fresh(c)),
+      status: "in-doubt",
+      error: `sent at ${t}; no answer was recorded (the process stopped before one arrived)`,
+      ...(d === undefined ? {} : { attempted: d.request.compare }),
+      updatedAt: t,
+    };
+    await this.write(record);
+    // keep `prev` as the record to build on, so a success or refusal restores the true history
+    if (prev === undefined) this.records.set(c.id, record);
+  }
+
+  /** A change whose intent was written but which was never sent: its previous record comes back. */
+  async withdraw(c: PlannedChange): Promise<void> {
+    if (!this.intents.delete(c.id)) return;
+    const prev = this.history(c);
+    try {
+      if (prev === undefined) await this.opts.state.remove(c.id);
+      else await this.opts.state.write(prev);
+    } catch (err) {
+      this.opts.halt.abort();
+      throw err;
+    }
+    if (prev === undefined) this.records.delete(c.id);
+  }
+
+  private applied(c: PlannedChange, outcome: CallOutcome): ResourceRecord {
+    const t = this.opts.now().toISOString();
+    const prev = this.records.get(c.id);
+    if (c.action === "orphan") return { ...(prev ?? this.fresh(c)), status: "applied", deactivatedAt: t, updatedAt: t };
+    const body = outcome.kind === "answered" ? outcome.body : undefined;
+    const kind = knownKind(c.kind);
+    const serverId = c.action === "create" ? kind?.serverId?.read(body) : undefined;
+    const out = this.opts.desired.outgoing.get(c.id);
+    return appliedRecord(this.desiredById.get(c.id)!, this.history(c), {
+      now: t,
+      ...(serverId === undefined ? {} : { serverId }),
+      response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], out?.secrets ?? new Set()),
+      ...(this.opts.commit === undefined ? {} : { commit: this.opts.commit }),
+      quotaReset: c.quotaReset === true,
+    });
+  }
+
+  private unsettled(c: PlannedChange, verdict: Exclude<FinalVerdict, { kind: "success" }>): ResourceRecord {
+    const t = this.opts.now().toISOString();
+    if (verdict.kind === "in-doubt") {
+      const d = this.desiredById.get(c.id);
+      return { ...(this.records.get(c.id) ?? this.fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), updatedAt: t };
+    }
+    // Refused, or certainly not delivered: nothing new exists on the server.
+    const { attempted: _attempted, ...kept } = this.history(c) ?? this.fresh(c);
+    return { ...kept, status: "failed", error: verdict.why, updatedAt: t };
+  }
+
+  /** Records the final verdict of one change. */
+  async settle(c: PlannedChange, verdict: FinalVerdict, outcome: CallOutcome | undefined, attempts: number, viaBatch: boolean): Promise<void> {
+    const httpStatus = outcome?.kind === "answered" ? outcome.status : undefined;
+    const record = verdict.kind === "success" ? this.applied(c, outcome!) : this.unsettled(c, verdict);
+    const status = verdict.kind === "success" ? "applied" : verdict.kind;
+    const result: ResourceOutcome = { id: c.id, status, viaBatch, attempts, ...(verdict.kind === "success" ? {} : { message: verdict.why }), ...(httpStatus === undefined ? {} : { httpStatus }) };
+    const log = this.opts.logger.child({ resource: c.id });
+    if (verdict.kind === "success") log.info({ operation: c.operation?.name, status: httpStatus, attempts, viaBatch }, "resource applied");
+    else log.error({ operation: c.operation?.name, status: httpStatus, reason: verdict.why }, verdict.kind === "in-doubt" ? "resource in doubt" : "resource failed");
+    let recorded = result;
+    try {
+      await this.write(record);
+      this.records.set(c.id, record);
+    } catch {
+      recorded = unrecorded(result, repeatable(c), record.serverId);
+    }
+    this.outcomes.push(recorded);
+    this.opts.progress.done(c.id, recorded.status);
+  }
+
+  /** Records the health found by post-apply checks on an applied resource. */
+  async health(result: HealthResult): Promise<void> {
+    const record = this.records.get(result.id);
+    if (record === undefined) return;
+    const updated: ResourceRecord = { ...record, health: { ok: result.ok, checkedAt: result.checkedAt, results: result.checks } };
+    try {
+      await this.write(updated);
+    } catch {
+      return; // the apply halts: no further checks are recorded
+    }
+    this.records.set(result.id, updated);
+  }
+
+  byStatus(status: ResourceOutcome["status"]): ResourceOutcome[] {
+    return this.outcomes.filter((o) => o.status === status);
+  }
+}
+
+/** A call that reached the server, whose outcome the state could not record. */
+function unrecorded(result: ResourceOutcome, repeatableCall: boolean, serverId: string | undefined): ResourceOutcome {
+  if (result.status !== "applied") return result;
+  if (repeatableCall) return { ...result, status: "failed", message: "applied on the server, but the state could not record it: the next apply sends it again" };
+  return { ...result, status: "in-doubt", message: `sent and answered${serverId === undefined ? "" : ` (server id ${serverId})`}, but the state could not record it` };
+}

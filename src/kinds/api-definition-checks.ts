@@ -1,0 +1,65 @@
+/**
+ * Post-apply checks of an ApiDefinition (`spec.verify`): one batch call (operation 4) at the
+ * API's listen path, run one after another; each check passes when its sub-request answers
+ * the expected status.
+ */
+import type { CheckAnswer, CheckResult, PostApplyChecks, Spec } from "./kind.js";
+
+interface Check {
+  readonly method?: string;
+  readonly path: string;
+  readonly expectStatus?: number;
+  readonly headers?: Record<string, string>;
+}
+
+/** The listen path the checks run at: the query flag, else the extension's. */
+export function listenPathOf(spec: Spec): string | undefined {
+  const query = spec.query as Record<string, unknown> | undefined;
+  if (typeof query?.listenPath === "string") return query.listenPath;
+  const ext = (spec.definition as Record<string, unknown> | undefined)?.["x-gw-api-gateway"] as Record<string, unknown> | undefined;
+  const value = ((ext?.server as Record<string, unknown> | undefined)?.listenPath as Record<string, unknown> | undefined)?.value;
+  return typeof value === "string" ? value : undefined;
+}
+
+/** The batch route below a listen path: production registers it with its trailing slash. */
+export function batchRoute(listenPath: string, trailingSlash = false): string {
+  const trimmed = listenPath.replace(/^\/+|\/+$/g, "");
+  return `${trimmed === "" ? "" : `/${trimmed}`}/gw/batch${trailingSlash ? "/" : ""}`;
+}
+
+/** A sub-request address: never with a leading slash (the gateway would see `//`). */
+export function relativeUrlOf(path: string): string {
+  return path.replace(/^\/+/, "");
+}
+
+const checksOf = (spec: Spec): readonly Check[] => (Array.isArray(spec.verify) ? (spec.verify as Check[]) : []);
+
+function unanswered(spec: Spec): CheckResult[] {
+  return checksOf(spec).map((c) => ({ method: c.method ?? "GET", path: c.path, expected: c.expectStatus ?? 200, status: 0, ok: false }));
+}
+
+export const apiDefinitionChecks: PostApplyChecks = {
+  request(spec) {
+    const checks = checksOf(spec);
+    if (checks.length === 0) return undefined;
+    const listen = listenPathOf(spec);
+    if (listen === undefined) return { error: "the API's listen path is unknown: set spec.query.listenPath" };
+    const requests = checks.map((c) => ({ method: c.method ?? "GET", relative_url: relativeUrlOf(c.path), headers: c.headers ?? {} }));
+    // the batch call itself carries no credential: each sub-request is authorised on its own
+    return { method: "POST", path: batchRoute(listen), body: { requests, suppress_parallel_execution: true }, anonymous: true };
+  },
+  results(spec, answer: CheckAnswer) {
+    if ("error" in answer) return { checks: unanswered(spec), error: answer.error };
+    if (answer.status !== 200 || !Array.isArray(answer.body)) {
+      return { checks: unanswered(spec), error: `the batch route at ${listenPathOf(spec) ?? "?"} answered ${answer.status}${answer.status === 200 ? " without a list of results" : ""} (is batch processing enabled for this API?)` };
+    }
+    const results = answer.body as Array<{ relative_url?: unknown; code?: unknown }>;
+    const byUrl = new Map(results.filter((x) => typeof x?.relative_url === "string" && x.relative_url !== "").map((x) => [x.relative_url as string, typeof x.code === "number" ? x.code : 0]));
+    const checks = checksOf(spec).map((c) => {
+      const status = byUrl.get(relativeUrlOf(c.path)) ?? 0;
+      const expected = c.expectStatus ?? 200;
+      return { method: c.method ?? "GET", path: c.path, expected, status, ok: status === expected };
+    });
+    return { checks };
+  },
+};

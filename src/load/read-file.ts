@@ -1,0 +1,71 @@
+/**
+ * Reading one resource file: size limit, bytes, UTF-8, YAML documents — every problem located.
+ * Texts are not kept: positions of later findings are looked up by reading the file again
+ * (`readTextSync`), on the error path only.
+ */
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { decodeText, defaultReadLimits, parseYaml } from "./yaml-reader.js";
+import type { ParsedDocument } from "./yaml-reader.js";
+
+export interface Limits {
+  readonly maxFileBytes: number;
+  readonly maxFiles: number;
+  readonly maxDepth: number;
+  readonly maxAliasCount: number;
+}
+
+export const defaultLimits: Limits = {
+  maxFileBytes: 5 * 1024 * 1024,
+  maxFiles: 50_000,
+  maxDepth: defaultReadLimits.maxDepth,
+  maxAliasCount: defaultReadLimits.maxAliasCount,
+};
+
+/** A file to read: its path relative to the root (as findings name it), absolute path and size. */
+export interface FileToRead {
+  readonly path: string;
+  readonly absolute: string;
+  readonly size: number;
+}
+
+export interface ReadFile {
+  readonly documents: readonly ParsedDocument[];
+  readonly diagnostics: readonly Diagnostic[];
+  /** The decoded text, while the caller needs it to locate findings; undefined when unreadable. */
+  readonly text: string | undefined;
+}
+
+/** Reads and parses one file. Never throws: what goes wrong is a finding. */
+export async function readResourceFile(file: FileToRead, limits: Limits): Promise<ReadFile> {
+  const at = { severity: "error" as const, file: file.path };
+  if (file.size > limits.maxFileBytes) {
+    return fail({ ...at, code: ErrorCode.FILE_TOO_LARGE, message: `file is ${file.size} bytes, over the limit of ${limits.maxFileBytes}`, hint: "split it into smaller files, or raise limits.maxFileBytes in gatesync.yaml" });
+  }
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file.absolute);
+  } catch (err) {
+    return fail({ ...at, code: ErrorCode.FILE_READ, message: `file cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, hint: "check its permissions" });
+  }
+  const decoded = decodeText(bytes, file.path);
+  if ("diagnostic" in decoded) return fail(decoded.diagnostic);
+  const parsed = parseYaml(decoded.text, file.path, limits);
+  return { documents: parsed.documents, diagnostics: parsed.diagnostics, text: decoded.text };
+}
+
+function fail(diagnostic: Diagnostic): ReadFile {
+  return { documents: [], diagnostics: [diagnostic], text: undefined };
+}
+
+/** A file's text for locating a finding, or undefined when it can no longer be read as text. */
+export function readTextSync(absolute: string, file: string): string | undefined {
+  try {
+    const decoded = decodeText(readFileSync(absolute), file);
+    return "text" in decoded ? decoded.text : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * Classifies an update for the people who review it: pure, and run only on updates whose
+ * fields changed (an unchanged resource is never compared).
+ */
+import { classifyOAuthClient, classifyOrgKey } from "./access.js";
+import { classifyGateway } from "./gateway.js";
+import { classifyOpenApi } from "./openapi.js";
+import type { Plan, PlannedChange } from "../plan.js";
+import type { ClassifiedChange, Compatibility, Spec } from "./types.js";
+import { compatibilityOf, field } from "./types.js";
+
+type Classifier = (before: Spec, after: Spec) => ClassifiedChange[];
+
+const classifiers: Readonly<Record<string, Classifier>> = {
+  ApiDefinition: (before, after) => [...classifyGateway(before, after), ...classifyOpenApi(field(before, "definition"), field(after, "definition"))],
+  OrgKey: classifyOrgKey,
+  OAuthClient: classifyOAuthClient,
+};
+
+export const classifiedKinds: readonly string[] = Object.keys(classifiers);
+
+/** Undefined for kinds whose changes are not classified. */
+export function classifyUpdate(kind: string, before: Spec, after: Spec): Compatibility | undefined {
+  const classify = classifiers[kind];
+  return classify === undefined ? undefined : compatibilityOf(classify(before, after));
+}
+
+/** Only run on an update whose fields changed: unchanged resources are never compared. */
+export function classified(kind: string, before: Spec, after: Spec): Pick<PlannedChange, "compatibility" | "breaking"> {
+  const compatibility = classifyUpdate(kind, before, after);
+  if (compatibility === undefined) return {};
+  return { compatibility, breaking: compatibility.changes.filter((c) => c.class === "breaking").map((c) => ({ path: c.path, reason: c.reason })) };
+}
+
+/** The change breaks something for the API's consumers or the key's holders. */
+export function isBreaking(c: PlannedChange): boolean {
+  return (c.breaking?.length ?? 0) > 0;
+}
+
+/** A breaking change is planned: what `plan --fail-on-breaking` reports as exit code 4. */
+export function hasBreaking(plan: Plan): boolean {
+  return plan.changes.some(isBreaking);
+}

@@ -1,0 +1,59 @@
+/** What every plan rendering shares: symbols, the breaking marker, values, the summary lines. */
+import type { Compatibility } from "./breaking/types.js";
+import type { Action, Plan, PlannedChange } from "./plan.js";
+import { isSensitiveMarker } from "./sensitive.js";
+
+export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@" };
+
+export const breakingMark = "⚠ breaking";
+
+/** Breaking changes listed at the top of a resource's details; the rest are counted. */
+export const breakingShown = 10;
+
+/** One value, short: JSON, sensitive values hidden, long ones cut. */
+export function showValue(value: unknown, max = 160): string {
+  if (value === undefined) return "(unknown)";
+  if (isSensitiveMarker(value)) return "(sensitive)";
+  const text = JSON.stringify(value, (_k, v: unknown) => (isSensitiveMarker(v) ? "(sensitive)" : v)) ?? typeof value;
+  return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
+}
+
+export function callText(c: PlannedChange): string {
+  if (c.operation === undefined) return "";
+  const tags = [c.operation.batchable ? "batch" : "", c.quotaReset === true ? "quota reset" : "", c.deactivate === true ? "deactivate" : ""].filter((t) => t !== "");
+  return `${c.operation.method} ${c.operation.path}${c.operation.query}${tags.length > 0 ? ` [${tags.join(", ")}]` : ""}`;
+}
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** "2 non-breaking, 1 annotation only": the classified changes other than the breaking ones. */
+export function otherClasses(c: Compatibility): string {
+  const count = (k: string): number => c.changes.filter((x) => x.class === k).length;
+  const parts = [
+    count("non-breaking") > 0 ? `${count("non-breaking")} non-breaking` : "",
+    count("annotation") > 0 ? `${count("annotation")} annotation only` : "",
+    count("unclassified") > 0 ? `${count("unclassified")} unclassified (review by hand)` : "",
+  ].filter((p) => p !== "");
+  return parts.join(", ");
+}
+
+export function summaryLine(plan: Plan): string {
+  const s = plan.summary;
+  const parts = [
+    `${s.create} to create`,
+    `${s.update} to update${s.breaking > 0 ? ` (${s.breaking} ${breakingMark})` : ""}`,
+    ...((s.adopt ?? 0) > 0 ? [`${s.adopt} to adopt`] : []),
+    `${s.blocked} blocked`,
+    `${s.orphan} orphaned${s.deactivate > 0 ? ` (${s.deactivate} to deactivate)` : ""}`,
+    `${s.noop} unchanged`,
+  ];
+  if (s.quotaResets > 0) parts.push(plural(s.quotaResets, "quota reset"));
+  return parts.join(", ");
+}
+
+export function callsLine(plan: Plan): string {
+  const c = plan.summary.calls;
+  const per = [`gateway ${c.gateway}`, `portal ${c.portal}`, `dashboard ${c.dashboard}`, `llm ${c.llm}`];
+  const batch = c.batchCalls > 0 ? `, ${plural(c.batchCalls, "batch call")} carrying ${plural(c.batched, "gateway change")}` : "";
+  return `${plural(c.total, "HTTP call")} (${per.join(", ")}${batch})`;
+}

@@ -1,0 +1,61 @@
+/** The plan for terminals: one line per changed resource, its fields below; colour on a TTY. */
+import { selectionLine } from "../select/selection-text.js";
+import { painter } from "../style.js";
+import type { Paint, Style } from "../style.js";
+import type { FieldChange } from "./diff.js";
+import type { Action, Plan, PlannedChange } from "./plan.js";
+import { breakingMark, breakingShown, callText, callsLine, otherClasses, showValue, summaryLine, symbol } from "./render-shared.js";
+
+const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan" };
+
+export function fieldLine(f: FieldChange): string {
+  if (f.op === "add") return `+ ${f.path}: ${showValue(f.after)}`;
+  if (f.op === "remove") return `- ${f.path}: ${showValue(f.before)}`;
+  return `~ ${f.path}: ${showValue(f.before)} → ${showValue(f.after)}`;
+}
+
+/** The classification, first in a resource's details: the breaking changes, then the others counted. */
+function compatibilityLines(c: PlannedChange): string[] {
+  if (c.compatibility === undefined) return [];
+  const broken = c.breaking ?? [];
+  const lines = broken.slice(0, breakingShown).map((b) => `${breakingMark}: ${b.path}: ${b.reason}`);
+  if (broken.length > breakingShown) lines.push(`${breakingMark}: … ${broken.length - breakingShown} more (all in --format json)`);
+  const others = otherClasses(c.compatibility);
+  if (others !== "") lines.push(`${broken.length > 0 ? "also" : "compatible"}: ${others}`);
+  else if (broken.length === 0) lines.push("compatible: takes nothing away");
+  return lines;
+}
+
+function changeLines(c: PlannedChange, paint: Paint): string[] {
+  const mark = (c.breaking?.length ?? 0) > 0 ? `  ${paint("red", breakingMark)}` : "";
+  const lines = [`  ${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${c.operation === undefined ? "" : `  ${callText(c)}`}${mark}`];
+  if (c.reason !== undefined) lines.push(`      ${c.reason}`);
+  for (const l of compatibilityLines(c)) lines.push(`      ${l.startsWith(breakingMark) ? paint("red", l) : paint("dim", l)}`);
+  for (const f of c.fields) lines.push(`      ${fieldLine(f)}`);
+  for (const n of c.notes) lines.push(paint("dim", `      note: ${n}`));
+  if (c.hint !== undefined) lines.push(paint("dim", `      hint: ${c.hint}`));
+  return lines;
+}
+
+export function renderText(plan: Plan, color: boolean): string {
+  const paint = painter(color);
+  const lines: string[] = [];
+  lines.push(paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (state serial ${plan.state.serial})`));
+  if (plan.selection !== undefined) lines.push(paint("yellow", selectionLine(plan.selection)));
+  const header = lines.length;
+  const shown = plan.changes.filter((c) => c.action !== "no-op");
+  const waves = new Set(shown.map((c) => c.wave));
+  let wave = 0;
+  for (const c of shown) {
+    if (waves.size > 1 && c.wave !== wave) {
+      wave = c.wave;
+      lines.push("", paint("dim", `wave ${wave}`));
+    } else if (lines.length === header) {
+      lines.push("");
+    }
+    lines.push(...changeLines(c, paint));
+  }
+  if (shown.length === 0) lines.push("", "  No changes: the servers match the repository as far as the state knows.");
+  lines.push("", `${paint("bold", "Plan:")} ${summaryLine(plan)}.`, `${callsLine(plan)}.`);
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,76 @@
+/**
+ * A resource's attached document (ApiDefinition's OpenAPI body), inline or from the file it
+ * names: its checks reported for that resource, then the rules between document and spec.
+ */
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import type { AttachedDocument, Spec } from "../kinds/kind.js";
+import type { ResourceSource } from "../kinds/resource.js";
+import { referenceKey } from "../load/attached-files.js";
+import { formatPath } from "../field-path.js";
+import { checkAttachment, secretRefsIn, valueAt } from "./check-document.js";
+import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
+import type { DocumentVerdict, FileVerdict } from "./check-file.js";
+import { errorAt, errorCount, ruleDiagnostics } from "./findings.js";
+import type { Locate } from "./findings.js";
+
+export interface AttachmentContext {
+  readonly records: ReadonlyMap<string, FileVerdict>;
+  /** `resourceFile\0name` → path of the named file. */
+  readonly targets: ReadonlyMap<string, string>;
+  readonly checkers: () => Checkers;
+  readonly locate: Locate;
+  readonly report: (diagnostics: readonly Diagnostic[]) => void;
+  readonly checkSecrets: (refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }) => number;
+}
+
+export interface Attached {
+  readonly document: unknown;
+  /** Where the document was read from, when it is a file of its own. */
+  readonly source?: ResourceSource;
+}
+
+/** The attached document, or undefined when it has errors (reported) or its file is unusable. */
+export async function attachDocument(
+  attached: AttachedDocument,
+  owner: { readonly file: FileVerdict; readonly doc: DocumentVerdict; readonly spec: Spec; readonly resource: string | undefined },
+  ctx: AttachmentContext,
+): Promise<Attached | undefined> {
+  const { file, doc, spec, resource } = owner;
+  const name = attached.file(spec);
+  let found: { document: unknown; where: { file: string; index: number; base: readonly (string | number)[] }; verdict: AttachmentVerdict; refs: readonly SecretRefAt[]; source?: ResourceSource } | undefined;
+  if (name === undefined) {
+    if (doc.attachment === undefined) return undefined;
+    found = { document: valueAt(doc.value, attached.inlineField), where: { file: file.path, index: doc.index, base: attached.inlineField }, verdict: doc.attachment, refs: [] };
+  } else {
+    const rel = ctx.targets.get(referenceKey(file.path, name));
+    const record = rel === undefined ? undefined : ctx.records.get(rel);
+    if (rel === undefined || record === undefined) return undefined; // already reported
+    if (record.documents.length !== 1) {
+      const at = { file: file.path, resource, path: formatPath(attached.fileField), ...ctx.locate(file.path, doc.index, attached.fileField) };
+      const field = formatPath(attached.fileField.slice(1));
+      if (record.documents.length === 0 && !record.diagnostics.some((d) => d.severity === "error")) {
+        ctx.report([errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds no document`, "put one OpenAPI document in it")]);
+      } else if (record.documents.length > 1) {
+        ctx.report([errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds ${record.documents.length} documents`, "put exactly one OpenAPI document in it")]);
+      }
+      return undefined;
+    }
+    const first = record.documents[0]!;
+    const where = { file: rel, index: first.index, base: [] };
+    // a document that did not look like one (or looked like a resource) is checked now
+    const checked = first.kind === undefined ? first.attachment : undefined;
+    const verdict = checked ?? (await checkAttachment(attached, first.value, where, ctx.checkers(), ctx.locate));
+    const refs = checked === undefined ? secretRefsIn(first.value, []) : first.secretRefs;
+    found = { document: first.value, where, verdict, refs, source: { file: rel, index: first.index, line: first.line } };
+  }
+  const { document, where, verdict } = found;
+  ctx.report(verdict.findings.map((d) => (resource === undefined || d.resource !== undefined ? d : { ...d, resource })));
+  let errors = verdict.errors;
+  const rules = ruleDiagnostics(attached.check(document, spec), { ...where, resource }, ctx.locate);
+  ctx.report(rules);
+  errors += errorCount(rules);
+  if (found.source !== undefined) errors += ctx.checkSecrets(found.refs, { file: where.file, index: where.index, resource });
+  if (errors > 0) return undefined;
+  return { document, ...(found.source === undefined ? {} : { source: found.source }) };
+}

@@ -1,0 +1,68 @@
+/**
+ * One file, as far as it can be taken alone: read and parse it (load), classify each document,
+ * and run the checks that need only that document. The unit of work of the worker pool: what
+ * it returns is plain data (structured-cloneable), and the same whether run in a worker or not.
+ */
+import type { Diagnostic } from "../errors.js";
+import type { KindName } from "../kinds/kind.js";
+import { classifyDocument } from "../load/classify.js";
+import type { FileToRead, Limits } from "../load/read-file.js";
+import { readResourceFile } from "../load/read-file.js";
+import { checkAttachment, checkResourceDocument, secretRefsIn } from "./check-document.js";
+import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
+import { locateWith } from "./findings.js";
+
+/** What checks of a file depend on besides the file. */
+export interface FileCheckContext {
+  readonly limits: Limits;
+  /** Providers that register applications by type (sorted), when known. */
+  readonly appTypeProviders: readonly number[] | undefined;
+}
+
+export interface DocumentVerdict {
+  readonly index: number;
+  readonly line: number;
+  readonly value: unknown;
+  /** Set for a resource of a known kind. */
+  readonly kind?: KindName;
+  readonly name?: string;
+  /** Findings about the document as a resource (or why it is none). */
+  readonly findings: readonly Diagnostic[];
+  /** A resource whose schema passed and that has a name. */
+  readonly passed: boolean;
+  readonly ruleErrors: number;
+  readonly secretRefs: readonly SecretRefAt[];
+  /** Checks of the document as an attachment (when it looks like one), or of a resource's inline one. */
+  readonly attachment?: AttachmentVerdict;
+}
+
+export interface FileVerdict {
+  readonly path: string;
+  readonly absolute: string;
+  /** Reading and parsing. */
+  readonly diagnostics: readonly Diagnostic[];
+  readonly documents: readonly DocumentVerdict[];
+}
+
+export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers): Promise<FileVerdict> {
+  const read = await readResourceFile(file, ctx.limits);
+  const locate = locateWith(read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]));
+  const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
+  const documents: DocumentVerdict[] = [];
+  for (const doc of read.documents) {
+    const base = { index: doc.index, line: doc.line, value: doc.value, passed: false, ruleErrors: 0 };
+    const place = { file: file.path, index: doc.index };
+    const cls = classifyDocument(file.path, doc, (p) => locate(file.path, doc.index, p));
+    if (cls.role === "invalid") {
+      documents.push({ ...base, findings: [cls.diagnostic], secretRefs: [] });
+    } else if (cls.role === "attachment") {
+      const attachment = await checkAttachment(cls.of, doc.value, place, checkers, locate);
+      documents.push({ ...base, findings: [cls.warning], secretRefs: secretRefsIn(doc.value, []), attachment });
+    } else {
+      const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
+      const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate);
+      documents.push({ ...base, kind: cls.kind.kind, ...(cls.name === undefined ? {} : { name: cls.name }), ...verdict });
+    }
+  }
+  return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };
+}

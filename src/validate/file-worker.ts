@@ -1,0 +1,22 @@
+/**
+ * A worker thread of the file-checking pool (piscina): checks the files of one task with
+ * checkers compiled once per thread.
+ */
+import type { FileToRead } from "../load/read-file.js";
+import { checkFile } from "./check-file.js";
+import type { FileCheckContext, FileVerdict } from "./check-file.js";
+import { OpenApiChecker } from "./openapi.js";
+import { SchemaRegistry } from "./schema-registry.js";
+
+export interface FileTask {
+  readonly files: readonly FileToRead[];
+  readonly ctx: FileCheckContext;
+}
+
+const checkers = { schemas: new SchemaRegistry(), openapi: new OpenApiChecker() };
+
+export async function checkFiles(task: FileTask): Promise<FileVerdict[]> {
+  const verdicts: FileVerdict[] = [];
+  for (const file of task.files) verdicts.push(await checkFile(file, task.ctx, checkers));
+  return verdicts;
+}

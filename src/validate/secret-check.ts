@@ -1,0 +1,52 @@
+/**
+ * Secret references of a resource: well-formed, and resolvable where gatesync will plan and
+ * apply (how a missing one counts is the caller's choice). Values are never shown.
+ */
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic, Severity } from "../errors.js";
+import { formatPath } from "../field-path.js";
+import { formatRef, refSyntaxProblem } from "../load/secret-refs.js";
+import type { SecretSource } from "../load/secret-refs.js";
+import { minScrubLength } from "../secrets/redactor.js";
+import type { SecretRefAt } from "./check-document.js";
+import { errorAt } from "./findings.js";
+import type { Locate } from "./findings.js";
+
+export interface SecretSettings {
+  readonly source: SecretSource;
+  readonly missing: Severity;
+}
+
+export function secretDiagnostics(
+  refs: readonly SecretRefAt[],
+  place: { readonly file: string; readonly index: number; readonly resource: string | undefined },
+  secrets: SecretSettings | undefined,
+  locate: Locate,
+): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const { path, ref } of refs) {
+    // positions are looked up only for findings: locating parses the file again
+    const at = (): Omit<Diagnostic, "severity" | "code" | "message"> => ({ file: place.file, resource: place.resource, path: formatPath(path), ...locate(place.file, place.index, path) });
+    const syntax = refSyntaxProblem(ref);
+    if (syntax !== undefined) {
+      out.push(errorAt(ErrorCode.SECRET_SYNTAX, at(), syntax, "write ${env:NAME} or ${file:PATH}; `$${` gives a literal `${`"));
+      continue;
+    }
+    if (secrets === undefined) continue;
+    const found = secrets.source.lookup(ref);
+    if (found.ok) {
+      if (found.value.length > 0 && found.value.length < minScrubLength) {
+        out.push({ severity: "warning", code: ErrorCode.SECRET_TOO_SHORT, ...at(), message: `the value of ${formatRef(ref)} is shorter than ${minScrubLength} characters: it cannot be scrubbed from server answers and logs`, hint: "use a longer secret" });
+      }
+      continue;
+    }
+    if (found.reason === "scope") {
+      out.push(errorAt(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow));
+    } else if (found.reason === "escape") {
+      out.push(errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot"));
+    } else {
+      out.push({ severity: secrets.missing, code: ErrorCode.SECRET_UNRESOLVED, ...at(), message: `${formatRef(ref)} cannot be resolved: ${found.message}`, hint: "it must be resolvable where gatesync plans and applies" });
+    }
+  }
+  return out;
+}

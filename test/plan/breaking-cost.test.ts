@@ -1,0 +1,52 @@
+/**
+ * Classification runs only on updates whose fields changed: a plan of many unchanged APIs
+ * never calls the OpenAPI diff, and one changed API calls it once.
+ */
+import { afterAll, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
+import type * as SmartDiff from "api-smart-diff";
+import { classifyUpdate } from "../../src/plan/breaking/classify.js";
+import { corpusDocs } from "../helpers/oas-mutations.js";
+import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
+import { removeTempRepos } from "../helpers/temp-repo.js";
+
+const calls = vi.hoisted(() => ({ count: 0 }));
+vi.mock("api-smart-diff", async (original) => {
+  const lib = await original<typeof SmartDiff>();
+  return { ...lib, apiCompare: (...args: Parameters<typeof lib.apiCompare>) => (calls.count++, lib.apiCompare(...args)) };
+});
+
+afterAll(removeTempRepos);
+
+const api = (i: number, definition: unknown): string => doc("ApiDefinition", `api-${i}`, `apiId: id-${i}\ndefinition: ${JSON.stringify(definition)}`);
+
+describe("the cost of classifying", () => {
+  it("compares only the API whose document changed", async () => {
+    const docs = corpusDocs("3.0").map((d) => d.doc);
+    const files = (list: unknown[]): Record<string, string> => Object.fromEntries(list.map((d, i) => [`api-${i}.yaml`, api(i, d)]));
+    const before = await desiredFrom(files(docs));
+    const state = recordPlan(planFor(before), before.desired, emptyState);
+    calls.count = 0;
+    const unchanged = planFor(await desiredFrom(files(docs)), state);
+    expect(unchanged.changes.every((c) => c.action === "no-op" && c.compatibility === undefined)).toBe(true);
+    expect(calls.count).toBe(0);
+    const edited = docs.map((d, i) => (i === 0 ? { ...(d as Record<string, unknown>), info: { title: "Edited", version: "2" } } : d));
+    const plan = planFor(await desiredFrom(files(edited)), state);
+    expect(plan.changes.filter((c) => c.action === "update").map((c) => c.id)).toEqual(["ApiDefinition/api-0"]);
+    expect(calls.count).toBe(1);
+  });
+
+  it("finds nothing between a document and itself, and every finding has a path and a reason", () => {
+    const docs = [...corpusDocs("3.0"), ...corpusDocs("3.1")].map((d) => d.doc);
+    fc.assert(
+      fc.property(fc.constantFrom(...docs), fc.constantFrom(...docs), (a, b) => {
+        expect(classifyUpdate("ApiDefinition", { query: {}, definition: a }, { query: {}, definition: structuredClone(a) })?.changes).toEqual([]);
+        for (const c of classifyUpdate("ApiDefinition", { query: {}, definition: a }, { query: {}, definition: b })?.changes ?? []) {
+          expect(c.path).toMatch(/^(definition|query)\b/);
+          expect(c.reason.trim()).not.toBe("");
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

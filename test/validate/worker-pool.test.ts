@@ -1,0 +1,123 @@
+import { cp, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { LoadError } from "../../src/errors.js";
+import { EnvFileSecretSource } from "../../src/load/secret-refs.js";
+import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import type { ValidateOptions } from "../../src/validate/validate-repository.js";
+import { spawnCli } from "../helpers/cli.js";
+import { projectRoot, removeTempRepos, sharedRoot, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+
+const oas = path.join(sharedRoot, "corpus/oas");
+const orgKey = (name: string, extra = ""): string => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${name}\n  rate: 10\n  per: 60\n${extra}`;
+const api = (name: string, spec: string): string => `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\nspec:\n  apiId: ${name}-id\n${spec}`;
+
+/** A repository with something of everything: valid resources, each kind of finding, definition files good and bad. */
+async function mixedRepository(): Promise<string> {
+  const files: Record<string, string> = {
+    "apis/good.yaml": api("good", "  definitionFile: ../openapi/petstore.yaml\n"),
+    "apis/shared.yaml": api("shared", "  definitionFile: ../openapi/petstore.yaml\n"),
+    "apis/broken-doc.yaml": api("broken-doc", "  definitionFile: ../openapi/broken.yaml\n"),
+    "apis/missing-doc.yaml": api("missing-doc", "  definitionFile: ../openapi/nowhere.yaml\n"),
+    "apis/inline.yaml": api("inline", "  definition:\n    openapi: 3.0.3\n    info: { title: t, version: '1' }\n    paths: {}\n"),
+    "apis/not-openapi.yaml": api("not-openapi", "  definitionFile: ../openapi/plain.yaml\n"),
+    "openapi/broken.yaml": "openapi: 3.0.3\ninfo: { title: t }\npaths:\n  /x: { get: { responses: { '200': { description: ok } } } }\n",
+    "openapi/plain.yaml": "title: not an OpenAPI document\n",
+    "openapi/unused.yaml": "openapi: 3.0.3\ninfo: { title: t, version: '1' }\npaths: {}\n",
+    "keys/bad-schema.yaml": orgKey("bad-schema", "  rate: x\n  unknown: 1\n"),
+    "keys/syntax.yaml": "kind: [\n",
+    "keys/unknown-kind.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKye\nmetadata: { name: k }\nspec: {}\n",
+    "keys/secrets.yaml": orgKey("with-secret", "  hmac_enabled: true\n  hmac_string: ${env:MISSING_SECRET}\n"),
+    "keys/bad-ref.yaml": orgKey("bad-ref", "  access_rights:\n    main:\n      apiRef: nope\n      versions: [Default]\n"),
+    "keys/dup.yaml": `${orgKey("dup")}---\n${orgKey("dup")}`,
+  };
+  for (let i = 0; i < 40; i++) files[`many/key-${String(i).padStart(3, "0")}.yaml`] = `${orgKey(`k${i}a`)}---\n${orgKey(`k${i}b`)}`;
+  const dir = await tempRepo(files);
+  await cp(path.join(oas, "3.0/pass/petstore.yaml"), path.join(dir, "openapi/petstore.yaml"));
+  return dir;
+}
+
+const options = (root: string): ValidateOptions => ({ root, secrets: { source: new EnvFileSecretSource({}, root), missing: "error" } });
+
+async function expectWorkerFailure(run: Promise<unknown>): Promise<void> {
+  const err = await run.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(LoadError);
+  expect((err as LoadError).code).toBe("INTERNAL");
+  expect((err as LoadError).message).toContain("worker");
+}
+
+describe("the worker pool", () => {
+  it("gives the same resources and the same located findings as the single-threaded path", async () => {
+    const root = await mixedRepository();
+    const single = await new RepositoryValidator({ workers: { threads: 0 } }).validate(options(root));
+    const pooled = new RepositoryValidator({ workers: { threads: 2, minFiles: 0, filesPerTask: 3 } });
+    try {
+      const result = await pooled.validate(options(root));
+      expect(result.diagnostics).toEqual(single.diagnostics);
+      expect(result.resources).toEqual(single.resources);
+      expect(result.stats).toEqual(single.stats);
+      // the repository does hold every kind of finding, each located
+      const codes = new Set(single.diagnostics.map((d) => d.code));
+      for (const code of ["SCHEMA_VIOLATION", "YAML_SYNTAX", "UNKNOWN_KIND", "SECRET_UNRESOLVED", "UNRESOLVED_REFERENCE", "DUPLICATE_NAME", "DEFINITION_FILE", "NOT_A_RESOURCE"]) expect(codes).toContain(code);
+      expect(single.diagnostics.filter((d) => d.code !== "DEFINITION_FILE" || d.line !== undefined).every((d) => d.file !== undefined)).toBe(true);
+      expect(single.resources.map((r) => r.name)).toContain("good");
+      expect(single.resources.find((r) => r.name === "good")?.spec.definition).toMatchObject({ openapi: "3.0.0" });
+    } finally {
+      await pooled.close();
+    }
+  });
+
+  it("reuses unchanged files across runs and re-checks a changed one, like the single-threaded path", async () => {
+    const root = await mixedRepository();
+    const pooled = new RepositoryValidator({ workers: { threads: 2, minFiles: 0 } });
+    try {
+      const first = await pooled.validate(options(root));
+      const file = path.join(root, "many/key-000.yaml");
+      await writeFile(file, (await readFile(file, "utf8")).replace("rate: 10", "rate: 11"));
+      const second = await pooled.validate(options(root));
+      expect(second.stats).toEqual({ filesRead: 1, filesReused: first.stats.filesRead - 1 });
+      const fresh = await new RepositoryValidator({ workers: { threads: 0 } }).validate(options(root));
+      expect(second.diagnostics).toEqual(fresh.diagnostics);
+      expect(second.resources).toEqual(fresh.resources);
+    } finally {
+      await pooled.close();
+    }
+  });
+
+  it("reports a worker that dies on a file instead of leaving the file out, and recovers", async () => {
+    // a worker with a small heap dies on a large file: an out-of-memory crash, not an exception
+    const rows = Array.from({ length: 60_000 }, (_, i) => `    k${i}: { a: ${i}, b: [x, y, z] }`).join("\n");
+    const root = await tempRepo({ "big.yaml": `${orgKey("big")}  meta:\n${rows}\n`, "small.yaml": orgKey("small") });
+    const pooled = new RepositoryValidator({ workers: { threads: 1, minFiles: 0, resourceLimits: { maxOldGenerationSizeMb: 32 } } });
+    try {
+      await expectWorkerFailure(pooled.validate({ root, limits: { maxFileBytes: 50_000_000 } }));
+      const ok = await pooled.validate({ root: await tempRepo({ "a.yaml": orgKey("a") }) });
+      expect(ok.resources.map((r) => r.name)).toEqual(["a"]);
+    } finally {
+      await pooled.close();
+    }
+  }, 120_000);
+
+  it("reports workers that cannot even start instead of waiting for them", async () => {
+    const pooled = new RepositoryValidator({ workers: { threads: 1, minFiles: 0, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 } } });
+    try {
+      await expectWorkerFailure(pooled.validate({ root: await tempRepo({ "a.yaml": orgKey("a") }) }));
+    } finally {
+      await pooled.close();
+    }
+  });
+
+  it("runs in a spawned `gatesync validate` (compiled or from sources) with the same report", async () => {
+    const root = await mixedRepository();
+    // enough files for the command to use its workers
+    for (let i = 0; i < 220; i++) await writeFile(path.join(root, `many/extra-${String(i).padStart(3, "0")}.yaml`), orgKey(`extra-${i}`));
+    const spawned = await spawnCli(["validate", root, "--format", "json"], { cwd: projectRoot, env: { MISSING_SECRET: undefined } });
+    expect(spawned.stderr).not.toContain("worker");
+    expect(spawned.code).toBe(1);
+    const single = await new RepositoryValidator({ workers: { threads: 0 } }).validate({ ...options(root), secrets: { source: new EnvFileSecretSource({}, root), missing: "warning" } });
+    const report = JSON.parse(spawned.stdout) as { diagnostics: unknown[] };
+    expect(report.diagnostics).toEqual(JSON.parse(JSON.stringify(single.diagnostics)));
+  }, 180_000);
+});
