@@ -62,6 +62,7 @@ export async function writeBenchConfig(dir: string, urls: { gateway: string; por
     "apiVersion: gatesync.dev/v1",
     "kind: GatesyncConfig",
     `source: { directory: ${JSON.stringify(dir)} }`,
+    "secrets: { env: [BENCH_SECRET] }",
     "targets:",
     `  gateway: { url: ${JSON.stringify(urls.gateway)}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 }, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
     `  portal: { url: ${JSON.stringify(urls.portal)}, credentialEnv: PORTAL_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,

@@ -28,6 +28,7 @@ export function benchConfig(dir: string, sandbox: SandboxHandle, gitUrl: string,
       apiVersion: "gatesync.dev/v1",
       kind: "GatesyncConfig",
       source: { git: { url: gitUrl, branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") } },
+      secrets: { env: ["BENCH_SECRET"] },
       targets: {
         gateway: { url: sandbox.urls.gateway, credentialEnv: "GW_KEY", batch: { listenPath: "/gw-batch/", keyEnv: "BATCH_KEY", maxSize: 50 }, rateLimit: rate },
         portal: { url: sandbox.urls.portal, credentialEnv: "PORTAL_KEY", rateLimit: rate },

@@ -25,12 +25,38 @@ import { loadAndValidate, peakRss, planCost } from "./in-process.js";
 import { measureSandbox } from "./sandbox-throughput.js";
 import { scaleFigures } from "./scale.js";
 import type { ScaleFigures } from "./scale.js";
-import { buildRows, printTable } from "./table.js";
+import { buildRows, coldRows, printTable } from "./table.js";
 import type { SizeResult } from "./table.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const oas = path.resolve(here, "../../shared/corpus/oas");
 const with100k = process.env.BENCH_100K !== "0";
+
+/**
+ * `BENCH_PARTS=cold`: only the whole-process figures at 10,000 resources (floor, validate, plan
+ * against a 10,000-record state) — what a loaded machine can still measure in minutes.
+ */
+async function coldOnly(): Promise<void> {
+  const started = Date.now();
+  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-"));
+  log("[10000] generating (every API its own OpenAPI document)");
+  const g = await generateRepository(path.join(dir, "10000"), 10_000, oas);
+  const stateDir = path.join(dir, "cold-state");
+  await mkdir(stateDir, { recursive: true });
+  const offline = "http://127.0.0.1:9/";
+  const config = await writeBenchConfig(stateDir, { gateway: offline, portal: offline, dashboard: offline, llm: offline });
+  const records = await seedState(config, g, env);
+  log("[10000] whole process, cold: yaml floor, validate, plan --dir against a 10,000-record state");
+  const cold = await coldFigures(g, quick ? 3 : 5, env, config);
+  const rows = coldRows(cold, records);
+  const durationSeconds = Math.round((Date.now() - started) / 1000);
+  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  printTable(rows, `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`);
+  const results = { date: new Date().toISOString(), parts: "cold", machine: { node: process.version, cores: cpus().length, quick, loadAverage }, durationSeconds, cold: { resources: 10_000, stateRecords: records, ...cold }, table: rows };
+  await writeFile(path.join(here, "results.cold.json"), `${JSON.stringify(results, null, 2)}\n`);
+  await rm(dir, { recursive: true, force: true });
+}
 
 /** Partial results, written after each section (a long run that is cut short keeps what it measured). */
 const partial: Record<string, unknown> = { complete: false };
@@ -116,4 +142,4 @@ async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-await main();
+await (process.env.BENCH_PARTS === "cold" ? coldOnly() : main());

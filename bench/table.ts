@@ -62,7 +62,7 @@ function inProcessRows(at: (n: number) => SizeResult, shared: TableInput["shared
   ];
 }
 
-function coldRows(cold: ColdFigures, records: number): Row[] {
+export function coldRows(cold: ColdFigures, records: number): Row[] {
   const floor = cold.floor.wallMs.median;
   const ratio = (f: ProcessFigures): number => fixed(f.wallMs.median / floor);
   const cpu = (f: ProcessFigures): number => fixed(f.cpuMs.median / cold.floor.cpuMs.median);

@@ -10,21 +10,27 @@
     return cell ? cell.textContent.trim() : "";
   }
 
+  // the column a person sorted by survives the page redrawing itself after a run
+  let sorted;
+
+  function sortBy(table, index, ascending) {
+    const headers = table.querySelectorAll("th[data-sort]");
+    headers.forEach((h) => h.removeAttribute("aria-sort"));
+    headers[index].setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    const body = table.tBodies[0];
+    const rows = [...body.rows];
+    rows.sort((a, b) => cellText(a, index).localeCompare(cellText(b, index), undefined, { numeric: true }) * (ascending ? 1 : -1));
+    for (const row of rows) body.appendChild(row);
+    sorted = { index, ascending };
+  }
+
   function bindSorting() {
     for (const table of document.querySelectorAll("table.sortable")) {
       const headers = table.querySelectorAll("th[data-sort]");
       headers.forEach((th, index) => {
         th.tabIndex = 0;
         th.setAttribute("role", "button");
-        const sort = () => {
-          const ascending = th.getAttribute("aria-sort") !== "ascending";
-          headers.forEach((h) => h.removeAttribute("aria-sort"));
-          th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-          const body = table.tBodies[0];
-          const rows = [...body.rows];
-          rows.sort((a, b) => cellText(a, index).localeCompare(cellText(b, index), undefined, { numeric: true }) * (ascending ? 1 : -1));
-          for (const row of rows) body.appendChild(row);
-        };
+        const sort = () => sortBy(table, index, th.getAttribute("aria-sort") !== "ascending");
         th.addEventListener("click", sort);
         th.addEventListener("keydown", (e) => {
           if (e.key === "Enter" || e.key === " ") {
@@ -33,6 +39,7 @@
           }
         });
       });
+      if (sorted !== undefined && sorted.index < headers.length) sortBy(table, sorted.index, sorted.ascending);
     }
   }
 
@@ -74,6 +81,7 @@
     };
     form.addEventListener("input", apply);
     form.addEventListener("change", apply);
+    apply();
     // all rows are fetched once without filters so that filtering in place can widen again
     if (location.search !== "") {
       fetch(location.pathname, { headers: { accept: "text/html" } })

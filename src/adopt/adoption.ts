@@ -52,6 +52,7 @@ const forgetHint = (id: string): string => `remove the \`${adoptAnnotation}\` an
 /** What the plan does about adoption for one resource; undefined when adoption plays no part. */
 export function planAdoption(d: Desired, record: ResourceRecord | undefined, claims: AdoptionClaims): AdoptionDecision | undefined {
   const wanted = d.adopt;
+  if (wanted !== undefined && wanted.trim() === "") return { action: "blocked", reason: `the \`${adoptAnnotation}\` annotation gives no server id`, hint: "write the object's id as the server shows it, or remove the annotation" };
   if (record?.applied !== undefined) {
     if (wanted === undefined || record.serverId === wanted) return undefined;
     return { action: "blocked", reason: `the annotation adopts server id ${wanted}, but the state records this resource with server id ${record.serverId ?? "(none)"}`, hint: forgetHint(d.id) };

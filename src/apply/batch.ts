@@ -36,6 +36,12 @@ export type BatchResult =
 
 export interface BatchSettings {
   readonly listenPath: string;
+  /**
+   * The forms of the route to try, in order: with the trailing slash (true), without (false).
+   * Production registers it with the slash; the sandbox still answers the form without until
+   * it follows production, so that form alone is the default for now.
+   */
+  readonly routeForms?: readonly boolean[];
   readonly loopbackKey: string;
   readonly adminKey: string;
   readonly maxSize: number;
@@ -73,7 +79,7 @@ export class BatchSender {
   calls = 0;
   carried = 0;
   /** The forms of the route still to try, in order: with the trailing slash (true), without. */
-  private readonly forms: boolean[] = [false];
+  private readonly forms: boolean[];
   /** What each form answered when it did not take the batch. */
   private readonly refusals: string[] = [];
   private warned = false;
@@ -83,7 +89,9 @@ export class BatchSender {
     private readonly queue: InterfaceQueue,
     readonly settings: BatchSettings,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.forms = [...(settings.routeForms ?? [false])];
+  }
 
   /** The route form in use when it is not production's (for the summary). */
   get routeNote(): string | undefined {

@@ -58,11 +58,11 @@ export class Interfaces {
 }
 
 /** Opens what the executable changes need; throws ConfigError for a missing target or credential. */
-export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<ApplyDeps, "config" | "env" | "dispatcher">, logger: Logger): Interfaces {
+export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<ApplyDeps, "config" | "env" | "dispatcher">, logger: Logger, also: readonly InterfaceName[] = []): Interfaces {
   const { config, env } = deps;
   const open = new Interfaces();
   const missing: string[] = [];
-  for (const iface of new Set(executable.map((c) => c.operation!.interface))) {
+  for (const iface of new Set([...executable.map((c) => c.operation!.interface), ...also])) {
     const cred = credentialOf(config, iface);
     const target = config.targets[iface];
     if (cred === undefined || target === undefined) {

@@ -8,12 +8,13 @@
  * server, and any other failure leaves them in doubt. Nothing is ever created twice.
  */
 import type { InterfaceName } from "../kinds/kind.js";
+import { kindModule } from "../kinds/registry.js";
 import type { PlannedChange } from "../plan/plan.js";
 import { isExecutable } from "../plan/plan.js";
 import { Batcher } from "./batched.js";
 import type { Interfaces } from "./clients.js";
 import { openInterfaces } from "./clients.js";
-import { runPostApply } from "./post-apply.js";
+import { checksChanged, runPostApply } from "./post-apply.js";
 import { Recorder } from "./recorder.js";
 import { Sender } from "./sender.js";
 import type { AppliedCalls, ApplyDeps, ApplyInput, ApplySummary } from "./types.js";
@@ -50,7 +51,10 @@ function countCalls(interfaces: Interfaces, sender: Sender, checks: number, viaB
 export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<ApplySummary> {
   const logger = deps.logger.child(input.commit === undefined ? {} : { commit: input.commit });
   // Credentials first: a missing one stops the apply before any call.
-  const interfaces = openInterfaces(input.plan.changes.filter(isExecutable), deps, logger);
+  // checks added to an unchanged resource run too: their interface is opened as well
+  const records = { record: (id: string) => input.state.resources.get(id) };
+  const checking = input.resources.filter((r) => checksChanged(r, records)).map((r) => kindModule(r.kind).interface);
+  const interfaces = openInterfaces(input.plan.changes.filter(isExecutable), deps, logger, checking);
   return executeWith(input, { ...deps, logger }, interfaces);
 }
 

@@ -8,6 +8,7 @@ import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import type { Logger } from "../logger.js";
+import type { ResourceRecord } from "../record/state.js";
 import type { Interfaces } from "./clients.js";
 import type { Recorder } from "./recorder.js";
 
@@ -19,6 +20,13 @@ export interface PostApplyDeps {
   readonly logger: Logger;
 }
 
+/** A resource recorded as applied whose spec asks for other checks than its recorded health's (a check was added). */
+export function checksChanged(r: Resource, records: { record(id: string): ResourceRecord | undefined }): boolean {
+  const checks = kindModule(r.kind).postApply;
+  const record = records.record(resourceId(r));
+  return checks?.changed !== undefined && record?.status === "applied" && record.applied !== undefined && checks.changed(r.spec, record.health?.results);
+}
+
 /** Runs the checks; returns their results and how many calls they made. */
 export async function runPostApply(resources: readonly Resource[], applied: ReadonlySet<string>, deps: PostApplyDeps): Promise<{ health: HealthResult[]; calls: number }> {
   const health: HealthResult[] = [];
@@ -27,7 +35,7 @@ export async function runPostApply(resources: readonly Resource[], applied: Read
     if (deps.halt.aborted) break;
     const kind = kindModule(r.kind);
     const id = resourceId(r);
-    const request = applied.has(id) ? kind.postApply?.request(r.spec) : undefined;
+    const request = applied.has(id) || checksChanged(r, deps.recorder) ? kind.postApply?.request(r.spec) : undefined;
     const client = deps.interfaces.clients.get(kind.interface);
     const queue = deps.interfaces.queues.get(kind.interface);
     if (request === undefined || client === undefined || queue === undefined) continue;

@@ -46,7 +46,7 @@ export class Sender {
   requestOf(c: PlannedChange): CallRequest & { readonly method: string; readonly path: string } {
     const out = this.opts.desired.outgoing.get(c.id);
     const op = c.operation!;
-    if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(this.opts.recorder.record(c.id)!.applied ?? {}) };
+    if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(this.opts.recorder.record(c.id)!.applied ?? {}, this.opts.recorder.record(c.id)!.address) };
     return { method: op.method, path: `${op.path}${queryString(out?.query ?? {}, c.quotaReset === true, encodeURIComponent)}`, body: out?.body };
   }
 

@@ -165,9 +165,10 @@ async function runDemoDaemon(run: DemoRun): Promise<{ daemon: Daemon; ok: boolea
   };
   // the default port taken (another demo running): any free port
   const inUse = (err: unknown): boolean => [err, (err as Error).cause].some((e) => (e as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE");
-  const daemon = await startDaemon({ config, env, logger, listen: run.listen, serve: run.serve, onRun }).catch(async (err: unknown) => {
+  // the demo's config is the example's with the sandbox put in: not reloaded from the file
+  const daemon = await startDaemon({ config, env, logger, listen: run.listen, serve: run.serve, onRun, watchConfig: false }).catch(async (err: unknown) => {
     if (!inUse(err)) throw err;
-    return startDaemon({ config, env, logger, listen: "127.0.0.1:0", serve: run.serve, onRun });
+    return startDaemon({ config, env, logger, listen: "127.0.0.1:0", serve: run.serve, onRun, watchConfig: false });
   });
   return { daemon, ok: await firstRun };
 }

@@ -1,5 +1,7 @@
 import type { Command } from "commander";
+import type { GatesyncConfig } from "../config/config.js";
 import { startDaemon } from "../daemon/daemon.js";
+import type { Daemon } from "../daemon/daemon.js";
 import { parseListen } from "../daemon/server.js";
 import type { RunReport } from "../daemon/reconciler.js";
 import { createLogger } from "../logger.js";
@@ -20,14 +22,26 @@ export function addRunCommand(program: Command, io: CliIo): void {
       const logger = createLogger({ pretty: io.isTty && io.env.GATESYNC_LOG_FORMAT !== "json" });
       let first: ((r: RunReport) => void) | undefined;
       const firstRun = new Promise<RunReport>((resolve) => (first = resolve));
-      const daemon = await startDaemon({
-        config,
-        env: io.env,
-        logger,
-        ...(opts.listen === undefined ? {} : { listen: opts.listen }),
-        serve: opts.once !== true,
-        onRun: (report) => first?.(report),
-      });
+      const start = (cfg: GatesyncConfig): Promise<Daemon> =>
+        startDaemon({
+          config: cfg,
+          env: io.env,
+          logger,
+          ...(opts.listen === undefined ? {} : { listen: opts.listen }),
+          serve: opts.once !== true,
+          watchConfig: opts.once !== true,
+          onRun: (report) => first?.(report),
+          // a reloaded config whose source, state or server changed: the daemon is rebuilt
+          onRestart: async (next) => {
+            const previous = daemon.reconciler.configInForce.config;
+            await daemon.stop();
+            daemon = await start(next).catch(async (err: unknown) => {
+              logger.error({ err: (err as Error).message }, "the reloaded gatesync.yaml could not start: the last good config is back in force");
+              return start(previous);
+            });
+          },
+        });
+      let daemon = await start(config);
       if (opts.once === true) {
         const report = await firstRun;
         await daemon.stop();
@@ -35,10 +49,13 @@ export function addRunCommand(program: Command, io: CliIo): void {
         process.exitCode = report.result === "applied" || report.result === "noop" ? 0 : 1;
         return;
       }
+      const hangup = (): void => void daemon.reload("SIGHUP");
+      process.on("SIGHUP", hangup);
       await new Promise<void>((resolve) => {
         process.once("SIGINT", resolve);
         process.once("SIGTERM", resolve);
       });
+      process.off("SIGHUP", hangup);
       logger.info("stopping: no new calls; waiting for calls in flight");
       await daemon.stop();
       logger.flush();

@@ -11,6 +11,8 @@ import type { StateBackend } from "../record/state.js";
 import { registerCredentials, urlCredentials } from "../secrets/credentials.js";
 import { createSource } from "../source/create-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
+import { ConfigReloader } from "./config-reload.js";
+import type { ReloadResult } from "./config-reload.js";
 import { DaemonMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import type { RunReport } from "./reconciler.js";
@@ -36,12 +38,18 @@ export interface DaemonOptions {
   readonly role?: () => string;
   /** A state backend to use instead of the config's. */
   readonly state?: StateBackend;
+  /** Reload gatesync.yaml when it changes (default true when the config came from a file). */
+  readonly watchConfig?: boolean;
+  /** Rebuilds the daemon for a reloaded config whose source, state or server changed. */
+  readonly onRestart?: (config: GatesyncConfig) => Promise<void>;
 }
 
 export interface Daemon {
   readonly url: string | undefined;
   readonly reconciler: Reconciler;
   readonly metrics: DaemonMetrics;
+  /** Reloads gatesync.yaml now (SIGHUP); "refused" keeps the last good config. */
+  reload(reason: string): Promise<ReloadResult>;
   stop(): Promise<void>;
 }
 
@@ -109,6 +117,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     state,
     plan: (snap) => runPlan({ config, root: snap.root, boundary: snap.boundary, validator, state, env, ...(snap.commit === undefined ? {} : { commit: snap.commit }) }),
   });
+  const reloader =
+    config.file === undefined
+      ? undefined
+      : new ConfigReloader({ file: config.file, reconciler, logger, hashOf: configHashOf, ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }) });
   const server =
     opts.serve === false
       ? undefined
@@ -122,6 +134,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           ...(config.server.webhookSecretEnv === undefined || env[config.server.webhookSecretEnv] === undefined ? {} : { webhookSecret: env[config.server.webhookSecretEnv]! }),
           ...(config.server.syncTokenEnv === undefined || env[config.server.syncTokenEnv] === undefined ? {} : { syncToken: env[config.server.syncTokenEnv]! }),
           ...(role === undefined ? {} : { role }),
+          ...(reloader === undefined ? {} : { config: () => reloader.status }),
           page: statusPage({
             reconciler,
             history,
@@ -135,12 +148,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   own.url = server?.url;
   elector?.start();
   reconciler.start();
+  if (opts.watchConfig !== false) reloader?.watch();
   logger.info({ source: source.description, url: server?.url }, "daemon started");
   return {
     url: server?.url,
     reconciler,
     metrics,
+    reload: async (reason) => (reloader === undefined ? "unchanged" : reloader.reload(reason)),
     stop: async () => {
+      reloader?.stop();
       await reconciler.stop();
       await elector?.stop();
       await server?.close();

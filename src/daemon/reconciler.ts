@@ -102,8 +102,26 @@ export class Reconciler {
   /** Blocked changes left by the last apply. */
   private blockedLeft = 0;
 
+  /** The config in force (replaced by a reload of gatesync.yaml) and its hash. */
+  private config: GatesyncConfig;
+  private configHash: string;
+
   constructor(private readonly opts: ReconcilerOptions) {
     this.log = opts.logger.child({ component: "reconciler" });
+    this.config = opts.config;
+    this.configHash = opts.configHash;
+  }
+
+  /** The config in force and its hash. */
+  get configInForce(): { readonly config: GatesyncConfig; readonly hash: string } {
+    return { config: this.config, hash: this.configHash };
+  }
+
+  /** Puts a reloaded config in force for the next runs (a changed hash makes the next run apply), and runs. */
+  reconfigure(config: GatesyncConfig, hash: string): void {
+    this.config = config;
+    this.configHash = hash;
+    this.trigger("config change");
   }
 
   /** Runs now, then every interval, until stopped. */
@@ -119,7 +137,7 @@ export class Reconciler {
   }
 
   private nextDelay(): number {
-    const { intervalMs, jitter } = this.opts.config.schedule;
+    const { intervalMs, jitter } = this.config.schedule;
     const random = this.opts.random ?? Math.random;
     const base = this.consecutiveFailures === 0 ? intervalMs : Math.min(intervalMs, (this.opts.retryBaseMs ?? 5_000) * 2 ** (this.consecutiveFailures - 1));
     return Math.max(0, Math.round(base * (1 + jitter * (2 * random() - 1))));
@@ -183,14 +201,14 @@ export class Reconciler {
     this.lastSnapshot = snapshot;
     await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
-    const reassertEvery = this.opts.config.schedule.reassertIntervalMs;
+    const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const good = this.lastGood;
-    if (good !== undefined && good.revision === snapshot.revision && good.configHash === this.opts.configHash && !reassert && this.consecutiveFailures === 0 && reason !== "sync") {
+    if (good !== undefined && good.revision === snapshot.revision && good.configHash === this.configHash && !reassert && this.consecutiveFailures === 0 && reason !== "sync") {
       log.debug({ reason }, "nothing changed since the last successful run");
       return finish("noop", { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) });
     }
-    if (this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.opts.configHash && reason !== "sync") {
+    if (this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.configHash && reason !== "sync") {
       // the same broken revision: its errors are already reported
       return finish("invalid", { revision: snapshot.revision, ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }) });
     }
@@ -200,7 +218,7 @@ export class Reconciler {
       this.opts.observer?.runStarted(reason);
       this.opts.onRunStart?.(where);
       const result = await runApply({
-        config: this.opts.config,
+        config: this.config,
         root: snapshot.root,
         boundary: snapshot.boundary,
         validator: this.opts.validator,
@@ -225,7 +243,7 @@ export class Reconciler {
       this.lastInvalid = undefined;
       const ok = applySucceeded(summary);
       if (ok) {
-        this.lastGood = { ...where, configHash: this.opts.configHash, at: new Date().toISOString() };
+        this.lastGood = { ...where, configHash: this.configHash, at: new Date().toISOString() };
         this.opts.metrics.lastSuccess.set(Date.now() / 1000);
         this.opts.metrics.commitsBehind.set(0);
         this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);

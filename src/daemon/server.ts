@@ -12,6 +12,7 @@ import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
 import { scrubDeep } from "../secrets/redactor.js";
+import type { ConfigStatus } from "./config-reload.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
@@ -29,6 +30,8 @@ export interface DaemonServerOptions {
   readonly syncToken?: string;
   /** `leader`, `standby` or `single`. */
   readonly role?: () => string;
+  /** The config file in force, and a refused reload's errors. */
+  readonly config?: () => ConfigStatus;
   readonly maxBodyBytes?: number;
   /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
   readonly page?: StatusPage;
@@ -53,7 +56,7 @@ export function parseListen(listen: string): { host: string; port: number } {
 
 const json = (status: number, body: unknown): Reply => ({ status, body });
 
-export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role">): Promise<Record<string, unknown>> {
+export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role" | "config">): Promise<Record<string, unknown>> {
   const r = opts.reconciler;
   const state = await opts.state.read();
   const resources = [...state.resources.values()]
@@ -66,6 +69,7 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
     ready: !r.isStopping,
     synced: r.synced,
     source: opts.sourceDescription,
+    ...(opts.config === undefined ? {} : { config: opts.config() }),
     commit: r.lastGood?.commit ?? r.lastGood?.revision ?? null,
     lastSuccess: r.lastGood === undefined ? null : { at: r.lastGood.at, revision: r.lastGood.revision },
     lastRun:

@@ -39,6 +39,14 @@ function unanswered(spec: Spec): CheckResult[] {
 }
 
 export const apiDefinitionChecks: PostApplyChecks = {
+  changed(spec, recorded) {
+    const want = checksOf(spec).map((c) => `${c.method ?? "GET"} ${c.path} ${c.expectStatus ?? 200}`);
+    const had = (recorded ?? []).map((x) => {
+      const c = x as Partial<CheckResult>;
+      return `${c.method} ${c.path} ${c.expected}`;
+    });
+    return want.length !== had.length || want.some((w, i) => w !== had[i]);
+  },
   request(spec) {
     const checks = checksOf(spec);
     if (checks.length === 0) return undefined;

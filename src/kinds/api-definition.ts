@@ -61,18 +61,24 @@ export const apiDefinitionKind: KindModule = {
     after: false,
     effect: "info.state.active: false",
     query: (applied) => (applied.query ?? {}) as Spec,
-    body(applied) {
-      // without the extension, the patch would replace the API's whole extension with none
-      if ((applied.definition as Spec | undefined)?.["x-gw-api-gateway"] === undefined) return undefined;
-      const definition = structuredClone(applied.definition) as Record<string, unknown>;
-      const ext = definition["x-gw-api-gateway"] as Record<string, unknown>;
+    body(applied, address) {
+      const definition = structuredClone(applied.definition) as Record<string, unknown> | undefined;
+      if (definition === undefined || definition === null || typeof definition !== "object") return undefined;
+      // A document without the extension (the usual case) gets a minimal one: the gateway
+      // refuses an extension without the path's id, and keeps nothing of the old one.
+      const ext = (definition["x-gw-api-gateway"] ??= { info: { id: address.apiID } }) as Record<string, unknown>;
       const info = (ext.info ??= {}) as Record<string, unknown>;
+      info.id ??= address.apiID;
       info.state = { ...(info.state as Record<string, unknown> | undefined), active: false };
       return definition;
     },
+    note: (applied) =>
+      (applied.definition as Spec | undefined)?.["x-gw-api-gateway"] === undefined
+        ? "its document has no x-gw-api-gateway extension: one holding only its id and `state.active: false` is sent, which replaces the API's extension on the server (listen path, upstream and middleware set only there are dropped; give them back in the document to reactivate it)"
+        : undefined,
     refusal: {
-      reason: "its last definition carries no gateway extension (or sensitive values), and sending one would replace the API's whole extension",
-      hint: "put it back with x-gw-api-gateway.info.state.active: false, apply, then remove it",
+      reason: "its last definition holds sensitive values, which the state does not keep",
+      hint: "put it back in the repository with x-gw-api-gateway.info.state.active: false, apply, then remove it",
     },
   },
   check(spec: Spec): RuleFinding[] {

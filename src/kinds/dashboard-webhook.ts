@@ -1,13 +1,18 @@
 import type { KindModule, KindRequest, Spec } from "./kind.js";
 import { str } from "./kind.js";
 
+/** Header names that carry credentials (matched anywhere in the name, any case). */
+export const credentialHeader = "auth|token|key|secret|cookie|passw|credential|signature|session|bearer";
+
 /** Operation 10: POST {base_url}/api/hooks (create only; the answer carries no id). */
 export const dashboardWebhookKind: KindModule = {
   kind: "DashboardWebhook",
   schemaFile: "dashboard-webhook.schema.json",
   interface: "dashboard",
   summary: "webhook of the dashboard (created; cannot be updated)",
-  secretFields: ["header_map.*"],
+  // credential-like headers only (Authorization, *token*, *key*, *secret*, cookies …): `X-Source: gitops`
+  // is shown as it is; a header whose value comes from ${env:}/${file:} is sensitive in any case
+  secretFields: [`header_map./${credentialHeader}/`],
   serverOwnedFields: [],
   deprecatedFields: {},
   references: () => [],

@@ -96,8 +96,11 @@ export interface Deactivation {
   /**
    * The last applied request switched off, or undefined when it cannot be resent as it is
    * (sensitive values, which the state does not keep, are refused before this is asked).
+   * `address`: the object's path parameters.
    */
-  body(applied: Spec): unknown;
+  body(applied: Spec, address: Readonly<Record<string, string>>): unknown;
+  /** A note for the plan about how this object is switched off, when there is something to say. */
+  note?(applied: Spec): string | undefined;
   /** What the plan says when it cannot be switched off: why, and how to do it by hand. */
   readonly refusal: { readonly reason: string; readonly hint: string };
 }
@@ -143,6 +146,11 @@ export interface PostApplyChecks {
   request(spec: Spec): { readonly method: string; readonly path: string; readonly body: unknown; readonly anonymous?: boolean } | { readonly error: string } | undefined;
   /** The checks' results from the answer. */
   results(spec: Spec, answer: CheckAnswer): { readonly checks: readonly CheckResult[]; readonly error?: string };
+  /**
+   * Whether the spec asks for checks other than those of the recorded health: a check added or
+   * changed runs at the next apply although the object itself did not change.
+   */
+  changed?(spec: Spec, recorded: readonly unknown[] | undefined): boolean;
 }
 
 /**

@@ -5,12 +5,14 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { closest } from "fastest-levenshtein";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
 import type { AttachedDocument } from "../kinds/kind.js";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
+import { similar } from "../similar.js";
 import type { SourceFile } from "./list-files.js";
 
 /** A resource that names a file: where it is written, and how its findings are located. */
@@ -30,6 +32,15 @@ export interface ResolvedFiles {
   /** Named files outside the listing (but inside the repository): to be read too. */
   readonly extra: SourceFile[];
   readonly diagnostics: Diagnostic[];
+}
+
+/** Where a missing file's path is relative to, with the closest file of the repository when one is near. */
+function missingFileHint(from: string, ref: string, listed: ReadonlySet<string>): string {
+  const dir = path.posix.dirname(from);
+  const options = [...listed].filter((f) => f !== from).map((f) => path.posix.relative(dir, f));
+  const guess = options.length === 0 ? undefined : closest(ref, options);
+  const near = guess !== undefined && (similar(ref, guess) || similar(path.posix.basename(ref), path.posix.basename(guess)));
+  return `${near ? `did you mean \`${guess}\`? ` : ""}the path is relative to ${from}`;
 }
 
 export const referenceKey = (file: string, ref: string): string => `${file}\0${ref}`;
@@ -64,7 +75,7 @@ export async function resolveAttachedFiles(
       if (pending === undefined) realpaths.set(target, (pending = realpath(target)));
       real = await pending;
     } catch {
-      fail(ErrorCode.DEFINITION_FILE, `${field} \`${r.ref}\` does not exist`, `the path is relative to ${r.file}`);
+      fail(ErrorCode.DEFINITION_FILE, `${field} \`${r.ref}\` does not exist`, missingFileHint(r.file, r.ref, where.listed));
       continue;
     }
     if (!isInside(real, where.boundary)) {

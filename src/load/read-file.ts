@@ -38,15 +38,18 @@ export interface ReadFile {
   readonly text: string | undefined;
 }
 
-/** Reads and parses one file. Never throws: what goes wrong is a finding. */
-export async function readResourceFile(file: FileToRead, limits: Limits): Promise<ReadFile> {
+/**
+ * Reads and parses one file. Never throws: what goes wrong is a finding. `sync`: read without
+ * the thread pool's round trip (a worker thread that does nothing else).
+ */
+export async function readResourceFile(file: FileToRead, limits: Limits, sync = false): Promise<ReadFile> {
   const at = { severity: "error" as const, file: file.path };
   if (file.size > limits.maxFileBytes) {
     return fail({ ...at, code: ErrorCode.FILE_TOO_LARGE, message: `file is ${file.size} bytes, over the limit of ${limits.maxFileBytes}`, hint: "split it into smaller files, or raise limits.maxFileBytes in gatesync.yaml" });
   }
   let bytes: Buffer;
   try {
-    bytes = await readFile(file.absolute);
+    bytes = sync ? readFileSync(file.absolute) : await readFile(file.absolute);
   } catch (err) {
     return fail({ ...at, code: ErrorCode.FILE_READ, message: `file cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, hint: "check its permissions" });
   }

@@ -19,7 +19,7 @@ import type { FieldChange } from "./diff.js";
 import { classified, isBreaking } from "./breaking/classify.js";
 import type { BreakingChange, Compatibility } from "./breaking/types.js";
 import { planWaves } from "./graph.js";
-import { canonicalJson, containsSensitive, isSensitiveMarker } from "./sensitive.js";
+import { canonicalJson, containsSensitive, isSensitiveMarker, sameAsMarker } from "./sensitive.js";
 
 export const planFormatVersion = 1;
 
@@ -119,6 +119,12 @@ export interface PlanOptions {
    * even when nothing changed, so that edits made outside git are undone.
    */
   readonly reassert?: boolean;
+  /**
+   * The key of the state's keyed hashes: a value recorded as a hash while it counted as
+   * sensitive compares equal to the same value shown plainly (no spurious change when a field
+   * stops counting as sensitive, e.g. a dashboard webhook's `X-Source` header).
+   */
+  readonly hashKey?: string;
   /** A partial plan: `desired` holds the selected resources only. */
   readonly selection?: PlanScope;
 }
@@ -183,7 +189,7 @@ function plannedOperation(name: OperationName, address: Readonly<Record<string, 
 const inDoubtHint = (id: string): string =>
   `find out whether the object exists on the server: if it does, record it with \`gatesync state resolve ${id} --id <server id>\`; if it does not, \`gatesync state resolve ${id} --forget\` lets the next apply create it`;
 
-function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean, claims: AdoptionClaims): Omit<PlannedChange, "wave"> {
+function planOne(d: Desired, record: ResourceRecord | undefined, batching: boolean, reassert: boolean, claims: AdoptionClaims, hashKey: string | undefined): Omit<PlannedChange, "wave"> {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
   const notes = [...(req.notes ?? [])];
@@ -211,7 +217,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
   }
   // the same content hash means the same content: no field-by-field comparison needed
-  const fields = record?.appliedHash === d.hash ? [] : diffValues(applied, req.compare);
+  const fields = record?.appliedHash === d.hash ? [] : diffValues(applied, req.compare).filter((f) => hashKey === undefined || !sameAsMarker(f.before, f.after, hashKey));
   const triggerChanged = req.trigger !== undefined && req.trigger !== record?.trigger;
   const retry = record?.status === "failed";
   if (retry) notes.push(`the last attempt failed: ${record?.error ?? "unknown error"}`);
@@ -254,12 +260,16 @@ function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", bat
   const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
   const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
   if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, hint: inDoubtHint(record.id), notes: [] };
+  if (record.applied === undefined && record.status === "failed") {
+    // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
+    return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
+  }
   if (record.deactivatedAt !== undefined) return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
   if (policy === "report") return { ...base, action: "orphan", reason: `removed from the repository; ${kept}`, hint: "set `orphans: deactivate` in gatesync.yaml to deactivate API definitions and org keys that leave the repository", notes: [] };
   const deactivation = knownKind(record.kind)?.deactivation;
   if (deactivation !== undefined) {
     const applied = record.applied ?? {};
-    if (containsSensitive(applied) || deactivation.body(applied) === undefined) {
+    if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
       return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${deactivation.refusal.reason}; ${kept}`, hint: deactivation.refusal.hint, notes: [] };
     }
     return {
@@ -269,7 +279,7 @@ function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", bat
       operation: plannedOperation(deactivation.operation, record.address, deactivation.query(applied), false, batching),
       fields: [{ path: deactivation.field, op: "change", before: deactivation.before(applied), after: deactivation.after }],
       reason: `removed from the repository: deactivated (${deactivation.effect})`,
-      notes: [],
+      notes: [deactivation.note?.(applied)].filter((n): n is string => n !== undefined),
     };
   }
   return { ...base, action: "orphan", reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`, hint: "remove it on the server by hand, then forget it", notes: [] };
@@ -313,7 +323,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
   const claims = adoptionClaims(desired, state);
-  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true, claims)), wave: waveOf.get(d.id) ?? 1 }));
+  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planOne(d, state.resources.get(d.id), batching, options.reassert === true, claims, options.hashKey)), wave: waveOf.get(d.id) ?? 1 }));
   const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const orphanWave = waves.waves.length + 1;
   for (const record of state.resources.values()) {

@@ -81,6 +81,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(batch === undefined ? {} : { batch: { maxSize: batch.maxSize } }),
     ...(input.commit === undefined ? {} : { commit: input.commit }),
     now: (input.now ?? (() => new Date()))().toISOString(),
+    hashKey: hashKey.key,
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });

@@ -31,12 +31,33 @@ export function marker(key: string, value: unknown): SensitiveMarker {
   return { [sensitiveKey]: keyedHash(key, value) };
 }
 
-/** Dotted patterns with `*` for one segment; a match covers the whole subtree. */
+const segmentRegexes = new Map<string, RegExp>();
+
+/**
+ * Does a pattern segment match a key: `*` any key, `/re/` (case-insensitive, no dots) the keys
+ * it finds a match in (`header_map./auth|token/` — only credential-like headers), else exactly.
+ */
+function segmentMatches(seg: string, key: string): boolean {
+  if (seg === "*") return true;
+  if (seg.length > 2 && seg.startsWith("/") && seg.endsWith("/")) {
+    let re = segmentRegexes.get(seg);
+    if (re === undefined) segmentRegexes.set(seg, (re = new RegExp(seg.slice(1, -1), "i")));
+    return re.test(key);
+  }
+  return seg === key;
+}
+
+/** Dotted patterns with `*` (or a `/regex/`) for one segment; a match covers the whole subtree. */
 export function matchesPattern(path: ReadonlyArray<string | number>, patterns: readonly string[]): boolean {
   return patterns.some((p) => {
     const segs = p.split(".");
-    return segs.length <= path.length && segs.every((s, i) => s === "*" || s === String(path[i]));
+    return segs.length <= path.length && segs.every((s, i) => segmentMatches(s, String(path[i])));
   });
+}
+
+/** A value recorded as a marker (when it counted as sensitive) that is the same as `value` under `key`. */
+export function sameAsMarker(recorded: unknown, value: unknown, key: string): boolean {
+  return isSensitiveMarker(recorded) && !isSensitiveMarker(value) && value !== undefined && recorded[sensitiveKey] === keyedHash(key, value);
 }
 
 const isSensitiveValue = (v: unknown): boolean => v !== undefined && v !== null && v !== "";
@@ -58,7 +79,7 @@ function markAt(value: unknown, segs: readonly string[], key: string): unknown {
   }
   const obj = value as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
-  for (const k of head === "*" ? Object.keys(obj) : head in obj ? [head] : []) {
+  for (const k of Object.keys(obj).filter((x) => segmentMatches(head, x))) {
     const next = markAt(obj[k], rest, key);
     if (next !== obj[k]) (out ??= { ...obj })[k] = next;
   }

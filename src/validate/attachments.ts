@@ -22,6 +22,8 @@ export interface AttachmentContext {
   readonly locate: Locate;
   readonly report: (diagnostics: readonly Diagnostic[]) => void;
   readonly checkSecrets: (refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }) => number;
+  /** Files whose document's findings are reported already: a document shared by several resources is reported once. */
+  readonly reportedFiles: Set<string>;
 }
 
 export interface Attached {
@@ -65,7 +67,10 @@ export async function attachDocument(
     found = { document: first.value, where, verdict, refs, source: { file: rel, index: first.index, line: first.line } };
   }
   const { document, where, verdict } = found;
-  ctx.report(verdict.findings.map((d) => (resource === undefined || d.resource !== undefined ? d : { ...d, resource })));
+  // a shared file's findings go under the first resource naming it (they count for each)
+  const shared = found.source !== undefined && ctx.reportedFiles.has(where.file);
+  if (found.source !== undefined) ctx.reportedFiles.add(where.file);
+  if (!shared) ctx.report(verdict.findings.map((d) => (resource === undefined || d.resource !== undefined ? d : { ...d, resource })));
   let errors = verdict.errors;
   const rules = ruleDiagnostics(attached.check(document, spec), { ...where, resource }, ctx.locate);
   ctx.report(rules);

@@ -44,8 +44,9 @@ export interface FileVerdict {
   readonly documents: readonly DocumentVerdict[];
 }
 
-export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers): Promise<FileVerdict> {
-  const read = await readResourceFile(file, ctx.limits);
+/** `syncRead`: on a worker thread, whose only work this is. */
+export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
+  const read = await readResourceFile(file, ctx.limits, syncRead);
   const locate = locateWith(read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]));
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
   const documents: DocumentVerdict[] = [];

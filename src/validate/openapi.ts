@@ -3,8 +3,11 @@
  * @seriousme/openapi-schema-validator (compiled once per version and reused).
  */
 import { Validator } from "@seriousme/openapi-schema-validator";
+import type { ErrorObject } from "ajv";
+import { closest } from "fastest-levenshtein";
 import type { SchemaIssue } from "./schema-registry.js";
-import { describeErrors } from "./schema-registry.js";
+import { similar } from "../similar.js";
+import { describeErrors, pointerToPath } from "./schema-registry.js";
 
 export interface OpenApiResult {
   readonly errors: SchemaIssue[];
@@ -30,6 +33,43 @@ export class OpenApiChecker {
       }
       return { errors: [{ path: [], key: false, message: result.errors }], warnings: [] };
     }
-    return { errors: describeErrors((result.errors ?? [])), warnings: [] };
+    return { errors: refine(result.errors ?? [], document), warnings: [] };
   }
+}
+
+/** The value at a JSON pointer of the document. */
+function valueAt(document: unknown, pointer: string): unknown {
+  let v = document;
+  for (const seg of pointerToPath(pointer)) v = v !== null && typeof v === "object" ? (v as Record<string | number, unknown>)[seg] : undefined;
+  return v;
+}
+
+/**
+ * One finding per problem, naming the member at fault. The validator stops an object at its
+ * first missing field and reports each branch of a failed `oneOf` (a Response or a Reference):
+ * so a misspelt `descriptoin` came out as three errors — none naming it. Here a failed
+ * alternative is dropped when a more precise error stands at the same place, the Reference
+ * branch when the object has no `$ref`, and a missing field next to a misspelling of it is
+ * reported at the misspelt member.
+ */
+function refine(errors: readonly ErrorObject[], document: unknown): SchemaIssue[] {
+  const at = new Map<string, ErrorObject[]>();
+  for (const e of errors) at.set(e.instancePath, [...(at.get(e.instancePath) ?? []), e]);
+  const kept = errors.filter((e) => {
+    const here = at.get(e.instancePath)!;
+    const value = valueAt(document, e.instancePath);
+    const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
+    if (e.keyword === "required" && (e.params as { missingProperty?: string }).missingProperty === "$ref" && isObject && !("$ref" in value) && here.length > 1) return false;
+    if ((e.keyword === "oneOf" || e.keyword === "anyOf") && here.some((x) => x.keyword !== "oneOf" && x.keyword !== "anyOf")) return false;
+    return true;
+  });
+  return describeErrors(kept).map((issue) => {
+    const field = /^missing required field `(.+)`$/.exec(issue.message)?.[1];
+    const value = valueAt(document, `/${issue.path.map((p) => String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("/")}`);
+    if (field === undefined || value === null || typeof value !== "object" || Array.isArray(value)) return issue;
+    const members = Object.keys(value).filter((k) => k !== field && !k.startsWith("x-"));
+    const near = members.length === 0 ? undefined : closest(field, members);
+    if (near === undefined || !similar(near, field)) return issue;
+    return { path: [...issue.path, near], key: true, message: `unknown field \`${near}\`: the required \`${field}\` is missing`, hint: `did you mean \`${field}\`?` };
+  });
 }

@@ -84,7 +84,7 @@ export class SchemaRegistry {
   }
 }
 
-function pointerToPath(pointer: string): PathSegment[] {
+export function pointerToPath(pointer: string): PathSegment[] {
   if (pointer === "") return [];
   return pointer
     .slice(1)

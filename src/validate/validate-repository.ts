@@ -24,6 +24,7 @@ import type { AttachmentContext } from "./attachments.js";
 import type { SecretRefAt } from "./check-document.js";
 import type { DocumentVerdict, FileCheckContext, FileVerdict } from "./check-file.js";
 import { crossCheck } from "./cross-checks.js";
+import type { WrittenResource } from "./cross-checks.js";
 import { LocalFileChecker, PooledFileChecker, defaultThreads, defaultWorkerOptions } from "./file-checker.js";
 import type { WorkerOptions } from "./file-checker.js";
 import { errorCount, locateWith } from "./findings.js";
@@ -157,7 +158,7 @@ class Run {
     await this.check(resolved.extra, ctx);
     this.validator.forget(new Set([...this.records.values()].map((r) => r.absolute)));
 
-    const { candidates, declared } = this.classify(new Set(resolved.targets.values()));
+    const { candidates, written } = this.classify(new Set(resolved.targets.values()));
     const attachments: AttachmentContext = {
       records: this.records,
       targets: resolved.targets,
@@ -165,13 +166,14 @@ class Run {
       locate: this.locate,
       report: (d) => this.diagnostics.push(...d),
       checkSecrets: (refs, place) => this.checkSecrets(refs, place),
+      reportedFiles: new Set(),
     };
     const resources: Resource[] = [];
     for (const c of candidates) {
       const resource = await this.finish(c, attachments);
       if (resource !== undefined) resources.push(resource);
     }
-    const crossed = crossCheck(resources, declared, this.locate);
+    const crossed = crossCheck(resources, written, this.locate);
     this.diagnostics.push(...crossed.diagnostics);
     return { resources: crossed.valid, diagnostics: this.diagnostics.sort(compareDiagnostics), files: listed.files.length, stats: { filesRead: this.filesRead, filesReused: this.filesReused } };
   }
@@ -203,18 +205,22 @@ class Run {
   }
 
   /** The documents that are resources (files named for attached documents are not). */
-  private classify(attachedFiles: ReadonlySet<string>): { candidates: Candidate[]; declared: Set<string> } {
+  private classify(attachedFiles: ReadonlySet<string>): { candidates: Candidate[]; written: WrittenResource[] } {
     const candidates: Candidate[] = [];
-    const declared = new Set<string>();
+    const written: WrittenResource[] = [];
     for (const file of [...this.records.values()].sort((a, b) => (a.path < b.path ? -1 : 1))) {
       if (attachedFiles.has(file.path)) continue;
       for (const doc of file.documents) {
         this.diagnostics.push(...doc.findings);
-        if (doc.kind !== undefined && doc.name !== undefined) declared.add(`${doc.kind}/${doc.name}`);
+        if (doc.kind !== undefined && doc.name !== undefined) {
+          const spec = (doc.value as { spec?: unknown }).spec;
+          const asSpec = (spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec;
+          written.push({ kind: doc.kind, name: doc.name, spec: asSpec, source: { file: file.path, index: doc.index, line: doc.line } });
+        }
         if (doc.passed) candidates.push({ file, doc });
       }
     }
-    return { candidates, declared };
+    return { candidates, written };
   }
 
   private async finish({ file, doc }: Candidate, attachments: AttachmentContext): Promise<Resource | undefined> {

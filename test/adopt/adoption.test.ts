@@ -122,6 +122,8 @@ describe("adoption", () => {
     const shop = plan.changes.find((c) => c.id === "ApiProduct/shop")!;
     expect(shop.action).toBe("blocked");
     expect(shop.reason).toContain(`records this resource with server id ${id}`);
+    await writeFile(path.join(h.dir, "config/q.yaml"), annotated("ApiProduct", "copy", " ", "Name: copy\nProviderID: 1"));
+    expect((await h.plan()).changes.find((c) => c.id === "ApiProduct/copy")!.reason).toContain("gives no server id");
     await writeFile(path.join(h.dir, "config/p.yaml"), annotated("OrgKey", "k", "x", "keyId: k"));
     const key = (await h.plan()).changes.find((c) => c.id === "OrgKey/k")!;
     expect([key.action, key.reason]).toEqual(["blocked", expect.stringContaining("OrgKey cannot be adopted") as unknown]);

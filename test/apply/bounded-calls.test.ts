@@ -54,6 +54,7 @@ describe("a Retry-After over the cap", () => {
     const { value, ms } = await timed(() => h!.apply());
     const { summary } = value;
     expect(ms, "the apply ends at once instead of waiting a day").toBeLessThan(10_000);
+    process.stdout.write(`Retry-After 86400 over a 2 s cap: apply ${Math.round(ms)} ms\n`);
     expect(summary.applied).toEqual(["OrgKey/k1"]);
     expect(summary.inDoubt).toEqual([]);
     expect(summary.failed.map((f) => f.id)).toEqual(["ApiProduct/a", "ApiProduct/b", "ApiProduct/c"]);
@@ -85,6 +86,7 @@ describe("SIGTERM during a pause", () => {
       const code = await exited;
       // the pause had two minutes to go; the graceful window is 15 s
       expect(performance.now() - t0, output).toBeLessThan(10_000);
+      process.stdout.write(`SIGTERM during a 120 s Retry-After pause: exit after ${Math.round(performance.now() - t0)} ms\n`);
       expect(code).toBe(0);
       expect(proxy.calls.filter((c) => c.path.endsWith("/products"))).toHaveLength(1);
       expect(h.sandbox.inspect.store.products.size).toBe(0);
@@ -105,6 +107,7 @@ describe("one deadline per call", () => {
     const { summary } = value;
     // two tries of at most 1 s each for the update, one for the create, plus backoff: far below the drip's 2 s per byte
     expect(ms).toBeLessThan(12_000);
+    process.stdout.write(`dripping answers (1 byte / 2 s, timeoutMs 1000, 3 calls): apply ${Math.round(ms)} ms\n`);
     expect(summary.inDoubt).toEqual([{ id: "ApiProduct/shop", message: expect.stringMatching(/no complete answer within retries\.timeoutMs \(1000 ms\) \(status 201 arrived; its body did not\): outcome unknown/) as string }]);
     expect(summary.failed).toEqual([{ id: "ClientType/web", message: expect.stringMatching(/no complete answer within retries\.timeoutMs .*outcome unknown after 2 tries/) as string }]);
     expect(proxy.calls.filter((c) => c.method === "POST" && c.path.endsWith("/products"))).toHaveLength(1);
@@ -131,6 +134,7 @@ describe("limits.maxResponseBytes", () => {
     // the client hung up long before the 900 MB the three answers offered, and held little of it
     expect(proxy.written.bytes).toBeLessThan(100 * 1024 * 1024);
     expect(peak - before, `RSS grew by ${Math.round((peak - before) / 1024 / 1024)} MB`).toBeLessThan(120 * 1024 * 1024);
+    process.stdout.write(`huge answers: apply ${Math.round(ms)} ms, RSS +${Math.round((peak - before) / 1024 / 1024)} MB, ${Math.round(proxy.written.bytes / 1024 / 1024)} MB written of 900 MB offered\n`);
   }, 40_000);
 });
 

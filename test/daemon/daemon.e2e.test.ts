@@ -212,6 +212,8 @@ describe("gatesync run (daemon)", () => {
       expect(lines.some((l) => l.startsWith(name)), name).toBe(true);
     }
     expect(r.text).toMatch(/gatesync_runs_total\{result="invalid"\} 1/);
+    // nothing throttled these interfaces: each runs at its configured rate (the default 50/s)
+    expect(r.text).toMatch(/^gatesync_interface_rate\{interface="portal"\} 50$/m);
     // the state's records by status after the last run: every example resource applied
     expect(r.text).toMatch(/^gatesync_resources\{status="applied"\} 17$/m);
     expect(r.text).toMatch(/^gatesync_resources\{status="failed"\} 0$/m);

@@ -9,6 +9,8 @@ import { escapeHtml, html, rootOf } from "../../src/daemon/ui/html.js";
 import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/daemon/ui/resource-page.js";
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
 import { RunHistory } from "../../src/daemon/ui/run-history.js";
+import { planPage } from "../../src/daemon/ui/plan-page.js";
+import type { PlanRun } from "../../src/plan/run-plan.js";
 import type { ResourceRow } from "../../src/daemon/ui/view.js";
 import type { RunReport } from "../../src/daemon/reconciler.js";
 import type { Plan } from "../../src/plan/plan.js";
@@ -88,6 +90,15 @@ describe("status page drawing", () => {
     expect(matches(r, filterFrom(new URLSearchParams("label=tier")))).toBe(true);
     expect(matches(r, filterFrom(new URLSearchParams("q=AUD")))).toBe(true);
     expect(matches(r, filterFrom(new URLSearchParams("q=nothing")))).toBe(false);
+  });
+
+  it("marks breaking changes on the plan page, each with its path and reason", () => {
+    const change = { id: "OrgKey/acme", kind: "OrgKey", name: "acme", action: "update", wave: 0, notes: [], fields: [{ path: "rate", op: "change", before: 100, after: 50 }], breaking: [{ path: "rate", reason: "the rate limit is lowered" }] };
+    const plain = { ...change, id: "OrgKey/globex", name: "globex", breaking: [] };
+    const plan = { commit: "c", state: { lineage: "l", serial: 3 }, summary: { resources: 2, create: 0, update: 2, noop: 0, blocked: 0, orphan: 0, deactivate: 0, quotaResets: 0, breaking: 1, calls: {} }, changes: [change, plain] };
+    const page = planPage({ kind: "plan", run: { plan } as unknown as PlanRun }, "./").text;
+    expect(page.match(/data-breaking/g)).toHaveLength(1);
+    expect(page).toContain("<code>rate</code>: the rate limit is lowered");
   });
 
   it("finds the page root from any depth (a reverse proxy's prefix is kept)", () => {

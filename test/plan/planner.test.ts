@@ -213,8 +213,13 @@ describe("orphans", () => {
     const plan = planFor(await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") }), state, { orphans: "deactivate" });
     expect(change(plan, "OrgKey/acme").operation).toBeUndefined();
     expect(change(plan, "OrgKey/acme").reason).toMatch(/sensitive values/);
-    expect(change(plan, "ApiDefinition/petstore").operation).toBeUndefined();
-    expect(change(plan, "ApiDefinition/petstore").reason).toMatch(/no gateway extension/);
+  });
+
+  it("deactivates an API whose document has no gateway extension, with a minimal one carrying its id", async () => {
+    const state = await recorded({ "a.yaml": petstore.replace(/ {2}x-gw-api-gateway:\n.*\n/, "") });
+    const plan = planFor(await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") }), state, { orphans: "deactivate" });
+    expect(change(plan, "ApiDefinition/petstore")).toMatchObject({ action: "orphan", deactivate: true, operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" } });
+    expect(change(plan, "ApiDefinition/petstore").notes[0]).toMatch(/no x-gw-api-gateway extension: one holding only its id/);
   });
 });
 

@@ -32,7 +32,8 @@ const upsert = (key: string): ReturnType<typeof call> => call(`${sb.urls.gateway
 
 describe("faults", () => {
   it("answers 429 with Retry-After in the interface's format once the bucket is empty, and lets calls through after that time", async () => {
-    sb.inspect.setFaults({ rateLimit: { requestsPerSecond: 2, burst: 2 } });
+    // slow refill (a token every 2 s): a loaded machine pausing between the calls does not refill the bucket
+    sb.inspect.setFaults({ rateLimit: { requestsPerSecond: 0.5, burst: 2 } });
     expect((await upsert("a")).status).toBe(200);
     expect((await upsert("b")).status).toBe(200);
     const refused = await upsert("c");

@@ -4,6 +4,7 @@
  * for what waits for a person the exact command that settles it.
  */
 import type { FieldChange } from "../../plan/diff.js";
+import type { PlannedChange } from "../../plan/plan.js";
 import { showValue } from "../../plan/render.js";
 import { isSensitiveMarker } from "../../plan/sensitive.js";
 import { badge, facts, html, shortCommit } from "./html.js";
@@ -27,6 +28,13 @@ export function settleCommands(row: ResourceRow): string[] {
   if (row.status === "blocked") return [`gatesync state resolve ${row.id} --accept   # after making the change by hand: record the repository's spec as applied`];
   if (row.status === "orphaned") return [`gatesync state resolve ${row.id} --forget   # stop tracking it (the object stays on the server)`];
   return [];
+}
+
+/** The breaking changes of a planned update, each with its path and reason (merge-request review's classification). */
+export function breakingList(c: PlannedChange): Html {
+  const items = c.breaking ?? [];
+  if (items.length === 0) return html``;
+  return html`<div class="breaking"><b>⚠ breaking</b><ul>${items.map((b) => html`<li><code>${b.path}</code>: ${b.reason}</li>`)}</ul></div>`;
 }
 
 /** Field changes, old → new, sensitive values as (sensitive). */
