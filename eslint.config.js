@@ -16,7 +16,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js", "bench/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js", "bench/*.mjs", "examples/ci/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
     },
     plugins: { unicorn },
     rules: {

@@ -4,6 +4,7 @@
 //   github: GITHUB_API_URL, GITHUB_REPOSITORY, GATESYNC_PR_NUMBER, GITHUB_TOKEN
 //   gitlab: CI_API_V4_URL, CI_PROJECT_ID, CI_MERGE_REQUEST_IID, GITLAB_API_TOKEN
 // GATESYNC_COMMENT_DRY_RUN=1 prints what it would send instead of sending it.
+/* global fetch */
 import { readFileSync } from "node:fs";
 
 const marker = "<!-- gatesync-plan -->";

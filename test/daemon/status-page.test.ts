@@ -4,47 +4,35 @@
  * answers (in doubt), then a broken file is refused. Every page is checked as a person sees it,
  * searched for the planted secrets, and used again behind a reverse proxy's path prefix.
  */
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { cp, readFile, writeFile } from "node:fs/promises";
 import { createServer, request as httpRequest } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { exampleSecrets } from "../helpers/apply.js";
 import { launchBrowser, pageProblems, screenshotDir } from "../helpers/browser.js";
-import { cliArgs } from "../helpers/cli.js";
-import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
+import { eventually as poll, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
+import type { DaemonProcess } from "../helpers/daemon-process.js";
+import { call, testSandbox } from "../helpers/sandbox.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const syncToken = "status-page-sync-token";
 let sandbox: SandboxHandle;
 let dir: string;
-let daemon: ChildProcess;
+let daemon: DaemonProcess;
 let url: string;
-let output = "";
 let browser: Browser;
 let proxy: Server;
 let proxyUrl: string;
-
-async function eventually<T>(read: () => Promise<T> | T, check: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 500)}\n${output.slice(-3000)}`);
-    await sleep(100);
-  }
-}
 
 interface Status {
   lastRun: { result: string; reason: string } | null;
 }
 const status = async (): Promise<Status> => (await call(`${url}/status`)).body as Status;
+const eventually = <T>(read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> => poll(read, check, 20_000, () => `\n${daemon.output().slice(-3000)}`);
 
 /** A reverse proxy serving the daemon below /gatesync/ (as an ingress with a path prefix would). */
 async function startProxy(target: string): Promise<Server> {
@@ -80,11 +68,7 @@ beforeAll(async () => {
     `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
 source: { directory: ./config, watch: true }
-targets:
-  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY } }
-  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
-  dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN }
-  llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY }
+${sandboxTargets(sandbox)}
 state: { backend: sqlite, path: ./state/state.db }
 secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }
 schedule: { interval: 1h }
@@ -92,28 +76,8 @@ server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
 retries: { max: 1, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 20000 }
 `,
   );
-  daemon = spawn(process.execPath, cliArgs("run", "--config", path.join(dir, "gatesync.yaml")), {
-    cwd: dir,
-    env: {
-      ...process.env,
-      GW_KEY: testCredentials.gatewayKey,
-      PORTAL_KEY: testCredentials.portalKey,
-      DASH_TOKEN: testCredentials.dashboardToken,
-      LLM_KEY: testCredentials.llmKey,
-      BATCH_KEY: "sandbox-loopback-key",
-      SYNC_TOKEN: syncToken,
-      GATESYNC_LOG_LEVEL: "info",
-      ...exampleSecrets,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  daemon.stdout!.on("data", (b: Buffer) => (output += b.toString()));
-  daemon.stderr!.on("data", (b: Buffer) => (output += b.toString()));
-  const match = await eventually(
-    () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output),
-    (m) => m !== null,
-  );
-  url = match![1]!;
+  daemon = await spawnDaemon(path.join(dir, "gatesync.yaml"), dir, { SYNC_TOKEN: syncToken });
+  url = daemon.url;
   await eventually(status, (s) => s.lastRun !== null);
   proxy = await startProxy(url);
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/gatesync/`;
@@ -123,7 +87,7 @@ retries: { max: 1, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 20000 }
 afterAll(async () => {
   await browser?.close();
   proxy?.close();
-  if (daemon?.exitCode === null) daemon.kill("SIGKILL");
+  if (daemon?.child.exitCode === null) daemon.child.kill("SIGKILL");
   await sandbox?.stop();
   await removeTempRepos();
 });

@@ -1,0 +1,70 @@
+/**
+ * `gatesync run` as a child process, and polling until something holds: what the daemon's
+ * end-to-end tests share.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { exampleSecrets } from "./apply.js";
+import { cliArgs } from "./cli.js";
+import { testCredentials } from "./sandbox.js";
+
+/** Polls `read` until `check` holds (at most `ms`); the error says what was read last, and `context()`. */
+export async function eventually<T>(read: () => Promise<T> | T, check: (v: T) => boolean, ms = 20_000, context: () => string = () => ""): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (check(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v)?.slice(0, 800)}${context()}`);
+    await sleep(100);
+  }
+}
+
+/** The `targets:` of a gatesync.yaml pointing at a sandbox, credentials from the variables `daemonEnv` sets. */
+export function sandboxTargets(sandbox: SandboxHandle): string {
+  return `targets:
+  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY } }
+  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
+  dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN }
+  llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY }
+`;
+}
+
+/** The variables those targets name, and the examples' secrets. */
+export const daemonEnv: Readonly<Record<string, string>> = {
+  GW_KEY: testCredentials.gatewayKey,
+  PORTAL_KEY: testCredentials.portalKey,
+  DASH_TOKEN: testCredentials.dashboardToken,
+  LLM_KEY: testCredentials.llmKey,
+  BATCH_KEY: "sandbox-loopback-key",
+  ...exampleSecrets,
+};
+
+export interface DaemonProcess {
+  readonly child: ChildProcess;
+  /** The HTTP server's address, read from its log. */
+  readonly url: string;
+  /** Everything it wrote so far. */
+  output(): string;
+}
+
+/** Spawns `gatesync run --config CONFIG` in `cwd` and waits until its HTTP server listens. */
+export async function spawnDaemon(config: string, cwd: string, env: Readonly<Record<string, string>> = {}, extraArgs: readonly string[] = []): Promise<DaemonProcess> {
+  const child = spawn(process.execPath, cliArgs("run", "--config", config, ...extraArgs), {
+    cwd,
+    env: { ...process.env, GATESYNC_LOG_LEVEL: "info", ...daemonEnv, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (b: Buffer) => (output += b.toString()));
+  child.stderr.on("data", (b: Buffer) => (output += b.toString()));
+  const match = await eventually(
+    () => /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output),
+    (m) => m !== null || child.exitCode !== null,
+    60_000,
+    () => `\ndaemon output:\n${output.slice(-3000)}`,
+  );
+  if (match === null) throw new Error(`the daemon exited (${child.exitCode}) before listening:\n${output.slice(-3000)}`);
+  return { child, url: match[1]!, output: () => output };
+}
