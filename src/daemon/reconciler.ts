@@ -195,7 +195,8 @@ export class Reconciler {
     try {
       snapshot = await this.opts.source.fetch();
     } catch (err) {
-      this.log.error({ err: (err as Error).message, source: this.opts.source.description }, "source fetch failed; the last good commit stays applied");
+      const code = err instanceof GatesyncError ? err.code : undefined;
+      this.log.error({ err: (err as Error).message, ...(code === undefined ? {} : { code }), source: this.opts.source.description }, "source fetch failed; the last good commit stays applied");
       return finish("source-error", { error: (err as Error).message });
     }
     this.lastSnapshot = snapshot;

@@ -1,13 +1,14 @@
 /**
  * The daemon's HTTP server (loopback by default): health, readiness, Prometheus metrics,
- * status, a signed push webhook and a bearer-token sync trigger. Bodies are bounded, slow
- * clients are cut off, and no answer carries a secret.
+ * status, a signed push webhook and a bearer-token sync trigger (triggers.ts: authenticated
+ * before anything is read). Bodies are bounded, slow clients are cut off, and no answer
+ * carries a secret.
  */
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, ErrorCode } from "../errors.js";
-import { BodyTooLarge, listenError, readBody, writeReply } from "../http/http-io.js";
+import { BodyTooLarge, listenError, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
@@ -16,7 +17,9 @@ import type { ConfigStatus } from "./config-reload.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
-import { ReplayGuard, safeEqual, verifyWebhook } from "./webhook.js";
+import { ReadSlots, handleSync, handleWebhook } from "./triggers.js";
+import type { TriggerContext } from "./triggers.js";
+import { ReplayGuard } from "./webhook.js";
 
 export interface DaemonServerOptions {
   /** `host:port`; port 0 picks a free one. */
@@ -93,10 +96,21 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
   });
 }
 
+/** Open connections at most (a Prometheus scrape, probes, a few triggers and the status page need far fewer). */
+export const maxConnections = 128;
+
 export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {
-  const replays = new ReplayGuard();
   const limit = opts.maxBodyBytes ?? 1024 * 1024;
   const log = opts.logger.child({ component: "http" });
+  const slots = new ReadSlots();
+  const triggers: TriggerContext = {
+    reconciler: opts.reconciler,
+    replays: new ReplayGuard(),
+    log,
+    limit,
+    ...(opts.webhookSecret === undefined ? {} : { webhookSecret: opts.webhookSecret }),
+    ...(opts.syncToken === undefined ? {} : { syncToken: opts.syncToken }),
+  };
 
   async function route(req: IncomingMessage): Promise<Reply> {
     const path = new URL(req.url ?? "/", "http://x").pathname;
@@ -115,27 +129,9 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
       case "/status":
         return get(async () => json(200, await buildStatus(opts)));
       case "/hooks/git":
-        return post(async () => {
-          if (opts.webhookSecret === undefined) return json(404, { error: "the push webhook is not configured (server.webhookSecretEnv)" });
-          const body = await readBody(req, limit);
-          const verdict = verifyWebhook(req.headers, body, opts.webhookSecret);
-          if (!verdict.ok) {
-            log.warn({ reason: verdict.reason }, "webhook refused");
-            return json(401, { error: "invalid or missing signature" });
-          }
-          if (verdict.delivery !== undefined && !replays.accept(verdict.delivery)) return json(409, { error: "delivery already received" });
-          opts.reconciler.trigger("webhook");
-          return json(202, { status: "accepted" });
-        });
+        return post(() => handleWebhook(req, triggers, slots));
       case "/sync":
-        return post(async () => {
-          if (opts.syncToken === undefined) return json(404, { error: "the sync trigger is not configured (server.syncTokenEnv)" });
-          await readBody(req, limit);
-          const auth = req.headers.authorization ?? "";
-          if (!safeEqual(auth, `Bearer ${opts.syncToken}`)) return json(401, { error: "invalid or missing token" });
-          opts.reconciler.trigger("sync");
-          return json(202, { status: "accepted" });
-        });
+        return post(() => Promise.resolve(handleSync(req, triggers)));
       default:
         return json(404, { error: "not found" });
     }
@@ -145,13 +141,22 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     if (opts.page?.handle(req, res) === true) return;
     route(req)
       .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))
-      .then((reply) => writeReply(res, reply))
+      .then((reply) => {
+        // a refused request's body is never read: once the answer is out, the connection goes
+        if (reply.headers?.connection === "close") {
+          req.socket.pause();
+          res.once("finish", () => req.socket.destroy());
+        }
+        writeReply(res, reply);
+      })
       .catch(() => res.destroy());
   };
 
   // timeouts are checked every second (Node checks every 30 s by default): slow clients are cut off
   const server: Server = createServer({ headersTimeout: 5_000, requestTimeout: 10_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 }, handle);
   server.on("clientError", (_err, socket) => socket.destroy());
+  // connections past this are closed as they arrive, unread: a flood cannot grow the process without bound
+  server.maxConnections = maxConnections;
   const { host, port } = parseListen(opts.listen);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(opts.listen, err, "choose another server.listen (or --listen)")));

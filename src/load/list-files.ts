@@ -54,6 +54,12 @@ async function resourceDirectory(dir: string): Promise<string> {
 export async function listResourceFiles(opts: ListOptions): Promise<{ root: string; boundary: string; files: SourceFile[]; diagnostics: Diagnostic[] }> {
   const root = await resourceDirectory(opts.root);
   const boundary = opts.boundary === undefined ? root : await realpath(opts.boundary);
+  // the real path of the root itself: a link anywhere along it may not lead out of the repository
+  if (!isInside(root, boundary)) {
+    throw new LoadError(ErrorCode.PATH_ESCAPE, `the resource directory ${opts.root} leads outside the repository (to ${root})`, {
+      hint: "a symbolic link along the path (the sub-directory itself, or a parent) points outside the checkout: nothing is read or applied from it",
+    });
+  }
   const files: SourceFile[] = [];
   const diagnostics: Diagnostic[] = [];
   const visited = new Set<string>([root]);

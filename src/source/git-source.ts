@@ -5,14 +5,17 @@
  * SSH key file), never in the remote URL and never in logs.
  */
 import { createHash } from "node:crypto";
-import { rm, stat } from "node:fs/promises";
+import { realpath, rm, stat } from "node:fs/promises";
 import { ensureDirectory } from "../ensure-directory.js";
 import path from "node:path";
 import { simpleGit } from "simple-git";
 import type { SimpleGit } from "simple-git";
 import { ErrorCode, GatesyncError } from "../errors.js";
+import { gitTokenHeader, urlCredentials } from "../secrets/credentials.js";
+import { registerSecret } from "../secrets/redactor.js";
 import type { Source, SourceSnapshot } from "./source.js";
-import { redactUrl } from "./source.js";
+import { isInside } from "../file-paths.js";
+import { redactUrl, stripUrlCredentials } from "./source.js";
 
 export interface GitSourceOptions {
   readonly url: string;
@@ -46,10 +49,14 @@ export class GitSource implements Source {
     const key = createHash("sha256").update(`${opts.url}\0${ref}`).digest("hex").slice(0, 16);
     this.dir = path.join(opts.cacheDir, key);
     const env: Record<string, string> = { GIT_TERMINAL_PROMPT: "0" };
+    // the credentials in force join the redaction layer, whoever built this source
+    urlCredentials(opts.url).forEach(registerSecret);
     if (opts.token !== undefined) {
+      registerSecret(opts.token);
+      registerSecret(gitTokenHeader(opts.token));
       env.GIT_CONFIG_COUNT = "1";
       env.GIT_CONFIG_KEY_0 = "http.extraHeader";
-      env.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${Buffer.from(`gatesync:${opts.token}`).toString("base64")}`;
+      env.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${gitTokenHeader(opts.token)}`;
     }
     if (opts.sshKeyFile !== undefined) {
       env.GIT_SSH_COMMAND = `ssh -i '${opts.sshKeyFile.replace(/'/g, "'\\''")}' -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new`;
@@ -82,14 +89,29 @@ export class GitSource implements Source {
       await git.clean("f", ["-d", "-x", "-q"]);
       const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");
       if (!(await exists(root))) throw new GitSourceError(ErrorCode.CONFIG_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
+      await this.contain(root, commit);
       this.last = { root, boundary: this.dir, revision: commit, commit };
       return this.last;
     } catch (err) {
       if (err instanceof GitSourceError) throw err;
-      // git's own message may quote the URL: never one with credentials in it
-      const message = (err as Error).message.split(this.opts.url).join(redactUrl(this.opts.url)).split("\n").filter((l) => l.trim() !== "").slice(0, 3).join(" ");
+      // git's own message may quote the URL, in its own form: no user information of any URL survives
+      const message = stripUrlCredentials((err as Error).message.split(this.opts.url).join(redactUrl(this.opts.url)))
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .slice(0, 3)
+        .join(" ");
       throw new GitSourceError(ErrorCode.CONFIG_READ, `cannot fetch ${this.description}: ${message}`, { hint: "check the URL, the ref and the credentials; the last good commit stays applied" });
     }
+  }
+
+  /** The real path of the sub-directory (links anywhere along it resolved) must stay inside the checkout. */
+  private async contain(root: string, commit: string): Promise<void> {
+    const realRoot = await realpath(root);
+    const realDir = await realpath(this.dir);
+    if (isInside(root, this.dir) && isInside(realRoot, realDir)) return;
+    throw new GitSourceError(ErrorCode.PATH_ESCAPE, `the sub-directory ${this.opts.subdirectory ?? "."} leads outside the repository at ${commit.slice(0, 12)}`, {
+      hint: "a symbolic link (or `..`) in the sub-directory's path points outside the checkout: nothing is read or applied from this commit",
+    });
   }
 
   /** One `ls-remote`: has the followed ref stayed at the last commit? (A pinned commit always has.) */

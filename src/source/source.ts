@@ -23,6 +23,14 @@ export interface Source {
   close(): Promise<void>;
 }
 
+/** `scheme://user[:password]@` anywhere in a text (git quotes URLs in its own forms). */
+const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"`<>]+@/gi;
+
+/** The text with the user information of every URL in it removed, whatever the configured URL looked like. */
+export function stripUrlCredentials(text: string): string {
+  return text.replace(urlUserInfo, "$1");
+}
+
 /** A URL with any user or password removed, for logs and status. */
 export function redactUrl(url: string): string {
   try {
@@ -35,6 +43,6 @@ export function redactUrl(url: string): string {
     return url;
   } catch {
     // scp-like ssh address (git@host:path): nothing secret in it
-    return url.replace(/\/\/[^@/]*@/, "//");
+    return stripUrlCredentials(url);
   }
 }

@@ -25,7 +25,7 @@ describe("gatesync validate without DIR", () => {
     const r = await spawnCli(["validate"], { cwd: empty });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("error[USAGE] no directory to validate");
-    expect(r.stderr).toContain("gatesync init");
+    expect(r.stderr).toContain("gatesync validate config/");
   });
 });
 

@@ -5,6 +5,8 @@
  * error is searched for the planted values: there must be no hit.
  */
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
 import { cp, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -42,14 +44,14 @@ const hitsOf = (outputs: ReadonlyArray<[string, string]>, values: readonly strin
   outputs.flatMap(([where, text]) => values.filter((v) => text.includes(v)).map((v) => `${v.slice(0, 30)} in ${where}`));
 
 /** `gatesync run` until its first run finished: its endpoints, then its logs (returned too). */
-async function daemonOutputs(cfgFile: string, cwd: string, env: Record<string, string>, syncToken: string, outputs: Array<[string, string]>): Promise<string> {
+async function daemonOutputs(cfgFile: string, cwd: string, env: Record<string, string>, syncToken: string, outputs: Array<[string, string]>, until = "run finished"): Promise<string> {
   const daemon = spawn(process.execPath, cliArgs("run", "--config", cfgFile), { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let logs = "";
   daemon.stdout.on("data", (b: Buffer) => (logs += b.toString()));
   daemon.stderr.on("data", (b: Buffer) => (logs += b.toString()));
   for (let i = 0; i < 200 && !/"url":"http/.test(logs); i++) await sleep(50);
   const url = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(logs)![1]!;
-  for (let i = 0; i < 400 && !logs.includes("run finished"); i++) await sleep(50);
+  for (let i = 0; i < 400 && !logs.includes(until); i++) await sleep(50);
   for (const p of ["/status", "/metrics", "/healthz", "/readyz"]) outputs.push([`daemon ${p}`, (await call(`${url}${p}`)).text]);
   outputs.push(["daemon bad sync", (await call(`${url}/sync`, { method: "POST", headers: { authorization: "Bearer wrong" } })).text]);
   outputs.push(["daemon good sync", (await call(`${url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } })).text]);
@@ -217,4 +219,67 @@ describe("secrets against a server that echoes every request", () => {
     expect(hitsOf([["validate", validate.stdout + validate.stderr], ["apply", apply.stdout + apply.stderr]], Object.values(env))).toEqual([]);
     await echo.stop();
   }, 60_000);
+});
+
+/** A git remote over HTTP that refuses every request with 401, echoing the request's headers. */
+async function refusingGitRemote(): Promise<{ url: string; requests: () => number; stop: () => Promise<void> }> {
+  let count = 0;
+  const server = createServer((req, res) => {
+    count++;
+    req.resume();
+    res.writeHead(401, { "www-authenticate": 'Basic realm="git"', "content-type": "text/plain" });
+    res.end(`refused ${req.url ?? ""} ${JSON.stringify(req.headers)}`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => count,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe("git credentials", () => {
+  it("a token in the git URL, or from tokenEnv, appears nowhere when the remote refuses it", async () => {
+    const remote = await refusingGitRemote();
+    const urlToken = planted("url-token");
+    const urlPassword = planted("url-password");
+    const envToken = planted("env-token");
+    const dir = await tempRepo({ "config/.keep": "" });
+    const config = (url: string, extra = ""): string =>
+      `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { git: { url: "${url}", branch: main, subdirectory: config, cacheDir: ./cache${extra} } }
+targets:
+  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }
+state: { backend: file, path: ./state/state.json }
+server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
+schedule: { interval: 1h }
+`;
+    // the usual personal-access-token form: the token as the user name
+    await writeFile(path.join(dir, "user.yaml"), config(`http://${urlToken}@${remote.url}/org/repo.git`));
+    await writeFile(path.join(dir, "password.yaml"), config(`http://gatesync:${urlPassword}@${remote.url}/org/repo.git`, ", tokenEnv: GIT_TOKEN"));
+    const env = { GW_KEY: planted("gw"), SYNC_TOKEN: planted("sync"), GIT_TOKEN: envToken, GATESYNC_LOG_LEVEL: "debug" };
+    const outputs: Array<[string, string]> = [];
+    for (const file of ["user.yaml", "password.yaml"]) {
+      const r = await spawnCli(["validate", "--config", path.join(dir, file)], { env, cwd: dir });
+      expect(r.code).toBe(1);
+      outputs.push([`validate ${file}`, r.stdout + r.stderr]);
+    }
+    const logs = await daemonOutputs(path.join(dir, "user.yaml"), dir, env, env.SYNC_TOKEN, outputs, "source fetch failed");
+    await daemonOutputs(path.join(dir, "password.yaml"), dir, env, env.SYNC_TOKEN, outputs, "source fetch failed");
+    outputs.push(...(await filesWritten(dir)).filter(([f]) => !f.endsWith(".yaml")));
+    await remote.stop();
+    expect(remote.requests()).toBeGreaterThan(2);
+    // git did fail on the credentials, and said so
+    expect(logs).toContain("source fetch failed");
+    expect(logs).toContain("the git URL carries credentials");
+    expect(logs).toContain("source.git.tokenEnv");
+    const status = outputs.find(([w]) => w === "daemon /status")![1];
+    expect(status).toMatch(/cannot fetch git http:\/\/127\.0\.0\.1/);
+    const values = [urlToken, urlPassword, envToken, Buffer.from(`gatesync:${envToken}`).toString("base64")];
+    expect(hitsOf(outputs, values)).toEqual([]);
+  }, 120_000);
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Redactor, formsOf, minScrubLength, redactedText } from "../../src/secrets/redactor.js";
+import { stripUrlCredentials } from "../../src/source/source.js";
 
 describe("the redaction layer", () => {
   it("scrubs a value in every form a log line or a server's echo gives it", () => {
@@ -45,5 +46,13 @@ describe("the redaction layer", () => {
     r.add("abcdefgh");
     r.add("abcdefgh-and-more");
     expect(r.scrubText("x abcdefgh-and-more y")).toBe(`x ${redactedText} y`);
+  });
+});
+
+describe("URL credentials in git's output", () => {
+  it("are removed whatever the configured URL looked like", () => {
+    expect(stripUrlCredentials("fatal: could not read Password for 'https://ghp_abc123@github.com': terminal prompts disabled")).toBe("fatal: could not read Password for 'https://github.com': terminal prompts disabled");
+    expect(stripUrlCredentials("remote: https://user:p%40ss@host:8443/x.git and ssh://git@host/y")).toBe("remote: https://host:8443/x.git and ssh://host/y");
+    expect(stripUrlCredentials("git@host:org/repo.git")).toBe("git@host:org/repo.git");
   });
 });
