@@ -41,7 +41,7 @@ export async function measureSandbox(seconds: number): Promise<SandboxThroughput
   const runs = [
     { name: "op 7 upsert org key", method: "POST" as const, path: "/gw/org/keys/bench", headers: { "x-gw-authorization": credentials.gatewayKey }, body: JSON.stringify({ rate: 10, per: 1 }), calls: 1 },
     { name: "op 1 patch API (OAS validated)", method: "PATCH" as const, path: "/gw/apis/oas/petstore-v1", headers: { "x-gw-authorization": credentials.gatewayKey }, body: oas, calls: 1 },
-    { name: "op 4 batch of 50 op-7 calls", method: "POST" as const, path: "/gw-batch/gw/batch", headers: {}, body: batchBody, calls: 50 },
+    { name: "op 4 batch of 50 op-7 calls", method: "POST" as const, path: "/gw-batch/gw/batch/", headers: {}, body: batchBody, calls: 50 },
   ];
 
   const results = [];

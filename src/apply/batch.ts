@@ -38,8 +38,8 @@ export interface BatchSettings {
   readonly listenPath: string;
   /**
    * The forms of the route to try, in order: with the trailing slash (true), without (false).
-   * Production registers it with the slash; the sandbox still answers the form without until
-   * it follows production, so that form alone is the default for now.
+   * Production (and the sandbox) register it with the slash, so it comes first; the form
+   * without is the fallback for a gateway that answers only that one.
    */
   readonly routeForms?: readonly boolean[];
   readonly loopbackKey: string;
@@ -90,7 +90,7 @@ export class BatchSender {
     readonly settings: BatchSettings,
     private readonly logger: Logger,
   ) {
-    this.forms = [...(settings.routeForms ?? [false])];
+    this.forms = [...(settings.routeForms ?? [true, false])];
   }
 
   /** The route form in use when it is not production's (for the summary). */

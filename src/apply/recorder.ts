@@ -58,6 +58,17 @@ export class Recorder {
     return this.records.get(id);
   }
 
+  /**
+   * A create that was in doubt when this apply started, sent again and refused as a duplicate
+   * (its kind's `settlesByResend`): the earlier create happened — a success, with a note. A
+   * duplicate refusal of a create nothing was in doubt about stays a failure.
+   */
+  settledByResend(c: PlannedChange, verdict: Verdict): Verdict {
+    const settle = knownKind(c.kind)?.settlesByResend;
+    if (settle === undefined || c.action !== "create" || verdict.kind !== "failed" || verdict.status !== settle.status) return verdict;
+    return this.opts.snapshot.resources.get(c.id)?.status === "in-doubt" ? { kind: "success", note: settle.note } : verdict;
+  }
+
   private async write(record: ResourceRecord): Promise<void> {
     try {
       await this.opts.state.write(record);
@@ -113,7 +124,7 @@ export class Recorder {
     if (prev === undefined) this.records.delete(c.id);
   }
 
-  private applied(c: PlannedChange, outcome: CallOutcome): ResourceRecord {
+  private applied(c: PlannedChange, outcome: CallOutcome, note: string | undefined): ResourceRecord {
     const t = this.opts.now().toISOString();
     const prev = this.records.get(c.id);
     if (c.action === "orphan") return { ...(prev ?? this.fresh(c)), status: "applied", deactivatedAt: t, updatedAt: t };
@@ -121,13 +132,14 @@ export class Recorder {
     const kind = knownKind(c.kind);
     const serverId = c.action === "create" ? kind?.serverId?.read(body) : undefined;
     const out = this.opts.desired.outgoing.get(c.id);
-    return appliedRecord(this.desiredById.get(c.id)!, this.history(c), {
+    const record = appliedRecord(this.desiredById.get(c.id)!, this.history(c), {
       now: t,
       ...(serverId === undefined ? {} : { serverId }),
       response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], out?.secrets ?? new Set()),
       ...(this.opts.commit === undefined ? {} : { commit: this.opts.commit }),
       quotaReset: c.quotaReset === true,
     });
+    return note === undefined ? record : { ...record, note };
   }
 
   private unsettled(c: PlannedChange, verdict: Exclude<FinalVerdict, { kind: "success" }>): ResourceRecord {
@@ -144,11 +156,12 @@ export class Recorder {
   /** Records the final verdict of one change. */
   async settle(c: PlannedChange, verdict: FinalVerdict, outcome: CallOutcome | undefined, attempts: number, viaBatch: boolean): Promise<void> {
     const httpStatus = outcome?.kind === "answered" ? outcome.status : undefined;
-    const record = verdict.kind === "success" ? this.applied(c, outcome!) : this.unsettled(c, verdict);
+    const record = verdict.kind === "success" ? this.applied(c, outcome!, verdict.note) : this.unsettled(c, verdict);
     const status = verdict.kind === "success" ? "applied" : verdict.kind;
-    const result: ResourceOutcome = { id: c.id, status, viaBatch, attempts, ...(verdict.kind === "success" ? {} : { message: verdict.why }), ...(httpStatus === undefined ? {} : { httpStatus }) };
+    const message = verdict.kind === "success" ? verdict.note : verdict.why;
+    const result: ResourceOutcome = { id: c.id, status, viaBatch, attempts, ...(message === undefined ? {} : { message }), ...(httpStatus === undefined ? {} : { httpStatus }) };
     const log = this.opts.logger.child({ resource: c.id });
-    if (verdict.kind === "success") log.info({ operation: c.operation?.name, status: httpStatus, attempts, viaBatch }, "resource applied");
+    if (verdict.kind === "success") log.info({ operation: c.operation?.name, status: httpStatus, attempts, viaBatch, ...(verdict.note === undefined ? {} : { note: verdict.note }) }, "resource applied");
     else log.error({ operation: c.operation?.name, status: httpStatus, reason: verdict.why }, verdict.kind === "in-doubt" ? "resource in doubt" : "resource failed");
     let recorded = result;
     try {

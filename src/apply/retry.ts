@@ -25,7 +25,8 @@ export function throttlePauseMs(outcome: CallOutcome, policy: RetryPolicy, attem
 }
 
 export type Verdict =
-  | { readonly kind: "success" }
+  /** `note`: what the record says about how it succeeded, when the answer alone does not. */
+  | { readonly kind: "success"; readonly note?: string }
   /** Try again after `delayMs` (0: as the queue allows). `pause`: the whole interface waits. */
   | { readonly kind: "retry"; readonly delayMs: number; readonly pause: boolean; readonly why: string }
   | { readonly kind: "failed"; readonly why: string; readonly status?: number }

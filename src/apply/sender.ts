@@ -65,12 +65,12 @@ export class Sender {
     const pauseMs = throttlePauseMs(outcome, this.opts.policy, throttleAttempt, this.opts.random);
     if (pauseMs === undefined) {
       if (outcome.kind === "answered") queue.speedUp();
-      return { verdict: judge(outcome, repeatable(c), attempt, this.opts.policy, describe, this.opts.random), throttle: false };
+      return { verdict: this.opts.recorder.settledByResend(c, judge(outcome, repeatable(c), attempt, this.opts.policy, describe, this.opts.random)), throttle: false };
     }
     const answer = outcome as Extract<CallOutcome, { kind: "answered" }>;
     if (answer.status === 429 && answer.retryAfterMs === undefined) queue.slowDown();
     if (!queue.pause(pauseMs)) return { verdict: { kind: "failed", why: `${answer.status}: ${describe(answer)}; ${queue.closedBecause}`, status: answer.status }, throttle: true };
-    return { verdict: judge(outcome, repeatable(c), throttleAttempt, this.opts.policy, describe, this.opts.random), throttle: true };
+    return { verdict: this.opts.recorder.settledByResend(c, judge(outcome, repeatable(c), throttleAttempt, this.opts.policy, describe, this.opts.random)), throttle: true };
   }
 
   /** Waits, unless the apply stops meanwhile. */

@@ -2,7 +2,8 @@
  * The ten operations of the management-interfaces contract (part 4), as data: used by the
  * sandbox (routing names, call counts) and by plan and apply (what each change will call).
  */
-import type { InterfaceName } from "../kinds/kind.js";
+/** The four management interfaces of the contract. */
+export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
 
 export interface OperationSpec {
   /** Number in the contract. */
@@ -21,7 +22,7 @@ export const operations = {
   patchApi: { number: 1, interface: "gateway", method: "PATCH", path: "/gw/apis/oas/{apiID}", idempotent: true, batchable: true },
   updateOAuthClient: { number: 2, interface: "gateway", method: "PUT", path: "/gw/oauth/clients/{apiID}/{keyName}", idempotent: true, batchable: true },
   updateClientType: { number: 3, interface: "portal", method: "PUT", path: "/oauth-providers/{provider_id}/client-types/{client_type_id}", idempotent: true, batchable: false },
-  batch: { number: 4, interface: "gateway", method: "POST", path: "/{listen_path}/gw/batch", idempotent: false, batchable: false },
+  batch: { number: 4, interface: "gateway", method: "POST", path: "/{listen_path}/gw/batch/", idempotent: false, batchable: false },
   createProduct: { number: 5, interface: "portal", method: "POST", path: "/products", idempotent: false, batchable: false },
   createLlmSettings: { number: 6, interface: "llm", method: "POST", path: "/llm-settings", idempotent: false, batchable: false },
   upsertOrgKey: { number: 7, interface: "gateway", method: "POST", path: "/gw/org/keys/{keyID}", idempotent: true, batchable: true },

@@ -54,7 +54,7 @@ export const apiDefinitionChecks: PostApplyChecks = {
     if (listen === undefined) return { error: "the API's listen path is unknown: set spec.query.listenPath" };
     const requests = checks.map((c) => ({ method: c.method ?? "GET", relative_url: relativeUrlOf(c.path), headers: c.headers ?? {} }));
     // the batch call itself carries no credential: each sub-request is authorised on its own
-    return { method: "POST", path: batchRoute(listen), body: { requests, suppress_parallel_execution: true }, anonymous: true };
+    return { method: "POST", path: batchRoute(listen, true), body: { requests, suppress_parallel_execution: true }, anonymous: true };
   },
   results(spec, answer: CheckAnswer) {
     if ("error" in answer) return { checks: unanswered(spec), error: answer.error };

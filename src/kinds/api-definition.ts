@@ -2,6 +2,20 @@ import { apiDefinitionChecks } from "./api-definition-checks.js";
 import type { AttachedDocument, KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
 
+/**
+ * The definition as sent: a gateway extension carries `info.id` equal to the path's apiID (the
+ * gateway refuses one without it, or with another: validate reports a differing one); a
+ * definition without the extension is sent without it (the API keeps its current one).
+ */
+export function withExtensionId(definition: unknown, apiId: string | undefined): unknown {
+  if (apiId === undefined || definition === null || typeof definition !== "object") return definition;
+  const ext = (definition as Record<string, unknown>)["x-gw-api-gateway"];
+  if (ext === null || typeof ext !== "object") return definition;
+  const info = (ext as Record<string, unknown>).info;
+  if (info !== null && typeof info === "object" && (info as Record<string, unknown>).id !== undefined) return definition;
+  return { ...definition, "x-gw-api-gateway": { ...ext, info: { ...(info as object | undefined), id: apiId } } };
+}
+
 /** The OpenAPI document, inline in `spec.definition` or in the file `spec.definitionFile` names. */
 const openApiDocument: AttachedDocument = {
   file: (spec) => (typeof spec.definitionFile === "string" && spec.definitionFile !== "" ? spec.definitionFile : undefined),
@@ -43,13 +57,14 @@ export const apiDefinitionKind: KindModule = {
   identity: (spec) => `api:${str(spec, "apiId")}`,
   request(spec: Spec): KindRequest {
     const query = Object.fromEntries(Object.entries((spec.query ?? {}) as Spec).map(([k, v]) => [k, typeof v === "string" ? v.trim() : String(v)]));
+    const definition = withExtensionId(spec.definition, str(spec, "apiId"));
     return {
       address: { apiID: String(spec.apiId) },
       create: undefined,
       update: "patchApi",
       query,
-      body: spec.definition,
-      compare: { query, definition: spec.definition },
+      body: definition,
+      compare: { query, definition },
       notes: [],
     };
   },

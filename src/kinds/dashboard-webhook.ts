@@ -26,5 +26,11 @@ export const dashboardWebhookKind: KindModule = {
     reason: "the dashboard interface offers no update for webhooks",
     hint: "change the hook in the dashboard by hand and set the spec to match, or give the resource a new name and value to create another hook",
   },
+  // Sending a create again is safe: the dashboard refuses a duplicate with 409.
+  settlesByResend: {
+    status: 409,
+    sameObject: (attempted, compare) => ["name", "method", "target_path"].every((k) => (attempted[k] ?? "") === (compare[k] ?? "")),
+    note: "settled by sending the create again: the dashboard answered 409 (a hook with this name, method and target exists), so the earlier create had happened; the dashboard returns no id",
+  },
   check: () => [],
 };

@@ -2,11 +2,11 @@
  * What gatesync knows about one resource kind. A new kind is one module implementing this
  * interface, registered in `registry.ts`, plus one schema in `schemas/`.
  */
-import type { OperationName } from "../contract/operations.js";
+import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
 import type { PathSegment } from "../field-path.js";
 
-export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
+export type { InterfaceName };
 
 export const kindNames = [
   "ApiDefinition",
@@ -211,6 +211,18 @@ export interface KindModule {
   readonly noUpdate?: { readonly reason: string; readonly hint: string };
   /** Objects the server names on create. */
   readonly serverId?: ServerId;
+  /**
+   * The server refuses an exact duplicate of a create with `status`: a create whose outcome is
+   * in doubt is settled by sending it again (2xx: it was not there; `status`: the earlier create
+   * happened). `sameObject` says whether the create in doubt and the one to send address the
+   * same object (otherwise the plan keeps it blocked).
+   */
+  readonly settlesByResend?: {
+    readonly status: number;
+    sameObject(attempted: Readonly<Record<string, unknown>>, compare: Readonly<Record<string, unknown>>): boolean;
+    /** What the record says when the duplicate refusal settled it. */
+    readonly note: string;
+  };
   /** How an orphan is switched off under `orphans: deactivate`; absent when it cannot be. */
   readonly deactivation?: Deactivation;
   /** Checks run after an apply of this kind; their result is the resource's health. */

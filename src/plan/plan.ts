@@ -195,7 +195,11 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
   const notes = [...(req.notes ?? [])];
   const address = { ...req.address, ...record?.address };
   if (record?.status === "in-doubt") {
-    return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
+    const settle = kindModule(d.kind).settlesByResend;
+    if (settle === undefined || req.create === undefined || record.applied !== undefined || !settle.sameObject(record.attempted ?? {}, req.compare)) {
+      return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
+    }
+    notes.push(`the last create's outcome is unknown (${record.error ?? "no answer"}): it is sent again to settle it — a duplicate is refused with ${settle.status}, which means the earlier create happened`);
   }
   const adoption = planAdoption(d, record, claims);
   if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };

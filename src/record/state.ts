@@ -30,6 +30,8 @@ export interface ResourceRecord {
   readonly status: ResourceStatus;
   /** Why the last attempt failed, or why the outcome is unknown. */
   readonly error?: string;
+  /** Why the record says what it does when the answer alone does not (a create settled by a duplicate refusal). */
+  readonly note?: string;
   /** For in-doubt creates: what was sent (redacted). */
   readonly attempted?: Readonly<Record<string, unknown>>;
   /** For orphans deactivated under `orphans: deactivate`: when. */

@@ -1,8 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { OperationName } from "../contract/operations.js";
-import type { OpenApiChecker } from "../validate/openapi.js";
-import type { SchemaRegistry } from "../validate/schema-registry.js";
 import type { Reply } from "../http/http-io.js";
+import type { OpenApiDocumentChecker } from "./openapi-check.js";
 import type { SandboxStore } from "./store.js";
 
 /** Credentials of the four interfaces (sandbox-only values). */
@@ -28,17 +27,11 @@ export interface HandlerContext {
 export interface SandboxDeps {
   readonly store: SandboxStore;
   readonly credentials: SandboxCredentials;
-  readonly schemas: SchemaRegistry;
-  readonly openapi: OpenApiChecker;
+  readonly openapi: OpenApiDocumentChecker;
   readonly maxDepth: number;
 }
 
 export interface Handled {
   readonly operation: OperationName | "traffic" | "unknown";
   readonly reply: Reply;
-}
-
-/** Checks the fields of `body` that a schema's `properties` describe; returns the first problem. */
-export function fieldTypeProblem(deps: SandboxDeps, propertiesPointer: string, body: Record<string, unknown>, fields: readonly string[]): string | undefined {
-  return deps.schemas.fieldProblem(propertiesPointer, fields, body);
 }

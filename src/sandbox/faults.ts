@@ -7,7 +7,7 @@
 import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import type { RandomGenerator } from "pure-rand/types/RandomGenerator";
-import type { InterfaceName } from "../kinds/kind.js";
+import type { InterfaceName } from "../contract/operations.js";
 
 export const interfaceNames: readonly InterfaceName[] = ["gateway", "portal", "dashboard", "llm"];
 
@@ -154,4 +154,27 @@ export class FaultInjector {
     const s = this.settings;
     return s.latencyMs + (s.jitterMs > 0 ? uniformFloat64(this.rng) * s.jitterMs : 0);
   }
+}
+
+const rateFields = ["errorRate", "unavailableRate", "resetRate", "lostResponseRate"];
+
+/** What is wrong with a (partial) change of the fault settings sent to the inspection interface, if anything. */
+export function faultProblem(change: Record<string, unknown>): string | undefined {
+  const known = ["latencyMs", "jitterMs", ...rateFields, "rateLimit", "interfaces", "scope", "seed"];
+  for (const [k, v] of Object.entries(change)) {
+    if (!known.includes(k)) return `unknown fault setting ${k}; known: ${known.join(", ")}`;
+    if (rateFields.includes(k) && (typeof v !== "number" || v < 0 || v > 1)) return `${k} must be a number from 0 to 1`;
+    if ((k === "latencyMs" || k === "jitterMs" || k === "seed") && (typeof v !== "number" || v < 0)) return `${k} must be a number, 0 or more`;
+    if (k === "rateLimit" && v !== null && v !== undefined && !(isRateLimit(v))) return "rateLimit must be {requestsPerSecond > 0, burst >= 1} or null";
+    if (k === "scope" && !["all", "external", "internal"].includes(v as string)) return "scope must be all, external or internal";
+    if (k === "interfaces" && !(Array.isArray(v) && v.every((i) => (interfaceNames as readonly unknown[]).includes(i)))) return "interfaces must list gateway, portal, dashboard or llm";
+  }
+  if (change.rateLimit === null) change.rateLimit = undefined;
+  return undefined;
+}
+
+function isRateLimit(v: unknown): boolean {
+  if (v === null || typeof v !== "object") return false;
+  const { requestsPerSecond, burst } = v as Record<string, unknown>;
+  return typeof requestsPerSecond === "number" && requestsPerSecond > 0 && typeof burst === "number" && burst >= 1;
 }

@@ -39,6 +39,9 @@ export interface FixtureProvider {
   readonly clientTypes?: ReadonlyArray<Record<string, unknown> & { ID: number; Name: string }>;
 }
 
+/** A policy: by id alone (its access rights include every API), or with the APIs they include. */
+export type FixturePolicy = string | { readonly id: string; readonly apis: readonly string[] };
+
 export interface Named {
   readonly id: number;
   readonly name: string;
@@ -46,7 +49,7 @@ export interface Named {
 
 export interface Fixtures {
   readonly apis?: readonly FixtureApi[];
-  readonly policies?: readonly string[];
+  readonly policies?: readonly FixturePolicy[];
   readonly oauthClients?: readonly FixtureOAuthClient[];
   readonly providers?: readonly FixtureProvider[];
   readonly catalogues?: readonly Named[];

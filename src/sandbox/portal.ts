@@ -4,10 +4,11 @@
  * client types), unknown ids 404, timestamps `YYYY-MM-DD HH:MM`.
  */
 import { portalEventTypes } from "../contract/operations.js";
+import { clientTypeBody, portalWebhookBody, productBody } from "./interface-description.js";
+import { decodeWire } from "./wire.js";
 import { appTypeDerivation, csvProblem, grantTypeValues, responseTypeValues } from "./client-type-rules.js";
 import type { IdpAppType } from "./client-type-rules.js";
 import type { HandlerContext, Handled, SandboxDeps } from "./context.js";
-import { fieldTypeProblem } from "./context.js";
 import { isObject, parseJson } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import type { Json } from "./store.js";
@@ -53,8 +54,8 @@ async function updateClientType(ctx: HandlerContext, deps: SandboxDeps, provider
   const read = await jsonBody(ctx, deps);
   if (!read.ok) return read.reply;
   const body = read.body;
-  const typeProblem = fieldTypeProblem(deps, "client-type.schema.json#/properties/spec/properties", body, ["Name", "Description", "TokenEndpointAuthMethod", "IdpAppType"]);
-  if (typeProblem !== undefined) return errors(400, typeProblem);
+  const typed = decodeWire(body, clientTypeBody);
+  if (!typed.ok) return errors(400, typed.problem);
   for (const field of ["Name", "ResponseTypes", "GrantType"]) {
     if (typeof body[field] !== "string" || body[field] === "") return errors(400, `${field} is required`);
   }
@@ -82,8 +83,6 @@ async function updateClientType(ctx: HandlerContext, deps: SandboxDeps, provider
   return { status: 200, body: updated };
 }
 
-const productFields = ["Catalogues", "CID", "Content", "DCREnabled", "Description", "DisplayName", "Feature", "Name", "ProviderID", "Scopes", "Tags", "Templates"];
-
 function slug(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
 }
@@ -97,8 +96,8 @@ async function createProduct(ctx: HandlerContext, deps: SandboxDeps): Promise<Re
   if (typeof body.Name !== "string" || body.Name === "") return errors(422, "Name is required");
   if (typeof body.ProviderID !== "number" || !Number.isInteger(body.ProviderID)) return errors(422, "ProviderID is required and must be an integer");
   if (typeof body.IsDocumentationOnly !== "boolean") return errors(422, "IsDocumentationOnly is required and must be a boolean");
-  const typeProblem = fieldTypeProblem(deps, "api-product.schema.json#/properties/spec/properties", body, productFields);
-  if (typeProblem !== undefined) return errors(422, typeProblem);
+  const typed = decodeWire(body, productBody);
+  if (!typed.ok) return errors(422, typed.problem);
   if (!store.providers.has(body.ProviderID)) return errors(422, `provider ${body.ProviderID} does not exist`);
   if (body.IsDocumentationOnly && !Array.isArray(body.SpecDetails)) return errors(422, "documentation-only products need SpecDetails");
   const details = Array.isArray(body.APIDetails) ? body.APIDetails : [];
@@ -169,6 +168,8 @@ async function writeWebhook(ctx: HandlerContext, deps: SandboxDeps, id: string |
   const read = await jsonBody(ctx, deps);
   if (!read.ok) return read.reply;
   const body = read.body;
+  const typed = decodeWire(body, portalWebhookBody);
+  if (!typed.ok) return errors(422, typed.problem);
   if (typeof body.Name !== "string" || body.Name === "") return errors(422, "Name is required");
   if (typeof body.URL !== "string" || !/^https?:\/\/[^/]/.test(body.URL)) return errors(422, "URL must be an absolute http(s) URL");
   if (typeof body.Method !== "string" || !webhookMethods.includes(body.Method)) return errors(422, `Method must be one of ${webhookMethods.join(", ")}`);

@@ -47,7 +47,8 @@ export function portalTimestamp(date: Date): string {
 
 export class SandboxStore {
   apis = new Map<string, StoredApi>();
-  policies = new Set<string>();
+  /** Policy id → the APIs its access rights include (`all`: a policy given by id alone). */
+  policies = new Map<string, ReadonlySet<string> | "all">();
   oauthClients = new Map<string, StoredOAuthClient>();
   providers = new Map<number, StoredProvider>();
   catalogues = new Map<number, string>();
@@ -92,7 +93,7 @@ export class SandboxStore {
         },
       ]),
     );
-    this.policies = new Set(f.policies ?? []);
+    this.policies = new Map((f.policies ?? []).map((p): [string, ReadonlySet<string> | "all"] => (typeof p === "string" ? [p, "all"] : [p.id, new Set(p.apis)])));
     this.oauthClients = new Map(
       (f.oauthClients ?? []).map((c) => [
         oauthKey(c.apiId, c.clientId),

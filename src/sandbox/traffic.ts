@@ -2,14 +2,16 @@
  * API traffic: requests under an API's listen path. Honours the API's active state,
  * authentication (the `authorization` header against fixture keys), mock responses from the
  * OpenAPI document's examples, listen-path stripping, and proxies the rest to the upstream.
- * Also operation 4, the batch endpoint at `{listen_path}/gw/batch`.
+ * Operation 4, the batch route `{listen_path}/gw/batch/` of an API with batch processing on,
+ * is handed to batch.ts.
  */
-import PQueue from "p-queue";
 import { request } from "undici";
 import type { Dispatcher } from "undici";
 import type { IncomingHttpHeaders } from "node:http";
+import { BodyTooLarge, isObject } from "../http/http-io.js";
+import { handleBatch } from "./batch.js";
 import type { HandlerContext, Handled, SandboxDeps } from "./context.js";
-import { BodyTooLarge, isObject, parseJson } from "../http/http-io.js";
+import { cleanPathRedirect } from "./routes.js";
 import type { Reply } from "../http/http-io.js";
 import type { Json, SandboxStore, StoredApi } from "./store.js";
 
@@ -42,7 +44,7 @@ export function replyBytes(reply: Reply): { body: Buffer; headers: Record<string
   return { body, headers: bodiless ? { ...reply.headers } : { "content-type": "application/json", "content-length": String(body.length), ...reply.headers } };
 }
 
-function bounded(body: Buffer, limit: number): () => Promise<Buffer> {
+export function bounded(body: Buffer, limit: number): () => Promise<Buffer> {
   return () => (body.length > limit ? Promise.reject(new BodyTooLarge()) : Promise.resolve(body));
 }
 
@@ -67,18 +69,30 @@ export function matchApi(store: SandboxStore, path: string): { api: StoredApi; l
   return best;
 }
 
-export function isBatchCall(api: StoredApi, rest: string, method: string): boolean {
+/**
+ * Is this the batch route of an API with batch processing on? The gateway registers it with the
+ * trailing slash: `{listen_path}/gw/batch` without it is plain API traffic.
+ */
+export function isBatchRoute(api: StoredApi, rest: string): boolean {
   const batch = ((api.extension.server as Json | undefined)?.batchProcessing as Json | undefined)?.enabled === true;
-  return batch && method === "POST" && rest === "/gw/batch";
+  return batch && rest === "/gw/batch/";
+}
+
+/** Is `path` a batch route? (Its body may be larger than a management call's.) */
+export function isBatchPath(store: SandboxStore, path: string): boolean {
+  const match = matchApi(store, path);
+  return match !== undefined && isBatchRoute(match.api, match.rest);
 }
 
 export async function handleTraffic(ctx: HandlerContext, deps: TrafficDeps): Promise<Handled> {
+  const redirect = cleanPathRedirect(ctx.url);
+  if (redirect !== undefined) return { operation: "traffic", reply: redirect };
   const match = matchApi(deps.store, ctx.url.pathname);
   if (match === undefined) return { operation: "unknown", reply: trafficError(404, "Not Found") };
   const { api, listenPath, rest } = match;
   const info = (api.extension.info ?? {}) as Json;
   if ((info.state as Json | undefined)?.active === false) return { operation: "traffic", reply: trafficError(404, "API is not active") };
-  if (isBatchCall(api, rest, ctx.method)) return { operation: "batch", reply: await batch(ctx, deps, listenPath) };
+  if (isBatchRoute(api, rest)) return { operation: "batch", reply: ctx.method === "POST" ? await handleBatch(ctx, deps, listenPath) : { status: 200, raw: Buffer.alloc(0) } };
   const auth = ((api.extension.server as Json | undefined)?.authentication as Json | undefined)?.enabled === true;
   if (auth) {
     const key = ctx.headers.authorization;
@@ -159,73 +173,4 @@ async function proxy(ctx: HandlerContext, deps: TrafficDeps, api: StoredApi, res
   } catch {
     return trafficError(502, "There was a problem proxying the request");
   }
-}
-
-/** Go-style canonical header name: content-type → Content-Type. */
-function canonical(name: string): string {
-  return name.replace(/(^|-)([a-z])/g, (_m, sep: string, c: string) => sep + c.toUpperCase());
-}
-
-interface SubRequest {
-  readonly method: string;
-  readonly relative_url: string;
-  readonly headers: Record<string, string>;
-  readonly body: string | undefined;
-}
-
-/** Strict decoding: any member of the wrong type makes the whole batch malformed. */
-function decodeBatch(value: unknown): { requests: SubRequest[]; sequential: boolean } | undefined {
-  if (!isObject(value) || !Array.isArray(value.requests)) return undefined;
-  const spe = value.suppress_parallel_execution;
-  if (spe !== undefined && typeof spe !== "boolean") return undefined;
-  const requests: SubRequest[] = [];
-  for (const r of value.requests) {
-    if (!isObject(r) || typeof r.method !== "string" || typeof r.relative_url !== "string") return undefined;
-    if (r.body !== undefined && typeof r.body !== "string") return undefined;
-    if (r.headers !== undefined && r.headers !== null && (!isObject(r.headers) || Object.values(r.headers).some((v) => typeof v !== "string"))) return undefined;
-    requests.push({ method: r.method, relative_url: r.relative_url, headers: (r.headers ?? {}) as Record<string, string>, body: r.body });
-  }
-  return { requests, sequential: spe === true };
-}
-
-/** Operation 4: runs the sub-requests through the gateway's own traffic path. */
-async function batch(ctx: HandlerContext, deps: TrafficDeps, listenPath: string): Promise<Reply> {
-  const parsed = parseJson(await ctx.body(), deps.maxDepth);
-  const decoded = parsed.ok ? decodeBatch(parsed.value) : undefined;
-  if (decoded === undefined) return { status: 400, body: { status: "error", message: "Batch request malformed" } };
-  const base = `${deps.selfUrl()}/${listenPath.replace(/^\/+|\/+$/g, "")}`;
-  const results: Json[] = [];
-  const run = async (sub: SubRequest): Promise<void> => {
-    // Through the gateway's own traffic path, in-process; only the sub-request's own headers.
-    const headers = Object.fromEntries(Object.entries(sub.headers).map(([k, v]) => [k.toLowerCase(), v]));
-    let outcome: DispatchOutcome;
-    let url: URL;
-    try {
-      url = new URL(`${base}/${sub.relative_url}`);
-    } catch {
-      results.push({ relative_url: "", code: 0, headers: null, body: "" });
-      return;
-    }
-    try {
-      outcome = await deps.dispatch({ method: sub.method, url, headers, body: bounded(Buffer.from(sub.body ?? ""), deps.maxBodyBytes), internal: true });
-    } catch {
-      outcome = { kind: "dropped" };
-    }
-    if (outcome.kind === "dropped") {
-      // Failed below HTTP: the gateway cannot tell which sub-request this was.
-      results.push({ relative_url: "", code: 0, headers: null, body: "" });
-      return;
-    }
-    const bytes = replyBytes(outcome.reply);
-    const out: Record<string, string[]> = {};
-    for (const [name, value] of Object.entries(bytes.headers)) out[canonical(name)] = [value];
-    results.push({ relative_url: sub.relative_url, code: outcome.reply.status, headers: out, body: bytes.body.toString("utf8") });
-  };
-  if (decoded.sequential) {
-    for (const sub of decoded.requests) await run(sub);
-  } else {
-    const queue = new PQueue({ concurrency: 64 });
-    await queue.addAll(decoded.requests.map((sub) => () => run(sub)));
-  }
-  return { status: 200, body: results };
 }

@@ -40,37 +40,6 @@ export class SchemaRegistry {
     }
   }
 
-  /** The schema object at a `file#/pointer` reference, or undefined. */
-  describe(ref: string): Record<string, unknown> | undefined {
-    const [file, pointer = ""] = ref.split("#", 2);
-    let node: unknown = this.ajv.getSchema(schemaBase + file)?.schema;
-    for (const seg of pointerToPath(pointer)) {
-      if (node === null || typeof node !== "object") return undefined;
-      node = (node as Record<string, unknown>)[String(seg)];
-    }
-    return node !== null && typeof node === "object" ? (node as Record<string, unknown>) : undefined;
-  }
-
-  private readonly fieldCheckers = new Map<string, ValidateFunction>();
-
-  /**
-   * Type-checks the named fields of an object against the properties at `propertiesRef`
-   * (`file#/pointer/to/properties`), with one validator compiled once per field set.
-   * Returns the first problem, as `field: message`.
-   */
-  fieldProblem(propertiesRef: string, fields: readonly string[], value: Record<string, unknown>): string | undefined {
-    const key = `${propertiesRef}|${fields.join(",")}`;
-    let fn = this.fieldCheckers.get(key);
-    if (fn === undefined) {
-      const properties = Object.fromEntries(fields.map((f) => [f, { $ref: `${schemaBase}${propertiesRef}/${f}` }]));
-      fn = this.ajv.compile({ type: "object", properties });
-      this.fieldCheckers.set(key, fn);
-    }
-    if (fn(value)) return undefined;
-    const issue = describeErrors(fn.errors ?? [])[0];
-    return issue === undefined ? "invalid" : `${issue.path.join(".")}: ${issue.message}`;
-  }
-
   /** Validates `value` against a schema file name, or a `file#/pointer` fragment. */
   validate(schema: string, value: unknown): SchemaIssue[] {
     let fn = this.compiled.get(schema);

@@ -88,7 +88,7 @@ describe("reconciler", () => {
     const second = await reconciler.runOnce("schedule");
     expect(second.result).toBe("partial"); // retried, not skipped
     expect((reconciler as unknown as { nextDelay(): number }).nextDelay()).toBe(100);
-    h.sandbox.inspect.store.policies.add("missing-policy");
+    h.sandbox.inspect.store.policies.set("missing-policy", "all");
     expect((await reconciler.runOnce("schedule")).result).toBe("applied");
     expect((reconciler as unknown as { nextDelay(): number }).nextDelay()).toBe(60_000);
   });

@@ -97,7 +97,8 @@ export async function resolveInDoubt(h: Harness): Promise<number> {
   const config = path.join(h.dir, "gatesync.yaml");
   let resolved = 0;
   for (const r of state.resources.values()) {
-    if (r.status !== "in-doubt") continue;
+    // a dashboard webhook settles itself: the next apply sends it again (409: it exists)
+    if (r.status !== "in-doubt" || r.kind === "DashboardWebhook") continue;
     resolved++;
     let args: string[];
     if (r.kind === "OrgKey") {

@@ -121,7 +121,8 @@ describe("robustness", () => {
       ["POST", "/api/hooks", dash, 403],
       ["POST", "/llm/api/llm-settings", llm, 400],
     ];
-    for (const body of ["\u0000\u0001binary", "{\"unterminated", "null", "12"]) {
+    // (`null` is JSON, and an empty update or session for some operations: see the contract table)
+    for (const body of ["\u0000\u0001binary", "{\"unterminated", "12", "[1]"]) {
       for (const [method, p, headers, status] of cases) {
         const r = await call(`${sb.urls.base}${p}`, { method, headers, body });
         expect([status, 422], `${method} ${p} ${body}`).toContain(r.status);

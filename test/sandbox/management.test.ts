@@ -56,7 +56,7 @@ describe("operation 1: PATCH /gw/apis/oas/{apiID}", () => {
   it("accepts a YAML body, and replaces the extension when the body carries one", async () => {
     const yaml = await readFile(path.join(projectRoot, "examples/config/openapi/petstore.yaml"), "utf8");
     expect((await call(`${sb.urls.gateway}/gw/apis/oas/petstore-v1`, { method: "PATCH", headers: gw, body: yaml })).status).toBe(200);
-    const ext = { info: { id: "petstore-v1", name: "Renamed", state: { active: false } }, upstream: { url: "http://x" } };
+    const ext = { info: { id: "petstore-v1", name: "Renamed", state: { active: false } }, server: { listenPath: { value: "/" } }, upstream: { url: "http://x" } };
     expect((await patch("petstore-v1", { ...oas, "x-gw-api-gateway": ext })).status).toBe(200);
     expect(sb.inspect.store.apis.get("petstore-v1")!.extension).toMatchObject({ info: { name: "Renamed", state: { active: false } }, server: { listenPath: { value: "/" } } });
   });
@@ -64,10 +64,10 @@ describe("operation 1: PATCH /gw/apis/oas/{apiID}", () => {
   it.each([
     ["a body that is neither JSON nor YAML", "petstore-v1", "{not: [valid", "", 400, "request malformed"],
     ["bad JSON sent to an unknown API", "nope", "{{{", "", 400, "request malformed"],
-    ["an empty apiID", "", oas, "", 400, "Must specify an apiID to patch"],
+    ["an empty apiID (the collection route, which has no PATCH)", "", oas, "", 405, "Method not supported"],
     ["an unknown apiID", "nope", oas, "", 404, "API not found"],
     ["a definition whose id differs from the path's", "petstore-v1", { ...oas, "x-gw-api-gateway": { info: { id: "other" } } }, "", 400, "Request APIID does not match that in Definition! For Update operations these must match."],
-    ["a relative upstreamURL", "petstore-v1", oas, "?upstreamURL=/relative", 400, "upstreamURL must be an absolute URL"],
+    ["a relative upstreamURL", "petstore-v1", oas, "?upstreamURL=/relative", 400, "invalid upstreamURL: it must be an absolute URL"],
     ["authentication=true without security", "petstore-v1", oas, "?authentication=true", 400, "authentication requires a security requirement in the OpenAPI document"],
   ])("refuses %s", async (_label, id, body, query, status, message) => {
     const before = structuredClone(sb.inspect.store.apis.get("petstore-v1"));
@@ -82,10 +82,10 @@ describe("operation 1: PATCH /gw/apis/oas/{apiID}", () => {
     expect((r.body as { message: string }).message).toMatch(/servers: must be array/);
   });
 
-  it("refuses a document with neither servers nor an upstream", async () => {
-    sb.inspect.store.apis.get("orders-api")!.extension.upstream = undefined;
-    const r = await patch("orders-api", { openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} });
-    expect(r).toMatchObject({ status: 400, body: { status: "error" } });
+  it("refuses a document with neither servers nor an upstreamURL flag once a flag is given, and accepts it without flags", async () => {
+    const bare = { openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} };
+    expect(await patch("orders-api", bare, "?listenPath=/o/")).toMatchObject({ status: 400, body: { status: "error" } });
+    expect((await patch("orders-api", bare)).status).toBe(200);
   });
 });
 
@@ -280,7 +280,8 @@ describe("operation 10: POST /api/hooks", () => {
     expect(await post({}, hook)).toMatchObject({ status: 401, body: { Status: "Error", Message: "Not authorised", Meta: null } });
     expect(await post({ authorization: "test-dash-token" }, hook)).toMatchObject({ status: 401 });
     expect(await post(dash, "not json")).toMatchObject({ status: 403, body: { Message: "Request body malformed." } });
-    for (const bad of [{ method: "POST" }, { target_path: "x" }, { ...hook, method: "FETCH" }, { ...hook, header_map: { a: 1 } }]) {
+    expect(await post(dash, { ...hook, header_map: { a: 1 } })).toMatchObject({ status: 403, body: { Message: "Request body malformed." } });
+    for (const bad of [{ method: "POST" }, { target_path: "x" }, { ...hook, method: "FETCH" }, null]) {
       expect(await post(dash, bad)).toMatchObject({ status: 400, body: { Message: "Webhook object validation failed." } });
     }
     expect(sb.inspect.store.dashboardHooks).toHaveLength(0);
@@ -288,12 +289,12 @@ describe("operation 10: POST /api/hooks", () => {
 });
 
 describe("operation 6: POST /llm-settings", () => {
-  it("creates settings with a server id, without validating attribute values", async () => {
-    const body = { data: { type: "llm-settings", attributes: { model_name: "m", temperature: "not-a-number", seed: 4 } } };
+  it("creates settings with a decimal server id, type llm-settings whatever was sent, zero values filled in", async () => {
+    const body = { data: { type: "something-else", attributes: { model_name: "m", temperature: 7.5, seed: 4 } } };
     const r = await call(`${sb.urls.llm}/llm-settings`, { method: "POST", headers: llm, body });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ data: { type: "llm-settings", attributes: body.data.attributes } });
-    expect((r.body as { data: { id: string } }).data.id).toMatch(/./);
+    expect(r.body).toMatchObject({ data: { type: "llm-settings", attributes: { ...body.data.attributes, top_k: 0, system_prompt: "" } } });
+    expect((r.body as { data: { id: string } }).data.id).toMatch(/^\d+$/);
   });
 
   it("answers 401 and 400 in the LLM service's formats", async () => {

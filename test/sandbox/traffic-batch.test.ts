@@ -80,7 +80,7 @@ describe("API traffic", () => {
 });
 
 describe("operation 4: batch", () => {
-  const batch = (listenPath: string, body: unknown): ReturnType<typeof call> => call(`${sb.urls.base}${listenPath}gw/batch`, { method: "POST", body: body as object });
+  const batch = (listenPath: string, body: unknown): ReturnType<typeof call> => call(`${sb.urls.base}${listenPath}gw/batch/`, { method: "POST", body: body as object });
 
   it("runs sub-requests in parallel and answers in completion order", async () => {
     const r = await batch("/echo/", {
@@ -179,7 +179,7 @@ describe("operation 4: batch", () => {
   it("answers [] to an empty batch, and treats the batch path as traffic where batching is off", async () => {
     expect(await batch("/echo/", { requests: [] })).toMatchObject({ status: 200, body: [] });
     const r = await batch("/keep/", { requests: [] });
-    expect(r.body).toMatchObject({ url: "/keep/gw/batch" });
+    expect(r.body).toMatchObject({ url: "/keep/gw/batch/" });
   });
 
   it("completes many concurrent loopback batches whose sub-requests outnumber the connection pool", async () => {
@@ -193,7 +193,7 @@ describe("operation 4: batch", () => {
   });
 
   it("needs no credential for the batch call itself", async () => {
-    const r = await call(`${sb.urls.base}/echo/gw/batch`, { method: "POST", headers: {}, body: { requests: [{ method: "GET", relative_url: "x" }] } });
+    const r = await call(`${sb.urls.base}/echo/gw/batch/`, { method: "POST", headers: {}, body: { requests: [{ method: "GET", relative_url: "x" }] } });
     expect(r.status).toBe(200);
   });
 });

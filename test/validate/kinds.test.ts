@@ -90,6 +90,8 @@ const cases: Case[] = [
   // LlmSettings
   { name: "LlmSettings with a string temperature", yaml: `${head("LlmSettings")}  attributes:\n    temperature: hot\n`, code: "SCHEMA_VIOLATION", path: "spec.attributes.temperature", at: "hot", message: /must be number/ },
   { name: "LlmSettings with non-string stop words", yaml: `${head("LlmSettings")}  attributes:\n    stop_words: [1]\n`, code: "SCHEMA_VIOLATION", path: "spec.attributes.stop_words[0]", at: "1]", message: /must be string/ },
+  { name: "LlmSettings with a fractional integer attribute", yaml: `${head("LlmSettings")}  attributes:\n    max_tokens: 0.5\n`, code: "SCHEMA_VIOLATION", path: "spec.attributes.max_tokens", at: "0.5", message: /must be integer, not number/ },
+  { name: "LlmSettings with another type", yaml: `${head("LlmSettings")}  type: chat-settings\n  attributes: {}\n`, code: "SCHEMA_VIOLATION", path: "spec.type", at: "chat-settings", message: /must be `llm-settings`/ },
   { name: "LlmSettings with an unknown attribute", yaml: `${head("LlmSettings")}  attributes:\n    temprature: 1\n`, code: "SCHEMA_VIOLATION", path: "spec.attributes.temprature", at: "temprature", message: /did you mean `temperature`|unknown field/ },
   // envelope
   { name: "a bad resource name", yaml: `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: Bad_Name\nspec:\n  keyId: k\n`, code: "SCHEMA_VIOLATION", path: "metadata.name", at: "Bad_Name", message: /lowercase letters/ },
