@@ -74,6 +74,7 @@ beforeAll(async () => {
 kind: GatesyncConfig
 source: { directory: ./config, watch: true }
 ${sandboxTargets(sandbox)}
+state: { backend: sqlite, path: ./state/state.db }
 secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }
 schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
