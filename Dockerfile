@@ -4,10 +4,17 @@
 # The config's server.listen must be 0.0.0.0:9464 inside a container (see examples/k8s).
 
 # 1. Build: all dependencies, compile TypeScript, then keep production dependencies only.
+#    better-sqlite3 (the embedded state) compiles from source where no prebuilt binary can be
+#    fetched: python3, make and g++ are needed here, not in the runtime image.
 FROM node:20-bookworm-slim AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts
+# install scripts run only for the packages package.json allows (allowScripts: better-sqlite3);
+# `prepare` (the build) runs below, once the sources are copied
+RUN npm ci --ignore-scripts && npm rebuild better-sqlite3 && node -e "require('better-sqlite3')"
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev

@@ -7,7 +7,7 @@ import { Agent } from "undici";
 import { runApply } from "../src/apply/run-apply.js";
 import type { GatesyncConfig } from "../src/config/config.js";
 import { silentLogger } from "../src/logger.js";
-import { FileStateBackend } from "../src/record/file-backend.js";
+import { SqliteStateBackend } from "../src/record/sqlite-backend.js";
 import { PostgresStateBackend } from "../src/record/postgres-backend.js";
 import { startSandbox } from "../src/sandbox/sandbox.js";
 import { RepositoryValidator } from "../src/validate/validate-repository.js";
@@ -33,7 +33,7 @@ async function withPostgres<T>(work: (client: pg.Client) => Promise<T>): Promise
 export const postgresReachable = (): Promise<boolean> => withPostgres(async () => Promise.resolve(true)).catch(() => false);
 const dropSchema = (schema: string): Promise<unknown> => withPostgres((c) => c.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`));
 
-export async function applyUnderRateLimit(batch: boolean, count: number, backend: "file" | "postgres" = "file"): Promise<{ seconds: Figure; calls: number }> {
+export async function applyUnderRateLimit(batch: boolean, count: number, backend: "sqlite" | "postgres" = "sqlite"): Promise<{ seconds: Figure; calls: number }> {
   const samples: number[] = [];
   let calls = 0;
   const n = batch ? reps : quick ? 1 : 2;
@@ -57,7 +57,7 @@ export async function applyUnderRateLimit(batch: boolean, count: number, backend
     };
     const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
     const schema = `gatesync_bench_${process.pid}_${rep}`;
-    const state = backend === "file" ? new FileStateBackend(path.join(dir, "state.json")) : new PostgresStateBackend({ url: databaseUrl, schema });
+    const state = backend === "sqlite" ? new SqliteStateBackend(path.join(dir, "state.db")) : new PostgresStateBackend({ url: databaseUrl, schema });
     const t = performance.now();
     const r = await runApply({ config, root: dir, validator: new RepositoryValidator(), state, env, logger: silentLogger(), dispatcher });
     // the executor's own time: load and plan are measured elsewhere

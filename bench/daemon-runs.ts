@@ -12,7 +12,7 @@ import { configFromDocument } from "../src/config/config.js";
 import { DaemonMetrics } from "../src/daemon/metrics.js";
 import { Reconciler } from "../src/daemon/reconciler.js";
 import { silentLogger } from "../src/logger.js";
-import { FileStateBackend } from "../src/record/file-backend.js";
+import { SqliteStateBackend } from "../src/record/sqlite-backend.js";
 import { startSandbox } from "../src/sandbox/sandbox.js";
 import type { SandboxHandle } from "../src/sandbox/sandbox.js";
 import { GitSource } from "../src/source/git-source.js";
@@ -35,7 +35,7 @@ export function benchConfig(dir: string, sandbox: SandboxHandle, gitUrl: string,
         dashboard: { url: sandbox.urls.dashboard, tokenEnv: "DASH_KEY", rateLimit: rate },
         llm: { url: sandbox.urls.llm, credentialEnv: "LLM_KEY", rateLimit: rate },
       },
-      state: { backend: "file", path: path.join(dir, "state.json") },
+      state: { backend: "sqlite", path: path.join(dir, "state.db") },
       retries: { max: 4, baseDelayMs: 50, maxDelayMs: 500, timeoutMs: 30_000 },
     },
     undefined,
@@ -66,7 +66,7 @@ export async function daemonRuns(g: Generated): Promise<{ full: Figure; noop: Fi
     const config = benchConfig(dir, sandbox, path.join(dir, "origin.git"), { concurrency: 32, requestsPerSecond: 5000 });
     const dispatcher = managementDispatcher();
     const validator = new RepositoryValidator();
-    const state = new FileStateBackend(path.join(dir, "state.json"), { compactOnRelease: false });
+    const state = new SqliteStateBackend(path.join(dir, "state.db"));
     const reconciler = new Reconciler({ config, configHash: "bench", source: new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") }), state, validator, env, logger: silentLogger(), dispatcher, metrics: new DaemonMetrics() });
     const first = await reconciler.runOnce("start");
     if (first.result !== "applied") throw new Error(`full run: ${first.result} ${first.error ?? JSON.stringify(first.summary?.failed.slice(0, 3))}`);

@@ -104,5 +104,6 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     ...(routeNote === undefined ? {} : { batchRoute: routeNote }),
     skipped: [...sender.skipped].sort(),
     durationMs: Math.round(performance.now() - started),
+    ...(recorder.stateFailure === undefined ? {} : { stateFailure: recorder.stateFailure }),
   };
 }

@@ -7,6 +7,7 @@
  * A state write that fails halts the apply: a process that cannot record starts no call.
  */
 import { operations } from "../contract/operations.js";
+import { ErrorCode, GatesyncError, StateError } from "../errors.js";
 import type { HealthResult } from "../kinds/kind.js";
 import { knownKind } from "../kinds/registry.js";
 import type { Logger } from "../logger.js";
@@ -45,6 +46,8 @@ export class Recorder {
   private readonly desiredById: Map<string, Desired>;
   private readonly intents = new Set<string>();
   readonly outcomes: ResourceOutcome[] = [];
+  /** The first state write that failed (disk full, I/O error …): the apply stopped starting calls. */
+  stateFailure: GatesyncError | undefined;
 
   constructor(private readonly opts: RecorderOptions) {
     this.records = new Map(opts.snapshot.resources);
@@ -71,6 +74,7 @@ export class Recorder {
       await this.opts.state.write(record);
     } catch (err) {
       this.opts.halt.abort();
+      this.stateFailure ??= err instanceof GatesyncError ? err : new StateError(ErrorCode.STATE_IO, `cannot write the state: ${(err as Error).message}`, { cause: err });
       this.opts.logger.error({ resource: record.id, err: (err as Error).message }, "state write failed: no further calls");
       throw err;
     }
@@ -159,10 +163,15 @@ export class Recorder {
     const log = this.opts.logger.child({ resource: c.id });
     if (verdict.kind === "success") log.info({ operation: c.operation?.name, status: httpStatus, attempts, viaBatch, ...(verdict.note === undefined ? {} : { note: verdict.note }) }, "resource applied");
     else log.error({ operation: c.operation?.name, status: httpStatus, reason: verdict.why }, verdict.kind === "in-doubt" ? "resource in doubt" : "resource failed");
-    await this.write(record);
-    this.records.set(c.id, record);
-    this.outcomes.push(result);
-    this.opts.progress.done(c.id, result.status);
+    let recorded = result;
+    try {
+      await this.write(record);
+      this.records.set(c.id, record);
+    } catch {
+      recorded = unrecorded(result, repeatable(c), record.serverId);
+    }
+    this.outcomes.push(recorded);
+    this.opts.progress.done(c.id, recorded.status);
   }
 
   /** Records the health found by post-apply checks on an applied resource. */
@@ -170,11 +179,22 @@ export class Recorder {
     const record = this.records.get(result.id);
     if (record === undefined) return;
     const updated: ResourceRecord = { ...record, health: { ok: result.ok, checkedAt: result.checkedAt, results: result.checks } };
-    await this.write(updated);
+    try {
+      await this.write(updated);
+    } catch {
+      return; // the apply halts: no further checks are recorded
+    }
     this.records.set(result.id, updated);
   }
 
   byStatus(status: ResourceOutcome["status"]): ResourceOutcome[] {
     return this.outcomes.filter((o) => o.status === status);
   }
+}
+
+/** A call that reached the server, whose outcome the state could not record. */
+function unrecorded(result: ResourceOutcome, repeatableCall: boolean, serverId: string | undefined): ResourceOutcome {
+  if (result.status !== "applied") return result;
+  if (repeatableCall) return { ...result, status: "failed", message: "applied on the server, but the state could not record it: the next apply sends it again" };
+  return { ...result, status: "in-doubt", message: `sent and answered${serverId === undefined ? "" : ` (server id ${serverId})`}, but the state could not record it` };
 }

@@ -84,6 +84,11 @@ export class Sender {
    * after answers that say so — so an intent written for it is withdrawn. Other errors pass through.
    */
   async notSent(err: unknown, changes: readonly PlannedChange[], viaBatch: boolean): Promise<void> {
+    if (!(err instanceof NotStarted) && !(err instanceof Throttled) && this.opts.recorder.stateFailure !== undefined) {
+      // its intent could not be written: the call was not sent, and the state cannot take more
+      for (const c of changes) this.skipped.add(c.id);
+      return;
+    }
     if (err instanceof NotStarted) {
       for (const c of changes) {
         await this.opts.recorder.withdraw(c);

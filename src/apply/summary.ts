@@ -5,7 +5,7 @@ import type { ApplySummary } from "./types.js";
 
 /** Exit status of an apply: 0 when everything applied, 1 when anything failed or is in doubt. */
 export function applySucceeded(s: ApplySummary): boolean {
-  return s.failed.length === 0 && s.inDoubt.length === 0 && s.skipped.length === 0;
+  return s.failed.length === 0 && s.inDoubt.length === 0 && s.skipped.length === 0 && s.stateFailure === undefined;
 }
 
 /** Records by status once an apply is recorded: the state it started from, with its outcomes. */

@@ -1,6 +1,7 @@
 /** The apply's inputs, dependencies and results: shared by the executor, its parts and its callers. */
 import type { Dispatcher } from "undici";
 import type { GatesyncConfig } from "../config/config.js";
+import type { GatesyncError } from "../errors.js";
 import type { HealthResult } from "../kinds/kind.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import type { Resource } from "../kinds/resource.js";
@@ -54,9 +55,11 @@ export interface ApplySummary {
   readonly batchFallback?: string;
   /** Set when batches went to the route without its trailing slash (production's has it). */
   readonly batchRoute?: string;
-  /** Changes not started because the apply was stopped (shutdown, lost leadership). */
+  /** Changes not started because the apply was stopped (shutdown, lost leadership, a state that cannot be written). */
   readonly skipped: readonly string[];
   readonly durationMs: number;
+  /** The state could not be written (disk full, I/O error …): the apply stopped starting calls. */
+  readonly stateFailure?: GatesyncError;
 }
 
 export interface CallEvent {

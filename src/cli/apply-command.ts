@@ -100,6 +100,8 @@ export function addApplyCommand(program: Command, io: CliIo): void {
           return;
         }
         io.stdout(renderSummary(result.summary, painter(color)));
+        // the summary first (what reached the servers), then why the apply stopped
+        if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
         const blocked = result.summary.blocked;
         if (blocked.length > 0) io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
         process.exitCode = applySucceeded(result.summary) ? (blocked.length > 0 ? 3 : 0) : 1;

@@ -39,7 +39,7 @@ function demoConfig(config: GatesyncConfig, sandbox: SandboxHandle, statePath: s
   return {
     ...config,
     source: { type: "directory", directory: config.source.type === "directory" ? config.source.directory : examplesDir, watch: true },
-    state: { backend: "file", path: statePath },
+    state: { backend: "sqlite", path: statePath },
     targets: {
       ...(t.gateway === undefined ? {} : { gateway: { ...t.gateway, url: sandbox.urls.gateway } }),
       ...(t.portal === undefined ? {} : { portal: { ...t.portal, url: sandbox.urls.portal } }),
@@ -102,7 +102,7 @@ export function addDemoCommand(program: Command, io: CliIo): void {
       const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? "warn", pretty: io.isTty });
       try {
         io.stdout(`== sandbox gateway, portal, dashboard and LLM service at ${sandbox.urls.base} (objects: ${sandbox.urls.inspect}/objects)\n\n`);
-        const config = demoConfig(example, sandbox, path.join(workDir, "state.json"));
+        const config = demoConfig(example, sandbox, path.join(workDir, "state.db"));
         const keepDaemon = opts.once !== true && opts.serve !== true;
         const daemon = await runDemoDaemon({ config, env, logger, io, listen: opts.listen, serve: keepDaemon });
         try {

@@ -57,7 +57,7 @@ export type SourceConfig =
     };
 
 export type StateConfig =
-  | { readonly backend: "file"; readonly path: string }
+  | { readonly backend: "sqlite"; readonly path: string }
   | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string };
 
 export interface GatesyncConfig {
@@ -161,11 +161,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     targets.llm = { url: String(l.url), credentialEnv: String(l.credentialEnv), rateLimit: rate(l.rateLimit) };
   }
   const r = (doc.retries ?? {}) as Partial<GatesyncConfig["retries"]>;
-  const st = (doc.state ?? { backend: "file" }) as Raw;
-  const state: StateConfig =
-    st.backend === "postgres"
-      ? { backend: "postgres", urlEnv: String(st.urlEnv), schema: typeof st.schema === "string" ? st.schema : "gatesync" }
-      : { backend: "file", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json") };
+  const state = stateConfig((doc.state ?? { backend: "sqlite" }) as Raw, resolve, file);
   const sc = (doc.schedule ?? {}) as Raw;
   const sv = (doc.server ?? {}) as Raw;
   const lim = (doc.limits ?? {}) as Raw;
@@ -252,4 +248,18 @@ function selectorProblems(doc: Raw, file: string): Diagnostic[] {
     const e = err as GatesyncError;
     return [{ severity: "error", code: ErrorCode.CONFIG_INVALID, file, path: "selector", message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) }];
   }
+}
+
+/** The state section; the retired `backend: file` is refused with the command that moves it. */
+function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string, file: string | undefined): StateConfig {
+  if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema: typeof st.schema === "string" ? st.schema : "gatesync" };
+  if (st.backend === "file") {
+    const old = resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json");
+    const target = old.endsWith(".json") ? `${old.slice(0, -5)}.db` : `${old}.db`;
+    throw new ConfigError(ErrorCode.CONFIG_INVALID, "`state: { backend: file }` is retired: the state now lives in SQLite", {
+      hint: `move it with \`gatesync state migrate --from file:${old} --to sqlite:${target}\`, then set \`state: { backend: sqlite, path: ${target} }\``,
+      ...(file === undefined ? {} : { location: { file, path: "state.backend" } }),
+    });
+  }
+  return { backend: "sqlite", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db") };
 }

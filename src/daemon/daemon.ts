@@ -65,7 +65,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     logger.warn({ setting: "source.git.url", hint: "remove the credentials from the URL and name the variable holding the token in source.git.tokenEnv" }, "the git URL carries credentials");
   }
   const source = createSource(config, env);
-  const state = opts.state ?? openStateBackend(config, env, { longRunning: true });
+  const state = opts.state ?? openStateBackend(config, env);
   const dispatcher = managementDispatcher();
   const metrics = new DaemonMetrics();
   // With a shared (postgres) state, replicas elect one leader; only it applies.

@@ -1,7 +1,9 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
-import { ConfigError, ErrorCode } from "../errors.js";
-import { FileStateBackend } from "./file-backend.js";
+import { ConfigError, ErrorCode, StateError } from "../errors.js";
 import { PostgresStateBackend } from "./postgres-backend.js";
+import { migrateCommand, SqliteStateBackend } from "./sqlite-backend.js";
 import type { StateBackend } from "./state.js";
 import { redactingState } from "../secrets/redacting-state.js";
 
@@ -15,9 +17,28 @@ export function postgresUrl(config: GatesyncConfig, env: Readonly<Record<string,
   return url;
 }
 
-/** The state backend the config names; `longRunning` for the daemon (see FileBackendOptions). */
-export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>, opts: { readonly longRunning?: boolean } = {}): StateBackend {
-  // every record passes through the redaction layer on its way to the backend
-  if (config.state.backend === "file") return redactingState(new FileStateBackend(config.state.path, { compactOnRelease: opts.longRunning !== true }));
+/**
+ * An old file state where the SQLite database would be: `state.json` beside a database that does
+ * not exist yet. Never start an empty state beside it (every created resource would be created
+ * again): say the command that moves it, and stop.
+ */
+export function refuseOldStateBeside(dbFile: string): void {
+  if (existsSync(dbFile)) return;
+  const candidates = [path.join(path.dirname(dbFile), "state.json"), ...(dbFile.endsWith(".db") ? [`${dbFile.slice(0, -3)}.json`] : [])];
+  const old = candidates.find((f) => existsSync(f) || existsSync(`${f}.journal`) || existsSync(`${f}.bak`));
+  if (old === undefined) return;
+  throw new StateError(ErrorCode.STATE_OLD_FORMAT, `an old gatesync state (${old}) lies where the state database ${dbFile} would be`, {
+    hint: `move it over first: \`${migrateCommand(old, dbFile)}\` (nothing was started beside it)`,
+    location: { file: old },
+  });
+}
+
+/** The state backend the config names. */
+export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): StateBackend {
+  if (config.state.backend === "sqlite") {
+    refuseOldStateBeside(config.state.path);
+    // every record passes through the redaction layer on its way to the backend
+    return redactingState(new SqliteStateBackend(config.state.path));
+  }
   return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema }));
 }

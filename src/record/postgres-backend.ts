@@ -1,6 +1,6 @@
 /**
  * The state in PostgreSQL, for several replicas and for plans computed in CI against the
- * state the daemon uses. The same contract as the file backend:
+ * state the daemon uses. The same contract as the SQLite backend (test/record/backend-contract.test.ts):
  *
  * - Tables live in their own schema and are created and migrated at start, by versioned
  *   migrations run under a transaction-scoped advisory lock, so concurrent starts do not race.
@@ -12,6 +12,7 @@
  */
 import pg from "pg";
 import { ErrorCode, StateError } from "../errors.js";
+import { boundRecord } from "./bound-record.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 
@@ -235,7 +236,7 @@ export class PostgresStateBackend implements StateBackend {
       });
       this.group = group = fresh;
     }
-    group.push(record);
+    group.push(boundRecord(record));
     return this.groupDone;
   }
 
@@ -271,7 +272,7 @@ export class PostgresStateBackend implements StateBackend {
       await c.query(`DELETE FROM ${this.s}.resources`);
       await c.query(`UPDATE ${this.s}.meta SET lineage = $1, serial = $2, hash_key = $3, format_version = $4 WHERE id = 1`, [snapshot.lineage, snapshot.serial, snapshot.hashKey ?? null, stateFormatVersion]);
       for (const r of snapshot.resources.values()) {
-        await c.query(`INSERT INTO ${this.s}.resources (id, kind, record, serial) VALUES ($1, $2, $3, $4)`, [r.id, r.kind, JSON.stringify(r), snapshot.serial]);
+        await c.query(`INSERT INTO ${this.s}.resources (id, kind, record, serial) VALUES ($1, $2, $3, $4)`, [r.id, r.kind, JSON.stringify(boundRecord(r)), snapshot.serial]);
       }
     });
   }

@@ -49,7 +49,7 @@ export function credentialFiles(config: GatesyncConfig): CredentialFile[] {
     if (config.source.sshKeyFile !== undefined) files.push({ path: config.source.sshKeyFile, setting: "source.git.sshKeyFile", match: "prefix" });
     files.push({ path: config.source.cacheDir, setting: "source.git.cacheDir", match: "tree" });
   }
-  if (config.state.backend === "file") files.push({ path: config.state.path, setting: "state.path", match: "prefix" });
+  if (config.state.backend === "sqlite") files.push({ path: config.state.path, setting: "state.path", match: "prefix" });
   return files;
 }
 

@@ -10,6 +10,7 @@ import { ConfigError, StateError } from "../../src/errors.js";
 import type { Harness } from "../helpers/apply.js";
 import { exampleSecrets, harness } from "../helpers/apply.js";
 import { runCli } from "../helpers/cli.js";
+import { rawStateText } from "../helpers/state-file.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
@@ -54,7 +55,7 @@ describe("apply of the examples", () => {
     expect(state.resources.get("ApiProduct/storefront")!.serverId).toMatch(/^\d+$/);
     const hook = state.resources.get("PortalWebhook/access-approvals")!;
     expect(hook.address.webhook_id).toBe(hook.serverId);
-    const stateText = await readFile(path.join(h.dir, "state/state.json"), "utf8");
+    const stateText = await rawStateText(path.join(h.dir, "state/state.db"));
     for (const secret of [...Object.values(exampleSecrets), "demo-hmac-not-a-real-secret", "sandbox-only-client-secret"]) expect(stateText).not.toContain(secret);
   });
 

@@ -83,7 +83,7 @@ describe("CI examples: one comment per merge request, updated", () => {
     await writeFile(path.join(bin, "bin/gatesync"), `#!/bin/sh\nexec "${process.execPath}" ${cliArgs().map((a) => `"${a}"`).join(" ")} "$@"\n`);
     await chmod(path.join(bin, "bin/gatesync"), 0o755);
     const repo = await tempRepo({
-      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }\nstate: { backend: file, path: ./state.json }\n",
+      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }\nstate: { backend: sqlite, path: ./state.db }\n",
       "config/k.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: fast"),
     });
     const env = { ...process.env, PATH: `${path.join(bin, "bin")}:${process.env.PATH ?? ""}` };

@@ -23,7 +23,7 @@ beforeAll(async () => {
   await cp(path.join(projectRoot, "examples"), dir, { recursive: true });
   // the state is the examples' own, in the copy: record the petstore API as applied
   const config = path.join(dir, "gatesync.yaml");
-  await writeFile(config, (await readFile(config, "utf8")).replace("path: ../.gatesync/state.json", "path: ./state/state.json"));
+  await writeFile(config, (await readFile(config, "utf8")).replace("path: ../.gatesync/state.db", "path: ./state/state.db"));
   const accepted = await runCli(["state", "resolve", "ApiDefinition/petstore", "--accept", "--config", config], exampleSecrets);
   expect(accepted.stderr).toBe("");
 });

@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { runPlan } from "../../src/plan/run-plan.js";
-import { FileStateBackend } from "../../src/record/file-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { rawStateText } from "../helpers/state-file.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { runCli } from "../helpers/cli.js";
@@ -21,7 +22,7 @@ source: { directory: ./config }
 targets:
   gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY, batch: { listenPath: /b/, keyEnv: B_KEY, maxSize: 10 } }
   portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY }
-state: { backend: file, path: ./state/state.json }
+state: { backend: sqlite, path: ./state/state.db }
 secrets: { env: [ACME_HMAC] }
 `;
 
@@ -50,7 +51,7 @@ describe("gatesync plan", () => {
   it("exits 0 with --detailed-exitcode when the state matches", async () => {
     const dir = await repo();
     const cfg = await loadConfig(path.join(dir, "gatesync.yaml"));
-    const backend = new FileStateBackend(path.join(dir, "state/state.json"));
+    const backend = new SqliteStateBackend(path.join(dir, "state/state.db"));
     const run = await runPlan({ config: cfg, root: path.join(dir, "config"), validator: new RepositoryValidator(), state: backend, env });
     const lock = await backend.lock("test");
     await backend.initialise(run.hashKey.store);
@@ -60,7 +61,7 @@ describe("gatesync plan", () => {
     const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--detailed-exitcode"], env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("No changes");
-    expect(await readFile(path.join(dir, "state/state.json"), "utf8")).not.toContain(env.ACME_HMAC);
+    expect(await rawStateText(path.join(dir, "state/state.db"))).not.toContain(env.ACME_HMAC);
   });
 
   it("writes markdown and JSON, and saves the JSON plan with --out", async () => {
@@ -83,12 +84,14 @@ describe("gatesync plan", () => {
 
   it("exits 1 with a clear message when the state is corrupt or locked", async () => {
     const dir = await repo();
-    const statePath = path.join(dir, "state/state.json");
-    await new FileStateBackend(statePath).lock("x").then((l) => l.release());
-    await writeFile(statePath, "{ not json");
+    const statePath = path.join(dir, "state/state.db");
+    const backend = new SqliteStateBackend(statePath);
+    await backend.lock("x").then((l) => l.release());
+    await backend.close();
+    await writeFile(statePath, "garbage where the database was, long enough to be read as a header");
     const corrupt = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml")], env);
     expect(corrupt.code).toBe(1);
-    expect(corrupt.stderr).toMatch(/error\[STATE_CORRUPT\].*state\.json is corrupt: it is not valid JSON/);
+    expect(corrupt.stderr).toMatch(/error\[STATE_CORRUPT\].*state\.db is corrupt: it is not a SQLite database/);
     expect(corrupt.stderr).toMatch(/hint: it was left untouched/);
   });
 

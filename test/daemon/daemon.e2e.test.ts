@@ -5,11 +5,12 @@
 import { execFileSync, spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { cp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { exampleSecrets } from "../helpers/apply.js";
 import { cliArgs } from "../helpers/cli.js";
@@ -87,7 +88,7 @@ targets:
   portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY }
-state: { backend: file, path: ./state/state.json }
+state: { backend: sqlite, path: ./state/state.db }
 secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }
 schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", webhookSecretEnv: HOOK_SECRET, syncTokenEnv: SYNC_TOKEN }
@@ -229,10 +230,13 @@ describe("gatesync run (daemon)", () => {
     const exited = new Promise<number | null>((resolve) => daemon.on("close", resolve));
     daemon.kill("SIGTERM");
     expect(await exited).toBe(0);
-    const saved = JSON.parse(await readFile(path.join(dir, "state/state.json"), "utf8")) as { resources: Record<string, { status: string }> };
-    expect(Object.keys(saved.resources)).toHaveLength(17);
-    expect(Object.values(saved.resources).every((r) => r.status === "applied")).toBe(true);
-    await expect(stat(path.join(dir, "state/state.json.lock"))).rejects.toThrow();
+    const state = new SqliteStateBackend(path.join(dir, "state/state.db"));
+    const saved = await state.read();
+    expect(saved.resources.size).toBe(17);
+    expect([...saved.resources.values()].every((r) => r.status === "applied")).toBe(true);
+    // the lock was released: another writer takes it at once
+    await (await state.lock("after the daemon")).release();
+    await state.close();
     await rm(path.join(dir, "cache"), { recursive: true, force: true });
   });
 });

@@ -14,7 +14,7 @@ import { Reconciler } from "../../src/daemon/reconciler.js";
 import { parseListen, startDaemonServer } from "../../src/daemon/server.js";
 import { ConfigError } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
-import { FileStateBackend } from "../../src/record/file-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import { LocalSource } from "../../src/source/local-source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { runCli } from "../helpers/cli.js";
@@ -39,7 +39,7 @@ describe("the daemon server's address", () => {
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     const taken = `127.0.0.1:${(blocker.address() as AddressInfo).port}`;
     const dir = await tempRepo({ "config/.keep": "" });
-    const state = new FileStateBackend(path.join(dir, "state.json"));
+    const state = new SqliteStateBackend(path.join(dir, "state.db"));
     const dispatcher = new Agent();
     const config = configFromDocument({ apiVersion: "gatesync.dev/v1", kind: "GatesyncConfig", source: { directory: "./config" }, targets: {} }, undefined, dir);
     const reconciler = new Reconciler({ config, configHash: "h", source: new LocalSource(path.join(dir, "config")), state, validator: new RepositoryValidator(), env: {}, logger: silentLogger(), dispatcher, metrics: new DaemonMetrics() });

@@ -44,9 +44,14 @@ async function startProxy(target: string): Promise<Server> {
     }
     const upstream = httpRequest({ host: t.hostname, port: t.port, method: req.method, path: req.url!.slice("/gatesync".length), headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.on("error", () => res.destroy());
       answer.pipe(res);
     });
-    upstream.on("error", () => res.writeHead(502).end());
+    // a page that navigates away closes its live stream mid-answer: each side just ends
+    upstream.on("error", () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
+    req.on("error", () => upstream.destroy());
+    res.on("error", () => upstream.destroy());
+    res.on("close", () => upstream.destroy());
     req.pipe(upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -69,6 +74,7 @@ beforeAll(async () => {
 kind: GatesyncConfig
 source: { directory: ./config, watch: true }
 ${sandboxTargets(sandbox)}
+state: { backend: sqlite, path: ./state/state.db }
 secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }
 schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }

@@ -12,7 +12,7 @@ import { loadConfig } from "../../src/config/config.js";
 import { silentLogger } from "../../src/logger.js";
 import type { Plan } from "../../src/plan/plan.js";
 import { runPlan } from "../../src/plan/run-plan.js";
-import { FileStateBackend } from "../../src/record/file-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { Fixtures } from "../../src/sandbox/fixtures.js";
 import type { SandboxHandle, SandboxOptions } from "../../src/sandbox/sandbox.js";
 import { startSandbox } from "../../src/sandbox/sandbox.js";
@@ -24,7 +24,7 @@ export interface Harness {
   readonly dir: string;
   readonly sandbox: SandboxHandle;
   readonly env: Record<string, string>;
-  readonly state: FileStateBackend;
+  readonly state: SqliteStateBackend;
   config(): Promise<GatesyncConfig>;
   plan(): Promise<Plan>;
   apply(extra?: Partial<Parameters<typeof runApply>[0]>): Promise<Extract<ApplyRunResult, { summary: unknown }>>;
@@ -40,6 +40,8 @@ export interface HarnessOptions {
   /** Extra YAML appended to gatesync.yaml (retries, rate limits …). */
   readonly configExtra?: string;
   readonly rate?: string;
+  /** Where the SQLite state lives (default: state/state.db in the temp repository). */
+  readonly statePath?: string;
 }
 
 export const exampleSecrets = {
@@ -67,7 +69,7 @@ targets:
 ${opts.batch === false ? "" : "    batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 }\n"}  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3], rateLimit: ${rate} }
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN, rateLimit: ${rate} }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY, rateLimit: ${rate} }
-state: { backend: file, path: ./state/state.json }
+state: { backend: sqlite, path: ${opts.statePath ?? "./state/state.db"} }
 secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN, LLM_PROMPT_SECRET, BASIC_PASSWORD] }
 retries: { max: 4, baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5000 }
 ${opts.configExtra ?? ""}`,
@@ -80,7 +82,7 @@ ${opts.configExtra ?? ""}`,
     BATCH_KEY: "sandbox-loopback-key",
     ...exampleSecrets,
   };
-  const state = new FileStateBackend(path.join(dir, "state/state.json"));
+  const state = new SqliteStateBackend(path.resolve(dir, opts.statePath ?? "state/state.db"));
   const validator = new RepositoryValidator();
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
   const config = (): Promise<GatesyncConfig> => loadConfig(path.join(dir, "gatesync.yaml"));
@@ -99,6 +101,7 @@ ${opts.configExtra ?? ""}`,
     stop: async () => {
       await sandbox.stop();
       await dispatcher.close();
+      await state.close();
     },
   };
 }

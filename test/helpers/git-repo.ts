@@ -22,5 +22,5 @@ kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(url)}, branch: main, subdirectory: ${subdirectory}, cacheDir: ${JSON.stringify(path.resolve(cacheDir))} } }
 targets:
   gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }
-state: { backend: file, path: ./state.json }
+state: { backend: sqlite, path: ./state.db }
 `;

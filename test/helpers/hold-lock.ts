@@ -1,7 +1,7 @@
 // Child process for lock tests: takes the state lock, says so, and holds it until killed.
-import { FileStateBackend } from "../../src/record/file-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 
-const backend = new FileStateBackend(process.argv[2]!, { refreshMs: 200 });
+const backend = new SqliteStateBackend(process.argv[2]!, { refreshMs: 200 });
 await backend.lock("test-holder");
 process.stdout.write("locked\n");
 setInterval(() => undefined, 1000);

@@ -71,7 +71,7 @@ source: { git: { url: ${JSON.stringify(repo.dir)}, branch: main, subdirectory: c
 targets:
   gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY }
   portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY }
-state: { backend: file, path: ./state.json }
+state: { backend: sqlite, path: ./state.db }
 retries: { max: 1, baseDelayMs: 10, maxDelayMs: 20, timeoutMs: 2000 }
 schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0" }

@@ -1,12 +1,13 @@
 /**
- * The state backend contract, run against both backends: the file backend and PostgreSQL
- * (the server on 127.0.0.1:5432; each test in a schema of its own).
+ * The state backend contract, run against both backends: SQLite (a database file in a temp
+ * directory) and PostgreSQL (the server on 127.0.0.1:5432; each test in a schema of its own).
  */
 import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { StateError } from "../../src/errors.js";
-import { FileStateBackend } from "../../src/record/file-backend.js";
+import { maxAnswerBytes } from "../../src/record/bound-record.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateBackend } from "../../src/record/state.js";
 import { dropTestSchemas, pgUrl, postgresBackend, sql, testSchema } from "../helpers/postgres.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -32,21 +33,23 @@ const record = (name: string, extra: Partial<ResourceRecord> = {}): ResourceReco
 interface Pair {
   readonly a: StateBackend;
   readonly b: StateBackend;
+  /** One more handle on the same state. */
+  readonly another: () => StateBackend;
 }
 
 const backends: Array<[string, () => Promise<Pair>]> = [
   [
-    "file",
+    "sqlite",
     async () => {
-      const file = path.join(await tempRepo(), "state.json");
-      return { a: new FileStateBackend(file), b: new FileStateBackend(file) };
+      const file = path.join(await tempRepo(), ".gatesync", "state.db");
+      return { a: new SqliteStateBackend(file), b: new SqliteStateBackend(file), another: () => new SqliteStateBackend(file) };
     },
   ],
   [
     "postgres",
     () => {
       const schema = testSchema();
-      return Promise.resolve({ a: postgresBackend(schema), b: postgresBackend(schema) });
+      return Promise.resolve({ a: postgresBackend(schema), b: postgresBackend(schema), another: () => postgresBackend(schema) });
     },
   ],
 ];
@@ -138,6 +141,43 @@ describe.each(backends)("%s state backend", (_name, open) => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it("keeps at most 16 KiB of a server answer, saying how much was cut", async () => {
+    const { a, b } = await open();
+    try {
+      const lock = await a.lock("t");
+      const huge = { items: Array.from({ length: 20_000 }, (_, i) => ({ i, text: "é".repeat(20) })) };
+      await a.write(record("big", { response: huge, error: "x".repeat(100_000) }));
+      await a.write(record("small", { response: { ok: true } }));
+      await lock.release();
+      const seen = await b.read();
+      const big = seen.resources.get("OrgKey/big")!;
+      const cut = big.response as { truncated: boolean; bytes: number; head: string };
+      expect(cut.truncated).toBe(true);
+      expect(cut.bytes).toBe(Buffer.byteLength(JSON.stringify(huge)));
+      expect(Buffer.byteLength(cut.head)).toBeLessThanOrEqual(maxAnswerBytes);
+      expect(JSON.stringify(huge).startsWith(cut.head)).toBe(true);
+      expect(Buffer.byteLength(big.error!)).toBeLessThan(maxAnswerBytes + 100);
+      expect(big.error).toMatch(/\[cut: \d+ more bytes of 100000\]$/);
+      expect(seen.resources.get("OrgKey/small")?.response).toEqual({ ok: true });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it("takes the lock for exactly one of many handles asking at once", async () => {
+    const { a, b, another } = await open();
+    const handles = [a, b, another(), another(), another()];
+    try {
+      await a.read(); // the tables exist before the race
+      const results = await Promise.allSettled(handles.map((h, i) => h.lock(`racer ${i}`)));
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      for (const r of results) if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "STATE_LOCKED" });
+    } finally {
+      for (const h of handles) await h.close();
     }
   });
 

@@ -16,7 +16,7 @@ import { Reconciler } from "../../src/daemon/reconciler.js";
 import { startDaemonServer } from "../../src/daemon/server.js";
 import { ValidationFailed } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
-import { FileStateBackend } from "../../src/record/file-backend.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import { LocalSource } from "../../src/source/local-source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { harness } from "../helpers/apply.js";
@@ -108,7 +108,7 @@ describe("the webhook receiver", () => {
   it("cuts off slow clients and keeps serving others meanwhile", async () => {
     const dir = await tempRepo({ "config/k.yaml": doc("OrgKey", "k", "keyId: k") });
     await mkdir(path.join(dir, "state"));
-    const state = new FileStateBackend(path.join(dir, "state/state.json"));
+    const state = new SqliteStateBackend(path.join(dir, "state/state.db"));
     const dispatcher = new Agent();
     const config = (await import("../../src/config/config.js")).configFromDocument({ apiVersion: "gatesync.dev/v1", kind: "GatesyncConfig", source: { directory: "./config" }, targets: {} }, undefined, dir);
     const reconciler = new Reconciler({ config, configHash: "h", source: new LocalSource(path.join(dir, "config")), state, validator: new RepositoryValidator(), env: {}, logger: silentLogger(), dispatcher, metrics: new DaemonMetrics() });

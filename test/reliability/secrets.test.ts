@@ -30,7 +30,7 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out;
 }
 
-/** Every file gatesync wrote below `dir`: state, journal, backups, saved plans. */
+/** Every file gatesync wrote below `dir`: the state database and its WAL, saved plans. */
 async function filesWritten(dir: string): Promise<Array<[string, string]>> {
   const out: Array<[string, string]> = [];
   for (const f of await filesUnder(dir)) {
@@ -138,7 +138,7 @@ targets:
   portal: { url: ${url}/portal/api, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
   dashboard: { url: ${url}, tokenEnv: DASH_TOKEN }
   llm: { url: ${url}/llm/api, credentialEnv: LLM_KEY }
-state: { backend: file, path: ./state/state.json }
+state: { backend: sqlite, path: ./state/state.db }
 retries: { max: 1, baseDelayMs: 10, maxDelayMs: 20, timeoutMs: 5000 }
 server: { listen: "127.0.0.1:0", webhookSecretEnv: GATESYNC_WEBHOOK_SECRET, syncTokenEnv: GATESYNC_SYNC_TOKEN }
 schedule: { interval: 1h }
@@ -199,7 +199,7 @@ describe("secrets against a server that echoes every request", () => {
     // listing them does not help
     const { dir, cfgFile } = await echoRepo(echo.url, `secrets: { fileRoot: ., env: [${own.join(", ")}] }\n`);
     await writeFile(path.join(dir, "id_ed25519"), "not really a key\n");
-    const refs = [...own.map((n) => `\${env:${n}}`), "${file:gatesync.yaml}", "${file:state/state.json}", "${file:state/state.json.journal}"];
+    const refs = [...own.map((n) => `\${env:${n}}`), "${file:gatesync.yaml}", "${file:state/state.db}", "${file:state/state.db-wal}"];
     const keys = refs.map((r, i) => `---\napiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: thief-${i} }\nspec:\n  keyId: thief-${i}\n  hmac_string: "${r}"\n`).join("");
     await writeFile(path.join(dir, "config/thief.yaml"), keys);
     const env = Object.fromEntries(own.map((n) => [n, planted(n)]));

@@ -1,0 +1,273 @@
+/**
+ * The state in SQLite (better-sqlite3): the embedded default, one file such as
+ * `.gatesync/state.db`. The same contract as the PostgreSQL backend:
+ *
+ * - WAL journal, `synchronous = FULL`: a write is on disk when its promise resolves, and a
+ *   process killed at any moment leaves the last committed state (SQLite's recovery, not ours).
+ * - `read()` is one read transaction: a consistent snapshot, no lock, no write.
+ * - Writes asked for in the same turn of the event loop commit as one IMMEDIATE transaction
+ *   (group commit: one fsync for a batch call's results); each bumps the serial by one, in the
+ *   order asked. Every transaction first checks that this process still holds the lock.
+ * - The lock is a row of the database (see sqlite-lock.ts), refreshed by a heartbeat.
+ * - A full disk, an I/O error or a read-only file system is a STATE_IO error naming the file,
+ *   the cause and the remedy; the transaction rolls back and the state stays as it was.
+ */
+import { randomUUID } from "node:crypto";
+import { closeSync, existsSync, openSync, readSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { ensureDirectory } from "../ensure-directory.js";
+import { ErrorCode, StateError } from "../errors.js";
+import { boundRecord } from "./bound-record.js";
+import { assertHolder, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
+import { migrateSqlite } from "./sqlite-schema.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import { emptySnapshot, recordProblem, stateFormatVersion } from "./state.js";
+import { stateIoError } from "./state-io.js";
+
+export interface SqliteBackendOptions {
+  /** A lock not refreshed for this long is taken over (default 60 s). */
+  readonly staleMs?: number;
+  /** How often a holder refreshes its lock (default 10 s). */
+  readonly refreshMs?: number;
+  /** How long a statement waits for another process's write transaction (default 5 s). */
+  readonly busyTimeoutMs?: number;
+}
+
+type Op = (db: Database.Database) => void;
+
+const sqliteHeader = "SQLite format 3\0";
+
+/** The command that moves an old JSON state file into SQLite. */
+export function migrateCommand(jsonFile: string, dbFile: string): string {
+  return `gatesync state migrate --from file:${jsonFile} --to sqlite:${dbFile}`;
+}
+
+export class SqliteStateBackend implements StateBackend {
+  readonly file: string;
+  readonly description: string;
+  private db: Database.Database | undefined;
+  private held: { token: string; timer: NodeJS.Timeout } | undefined;
+  private pending: Array<{ op: Op; resolve: () => void; reject: (err: unknown) => void }> = [];
+
+  constructor(
+    file: string,
+    private readonly opts: SqliteBackendOptions = {},
+  ) {
+    this.file = path.resolve(file);
+    this.description = `sqlite ${this.file}`;
+  }
+
+  /** The connection, opened (and migrated) on first use; undefined when reading a state never written. */
+  private connection(create: boolean): Database.Database | undefined {
+    if (this.db !== undefined) return this.db;
+    if (!existsSync(this.file)) {
+      if (!create) return undefined;
+      // created empty (a valid empty database) and private: the state holds the hash key;
+      // another process creating it at the same moment is fine
+      try {
+        writeFileSync(this.file, "", { mode: 0o600, flag: "wx" });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      }
+    }
+    this.checkHeader();
+    const db = new Database(this.file, { fileMustExist: true, timeout: this.opts.busyTimeoutMs ?? 5_000 });
+    try {
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = FULL");
+      migrateSqlite(db, this.file);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    this.db = db;
+    return db;
+  }
+
+  /** A file that is not SQLite is never opened as one (SQLite would call it "not a database"). */
+  private checkHeader(): void {
+    const fd = openSync(this.file, "r");
+    const buf = Buffer.alloc(16);
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, 16, 0);
+    } finally {
+      closeSync(fd);
+    }
+    if (n === 0 || buf.toString("latin1", 0, n) === sqliteHeader) return;
+    if (buf.toString("utf8", 0, n).trimStart().startsWith("{")) {
+      const target = this.file.endsWith(".json") ? `${this.file.slice(0, -5)}.db` : `${this.file}.db`;
+      throw new StateError(ErrorCode.STATE_VERSION, `the state ${this.file} is an old gatesync state file (JSON), not a SQLite database`, {
+        hint: `move it over with \`${migrateCommand(this.file, target)}\` and set state.path to ${target}`,
+        location: { file: this.file },
+      });
+    }
+    throw this.corrupt("it is not a SQLite database");
+  }
+
+  /** Runs `work`, turning storage failures into STATE_IO / STATE_CORRUPT errors. */
+  private guard<T>(what: string, work: () => T): T {
+    try {
+      return work();
+    } catch (err) {
+      throw this.failure(what, err);
+    }
+  }
+
+  private failure(what: string, err: unknown): StateError {
+    if (err instanceof StateError) return err;
+    const code = (err as { code?: unknown }).code;
+    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") return this.corrupt((err as Error).message);
+    return stateIoError(what, this.file, err);
+  }
+
+  // async: a failure is a rejected promise, as with PostgreSQL
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async read(): Promise<StateSnapshot> {
+    return this.guard("cannot read the state", () => this.readNow());
+  }
+
+  private readNow(): StateSnapshot {
+    const db = this.connection(false);
+    if (db === undefined) return emptySnapshot("");
+    const { meta, rows } = db.transaction(() => ({
+      meta: db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as { format_version: number; lineage: string; serial: number; hash_key: string | null } | undefined,
+      rows: db.prepare("SELECT id, record FROM resources ORDER BY id").all() as Array<{ id: string; record: string }>,
+    }))();
+    if (meta === undefined) throw this.corrupt("the meta row is missing");
+    if (meta.format_version > stateFormatVersion) {
+      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
+    }
+    const resources = new Map<string, ResourceRecord>();
+    for (const row of rows) {
+      const record = JSON.parse(row.record) as unknown;
+      const problem = recordProblem(record);
+      if (problem !== undefined) throw this.corrupt(`row ${row.id}: ${problem}`);
+      if ((record as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(record as ResourceRecord).id}`);
+      resources.set(row.id, record as ResourceRecord);
+    }
+    return { lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources };
+  }
+
+  async lock(owner: string): Promise<StateLock> {
+    if (this.held !== undefined) throw new StateError(ErrorCode.STATE_LOCKED, "this process holds the state lock already");
+    await ensureDirectory(path.dirname(this.file)).catch((err: unknown) => {
+      throw stateIoError("cannot create the state's directory", path.dirname(this.file), err);
+    });
+    const db = this.guard("cannot open the state", () => this.connection(true)!);
+    const token = await takeLock(db, owner, { staleMs: this.opts.staleMs ?? 60_000 }, this.description).catch((err: unknown) => {
+      throw this.failure("cannot take the state lock", err);
+    });
+    const timer = setInterval(() => {
+      try {
+        refreshLock(db, token);
+      } catch {
+        // a failed heartbeat only ages the lock; writes check the token themselves
+      }
+    }, this.opts.refreshMs ?? 10_000);
+    timer.unref();
+    this.held = { token, timer };
+    return { release: () => this.release(token) };
+  }
+
+  private release(token: string): Promise<void> {
+    if (this.held?.token !== token) return Promise.resolve();
+    // writes already asked for commit first, under the lock
+    this.flush();
+    clearInterval(this.held.timer);
+    this.held = undefined;
+    try {
+      releaseLock(this.db!, token);
+    } catch {
+      // cannot write (disk full): the lock stays until it is taken over as its process is gone
+    }
+    return Promise.resolve();
+  }
+
+  /** Queues `op` for the next group commit; resolves once it is on disk. */
+  private enqueue(op: Op): Promise<void> {
+    if (this.held === undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, "state written without holding its lock"));
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ op, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  /** Commits every queued op as one transaction, after checking the lock inside it. */
+  private flush(): void {
+    const group = this.pending.splice(0);
+    if (group.length === 0) return;
+    const held = this.held;
+    try {
+      if (held === undefined) throw new StateError(ErrorCode.INTERNAL, "state written without holding its lock");
+      const db = this.db!;
+      db.transaction(() => {
+        assertHolder(db, held.token, this.description);
+        for (const g of group) g.op(db);
+      }).immediate();
+    } catch (err) {
+      const e = this.failure("cannot write the state", err);
+      for (const g of group) g.reject(e);
+      return;
+    }
+    for (const g of group) g.resolve();
+  }
+
+  write(record: ResourceRecord): Promise<void> {
+    const problem = recordProblem(record);
+    if (problem !== undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, `refusing to write an invalid record: ${problem}`));
+    const text = JSON.stringify(boundRecord(record));
+    return this.enqueue((db) => {
+      const { serial } = db.prepare("UPDATE meta SET serial = serial + 1 WHERE id = 1 RETURNING serial").get() as { serial: number };
+      db.prepare(
+        `INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, record = excluded.record, serial = excluded.serial, updated_at = excluded.updated_at`,
+      ).run(record.id, record.kind, text, serial, new Date().toISOString());
+    });
+  }
+
+  remove(id: string): Promise<void> {
+    return this.enqueue((db) => {
+      db.prepare("UPDATE meta SET serial = serial + 1 WHERE id = 1").run();
+      db.prepare("DELETE FROM resources WHERE id = ?").run(id);
+    });
+  }
+
+  initialise(hashKey: string | undefined): Promise<void> {
+    const lineage = randomUUID();
+    return this.enqueue((db) => {
+      // a state that has a lineage keeps it (and its key): only a new state is initialised
+      db.prepare("UPDATE meta SET serial = serial + 1, lineage = ?, hash_key = ? WHERE id = 1 AND serial = 0 AND lineage = ''").run(lineage, hashKey ?? null);
+    });
+  }
+
+  replaceAll(snapshot: StateSnapshot): Promise<void> {
+    const rows = [...snapshot.resources.values()].map((r) => [r.id, r.kind, JSON.stringify(boundRecord(r))] as const);
+    return this.enqueue((db) => {
+      db.prepare("DELETE FROM resources").run();
+      db.prepare("UPDATE meta SET lineage = ?, serial = ?, hash_key = ?, format_version = ? WHERE id = 1").run(snapshot.lineage, snapshot.serial, snapshot.hashKey ?? null, stateFormatVersion);
+      const insert = db.prepare("INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)");
+      const t = new Date().toISOString();
+      for (const [id, kind, text] of rows) insert.run(id, kind, text, snapshot.serial, t);
+    });
+  }
+
+  close(): Promise<void> {
+    if (this.held !== undefined) void this.release(this.held.token);
+    try {
+      this.db?.close();
+    } catch {
+      // closing checkpoints the WAL; if that cannot be written the WAL stays and is replayed on open
+    }
+    this.db = undefined;
+    return Promise.resolve();
+  }
+
+  private corrupt(what: string): StateError {
+    return new StateError(ErrorCode.STATE_CORRUPT, `the state ${this.file} is corrupt: ${what}`, {
+      hint: "it was left untouched; restore it from a backup (`gatesync state pull` makes one), or repair it with sqlite3 (docs/state.md)",
+      location: { file: this.file },
+    });
+  }
+}
