@@ -126,8 +126,8 @@ targets:
     url: http://127.0.0.1:8080/llm/api
     credentialEnv: LLM_API_KEY
 state:
-  backend: file
-  path: .gatesync/state.json
+  backend: sqlite
+  path: .gatesync/state.db
 orphans: report
 secrets:
   fileRoot: ./secrets
