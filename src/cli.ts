@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";
 import { addApplyCommand } from "./cli/apply-command.js";
 import { addDemoCommand } from "./cli/demo-command.js";
+import { addInitCommand } from "./cli/init-command.js";
 import { addPlanCommand } from "./cli/plan-command.js";
 import { addRunCommand } from "./cli/run-command.js";
 import { addSandboxCommand } from "./cli/sandbox-command.js";
@@ -55,6 +56,7 @@ export function buildProgram(io: Io = defaultIo): Command {
   addRunCommand(program, io);
   addSandboxCommand(program, io);
   addDemoCommand(program, io);
+  addInitCommand(program, io);
 
   return program;
 }

@@ -53,7 +53,7 @@ export function addValidateCommand(program: Command, io: CliIo): void {
     .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat }) => {
       const config = await configFrom(opts.config);
       if (dir === undefined && config === undefined) {
-        throw new UsageError("no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)", "gatesync validate config/   (examples/gatesync.yaml shows a config)");
+        throw new UsageError("no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)", "gatesync validate config/   (or `gatesync init` to scaffold a repository with a gatesync.yaml)");
       }
       const resources = dir === undefined ? await openResources(config!, io.env, undefined) : { input: { root: path.resolve(dir) }, close: async () => Promise.resolve() };
       try {

@@ -1,0 +1,23 @@
+import path from "node:path";
+import type { Command } from "commander";
+import { initRepository } from "../init/init.js";
+
+export function addInitCommand(program: Command, io: { stdout: (t: string) => void }): void {
+  program
+    .command("init")
+    .description("scaffold a repository: gatesync.yaml, one example resource per kind, sandbox fixtures, the CI job")
+    .argument("[dir]", "directory to scaffold", ".")
+    .option("--force", "overwrite existing files", false)
+    .action(async (dir: string, flags: { force: boolean }) => {
+      const written = await initRepository(dir, flags.force);
+      const root = path.resolve(dir);
+      io.stdout(
+        [
+          `scaffolded ${root}:`,
+          ...written.map((f) => `  ${path.relative(root, f)}`),
+          "next: gatesync validate, then gatesync sandbox --fixtures sandbox-fixtures.yaml and gatesync plan / apply",
+          "",
+        ].join("\n"),
+      );
+    });
+}

@@ -1,0 +1,152 @@
+/**
+ * What `gatesync init` writes: a gatesync.yaml, one small example per kind, sandbox fixtures
+ * holding the objects the interfaces cannot create (so the scaffold applies into
+ * `gatesync sandbox --fixtures sandbox-fixtures.yaml` as generated), and the CI job.
+ */
+
+/** Resource file name (below config/) → its YAML after the modeline. */
+export const resourceTemplates: Readonly<Record<string, string>> = {
+  "api-definition.yaml": `# An API that exists on the gateway already (APIs cannot be created through the interfaces):
+# gatesync keeps its OpenAPI definition and middleware flags in git.
+apiVersion: gatesync.dev/v1
+kind: ApiDefinition
+metadata:
+  name: petstore
+spec:
+  apiId: petstore-v1
+  definition:
+    openapi: 3.0.3
+    info: { title: Petstore, version: 1.0.0 }
+    paths:
+      /pets:
+        get:
+          operationId: listPets
+          responses:
+            "200": { description: The pets }
+  query:
+    listenPath: /petstore/
+    upstreamURL: http://petstore.internal:8080
+`,
+  "oauth-client.yaml": `# OAuth clients exist already; gatesync keeps their redirect URI, policy and metadata.
+apiVersion: gatesync.dev/v1
+kind: OAuthClient
+metadata:
+  name: petstore-mobile
+spec:
+  apiRef: petstore
+  clientId: petstore-mobile-app
+  description: Mobile storefront app
+  redirect_uri: https://shop.example.com/oauth/callback
+  policy_id: mobile-default
+`,
+  "org-key.yaml": `apiVersion: gatesync.dev/v1
+kind: OrgKey
+metadata:
+  name: acme
+spec:
+  keyId: org-acme
+  org_id: acme
+  alias: ACME Corp
+  rate: 1000
+  per: 60
+`,
+  "client-type.yaml": `# Client types exist already on the portal's provider; gatesync keeps them as written.
+apiVersion: gatesync.dev/v1
+kind: ClientType
+metadata:
+  name: web-apps
+spec:
+  providerId: 1
+  clientTypeId: 10
+  Name: Web applications
+  ResponseTypes: code
+  GrantType: authorization_code,refresh_token
+`,
+  "api-product.yaml": `# Products are created once; the portal offers no update through these interfaces.
+apiVersion: gatesync.dev/v1
+kind: ApiProduct
+metadata:
+  name: storefront
+spec:
+  Name: storefront
+  DisplayName: Storefront APIs
+  ProviderID: 1
+  APIDetails:
+    - apiRef: petstore
+`,
+  "portal-webhook.yaml": `apiVersion: gatesync.dev/v1
+kind: PortalWebhook
+metadata:
+  name: user-lifecycle
+spec:
+  Name: User lifecycle to audit log
+  URL: https://audit.example.com/portal-events
+  Method: POST
+  Timeout: 5
+  Events: [UserRegistered]
+`,
+  "dashboard-webhook.yaml": `apiVersion: gatesync.dev/v1
+kind: DashboardWebhook
+metadata:
+  name: alerts-to-chat
+spec:
+  name: alerts-to-chat
+  method: POST
+  target_path: https://chat.example.com/hooks/gateway-alerts
+`,
+  "llm-settings.yaml": `apiVersion: gatesync.dev/v1
+kind: LlmSettings
+metadata:
+  name: support-assistant
+spec:
+  attributes:
+    model_name: support-large
+    temperature: 0.2
+`,
+};
+
+/** gatesync.yaml after its modeline: credentials only by variable name. */
+export const configTemplate = `# Credentials are never written here, only the names of the environment variables holding them.
+# The URLs point at \`gatesync sandbox\` (port 8080) to try it out: change them to your gateway.
+apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source:
+  directory: ./config
+targets:
+  gateway:
+    url: http://127.0.0.1:8080
+    credentialEnv: GW_ADMIN_KEY
+  portal:
+    url: http://127.0.0.1:8080/portal/api
+    credentialEnv: PORTAL_API_KEY
+  dashboard:
+    url: http://127.0.0.1:8080
+    tokenEnv: DASHBOARD_TOKEN
+  llm:
+    url: http://127.0.0.1:8080/llm/api
+    credentialEnv: LLM_API_KEY
+state:
+  backend: sqlite
+  path: .gatesync/state.db
+orphans: report
+secrets:
+  fileRoot: ./secrets
+  # the only variables resources may read with \${env:NAME}
+  env: []
+`;
+
+/** Objects the interfaces cannot create, for \`gatesync sandbox --fixtures sandbox-fixtures.yaml\`. */
+export const fixturesTemplate = `# What \`gatesync sandbox --fixtures sandbox-fixtures.yaml\` holds before the first apply:
+# the objects the management interfaces cannot create, as the examples in config/ expect them.
+apis:
+  - { id: petstore-v1, name: Petstore, listenPath: /petstore/, upstream: http://petstore.internal:8080 }
+policies: [mobile-default]
+oauthClients:
+  - { apiId: petstore-v1, clientId: petstore-mobile-app, policy_id: mobile-default }
+providers:
+  - id: 1
+    name: Corporate Keycloak
+    type: Keycloak
+    clientTypes:
+      - { ID: 10, Name: Web applications, ResponseTypes: code, GrantType: authorization_code }
+`;

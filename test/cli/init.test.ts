@@ -1,0 +1,52 @@
+import { readFile, readdir } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { runCli, spawnCli } from "../helpers/cli.js";
+import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+
+const kinds = ["ApiDefinition", "OAuthClient", "OrgKey", "ClientType", "ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"];
+
+describe("gatesync init", () => {
+  it("scaffolds a repository that validates as generated, one example per kind with the editor modeline", async () => {
+    const dir = await tempRepo();
+    const r = await runCli(["init", dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const config = await readFile(path.join(dir, "gatesync.yaml"), "utf8");
+    expect(config.split("\n")[0]).toMatch(/^# yaml-language-server: \$schema=\S+gatesync-config\.schema\.json$/);
+    expect(config).toContain("credentialEnv: GW_ADMIN_KEY");
+    expect(config).toMatch(/secrets:[\s\S]*env: \[\]/);
+    const files = (await readdir(path.join(dir, "config"))).sort();
+    expect(files).toHaveLength(8);
+    const seen: string[] = [];
+    for (const f of files) {
+      const text = await readFile(path.join(dir, "config", f), "utf8");
+      const schema = /^# yaml-language-server: \$schema=(\S+)\n/.exec(text)?.[1];
+      expect(schema, f).toBeDefined();
+      // the modeline resolves to this package's published schema
+      expect(path.resolve(path.join(dir, "config"), schema ?? "")).toBe(path.join(projectRoot, "schemas/resource.schema.json"));
+      seen.push(/^kind: (\w+)$/m.exec(text)?.[1] ?? "");
+    }
+    expect(seen.sort()).toEqual([...kinds].sort());
+    expect(await readFile(path.join(dir, ".github/workflows/gatesync-plan.yaml"), "utf8")).toBe(await readFile(path.join(projectRoot, "examples/ci/github-actions-plan.yaml"), "utf8"));
+
+    const validated = await spawnCli(["validate"], { cwd: dir, env: { NO_COLOR: "1" } });
+    expect(validated.stderr).toBe("");
+    expect(validated.stdout).toContain("valid: 8 resources in 8 files");
+    expect(validated.code).toBe(0);
+  }, 60_000);
+
+  it("refuses to overwrite existing files, naming them, unless --force", async () => {
+    const dir = await tempRepo({ "gatesync.yaml": "# mine\n", "config/org-key.yaml": "# mine too\n" });
+    const r = await runCli(["init", dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error\[USAGE\] init would overwrite .*gatesync\.yaml, .*config\/org-key\.yaml: move them away or pass --force/);
+    expect(await readFile(path.join(dir, "gatesync.yaml"), "utf8")).toBe("# mine\n");
+    expect(await readdir(path.join(dir, "config"))).toEqual(["org-key.yaml"]);
+
+    const forced = await runCli(["init", dir, "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(await readFile(path.join(dir, "gatesync.yaml"), "utf8")).toContain("kind: GatesyncConfig");
+  });
+});
