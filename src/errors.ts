@@ -42,6 +42,9 @@ export const ErrorCode = {
   // configuration
   CONFIG_INVALID: "CONFIG_INVALID",
   CONFIG_READ: "CONFIG_READ",
+  // where resources come from
+  SOURCE_FETCH: "SOURCE_FETCH",
+  SOURCE_INVALID: "SOURCE_INVALID",
   // state, plan, apply, sandbox
   STATE_CORRUPT: "STATE_CORRUPT",
   STATE_LOCKED: "STATE_LOCKED",
@@ -50,6 +53,7 @@ export const ErrorCode = {
   STATE_CHANGED: "STATE_CHANGED",
   STATE_OLD_FORMAT: "STATE_OLD_FORMAT",
   DEPENDENCY_CYCLE: "DEPENDENCY_CYCLE",
+  VALIDATION_FAILED: "VALIDATION_FAILED",
   USAGE: "USAGE",
   INTERNAL: "INTERNAL",
 } as const;
@@ -105,13 +109,61 @@ export class GatesyncError extends Error {
   }
 }
 
-export class ConfigError extends GatesyncError {}
-export class LoadError extends GatesyncError {}
-export class StateError extends GatesyncError {}
-export class PlanError extends GatesyncError {}
+type Options = ConstructorParameters<typeof GatesyncError>[2];
+type Family<Prefix extends string> = Extract<ErrorCode, `${Prefix}${string}`>;
+
+/*
+ * Each class carries the codes of its own family only (the constructors say which), so a
+ * class and its code cannot disagree: a failed fetch is a SourceError with SOURCE_FETCH, a
+ * command line that cannot be followed is a UsageError, a bug is an InternalError.
+ */
+
+/** gatesync.yaml cannot be read, or a setting cannot work here. */
+export class ConfigError extends GatesyncError {
+  constructor(code: Family<"CONFIG_">, message: string, opts?: Options) {
+    super(code, message, opts);
+  }
+}
+
+/** Where the resources come from (a git source, a directory) cannot give them. */
+export class SourceError extends GatesyncError {
+  constructor(code: Family<"SOURCE_"> | typeof ErrorCode.PATH_ESCAPE, message: string, opts?: Options) {
+    super(code, message, opts);
+  }
+}
+
+/** A file cannot be read as a resource file. */
+export class LoadError extends GatesyncError {
+  constructor(code: Family<"FILE_"> | typeof ErrorCode.PATH_ESCAPE | typeof ErrorCode.TOO_MANY_FILES, message: string, opts?: Options) {
+    super(code, message, opts);
+  }
+}
+
+/** The state cannot be read, written, locked or trusted. */
+export class StateError extends GatesyncError {
+  constructor(code: Family<"STATE_">, message: string, opts?: Options) {
+    super(code, message, opts);
+  }
+}
+
+/** The resources cannot be planned (a reference cycle). */
+export class PlanError extends GatesyncError {
+  constructor(code: typeof ErrorCode.DEPENDENCY_CYCLE, message: string, opts?: Options) {
+    super(code, message, opts);
+  }
+}
+
+/** The command line, or a file or object it names, cannot be used as asked. */
 export class UsageError extends GatesyncError {
-  constructor(message: string, hint?: string) {
-    super(ErrorCode.USAGE, message, hint === undefined ? {} : { hint });
+  constructor(message: string, hint?: string | Options) {
+    super(ErrorCode.USAGE, message, typeof hint === "string" ? { hint } : hint);
+  }
+}
+
+/** A bug: something gatesync itself should never do. */
+export class InternalError extends GatesyncError {
+  constructor(message: string, opts?: Options) {
+    super(ErrorCode.INTERNAL, message, opts);
   }
 }
 
@@ -120,7 +172,7 @@ export class ValidationFailed extends GatesyncError {
   readonly diagnostics: readonly Diagnostic[];
   constructor(diagnostics: readonly Diagnostic[]) {
     const errors = diagnostics.filter((d) => d.severity === "error").length;
-    super(ErrorCode.SCHEMA_VIOLATION, `${errors} error(s) in the configuration`, {
+    super(ErrorCode.VALIDATION_FAILED, `${errors} error(s) in the configuration`, {
       hint: "run `gatesync validate` to list them",
     });
     this.diagnostics = diagnostics;

@@ -2,7 +2,7 @@
 import { hostname } from "node:os";
 import type { Command } from "commander";
 import { adoptableKinds, adoptAnnotation } from "../adopt/adoption.js";
-import { ErrorCode, StateError, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { kindNames } from "../kinds/kind.js";
 import type { KindName } from "../kinds/kind.js";
 import { serverIdAddress } from "../kinds/registry.js";
@@ -40,10 +40,10 @@ export function addStateAdoptCommand(state: Command, io: CliIo): void {
           const existing = snapshot.resources.get(id);
           if (existing !== undefined && (existing.applied !== undefined || existing.status === "in-doubt")) {
             const how = existing.status === "in-doubt" ? `\`gatesync state resolve ${id} --id ${serverId}\` settles an in-doubt create` : `\`gatesync state resolve ${id} --forget\` first if the record is wrong`;
-            throw new StateError(ErrorCode.USAGE, `${id} is already recorded (${existing.status}${existing.serverId === undefined ? "" : `, server id ${existing.serverId}`})`, { hint: how });
+            throw new UsageError(`${id} is already recorded (${existing.status}${existing.serverId === undefined ? "" : `, server id ${existing.serverId}`})`, { hint: how });
           }
           const holder = [...snapshot.resources.values()].find((r) => r.kind === kind && r.serverId === serverId && r.id !== id);
-          if (holder !== undefined) throw new StateError(ErrorCode.USAGE, `server id ${serverId} is already recorded for ${holder.id}: one object cannot be two resources`, { hint: `check the id; \`gatesync state resolve ${holder.id} --forget\` if that record is wrong` });
+          if (holder !== undefined) throw new UsageError(`server id ${serverId} is already recorded for ${holder.id}: one object cannot be two resources`, { hint: `check the id; \`gatesync state resolve ${holder.id} --forget\` if that record is wrong` });
           if (snapshot.serial === 0) await backend.initialise(undefined);
           const now = new Date().toISOString();
           const record: ResourceRecord = {

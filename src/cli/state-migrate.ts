@@ -1,6 +1,6 @@
 /** `gatesync state migrate`: copies a whole state from one backend to another, losing nothing. */
 import { hostname } from "node:os";
-import { ErrorCode, StateError } from "../errors.js";
+import { ErrorCode, StateError, UsageError } from "../errors.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import type { CliIo } from "./plan-command.js";
 
@@ -12,7 +12,7 @@ async function copyInto(to: StateBackend, snapshot: StateSnapshot, force: boolea
   try {
     const existing = await to.read();
     if (existing.serial > 0 && !force) {
-      throw new StateError(ErrorCode.USAGE, `the target (${to.description}) is not empty: serial ${existing.serial}, ${existing.resources.size} records`, { hint: "pass --force to replace it" });
+      throw new UsageError(`the target (${to.description}) is not empty: serial ${existing.serial}, ${existing.resources.size} records`, { hint: "pass --force to replace it" });
     }
     await to.replaceAll(snapshot);
   } finally {
@@ -25,7 +25,7 @@ export async function migrateState(from: StateBackend, to: StateBackend, force: 
   // copying it would only empty a target; checked before locking, which creates the database
   const source = await from.read();
   if (source.serial === 0 && source.resources.size === 0) {
-    throw new StateError(ErrorCode.USAGE, `the source state (${from.description}) is empty: there is nothing to migrate`, {
+    throw new UsageError(`the source state (${from.description}) is empty: there is nothing to migrate`, {
       hint: "check --from: a wrong path reads as an empty state",
     });
   }

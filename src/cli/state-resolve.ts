@@ -1,7 +1,7 @@
 /** `gatesync state resolve`: settles a resource by hand (an in-doubt create, a forgotten one, a change made by hand). */
 import { hostname } from "node:os";
 import type { GatesyncConfig } from "../config/config.js";
-import { ErrorCode, StateError, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { serverIdAddress } from "../kinds/registry.js";
 import { unfilledParams } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
@@ -43,10 +43,10 @@ async function accept(config: GatesyncConfig, backend: StateBackend, id: string,
     await resources.close();
   }
   const d = run.desired.desired.find((x) => x.id === id);
-  if (d === undefined) throw new StateError(ErrorCode.USAGE, `${id} is not in the repository`, { hint: "--accept records the repository's spec; use --forget for a resource that left it" });
+  if (d === undefined) throw new UsageError(`${id} is not in the repository`, { hint: "--accept records the repository's spec; use --forget for a resource that left it" });
   const missing = d.request.update === undefined ? [] : unfilledParams(d.request.update, { ...d.request.address, ...record?.address });
   if (missing.length > 0) {
-    throw new StateError(ErrorCode.USAGE, `cannot accept ${id}: its ${missing.map((m) => `\`${m}\``).join(", ")} is unknown, so no later update could address the object`, {
+    throw new UsageError(`cannot accept ${id}: its ${missing.map((m) => `\`${m}\``).join(", ")} is unknown, so no later update could address the object`, {
       hint: record?.status === "in-doubt" ? `record its server id with \`gatesync state resolve ${id} --id <server id>\`` : "write the server id in the spec (e.g. spec.webhookId) and accept again",
     });
   }
@@ -64,11 +64,11 @@ export async function resolveResource(config: GatesyncConfig, id: string, opts: 
     try {
       const record = (await backend.read()).resources.get(id);
       if (opts.forget === true) {
-        if (record === undefined) throw new StateError(ErrorCode.USAGE, `${id} is not in the state`, { hint: "`gatesync state list` shows what is" });
+        if (record === undefined) throw new UsageError(`${id} is not in the state`, { hint: "`gatesync state list` shows what is" });
         await backend.remove(id);
         io.stdout(`forgot ${id}\n`);
       } else if (opts.id !== undefined) {
-        if (record?.status !== "in-doubt") throw new StateError(ErrorCode.USAGE, `${id} is not in doubt`, { hint: "--id settles an in-doubt create; use --accept for other resources" });
+        if (record?.status !== "in-doubt") throw new UsageError(`${id} is not in doubt`, { hint: "--id settles an in-doubt create; use --accept for other resources" });
         await backend.write(resolvedRecord(record, opts.id));
         io.stdout(`recorded ${id} as applied, server id ${opts.id}\n`);
       } else {

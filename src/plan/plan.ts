@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
-import { ErrorCode, PlanError } from "../errors.js";
+import { ErrorCode, InternalError, PlanError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule, knownKind } from "../kinds/registry.js";
@@ -216,7 +216,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     if (req.create !== undefined) {
       return { ...base, action: "create", operation: plannedOperation(req.create, address, req.query, reset, batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
     }
-    if (req.update === undefined) throw new PlanError(ErrorCode.INTERNAL, `${d.id}: its kind can neither be created nor updated`);
+    if (req.update === undefined) throw new InternalError(`${d.id}: its kind can neither be created nor updated`);
     notes.push("first apply: the interfaces cannot create this object, so it must already exist on the server; its current values cannot be read");
     return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
   }

@@ -9,7 +9,7 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { ErrorCode, StateError } from "../errors.js";
+import { ErrorCode, StateError, UsageError } from "../errors.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 import { stateIoError } from "./state-io.js";
@@ -125,7 +125,7 @@ export class LegacyFileState implements StateBackend {
   }
 
   private readOnly(): StateError {
-    return new StateError(ErrorCode.USAGE, `the old file state ${this.file} is read only`, { hint: "migrate it to sqlite:PATH or postgres, and write there" });
+    return new UsageError(`the old file state ${this.file} is read only`, { hint: "migrate it to sqlite:PATH or postgres, and write there" });
   }
 
   private corrupt(file: string, what: string): StateError {

@@ -11,7 +11,7 @@
  *   process whose connection (and so whose lock) is gone cannot write.
  */
 import pg from "pg";
-import { ErrorCode, StateError } from "../errors.js";
+import { ConfigError, ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
@@ -73,7 +73,7 @@ export class PostgresStateBackend implements StateBackend {
   private groupDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: PostgresBackendOptions) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new StateError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
+    if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
     this.s = pg.escapeIdentifier(opts.schema);
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 4, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000 });
     // an idle client that loses its connection must not crash the process
@@ -198,7 +198,7 @@ export class PostgresStateBackend implements StateBackend {
    */
   private locked(work: (client: pg.Client) => Promise<void>): Promise<void> {
     const client = this.lockClient;
-    if (client === undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, "state written without holding its lock"));
+    if (client === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
     this.group = undefined;
     const run = async (): Promise<void> => {
       try {
@@ -224,8 +224,8 @@ export class PostgresStateBackend implements StateBackend {
    */
   write(record: ResourceRecord): Promise<void> {
     const problem = recordProblem(record);
-    if (problem !== undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, `refusing to write an invalid record: ${problem}`));
-    if (this.lockClient === undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, "state written without holding its lock"));
+    if (problem !== undefined) return Promise.reject(new InternalError(`refusing to write an invalid record: ${problem}`));
+    if (this.lockClient === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
     let group = this.group;
     if (group === undefined) {
       const fresh: ResourceRecord[] = [];

@@ -17,7 +17,7 @@ import { closeSync, existsSync, openSync, readSync, writeFileSync } from "node:f
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ensureDirectory } from "../ensure-directory.js";
-import { ErrorCode, StateError } from "../errors.js";
+import { ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
 import { assertHolder, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
 import { migrateSqlite } from "./sqlite-schema.js";
@@ -187,7 +187,7 @@ export class SqliteStateBackend implements StateBackend {
 
   /** Queues `op` for the next group commit; resolves once it is on disk. */
   private enqueue(op: Op): Promise<void> {
-    if (this.held === undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, "state written without holding its lock"));
+    if (this.held === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ op, resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
@@ -200,7 +200,7 @@ export class SqliteStateBackend implements StateBackend {
     if (group.length === 0) return;
     const held = this.held;
     try {
-      if (held === undefined) throw new StateError(ErrorCode.INTERNAL, "state written without holding its lock");
+      if (held === undefined) throw new InternalError("state written without holding its lock");
       const db = this.db!;
       db.transaction(() => {
         assertHolder(db, held.token, this.description);
@@ -216,7 +216,7 @@ export class SqliteStateBackend implements StateBackend {
 
   write(record: ResourceRecord): Promise<void> {
     const problem = recordProblem(record);
-    if (problem !== undefined) return Promise.reject(new StateError(ErrorCode.INTERNAL, `refusing to write an invalid record: ${problem}`));
+    if (problem !== undefined) return Promise.reject(new InternalError(`refusing to write an invalid record: ${problem}`));
     const text = JSON.stringify(boundRecord(record));
     return this.enqueue((db) => {
       const { serial } = db.prepare("UPDATE meta SET serial = serial + 1 WHERE id = 1 RETURNING serial").get() as { serial: number };

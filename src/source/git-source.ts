@@ -10,7 +10,7 @@ import { ensureDirectory } from "../ensure-directory.js";
 import path from "node:path";
 import { simpleGit } from "simple-git";
 import type { SimpleGit } from "simple-git";
-import { ErrorCode, GatesyncError } from "../errors.js";
+import { ErrorCode, SourceError } from "../errors.js";
 import { gitTokenHeader, urlCredentials } from "../secrets/credentials.js";
 import { registerSecret } from "../secrets/redactor.js";
 import type { Source, SourceSnapshot } from "./source.js";
@@ -31,7 +31,6 @@ export interface GitSourceOptions {
   readonly timeoutMs?: number;
 }
 
-export class GitSourceError extends GatesyncError {}
 
 const allowedEnvironment = ["GIT_SSH_COMMAND", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"];
 
@@ -88,19 +87,19 @@ export class GitSource implements Source {
       await git.checkout(["--force", "--detach", "--quiet", commit]);
       await git.clean("f", ["-d", "-x", "-q"]);
       const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");
-      if (!(await exists(root))) throw new GitSourceError(ErrorCode.CONFIG_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
+      if (!(await exists(root))) throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
       await this.contain(root, commit);
       this.last = { root, boundary: this.dir, revision: commit, commit };
       return this.last;
     } catch (err) {
-      if (err instanceof GitSourceError) throw err;
+      if (err instanceof SourceError) throw err;
       // git's own message may quote the URL, in its own form: no user information of any URL survives
       const message = stripUrlCredentials((err as Error).message.split(this.opts.url).join(redactUrl(this.opts.url)))
         .split("\n")
         .filter((l) => l.trim() !== "")
         .slice(0, 3)
         .join(" ");
-      throw new GitSourceError(ErrorCode.CONFIG_READ, `cannot fetch ${this.description}: ${message}`, { hint: "check the URL, the ref and the credentials; the last good commit stays applied" });
+      throw new SourceError(ErrorCode.SOURCE_FETCH, `cannot fetch ${this.description}: ${message}`, { hint: "check the URL, the ref and the credentials; the last good commit stays applied" });
     }
   }
 
@@ -109,7 +108,7 @@ export class GitSource implements Source {
     const realRoot = await realpath(root);
     const realDir = await realpath(this.dir);
     if (isInside(root, this.dir) && isInside(realRoot, realDir)) return;
-    throw new GitSourceError(ErrorCode.PATH_ESCAPE, `the sub-directory ${this.opts.subdirectory ?? "."} leads outside the repository at ${commit.slice(0, 12)}`, {
+    throw new SourceError(ErrorCode.PATH_ESCAPE, `the sub-directory ${this.opts.subdirectory ?? "."} leads outside the repository at ${commit.slice(0, 12)}`, {
       hint: "a symbolic link (or `..`) in the sub-directory's path points outside the checkout: nothing is read or applied from this commit",
     });
   }

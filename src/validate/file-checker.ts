@@ -8,7 +8,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import PQueue from "p-queue";
 import { Piscina } from "piscina";
-import { ErrorCode, LoadError } from "../errors.js";
+import { InternalError } from "../errors.js";
 import type { FileToRead } from "../load/read-file.js";
 import { checkFile } from "./check-file.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
@@ -78,7 +78,7 @@ export class PooledFileChecker {
       // a pool whose workers died while starting never starts them again: the next run makes a new one
       if (this.pool === pool) this.pool = undefined;
       void pool.destroy().catch(() => undefined);
-      throw new LoadError(ErrorCode.INTERNAL, `a file-checking worker failed: ${err instanceof Error ? err.message : String(err)}`, {
+      throw new InternalError(`a file-checking worker failed: ${err instanceof Error ? err.message : String(err)}`, {
         hint: "the files were not all checked, so nothing was validated: see the cause, and report it if it is not the machine's memory",
         cause: err,
       });

@@ -51,7 +51,7 @@ kind: GatesyncConfig
 source: { directory: ./config }
 targets:
   gateway: { url: "http://127.0.0.1:1", credentialEnv: GW_KEY }
-state: { backend: file, path: ./state.json }
+state: { backend: sqlite, path: ./state.db }
 schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", webhookSecretEnv: HOOK_SECRET, syncTokenEnv: SYNC_TOKEN }
 `,

@@ -254,7 +254,7 @@ kind: GatesyncConfig
 source: { git: { url: "${url}", branch: main, subdirectory: config, cacheDir: ./cache${extra} } }
 targets:
   gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }
-state: { backend: file, path: ./state/state.json }
+state: { backend: sqlite, path: ./state/state.db }
 server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
 schedule: { interval: 1h }
 `;

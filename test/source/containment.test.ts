@@ -70,7 +70,7 @@ kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(o.origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
 targets:
   gateway: { url: ${echo.url}, credentialEnv: GW_KEY }
-state: { backend: file, path: ./state.json }
+state: { backend: sqlite, path: ./state.db }
 `,
     );
     const run = await spawnCli(["run", "--once", "--config", cfg], { cwd: o.dir, env: { GW_KEY: "containment-test-key" } });
