@@ -5,7 +5,7 @@
  * says of every resource, and counts what reached the sandbox.
  */
 import { spawn } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CallEvent } from "../../src/apply/types.js";
@@ -135,6 +135,27 @@ describe("limits.maxResponseBytes", () => {
     expect(proxy.written.bytes).toBeLessThan(100 * 1024 * 1024);
     expect(peak - before, `RSS grew by ${Math.round((peak - before) / 1024 / 1024)} MB`).toBeLessThan(120 * 1024 * 1024);
     process.stdout.write(`huge answers: apply ${Math.round(ms)} ms, RSS +${Math.round((peak - before) / 1024 / 1024)} MB, ${Math.round(proxy.written.bytes / 1024 / 1024)} MB written of 900 MB offered\n`);
+  }, 40_000);
+});
+
+describe("an oversized answer and the state", () => {
+  it("a 3 MiB 2xx that parses (under the response limit) is recorded capped: the state grows by less than 1 MB and stays readable", async () => {
+    ({ h, proxy } = await throughProxy("portal", [{ method: "POST", path: /\/products$/, then: { kind: "bloat", bytes: 3 * 1024 * 1024 } }], { files: { "p.yaml": product("shop"), "q.yaml": product("shop2") }, batch: false }));
+    const files = ["state.db", "state.db-wal"].map((f) => path.join(h!.dir, "state", f));
+    const size = async (): Promise<number> => (await Promise.all(files.map((f) => stat(f).then((s) => s.size, () => 0)))).reduce((a, b) => a + b, 0);
+    await h.state.read();
+    const before = await size();
+    const { summary } = await h.apply();
+    expect([...summary.applied].sort()).toEqual(["ApiProduct/shop", "ApiProduct/shop2"]);
+    expect(proxy.written.bytes).toBeGreaterThan(6 * 1024 * 1024);
+    const grown = (await size()) - before;
+    expect(grown, `the state grew by ${grown} bytes`).toBeLessThan(1024 * 1024);
+    const record = (await h.state.read()).resources.get("ApiProduct/shop");
+    expect(record?.status).toBe("applied");
+    expect(record?.serverId).toMatch(/\S/);
+    expect(JSON.stringify(record?.response).length).toBeLessThan(17 * 1024);
+    expect(record?.response).toMatchObject({ truncated: true });
+    process.stdout.write(`oversized answers: 2 x 3 MiB answered, state grew by ${Math.round(grown / 1024)} KiB\n`);
   }, 40_000);
 });
 

@@ -15,6 +15,8 @@ export type Misbehaviour =
   | { readonly kind: "answer"; readonly status: number; readonly headers?: Record<string, string>; readonly body: string }
   | { readonly kind: "drip"; readonly everyMs: number }
   | { readonly kind: "huge"; readonly bytes: number }
+  /** The answer's JSON object with an `echo` member of `bytes` characters: a large 2xx that parses. */
+  | { readonly kind: "bloat"; readonly bytes: number }
   | { readonly kind: "garbage" }
   /** Forward to another path (a route the sandbox knows under another form). */
   | { readonly kind: "rewrite"; readonly path: string };
@@ -103,6 +105,13 @@ export async function misbehavingProxy(target: string, rules: readonly Rule[]): 
       case "huge":
         res.writeHead(upstream.statusCode, { "content-type": type });
         return writeHuge(res, answer, rule.then.bytes, written);
+      case "bloat": {
+        const bloated = Buffer.from(JSON.stringify({ ...(JSON.parse(answer.toString("utf8")) as object), echo: "x".repeat(rule.then.bytes) }));
+        written.bytes += bloated.length;
+        res.writeHead(upstream.statusCode, { "content-type": "application/json", "content-length": String(bloated.length) });
+        res.end(bloated);
+        return;
+      }
       case "garbage":
         res.writeHead(200, { "content-type": "text/html" });
         res.end("<html><body>Service temporarily rewritten by a proxy</body></html>");
