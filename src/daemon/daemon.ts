@@ -115,7 +115,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const preview = new PlanPreview({
     snapshot: () => reconciler.lastSnapshot,
     state,
-    plan: (snap) => runPlan({ config, root: snap.root, boundary: snap.boundary, validator, state, env, ...(snap.commit === undefined ? {} : { commit: snap.commit }) }),
+    configHash: () => reconciler.configInForce.hash,
+    plan: (snap) => runPlan({ config: reconciler.configInForce.config, root: snap.root, boundary: snap.boundary, validator, state, env, ...(snap.commit === undefined ? {} : { commit: snap.commit }) }),
   });
   const reloader =
     config.file === undefined

@@ -10,6 +10,8 @@ import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/d
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
 import { RunHistory } from "../../src/daemon/ui/run-history.js";
 import { planPage } from "../../src/daemon/ui/plan-page.js";
+import { PlanPreview } from "../../src/daemon/ui/plan-preview.js";
+import type { StateBackend } from "../../src/record/state.js";
 import type { PlanRun } from "../../src/plan/run-plan.js";
 import type { ResourceRow } from "../../src/daemon/ui/view.js";
 import type { RunReport } from "../../src/daemon/reconciler.js";
@@ -99,6 +101,32 @@ describe("status page drawing", () => {
     const page = planPage({ kind: "plan", run: { plan } as unknown as PlanRun }, "./").text;
     expect(page.match(/data-breaking/g)).toHaveLength(1);
     expect(page).toContain("<code>rate</code>: the rate limit is lowered");
+  });
+
+  it("plans the next run anew when the commit, the config in force or the state changes, and only then", async () => {
+    let revision = "r1";
+    let config = "c1";
+    let serial = 1;
+    let computed = 0;
+    const preview = new PlanPreview({
+      snapshot: () => ({ root: "/x", boundary: "/x", revision }),
+      configHash: () => config,
+      state: { read: () => Promise.resolve({ lineage: "l", serial, hashKey: undefined, resources: new Map() }) } as unknown as StateBackend,
+      plan: () => {
+        computed += 1;
+        return Promise.resolve({ plan: { computed } } as unknown as PlanRun);
+      },
+    });
+    await preview.get();
+    await preview.get();
+    expect(computed).toBe(1);
+    config = "c2";
+    await preview.get();
+    revision = "r2";
+    await preview.get();
+    serial = 2;
+    await preview.get();
+    expect(computed).toBe(4);
   });
 
   it("finds the page root from any depth (a reverse proxy's prefix is kept)", () => {

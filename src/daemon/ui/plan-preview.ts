@@ -1,6 +1,7 @@
 /**
- * What the next run would do: the plan of the newest fetched source against the state as it
- * is now, computed when a page asks and kept until the source or the state changes.
+ * What the next run would do: the plan of the newest fetched source, with the config in force,
+ * against the state as it is now; computed when a page asks and kept until the source, the
+ * config or the state changes.
  */
 import { ValidationFailed } from "../../errors.js";
 import type { Diagnostic } from "../../errors.js";
@@ -16,6 +17,8 @@ export type Preview =
 
 export interface PlanPreviewDeps {
   readonly snapshot: () => SourceSnapshot | undefined;
+  /** Identifies the config in force (the daemon reloads gatesync.yaml): a new one plans anew. */
+  readonly configHash: () => string;
   readonly state: StateBackend;
   readonly plan: (snapshot: SourceSnapshot) => Promise<PlanRun>;
 }
@@ -29,7 +32,7 @@ export class PlanPreview {
     const snapshot = this.deps.snapshot();
     if (snapshot === undefined) return { kind: "none" };
     const { lineage, serial } = await this.deps.state.read();
-    const key = `${snapshot.revision}\u0000${lineage}\u0000${serial}`;
+    const key = `${snapshot.revision}\u0000${this.deps.configHash()}\u0000${lineage}\u0000${serial}`;
     if (this.cached?.key !== key) this.cached = { key, value: this.compute(snapshot) };
     return this.cached.value;
   }
