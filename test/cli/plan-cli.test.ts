@@ -144,12 +144,20 @@ describe("gatesync plan and apply on a git source, or on a checkout given with -
 
 describe("the merge-request plan jobs in examples/ci", () => {
   it.each(["github-actions-plan.yaml", "gitlab-ci-plan.yaml"])("%s runs a plan command that works on the examples", async (file) => {
-    const text = await readFile(path.join(projectRoot, "examples/ci", file), "utf8");
-    const command = /gatesync (plan [^>\n]*?)\s*>/.exec(text)?.[1];
+    // the job calls ci/plan-comment.sh CONFIG DIR, whose plan command is taken as written
+    const job = await readFile(path.join(projectRoot, "examples/ci", file), "utf8");
+    const [, config, resources] = /bash ci\/plan-comment\.sh ([^\s;]+) ([^\s;]+)/.exec(job) ?? [];
+    expect([config, resources]).toEqual(["gatesync.yaml", "config"]);
+    const script = await readFile(path.join(projectRoot, "examples/ci/plan-comment.sh"), "utf8");
+    const command = /^gatesync (plan [^>\n]*?)\s*>/m.exec(script)?.[1];
     expect(command).toBeDefined();
     const dir = await tempRepo();
     await cp(path.join(projectRoot, "examples"), dir, { recursive: true });
-    const args = command!.split(/\s+/).map((a) => (["gatesync.yaml", "config", "plan.json"].includes(a) ? path.join(dir, a) : a));
+    const args = command!
+      .replaceAll('"$config"', config!)
+      .replaceAll('"$dir"', resources!)
+      .split(/\s+/)
+      .map((a) => (["gatesync.yaml", "config", "plan.json"].includes(a) ? path.join(dir, a) : a));
     const r = await runCli(args, exampleSecrets);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(2);
