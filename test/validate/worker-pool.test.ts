@@ -1,7 +1,7 @@
 import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { LoadError } from "../../src/errors.js";
+import { InternalError } from "../../src/errors.js";
 import { EnvFileSecretSource } from "../../src/load/secret-refs.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import type { ValidateOptions } from "../../src/validate/validate-repository.js";
@@ -43,9 +43,9 @@ const options = (root: string): ValidateOptions => ({ root, secrets: { source: n
 
 async function expectWorkerFailure(run: Promise<unknown>): Promise<void> {
   const err = await run.then(() => undefined, (e: unknown) => e);
-  expect(err).toBeInstanceOf(LoadError);
-  expect((err as LoadError).code).toBe("INTERNAL");
-  expect((err as LoadError).message).toContain("worker");
+  expect(err).toBeInstanceOf(InternalError);
+  expect((err as InternalError).code).toBe("INTERNAL");
+  expect((err as InternalError).message).toContain("worker");
 }
 
 describe("the worker pool", () => {
