@@ -19,10 +19,10 @@ import { projectRoot, removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
-async function waitFor(what: string, ok: () => boolean, ms = 60_000): Promise<void> {
+async function waitFor(what: string, ok: () => boolean, ms = 60_000, detail: () => string = () => ""): Promise<void> {
   const until = Date.now() + ms;
   while (!ok()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what} ${detail()}`);
     await sleep(10);
   }
 }
@@ -44,8 +44,14 @@ describe("two applies racing for the lock", () => {
       const env = { NODE_ENV: "test", GATESYNC_TEST_LOCK_PAUSE: pause };
       const a = gatesyncChild(h, "apply", env);
       const b = gatesyncChild(h, "apply", env);
-      // both have checked the lock and found it takeable; neither has taken it yet
-      await waitFor("both checks", () => readdirSync(pause).filter((f) => f.startsWith("checked-")).length === 2);
+      // both have checked the lock and found it takeable; neither has taken it yet (a child that
+      // ends before its check fails the test at once, with what it said)
+      const ended: string[] = [];
+      for (const [name, child] of [["a", a], ["b", b]] as const) void child.done.then((code) => ended.push(`${name} exited ${code}: ${JSON.stringify(child.output())}`));
+      await waitFor("both checks", () => {
+        if (ended.length > 0) throw new Error(`a racer ended before its check: ${ended.join("; ")}`);
+        return readdirSync(pause).filter((f) => f.startsWith("checked-")).length === 2;
+      }, 60_000, () => JSON.stringify({ a: a.output(), b: b.output(), pause: readdirSync(pause) }));
       expect(externalCalls(h)).toBe(0);
       await writeFile(path.join(pause, "go"), "");
       const codes = [await a.done, await b.done];
