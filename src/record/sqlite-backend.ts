@@ -43,6 +43,19 @@ export function migrateCommand(jsonFile: string, dbFile: string): string {
   return `gatesync state migrate --from file:${jsonFile} --to sqlite:${dbFile}`;
 }
 
+/** Runs `work` again (20 ms apart, blocking: it only happens while opening) while SQLite answers SQLITE_BUSY, for at most `ms`. */
+function retryWhileBusy<T>(work: () => T, ms: number): T {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return work();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() > until) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
+}
+
 export class SqliteStateBackend implements StateBackend {
   readonly file: string;
   readonly description: string;
@@ -74,9 +87,11 @@ export class SqliteStateBackend implements StateBackend {
     this.checkHeader();
     const db = new Database(this.file, { fileMustExist: true, timeout: this.opts.busyTimeoutMs ?? 5_000 });
     try {
-      db.pragma("journal_mode = WAL");
+      // two processes opening a new state at once: switching it to WAL answers SQLITE_BUSY at
+      // once (SQLite's busy handler does not cover it), so the switch is retried for the timeout
+      retryWhileBusy(() => db.pragma("journal_mode = WAL"), this.opts.busyTimeoutMs ?? 5_000);
       db.pragma("synchronous = FULL");
-      migrateSqlite(db, this.file);
+      retryWhileBusy(() => migrateSqlite(db, this.file), this.opts.busyTimeoutMs ?? 5_000);
     } catch (err) {
       db.close();
       throw err;
