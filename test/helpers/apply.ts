@@ -50,6 +50,16 @@ export const exampleSecrets = {
   CHAT_WEBHOOK_TOKEN: "chat-webhook-token-value-3",
 };
 
+/** The variables a config pointing at a test sandbox names for its credentials, and the examples' secrets. */
+export const sandboxEnv: Readonly<Record<string, string>> = {
+  GW_KEY: testCredentials.gatewayKey,
+  PORTAL_KEY: testCredentials.portalKey,
+  DASH_TOKEN: testCredentials.dashboardToken,
+  LLM_KEY: testCredentials.llmKey,
+  BATCH_KEY: "sandbox-loopback-key",
+  ...exampleSecrets,
+};
+
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   const sandbox = await startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures(opts.fixtures), ...opts.sandbox });
   const dir = await tempRepo(Object.fromEntries(Object.entries(opts.files ?? {}).map(([k, v]) => [`config/${k}`, v])));
@@ -74,14 +84,7 @@ secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TO
 retries: { max: 4, baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5000 }
 ${opts.configExtra ?? ""}`,
   );
-  const env: Record<string, string> = {
-    GW_KEY: testCredentials.gatewayKey,
-    PORTAL_KEY: testCredentials.portalKey,
-    DASH_TOKEN: testCredentials.dashboardToken,
-    LLM_KEY: testCredentials.llmKey,
-    BATCH_KEY: "sandbox-loopback-key",
-    ...exampleSecrets,
-  };
+  const env: Record<string, string> = { ...sandboxEnv };
   const state = new SqliteStateBackend(path.resolve(dir, opts.statePath ?? "state/state.db"));
   const validator = new RepositoryValidator();
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });

@@ -6,9 +6,8 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { exampleSecrets } from "./apply.js";
+import { sandboxEnv } from "./apply.js";
 import { cliArgs } from "./cli.js";
-import { testCredentials } from "./sandbox.js";
 
 /** Polls `read` until `check` holds (at most `ms`); the error says what was read last, and `context()`. */
 export async function eventually<T>(read: () => Promise<T> | T, check: (v: T) => boolean, ms = 20_000, context: () => string = () => ""): Promise<T> {
@@ -32,14 +31,7 @@ export function sandboxTargets(sandbox: SandboxHandle): string {
 }
 
 /** The variables those targets name, and the examples' secrets. */
-export const daemonEnv: Readonly<Record<string, string>> = {
-  GW_KEY: testCredentials.gatewayKey,
-  PORTAL_KEY: testCredentials.portalKey,
-  DASH_TOKEN: testCredentials.dashboardToken,
-  LLM_KEY: testCredentials.llmKey,
-  BATCH_KEY: "sandbox-loopback-key",
-  ...exampleSecrets,
-};
+export const daemonEnv = sandboxEnv;
 
 export interface DaemonProcess {
   readonly child: ChildProcess;
