@@ -9,6 +9,7 @@ import { silentLogger } from "../../src/logger.js";
 import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { cliArgs } from "../helpers/cli.js";
+import { eventually } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { call } from "../helpers/sandbox.js";
 import { positionOf, projectRoot, removeTempRepos } from "../helpers/temp-repo.js";
@@ -23,15 +24,8 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (check(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 800)}`);
-    await sleep(100);
-  }
-}
+/** Polls until `check` holds. */
+const until = <T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 20_000): Promise<T> => eventually(read, check, ms);
 
 interface ConfigStatus {
   config: { file: string; hash: string; error?: { diagnostics: Array<{ line?: number; column?: number; message: string }> } };
