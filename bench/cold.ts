@@ -21,7 +21,8 @@ import type { Figure } from "./figures.js";
 import { figure } from "./figures.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.resolve(here, "../bin/gatesync.js");
+/** The compiled CLI, as users run it. */
+export const cli = path.resolve(here, "../bin/gatesync.js");
 
 export interface ProcessSample {
   readonly wallMs: number;

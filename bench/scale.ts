@@ -11,12 +11,12 @@ import { configFromDocument } from "../src/config/config.js";
 import { openStateBackend } from "../src/record/open-backend.js";
 import { startSandbox } from "../src/sandbox/sandbox.js";
 import { credentials, env, log } from "./common.js";
-import { measureProcess, writeBenchConfig } from "./cold.js";
+import { cli, measureProcess, writeBenchConfig } from "./cold.js";
 import type { ProcessSample } from "./cold.js";
 import type { Generated } from "./generate.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cli = path.resolve(here, "../bin/gatesync.js");
+
 
 export interface ScaleFigures {
   readonly resources: number;

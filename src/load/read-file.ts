@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { decodeText, defaultReadLimits, parseYaml } from "./yaml-reader.js";
-import type { ParsedDocument } from "./yaml-reader.js";
+import type { ParsedFile } from "./yaml-reader.js";
 
 export interface Limits {
   readonly maxFileBytes: number;
@@ -31,9 +31,7 @@ export interface FileToRead {
   readonly size: number;
 }
 
-export interface ReadFile {
-  readonly documents: readonly ParsedDocument[];
-  readonly diagnostics: readonly Diagnostic[];
+export interface ReadFile extends ParsedFile {
   /** The decoded text, while the caller needs it to locate findings; undefined when unreadable. */
   readonly text: string | undefined;
 }
