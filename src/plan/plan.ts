@@ -9,6 +9,7 @@ import { ErrorCode, InternalError, PlanError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule, knownKind } from "../kinds/registry.js";
+import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { PlanSelection } from "../select/selection.js";
 import { adoptionClaims, planAdoption } from "../adopt/adoption.js";
@@ -196,7 +197,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
   const address = { ...req.address, ...record?.address };
   if (record?.status === "in-doubt") {
     const settle = kindModule(d.kind).settlesByResend;
-    if (settle === undefined || req.create === undefined || record.applied !== undefined || !settle.sameObject(record.attempted ?? {}, req.compare)) {
+    if (settle === undefined || req.create === undefined || holdsPayload(record, "applied") || !settle.sameObject(record.attempted ?? {}, req.compare)) {
       return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
     }
     notes.push(`the last create's outcome is unknown (${record.error ?? "no answer"}): it is sent again to settle it — a duplicate is refused with ${settle.status}, which means the earlier create happened`);
@@ -208,8 +209,8 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, batching) };
     return { ...base, action: "adopt", adopt: { serverId: adoption.serverId, source: adoption.source }, ...operation, fields, notes: [...notes, adoption.note] };
   }
-  const applied = record?.applied;
-  if (applied === undefined) {
+  // what was applied is parsed (lazy-record.ts) only when its content hash differs
+  if (record === undefined || !holdsPayload(record, "applied")) {
     const reset = req.trigger !== undefined;
     const fields = diffValues(undefined, req.compare).length === 0 ? [] : Object.keys(req.compare).sort().flatMap((k) => diffValues(undefined, req.compare[k], [k]));
     if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
@@ -221,10 +222,10 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
   }
   // the same content hash means the same content: no field-by-field comparison needed
-  const fields = record?.appliedHash === d.hash ? [] : diffValues(applied, req.compare).filter((f) => hashKey === undefined || !sameAsMarker(f.before, f.after, hashKey));
-  const triggerChanged = req.trigger !== undefined && req.trigger !== record?.trigger;
-  const retry = record?.status === "failed";
-  if (retry) notes.push(`the last attempt failed: ${record?.error ?? "unknown error"}`);
+  const fields = record.appliedHash === d.hash ? [] : diffValues(record.applied, req.compare).filter((f) => hashKey === undefined || !sameAsMarker(f.before, f.after, hashKey));
+  const triggerChanged = req.trigger !== undefined && req.trigger !== record.trigger;
+  const retry = record.status === "failed";
+  if (retry) notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (fields.length === 0 && !triggerChanged && !retry) {
     if (reassert && req.update !== undefined && operations[req.update].idempotent) {
       return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, false, batching), fields: [], notes: [...notes, "re-asserted: sent again to undo changes made outside git"] };
@@ -255,7 +256,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     operation: plannedOperation(req.update, address, req.query, triggerChanged, batching),
     ...(triggerChanged ? { quotaReset: true } : {}),
     fields,
-    ...(fields.length > 0 ? classified(d.kind, applied, req.compare) : {}),
+    ...(fields.length > 0 ? classified(d.kind, record.applied ?? {}, req.compare) : {}),
     notes,
   };
 }
@@ -264,7 +265,7 @@ function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", bat
   const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
   const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
   if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, hint: inDoubtHint(record.id), notes: [] };
-  if (record.applied === undefined && record.status === "failed") {
+  if (record.status === "failed" && !holdsPayload(record, "applied")) {
     // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
     return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
   }

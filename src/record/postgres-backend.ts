@@ -13,6 +13,8 @@
 import pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
+import { lazyRecord, payloadFields } from "./lazy-record.js";
+import type { PayloadField, PayloadTexts } from "./lazy-record.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 
@@ -50,6 +52,9 @@ const migrations: ReadonlyArray<{ version: number; sql: (s: string) => string }>
       );`,
   },
 ];
+
+/** A record's row as read: the record without its payloads, and each payload's JSON text (null when absent). */
+type Row = { readonly id: string; readonly head: unknown } & { readonly [F in PayloadField]: string | null };
 
 export const latestMigration = migrations[migrations.length - 1]!.version;
 
@@ -131,7 +136,9 @@ export class PostgresStateBackend implements StateBackend {
     try {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       const meta = (await client.query<{ format_version: number; lineage: string; serial: string; hash_key: string | null }>(`SELECT format_version, lineage, serial, hash_key FROM ${this.s}.meta WHERE id = 1`)).rows[0];
-      const rows = (await client.query<{ id: string; record: unknown }>(`SELECT id, record FROM ${this.s}.resources ORDER BY id`)).rows;
+      // the record without its payloads (parsed), and each payload's JSON text, parsed when read (lazy-record.ts)
+      const payloads = payloadFields.map((f) => `(record -> '${f}')::text AS ${f}`).join(", ");
+      const rows = (await client.query<Row>(`SELECT id, CASE jsonb_typeof(record) WHEN 'object' THEN record ${payloadFields.map((f) => `- '${f}'`).join(" ")} ELSE record END AS head, ${payloads} FROM ${this.s}.resources ORDER BY id`)).rows;
       await client.query("COMMIT");
       if (meta === undefined) throw this.corrupt("the meta row is missing");
       if (meta.format_version > stateFormatVersion) {
@@ -139,10 +146,12 @@ export class PostgresStateBackend implements StateBackend {
       }
       const resources = new Map<string, ResourceRecord>();
       for (const row of rows) {
-        const problem = recordProblem(row.record);
+        const problem = recordProblem(row.head);
         if (problem !== undefined) throw this.corrupt(`row ${row.id}: ${problem}`);
-        if ((row.record as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(row.record as ResourceRecord).id}`);
-        resources.set(row.id, row.record as ResourceRecord);
+        if ((row.head as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(row.head as ResourceRecord).id}`);
+        const texts: PayloadTexts = {};
+        for (const f of payloadFields) if (row[f] !== null) texts[f] = row[f];
+        resources.set(row.id, lazyRecord(row.head as Record<string, unknown>, texts));
       }
       return { lineage: meta.lineage, serial: Number(meta.serial), hashKey: meta.hash_key ?? undefined, resources };
     } catch (err) {

@@ -19,6 +19,8 @@ import Database from "better-sqlite3";
 import { ensureDirectory } from "../ensure-directory.js";
 import { ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
+import { lazyRecord, payloadFields } from "./lazy-record.js";
+import type { PayloadField, PayloadTexts } from "./lazy-record.js";
 import { assertHolder, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
 import { migrateSqlite } from "./sqlite-schema.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
@@ -35,6 +37,23 @@ export interface SqliteBackendOptions {
 }
 
 type Op = (db: Database.Database) => void;
+
+/**
+ * A record's row as read: the record without its payloads, parsed at once, and each payload's
+ * JSON text (SQL NULL when absent), parsed when something reads it (lazy-record.ts).
+ */
+type Row = { readonly id: string; readonly head: string } & { readonly [F in PayloadField]: string | null };
+
+const selectRows = `SELECT id, json_remove(record, ${payloadFields.map((f) => `'$.${f}'`).join(", ")}) AS head, ${payloadFields.map((f) => `record -> '$.${f}' AS ${f}`).join(", ")} FROM resources ORDER BY id`;
+
+function payloadTexts(row: Row): PayloadTexts {
+  const texts: PayloadTexts = {};
+  for (const f of payloadFields) {
+    const text = row[f];
+    if (text !== null) texts[f] = text;
+  }
+  return texts;
+}
 
 const sqliteHeader = "SQLite format 3\0";
 
@@ -133,7 +152,8 @@ export class SqliteStateBackend implements StateBackend {
   private failure(what: string, err: unknown): StateError {
     if (err instanceof StateError) return err;
     const code = (err as { code?: unknown }).code;
-    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") return this.corrupt((err as Error).message);
+    // a record that is not JSON (the table's CHECK keeps them out) is met by json_remove when read
+    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || (code === "SQLITE_ERROR" && /malformed JSON/.test((err as Error).message))) return this.corrupt((err as Error).message);
     return stateIoError(what, this.file, err);
   }
 
@@ -148,7 +168,7 @@ export class SqliteStateBackend implements StateBackend {
     if (db === undefined) return emptySnapshot("");
     const { meta, rows } = db.transaction(() => ({
       meta: db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as { format_version: number; lineage: string; serial: number; hash_key: string | null } | undefined,
-      rows: db.prepare("SELECT id, record FROM resources ORDER BY id").all() as Array<{ id: string; record: string }>,
+      rows: db.prepare(selectRows).all() as Row[],
     }))();
     if (meta === undefined) throw this.corrupt("the meta row is missing");
     if (meta.format_version > stateFormatVersion) {
@@ -156,11 +176,11 @@ export class SqliteStateBackend implements StateBackend {
     }
     const resources = new Map<string, ResourceRecord>();
     for (const row of rows) {
-      const record = JSON.parse(row.record) as unknown;
-      const problem = recordProblem(record);
+      const head = JSON.parse(row.head) as unknown;
+      const problem = recordProblem(head);
       if (problem !== undefined) throw this.corrupt(`row ${row.id}: ${problem}`);
-      if ((record as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(record as ResourceRecord).id}`);
-      resources.set(row.id, record as ResourceRecord);
+      if ((head as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(head as ResourceRecord).id}`);
+      resources.set(row.id, lazyRecord(head as Record<string, unknown>, payloadTexts(row)));
     }
     return { lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources };
   }

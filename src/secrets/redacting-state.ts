@@ -1,20 +1,30 @@
 /**
- * The state writer's side of the redaction layer: a facade over any state backend that scrubs
- * every record (and every snapshot of a migration) before the backend sees it. It sits where a
- * record is handed to storage, so it holds whichever backend the config opens.
+ * The state's side of the redaction layer: a facade over any state backend that scrubs every
+ * record (and every snapshot of a migration) before the backend sees it, and every record it
+ * reads back — a payload still held as text (lazy-record.ts) when it is parsed. It sits where
+ * records meet storage, so it holds whichever backend the config opens.
  */
+import { mapLazyRecord } from "../record/lazy-record.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
-import { scrubDeep } from "./redactor.js";
+import { redactor, scrubDeep } from "./redactor.js";
 
-/** The backend, with records scrubbed on their way in; every other member passes through. */
+/** The snapshot with every record scrubbed, payloads not parsed yet included (when they are). */
+function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
+  if (redactor.size === 0) return snapshot;
+  return { ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, mapLazyRecord(r, scrubDeep, scrubDeep)])) };
+}
+
+/** The backend, with records scrubbed on their way in and out; every other member passes through. */
 export function redactingState<B extends StateBackend>(backend: B): B {
   const write = (record: ResourceRecord): Promise<void> => backend.write(scrubDeep(record));
   const replaceAll = (snapshot: StateSnapshot): Promise<void> =>
     backend.replaceAll({ ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, scrubDeep(r)])) });
+  const read = async (): Promise<StateSnapshot> => scrubbedSnapshot(await backend.read());
   return new Proxy(backend, {
     get(target, key, receiver) {
       if (key === "write") return write;
       if (key === "replaceAll") return replaceAll;
+      if (key === "read") return read;
       const value: unknown = Reflect.get(target, key, receiver);
       return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
