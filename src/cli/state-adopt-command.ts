@@ -1,7 +1,7 @@
 /** `gatesync state adopt Kind/name --id ID`: record an object made by hand, so the next apply does not create it again. */
 import { hostname } from "node:os";
 import type { Command } from "commander";
-import { adoptableKinds, adoptAnnotation } from "../adopt/adoption.js";
+import { adoptableKinds, adoptAnnotation } from "../plan/adoption.js";
 import { UsageError } from "../errors.js";
 import { kindNames } from "../kinds/kind.js";
 import type { KindName } from "../kinds/kind.js";

@@ -7,7 +7,7 @@ import { unfilledParams } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
-import { appliedRecord } from "../record/record.js";
+import { appliedRecord } from "../apply/applied-record.js";
 import type { ResourceRecord, StateBackend } from "../record/state.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";

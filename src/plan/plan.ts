@@ -11,15 +11,15 @@ import { kindNames } from "../kinds/kind.js";
 import { isKindName, kindModule, knownKind } from "../kinds/registry.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { PlanSelection } from "../select/selection.js";
-import { adoptionClaims, planAdoption } from "../adopt/adoption.js";
-import type { AdoptionClaims } from "../adopt/adoption.js";
+import { adoptionClaims, planAdoption } from "./adoption.js";
+import type { AdoptionClaims } from "./adoption.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
 import { classified, isBreaking } from "./breaking/classify.js";
 import type { BreakingChange, Compatibility } from "./breaking/types.js";
 import { planWaves } from "./graph.js";
-import { canonicalJson, containsSensitive, isSensitiveMarker, sameAsMarker } from "./sensitive.js";
+import { canonicalJson, containsSensitive, isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
 
 export const planFormatVersion = 1;
 

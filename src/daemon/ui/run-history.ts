@@ -5,7 +5,7 @@
  */
 import type { Progress } from "../../apply/executor.js";
 import type { Action, Plan } from "../../plan/plan.js";
-import type { RunReport } from "../reconciler.js";
+import type { RunReport } from "../../apply/run-report.js";
 
 export interface RunEntry {
   readonly seq: number;
