@@ -12,7 +12,7 @@ import type { HealthResult } from "../kinds/kind.js";
 import { knownKind } from "../kinds/registry.js";
 import type { Logger } from "../logger.js";
 import type { Desired, DesiredSet } from "../plan/desired.js";
-import type { PlannedChange } from "../plan/plan.js";
+import type { PlannedChange } from "../plan/plan-change.js";
 import { redact } from "../kinds/sensitive.js";
 import { appliedRecord } from "./applied-record.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
 import { serverIdAddress } from "../kinds/registry.js";
-import { unfilledParams } from "../plan/plan.js";
+import { unfilledParams } from "../plan/plan-change.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
