@@ -94,7 +94,7 @@ describe("folder cycles", () => {
   it("finds a cycle, and only a cycle, in a small graph", () => {
     const graph = (pairs: [string, string][]): Edges => {
       const edges: Edges = new Map();
-      for (const [a, b] of pairs) edges.set(a, (edges.get(a) ?? new Map()).set(b, "x"));
+      for (const [a, b] of pairs) edges.set(a, (edges.get(a) ?? new Map<string, string>()).set(b, "x"));
       return edges;
     };
     expect(findCycles(graph([["a/", "b/"], ["b/", "c.ts"]]))).toEqual([]);
