@@ -6,8 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { ErrorCode, PlanError } from "../errors.js";
-import { kindNames } from "../kinds/kind.js";
-import { isKindName } from "../kinds/registry.js";
+import { isKindName, kindNames } from "../kinds/registry.js";
 import { canonicalJson, isSensitiveMarker } from "../kinds/sensitive.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { PlanSelection } from "../select/selection.js";
