@@ -4,9 +4,9 @@
  * reads back — a payload still held as text (lazy-record.ts) when it is parsed. It sits where
  * records meet storage, so it holds whichever backend the config opens.
  */
-import { mapLazyRecord } from "../record/lazy-record.js";
-import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
-import { redactor, scrubDeep } from "./redactor.js";
+import { mapLazyRecord } from "./lazy-record.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "./state.js";
+import { redactor, scrubDeep } from "../redactor.js";
 
 /** The snapshot with every record scrubbed, payloads not parsed yet included (when they are). */
 function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
