@@ -10,7 +10,7 @@ import type { InterfaceName } from "../kinds/kind.js";
 import { kindModule, knownKind } from "../kinds/registry.js";
 import { containsSensitive, isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
 import { holdsPayload } from "../record/lazy-record.js";
-import type { ResourceRecord } from "../record/state.js";
+import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { planAdoption } from "./adoption.js";
 import type { AdoptionClaims } from "./adoption.js";
 import { classified } from "./breaking/classify.js";
@@ -123,6 +123,21 @@ export interface ChangeContext {
 }
 
 /** The change one desired resource needs, given its record. */
+/**
+ * The records whose payloads (what was applied, what was attempted) `planChange` and
+ * `planOrphan` may read: all but those of resources recorded as applied, not adopted, whose
+ * content hash is unchanged — for those the plan compares hashes only. Keep in step with them.
+ */
+export function payloadsNeeded(desired: readonly Desired[], state: StateSnapshot): Set<string> {
+  const byId = new Map(desired.map((d) => [d.id, d]));
+  const needed = new Set<string>();
+  for (const r of state.resources.values()) {
+    const d = byId.get(r.id);
+    if (d === undefined || r.status !== "applied" || r.appliedHash !== d.hash || d.adopt !== undefined || r.adopted !== undefined) needed.add(r.id);
+  }
+  return needed;
+}
+
 export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: ChangeContext): Draft {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;

@@ -9,13 +9,17 @@
  * `JSON.stringify(record)` and structured clones see exactly the record that was stored.
  * Only code that must not parse asks `holdsPayload` instead of comparing with undefined.
  */
+import { InternalError } from "../errors.js";
 import type { ResourceRecord } from "./state.js";
 
 export const payloadFields = ["applied", "attempted", "response", "health"] as const;
 export type PayloadField = (typeof payloadFields)[number];
 
-/** The payloads of one record as JSON text, absent ones left out. */
-export type PayloadTexts = Partial<Record<PayloadField, string>>;
+/** Stands for a payload the record holds but that was not read from storage (see ReadOptions). */
+export const unreadPayload: unique symbol = Symbol("payload not read");
+
+/** The payloads of one record as JSON text (or unreadPayload), absent ones left out. */
+export type PayloadTexts = Partial<Record<PayloadField, string | typeof unreadPayload>>;
 
 /** Turns a payload's JSON text into its value (JSON.parse, perhaps followed by a scrub). */
 export type PayloadDecoder = (text: string) => unknown;
@@ -38,7 +42,9 @@ type Hidden = Record<PropertyKey, unknown>;
 const parseJson: PayloadDecoder = (text) => JSON.parse(text) as unknown;
 
 function materialise(record: Hidden, field: PayloadField): unknown {
-  const value = (record[decoderKey] as PayloadDecoder)(record[textKey[field]] as string);
+  const text = record[textKey[field]] as string | typeof unreadPayload;
+  if (text === unreadPayload) throw new InternalError(`${String(record.id)}: its ${field} was not read from the state (this reading chose which payloads to read)`);
+  const value = (record[decoderKey] as PayloadDecoder)(text);
   record[textKey[field]] = undefined;
   Object.defineProperty(record, field, { value, enumerable: true, writable: true, configurable: true });
   return value;
@@ -59,11 +65,15 @@ const getters: Readonly<Record<PayloadField, (this: Hidden) => unknown>> = {
   },
 };
 
-const pendingText = (record: ResourceRecord, field: PayloadField): string | undefined => (record as unknown as Hidden)[textKey[field]] as string | undefined;
+const pendingText = (record: ResourceRecord, field: PayloadField): string | typeof unreadPayload | undefined => (record as unknown as Hidden)[textKey[field]] as string | typeof unreadPayload | undefined;
 
-/** `head` (a record without its payloads) with each payload of `texts` parsed on first read. */
-export function lazyRecord(head: Readonly<Record<string, unknown>>, texts: PayloadTexts, decode: PayloadDecoder = parseJson): ResourceRecord {
-  const record: Hidden = { ...head };
+/**
+ * `head` (a record without its payloads, a fresh object that becomes the record: copying it
+ * would give every record a hidden class of its own) with each payload of `texts` parsed on
+ * first read.
+ */
+export function lazyRecord(head: Record<string, unknown>, texts: PayloadTexts, decode: PayloadDecoder = parseJson): ResourceRecord {
+  const record = head as Hidden;
   if (payloadFields.every((f) => texts[f] === undefined)) return record as unknown as ResourceRecord;
   Object.defineProperty(record, decoderKey, { value: decode, enumerable: false, writable: false, configurable: false });
   for (const field of payloadFields) {
@@ -80,7 +90,7 @@ export function holdsPayload(record: ResourceRecord, field: PayloadField): boole
   return pendingText(record, field) !== undefined || record[field] !== undefined;
 }
 
-/** The payloads of the record not parsed yet (a plan of unchanged records leaves them all so). */
+/** The payloads of the record not parsed yet, read or not (a plan of unchanged records leaves them all so). */
 export function unparsedPayloads(record: ResourceRecord): PayloadField[] {
   return payloadFields.filter((f) => pendingText(record, f) !== undefined);
 }
@@ -101,4 +111,9 @@ export function mapLazyRecord(record: ResourceRecord, head: (value: Record<strin
   for (const f of pending) texts[f] = pendingText(record, f)!;
   const inner = (record as unknown as Hidden)[decoderKey] as PayloadDecoder;
   return lazyRecord(head(parsed), texts, (text) => decode(inner(text)));
+}
+
+/** The payloads the record holds but that were not read from storage. */
+export function unreadPayloads(record: ResourceRecord): PayloadField[] {
+  return payloadFields.filter((f) => pendingText(record, f) === unreadPayload);
 }

@@ -5,7 +5,7 @@
  * records meet storage, so it holds whichever backend the config opens.
  */
 import { mapLazyRecord } from "./lazy-record.js";
-import type { ResourceRecord, StateBackend, StateSnapshot } from "./state.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateSnapshot } from "./state.js";
 import { redactor, scrubDeep } from "../redactor.js";
 
 /** The snapshot with every record scrubbed, payloads not parsed yet included (when they are). */
@@ -19,7 +19,7 @@ export function redactingState<B extends StateBackend>(backend: B): B {
   const write = (record: ResourceRecord): Promise<void> => backend.write(scrubDeep(record));
   const replaceAll = (snapshot: StateSnapshot): Promise<void> =>
     backend.replaceAll({ ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, scrubDeep(r)])) });
-  const read = async (): Promise<StateSnapshot> => scrubbedSnapshot(await backend.read());
+  const read = async (options?: ReadOptions): Promise<StateSnapshot> => scrubbedSnapshot(await backend.read(options));
   return new Proxy(backend, {
     get(target, key, receiver) {
       if (key === "write") return write;

@@ -6,7 +6,9 @@
  */
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { holdsPayload, payloadFields, unparsedPayloads } from "../../src/record/lazy-record.js";
+import { InternalError } from "../../src/errors.js";
+import { payloadsNeeded } from "../../src/plan/plan-change.js";
+import { holdsPayload, payloadFields, unparsedPayloads, unreadPayloads } from "../../src/record/lazy-record.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../../src/record/state.js";
 import { parsePulled, pulledState } from "../../src/cli/state-transfer.js";
@@ -127,6 +129,31 @@ describe.each(backends)("%s backend: payloads read lazily", (_name, open, openOt
   });
 });
 
+describe.each(backends)("%s backend: payloads read only for the records chosen", (_name, open) => {
+  it("gives the chooser the records without payloads, reads the chosen ones' in the same snapshot, and refuses to make one up", async () => {
+    const backend = await open();
+    const other: ResourceRecord = { ...full, id: "ApiDefinition/other", name: "other" };
+    try {
+      await writeAll(backend, [full, bare, other]);
+      const seen: string[][] = [];
+      const state = await redactingState(backend).read({
+        payloadsFor: (heads) => {
+          seen.push([...heads.resources.values()].map((r) => `${r.id} ${unreadPayloads(r).join(",")}`));
+          return new Set([full.id]);
+        },
+      });
+      expect(seen).toEqual([["ApiDefinition/other applied,attempted,response,health", "ApiDefinition/petstore applied,attempted,response,health", "OrgKey/k "]]);
+      expect([state.resources.get(full.id), state.resources.get(bare.id)]).toEqual([full, bare]);
+      const unread = state.resources.get(other.id)!;
+      expect([holdsPayload(unread, "applied"), unread.appliedHash, unread.labels]).toEqual([true, "h1", { team: "pets" }]);
+      expect(() => unread.applied).toThrow(InternalError);
+      expect(() => ({ ...unread })).toThrow(/ApiDefinition\/other: its applied was not read/);
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
 describe("a plan against a state read from storage", () => {
   const files = {
     "api.yaml": petstore,
@@ -150,6 +177,25 @@ describe("a plan against a state read from storage", () => {
       const again = await backend.read();
       expect(planFor(changed, again).changes.find((c) => c.id === "OrgKey/k3")).toMatchObject({ action: "update", fields: [{ path: "rate", before: 3, after: 30 }] });
       expect([...again.resources.values()].filter((r) => unparsedPayloads(r).length === 0).map((r) => r.id)).toEqual(["OrgKey/k3"]);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it("reads only the payloads the plan needs, and plans exactly as with every payload read", async () => {
+    const first = await desiredFrom(files);
+    const recorded = recordPlan(planFor(first), first.desired, emptyState);
+    const records = [...recorded.resources.values()].map((r) => (r.id === "OrgKey/k2" ? { ...r, status: "failed" as const, error: "500" } : r.id === "OrgKey/k4" ? { ...r, status: "in-doubt" as const } : r));
+    const backend = await sqliteBackend();
+    try {
+      await writeAll(backend, records);
+      const next = await desiredFrom({ ...files, "gone.yaml": "", "keys.yaml": files["keys.yaml"].replace("rate: 3", "rate: 30") });
+      for (const orphans of ["report", "deactivate"] as const) {
+        const lean = await backend.read({ payloadsFor: (heads) => payloadsNeeded(next.desired, heads) });
+        const read = [...lean.resources.values()].filter((r) => unreadPayloads(r).length === 0).map((r) => r.id);
+        expect(read).toEqual(["OrgKey/gone", "OrgKey/k2", "OrgKey/k3", "OrgKey/k4"]);
+        expect(planFor(next, lean, { orphans })).toEqual(planFor(next, await backend.read(), { orphans }));
+      }
     } finally {
       await backend.close();
     }
