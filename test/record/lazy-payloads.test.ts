@@ -5,6 +5,7 @@
  * parsed by a plan of unchanged resources.
  */
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { InternalError } from "../../src/errors.js";
 import { payloadsNeeded } from "../../src/plan/plan-change.js";
@@ -148,6 +149,23 @@ describe.each(backends)("%s backend: payloads read only for the records chosen",
       expect([holdsPayload(unread, "applied"), unread.appliedHash, unread.labels]).toEqual([true, "h1", { team: "pets" }]);
       expect(() => unread.applied).toThrow(InternalError);
       expect(() => ({ ...unread })).toThrow(/ApiDefinition\/other: its applied was not read/);
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
+describe("sqlite backend: a row that is not JSON", () => {
+  it("is reported as corrupt, naming the file", async () => {
+    const file = path.join(await tempRepo(), ".gatesync", "state.db");
+    const backend = new SqliteStateBackend(file);
+    try {
+      await writeAll(backend, [bare]);
+      const db = new Database(file);
+      db.pragma("ignore_check_constraints = ON");
+      db.prepare("UPDATE resources SET record = ? WHERE id = ?").run('{"id": "OrgKey/k", "applied": {', bare.id);
+      db.close();
+      await expect(new SqliteStateBackend(file).read()).rejects.toMatchObject({ code: "STATE_CORRUPT", message: expect.stringContaining(file) as string });
     } finally {
       await backend.close();
     }
