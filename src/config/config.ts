@@ -10,9 +10,9 @@ import type { Diagnostic } from "../errors.js";
 import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
 import { formatPath } from "../field-path.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
-import { parseSelector } from "../select/selector.js";
-import { notificationsFromDocument } from "../notify/config.js";
-import type { NotificationsConfig } from "../notify/config.js";
+import { parseSelector } from "../label-selector.js";
+import { notificationsFromDocument } from "./notifications.js";
+import type { NotificationsConfig } from "./notifications.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;

@@ -15,7 +15,7 @@ import { ConfigReloader } from "./config-reload.js";
 import type { ReloadResult } from "./config-reload.js";
 import { DaemonMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
-import type { RunReport } from "./reconciler.js";
+import type { RunReport } from "../apply/run-report.js";
 import { startDaemonServer } from "./server.js";
 import { createNotifier } from "../notify/create-notifier.js";
 import { runPlan } from "../plan/run-plan.js";

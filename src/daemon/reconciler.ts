@@ -13,35 +13,19 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
-import type { ApplySummary, Progress } from "../apply/types.js";
+import type { Progress } from "../apply/types.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { GatesyncError, ValidationFailed } from "../errors.js";
-import type { Diagnostic } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { newDesiredMemo } from "../plan/desired.js";
-import type { Plan, PlanSummary } from "../plan/plan.js";
+import type { Plan } from "../plan/plan.js";
 import type { StateBackend } from "../record/state.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DaemonMetrics } from "./metrics.js";
-
-export type RunResult = "applied" | "partial" | "noop" | "invalid" | "source-error" | "error" | "standby";
-
-export interface RunReport {
-  readonly reason: string;
-  readonly startedAt: string;
-  readonly finishedAt: string;
-  readonly durationMs: number;
-  readonly result: RunResult;
-  readonly revision?: string;
-  readonly commit?: string;
-  readonly error?: string;
-  readonly diagnostics?: readonly Diagnostic[];
-  readonly plan?: PlanSummary;
-  readonly summary?: ApplySummary;
-}
+import type { RunReport, RunResult } from "../apply/run-report.js";
 
 export interface ReconcilerOptions {
   readonly config: GatesyncConfig;

@@ -12,7 +12,7 @@ import { BodyTooLarge, listenError, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateBackend } from "../record/state.js";
-import { scrubDeep } from "../secrets/redactor.js";
+import { scrubDeep } from "../redactor.js";
 import type { ConfigStatus } from "./config-reload.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
