@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
-import { isSensitiveMarker } from "./sensitive.js";
+import { isSensitiveMarker } from "../kinds/sensitive.js";
 
 export interface FieldChange {
   /** Dotted path: `definition.info.title`, `access_rights.acme.limit.rate`, `Events[1]`. */

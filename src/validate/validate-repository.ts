@@ -73,7 +73,7 @@ export class RepositoryValidator {
   constructor(opts: { readonly workers?: WorkerOptions } = {}) {
     const callerChecks = opts.workers?.callerChecks === true;
     const threads = opts.workers?.threads ?? defaultThreads(callerChecks);
-    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}, callerChecks ? this.local.local : undefined) : undefined;
+    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}, callerChecks ? () => this.local.checkers() : undefined) : undefined;
     this.minFiles = opts.workers?.minFiles ?? defaultWorkerOptions.minFiles;
     this.stopWhenChecked = opts.workers?.stopWhenChecked === true;
   }
@@ -181,7 +181,7 @@ class Run {
     const attachments: AttachmentContext = {
       records: this.records,
       targets: resolved.targets,
-      checkers: () => this.validator.checkers.local,
+      checkers: () => this.validator.checkers.checkers(),
       locate: this.locate,
       report: (d) => this.diagnostics.push(...d),
       checkSecrets: (refs, place) => this.checkSecrets(refs, place),

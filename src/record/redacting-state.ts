@@ -3,8 +3,8 @@
  * every record (and every snapshot of a migration) before the backend sees it. It sits where a
  * record is handed to storage, so it holds whichever backend the config opens.
  */
-import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
-import { scrubDeep } from "./redactor.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "./state.js";
+import { scrubDeep } from "../redactor.js";
 
 /** The backend, with records scrubbed on their way in; every other member passes through. */
 export function redactingState<B extends StateBackend>(backend: B): B {

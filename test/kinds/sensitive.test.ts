@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { contentHash, isSensitiveMarker, redact } from "../../src/plan/sensitive.js";
+import { contentHash, isSensitiveMarker, redact } from "../../src/kinds/sensitive.js";
 
 describe("content hash", () => {
   it("is equal for equal values whatever their key order, and differs otherwise", () => {

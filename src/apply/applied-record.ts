@@ -4,8 +4,8 @@
  */
 import type { Desired } from "../plan/desired.js";
 import { serverIdAddress } from "../kinds/registry.js";
-import { contentHash } from "../plan/sensitive.js";
-import type { ResourceRecord } from "./state.js";
+import { contentHash } from "../kinds/sensitive.js";
+import type { ResourceRecord } from "../record/state.js";
 
 export interface AppliedOutcome {
   readonly now: string;
