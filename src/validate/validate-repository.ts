@@ -66,13 +66,26 @@ export class RepositoryValidator {
   private readonly local = new LocalFileChecker();
   private readonly pool: PooledFileChecker | undefined;
   private readonly minFiles: number;
+  private readonly stopWhenChecked: boolean;
   private readonly cache = new FileCache<FileVerdict>();
   private readonly merged: MergedSpecs = new WeakMap();
 
   constructor(opts: { readonly workers?: WorkerOptions } = {}) {
-    const threads = opts.workers?.threads ?? defaultThreads();
-    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}) : undefined;
+    const callerChecks = opts.workers?.callerChecks === true;
+    const threads = opts.workers?.threads ?? defaultThreads(callerChecks);
+    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}, callerChecks ? () => this.local.checkers() : undefined) : undefined;
     this.minFiles = opts.workers?.minFiles ?? defaultWorkerOptions.minFiles;
+    this.stopWhenChecked = opts.workers?.stopWhenChecked === true;
+  }
+
+  /**
+   * For a one-shot command (validate, plan, apply), whose event loop has nothing else to do:
+   * the calling thread checks files beside one worker fewer — a worker isolate's memory saved
+   * for the same cores — and the workers stop once the files are checked. The daemon keeps the
+   * default (all workers, kept): its loop stays free for /healthz.
+   */
+  static oneShot(): RepositoryValidator {
+    return new RepositoryValidator({ workers: { callerChecks: true, stopWhenChecked: true } });
   }
 
   async validate(opts: ValidateOptions): Promise<RepositoryResult> {
@@ -102,9 +115,15 @@ export class RepositoryValidator {
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
 
-  /** @internal */
-  forget(present: ReadonlySet<string>): void {
+  /** @internal Every file of the run is checked: files no longer present are forgotten; one-shot workers stop. */
+  async checked(present: ReadonlySet<string>): Promise<void> {
     this.cache.retain(present);
+    if (this.stopWhenChecked) await this.pool?.close();
+  }
+
+  /** @internal The worker pool, when there is one. */
+  get workers(): PooledFileChecker | undefined {
+    return this.pool;
   }
 
   /** @internal */
@@ -156,13 +175,13 @@ class Run {
     const resolved = await resolveAttachedFiles(this.fileReferences(), { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) }, this.locate);
     this.diagnostics.push(...resolved.diagnostics);
     await this.check(resolved.extra, ctx);
-    this.validator.forget(new Set([...this.records.values()].map((r) => r.absolute)));
+    await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
 
     const { candidates, written } = this.classify(new Set(resolved.targets.values()));
     const attachments: AttachmentContext = {
       records: this.records,
       targets: resolved.targets,
-      checkers: () => this.validator.checkers.local,
+      checkers: () => this.validator.checkers.checkers(),
       locate: this.locate,
       report: (d) => this.diagnostics.push(...d),
       checkSecrets: (refs, place) => this.checkSecrets(refs, place),
