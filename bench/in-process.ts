@@ -10,7 +10,7 @@ import { parseAllDocuments } from "yaml";
 import { EnvFileSecretSource } from "../src/load/secret-refs.js";
 import { prepareDesired } from "../src/plan/desired.js";
 import { computePlan } from "../src/plan/plan.js";
-import { contentHash } from "../src/plan/sensitive.js";
+import { contentHash } from "../src/kinds/canonical.js";
 import { appliedRecord } from "../src/record/record.js";
 import type { StateSnapshot } from "../src/record/state.js";
 import { RepositoryValidator } from "../src/validate/validate-repository.js";

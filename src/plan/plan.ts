@@ -16,6 +16,7 @@ import type { AdoptionClaims } from "../adopt/adoption.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
+import { materialize } from "../kinds/document-ref.js";
 import { classified, isBreaking } from "./breaking/classify.js";
 import type { BreakingChange, Compatibility } from "./breaking/types.js";
 import { planWaves } from "./graph.js";
@@ -221,7 +222,9 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
   }
   // the same content hash means the same content: no field-by-field comparison needed
-  const fields = record?.appliedHash === d.hash ? [] : diffValues(applied, req.compare).filter((f) => hashKey === undefined || !sameAsMarker(f.before, f.after, hashKey));
+  // documents held by reference are read once here, for the diff and its classification
+  const changed = record?.appliedHash === d.hash ? undefined : { before: materialize(applied), after: materialize(req.compare) };
+  const fields = changed === undefined ? [] : diffValues(changed.before, changed.after).filter((f) => hashKey === undefined || !sameAsMarker(f.before, f.after, hashKey));
   const triggerChanged = req.trigger !== undefined && req.trigger !== record?.trigger;
   const retry = record?.status === "failed";
   if (retry) notes.push(`the last attempt failed: ${record?.error ?? "unknown error"}`);
@@ -255,7 +258,7 @@ function planOne(d: Desired, record: ResourceRecord | undefined, batching: boole
     operation: plannedOperation(req.update, address, req.query, triggerChanged, batching),
     ...(triggerChanged ? { quotaReset: true } : {}),
     fields,
-    ...(fields.length > 0 ? classified(d.kind, applied, req.compare) : {}),
+    ...(fields.length > 0 && changed !== undefined ? classified(d.kind, changed.before, changed.after) : {}),
     notes,
   };
 }

@@ -195,7 +195,7 @@ class Run {
     for (const record of this.records.values()) {
       for (const doc of record.documents) {
         const attached = doc.kind === undefined ? undefined : kindModule(doc.kind).attached;
-        const spec = (doc.value as { spec?: unknown }).spec;
+        const spec = (doc.value as { spec?: unknown } | undefined)?.spec;
         const ref = attached === undefined || spec === null || typeof spec !== "object" ? undefined : attached.file(spec as Spec);
         if (attached === undefined || ref === undefined) continue;
         refs.push({ file: record.path, absolute: record.absolute, index: doc.index, resource: doc.name === undefined ? undefined : `${doc.kind}/${doc.name}`, attached, ref });
