@@ -77,7 +77,7 @@ export function addApplyCommand(program: Command, io: CliIo): void {
         const result = await runApply({
           config,
           ...resources.input,
-          validator: new RepositoryValidator(),
+          validator: new RepositoryValidator({ reuse: false }),
           state,
           env: io.env,
           logger,

@@ -56,6 +56,24 @@ export function canonical(value: unknown): string {
   return text;
 }
 
+/**
+ * The canonical text of a value seen through `replace` (applied to every value before it is
+ * written, like JSON.stringify's replacer). Not memoised: the replacement may differ per call.
+ */
+export function canonicalWith(value: unknown, replace: (value: unknown) => unknown): string {
+  const v = replace(value);
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (hasDigest(v)) return v[canonicalDigest]();
+  if (Array.isArray(v)) return sealed(`[${v.map((x: unknown) => canonicalWith(x, replace)).join(",")}]`);
+  const obj = v as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const k of Object.keys(obj).sort()) {
+    if (obj[k] === undefined || replace(obj[k]) === undefined) continue;
+    parts.push(`${JSON.stringify(k)}:${canonicalWith(obj[k], replace)}`);
+  }
+  return sealed(`{${parts.join(",")}}`);
+}
+
 /** The canonical text of each member of an object (what a document reference keeps of it). */
 export function canonicalMembers(value: Readonly<Record<string, unknown>>): Record<string, string> {
   const out: Record<string, string> = {};

@@ -16,11 +16,12 @@ import type { AdoptionClaims } from "../adopt/adoption.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
+import { canonicalWith } from "../kinds/canonical.js";
 import { materialize } from "../kinds/document-ref.js";
 import { classified, isBreaking } from "./breaking/classify.js";
 import type { BreakingChange, Compatibility } from "./breaking/types.js";
 import { planWaves } from "./graph.js";
-import { canonicalJson, containsSensitive, isSensitiveMarker, sameAsMarker } from "./sensitive.js";
+import { containsSensitive, isSensitiveMarker, sameAsMarker } from "./sensitive.js";
 
 export const planFormatVersion = 1;
 
@@ -310,14 +311,14 @@ function countCalls(changes: readonly PlannedChange[], batch: PlanOptions["batch
 
 /** The digest of a plan's changes, blind to the hash key (markers count as "sensitive"). */
 export function planDigest(changes: readonly PlannedChange[]): string {
-  // the canonical JSON of the whole list, hashed change by change: one change's text in memory
-  // at a time instead of the whole plan's (11 MB at 10,000 resources)
+  // the canonical form of the whole list, hashed change by change: one change's text in memory
+  // at a time instead of the whole plan's; documents held by reference count by their digest
   const hash = createHash("sha256").update("[");
-  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalJson(c, hideMarkers)}`));
+  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalWith(c, hideMarkers)}`));
   return hash.update("]").digest("hex");
 }
 
-const hideMarkers = (_key: string, value: unknown): unknown => (isSensitiveMarker(value) ? "(sensitive)" : value);
+const hideMarkers = (value: unknown): unknown => (isSensitiveMarker(value) ? "(sensitive)" : value);
 
 const kindOrder = (kind: string): number => (isKindName(kind) ? kindNames.indexOf(kind) : kindNames.length);
 

@@ -1,6 +1,7 @@
 /** What every plan rendering shares: symbols, the breaking marker, values, the summary lines. */
 import type { Compatibility } from "./breaking/types.js";
 import type { Action, Plan, PlannedChange } from "./plan.js";
+import { isDocumentRef } from "../kinds/document-ref.js";
 import { isSensitiveMarker } from "./sensitive.js";
 
 export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@" };
@@ -14,6 +15,8 @@ export const breakingShown = 10;
 export function showValue(value: unknown, max = 160): string {
   if (value === undefined) return "(unknown)";
   if (isSensitiveMarker(value)) return "(sensitive)";
+  // a document held by reference is named, not read: its file is what a reader looks at
+  if (isDocumentRef(value)) return `(the document in ${value.file})`;
   const text = JSON.stringify(value, (_k, v: unknown) => (isSensitiveMarker(v) ? "(sensitive)" : v)) ?? typeof value;
   return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }

@@ -69,14 +69,23 @@ export class RepositoryValidator {
   private readonly cache = new FileCache<FileVerdict>();
   private readonly merged: MergedSpecs = new WeakMap();
 
-  constructor(opts: { readonly workers?: WorkerOptions } = {}) {
+  /** Keep what was made of each file for the next run (the daemon); a one-shot command does not. */
+  private readonly reuse: boolean;
+
+  constructor(opts: { readonly workers?: WorkerOptions; readonly reuse?: boolean } = {}) {
+    this.reuse = opts.reuse ?? true;
     const threads = opts.workers?.threads ?? defaultThreads();
     this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}) : undefined;
     this.minFiles = opts.workers?.minFiles ?? defaultWorkerOptions.minFiles;
   }
 
   async validate(opts: ValidateOptions): Promise<RepositoryResult> {
-    return new Run(opts, this).execute();
+    try {
+      return await new Run(opts, this).execute();
+    } finally {
+      // a one-shot validator's workers hold memory the rest of the command can use
+      if (!this.reuse) await this.close();
+    }
   }
 
   /** Stops the worker threads (idle ones do not keep the process alive either). */
@@ -97,7 +106,7 @@ export class RepositoryValidator {
       const v = fresh[k++]!;
       verdicts[i] = v;
       // an unreadable file may become readable without changing size or time
-      if (!v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
+      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
     }
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }

@@ -14,6 +14,9 @@ import { DocumentRef, documentMember, materialize, summarise } from "../../src/k
 import { readDocumentSync } from "../../src/load/read-file.js";
 import { parseYaml } from "../../src/load/yaml-reader.js";
 import { diffValues } from "../../src/plan/diff.js";
+import { planDigest } from "../../src/plan/plan.js";
+import type { PlannedChange } from "../../src/plan/plan.js";
+import { showValue } from "../../src/plan/render-shared.js";
 import { removeTempRepos, sharedRoot, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
@@ -46,6 +49,8 @@ describe("a document held by reference", () => {
       expect(JSON.parse(JSON.stringify({ definition: ref })), file).toEqual(JSON.parse(JSON.stringify({ definition: tree })));
       expect(diffValues(tree, ref), file).toEqual([]);
       expect(materialize({ spec: { definition: ref } }), file).toEqual({ spec: { definition: tree } });
+      const change = (definition: unknown): PlannedChange => ({ id: "ApiDefinition/a", kind: "ApiDefinition", name: "a", action: "update", wave: 0, fields: [{ path: "definition", op: "add", after: definition }], notes: [] });
+      expect(planDigest([change(ref)]), file).toBe(planDigest([change(tree)]));
     }
   });
 
@@ -83,6 +88,9 @@ describe("a document held by reference", () => {
     expect(() => documentMember(ref, "paths")).toThrow(/read without loading/);
     expect(reads).toBe(0);
     expect(ref.load()).toEqual(tree);
+    expect(reads).toBe(1);
+    // a plan shows it by its file, without reading it
+    expect(showValue(ref)).toBe(`(the document in ${file})`);
     expect(reads).toBe(1);
   });
 
