@@ -13,8 +13,8 @@ import { addSandboxCommand } from "./cli/sandbox-command.js";
 import { addStateCommand } from "./cli/state-command.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
-import { formatDiagnostic } from "./cli/report.js";
-import { scrubText } from "./secrets/redactor.js";
+import { formatDiagnostic } from "./errors.js";
+import { scrubText } from "./redactor.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 

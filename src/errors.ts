@@ -9,7 +9,8 @@
  * Every code is listed, with its meaning, in docs/errors.md. Messages pass through the
  * redaction layer: a secret value registered before the error is made never appears in it.
  */
-import { scrubText } from "./secrets/redactor.js";
+import { scrubText } from "./redactor.js";
+import type { Paint } from "./style.js";
 
 export const ErrorCode = {
   // reading files
@@ -189,6 +190,13 @@ export function formatPosition(loc: Location): string {
   if (loc.file === undefined) return "";
   if (loc.line === undefined) return loc.file;
   return loc.column === undefined ? `${loc.file}:${loc.line}` : `${loc.file}:${loc.line}:${loc.column}`;
+}
+
+/** A finding as one line (two with its hint) for people: position, resource, path, message. */
+export function formatDiagnostic(d: Diagnostic, paint: Paint = (_s, t) => t): string {
+  const where = [formatPosition(d), d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" ");
+  const head = `${paint(d.severity === "error" ? "red" : "yellow", d.severity)}[${d.code}] ${paint("bold", where)}${where === "" ? "" : ": "}${d.message}`;
+  return d.hint === undefined ? head : `${head}\n    ${paint("dim", `hint: ${d.hint}`)}`;
 }
 
 /** Stable order for reports: by file, line, column, then code. */

@@ -4,7 +4,7 @@
  * while it works); once the route proves unavailable, the rest goes as direct calls.
  */
 import type { Logger } from "../logger.js";
-import type { PlannedChange } from "../plan/plan.js";
+import type { PlannedChange } from "../plan/plan-change.js";
 import type { BatchItem, BatchResult, BatchSender } from "./batch.js";
 import { chunk, relativeUrl } from "./batch.js";
 import type { CallOutcome } from "./http-client.js";

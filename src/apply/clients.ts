@@ -7,7 +7,7 @@ import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import type { Logger } from "../logger.js";
-import type { PlannedChange } from "../plan/plan.js";
+import type { PlannedChange } from "../plan/plan-change.js";
 import { BatchSender } from "./batch.js";
 import { InterfaceClient } from "./http-client.js";
 import type { Caller } from "./http-client.js";

@@ -9,8 +9,8 @@
  */
 import type { InterfaceName } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
-import type { PlannedChange } from "../plan/plan.js";
-import { isExecutable } from "../plan/plan.js";
+import type { PlannedChange } from "../plan/plan-change.js";
+import { isExecutable } from "../plan/plan-change.js";
 import { Batcher } from "./batched.js";
 import type { Interfaces } from "./clients.js";
 import { openInterfaces } from "./clients.js";

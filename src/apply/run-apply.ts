@@ -10,7 +10,7 @@ import type { Plan } from "../plan/plan.js";
 import { hasChanges } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
-import { recordAdoptions } from "../adopt/record-adoptions.js";
+import { recordAdoptions } from "./record-adoptions.js";
 import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
 import type { ApplyDeps, ApplySummary, Progress } from "./types.js";
 import { executePlan } from "./executor.js";

@@ -10,7 +10,7 @@ import { queryString } from "../contract/operations.js";
 import { knownKind } from "../kinds/registry.js";
 import type { Logger } from "../logger.js";
 import type { DesiredSet } from "../plan/desired.js";
-import type { PlannedChange } from "../plan/plan.js";
+import type { PlannedChange } from "../plan/plan-change.js";
 import type { Interfaces } from "./clients.js";
 import type { CallOutcome, CallRequest } from "./http-client.js";
 import { answerMessage } from "./http-client.js";

@@ -16,7 +16,7 @@ import { findSecretRefs, walkStrings } from "../load/secret-refs.js";
 import { renderSummary } from "../apply/summary.js";
 import { startDaemon } from "../daemon/daemon.js";
 import type { Daemon } from "../daemon/daemon.js";
-import type { RunReport } from "../daemon/reconciler.js";
+import type { RunReport } from "../apply/run-report.js";
 import { UsageError } from "../errors.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
@@ -26,7 +26,8 @@ import { loadFixtures } from "../sandbox/fixtures.js";
 import { startSandbox } from "../sandbox/sandbox.js";
 import type { SandboxHandle } from "../sandbox/sandbox.js";
 import type { CliIo } from "./plan-command.js";
-import { formatDiagnostic, renderValidation } from "./report.js";
+import { formatDiagnostic } from "../errors.js";
+import { renderValidation } from "./report.js";
 import { validateDirectory } from "./validate-command.js";
 
 export const examplesDir = fileURLToPath(new URL("../../examples/", import.meta.url));

@@ -2,9 +2,8 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { painter } from "../style.js";
-import type { Paint } from "../style.js";
 import type { Diagnostic } from "../errors.js";
-import { formatPosition } from "../errors.js";
+import { formatDiagnostic } from "../errors.js";
 
 export type ReportFormat = "text" | "json" | "github" | "gitlab";
 
@@ -30,12 +29,6 @@ export function renderValidation(report: ValidationReport, format: ReportFormat,
     ? paint("green", `valid: ${report.resources} resources in ${report.files} files${warnings > 0 ? `, ${warnings} warning(s)` : ""}`)
     : paint("red", `invalid: ${errors} error(s), ${warnings} warning(s) in ${report.files} files`);
   return `${[...lines, summary].join("\n")}\n`;
-}
-
-export function formatDiagnostic(d: Diagnostic, paint: Paint = (_s, t) => t): string {
-  const where = [formatPosition(d), d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" ");
-  const head = `${paint(d.severity === "error" ? "red" : "yellow", d.severity)}[${d.code}] ${paint("bold", where)}${where === "" ? "" : ": "}${d.message}`;
-  return d.hint === undefined ? head : `${head}\n    ${paint("dim", `hint: ${d.hint}`)}`;
 }
 
 /** A diagnostic's file as the repository names it (posix separators, below `prefix`). */

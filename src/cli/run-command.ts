@@ -3,7 +3,7 @@ import type { GatesyncConfig } from "../config/config.js";
 import { startDaemon } from "../daemon/daemon.js";
 import type { Daemon } from "../daemon/daemon.js";
 import { parseListen } from "../daemon/server.js";
-import type { RunReport } from "../daemon/reconciler.js";
+import type { RunReport } from "../apply/run-report.js";
 import { createLogger } from "../logger.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";

@@ -1,11 +1,10 @@
 /** `gatesync state adopt Kind/name --id ID`: record an object made by hand, so the next apply does not create it again. */
 import { hostname } from "node:os";
 import type { Command } from "commander";
-import { adoptableKinds, adoptAnnotation } from "../adopt/adoption.js";
+import { adoptableKinds, adoptAnnotation } from "../plan/adoption.js";
 import { UsageError } from "../errors.js";
-import { kindNames } from "../kinds/kind.js";
 import type { KindName } from "../kinds/kind.js";
-import { serverIdAddress } from "../kinds/registry.js";
+import { kindNames, serverIdAddress } from "../kinds/registry.js";
 import { openStateBackend } from "../record/open-backend.js";
 import type { ResourceRecord } from "../record/state.js";
 import type { CliIo } from "./plan-command.js";

@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError, hasErrors } from "../errors.js";
-import { EnvFileSecretSource } from "../load/secret-refs.js";
+import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { registerCredentials } from "../secrets/credentials.js";
 import { secretScope } from "../secrets/scope.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";

@@ -6,7 +6,7 @@
  * needs the daemon rebuilt, which `onRestart` does (`gatesync run` stops it and starts anew).
  */
 import { unwatchFile, watchFile } from "node:fs";
-import { formatDiagnostic } from "../cli/report.js";
+import { formatDiagnostic } from "../errors.js";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { GatesyncError, ValidationFailed } from "../errors.js";

@@ -48,7 +48,7 @@ const openApiDocument: AttachedDocument = {
 };
 
 /** Operation 1: PATCH {base_url}/gw/apis/oas/{apiID}. The API must exist already. */
-export const apiDefinitionKind: KindModule = {
+export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
   kind: "ApiDefinition",
   schemaFile: "api-definition.schema.json",
   interface: "gateway",

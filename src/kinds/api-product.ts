@@ -2,7 +2,7 @@ import type { KindModule, KindRequest, RequestContext, Spec } from "./kind.js";
 import { apiRefsIn, idMember, withApiId } from "./kind.js";
 
 /** Operation 5: POST {portal_api_url}/products (create only). */
-export const apiProductKind: KindModule = {
+export const apiProductKind: KindModule<"ApiProduct"> = {
   kind: "ApiProduct",
   schemaFile: "api-product.schema.json",
   interface: "portal",

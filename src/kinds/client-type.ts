@@ -4,7 +4,7 @@ import { normaliseCsv, omit } from "./kind.js";
 const derivedByProvider = ["TokenEndpointAuthMethod", "GrantType", "ResponseTypes"];
 
 /** Operation 3: PUT {portal_api_url}/oauth-providers/{provider_id}/client-types/{client_type_id}. */
-export const clientTypeKind: KindModule = {
+export const clientTypeKind: KindModule<"ClientType"> = {
   kind: "ClientType",
   schemaFile: "client-type.schema.json",
   interface: "portal",

@@ -5,7 +5,7 @@ import { str } from "./kind.js";
 export const credentialHeader = "auth|token|key|secret|cookie|passw|credential|signature|session|bearer";
 
 /** Operation 10: POST {base_url}/api/hooks (create only; the answer carries no id). */
-export const dashboardWebhookKind: KindModule = {
+export const dashboardWebhookKind: KindModule<"DashboardWebhook"> = {
   kind: "DashboardWebhook",
   schemaFile: "dashboard-webhook.schema.json",
   interface: "dashboard",

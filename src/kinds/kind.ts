@@ -1,25 +1,17 @@
 /**
  * What gatesync knows about one resource kind. A new kind is one module implementing this
- * interface, registered in `registry.ts`, plus one schema in `schemas/`.
+ * interface, listed in `kindModules` (`registry.ts`), plus one schema in `schemas/`: its name
+ * comes from the module (docs/adding-a-kind.md).
  */
 import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
 import type { PathSegment } from "../field-path.js";
+import type { kindModules } from "./registry.js";
 
 export type { InterfaceName };
 
-export const kindNames = [
-  "ApiDefinition",
-  "OAuthClient",
-  "OrgKey",
-  "ClientType",
-  "ApiProduct",
-  "PortalWebhook",
-  "DashboardWebhook",
-  "LlmSettings",
-] as const;
-
-export type KindName = (typeof kindNames)[number];
+/** The name of a registered kind: the `kind` of a module in `kindModules`. */
+export type KindName = (typeof kindModules)[number]["kind"];
 
 export type Spec = Readonly<Record<string, unknown>>;
 
@@ -184,8 +176,9 @@ export interface AttachedDocument {
   readonly heldMembers: readonly string[];
 }
 
-export interface KindModule {
-  readonly kind: KindName;
+/** `K`: the kind's name, written once, in its module (`KindModule<"OrgKey">`). */
+export interface KindModule<K extends string = KindName> {
+  readonly kind: K;
   /** File name under `schemas/`. */
   readonly schemaFile: string;
   readonly interface: InterfaceName;

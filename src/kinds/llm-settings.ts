@@ -2,7 +2,7 @@ import type { KindModule, KindRequest, Spec } from "./kind.js";
 import { idMember } from "./kind.js";
 
 /** Operation 6: POST {llm_api_url}/llm-settings (create only). */
-export const llmSettingsKind: KindModule = {
+export const llmSettingsKind: KindModule<"LlmSettings"> = {
   kind: "LlmSettings",
   schemaFile: "llm-settings.schema.json",
   interface: "llm",

@@ -2,7 +2,7 @@ import type { KindModule, KindRequest, RequestContext, Spec } from "./kind.js";
 import { str } from "./kind.js";
 
 /** Operation 2: PUT {base_url}/gw/oauth/clients/{apiID}/{keyName}. The client must exist already. */
-export const oauthClientKind: KindModule = {
+export const oauthClientKind: KindModule<"OAuthClient"> = {
   kind: "OAuthClient",
   schemaFile: "oauth-client.schema.json",
   interface: "gateway",

@@ -7,7 +7,7 @@ const deprecatedFields = {
 };
 
 /** Operation 7: POST {base_url}/gw/org/keys/{keyID} (upsert; `reset_quota=1` resets the quota). */
-export const orgKeyKind: KindModule = {
+export const orgKeyKind: KindModule<"OrgKey"> = {
   kind: "OrgKey",
   schemaFile: "org-key.schema.json",
   interface: "gateway",

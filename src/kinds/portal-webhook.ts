@@ -2,7 +2,7 @@ import type { KindModule, KindRequest, Spec } from "./kind.js";
 import { idMember, str } from "./kind.js";
 
 /** Operations 9 (POST {portal_api_url}/webhooks) and 8 (PUT {portal_api_url}/webhooks/{id}). */
-export const portalWebhookKind: KindModule = {
+export const portalWebhookKind: KindModule<"PortalWebhook"> = {
   kind: "PortalWebhook",
   schemaFile: "portal-webhook.schema.json",
   interface: "portal",

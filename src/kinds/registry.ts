@@ -3,22 +3,29 @@ import { apiProductKind } from "./api-product.js";
 import { clientTypeKind } from "./client-type.js";
 import { dashboardWebhookKind } from "./dashboard-webhook.js";
 import type { KindModule, KindName } from "./kind.js";
-import { kindNames } from "./kind.js";
 import { llmSettingsKind } from "./llm-settings.js";
 import { oauthClientKind } from "./oauth-client.js";
 import { orgKeyKind } from "./org-key.js";
 import { portalWebhookKind } from "./portal-webhook.js";
 
-const modules: Record<KindName, KindModule> = {
-  ApiDefinition: apiDefinitionKind,
-  OAuthClient: oauthClientKind,
-  OrgKey: orgKeyKind,
-  ClientType: clientTypeKind,
-  ApiProduct: apiProductKind,
-  PortalWebhook: portalWebhookKind,
-  DashboardWebhook: dashboardWebhookKind,
-  LlmSettings: llmSettingsKind,
-};
+/**
+ * Every kind gatesync knows, in the order plans and listings show them. A new kind is its module
+ * listed here (its name comes from the module), its schema and its operations.
+ */
+export const kindModules = [
+  apiDefinitionKind,
+  oauthClientKind,
+  orgKeyKind,
+  clientTypeKind,
+  apiProductKind,
+  portalWebhookKind,
+  dashboardWebhookKind,
+  llmSettingsKind,
+] as const;
+
+export const kindNames: readonly KindName[] = kindModules.map((m) => m.kind);
+
+const modules = Object.fromEntries(kindModules.map((m) => [m.kind, m])) as Record<KindName, KindModule>;
 
 export function isKindName(value: unknown): value is KindName {
   return typeof value === "string" && (kindNames as readonly string[]).includes(value);
@@ -40,5 +47,5 @@ export function serverIdAddress(kind: string, serverId: string): Record<string, 
 }
 
 export function allKinds(): readonly KindModule[] {
-  return kindNames.map((k) => modules[k]);
+  return kindModules;
 }

@@ -6,8 +6,7 @@ import { closest } from "fastest-levenshtein";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { AttachedDocument, KindModule } from "../kinds/kind.js";
-import { kindNames } from "../kinds/kind.js";
-import { isKindName, kindModule } from "../kinds/registry.js";
+import { isKindName, kindModule, kindNames } from "../kinds/registry.js";
 import { similar } from "../similar.js";
 import type { ParsedDocument } from "./yaml-reader.js";
 

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { request } from "undici";
 import type { Logger } from "../logger.js";
-import type { DeliveryPolicy } from "./config.js";
+import type { DeliveryPolicy } from "../config/notifications.js";
 import type { NotifyMetrics } from "./metrics.js";
 import type { OutgoingRequest } from "./requests.js";
 

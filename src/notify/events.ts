@@ -3,8 +3,8 @@
  * derived from the run's report. Pure. A failure is reported once while it stays the same
  * (the loop retries a failing run often); `recovered` closes it.
  */
-import type { RunReport } from "../daemon/reconciler.js";
-import type { EventName } from "./config.js";
+import type { RunReport } from "../apply/run-report.js";
+import type { EventName } from "../config/notifications.js";
 
 export interface NotificationEvent {
   readonly event: EventName;

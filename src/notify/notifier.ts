@@ -5,10 +5,10 @@
 import { randomUUID } from "node:crypto";
 import type { Dispatcher } from "undici";
 import type { Registry } from "prom-client";
-import type { RunReport } from "../daemon/reconciler.js";
+import type { RunReport } from "../apply/run-report.js";
 import { ConfigError, ErrorCode } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { NotificationsConfig, ReceiverConfig } from "./config.js";
+import type { NotificationsConfig, ReceiverConfig } from "../config/notifications.js";
 import { ReceiverQueue } from "./delivery.js";
 import type { CommitStatus, NotificationEvent } from "./events.js";
 import { eventsOfRun, finalStatus } from "./events.js";

@@ -10,8 +10,8 @@
  * - gitlab: POST {apiUrl}/projects/{id}/statuses/{sha} {state, target_url, description, name}.
  */
 import { createHmac } from "node:crypto";
-import { scrubDeep } from "../secrets/redactor.js";
-import type { ReceiverConfig } from "./config.js";
+import { scrubDeep } from "../redactor.js";
+import type { ReceiverConfig } from "../config/notifications.js";
 import type { CommitState, CommitStatus, NotificationEvent } from "./events.js";
 
 export interface OutgoingRequest {

@@ -5,7 +5,7 @@
  * bodies (`Outgoing`) stay here for the apply.
  */
 import { randomBytes } from "node:crypto";
-import { adoptAnnotation } from "../adopt/adoption.js";
+import { adoptAnnotation } from "./adoption.js";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, KindRequest, Spec } from "../kinds/kind.js";
@@ -19,7 +19,7 @@ import type { SecretSource } from "../load/secret-refs.js";
 import type { StateSnapshot } from "../record/state.js";
 import { formatPath } from "../field-path.js";
 import { contentHash } from "../kinds/canonical.js";
-import { redact } from "./sensitive.js";
+import { redact } from "../kinds/sensitive.js";
 
 export interface Desired {
   readonly id: string;

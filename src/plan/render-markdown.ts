@@ -7,7 +7,8 @@
 import { selectionLine } from "../select/selection-text.js";
 import type { FieldChange } from "./diff.js";
 import { codeSpan, escapeHtml, fenced, inlineText, plainText } from "./markdown-inline.js";
-import type { Action, Plan, PlannedChange } from "./plan.js";
+import type { Plan } from "./plan.js";
+import type { Action, PlannedChange } from "./plan-change.js";
 import { breakingMark, breakingShown, callText, callsLine, otherClasses, showValue, summaryLine } from "./render-shared.js";
 
 export const markdownLimit = 65_000;

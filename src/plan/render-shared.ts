@@ -1,8 +1,9 @@
 /** What every plan rendering shares: symbols, the breaking marker, values, the summary lines. */
 import type { Compatibility } from "./breaking/types.js";
-import type { Action, Plan, PlannedChange } from "./plan.js";
+import type { Plan } from "./plan.js";
+import type { Action, PlannedChange } from "./plan-change.js";
 import { isDocumentRef } from "../kinds/document-ref.js";
-import { isSensitiveMarker } from "./sensitive.js";
+import { isSensitiveMarker } from "../kinds/sensitive.js";
 
 export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@" };
 

@@ -3,7 +3,8 @@ import { selectionLine } from "../select/selection-text.js";
 import { painter } from "../style.js";
 import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
-import type { Action, Plan, PlannedChange } from "./plan.js";
+import type { Plan } from "./plan.js";
+import type { Action, PlannedChange } from "./plan-change.js";
 import { breakingMark, breakingShown, callText, callsLine, otherClasses, showValue, summaryLine, symbol } from "./render-shared.js";
 
 const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan" };

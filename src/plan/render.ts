@@ -6,8 +6,8 @@
 import type { Plan } from "./plan.js";
 import { renderMarkdown } from "./render-markdown.js";
 import { renderText } from "./render-text.js";
-import { scrubText } from "../secrets/redactor.js";
-import { isSensitiveMarker } from "./sensitive.js";
+import { scrubText } from "../redactor.js";
+import { isSensitiveMarker } from "../kinds/sensitive.js";
 
 export { markdownLimit, renderMarkdown } from "./render-markdown.js";
 export { renderText } from "./render-text.js";

@@ -6,11 +6,11 @@
 import { ValidationFailed, hasErrors } from "../errors.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
-import { EnvFileSecretSource } from "../load/secret-refs.js";
+import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { registerCredentials } from "../secrets/credentials.js";
 import { secretScope } from "../secrets/scope.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
-import { planScope } from "../select/plan-scope.js";
+import { planScope } from "./plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
 import type { SelectionRequest } from "../select/selection.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";

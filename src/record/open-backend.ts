@@ -5,7 +5,7 @@ import { ConfigError, ErrorCode, StateError } from "../errors.js";
 import { PostgresStateBackend } from "./postgres-backend.js";
 import { migrateCommand, SqliteStateBackend } from "./sqlite-backend.js";
 import type { StateBackend } from "./state.js";
-import { redactingState } from "../secrets/redacting-state.js";
+import { redactingState } from "./redacting-state.js";
 
 /** The connection string of a postgres state, read from the variable the config names. */
 export function postgresUrl(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): string {

@@ -4,8 +4,8 @@
  * resources may never reference them (see scope.ts).
  */
 import type { GatesyncConfig } from "../config/config.js";
-import { registerSecret } from "./redactor.js";
-import { notificationVariables } from "../notify/config.js";
+import { registerSecret } from "../redactor.js";
+import { notificationVariables } from "../config/notifications.js";
 
 /** The variable that holds the key of the keyed hashes (see plan/desired.ts). */
 export const hashKeyVariable = "GATESYNC_HASH_KEY";

@@ -9,11 +9,10 @@
  * reports, deactivates or forgets it; an instance without one does.
  */
 import { UsageError } from "../errors.js";
-import { kindNames } from "../kinds/kind.js";
-import { isKindName } from "../kinds/registry.js";
+import { isKindName, kindNames } from "../kinds/registry.js";
 import type { ResourceRecord } from "../record/state.js";
-import { matchesSelector, parseSelector } from "./selector.js";
-import type { Selector } from "./selector.js";
+import { matchesSelector, parseSelector } from "../label-selector.js";
+import type { Selector } from "../label-selector.js";
 
 /** What was asked for, as a saved plan records it. */
 export interface SelectionRequest {

@@ -21,7 +21,7 @@ export interface AttachmentContext {
   readonly records: ReadonlyMap<string, FileVerdict>;
   /** `resourceFile\0name` → path of the named file. */
   readonly targets: ReadonlyMap<string, string>;
-  readonly checkers: () => Checkers;
+  readonly checkers: () => Promise<Checkers>;
   readonly locate: Locate;
   readonly report: (diagnostics: readonly Diagnostic[]) => void;
   readonly checkSecrets: (refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }) => number;
@@ -77,7 +77,7 @@ export async function attachDocument(
     const where = { file: rel, index: first.index, base: [] };
     // a document that did not look like one (or looked like a resource) is checked now
     const checked = first.kind === undefined ? first.attachment : undefined;
-    const verdict = checked ?? (await checkAttachment(attached, first.value, where, ctx.checkers(), ctx.locate));
+    const verdict = checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate));
     const refs = checked === undefined ? secretRefsIn(first.value, []) : first.secretRefs;
     found = { document: first.summary === undefined ? first.value : documentRef(record, first, first.summary), where, verdict, refs, source: { file: rel, index: first.index, line: first.line } };
   }

@@ -14,8 +14,6 @@ import { checkFile } from "./check-file.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import type { Checkers } from "./check-document.js";
 import type { FileTask } from "./file-worker.js";
-import { OpenApiChecker } from "./openapi.js";
-import { SchemaRegistry } from "./schema-registry.js";
 
 export interface WorkerOptions {
   /** Worker threads; 0 checks on the calling thread. Default: the cores available, none on one core. */
@@ -30,14 +28,27 @@ export interface WorkerOptions {
 
 export const defaultWorkerOptions = { minFiles: 200, filesPerTask: 16 } as const;
 
+async function loadCheckers(): Promise<Checkers> {
+  const [{ SchemaRegistry }, { OpenApiChecker }] = [await import("./schema-registry.js"), await import("./openapi.js")];
+  return { schemas: new SchemaRegistry(), openapi: new OpenApiChecker() };
+}
+
 /** Checks files on the calling thread. */
 export class LocalFileChecker {
-  /** The calling thread's checkers (also for the few checks made after the files'), made before any run. */
-  readonly local: Checkers = { schemas: new SchemaRegistry(), openapi: new OpenApiChecker() };
+  private loaded: Promise<Checkers> | undefined;
+
+  /**
+   * The calling thread's checkers (also for the few checks made after the files'), loaded on
+   * first use: a thread whose files all go to the pool does not load the compiled schemas.
+   */
+  async checkers(): Promise<Checkers> {
+    return (this.loaded ??= loadCheckers());
+  }
 
   async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
+    const checkers = await this.checkers();
     const queue = new PQueue({ concurrency: 32 });
-    return queue.addAll(files.map((f) => () => checkFile(f, ctx, this.local)));
+    return queue.addAll(files.map((f) => () => checkFile(f, ctx, checkers)));
   }
 }
 

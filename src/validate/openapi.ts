@@ -1,13 +1,14 @@
 /**
  * Offline validation of OpenAPI 3.0/3.1 documents against the official schemas, shipped by
- * @seriousme/openapi-schema-validator (compiled once per version and reused).
+ * @seriousme/openapi-schema-validator (compiled at build time: see openapi-validator.ts).
  */
-import { Validator } from "@seriousme/openapi-schema-validator";
 import type { ErrorObject } from "ajv";
 import { closest } from "fastest-levenshtein";
 import type { SchemaIssue } from "./schema-registry.js";
 import { similar } from "../similar.js";
 import { describeErrors, pointerToPath } from "./schema-registry.js";
+import { PrecompiledOpenApiValidator } from "./openapi-validator.js";
+import type { OpenApiValidator } from "./openapi-validator.js";
 
 export interface OpenApiResult {
   readonly errors: SchemaIssue[];
@@ -15,7 +16,8 @@ export interface OpenApiResult {
 }
 
 export class OpenApiChecker {
-  private readonly validator = new Validator();
+  /** `validator`: the precompiled one; tests compare it with the library's own. */
+  constructor(private readonly validator: OpenApiValidator = new PrecompiledOpenApiValidator()) {}
 
   async check(document: unknown): Promise<OpenApiResult> {
     if (document === null || typeof document !== "object" || Array.isArray(document)) {

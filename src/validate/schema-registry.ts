@@ -1,22 +1,17 @@
 /**
- * The JSON Schemas in `schemas/`, compiled once, and the translation of schema errors into
- * messages a person can act on: what is wrong, at which field, and what would be right.
+ * The JSON Schemas in `schemas/`, and the translation of schema errors into messages a person
+ * can act on: what is wrong, at which field, and what would be right.
+ *
+ * The schemas are compiled at build time (`npm run schemas`: ajv's standalone code in
+ * src/validate/compiled/, with the options of the ajv instance that compiled them at run time
+ * before — allErrors, verbose, strict, ajv-formats, `x-error` — so their errors are the same).
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import type { ErrorObject, ValidateFunction } from "ajv";
-import addFormatsModule from "ajv-formats";
+import type { ErrorObject } from "ajv";
 import { closest } from "fastest-levenshtein";
 import type { PathSegment } from "../field-path.js";
 import { similar } from "../similar.js";
-
-// ajv-formats is CommonJS: its default export arrives as the module object.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
-
-/** Directory of the published schemas (beside `src/` and `dist/`). */
-export const schemaDir = fileURLToPath(new URL("../../schemas/", import.meta.url));
-const schemaBase = "https://gatesync.dev/schemas/";
+import { validators as compiled } from "./compiled/gatesync-schemas.js";
+import type { StandaloneValidator } from "./standalone-validator.js";
 
 /** One schema problem, relative to the validated value. */
 export interface SchemaIssue {
@@ -27,27 +22,19 @@ export interface SchemaIssue {
   readonly key: boolean;
 }
 
-export class SchemaRegistry {
-  private readonly ajv: Ajv2020;
-  private readonly compiled = new Map<string, ValidateFunction>();
+/** The validation function of a schema file name, or of a `file#/pointer` fragment. */
+export type SchemaLookup = (schema: string) => StandaloneValidator | undefined;
 
-  constructor(dir: string = schemaDir) {
-    this.ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
-    addFormats(this.ajv);
-    this.ajv.addKeyword({ keyword: "x-error", schemaType: "string" });
-    for (const file of readdirSync(dir).filter((f) => f.endsWith(".schema.json")).sort()) {
-      this.ajv.addSchema(JSON.parse(readFileSync(`${dir}/${file}`, "utf8")) as object);
-    }
-  }
+const precompiled: SchemaLookup = (schema) => (Object.hasOwn(compiled, schema) ? compiled[schema] : undefined);
+
+export class SchemaRegistry {
+  /** `lookup`: the precompiled validators; tests compare them with validators compiled at run time. */
+  constructor(private readonly lookup: SchemaLookup = precompiled) {}
 
   /** Validates `value` against a schema file name, or a `file#/pointer` fragment. */
   validate(schema: string, value: unknown): SchemaIssue[] {
-    let fn = this.compiled.get(schema);
-    if (fn === undefined) {
-      fn = this.ajv.getSchema(schemaBase + schema);
-      if (fn === undefined) throw new Error(`schema ${schema} is not registered`);
-      this.compiled.set(schema, fn);
-    }
+    const fn = this.lookup(schema);
+    if (fn === undefined) throw new Error(`schema ${schema} is not registered`);
     if (fn(value)) return [];
     return describeErrors(fn.errors ?? []);
   }

@@ -7,7 +7,7 @@ import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import { formatRef, refSyntaxProblem } from "../load/secret-refs.js";
 import type { SecretSource } from "../load/secret-refs.js";
-import { minScrubLength } from "../secrets/redactor.js";
+import { minScrubLength } from "../redactor.js";
 import type { SecretRefAt } from "./check-document.js";
 import { errorAt } from "./findings.js";
 import type { Locate } from "./findings.js";

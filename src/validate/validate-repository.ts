@@ -171,7 +171,7 @@ class Run {
     const attachments: AttachmentContext = {
       records: this.records,
       targets: resolved.targets,
-      checkers: () => this.validator.checkers.local,
+      checkers: () => this.validator.checkers.checkers(),
       locate: this.locate,
       report: (d) => this.diagnostics.push(...d),
       checkSecrets: (refs, place) => this.checkSecrets(refs, place),

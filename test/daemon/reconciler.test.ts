@@ -6,7 +6,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { GatesyncConfig } from "../../src/config/config.js";
 import { DaemonMetrics } from "../../src/daemon/metrics.js";
 import { Reconciler } from "../../src/daemon/reconciler.js";
-import type { RunReport } from "../../src/daemon/reconciler.js";
+import type { RunReport } from "../../src/apply/run-report.js";
 import { ReplayGuard, safeEqual, verifyWebhook } from "../../src/daemon/webhook.js";
 import { silentLogger } from "../../src/logger.js";
 import { GitSource } from "../../src/source/git-source.js";

@@ -4,7 +4,7 @@
  * runs and follows a resource's changes.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { redactor, registerSecret } from "../../src/secrets/redactor.js";
+import { redactor, registerSecret } from "../../src/redactor.js";
 import { escapeHtml, html, rootOf } from "../../src/daemon/ui/html.js";
 import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/daemon/ui/resource-page.js";
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
@@ -14,7 +14,7 @@ import { PlanPreview } from "../../src/daemon/ui/plan-preview.js";
 import type { StateBackend } from "../../src/record/state.js";
 import type { PlanRun } from "../../src/plan/run-plan.js";
 import type { ResourceRow } from "../../src/daemon/ui/view.js";
-import type { RunReport } from "../../src/daemon/reconciler.js";
+import type { RunReport } from "../../src/apply/run-report.js";
 import type { Plan } from "../../src/plan/plan.js";
 
 const hostile = `<script>alert("x")</script><img src=x onerror=alert(1)>'"&`;

@@ -4,11 +4,11 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { operations } from "../../src/contract/operations.js";
 import { withExtensionId } from "../../src/kinds/api-definition.js";
-import { kindNames } from "../../src/kinds/kind.js";
-import { allKinds, kindModule } from "../../src/kinds/registry.js";
+import { allKinds, kindModule, kindNames } from "../../src/kinds/registry.js";
 import { resourceSchemaText } from "../../src/kinds/resource-schema.js";
 import { projectRoot } from "../helpers/temp-repo.js";
 
@@ -19,12 +19,31 @@ describe("the kind registry", () => {
     expect(await readFile(path.join(schemas, "resource.schema.json"), "utf8")).toBe(resourceSchemaText(allKinds()));
   });
 
-  it("registers every named kind, each with its schema file naming it", async () => {
-    expect(allKinds().map((k) => k.kind)).toEqual([...kindNames]);
+  it("registers every kind module of src/kinds, once, each with its schema file naming it", async () => {
+    const dir = path.join(projectRoot, "src/kinds");
+    const exported: unknown[] = [];
+    for (const file of (await readdir(dir)).filter((f) => f.endsWith(".ts"))) {
+      const module = (await import(pathToFileURL(path.join(dir, file)).href)) as Record<string, unknown>;
+      exported.push(...Object.values(module).filter(isKindModule));
+    }
+    expect(new Set(exported)).toEqual(new Set(allKinds()));
+    expect(new Set(kindNames).size).toBe(allKinds().length);
     for (const k of allKinds()) {
       const schema = JSON.parse(await readFile(path.join(schemas, k.schemaFile), "utf8")) as { properties: { kind: { const: string } } };
       expect(schema.properties.kind.const, k.schemaFile).toBe(k.kind);
     }
+  });
+
+  it("has a registered kind for every resource schema (a kind const and a spec) in schemas/", async () => {
+    const resourceSchemas: string[] = [];
+    for (const file of await readdir(schemas)) {
+      const schema = JSON.parse(await readFile(path.join(schemas, file), "utf8")) as { properties?: { kind?: { const?: unknown }; spec?: unknown } };
+      const kind = schema.properties?.kind?.const;
+      if (kind === undefined || schema.properties?.spec === undefined) continue;
+      resourceSchemas.push(file);
+      expect(kindNames, file).toContain(kind);
+    }
+    expect(resourceSchemas.length).toBe(kindNames.length);
   });
 
   it("writes each kind through operations of the contract, on its own interface", () => {
@@ -41,6 +60,11 @@ describe("the kind registry", () => {
     for (const file of await readdir(dir)) expect(await readFile(path.join(dir, file), "utf8"), file).not.toMatch(/from "\.\.\/kinds\//);
   });
 });
+
+/** A value shaped like a KindModule (kind name, schema file, request builder). */
+function isKindModule(value: unknown): boolean {
+  return typeof value === "object" && value !== null && "kind" in value && "schemaFile" in value && "request" in value;
+}
 
 function sampleSpec(kind: string): Record<string, unknown> {
   const samples: Record<string, Record<string, unknown>> = {

@@ -2,13 +2,13 @@
 import { Agent } from "undici";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import type { RunReport } from "../../src/daemon/reconciler.js";
+import type { RunReport } from "../../src/apply/run-report.js";
 import { silentLogger } from "../../src/logger.js";
-import type { NotificationsConfig } from "../../src/notify/config.js";
-import { defaultDelivery } from "../../src/notify/config.js";
+import type { NotificationsConfig } from "../../src/config/notifications.js";
+import { defaultDelivery } from "../../src/config/notifications.js";
 import { eventsOfRun, finalStatus } from "../../src/notify/events.js";
 import { Notifier } from "../../src/notify/notifier.js";
-import { registerSecret, redactor } from "../../src/secrets/redactor.js";
+import { registerSecret, redactor } from "../../src/redactor.js";
 import type { Receiver } from "../helpers/receiver.js";
 import { startReceiver } from "../helpers/receiver.js";
 

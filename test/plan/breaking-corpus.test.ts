@@ -3,7 +3,7 @@
  * ApiDefinition updates and classified — each shown in the text, markdown and JSON plans.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import type { PlannedChange } from "../../src/plan/plan.js";
+import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { renderPlan } from "../../src/plan/render.js";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { tableCells } from "../helpers/markdown.js";

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { EnvFileSecretSource } from "../../src/load/secret-refs.js";
+import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { newDesiredMemo, prepareDesired } from "../../src/plan/desired.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { doc, petstore } from "../helpers/plan.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { computePlan } from "../../src/plan/plan.js";
 import { renderPlan } from "../../src/plan/render.js";
-import { isSensitiveMarker, marker } from "../../src/plan/sensitive.js";
+import { isSensitiveMarker, marker } from "../../src/kinds/sensitive.js";
 import { desiredFrom, doc, emptyState, hashKey, planOptions, recordPlan } from "../helpers/plan.js";
 
 const hook = (headers: string): string => doc("DashboardWebhook", "alerts", `name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x\nheader_map:\n${headers}`);

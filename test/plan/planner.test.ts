@@ -4,9 +4,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PlanError } from "../../src/errors.js";
 import { planWaves } from "../../src/plan/graph.js";
 import { computePlan, hasChanges } from "../../src/plan/plan.js";
-import type { PlannedChange } from "../../src/plan/plan.js";
+import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { canonical } from "../../src/kinds/canonical.js";
-import { sensitiveKey } from "../../src/plan/sensitive.js";
+import { sensitiveKey } from "../../src/kinds/sensitive.js";
 import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan, stateOf } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 

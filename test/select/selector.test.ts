@@ -6,7 +6,7 @@ import type { ResourceRecord } from "../../src/record/state.js";
 import { stampRecord } from "../../src/select/record-labels.js";
 import { scopeOf, selectResources } from "../../src/select/selection.js";
 import type { SelectionItem, SelectionRequest } from "../../src/select/selection.js";
-import { matchesSelector, parseSelector } from "../../src/select/selector.js";
+import { matchesSelector, parseSelector } from "../../src/label-selector.js";
 
 const m = (sel: string, labels: Record<string, string>): boolean => matchesSelector(parseSelector(sel), labels);
 

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InternalError } from "../../src/errors.js";
 import { materialize } from "../../src/kinds/document-ref.js";
-import { EnvFileSecretSource } from "../../src/load/secret-refs.js";
+import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import type { ValidateOptions } from "../../src/validate/validate-repository.js";
 import { spawnCli } from "../helpers/cli.js";

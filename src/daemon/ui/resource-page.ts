@@ -4,9 +4,9 @@
  * for what waits for a person the exact command that settles it.
  */
 import type { FieldChange } from "../../plan/diff.js";
-import type { PlannedChange } from "../../plan/plan.js";
+import type { PlannedChange } from "../../plan/plan-change.js";
 import { showValue } from "../../plan/render.js";
-import { isSensitiveMarker } from "../../plan/sensitive.js";
+import { isSensitiveMarker } from "../../kinds/sensitive.js";
 import { badge, facts, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
 import type { ResourceHistoryItem } from "./run-history.js";

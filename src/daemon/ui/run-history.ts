@@ -4,8 +4,9 @@
  * listeners (server-sent events) as it goes.
  */
 import type { Progress } from "../../apply/executor.js";
-import type { Action, Plan } from "../../plan/plan.js";
-import type { RunReport } from "../reconciler.js";
+import type { Plan } from "../../plan/plan.js";
+import type { Action } from "../../plan/plan-change.js";
+import type { RunReport } from "../../apply/run-report.js";
 
 export interface RunEntry {
   readonly seq: number;

@@ -3,7 +3,7 @@
  * view of its runs, and the preview of the next run. Rows of the resources table join the
  * state's records with what the next run plans for them.
  */
-import type { Action, PlannedChange } from "../../plan/plan.js";
+import type { Action, PlannedChange } from "../../plan/plan-change.js";
 import type { ResourceRecord, StateSnapshot } from "../../record/state.js";
 import type { Reconciler } from "../reconciler.js";
 import type { PlanPreview, Preview } from "./plan-preview.js";

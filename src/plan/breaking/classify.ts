@@ -5,7 +5,8 @@
 import { classifyOAuthClient, classifyOrgKey } from "./access.js";
 import { classifyGateway } from "./gateway.js";
 import { classifyOpenApi } from "./openapi.js";
-import type { Plan, PlannedChange } from "../plan.js";
+import type { Plan } from "../plan.js";
+import type { PlannedChange } from "../plan-change.js";
 import type { ClassifiedChange, Compatibility, Spec } from "./types.js";
 import { compatibilityOf, field } from "./types.js";
 

@@ -2,10 +2,10 @@
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { PlanScope } from "../plan/plan.js";
+import type { PlanScope } from "./plan.js";
 import type { StateSnapshot } from "../record/state.js";
-import type { Scope, SelectionItem } from "./selection.js";
-import { selectResources } from "./selection.js";
+import type { Scope, SelectionItem } from "../select/selection.js";
+import { selectResources } from "../select/selection.js";
 
 export function selectionItem(r: Resource): SelectionItem {
   return { id: resourceId(r), kind: r.kind, labels: r.labels, dependsOn: kindModule(r.kind).references(r.spec).map((ref) => `${ref.kind}/${ref.name}`) };

@@ -13,7 +13,7 @@ import type { OperationName } from "../contract/operations.js";
 import { operations } from "../contract/operations.js";
 import type { KindName } from "../kinds/kind.js";
 import { serverIdAddress } from "../kinds/registry.js";
-import type { Desired } from "../plan/desired.js";
+import type { Desired } from "./desired.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 
 export const adoptAnnotation = "gatesync.dev/adopt";

@@ -3,7 +3,7 @@
  * `tier notin (internal,legacy)`, `canary` (the label exists), `!canary` (it does not).
  * Requirements are separated by commas (outside parentheses) and must all hold.
  */
-import { UsageError } from "../errors.js";
+import { UsageError } from "./errors.js";
 
 export type Requirement =
   | { readonly key: string; readonly op: "=" | "!="; readonly value: string }

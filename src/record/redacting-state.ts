@@ -4,9 +4,9 @@
  * record is handed to storage, so it holds whichever backend the config opens. Documents held
  * by reference are read into the record before it is scrubbed.
  */
-import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "./state.js";
 import { materialize } from "../kinds/document-ref.js";
-import { scrubDeep } from "./redactor.js";
+import { scrubDeep } from "../redactor.js";
 
 /** The backend, with records scrubbed on their way in; every other member passes through. */
 export function redactingState<B extends StateBackend>(backend: B): B {

@@ -1,0 +1,23 @@
+/**
+ * What one run of the pipeline (fetch, validate, plan, apply) reports: the daemon keeps it for
+ * its status page and metrics, and notifications are derived from it.
+ */
+import type { Diagnostic } from "../errors.js";
+import type { PlanSummary } from "../plan/plan.js";
+import type { ApplySummary } from "./types.js";
+
+export type RunResult = "applied" | "partial" | "noop" | "invalid" | "source-error" | "error" | "standby";
+
+export interface RunReport {
+  readonly reason: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly durationMs: number;
+  readonly result: RunResult;
+  readonly revision?: string;
+  readonly commit?: string;
+  readonly error?: string;
+  readonly diagnostics?: readonly Diagnostic[];
+  readonly plan?: PlanSummary;
+  readonly summary?: ApplySummary;
+}

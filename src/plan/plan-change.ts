@@ -1,0 +1,237 @@
+/**
+ * One resource's change: what the planner decides for a desired resource given its record
+ * (create, update, no-op, adopt or blocked, and why), and for a record whose resource left the
+ * repository (an orphan). `plan.ts` assembles these into the plan.
+ */
+import { materialize } from "../kinds/document-ref.js";
+import { operations, queryString } from "../contract/operations.js";
+import type { OperationName } from "../contract/operations.js";
+import { InternalError } from "../errors.js";
+import type { InterfaceName } from "../kinds/kind.js";
+import { kindModule, knownKind } from "../kinds/registry.js";
+import { containsSensitive, isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
+import type { ResourceRecord } from "../record/state.js";
+import { planAdoption } from "./adoption.js";
+import type { AdoptionClaims } from "./adoption.js";
+import { classified } from "./breaking/classify.js";
+import type { BreakingChange, Compatibility } from "./breaking/types.js";
+import type { Desired } from "./desired.js";
+import { diffValues } from "./diff.js";
+import type { FieldChange } from "./diff.js";
+
+export type Action = "create" | "update" | "no-op" | "blocked" | "orphan" | "adopt";
+
+export interface PlannedOperation {
+  readonly name: OperationName;
+  readonly number: number;
+  readonly interface: InterfaceName;
+  readonly method: string;
+  /** Path with its parameters filled in, below the interface's base address. */
+  readonly path: string;
+  /** Query string (`?a=b`), sensitive values shown as (sensitive). */
+  readonly query: string;
+  /** Travels inside a batch call (operation 4) when the config names a batch listen path. */
+  readonly batchable: boolean;
+}
+
+export interface PlannedChange {
+  readonly id: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly action: Action;
+  readonly wave: number;
+  readonly operation?: PlannedOperation;
+  /** OrgKey: reset_quota=1 is sent with this call. */
+  readonly quotaReset?: boolean;
+  /** Orphan deactivated under `orphans: deactivate`. */
+  readonly deactivate?: boolean;
+  /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
+  readonly adopt?: { readonly serverId: string; readonly source: "repository" | "command" };
+  readonly fields: readonly FieldChange[];
+  /** Updates of ApiDefinition, OrgKey and OAuthClient: what the change does to consumers. */
+  readonly compatibility?: Compatibility;
+  /** The breaking part of `compatibility` (present, maybe empty, whenever it is). */
+  readonly breaking?: readonly BreakingChange[];
+  readonly reason?: string;
+  readonly hint?: string;
+  readonly notes: readonly string[];
+  readonly source?: { readonly file: string; readonly line: number };
+}
+
+/** A change before the planner assigns its wave. */
+export type Draft = Omit<PlannedChange, "wave">;
+type Base = Pick<PlannedChange, "id" | "kind" | "name" | "source">;
+
+/** Does the change call the server? */
+export function isExecutable(c: PlannedChange): boolean {
+  return c.operation !== undefined && (c.action === "create" || c.action === "update" || c.action === "adopt" || (c.action === "orphan" && c.deactivate === true));
+}
+
+/** Fills a path template; a parameter without a value stays `{name}` (values are encoded, so a brace is always one). */
+function fillPath(template: string, address: Readonly<Record<string, string>>): string {
+  return template.replace(/\{(\w+)\}/g, (m, key: string) => (address[key] === undefined || address[key] === "" ? m : encodeURIComponent(address[key])));
+}
+
+/** The path parameters of an operation that `address` leaves unfilled. */
+export function unfilledParams(name: OperationName, address: Readonly<Record<string, string>>): string[] {
+  return [...fillPath(operations[name].path, address).matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+}
+
+/**
+ * No request ever leaves with an unfilled path parameter (`PUT /webhooks/{webhook_id}`): a change
+ * whose operation cannot be addressed is blocked, saying which identity is missing.
+ */
+export function refuseUnaddressable(c: Draft): Draft {
+  const op = c.operation;
+  if (op === undefined || !isExecutable(c as PlannedChange)) return c;
+  const missing = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  if (missing.length === 0) return c;
+  const { operation: _op, quotaReset: _q, deactivate: _d, ...rest } = c;
+  return {
+    ...rest,
+    action: c.action === "orphan" ? "orphan" : "blocked",
+    reason: `${op.method} ${op.path} cannot be sent: the object's ${missing.map((m) => `\`${m}\``).join(", ")} is unknown (neither the spec nor the state holds it)`,
+    hint: `write the server id in the spec, or run \`gatesync state resolve ${c.id} --forget\` so that the next apply creates it (when it does not exist on the server)`,
+  };
+}
+
+const showQueryValue = (v: unknown): string => (isSensitiveMarker(v) ? "(sensitive)" : encodeURIComponent(String(v)));
+
+function plannedOperation(name: OperationName, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>, reset: boolean, batching: boolean): PlannedOperation {
+  const spec = operations[name];
+  return {
+    name,
+    number: spec.number,
+    interface: spec.interface,
+    method: spec.method,
+    path: fillPath(spec.path, address),
+    query: queryString(query, reset, showQueryValue),
+    batchable: batching && spec.batchable,
+  };
+}
+
+const inDoubtHint = (id: string): string =>
+  `find out whether the object exists on the server: if it does, record it with \`gatesync state resolve ${id} --id <server id>\`; if it does not, \`gatesync state resolve ${id} --forget\` lets the next apply create it`;
+
+/** What planning one resource consults beyond its desired form and its record. */
+export interface ChangeContext {
+  /** The config names a batch path: batchable operations travel in batch calls. */
+  readonly batching: boolean;
+  readonly reassert: boolean;
+  readonly claims: AdoptionClaims;
+  readonly hashKey: string | undefined;
+}
+
+/** The change one desired resource needs, given its record. */
+export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: ChangeContext): Draft {
+  const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
+  const req = d.request;
+  const notes = [...(req.notes ?? [])];
+  if (record?.status === "in-doubt") {
+    const settle = kindModule(d.kind).settlesByResend;
+    if (settle === undefined || req.create === undefined || record.applied !== undefined || !settle.sameObject(record.attempted ?? {}, req.compare)) {
+      return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
+    }
+    notes.push(`the last create's outcome is unknown (${record.error ?? "no answer"}): it is sent again to settle it — a duplicate is refused with ${settle.status}, which means the earlier create happened`);
+  }
+  const adoption = planAdoption(d, record, ctx.claims);
+  if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };
+  if (adoption?.action === "adopt") {
+    const fields = Object.keys(req.compare).sort().flatMap((k) => diffValues(undefined, req.compare[k], [k]));
+    const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, ctx.batching) };
+    return { ...base, action: "adopt", adopt: { serverId: adoption.serverId, source: adoption.source }, ...operation, fields, notes: [...notes, adoption.note] };
+  }
+  const applied = record?.applied;
+  return applied === undefined ? planFirstApply(base, d, record, notes, ctx) : planUpdate(base, d, record, applied, notes, ctx);
+}
+
+/** Nothing of the resource was applied yet: it is created (or, for a kind without create, updated in place). */
+function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefined, notes: string[], ctx: ChangeContext): Draft {
+  const req = d.request;
+  const address = { ...req.address, ...record?.address };
+  const reset = req.trigger !== undefined;
+  const fields = diffValues(undefined, req.compare).length === 0 ? [] : Object.keys(req.compare).sort().flatMap((k) => diffValues(undefined, req.compare[k], [k]));
+  if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
+  if (req.create !== undefined) {
+    return { ...base, action: "create", operation: plannedOperation(req.create, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
+  }
+  if (req.update === undefined) throw new InternalError(`${d.id}: its kind can neither be created nor updated`);
+  notes.push("first apply: the interfaces cannot create this object, so it must already exist on the server; its current values cannot be read");
+  return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
+}
+
+/** The resource was applied before: compared with what was applied, it is left alone, updated or blocked. */
+function planUpdate(base: Base, d: Desired, record: ResourceRecord | undefined, applied: Readonly<Record<string, unknown>>, notes: string[], ctx: ChangeContext): Draft {
+  const req = d.request;
+  const address = { ...req.address, ...record?.address };
+  // the same content hash means the same content: no field-by-field comparison needed
+  // documents held by reference are read once here, for the diff and its classification
+  const changed = record?.appliedHash === d.hash ? undefined : { before: materialize(applied), after: materialize(req.compare) };
+  const fields = changed === undefined ? [] : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
+  const triggerChanged = req.trigger !== undefined && req.trigger !== record?.trigger;
+  const retry = record?.status === "failed";
+  if (retry) notes.push(`the last attempt failed: ${record?.error ?? "unknown error"}`);
+  if (fields.length === 0 && !triggerChanged && !retry) {
+    if (ctx.reassert && req.update !== undefined && operations[req.update].idempotent) {
+      return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, false, ctx.batching), fields: [], notes: [...notes, "re-asserted: sent again to undo changes made outside git"] };
+    }
+    return { ...base, action: "no-op", fields: [], notes };
+  }
+  const kind = kindModule(d.kind);
+  if (req.update === undefined) {
+    const byHand = `; once the server matches the spec, \`gatesync state resolve ${d.id} --accept\` records it as applied`;
+    return { ...base, action: "blocked", fields, reason: `${kind.noUpdate?.reason ?? "the interfaces offer no update for this kind"}; the object was created before`, hint: `${kind.noUpdate?.hint ?? "change it on the server by hand and set the spec to match"}${byHand}`, notes };
+  }
+  const ignored = req.ignoredByUpdate ?? [];
+  const ignoredChanges = fields.filter((f) => ignored.some((i) => f.path === i || f.path.startsWith(`${i}.`)));
+  if (ignoredChanges.length > 0 && ignoredChanges.length === fields.length && !triggerChanged && !retry) {
+    return {
+      ...base,
+      action: "blocked",
+      fields,
+      reason: `the update ignores ${ignoredChanges.map((f) => `\`${f.path}\``).join(", ")}: it cannot be changed through this interface`,
+      hint: `change it on the server by hand (e.g. rotate the secret in the dashboard), then run \`gatesync state resolve ${d.id} --accept\` to record the spec as applied`,
+      notes,
+    };
+  }
+  if (ignoredChanges.length > 0) notes.push(`${ignoredChanges.map((f) => f.path).join(", ")} will not change: the update ignores it`);
+  return {
+    ...base,
+    action: "update",
+    operation: plannedOperation(req.update, address, req.query, triggerChanged, ctx.batching),
+    ...(triggerChanged ? { quotaReset: true } : {}),
+    fields,
+    ...(fields.length > 0 && changed !== undefined ? classified(d.kind, changed.before, changed.after) : {}),
+    notes,
+  };
+}
+
+/** A record whose resource left the repository (or the selection's part of it). */
+export function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", batching: boolean): Draft {
+  const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
+  const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
+  if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, hint: inDoubtHint(record.id), notes: [] };
+  if (record.applied === undefined && record.status === "failed") {
+    // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
+    return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
+  }
+  if (record.deactivatedAt !== undefined) return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
+  if (policy === "report") return { ...base, action: "orphan", reason: `removed from the repository; ${kept}`, hint: "set `orphans: deactivate` in gatesync.yaml to deactivate API definitions and org keys that leave the repository", notes: [] };
+  const deactivation = knownKind(record.kind)?.deactivation;
+  if (deactivation !== undefined) {
+    const applied = record.applied ?? {};
+    if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
+      return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${deactivation.refusal.reason}; ${kept}`, hint: deactivation.refusal.hint, notes: [] };
+    }
+    return {
+      ...base,
+      action: "orphan",
+      deactivate: true,
+      operation: plannedOperation(deactivation.operation, record.address, deactivation.query(applied), false, batching),
+      fields: [{ path: deactivation.field, op: "change", before: deactivation.before(applied), after: deactivation.after }],
+      reason: `removed from the repository: deactivated (${deactivation.effect})`,
+      notes: [deactivation.note?.(applied)].filter((n): n is string => n !== undefined),
+    };
+  }
+  return { ...base, action: "orphan", reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`, hint: "remove it on the server by hand, then forget it", notes: [] };
+}
