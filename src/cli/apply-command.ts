@@ -83,7 +83,7 @@ async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
     const result = await runApply({
       config,
       ...resources.input,
-      validator: new RepositoryValidator({ reuse: false }),
+      validator: RepositoryValidator.oneShot(),
       state,
       env: io.env,
       logger,

@@ -66,6 +66,7 @@ export class RepositoryValidator {
   private readonly local = new LocalFileChecker();
   private readonly pool: PooledFileChecker | undefined;
   private readonly minFiles: number;
+  private readonly stopWhenChecked: boolean;
   private readonly cache = new FileCache<FileVerdict>();
   private readonly merged: MergedSpecs = new WeakMap();
 
@@ -74,18 +75,25 @@ export class RepositoryValidator {
 
   constructor(opts: { readonly workers?: WorkerOptions; readonly reuse?: boolean } = {}) {
     this.reuse = opts.reuse ?? true;
-    const threads = opts.workers?.threads ?? defaultThreads();
-    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}) : undefined;
+    const callerChecks = opts.workers?.callerChecks === true;
+    const threads = opts.workers?.threads ?? defaultThreads(callerChecks);
+    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}, callerChecks ? () => this.local.checkers() : undefined) : undefined;
     this.minFiles = opts.workers?.minFiles ?? defaultWorkerOptions.minFiles;
+    this.stopWhenChecked = opts.workers?.stopWhenChecked === true;
+  }
+
+  /**
+   * For a one-shot command (validate, plan, apply), whose event loop has nothing else to do:
+   * the calling thread checks files beside one worker fewer — a worker isolate's memory saved
+   * for the same cores — the workers stop once the files are checked, and nothing is kept for
+   * a next run. The daemon keeps the default (all workers, kept): its loop stays free for /healthz.
+   */
+  static oneShot(): RepositoryValidator {
+    return new RepositoryValidator({ workers: { callerChecks: true, stopWhenChecked: true }, reuse: false });
   }
 
   async validate(opts: ValidateOptions): Promise<RepositoryResult> {
-    try {
-      return await new Run(opts, this).execute();
-    } finally {
-      // a one-shot validator's workers hold memory the rest of the command can use
-      if (!this.reuse) await this.close();
-    }
+    return new Run(opts, this).execute();
   }
 
   /** Stops the worker threads (idle ones do not keep the process alive either). */
@@ -111,9 +119,15 @@ export class RepositoryValidator {
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
 
-  /** @internal */
-  forget(present: ReadonlySet<string>): void {
+  /** @internal Every file of the run is checked: files no longer present are forgotten; one-shot workers stop. */
+  async checked(present: ReadonlySet<string>): Promise<void> {
     this.cache.retain(present);
+    if (this.stopWhenChecked) await this.pool?.close();
+  }
+
+  /** @internal The worker pool, when there is one. */
+  get workers(): PooledFileChecker | undefined {
+    return this.pool;
   }
 
   /** @internal */
@@ -165,7 +179,7 @@ class Run {
     const resolved = await resolveAttachedFiles(this.fileReferences(), { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) }, this.locate);
     this.diagnostics.push(...resolved.diagnostics);
     await this.check(resolved.extra, ctx);
-    this.validator.forget(new Set([...this.records.values()].map((r) => r.absolute)));
+    await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
 
     const { candidates, written } = this.classify(new Set(resolved.targets.values()));
     const attachments: AttachmentContext = {
