@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { managementDispatcher } from "../apply/http-client.js";
 import { terminalProgress } from "../apply/progress.js";
 import { runApply } from "../apply/run-apply.js";
+import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
 import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import { createLogger } from "../logger.js";
@@ -60,56 +61,65 @@ export function addApplyCommand(program: Command, io: CliIo): void {
     .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
-    .action(async (opts: SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string }) => {
-      const config = await configOrDefault(opts.config);
-      const savedPlan = opts.plan === undefined ? undefined : await readSavedPlan(opts.plan);
-      const selection = applySelection(opts, savedPlan, config.selector);
-      const interactive = io.isTty && process.stdin.isTTY === true;
-      if (savedPlan === undefined && opts.autoApprove !== true && !interactive) {
-        throw new UsageError("refusing to apply without confirmation", "pass --auto-approve, or apply a reviewed plan with --plan FILE");
-      }
-      const color = io.isTty && io.env.NO_COLOR === undefined;
-      const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
-      const resources = await openResources(config, io.env, opts.dir);
-      const state = openStateBackend(config, io.env);
-      const dispatcher = managementDispatcher();
-      try {
-        const result = await runApply({
-          config,
-          ...resources.input,
-          validator: new RepositoryValidator(),
-          state,
-          env: io.env,
-          logger,
-          dispatcher,
-          ...(savedPlan === undefined ? {} : { savedPlan }),
-          ...(selection === undefined ? {} : { selection }),
-          ...(savedPlan === undefined && opts.autoApprove !== true
-            ? {
-                confirm: async (plan: Plan) => {
-                  io.stdout(renderPlan(plan, "text", { color }));
-                  return ask("\nApply these changes? Only 'yes' is accepted: ");
-                },
-              }
-            : {}),
-          ...(io.isTty ? { progress: terminalProgress(process.stderr) } : {}),
-        });
-        if ("declined" in result) {
-          io.stdout("Apply cancelled.\n");
-          process.exitCode = 1;
-          return;
-        }
-        io.stdout(renderSummary(result.summary, painter(color)));
-        // the summary first (what reached the servers), then why the apply stopped
-        if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
-        const blocked = result.summary.blocked;
-        if (blocked.length > 0) io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
-        process.exitCode = applySucceeded(result.summary) ? (blocked.length > 0 ? 3 : 0) : 1;
-      } finally {
-        await state.close();
-        await resources.close();
-        await dispatcher.close();
-        logger.flush();
-      }
+    .action((opts: ApplyFlags) => applyAction(opts, io));
+}
+
+type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string };
+
+async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
+  const config = await configOrDefault(opts.config);
+  const savedPlan = opts.plan === undefined ? undefined : await readSavedPlan(opts.plan);
+  const selection = applySelection(opts, savedPlan, config.selector);
+  const interactive = io.isTty && process.stdin.isTTY === true;
+  if (savedPlan === undefined && opts.autoApprove !== true && !interactive) {
+    throw new UsageError("refusing to apply without confirmation", "pass --auto-approve, or apply a reviewed plan with --plan FILE");
+  }
+  const color = io.isTty && io.env.NO_COLOR === undefined;
+  const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
+  const resources = await openResources(config, io.env, opts.dir);
+  const state = openStateBackend(config, io.env);
+  const dispatcher = managementDispatcher();
+  try {
+    const result = await runApply({
+      config,
+      ...resources.input,
+      validator: RepositoryValidator.oneShot(),
+      state,
+      env: io.env,
+      logger,
+      dispatcher,
+      ...(savedPlan === undefined ? {} : { savedPlan }),
+      ...(selection === undefined ? {} : { selection }),
+      ...(savedPlan === undefined && opts.autoApprove !== true
+        ? {
+            confirm: async (plan: Plan) => {
+              io.stdout(renderPlan(plan, "text", { color }));
+              return ask("\nApply these changes? Only 'yes' is accepted: ");
+            },
+          }
+        : {}),
+      ...(io.isTty ? { progress: terminalProgress(process.stderr) } : {}),
     });
+    reportApply(result, io, color);
+  } finally {
+    await state.close();
+    await resources.close();
+    await dispatcher.close();
+    logger.flush();
+  }
+}
+
+/** The summary, then why the apply stopped; the exit code says how it ended. */
+function reportApply(result: ApplyRunResult, io: CliIo, color: boolean): void {
+  if ("declined" in result) {
+    io.stdout("Apply cancelled.\n");
+    process.exitCode = 1;
+    return;
+  }
+  io.stdout(renderSummary(result.summary, painter(color)));
+  // the summary first (what reached the servers), then why the apply stopped
+  if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
+  const blocked = result.summary.blocked;
+  if (blocked.length > 0) io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
+  process.exitCode = applySucceeded(result.summary) ? (blocked.length > 0 ? 3 : 0) : 1;
 }

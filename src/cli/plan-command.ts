@@ -57,7 +57,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
-        const run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state, env: io.env, ...(selection === undefined ? {} : { selection }) });
+        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, ...(selection === undefined ? {} : { selection }) });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           const out = opts.out;

@@ -38,7 +38,7 @@ async function accept(config: GatesyncConfig, backend: StateBackend, id: string,
   const resources = await openResources(config, io.env, dir);
   let run: PlanRun;
   try {
-    run = await runPlan({ config, ...resources.input, validator: new RepositoryValidator(), state: backend, env: io.env });
+    run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state: backend, env: io.env });
   } finally {
     await resources.close();
   }

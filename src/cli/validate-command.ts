@@ -23,7 +23,7 @@ export async function validateDirectory(
   dir: string,
   config: GatesyncConfig | undefined,
   env: Readonly<Record<string, string | undefined>>,
-  validator: RepositoryValidator = new RepositoryValidator(),
+  validator: RepositoryValidator = RepositoryValidator.oneShot(),
   boundary?: string,
 ): Promise<RepositoryResult & { valid: boolean }> {
   const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);

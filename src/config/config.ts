@@ -114,29 +114,26 @@ function rate(raw: unknown): RateLimitConfig {
   return { ...defaultRate, ...(raw as Partial<RateLimitConfig> | undefined) };
 }
 
-/** Builds the typed config from a document that passed the schema. */
-export function configFromDocument(doc: Raw, file: string | undefined, baseDir: string): GatesyncConfig {
-  const src = doc.source as Raw;
-  const resolve = (p: string): string => path.resolve(baseDir, p);
-  let source: SourceConfig;
-  if ("git" in src) {
-    const g = src.git as Raw;
-    source = {
-      type: "git",
-      // a local path written relative (./repo.git) is relative to the config, like every other path
-      url: /^\.\.?\//.test(String(g.url)) ? resolve(String(g.url)) : String(g.url),
-      ...optional("branch", g.branch),
-      ...optional("tag", g.tag),
-      ...optional("commit", g.commit),
-      subdirectory: typeof g.subdirectory === "string" ? g.subdirectory : ".",
-      cacheDir: resolve(typeof g.cacheDir === "string" ? g.cacheDir : ".gatesync/git"),
-      ...optional("tokenEnv", g.tokenEnv),
-      ...optional("sshKeyFile", g.sshKeyFile, resolve),
-    };
-  } else {
-    source = { type: "directory", directory: resolve(String(src.directory)), watch: src.watch === true };
-  }
-  const t = (doc.targets ?? {}) as Raw;
+/** The source section: a git repository or a directory; paths relative to the config. */
+function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
+  if (!("git" in src)) return { type: "directory", directory: resolve(String(src.directory)), watch: src.watch === true };
+  const g = src.git as Raw;
+  return {
+    type: "git",
+    // a local path written relative (./repo.git) is relative to the config, like every other path
+    url: /^\.\.?\//.test(String(g.url)) ? resolve(String(g.url)) : String(g.url),
+    ...optional("branch", g.branch),
+    ...optional("tag", g.tag),
+    ...optional("commit", g.commit),
+    subdirectory: typeof g.subdirectory === "string" ? g.subdirectory : ".",
+    cacheDir: resolve(typeof g.cacheDir === "string" ? g.cacheDir : ".gatesync/git"),
+    ...optional("tokenEnv", g.tokenEnv),
+    ...optional("sshKeyFile", g.sshKeyFile, resolve),
+  };
+}
+
+/** The targets section: each interface gatesync writes to, with its credentials and rate. */
+function targetsConfig(t: Raw): GatesyncConfig["targets"] {
   const targets: { -readonly [K in keyof GatesyncConfig["targets"]]: GatesyncConfig["targets"][K] } = {};
   if (t.gateway !== undefined) {
     const g = t.gateway as Raw;
@@ -160,6 +157,14 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     const l = t.llm as Raw;
     targets.llm = { url: String(l.url), credentialEnv: String(l.credentialEnv), rateLimit: rate(l.rateLimit) };
   }
+  return targets;
+}
+
+/** Builds the typed config from a document that passed the schema. */
+export function configFromDocument(doc: Raw, file: string | undefined, baseDir: string): GatesyncConfig {
+  const resolve = (p: string): string => path.resolve(baseDir, p);
+  const source = sourceConfig(doc.source as Raw, resolve);
+  const targets = targetsConfig((doc.targets ?? {}) as Raw);
   const r = (doc.retries ?? {}) as Partial<GatesyncConfig["retries"]>;
   const state = stateConfig((doc.state ?? { backend: "sqlite" }) as Raw, resolve, file);
   const sc = (doc.schedule ?? {}) as Raw;

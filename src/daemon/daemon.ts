@@ -1,6 +1,7 @@
 /** `gatesync run`: the reconcile loop and its HTTP server, assembled from a config. */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import type { Dispatcher } from "undici";
 import { managementDispatcher } from "../apply/http-client.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Logger } from "../logger.js";
@@ -10,6 +11,7 @@ import { openStateBackend, postgresUrl } from "../record/open-backend.js";
 import type { StateBackend } from "../record/state.js";
 import { registerCredentials, urlCredentials } from "../secrets/credentials.js";
 import { createSource } from "../source/create-source.js";
+import type { Source } from "../source/source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
 import type { ReloadResult } from "./config-reload.js";
@@ -17,7 +19,9 @@ import { DaemonMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import type { RunReport } from "../apply/run-report.js";
 import { startDaemonServer } from "./server.js";
+import type { DaemonServer } from "./server.js";
 import { createNotifier } from "../notify/create-notifier.js";
+import type { Notifier } from "../notify/notifier.js";
 import { runPlan } from "../plan/run-plan.js";
 import { PlanPreview } from "./ui/plan-preview.js";
 import { RunHistory } from "./ui/run-history.js";
@@ -68,50 +72,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const state = opts.state ?? openStateBackend(config, env);
   const dispatcher = managementDispatcher();
   const metrics = new DaemonMetrics();
-  // With a shared (postgres) state, replicas elect one leader; only it applies.
   // (the callback runs only after start(), once `reconciler` below exists)
-  const elector =
-    config.state.backend === "postgres" && opts.canApply === undefined
-      ? new LeaderElector({
-          url: postgresUrl(config, env),
-          schema: config.state.schema,
-          logger,
-          onChange: (leader) => {
-            metrics.leader.set(leader ? 1 : 0);
-            notifier?.leaderChanged(leader);
-            if (leader) reconciler.trigger("leadership");
-            else reconciler.interrupt();
-          },
-        })
-      : undefined;
-  const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());
-  const role = opts.role ?? (elector === undefined ? undefined : () => (elector.isLeader() ? "leader" : "standby"));
-  metrics.leader.set(canApply === undefined || canApply() ? 1 : 0);
+  const election = electLeader(opts, metrics, (leader) => {
+    notifier?.leaderChanged(leader);
+    if (leader) reconciler.trigger("leadership");
+    else reconciler.interrupt();
+  });
   const validator = new RepositoryValidator();
   const history = new RunHistory();
   // the server's address, known once it listens (links in notifications point at its /status)
   const own: { url?: string | undefined } = {};
   const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
-  const reconciler = new Reconciler({
-    config,
-    configHash: await configHashOf(config),
-    source,
-    state,
-    validator,
-    env,
-    logger,
-    dispatcher,
-    metrics,
-    ...(canApply === undefined ? {} : { canApply }),
-    ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
-    observer: history,
-    ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
-    onRun: (report, plan) => {
-      history.runFinished(report, plan);
-      notifier?.runFinished(report);
-      opts.onRun?.(report, plan);
-    },
-  });
+  const reconciler = await createReconciler(opts, { source, state, validator, dispatcher, metrics, history, notifier, canApply: election.canApply });
   const preview = new PlanPreview({
     snapshot: () => reconciler.lastSnapshot,
     state,
@@ -122,32 +94,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     config.file === undefined
       ? undefined
       : new ConfigReloader({ file: config.file, reconciler, logger, hashOf: configHashOf, ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }) });
-  const server =
-    opts.serve === false
-      ? undefined
-      : await startDaemonServer({
-          listen: opts.listen ?? config.server.listen,
-          reconciler,
-          metrics,
-          state,
-          logger,
-          sourceDescription: source.description,
-          ...(config.server.webhookSecretEnv === undefined || env[config.server.webhookSecretEnv] === undefined ? {} : { webhookSecret: env[config.server.webhookSecretEnv]! }),
-          ...(config.server.syncTokenEnv === undefined || env[config.server.syncTokenEnv] === undefined ? {} : { syncToken: env[config.server.syncTokenEnv]! }),
-          ...(role === undefined ? {} : { role }),
-          ...(reloader === undefined ? {} : { config: () => reloader.status }),
-          page: statusPage({
-            reconciler,
-            history,
-            preview,
-            state,
-            source: source.description,
-            role: role ?? (() => "single"),
-            onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
-          }),
-        });
+  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state, history, preview, reloader, source, role: election.role });
   own.url = server?.url;
-  elector?.start();
+  election.elector?.start();
   reconciler.start();
   if (opts.watchConfig !== false) reloader?.watch();
   logger.info({ source: source.description, url: server?.url }, "daemon started");
@@ -159,7 +108,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     stop: async () => {
       reloader?.stop();
       await reconciler.stop();
-      await elector?.stop();
+      await election.elector?.stop();
       await server?.close();
       await notifier?.close();
       await dispatcher.close();
@@ -167,4 +116,110 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       logger.info("daemon stopped");
     },
   };
+}
+
+interface Election {
+  readonly elector: LeaderElector | undefined;
+  /** Whether this replica may apply now; undefined: always. */
+  readonly canApply: (() => boolean) | undefined;
+  readonly role: (() => string) | undefined;
+}
+
+/** With a shared (postgres) state, replicas elect one leader; only it applies. */
+function electLeader(opts: DaemonOptions, metrics: DaemonMetrics, onChange: (leader: boolean) => void): Election {
+  const { config, env, logger } = opts;
+  const elector =
+    config.state.backend === "postgres" && opts.canApply === undefined
+      ? new LeaderElector({
+          url: postgresUrl(config, env),
+          schema: config.state.schema,
+          logger,
+          onChange: (leader) => {
+            metrics.leader.set(leader ? 1 : 0);
+            onChange(leader);
+          },
+        })
+      : undefined;
+  const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());
+  const role = opts.role ?? (elector === undefined ? undefined : () => (elector.isLeader() ? "leader" : "standby"));
+  metrics.leader.set(canApply === undefined || canApply() ? 1 : 0);
+  return { elector, canApply, role };
+}
+
+interface ReconcilerParts {
+  readonly source: Source;
+  readonly state: StateBackend;
+  readonly validator: RepositoryValidator;
+  readonly dispatcher: Dispatcher;
+  readonly metrics: DaemonMetrics;
+  readonly history: RunHistory;
+  readonly notifier: Notifier | undefined;
+  readonly canApply: (() => boolean) | undefined;
+}
+
+/** The reconcile loop; each run's report goes to the history, the notifier and `opts.onRun`. */
+async function createReconciler(opts: DaemonOptions, parts: ReconcilerParts): Promise<Reconciler> {
+  const { config, env, logger } = opts;
+  const { history, notifier, canApply } = parts;
+  return new Reconciler({
+    config,
+    configHash: await configHashOf(config),
+    source: parts.source,
+    state: parts.state,
+    validator: parts.validator,
+    env,
+    logger,
+    dispatcher: parts.dispatcher,
+    metrics: parts.metrics,
+    ...(canApply === undefined ? {} : { canApply }),
+    ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
+    observer: history,
+    ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
+    onRun: (report, plan) => {
+      history.runFinished(report, plan);
+      notifier?.runFinished(report);
+      opts.onRun?.(report, plan);
+    },
+  });
+}
+
+interface ServedParts {
+  readonly reconciler: Reconciler;
+  readonly metrics: DaemonMetrics;
+  readonly state: StateBackend;
+  readonly history: RunHistory;
+  readonly preview: PlanPreview;
+  readonly reloader: ConfigReloader | undefined;
+  readonly source: Source;
+  readonly role: (() => string) | undefined;
+}
+
+/** The HTTP server: status page, /status, metrics, webhook and sync. */
+function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
+  const { config, env, logger } = opts;
+  const { reconciler, state, reloader, role } = parts;
+  const secret = (name: string | undefined): string | undefined => (name === undefined ? undefined : env[name]);
+  const webhookSecret = secret(config.server.webhookSecretEnv);
+  const syncToken = secret(config.server.syncTokenEnv);
+  return startDaemonServer({
+    listen: opts.listen ?? config.server.listen,
+    reconciler,
+    metrics: parts.metrics,
+    state,
+    logger,
+    sourceDescription: parts.source.description,
+    ...(webhookSecret === undefined ? {} : { webhookSecret }),
+    ...(syncToken === undefined ? {} : { syncToken }),
+    ...(role === undefined ? {} : { role }),
+    ...(reloader === undefined ? {} : { config: () => reloader.status }),
+    page: statusPage({
+      reconciler,
+      history: parts.history,
+      preview: parts.preview,
+      state,
+      source: parts.source.description,
+      role: role ?? (() => "single"),
+      onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
+    }),
+  });
 }

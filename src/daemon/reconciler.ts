@@ -58,6 +58,14 @@ export interface RunObserver {
   progress(): Progress;
 }
 
+/** A run while it goes: when it started, and its plan once there is one. */
+interface RunInProgress {
+  readonly reason: string;
+  readonly started: Date;
+  readonly t0: number;
+  plan: Plan | undefined;
+}
+
 export class Reconciler {
   private readonly log: Logger;
   private stopping = false;
@@ -154,24 +162,8 @@ export class Reconciler {
   }
 
   private async execute(reason: string): Promise<RunReport> {
-    const started = new Date();
-    const t0 = performance.now();
-    let plan: Plan | undefined;
-    const finish = (result: RunResult, extra: Partial<RunReport> = {}): RunReport => {
-      const durationMs = Math.round(performance.now() - t0);
-      const report: RunReport = { reason, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), durationMs, result, ...extra };
-      this.lastRun = report;
-      this.opts.metrics.runs.inc({ result });
-      this.opts.metrics.runDuration.observe({ result }, durationMs / 1000);
-      const failing = result === "partial" || result === "error" || result === "source-error";
-      this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
-      // blocked changes are part of the repository no apply will make: not synced while they remain
-      this.synced = (result === "applied" || result === "noop") && this.blockedLeft === 0;
-      this.opts.metrics.synced.set(this.synced ? 1 : 0);
-      this.opts.onRun?.(report, plan);
-      return report;
-    };
-
+    const run: RunInProgress = { reason, started: new Date(), t0: performance.now(), plan: undefined };
+    const finish = (result: RunResult, extra: Partial<RunReport> = {}): RunReport => this.finish(run, result, extra);
     if (this.opts.canApply !== undefined && !this.opts.canApply()) return finish("standby");
     this.runAbort = new AbortController();
     const signal = AbortSignal.any([this.abort.signal, this.runAbort.signal]);
@@ -197,45 +189,10 @@ export class Reconciler {
       // the same broken revision: its errors are already reported
       return finish("invalid", { revision: snapshot.revision, ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }) });
     }
-    const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
     try {
-      log.info({ reason, reassert }, "run started");
-      this.opts.observer?.runStarted(reason);
-      this.opts.onRunStart?.(where);
-      const result = await runApply({
-        config: this.config,
-        root: snapshot.root,
-        boundary: snapshot.boundary,
-        validator: this.opts.validator,
-        state: this.opts.state,
-        env: this.opts.env,
-        // the apply's own logger adds a git commit to its lines: not twice
-        logger: snapshot.commit === undefined ? log : this.log,
-        dispatcher: this.opts.dispatcher,
-        ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }),
-        signal,
-        observe: (e) => this.opts.metrics.observeCall(e),
-        reassert,
-        desiredMemo: this.desiredMemo,
-        ...(this.opts.observer === undefined ? {} : { progress: this.opts.observer.progress() }),
-      });
-      plan = result.plan;
-      if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });
-      const summary = result.summary;
-      if (reassert) this.lastReassert = Date.now();
-      this.blockedLeft = summary.blocked.length;
-      this.opts.metrics.setResources({ ...statusCounts(result.run.state, summary), blocked: summary.blocked.length });
-      this.lastInvalid = undefined;
-      const ok = applySucceeded(summary);
-      if (ok) {
-        this.lastGood = { ...where, configHash: this.configHash, at: new Date().toISOString() };
-        this.opts.metrics.lastSuccess.set(Date.now() / 1000);
-        this.opts.metrics.commitsBehind.set(0);
-        this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
-      }
-      log.info({ applied: summary.applied.length, failed: summary.failed.length, inDoubt: summary.inDoubt.length, unchanged: summary.unchanged, calls: summary.calls }, "run finished");
-      return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary });
+      return await this.applyRevision(run, snapshot, { log, signal, reassert }, finish);
     } catch (err) {
+      const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
       if (err instanceof ValidationFailed) {
         log.error({ errors: err.diagnostics.filter((d) => d.severity === "error").length }, "revision is invalid: nothing applied; the last good commit stays in force");
         const report = finish("invalid", { ...where, diagnostics: err.diagnostics, error: err.message });
@@ -246,6 +203,64 @@ export class Reconciler {
       log.error({ err: message }, "run failed");
       return finish("error", { ...where, error: message });
     }
+  }
+
+  /** Validates, plans and applies one fetched revision; its metrics and the last good commit follow the outcome. */
+  private async applyRevision(run: RunInProgress, snapshot: SourceSnapshot, how: { readonly log: Logger; readonly signal: AbortSignal; readonly reassert: boolean }, finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport): Promise<RunReport> {
+    const { log, reassert } = how;
+    const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
+    log.info({ reason: run.reason, reassert }, "run started");
+    this.opts.observer?.runStarted(run.reason);
+    this.opts.onRunStart?.(where);
+    const result = await runApply({
+      config: this.config,
+      root: snapshot.root,
+      boundary: snapshot.boundary,
+      validator: this.opts.validator,
+      state: this.opts.state,
+      env: this.opts.env,
+      // the apply's own logger adds a git commit to its lines: not twice
+      logger: snapshot.commit === undefined ? log : this.log,
+      dispatcher: this.opts.dispatcher,
+      ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }),
+      signal: how.signal,
+      observe: (e) => this.opts.metrics.observeCall(e),
+      reassert,
+      desiredMemo: this.desiredMemo,
+      ...(this.opts.observer === undefined ? {} : { progress: this.opts.observer.progress() }),
+    });
+    run.plan = result.plan;
+    if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });
+    const summary = result.summary;
+    if (reassert) this.lastReassert = Date.now();
+    this.blockedLeft = summary.blocked.length;
+    this.opts.metrics.setResources({ ...statusCounts(result.run.state, summary), blocked: summary.blocked.length });
+    this.lastInvalid = undefined;
+    const ok = applySucceeded(summary);
+    if (ok) {
+      this.lastGood = { ...where, configHash: this.configHash, at: new Date().toISOString() };
+      this.opts.metrics.lastSuccess.set(Date.now() / 1000);
+      this.opts.metrics.commitsBehind.set(0);
+      this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
+    }
+    log.info({ applied: summary.applied.length, failed: summary.failed.length, inDoubt: summary.inDoubt.length, unchanged: summary.unchanged, calls: summary.calls }, "run finished");
+    return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary });
+  }
+
+  /** Ends a run: its report, metrics, the failure count that paces retries, and whether all is synced. */
+  private finish(run: RunInProgress, result: RunResult, extra: Partial<RunReport>): RunReport {
+    const durationMs = Math.round(performance.now() - run.t0);
+    const report: RunReport = { reason: run.reason, startedAt: run.started.toISOString(), finishedAt: new Date().toISOString(), durationMs, result, ...extra };
+    this.lastRun = report;
+    this.opts.metrics.runs.inc({ result });
+    this.opts.metrics.runDuration.observe({ result }, durationMs / 1000);
+    const failing = result === "partial" || result === "error" || result === "source-error";
+    this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
+    // blocked changes are part of the repository no apply will make: not synced while they remain
+    this.synced = (result === "applied" || result === "noop") && this.blockedLeft === 0;
+    this.opts.metrics.synced.set(this.synced ? 1 : 0);
+    this.opts.onRun?.(report, run.plan);
+    return report;
   }
 
   /** gatesync_commits_behind: commits of the fetched head not applied yet (0 once applied; 1 when the count is unknown). */

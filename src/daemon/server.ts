@@ -99,6 +99,43 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
 /** Open connections at most (a Prometheus scrape, probes, a few triggers and the status page need far fewer). */
 export const maxConnections = 128;
 
+/** The JSON routes: probes, metrics, /status and the two triggers. */
+async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: TriggerContext, slots: ReadSlots): Promise<Reply> {
+  const path = new URL(req.url ?? "/", "http://x").pathname;
+  const method = req.method ?? "GET";
+  const get = (handler: () => Promise<Reply> | Reply): Promise<Reply> | Reply => (method === "GET" || method === "HEAD" ? handler() : json(405, { error: "method not allowed" }));
+  const post = (handler: () => Promise<Reply>): Promise<Reply> | Reply => (method === "POST" ? handler() : json(405, { error: "method not allowed" }));
+  switch (path) {
+    case "/healthz":
+      return get(() => json(200, { status: "ok" }));
+    case "/readyz":
+      // ready means serving (a standby serves status and metrics, and takes over when elected);
+      // whether the repository is applied is `synced` (in /status and gatesync_synced)
+      return get(() => (opts.reconciler.isStopping ? json(503, { status: "not ready", reason: "stopping" }) : json(200, { status: "ready", role: opts.role?.() ?? "single", synced: opts.reconciler.synced })));
+    case "/metrics":
+      return get(async () => ({ status: 200, raw: Buffer.from(await opts.metrics.registry.metrics()), headers: { "content-type": opts.metrics.registry.contentType } }));
+    case "/status":
+      return get(async () => json(200, await buildStatus(opts)));
+    case "/hooks/git":
+      return post(() => handleWebhook(req, triggers, slots));
+    case "/sync":
+      return post(() => Promise.resolve(handleSync(req, triggers)));
+    default:
+      return json(404, { error: "not found" });
+  }
+}
+
+/** Listens on `host:port` and answers the server's URL. */
+async function listenOn(server: Server, listen: string): Promise<string> {
+  const { host, port } = parseListen(listen);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(listen, err, "choose another server.listen (or --listen)")));
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  return `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+}
+
 export async function startDaemonServer(opts: DaemonServerOptions): Promise<DaemonServer> {
   const limit = opts.maxBodyBytes ?? 1024 * 1024;
   const log = opts.logger.child({ component: "http" });
@@ -112,34 +149,9 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     ...(opts.syncToken === undefined ? {} : { syncToken: opts.syncToken }),
   };
 
-  async function route(req: IncomingMessage): Promise<Reply> {
-    const path = new URL(req.url ?? "/", "http://x").pathname;
-    const method = req.method ?? "GET";
-    const get = (handler: () => Promise<Reply> | Reply): Promise<Reply> | Reply => (method === "GET" || method === "HEAD" ? handler() : json(405, { error: "method not allowed" }));
-    const post = (handler: () => Promise<Reply>): Promise<Reply> | Reply => (method === "POST" ? handler() : json(405, { error: "method not allowed" }));
-    switch (path) {
-      case "/healthz":
-        return get(() => json(200, { status: "ok" }));
-      case "/readyz":
-        // ready means serving (a standby serves status and metrics, and takes over when elected);
-        // whether the repository is applied is `synced` (in /status and gatesync_synced)
-        return get(() => (opts.reconciler.isStopping ? json(503, { status: "not ready", reason: "stopping" }) : json(200, { status: "ready", role: opts.role?.() ?? "single", synced: opts.reconciler.synced })));
-      case "/metrics":
-        return get(async () => ({ status: 200, raw: Buffer.from(await opts.metrics.registry.metrics()), headers: { "content-type": opts.metrics.registry.contentType } }));
-      case "/status":
-        return get(async () => json(200, await buildStatus(opts)));
-      case "/hooks/git":
-        return post(() => handleWebhook(req, triggers, slots));
-      case "/sync":
-        return post(() => Promise.resolve(handleSync(req, triggers)));
-      default:
-        return json(404, { error: "not found" });
-    }
-  }
-
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     if (opts.page?.handle(req, res) === true) return;
-    route(req)
+    route(req, opts, triggers, slots)
       .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))
       .then((reply) => {
         // a refused request's body is never read: once the answer is out, the connection goes
@@ -157,13 +169,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   server.on("clientError", (_err, socket) => socket.destroy());
   // connections past this are closed as they arrive, unread: a flood cannot grow the process without bound
   server.maxConnections = maxConnections;
-  const { host, port } = parseListen(opts.listen);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: NodeJS.ErrnoException) => reject(listenError(opts.listen, err, "choose another server.listen (or --listen)")));
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  const url = await listenOn(server, opts.listen);
   log.info({ url }, "http server listening");
   return {
     url,

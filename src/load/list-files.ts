@@ -50,6 +50,29 @@ async function resourceDirectory(dir: string): Promise<string> {
   return real;
 }
 
+/** Where a symbolic link leads, when it leads somewhere inside the boundary (else a finding, and undefined). */
+async function followLink(full: string, rel: string, boundary: string, diagnostics: Diagnostic[]): Promise<{ target: string; isDir: boolean; isFile: boolean } | undefined> {
+  let target: string;
+  try {
+    target = await realpath(full);
+  } catch {
+    diagnostics.push({ severity: "warning", code: ErrorCode.FILE_READ, file: rel, message: "broken symbolic link, skipped" });
+    return undefined;
+  }
+  if (!isInside(target, boundary)) {
+    diagnostics.push({
+      severity: "error",
+      code: ErrorCode.PATH_ESCAPE,
+      file: rel,
+      message: "symbolic link points outside the repository",
+      hint: "resources must live inside the repository: copy the file in, or remove the link",
+    });
+    return undefined;
+  }
+  const st = await stat(target);
+  return { target, isDir: st.isDirectory(), isFile: st.isFile() };
+}
+
 /** The resource files below `opts.root`, with the real paths of the root and the boundary. */
 export async function listResourceFiles(opts: ListOptions): Promise<{ root: string; boundary: string; files: SourceFile[]; diagnostics: Diagnostic[] }> {
   const root = await resourceDirectory(opts.root);
@@ -73,30 +96,9 @@ export async function listResourceFiles(opts: ListOptions): Promise<{ root: stri
       if (entry.name.startsWith(".")) continue;
       const full = path.join(dir, entry.name);
       const rel = toPosix(path.relative(root, full));
-      let target = full;
-      let isDir = entry.isDirectory();
-      let isFile = entry.isFile();
-      if (entry.isSymbolicLink()) {
-        try {
-          target = await realpath(full);
-        } catch {
-          diagnostics.push({ severity: "warning", code: ErrorCode.FILE_READ, file: rel, message: "broken symbolic link, skipped" });
-          continue;
-        }
-        if (!isInside(target, boundary)) {
-          diagnostics.push({
-            severity: "error",
-            code: ErrorCode.PATH_ESCAPE,
-            file: rel,
-            message: "symbolic link points outside the repository",
-            hint: "resources must live inside the repository: copy the file in, or remove the link",
-          });
-          continue;
-        }
-        const st = await stat(target);
-        isDir = st.isDirectory();
-        isFile = st.isFile();
-      }
+      const found = entry.isSymbolicLink() ? await followLink(full, rel, boundary, diagnostics) : { target: full, isDir: entry.isDirectory(), isFile: entry.isFile() };
+      if (found === undefined) continue;
+      const { target, isDir, isFile } = found;
       if (isDir) {
         if (!visited.has(target)) {
           visited.add(target);

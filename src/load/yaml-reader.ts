@@ -102,61 +102,72 @@ export function parseYaml(text: string, file: string, limits: ReadLimits = defau
   docs.forEach((doc, index) => {
     const start = lineCounter.linePos((doc.contents as YamlNode | null)?.range?.[0] ?? doc.range[0]);
     if (doc.errors.length > 0) {
-      for (const e of doc.errors) {
-        const pos = lineCounter.linePos(e.pos[0]);
-        const duplicate = e.code === "DUPLICATE_KEY";
-        if (e.message.includes("call stack")) {
-          diagnostics.push({ ...tooDeep(file, new RangeError()), line: start.line, column: start.col });
-          continue;
-        }
-        diagnostics.push({
-          severity: "error",
-          code: duplicate ? ErrorCode.YAML_DUPLICATE_KEY : ErrorCode.YAML_SYNTAX,
-          file,
-          line: pos.line,
-          column: pos.col,
-          message: duplicate ? duplicateKeyMessage(text, e.pos[0]) : firstLine(e.message),
-          hint: duplicate ? "each key may appear once in a mapping: remove or rename one of them" : "fix the YAML syntax at this position",
-        });
-      }
+      diagnostics.push(...syntaxErrors(doc, text, file, lineCounter, start));
       return;
     }
     if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return; // empty document, e.g. a trailing `---`
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
-    } catch (err) {
-      if (err instanceof RangeError) {
-        diagnostics.push({ ...tooDeep(file, err), line: start.line, column: start.col });
-      } else {
-        diagnostics.push({
-          severity: "error",
-          code: ErrorCode.YAML_ALIAS_LIMIT,
-          file,
-          line: start.line,
-          column: start.col,
-          message: `document expands too many aliases (more than ${limits.maxAliasCount}): refused as a possible alias bomb`,
-          hint: "write the repeated values out, or use fewer anchors and aliases",
-        });
-      }
-      return;
-    }
-    const depth = nestingDepth(value, limits.maxDepth);
-    if (depth > limits.maxDepth) {
-      diagnostics.push({
-        severity: "error",
-        code: ErrorCode.YAML_TOO_DEEP,
-        file,
-        line: start.line,
-        column: start.col,
-        message: `document is nested more than ${limits.maxDepth} levels deep`,
-        hint: "flatten the document; raise limits.maxDepth in gatesync.yaml if it is genuine",
-      });
-      return;
-    }
-    documents.push({ index, value, line: start.line });
+    const read = documentValue(doc, file, limits, start);
+    if ("diagnostic" in read) diagnostics.push(read.diagnostic);
+    else documents.push({ index, value: read.value, line: start.line });
   });
   return { documents, diagnostics };
+}
+
+type Position = { readonly line: number; readonly col: number };
+
+/** A document's syntax errors, located (a stack overflow while parsing: too deep). */
+function syntaxErrors(doc: Document.Parsed, text: string, file: string, lineCounter: LineCounter, start: Position): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const e of doc.errors) {
+    const pos = lineCounter.linePos(e.pos[0]);
+    const duplicate = e.code === "DUPLICATE_KEY";
+    if (e.message.includes("call stack")) {
+      out.push({ ...tooDeep(file, new RangeError()), line: start.line, column: start.col });
+      continue;
+    }
+    out.push({
+      severity: "error",
+      code: duplicate ? ErrorCode.YAML_DUPLICATE_KEY : ErrorCode.YAML_SYNTAX,
+      file,
+      line: pos.line,
+      column: pos.col,
+      message: duplicate ? duplicateKeyMessage(text, e.pos[0]) : firstLine(e.message),
+      hint: duplicate ? "each key may appear once in a mapping: remove or rename one of them" : "fix the YAML syntax at this position",
+    });
+  }
+  return out;
+}
+
+/** A document's value, or why it is refused: too many aliases, or nested too deep. */
+function documentValue(doc: Document.Parsed, file: string, limits: ReadLimits, start: Position): { value: unknown } | { diagnostic: Diagnostic } {
+  const at = { line: start.line, column: start.col };
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
+  } catch (err) {
+    if (err instanceof RangeError) return { diagnostic: { ...tooDeep(file, err), ...at } };
+    return {
+      diagnostic: {
+        severity: "error",
+        code: ErrorCode.YAML_ALIAS_LIMIT,
+        file,
+        ...at,
+        message: `document expands too many aliases (more than ${limits.maxAliasCount}): refused as a possible alias bomb`,
+        hint: "write the repeated values out, or use fewer anchors and aliases",
+      },
+    };
+  }
+  if (nestingDepth(value, limits.maxDepth) <= limits.maxDepth) return { value };
+  return {
+    diagnostic: {
+      severity: "error",
+      code: ErrorCode.YAML_TOO_DEEP,
+      file,
+      ...at,
+      message: `document is nested more than ${limits.maxDepth} levels deep`,
+      hint: "flatten the document; raise limits.maxDepth in gatesync.yaml if it is genuine",
+    },
+  };
 }
 
 function tooDeep(file: string, err: unknown): Diagnostic {

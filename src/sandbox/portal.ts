@@ -87,6 +87,40 @@ function slug(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
 }
 
+/** A product's APIDetails as the portal fills them in from the gateway's APIs. */
+function productApiDetails(details: unknown, store: SandboxDeps["store"]): Json[] | Reply {
+  const out: Json[] = [];
+  for (const d of Array.isArray(details) ? (details as unknown[]) : []) {
+    if (!isObject(d) || typeof d.APIID !== "string") return errors(422, "APIDetails items need an APIID string");
+    const api = store.apis.get(d.APIID);
+    if (api === undefined) return errors(422, `API ${d.APIID} does not exist`);
+    const info = api.extension.info as Json;
+    const server = api.extension.server as Json;
+    out.push({
+      APIID: d.APIID,
+      APIType: "oas",
+      Description: typeof d.Description === "string" ? d.Description : "",
+      ListenPath: (server.listenPath as Json).value,
+      Name: info.name,
+      OASUrl: typeof d.OASUrl === "string" ? d.OASUrl : "",
+      Status: (info.state as Json).active !== false,
+      TargetURL: (api.extension.upstream as Json | undefined)?.url ?? "",
+    });
+  }
+  return out;
+}
+
+/** The names of catalogues, tags or templates given by id; an unknown id is refused. */
+function names(ids: unknown, table: Map<number, string>, what: string): string[] | Reply {
+  const out: string[] = [];
+  for (const id of Array.isArray(ids) ? (ids as number[]) : []) {
+    const name = table.get(id);
+    if (name === undefined) return errors(422, `${what} ${id} does not exist`);
+    out.push(name);
+  }
+  return out;
+}
+
 /** Operation 5: POST /products. */
 async function createProduct(ctx: HandlerContext, deps: SandboxDeps): Promise<Reply> {
   const read = await jsonBody(ctx, deps);
@@ -100,34 +134,8 @@ async function createProduct(ctx: HandlerContext, deps: SandboxDeps): Promise<Re
   if (!typed.ok) return errors(422, typed.problem);
   if (!store.providers.has(body.ProviderID)) return errors(422, `provider ${body.ProviderID} does not exist`);
   if (body.IsDocumentationOnly && !Array.isArray(body.SpecDetails)) return errors(422, "documentation-only products need SpecDetails");
-  const details = Array.isArray(body.APIDetails) ? body.APIDetails : [];
-  const apiDetails: Json[] = [];
-  for (const d of details) {
-    if (!isObject(d) || typeof d.APIID !== "string") return errors(422, "APIDetails items need an APIID string");
-    const api = store.apis.get(d.APIID);
-    if (api === undefined) return errors(422, `API ${d.APIID} does not exist`);
-    const info = api.extension.info as Json;
-    const server = api.extension.server as Json;
-    apiDetails.push({
-      APIID: d.APIID,
-      APIType: "oas",
-      Description: typeof d.Description === "string" ? d.Description : "",
-      ListenPath: (server.listenPath as Json).value,
-      Name: info.name,
-      OASUrl: typeof d.OASUrl === "string" ? d.OASUrl : "",
-      Status: (info.state as Json).active !== false,
-      TargetURL: (api.extension.upstream as Json | undefined)?.url ?? "",
-    });
-  }
-  const names = (ids: unknown, table: Map<number, string>, what: string): string[] | Reply => {
-    const out: string[] = [];
-    for (const id of Array.isArray(ids) ? (ids as number[]) : []) {
-      const name = table.get(id);
-      if (name === undefined) return errors(422, `${what} ${id} does not exist`);
-      out.push(name);
-    }
-    return out;
-  };
+  const apiDetails = productApiDetails(body.APIDetails, store);
+  if (!Array.isArray(apiDetails)) return apiDetails;
   const catalogues = names(body.Catalogues, store.catalogues, "catalogue");
   const tags = names(body.Tags, store.tags, "tag");
   const templates = names(body.Templates, store.templates, "template");

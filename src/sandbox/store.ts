@@ -45,6 +45,41 @@ export function portalTimestamp(date: Date): string {
   return date.toISOString().slice(0, 16).replace("T", " ");
 }
 
+type FixtureApi = NonNullable<Fixtures["apis"]>[number];
+type FixtureOauthClient = NonNullable<Fixtures["oauthClients"]>[number];
+
+/** An API of the fixtures as the gateway holds it (`${sandbox}` in its upstream: the sandbox's own URL). */
+function fixtureApi(a: FixtureApi, selfUrl: () => string): StoredApi {
+  return {
+    id: a.id,
+    document: a.document === undefined ? undefined : structuredClone(a.document),
+    extension: {
+      info: { id: a.id, name: a.name ?? a.id, state: { active: a.active ?? true } },
+      server: {
+        listenPath: { value: a.listenPath, strip: a.strip ?? true },
+        authentication: { enabled: a.authentication ?? false },
+        batchProcessing: { enabled: a.batchProcessing ?? false },
+      },
+      ...(a.upstream === undefined ? {} : { upstream: { url: a.upstream.replace("${sandbox}", selfUrl()) } }),
+    },
+    flags: { allowList: false, validateRequest: false, mockResponse: a.mockResponse ?? false },
+  };
+}
+
+function fixtureOauthClient(c: FixtureOauthClient): StoredOAuthClient {
+  return {
+    apiId: c.apiId,
+    client_id: c.clientId,
+    secret: c.secret ?? "",
+    redirect_uri: c.redirect_uri ?? "",
+    policy_id: c.policy_id ?? "",
+    meta_data: c.meta_data ?? null,
+    description: c.description ?? "",
+    tokens: c.tokens ?? 0,
+    revokedTokens: 0,
+  };
+}
+
 export class SandboxStore {
   apis = new Map<string, StoredApi>();
   /** Policy id → the APIs its access rights include (`all`: a policy given by id alone). */
@@ -75,40 +110,11 @@ export class SandboxStore {
   reset(): void {
     const f = this.fixtures;
     this.apis = new Map(
-      (f.apis ?? []).map((a) => [
-        a.id,
-        {
-          id: a.id,
-          document: a.document === undefined ? undefined : structuredClone(a.document),
-          extension: {
-            info: { id: a.id, name: a.name ?? a.id, state: { active: a.active ?? true } },
-            server: {
-              listenPath: { value: a.listenPath, strip: a.strip ?? true },
-              authentication: { enabled: a.authentication ?? false },
-              batchProcessing: { enabled: a.batchProcessing ?? false },
-            },
-            ...(a.upstream === undefined ? {} : { upstream: { url: a.upstream.replace("${sandbox}", this.selfUrl()) } }),
-          },
-          flags: { allowList: false, validateRequest: false, mockResponse: a.mockResponse ?? false },
-        },
-      ]),
+      (f.apis ?? []).map((a) => [a.id, fixtureApi(a, () => this.selfUrl())]),
     );
     this.policies = new Map((f.policies ?? []).map((p): [string, ReadonlySet<string> | "all"] => (typeof p === "string" ? [p, "all"] : [p.id, new Set(p.apis)])));
     this.oauthClients = new Map(
-      (f.oauthClients ?? []).map((c) => [
-        oauthKey(c.apiId, c.clientId),
-        {
-          apiId: c.apiId,
-          client_id: c.clientId,
-          secret: c.secret ?? "",
-          redirect_uri: c.redirect_uri ?? "",
-          policy_id: c.policy_id ?? "",
-          meta_data: c.meta_data ?? null,
-          description: c.description ?? "",
-          tokens: c.tokens ?? 0,
-          revokedTokens: 0,
-        },
-      ]),
+      (f.oauthClients ?? []).map((c) => [oauthKey(c.apiId, c.clientId), fixtureOauthClient(c)]),
     );
     const created = portalTimestamp(this.now());
     this.providers = new Map(

@@ -1,11 +1,15 @@
 /**
  * Where files are checked: on the calling thread, or spread over a pool of worker threads
- * (piscina) so that parsing and validating use every core. Both give the same verdicts; a
- * worker that dies is an error of the run, never a silently missing file.
+ * (piscina) so that parsing and validating use every core — with the calling thread checking
+ * its share too when it has nothing else to do (a one-shot command): one worker isolate fewer
+ * (each holds its own heap, compiled checkers and garbage) for the same cores. All give the
+ * same verdicts, in file order; a worker that dies is an error of the run, never a silently
+ * missing file.
  */
 import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import PQueue from "p-queue";
 import { Piscina } from "piscina";
 import { InternalError } from "../errors.js";
@@ -16,8 +20,22 @@ import type { Checkers } from "./check-document.js";
 import type { FileTask } from "./file-worker.js";
 
 export interface WorkerOptions {
-  /** Worker threads; 0 checks on the calling thread. Default: the cores available, none on one core. */
+  /**
+   * Worker threads; 0 checks on the calling thread. Default: the cores available (less the
+   * calling thread's with `callerChecks`), none on one core.
+   */
   readonly threads?: number;
+  /**
+   * The calling thread checks files too, between workers' results: for one-shot commands,
+   * whose event loop has nothing else to serve. Not for the daemon, whose loop answers /healthz.
+   */
+  readonly callerChecks?: boolean;
+  /**
+   * The workers stop once a run's files are checked (a one-shot command: their heaps are freed
+   * before what follows — the rest of the validation, the plan, the apply); a later run starts
+   * them again.
+   */
+  readonly stopWhenChecked?: boolean;
   /** Fewer files to read than this are checked on the calling thread (starting workers costs more). */
   readonly minFiles?: number;
   /** Files per task sent to a worker. */
@@ -64,30 +82,101 @@ function workerModule(): { filename: string; execArgv?: string[] } {
   return { filename: ts.href, execArgv: [...process.execArgv, "--import", import.meta.resolve("tsx")] };
 }
 
-/** Checks files on a pool of worker threads, started on first use. */
+interface Task {
+  /** Its place in file order. */
+  readonly at: number;
+  readonly files: readonly FileToRead[];
+}
+
+/**
+ * Files cut into tasks, largest first (the last tasks to finish are then small ones, and no
+ * thread is left waiting for another's big OpenAPI documents).
+ */
+function tasksOf(files: readonly FileToRead[], per: number): Task[] {
+  const tasks: Array<Task & { readonly bytes: number }> = [];
+  for (let i = 0; i < files.length; i += per) {
+    const some = files.slice(i, i + per);
+    tasks.push({ at: tasks.length, files: some, bytes: some.reduce((n, f) => n + f.size, 0) });
+  }
+  return tasks.sort((a, b) => b.bytes - a.bytes || a.at - b.at);
+}
+
+/**
+ * One run's tasks, each thread taking the next when done with its last: a worker's result,
+ * and so its next task, waits at most for the file the calling thread is checking.
+ */
+class Dispatch {
+  readonly verdicts: FileVerdict[][] = [];
+  readonly counts = { onCaller: 0, inWorkers: 0 };
+  /** What the calling thread's own checks threw (as it would without workers). */
+  callerFailed: { readonly err: unknown } | undefined;
+  stopped = false;
+  private next = 0;
+
+  constructor(
+    private readonly tasks: readonly Task[],
+    private readonly ctx: FileCheckContext,
+  ) {}
+
+  async viaWorker(pool: Piscina): Promise<void> {
+    for (let t = this.take(); t !== undefined; t = this.take()) {
+      this.verdicts[t.at] = (await pool.run({ files: t.files, ctx: this.ctx } satisfies FileTask)) as FileVerdict[];
+      this.counts.inWorkers += t.files.length;
+    }
+  }
+
+  async onCaller(load: () => Promise<Checkers>): Promise<void> {
+    try {
+      const checkers = await load();
+      for (let t = this.take(); t !== undefined; t = this.take()) {
+        const done: FileVerdict[] = [];
+        for (const file of t.files) {
+          done.push(await checkFile(file, this.ctx, checkers, true));
+          // the workers' results and next tasks pass through this thread's event loop
+          await nextTurn();
+        }
+        this.verdicts[t.at] = done;
+        this.counts.onCaller += t.files.length;
+      }
+    } catch (err) {
+      this.callerFailed = { err };
+      throw err;
+    }
+  }
+
+  private take(): Task | undefined {
+    return this.stopped ? undefined : this.tasks[this.next++];
+  }
+}
+
+/** Checks files on a pool of worker threads, started on first use; with `caller`, on the calling thread too. */
 export class PooledFileChecker {
   private pool: Piscina | undefined;
+  /** @internal Files the last run checked on the calling thread and in workers. */
+  lastRun: { readonly onCaller: number; readonly inWorkers: number } = { onCaller: 0, inWorkers: 0 };
 
+  /** `caller`: the calling thread's checkers, when it checks files too. */
   constructor(
     private readonly threads: number,
     private readonly opts: WorkerOptions,
+    private readonly caller?: () => Promise<Checkers>,
   ) {}
 
   async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
     const pool = (this.pool ??= this.startPool());
-    const per = this.opts.filesPerTask ?? defaultWorkerOptions.filesPerTask;
-    const tasks: Array<Promise<FileVerdict[]>> = [];
-    for (let i = 0; i < files.length; i += per) {
-      const task: FileTask = { files: files.slice(i, i + per), ctx };
-      tasks.push(pool.run(task) as Promise<FileVerdict[]>);
-    }
+    const run = new Dispatch(tasksOf(files, this.opts.filesPerTask ?? defaultWorkerOptions.filesPerTask), ctx);
+    this.lastRun = run.counts;
+    const lanes = [...Array.from({ length: this.threads }, () => run.viaWorker(pool)), ...(this.caller === undefined ? [] : [run.onCaller(this.caller)])];
     // a worker that dies between tasks, or while starting, fails no task: the pool says so
     let onError: ((err: unknown) => void) | undefined;
     const failed = new Promise<never>((_, reject) => pool.once("error", (onError = reject)));
     try {
       // eslint-disable-next-line no-restricted-syntax -- bounded by the pool's threads: local work, no remote calls
-      return (await Promise.race([Promise.all(tasks), failed])).flat();
+      await Promise.race([Promise.all(lanes), failed]);
+      return run.verdicts.flat();
     } catch (err) {
+      run.stopped = true;
+      if (run.callerFailed !== undefined && run.callerFailed.err === err) throw err;
       // a pool whose workers died while starting never starts them again: the next run makes a new one
       if (this.pool === pool) this.pool = undefined;
       void pool.destroy().catch(() => undefined);
@@ -99,8 +188,13 @@ export class PooledFileChecker {
       if (onError !== undefined) pool.off("error", onError);
       failed.catch(() => undefined);
       // let the rejected siblings of a failed task settle unobserved
-      for (const t of tasks) t.catch(() => undefined);
+      for (const lane of lanes) lane.catch(() => undefined);
     }
+  }
+
+  /** Whether worker threads are started (or starting). */
+  get running(): boolean {
+    return this.pool !== undefined;
   }
 
   async close(): Promise<void> {
@@ -123,7 +217,8 @@ export class PooledFileChecker {
   }
 }
 
-export function defaultThreads(): number {
+/** Worker threads by default: one per core (less the calling thread's, when it checks too), none on one core. */
+export function defaultThreads(callerChecks = false): number {
   const cores = availableParallelism();
-  return cores > 1 ? cores : 0;
+  return cores > 1 ? cores - (callerChecks ? 1 : 0) : 0;
 }

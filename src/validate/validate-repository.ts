@@ -66,13 +66,30 @@ export class RepositoryValidator {
   private readonly local = new LocalFileChecker();
   private readonly pool: PooledFileChecker | undefined;
   private readonly minFiles: number;
+  private readonly stopWhenChecked: boolean;
   private readonly cache = new FileCache<FileVerdict>();
   private readonly merged: MergedSpecs = new WeakMap();
 
-  constructor(opts: { readonly workers?: WorkerOptions } = {}) {
-    const threads = opts.workers?.threads ?? defaultThreads();
-    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}) : undefined;
+  /** Keep what was made of each file for the next run (the daemon); a one-shot command does not. */
+  private readonly reuse: boolean;
+
+  constructor(opts: { readonly workers?: WorkerOptions; readonly reuse?: boolean } = {}) {
+    this.reuse = opts.reuse ?? true;
+    const callerChecks = opts.workers?.callerChecks === true;
+    const threads = opts.workers?.threads ?? defaultThreads(callerChecks);
+    this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}, callerChecks ? () => this.local.checkers() : undefined) : undefined;
     this.minFiles = opts.workers?.minFiles ?? defaultWorkerOptions.minFiles;
+    this.stopWhenChecked = opts.workers?.stopWhenChecked === true;
+  }
+
+  /**
+   * For a one-shot command (validate, plan, apply), whose event loop has nothing else to do:
+   * the calling thread checks files beside one worker fewer — a worker isolate's memory saved
+   * for the same cores — the workers stop once the files are checked, and nothing is kept for
+   * a next run. The daemon keeps the default (all workers, kept): its loop stays free for /healthz.
+   */
+  static oneShot(): RepositoryValidator {
+    return new RepositoryValidator({ workers: { callerChecks: true, stopWhenChecked: true }, reuse: false });
   }
 
   async validate(opts: ValidateOptions): Promise<RepositoryResult> {
@@ -97,14 +114,20 @@ export class RepositoryValidator {
       const v = fresh[k++]!;
       verdicts[i] = v;
       // an unreadable file may become readable without changing size or time
-      if (!v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
+      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
     }
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
 
-  /** @internal */
-  forget(present: ReadonlySet<string>): void {
+  /** @internal Every file of the run is checked: files no longer present are forgotten; one-shot workers stop. */
+  async checked(present: ReadonlySet<string>): Promise<void> {
     this.cache.retain(present);
+    if (this.stopWhenChecked) await this.pool?.close();
+  }
+
+  /** @internal The worker pool, when there is one. */
+  get workers(): PooledFileChecker | undefined {
+    return this.pool;
   }
 
   /** @internal */
@@ -156,7 +179,7 @@ class Run {
     const resolved = await resolveAttachedFiles(this.fileReferences(), { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) }, this.locate);
     this.diagnostics.push(...resolved.diagnostics);
     await this.check(resolved.extra, ctx);
-    this.validator.forget(new Set([...this.records.values()].map((r) => r.absolute)));
+    await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
 
     const { candidates, written } = this.classify(new Set(resolved.targets.values()));
     const attachments: AttachmentContext = {
@@ -195,7 +218,7 @@ class Run {
     for (const record of this.records.values()) {
       for (const doc of record.documents) {
         const attached = doc.kind === undefined ? undefined : kindModule(doc.kind).attached;
-        const spec = (doc.value as { spec?: unknown }).spec;
+        const spec = (doc.value as { spec?: unknown } | undefined)?.spec;
         const ref = attached === undefined || spec === null || typeof spec !== "object" ? undefined : attached.file(spec as Spec);
         if (attached === undefined || ref === undefined) continue;
         refs.push({ file: record.path, absolute: record.absolute, index: doc.index, resource: doc.name === undefined ? undefined : `${doc.kind}/${doc.name}`, attached, ref });

@@ -2,6 +2,7 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InternalError } from "../../src/errors.js";
+import { materialize } from "../../src/kinds/document-ref.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import type { ValidateOptions } from "../../src/validate/validate-repository.js";
@@ -57,15 +58,53 @@ describe("the worker pool", () => {
       const result = await pooled.validate(options(root));
       expect(result.diagnostics).toEqual(single.diagnostics);
       expect(result.resources).toEqual(single.resources);
+      // documents held by reference: the same content whichever thread parsed them
+      expect(result.resources.map((r) => materialize(r.spec))).toEqual(single.resources.map((r) => materialize(r.spec)));
       expect(result.stats).toEqual(single.stats);
       // the repository does hold every kind of finding, each located
       const codes = new Set(single.diagnostics.map((d) => d.code));
       for (const code of ["SCHEMA_VIOLATION", "YAML_SYNTAX", "UNKNOWN_KIND", "SECRET_UNRESOLVED", "UNRESOLVED_REFERENCE", "DUPLICATE_NAME", "DEFINITION_FILE", "NOT_A_RESOURCE"]) expect(codes).toContain(code);
       expect(single.diagnostics.filter((d) => d.code !== "DEFINITION_FILE" || d.line !== undefined).every((d) => d.file !== undefined)).toBe(true);
       expect(single.resources.map((r) => r.name)).toContain("good");
-      expect(single.resources.find((r) => r.name === "good")?.spec.definition).toMatchObject({ openapi: "3.0.0" });
+      expect(materialize(single.resources.find((r) => r.name === "good")?.spec.definition)).toMatchObject({ openapi: "3.0.0" });
     } finally {
       await pooled.close();
+    }
+  });
+
+  it("gives the same verdicts when the calling thread checks files beside a worker, and a one-shot validator stops its workers once the files are checked", async () => {
+    const root = await mixedRepository();
+    const single = await new RepositoryValidator({ workers: { threads: 0 } }).validate(options(root));
+    const shared = new RepositoryValidator({ workers: { threads: 1, callerChecks: true, stopWhenChecked: true, minFiles: 0, filesPerTask: 2 } });
+    try {
+      const result = await shared.validate(options(root));
+      expect(result.diagnostics).toEqual(single.diagnostics);
+      expect(result.resources).toEqual(single.resources);
+      expect(result.stats).toEqual(single.stats);
+      // both threads did check files, and the worker is stopped
+      const run = shared.workers!.lastRun;
+      expect(run.onCaller).toBeGreaterThan(0);
+      expect(run.inWorkers).toBeGreaterThan(0);
+      expect(run.onCaller + run.inWorkers).toBeGreaterThan(40);
+      expect(shared.workers!.running).toBe(false);
+      // and start again for the next run
+      const again = await shared.validate(options(root));
+      expect(again.diagnostics).toEqual(single.diagnostics);
+      expect(shared.workers!.lastRun.inWorkers).toBe(0);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it("keeps the workers of a validator that is not one-shot (the daemon's) between runs", async () => {
+    const root = await mixedRepository();
+    const kept = new RepositoryValidator({ workers: { threads: 1, minFiles: 0 } });
+    try {
+      await kept.validate(options(root));
+      expect(kept.workers!.running).toBe(true);
+      expect(kept.workers!.lastRun.onCaller).toBe(0);
+    } finally {
+      await kept.close();
     }
   });
 
@@ -97,6 +136,19 @@ describe("the worker pool", () => {
       expect(ok.resources.map((r) => r.name)).toEqual(["a"]);
     } finally {
       await pooled.close();
+    }
+  }, 120_000);
+
+  it("reports a worker that dies while the calling thread checks files too", async () => {
+    const rows = Array.from({ length: 60_000 }, (_, i) => `    k${i}: { a: ${i}, b: [x, y, z] }`).join("\n");
+    const files: Record<string, string> = { "big.yaml": `${orgKey("big")}  meta:\n${rows}\n` };
+    for (let i = 0; i < 20; i++) files[`small-${i}.yaml`] = orgKey(`small-${i}`);
+    // the largest task goes first, to the worker
+    const shared = new RepositoryValidator({ workers: { threads: 1, callerChecks: true, minFiles: 0, filesPerTask: 1, resourceLimits: { maxOldGenerationSizeMb: 32 } } });
+    try {
+      await expectWorkerFailure(shared.validate({ root: await tempRepo(files), limits: { maxFileBytes: 50_000_000 } }));
+    } finally {
+      await shared.close();
     }
   }, 120_000);
 

@@ -68,55 +68,55 @@ function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["h
   };
 }
 
-export function statusPage(opts: StatusPageOptions): StatusPage {
-  const maxListeners = opts.maxListeners ?? 32;
-  const send = (req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer | string): void => {
-    const buf = typeof body === "string" ? Buffer.from(body) : body;
-    res.writeHead(status, { "content-type": type, "content-length": buf.length, ...securityHeaders });
-    res.end(req.method === "HEAD" ? undefined : buf);
+function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer | string): void {
+  const buf = typeof body === "string" ? Buffer.from(body) : body;
+  res.writeHead(status, { "content-type": type, "content-length": buf.length, ...securityHeaders });
+  res.end(req.method === "HEAD" ? undefined : buf);
+}
+
+async function renderPage(opts: StatusPageOptions, req: IncomingMessage, res: ServerResponse, page: Page, pathname: string): Promise<void> {
+  const root = rootOf(pathname);
+  const view = await loadView(opts);
+  const body = page.body(view, root);
+  const ctx: PageContext = { root, title: body === undefined ? "Not found" : page.title, nav: page.nav };
+  const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
+  send(req, res, body === undefined ? 404 : 200, "text/html; charset=utf-8", scrub(text));
+}
+
+/** The live stream (server-sent events): a run's progress, at most every `liveIntervalMs`, and its end at once. */
+function live(opts: StatusPageOptions, res: ServerResponse): void {
+  if (opts.history.listenerCount >= (opts.maxListeners ?? 32)) {
+    res.writeHead(503, { "retry-after": "10", "content-type": "text/plain", ...securityHeaders });
+    res.end("too many live listeners");
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream", connection: "keep-alive", ...securityHeaders });
+  const interval = opts.liveIntervalMs ?? 250;
+  let latest: LiveState = opts.history.live;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    timer = undefined;
+    res.write(`data: ${scrub(JSON.stringify(latest))}\n\n`);
   };
-
-  async function renderPage(req: IncomingMessage, res: ServerResponse, page: Page, pathname: string): Promise<void> {
-    const root = rootOf(pathname);
-    const view = await loadView(opts);
-    const body = page.body(view, root);
-    const ctx: PageContext = { root, title: body === undefined ? "Not found" : page.title, nav: page.nav };
-    const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
-    send(req, res, body === undefined ? 404 : 200, "text/html; charset=utf-8", scrub(text));
-  }
-
-  function live(res: ServerResponse): void {
-    if (opts.history.listenerCount >= maxListeners) {
-      res.writeHead(503, { "retry-after": "10", "content-type": "text/plain", ...securityHeaders });
-      res.end("too many live listeners");
-      return;
-    }
-    res.writeHead(200, { "content-type": "text/event-stream", connection: "keep-alive", ...securityHeaders });
-    const interval = opts.liveIntervalMs ?? 250;
-    let latest: LiveState = opts.history.live;
-    let timer: NodeJS.Timeout | undefined;
-    const flush = (): void => {
-      timer = undefined;
-      res.write(`data: ${scrub(JSON.stringify(latest))}\n\n`);
-    };
-    const unsubscribe = opts.history.subscribe((state) => {
-      const finished = latest.running && !state.running;
-      latest = state;
-      if (finished) {
-        clearTimeout(timer);
-        flush();
-      } else timer ??= setTimeout(flush, interval);
-    });
-    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
-    res.write("retry: 2000\n\n");
-    flush();
-    res.on("close", () => {
-      unsubscribe();
-      clearInterval(heartbeat);
+  const unsubscribe = opts.history.subscribe((state) => {
+    const finished = latest.running && !state.running;
+    latest = state;
+    if (finished) {
       clearTimeout(timer);
-    });
-  }
+      flush();
+    } else timer ??= setTimeout(flush, interval);
+  });
+  const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), 15_000);
+  res.write("retry: 2000\n\n");
+  flush();
+  res.on("close", () => {
+    unsubscribe();
+    clearInterval(heartbeat);
+    clearTimeout(timer);
+  });
+}
 
+export function statusPage(opts: StatusPageOptions): StatusPage {
   return {
     handle(req, res) {
       const url = new URL(req.url ?? "/", "http://x");
@@ -129,8 +129,8 @@ export function statusPage(opts: StatusPageOptions): StatusPage {
         return true;
       }
       if (asset !== undefined) send(req, res, 200, asset.type, asset.body);
-      else if (page === undefined) live(res);
-      else renderPage(req, res, page, url.pathname).catch((err: unknown) => {
+      else if (page === undefined) live(opts, res);
+      else renderPage(opts, req, res, page, url.pathname).catch((err: unknown) => {
           opts.onError?.(err);
           send(req, res, 500, "text/plain; charset=utf-8", "the page could not be drawn; see the daemon's log\n");
         });
