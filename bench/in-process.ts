@@ -10,7 +10,7 @@ import { parseAllDocuments } from "yaml";
 import { EnvFileSecretSource } from "../src/secrets/env-file-source.js";
 import { prepareDesired } from "../src/plan/desired.js";
 import { computePlan } from "../src/plan/plan.js";
-import { contentHash } from "../src/kinds/sensitive.js";
+import { contentHash } from "../src/kinds/canonical.js";
 import { appliedRecord } from "../src/apply/applied-record.js";
 import type { StateSnapshot } from "../src/record/state.js";
 import { RepositoryValidator } from "../src/validate/validate-repository.js";

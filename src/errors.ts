@@ -46,6 +46,7 @@ export const ErrorCode = {
   // where resources come from
   SOURCE_FETCH: "SOURCE_FETCH",
   SOURCE_INVALID: "SOURCE_INVALID",
+  SOURCE_CHANGED: "SOURCE_CHANGED",
   // state, plan, apply, sandbox
   STATE_CORRUPT: "STATE_CORRUPT",
   STATE_LOCKED: "STATE_LOCKED",

@@ -4,7 +4,7 @@
  */
 import type { Desired } from "../plan/desired.js";
 import { serverIdAddress } from "../kinds/registry.js";
-import { contentHash } from "../kinds/sensitive.js";
+import { contentHash } from "../kinds/canonical.js";
 import type { ResourceRecord } from "../record/state.js";
 
 export interface AppliedOutcome {

@@ -3,6 +3,7 @@
  * API's listen path, run one after another; each check passes when its sub-request answers
  * the expected status.
  */
+import { documentMember } from "./document-ref.js";
 import type { CheckAnswer, CheckResult, PostApplyChecks, Spec } from "./kind.js";
 
 interface Check {
@@ -16,7 +17,7 @@ interface Check {
 export function listenPathOf(spec: Spec): string | undefined {
   const query = spec.query as Record<string, unknown> | undefined;
   if (typeof query?.listenPath === "string") return query.listenPath;
-  const ext = (spec.definition as Record<string, unknown> | undefined)?.["x-gw-api-gateway"] as Record<string, unknown> | undefined;
+  const ext = documentMember(spec.definition, "x-gw-api-gateway") as Record<string, unknown> | undefined;
   const value = ((ext?.server as Record<string, unknown> | undefined)?.listenPath as Record<string, unknown> | undefined)?.value;
   return typeof value === "string" ? value : undefined;
 }

@@ -1,6 +1,9 @@
 import { apiDefinitionChecks } from "./api-definition-checks.js";
 import type { AttachedDocument, KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
+import { documentMember, materialize, withMember } from "./document-ref.js";
+
+const extensionKey = "x-gw-api-gateway";
 
 /**
  * The definition as sent: a gateway extension carries `info.id` equal to the path's apiID (the
@@ -9,11 +12,11 @@ import { str } from "./kind.js";
  */
 export function withExtensionId(definition: unknown, apiId: string | undefined): unknown {
   if (apiId === undefined || definition === null || typeof definition !== "object") return definition;
-  const ext = (definition as Record<string, unknown>)["x-gw-api-gateway"];
+  const ext = documentMember(definition, extensionKey);
   if (ext === null || typeof ext !== "object") return definition;
   const info = (ext as Record<string, unknown>).info;
   if (info !== null && typeof info === "object" && (info as Record<string, unknown>).id !== undefined) return definition;
-  return { ...definition, "x-gw-api-gateway": { ...ext, info: { ...(info as object | undefined), id: apiId } } };
+  return withMember(definition, extensionKey, { ...ext, info: { ...(info as object | undefined), id: apiId } });
 }
 
 /** The OpenAPI document, inline in `spec.definition` or in the file `spec.definitionFile` names. */
@@ -29,7 +32,7 @@ const openApiDocument: AttachedDocument = {
     hint: "refer to it from an ApiDefinition's spec.definitionFile, or move it out of the resource directory",
   },
   check(document, spec): RuleFinding[] {
-    const ext = (document as Record<string, unknown> | null)?.["x-gw-api-gateway"] as Record<string, unknown> | undefined;
+    const ext = documentMember(document, extensionKey) as Record<string, unknown> | undefined;
     const extId = (ext?.info as Record<string, unknown> | undefined)?.id;
     if (typeof extId !== "string" || extId === spec.apiId) return [];
     return [
@@ -41,6 +44,7 @@ const openApiDocument: AttachedDocument = {
     ];
   },
   attach: (spec, document) => ({ ...spec, definition: document }),
+  heldMembers: [extensionKey, "security"],
 };
 
 /** Operation 1: PATCH {base_url}/gw/apis/oas/{apiID}. The API must exist already. */
@@ -77,7 +81,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
     effect: "info.state.active: false",
     query: (applied) => (applied.query ?? {}) as Spec,
     body(applied, address) {
-      const definition = structuredClone(applied.definition) as Record<string, unknown> | undefined;
+      const definition = structuredClone(materialize(applied.definition)) as Record<string, unknown> | undefined;
       if (definition === undefined || definition === null || typeof definition !== "object") return undefined;
       // A document without the extension (the usual case) gets a minimal one: the gateway
       // refuses an extension without the path's id, and keeps nothing of the old one.
@@ -88,7 +92,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
       return definition;
     },
     note: (applied) =>
-      (applied.definition as Spec | undefined)?.["x-gw-api-gateway"] === undefined
+      documentMember(applied.definition, extensionKey) === undefined
         ? "its document has no x-gw-api-gateway extension: one holding only its id and `state.active: false` is sent, which replaces the API's extension on the server (listen path, upstream and middleware set only there are dropped; give them back in the document to reactivate it)"
         : undefined,
     refusal: {
@@ -100,7 +104,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
     const findings: RuleFinding[] = [];
     const query = (spec.query ?? {}) as Spec;
     if (query.authentication === true && spec.definition !== undefined) {
-      const security = (spec.definition as Spec).security;
+      const security = documentMember(spec.definition, "security");
       if (!Array.isArray(security) || security.length === 0) {
         findings.push({
           path: ["spec", "query", "authentication"],

@@ -167,8 +167,13 @@ export interface AttachedDocument {
   readonly unnamed: { readonly message: string; readonly hint: string };
   /** Rules between the document and the spec; paths from the document's root. */
   check(document: unknown, spec: Spec): RuleFinding[];
-  /** The spec with the document in place. */
+  /** The spec with the document in place (a DocumentRef when the document is held by reference). */
   attach(spec: Spec, document: unknown): Spec;
+  /**
+   * Top-level members kept in memory whatever their size when the document is held by
+   * reference (what `check`, the request and post-apply checks read of it).
+   */
+  readonly heldMembers: readonly string[];
 }
 
 /** `K`: the kind's name, written once, in its module (`KindModule<"OrgKey">`). */

@@ -119,41 +119,6 @@ export function redact(value: unknown, key: string, patterns: readonly string[],
   return secrets.size === 0 ? out : markStrings(out, key, secrets);
 }
 
-/** Large subtrees stand in canonical strings as `#<hash>`, computed once per object. */
-const bigSubtrees = new WeakMap<object, string>();
-const bigSubtree = 2048;
-
-/** Canonical JSON (sorted keys) in which each subtree of more than 2 KiB is replaced by its hash. */
-function canonical(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  const known = bigSubtrees.get(value);
-  if (known !== undefined) return known;
-  let text: string;
-  if (Array.isArray(value)) {
-    text = `[${value.map(canonical).join(",")}]`;
-  } else {
-    const obj = value as Record<string, unknown>;
-    const parts: string[] = [];
-    for (const k of Object.keys(obj).sort()) if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonical(obj[k])}`);
-    text = `{${parts.join(",")}}`;
-  }
-  if (text.length <= bigSubtree) return text;
-  // the choice depends on the content alone, so equal values always get equal strings
-  const digest = `#${createHash("sha256").update(text).digest("base64url")}`;
-  bigSubtrees.set(value, digest);
-  return digest;
-}
-
-/**
- * A content hash of a JSON value, equal for equal values whatever their key order. Large
- * subtrees are hashed once per object, so a large object seen again (a parsed OpenAPI document
- * kept by the validator between runs) costs a lookup. Values are treated as immutable once
- * hashed: nothing in gatesync changes a parsed document or a built request afterwards.
- */
-export function contentHash(value: unknown): string {
-  return createHash("sha256").update(canonical(value)).digest("base64url").slice(0, 22);
-}
-
 /** True when a value holds a marker anywhere. */
 export function containsSensitive(value: unknown): boolean {
   if (isSensitiveMarker(value)) return true;

@@ -70,3 +70,15 @@ export function readTextSync(absolute: string, file: string): string | undefined
     return undefined;
   }
 }
+
+/**
+ * Document `index` of a file, read and parsed again (a document held by reference); undefined
+ * when the file can no longer be read or parsed, or has no such document.
+ */
+export function readDocumentSync(absolute: string, file: string, index: number): unknown {
+  const text = readTextSync(absolute, file);
+  if (text === undefined) return undefined;
+  const parsed = parseYaml(text, file);
+  if (parsed.diagnostics.some((d) => d.severity === "error")) return undefined;
+  return parsed.documents.find((d) => d.index === index)?.value;
+}

@@ -9,6 +9,7 @@ import { adoptAnnotation } from "./adoption.js";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, KindRequest, Spec } from "../kinds/kind.js";
+import { materialize } from "../kinds/document-ref.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
@@ -17,7 +18,8 @@ import { findSecretRefs, formatRef, resolveSecretString, SecretResolutionError }
 import type { SecretSource } from "../load/secret-refs.js";
 import type { StateSnapshot } from "../record/state.js";
 import { formatPath } from "../field-path.js";
-import { contentHash, redact } from "../kinds/sensitive.js";
+import { contentHash } from "../kinds/canonical.js";
+import { redact } from "../kinds/sensitive.js";
 
 export interface Desired {
   readonly id: string;
@@ -92,9 +94,11 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     if (opts.only !== undefined && !opts.only.has(id)) continue;
     const secrets = new Set<string>();
     const problems: Diagnostic[] = [];
-    const spec = resolveSecrets(r.spec, opts.secrets, secrets, (path, message) =>
+    const resolved = resolveSecrets(r.spec, opts.secrets, secrets, (path, message) =>
       problems.push({ severity: "error", code: ErrorCode.SECRET_UNRESOLVED, file: r.source.file, resource: id, path: formatPath(["spec", ...path]), message, hint: "set it where gatesync plans and applies" }),
     ) as Spec;
+    // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
+    const spec = secrets.size === 0 ? resolved : materialize(resolved);
     if (problems.length > 0) {
       diagnostics.push(...problems);
       continue;

@@ -2,6 +2,8 @@
 import { isDeepStrictEqual } from "node:util";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
+import { canonical } from "../kinds/canonical.js";
+import { isDocumentRef, materialize } from "../kinds/document-ref.js";
 import { isSensitiveMarker } from "../kinds/sensitive.js";
 
 export interface FieldChange {
@@ -18,6 +20,12 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 export function diffValues(before: unknown, after: unknown, base: PathSegment[] = []): FieldChange[] {
+  if (isDocumentRef(before) || isDocumentRef(after)) {
+    // a document held by reference: equal digests are equal documents; else compare them read
+    if (before !== undefined && after !== undefined && canonical(before) === canonical(after)) return [];
+    if (before === undefined || after === undefined) return before === undefined ? [{ path: formatPath(base), op: "add", after }] : [{ path: formatPath(base), op: "remove", before }];
+    return diffValues(materialize(before), materialize(after), base);
+  }
   if (isDeepStrictEqual(before, after)) return [];
   if (before === undefined) return [{ path: formatPath(base), op: "add", after }];
   if (after === undefined) return [{ path: formatPath(base), op: "remove", before }];

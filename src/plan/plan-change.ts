@@ -3,6 +3,7 @@
  * (create, update, no-op, adopt or blocked, and why), and for a record whose resource left the
  * repository (an orphan). `plan.ts` assembles these into the plan.
  */
+import { materialize } from "../kinds/document-ref.js";
 import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
 import { InternalError } from "../errors.js";
@@ -164,7 +165,9 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord | undefined, 
   const req = d.request;
   const address = { ...req.address, ...record?.address };
   // the same content hash means the same content: no field-by-field comparison needed
-  const fields = record?.appliedHash === d.hash ? [] : diffValues(applied, req.compare).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
+  // documents held by reference are read once here, for the diff and its classification
+  const changed = record?.appliedHash === d.hash ? undefined : { before: materialize(applied), after: materialize(req.compare) };
+  const fields = changed === undefined ? [] : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
   const triggerChanged = req.trigger !== undefined && req.trigger !== record?.trigger;
   const retry = record?.status === "failed";
   if (retry) notes.push(`the last attempt failed: ${record?.error ?? "unknown error"}`);
@@ -198,7 +201,7 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord | undefined, 
     operation: plannedOperation(req.update, address, req.query, triggerChanged, ctx.batching),
     ...(triggerChanged ? { quotaReset: true } : {}),
     fields,
-    ...(fields.length > 0 ? classified(d.kind, applied, req.compare) : {}),
+    ...(fields.length > 0 && changed !== undefined ? classified(d.kind, changed.before, changed.after) : {}),
     notes,
   };
 }

@@ -7,7 +7,8 @@
 import { createHash } from "node:crypto";
 import { ErrorCode, PlanError } from "../errors.js";
 import { isKindName, kindNames } from "../kinds/registry.js";
-import { canonicalJson, isSensitiveMarker } from "../kinds/sensitive.js";
+import { canonicalWith } from "../kinds/canonical.js";
+import { isSensitiveMarker } from "../kinds/sensitive.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { PlanSelection } from "../select/selection.js";
 import { adoptionClaims } from "./adoption.js";
@@ -113,14 +114,14 @@ function countCalls(changes: readonly PlannedChange[], batch: PlanOptions["batch
 
 /** The digest of a plan's changes, blind to the hash key (markers count as "sensitive"). */
 export function planDigest(changes: readonly PlannedChange[]): string {
-  // the canonical JSON of the whole list, hashed change by change: one change's text in memory
-  // at a time instead of the whole plan's (11 MB at 10,000 resources)
+  // the canonical form of the whole list, hashed change by change: one change's text in memory
+  // at a time instead of the whole plan's; documents held by reference count by their digest
   const hash = createHash("sha256").update("[");
-  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalJson(c, hideMarkers)}`));
+  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalWith(c, hideMarkers)}`));
   return hash.update("]").digest("hex");
 }
 
-const hideMarkers = (_key: string, value: unknown): unknown => (isSensitiveMarker(value) ? "(sensitive)" : value);
+const hideMarkers = (value: unknown): unknown => (isSensitiveMarker(value) ? "(sensitive)" : value);
 
 const kindOrder = (kind: string): number => (isKindName(kind) ? kindNames.indexOf(kind) : kindNames.length);
 

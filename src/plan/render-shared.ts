@@ -2,6 +2,7 @@
 import type { Compatibility } from "./breaking/types.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
+import { isDocumentRef } from "../kinds/document-ref.js";
 import { isSensitiveMarker } from "../kinds/sensitive.js";
 
 export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@" };
@@ -15,6 +16,8 @@ export const breakingShown = 10;
 export function showValue(value: unknown, max = 160): string {
   if (value === undefined) return "(unknown)";
   if (isSensitiveMarker(value)) return "(sensitive)";
+  // a document held by reference is named, not read: its file is what a reader looks at
+  if (isDocumentRef(value)) return `(the document in ${value.file})`;
   const text = JSON.stringify(value, (_k, v: unknown) => (isSensitiveMarker(v) ? "(sensitive)" : v)) ?? typeof value;
   return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }

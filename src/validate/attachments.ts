@@ -4,9 +4,12 @@
  */
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
+import { DocumentRef } from "../kinds/document-ref.js";
+import type { DocumentSummary } from "../kinds/document-ref.js";
 import type { AttachedDocument, Spec } from "../kinds/kind.js";
 import type { ResourceSource } from "../kinds/resource.js";
 import { referenceKey } from "../load/attached-files.js";
+import { readDocumentSync } from "../load/read-file.js";
 import { formatPath } from "../field-path.js";
 import { checkAttachment, secretRefsIn, valueAt } from "./check-document.js";
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
@@ -30,6 +33,18 @@ export interface Attached {
   readonly document: unknown;
   /** Where the document was read from, when it is a file of its own. */
   readonly source?: ResourceSource;
+}
+
+/** One reference per checked document: the same object while the file's verdict is kept (the daemon's memos key on it). */
+const references = new WeakMap<DocumentVerdict, DocumentRef>();
+
+function documentRef(file: FileVerdict, doc: DocumentVerdict, summary: DocumentSummary): DocumentRef {
+  let ref = references.get(doc);
+  if (ref === undefined) {
+    ref = new DocumentRef({ file: file.path, read: () => readDocumentSync(file.absolute, file.path, doc.index) }, summary);
+    references.set(doc, ref);
+  }
+  return ref;
 }
 
 /** The attached document, or undefined when it has errors (reported) or its file is unusable. */
@@ -64,7 +79,7 @@ export async function attachDocument(
     const checked = first.kind === undefined ? first.attachment : undefined;
     const verdict = checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate));
     const refs = checked === undefined ? secretRefsIn(first.value, []) : first.secretRefs;
-    found = { document: first.value, where, verdict, refs, source: { file: rel, index: first.index, line: first.line } };
+    found = { document: first.summary === undefined ? first.value : documentRef(record, first, first.summary), where, verdict, refs, source: { file: rel, index: first.index, line: first.line } };
   }
   const { document, where, verdict } = found;
   // a shared file's findings go under the first resource naming it (they count for each)

@@ -4,6 +4,8 @@
  * it returns is plain data (structured-cloneable), and the same whether run in a worker or not.
  */
 import type { Diagnostic } from "../errors.js";
+import { summarise } from "../kinds/document-ref.js";
+import type { DocumentSummary } from "../kinds/document-ref.js";
 import type { KindName } from "../kinds/kind.js";
 import { classifyDocument } from "../load/classify.js";
 import type { FileToRead, Limits } from "../load/read-file.js";
@@ -34,6 +36,8 @@ export interface DocumentVerdict {
   readonly secretRefs: readonly SecretRefAt[];
   /** Checks of the document as an attachment (when it looks like one), or of a resource's inline one. */
   readonly attachment?: AttachmentVerdict;
+  /** An attachment that passed its checks and holds no secret reference: `value` is dropped for this. */
+  readonly summary?: DocumentSummary;
 }
 
 export interface FileVerdict {
@@ -58,7 +62,12 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       documents.push({ ...base, findings: [cls.diagnostic], secretRefs: [] });
     } else if (cls.role === "attachment") {
       const attachment = await checkAttachment(cls.of, doc.value, place, checkers, locate);
-      documents.push({ ...base, findings: [cls.warning], secretRefs: secretRefsIn(doc.value, []), attachment });
+      const secretRefs = secretRefsIn(doc.value, []);
+      // a valid document without secret references is held by reference from here on: its
+      // summary (members' digests and small members) replaces the parsed tree
+      const byReference = attachment.errors === 0 && secretRefs.length === 0;
+      const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers) } : {};
+      documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
       const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate);

@@ -70,7 +70,11 @@ export class RepositoryValidator {
   private readonly cache = new FileCache<FileVerdict>();
   private readonly merged: MergedSpecs = new WeakMap();
 
-  constructor(opts: { readonly workers?: WorkerOptions } = {}) {
+  /** Keep what was made of each file for the next run (the daemon); a one-shot command does not. */
+  private readonly reuse: boolean;
+
+  constructor(opts: { readonly workers?: WorkerOptions; readonly reuse?: boolean } = {}) {
+    this.reuse = opts.reuse ?? true;
     const callerChecks = opts.workers?.callerChecks === true;
     const threads = opts.workers?.threads ?? defaultThreads(callerChecks);
     this.pool = threads > 0 ? new PooledFileChecker(threads, opts.workers ?? {}, callerChecks ? () => this.local.checkers() : undefined) : undefined;
@@ -81,11 +85,11 @@ export class RepositoryValidator {
   /**
    * For a one-shot command (validate, plan, apply), whose event loop has nothing else to do:
    * the calling thread checks files beside one worker fewer — a worker isolate's memory saved
-   * for the same cores — and the workers stop once the files are checked. The daemon keeps the
-   * default (all workers, kept): its loop stays free for /healthz.
+   * for the same cores — the workers stop once the files are checked, and nothing is kept for
+   * a next run. The daemon keeps the default (all workers, kept): its loop stays free for /healthz.
    */
   static oneShot(): RepositoryValidator {
-    return new RepositoryValidator({ workers: { callerChecks: true, stopWhenChecked: true } });
+    return new RepositoryValidator({ workers: { callerChecks: true, stopWhenChecked: true }, reuse: false });
   }
 
   async validate(opts: ValidateOptions): Promise<RepositoryResult> {
@@ -110,7 +114,7 @@ export class RepositoryValidator {
       const v = fresh[k++]!;
       verdicts[i] = v;
       // an unreadable file may become readable without changing size or time
-      if (!v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
+      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
     }
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
@@ -214,7 +218,7 @@ class Run {
     for (const record of this.records.values()) {
       for (const doc of record.documents) {
         const attached = doc.kind === undefined ? undefined : kindModule(doc.kind).attached;
-        const spec = (doc.value as { spec?: unknown }).spec;
+        const spec = (doc.value as { spec?: unknown } | undefined)?.spec;
         const ref = attached === undefined || spec === null || typeof spec !== "object" ? undefined : attached.file(spec as Spec);
         if (attached === undefined || ref === undefined) continue;
         refs.push({ file: record.path, absolute: record.absolute, index: doc.index, resource: doc.name === undefined ? undefined : `${doc.kind}/${doc.name}`, attached, ref });

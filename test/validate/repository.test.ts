@@ -2,6 +2,7 @@ import { cp, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
+import { isDocumentRef, materialize } from "../../src/kinds/document-ref.js";
 import type { Diagnostic } from "../../src/errors.js";
 import { validateDirectory } from "../../src/cli/validate-command.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
@@ -29,9 +30,10 @@ describe("the example repository", () => {
     expect([...kinds].sort()).toEqual(["ApiDefinition", "ApiProduct", "ClientType", "DashboardWebhook", "LlmSettings", "OAuthClient", "OrgKey", "PortalWebhook"]);
     // secrets by reference: unset env vars are warnings in validate, never errors
     expect(result.diagnostics.every((d) => d.code === "SECRET_UNRESOLVED" && d.severity === "warning")).toBe(true);
-    // the definitionFile was read into the resource
+    // the definitionFile is the resource's definition: held by reference, read again on demand
     const petstore = result.resources.find((r) => r.name === "petstore")!;
-    expect((petstore.spec.definition as { info: { title: string } }).info.title).toBe("Swagger Petstore");
+    expect(isDocumentRef(petstore.spec.definition)).toBe(true);
+    expect((materialize(petstore.spec.definition) as { info: { title: string } }).info.title).toBe("Swagger Petstore");
     expect(petstore.definitionSource?.file).toBe("openapi/petstore.yaml");
   });
 

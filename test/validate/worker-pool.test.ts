@@ -2,6 +2,7 @@ import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InternalError } from "../../src/errors.js";
+import { materialize } from "../../src/kinds/document-ref.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import type { ValidateOptions } from "../../src/validate/validate-repository.js";
@@ -57,13 +58,15 @@ describe("the worker pool", () => {
       const result = await pooled.validate(options(root));
       expect(result.diagnostics).toEqual(single.diagnostics);
       expect(result.resources).toEqual(single.resources);
+      // documents held by reference: the same content whichever thread parsed them
+      expect(result.resources.map((r) => materialize(r.spec))).toEqual(single.resources.map((r) => materialize(r.spec)));
       expect(result.stats).toEqual(single.stats);
       // the repository does hold every kind of finding, each located
       const codes = new Set(single.diagnostics.map((d) => d.code));
       for (const code of ["SCHEMA_VIOLATION", "YAML_SYNTAX", "UNKNOWN_KIND", "SECRET_UNRESOLVED", "UNRESOLVED_REFERENCE", "DUPLICATE_NAME", "DEFINITION_FILE", "NOT_A_RESOURCE"]) expect(codes).toContain(code);
       expect(single.diagnostics.filter((d) => d.code !== "DEFINITION_FILE" || d.line !== undefined).every((d) => d.file !== undefined)).toBe(true);
       expect(single.resources.map((r) => r.name)).toContain("good");
-      expect(single.resources.find((r) => r.name === "good")?.spec.definition).toMatchObject({ openapi: "3.0.0" });
+      expect(materialize(single.resources.find((r) => r.name === "good")?.spec.definition)).toMatchObject({ openapi: "3.0.0" });
     } finally {
       await pooled.close();
     }

@@ -1,0 +1,92 @@
+/**
+ * The canonical form content hashes are taken of: JSON with sorted keys, in which every subtree
+ * of more than 2 KiB stands as `#<sha256>` of its own canonical text (a Merkle form). A value
+ * that is not held in memory (a document reference) takes part through its digest: an object
+ * with a `canonicalDigest` method is its digest.
+ */
+import { createHash } from "node:crypto";
+
+/** Implemented by values that stand for a JSON value without holding it. */
+export const canonicalDigest = Symbol("canonicalDigest");
+
+export interface HasCanonicalDigest {
+  [canonicalDigest](): string;
+}
+
+function hasDigest(value: object): value is HasCanonicalDigest {
+  return typeof (value as Partial<HasCanonicalDigest>)[canonicalDigest] === "function";
+}
+
+/** Large subtrees' digests, computed once per object (values are not changed once hashed). */
+const bigSubtrees = new WeakMap<object, string>();
+const bigSubtree = 2048;
+
+/** The canonical text of an object from its members' canonical texts (`undefined` members left out). */
+export function canonicalObject(members: Readonly<Record<string, string | undefined>>): string {
+  const parts: string[] = [];
+  for (const k of Object.keys(members).sort()) {
+    const part = members[k];
+    if (part !== undefined) parts.push(`${JSON.stringify(k)}:${part}`);
+  }
+  return sealed(`{${parts.join(",")}}`);
+}
+
+/** A canonical text as its parent sees it: itself up to 2 KiB, else its digest. */
+function sealed(text: string): string {
+  return text.length <= bigSubtree ? text : `#${createHash("sha256").update(text).digest("base64url")}`;
+}
+
+/** Canonical JSON (sorted keys) in which each subtree of more than 2 KiB is replaced by its hash. */
+export function canonical(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (hasDigest(value)) return value[canonicalDigest]();
+  const known = bigSubtrees.get(value);
+  if (known !== undefined) return known;
+  let text: string;
+  if (Array.isArray(value)) {
+    text = sealed(`[${value.map(canonical).join(",")}]`);
+  } else {
+    const obj = value as Record<string, unknown>;
+    const parts: string[] = [];
+    for (const k of Object.keys(obj).sort()) if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonical(obj[k])}`);
+    text = sealed(`{${parts.join(",")}}`);
+  }
+  // the choice depends on the content alone, so equal values always get equal strings
+  if (text.startsWith("#")) bigSubtrees.set(value, text);
+  return text;
+}
+
+/**
+ * The canonical text of a value seen through `replace` (applied to every value before it is
+ * written, like JSON.stringify's replacer). Not memoised: the replacement may differ per call.
+ */
+export function canonicalWith(value: unknown, replace: (value: unknown) => unknown): string {
+  const v = replace(value);
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  if (hasDigest(v)) return v[canonicalDigest]();
+  if (Array.isArray(v)) return sealed(`[${v.map((x: unknown) => canonicalWith(x, replace)).join(",")}]`);
+  const obj = v as Record<string, unknown>;
+  const parts: string[] = [];
+  for (const k of Object.keys(obj).sort()) {
+    if (obj[k] === undefined || replace(obj[k]) === undefined) continue;
+    parts.push(`${JSON.stringify(k)}:${canonicalWith(obj[k], replace)}`);
+  }
+  return sealed(`{${parts.join(",")}}`);
+}
+
+/** The canonical text of each member of an object (what a document reference keeps of it). */
+export function canonicalMembers(value: Readonly<Record<string, unknown>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = canonical(v);
+  return out;
+}
+
+/**
+ * A content hash of a JSON value, equal for equal values whatever their key order. Large
+ * subtrees are hashed once per object, so a large object seen again (a parsed OpenAPI document
+ * kept by the validator between runs) costs a lookup. Values are treated as immutable once
+ * hashed: nothing in gatesync changes a parsed document or a built request afterwards.
+ */
+export function contentHash(value: unknown): string {
+  return createHash("sha256").update(canonical(value)).digest("base64url").slice(0, 22);
+}

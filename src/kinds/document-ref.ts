@@ -1,0 +1,151 @@
+/**
+ * An attached document (an ApiDefinition's OpenAPI file) held by reference after validation:
+ * its members' canonical texts (small, or a digest for big ones like `paths`), its small
+ * members themselves, and the way to read it again. A repository of 10,000 APIs then keeps
+ * kilobytes per API instead of every parsed document; the whole document is read again where
+ * it is needed (the request sent, a changed definition's diff) and dropped after.
+ *
+ * Reading it again checks the content against the digest taken at validation: a file changed
+ * in between is an error, never a document sent unvalidated.
+ */
+import { ErrorCode, InternalError, SourceError } from "../errors.js";
+import { canonical, canonicalDigest, canonicalObject } from "./canonical.js";
+import type { HasCanonicalDigest } from "./canonical.js";
+
+/** What the thread that parsed the document keeps of it (plain data: crosses threads). */
+export interface DocumentSummary {
+  /** Canonical text of each top-level member (a `#digest` for a member over 2 KiB). */
+  readonly parts: Readonly<Record<string, string>>;
+  /** The top-level members whose canonical text is short, as values. */
+  readonly small: Readonly<Record<string, unknown>>;
+}
+
+/** Summarises a parsed document (a mapping) for a reference; `held` members are kept whatever their size. */
+export function summarise(document: Readonly<Record<string, unknown>>, held: readonly string[]): DocumentSummary {
+  const parts: Record<string, string> = {};
+  const small: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(document)) {
+    if (v === undefined) continue;
+    const part = canonical(v);
+    parts[k] = part;
+    if (!part.startsWith("#") || held.includes(k)) small[k] = v;
+  }
+  return { parts, small };
+}
+
+/** Where a referenced document lives, and how to read it again. */
+export interface DocumentSource {
+  /** Path relative to the repository root, as findings name it. */
+  readonly file: string;
+  /** Reads and parses the document again (throws when it can no longer be read). */
+  readonly read: () => unknown;
+}
+
+function changed(file: string): SourceError {
+  return new SourceError(ErrorCode.SOURCE_CHANGED, `${file} changed after it was validated`, {
+    hint: "a file of the repository was changed while gatesync was running: nothing of it was sent; run again",
+  });
+}
+
+/**
+ * Own enumerable symbol property holding the digest: deep-equality checks (which compare own
+ * enumerable symbols) then tell two references apart by content; JSON and key walks ignore it.
+ */
+const digestKey = Symbol("documentDigest");
+
+export class DocumentRef implements HasCanonicalDigest {
+  readonly #source: DocumentSource;
+  readonly #summary: DocumentSummary;
+  /** Top-level members replaced (e.g. the gateway extension completed with the API's id). */
+  readonly #overrides: Readonly<Record<string, unknown>>;
+  readonly [digestKey]: string;
+
+  constructor(source: DocumentSource, summary: DocumentSummary, overrides: Readonly<Record<string, unknown>> = {}) {
+    this.#source = source;
+    this.#summary = summary;
+    this.#overrides = overrides;
+    const members: Record<string, string | undefined> = { ...summary.parts };
+    for (const [k, v] of Object.entries(overrides)) members[k] = v === undefined ? undefined : canonical(v);
+    this[digestKey] = canonicalObject(members);
+  }
+
+  get file(): string {
+    return this.#source.file;
+  }
+
+  /** A top-level member: held ones only (small, named as held, or replaced); `undefined` when absent. */
+  member(key: string): unknown {
+    if (Object.hasOwn(this.#overrides, key)) return this.#overrides[key];
+    if (Object.hasOwn(this.#summary.small, key)) return this.#summary.small[key];
+    if (Object.hasOwn(this.#summary.parts, key)) throw new InternalError(`${this.#source.file}: member ${key} of a document held by reference was read without loading it`);
+    return undefined;
+  }
+
+  /** True when the document has the member (held or not). */
+  has(key: string): boolean {
+    return Object.hasOwn(this.#overrides, key) ? this.#overrides[key] !== undefined : Object.hasOwn(this.#summary.parts, key);
+  }
+
+  /** The same document with one top-level member replaced. */
+  with(key: string, value: unknown): DocumentRef {
+    return new DocumentRef(this.#source, this.#summary, { ...this.#overrides, [key]: value });
+  }
+
+  [canonicalDigest](): string {
+    return this[digestKey];
+  }
+
+  /** The whole document, read again; throws SOURCE_CHANGED when its content changed. */
+  load(): Record<string, unknown> {
+    const value = this.#source.read();
+    if (value === null || typeof value !== "object" || Array.isArray(value)) throw changed(this.#source.file);
+    const read = value as Record<string, unknown>;
+    const parts: Record<string, string | undefined> = {};
+    for (const [k, v] of Object.entries(read)) parts[k] = v === undefined ? undefined : canonical(v);
+    if (canonicalObject(parts) !== canonicalObject(this.#summary.parts)) throw changed(this.#source.file);
+    return Object.keys(this.#overrides).length === 0 ? read : { ...read, ...this.#overrides };
+  }
+
+  /** Serialised, it is the document itself. */
+  toJSON(): unknown {
+    return this.load();
+  }
+}
+
+export function isDocumentRef(value: unknown): value is DocumentRef {
+  return value instanceof DocumentRef;
+}
+
+/**
+ * The value with every document reference in it replaced by the document (copy-on-write:
+ * parts without references are returned as they are).
+ */
+export function materialize<T>(value: T): T {
+  if (value instanceof DocumentRef) return value.load() as T;
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    (value as unknown[]).forEach((v: unknown, i) => {
+      const next: unknown = materialize(v);
+      if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
+    });
+    return (out ?? value) as T;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const next: unknown = materialize(v);
+    if (next !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
+  }
+  return (out ?? value) as T;
+}
+
+/** A top-level member of a document held in memory or by reference. */
+export function documentMember(document: unknown, key: string): unknown {
+  if (document instanceof DocumentRef) return document.member(key);
+  return document !== null && typeof document === "object" && !Array.isArray(document) ? (document as Record<string, unknown>)[key] : undefined;
+}
+
+/** The document with one top-level member replaced, whether held in memory or by reference. */
+export function withMember(document: object, key: string, value: unknown): object {
+  return document instanceof DocumentRef ? document.with(key, value) : { ...document, [key]: value };
+}
