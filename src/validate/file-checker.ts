@@ -46,8 +46,10 @@ export interface WorkerOptions {
 
 export const defaultWorkerOptions = { minFiles: 200, filesPerTask: 16 } as const;
 
+/** The checkers' modules (the compiled schemas) are loaded by the threads that check. */
 async function loadCheckers(): Promise<Checkers> {
-  const [{ SchemaRegistry }, { OpenApiChecker }] = [await import("./schema-registry.js"), await import("./openapi.js")];
+  const { SchemaRegistry } = await import("./schema-registry.js");
+  const { OpenApiChecker } = await import("./openapi.js");
   return { schemas: new SchemaRegistry(), openapi: new OpenApiChecker() };
 }
 

@@ -1,6 +1,9 @@
 /**
  * A worker thread of the file-checking pool (piscina): checks the files of one task with
- * checkers compiled once per thread.
+ * checkers made once per thread. It compiles no schema (they are compiled at build time:
+ * src/validate/compiled/) and loads neither ajv nor the OpenAPI validator library; the compiled
+ * modules are imported statically, since a dynamic `import()` of a `.js` specifier does not
+ * resolve to its `.ts` source in a worker run through tsx (tests, `gatesync` from sources).
  */
 import type { FileToRead } from "../load/read-file.js";
 import { checkFile } from "./check-file.js";

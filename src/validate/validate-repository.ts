@@ -58,7 +58,7 @@ export interface RepositoryResult {
 type MergedSpecs = WeakMap<object, { readonly definition: unknown; readonly spec: Spec }>;
 
 /**
- * Reusable across runs: checkers are compiled once (per thread), and what was made of each
+ * Reusable across runs: checkers are made once (per thread), and what was made of each
  * file is kept while the file is unchanged, so the daemon's runs after a one-file change
  * check one file.
  */
