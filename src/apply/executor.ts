@@ -7,6 +7,7 @@
  * recorded before they are sent, they are retried only when they certainly did not reach the
  * server, and any other failure leaves them in doubt. Nothing is ever created twice.
  */
+import { AbortWaiters } from "../abort-signals.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
 import type { PlannedChange } from "../plan/plan-change.js";
@@ -69,22 +70,28 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   // One signal for stopping: the caller's (shutdown, lost leadership) or a failed state write —
   // a process that cannot record must not start another call.
   const halt = new AbortController();
-  deps.signal?.addEventListener("abort", () => halt.abort(), { once: true });
-  if (deps.signal?.aborted === true) halt.abort();
+  // removed when the apply ends: the caller's signal may outlive it (a daemon's)
+  const unlinkCaller = new AbortWaiters().add(deps.signal === undefined ? [] : [deps.signal], () => halt.abort());
   const recorder = new Recorder({ state: deps.state, snapshot: input.state, desired: input.desired, hashKey: input.hashKey.key, commit: input.commit, now, logger, progress, halt });
   const policy = { max: config.retries.max, baseDelayMs: config.retries.baseDelayMs, maxDelayMs: config.retries.maxDelayMs };
   const sender = new Sender({ interfaces, recorder, desired: input.desired, policy, logger, halt: halt.signal, random: deps.random, observe: deps.observe });
   const batcher = interfaces.batch === undefined ? undefined : new Batcher(sender, interfaces.batch, logger);
 
   progress.start(executable.length);
+  let appliedIds: Set<string>;
+  let checks: Awaited<ReturnType<typeof runPostApply>>;
   try {
-    if (executable.length > 0 && input.state.serial === 0) await deps.state.initialise(input.hashKey.store);
-    await runWaves(executable, sender, batcher, halt.signal);
+    try {
+      if (executable.length > 0 && input.state.serial === 0) await deps.state.initialise(input.hashKey.store);
+      await runWaves(executable, sender, batcher, halt.signal);
+    } finally {
+      progress.stop();
+    }
+    appliedIds = new Set(recorder.byStatus("applied").map((o) => o.id));
+    checks = await runPostApply(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
   } finally {
-    progress.stop();
+    unlinkCaller();
   }
-  const appliedIds = new Set(recorder.byStatus("applied").map((o) => o.id));
-  const checks = await runPostApply(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
   interfaces.stop();
 
   const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : 1);

@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
+import { AbortWaiters, linkedSignal } from "../abort-signals.js";
 import type { RateLimitConfig } from "../config/config.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import type { Logger } from "../logger.js";
@@ -46,6 +47,8 @@ export class InterfaceQueue {
   private resumeTimer: NodeJS.Timeout | undefined;
   /** Wakes every waiting call when the interface closes. */
   private readonly wake = new AbortController();
+  /** Calls waiting in the queue, each left when the apply stops or the interface closes. */
+  private readonly waiting = new AbortWaiters();
   private closed: string | undefined;
   private nextSlot = 0;
   /** HTTP requests started through this queue. */
@@ -76,11 +79,8 @@ export class InterfaceQueue {
     // A call still waiting in the queue (held there by a pause) leaves it when the apply stops
     // or the interface closes; once it has started, only its own waits are cut short.
     const queued = new AbortController();
-    const links = [this.wake.signal, ...(signal === undefined ? [] : [signal])];
     const leave = (): void => queued.abort(this.closed !== undefined ? new Throttled(this.closed) : new NotStarted());
-    const unlink = (): void => links.forEach((s) => s.removeEventListener("abort", leave));
-    links.forEach((s) => s.addEventListener("abort", leave, { once: true }));
-    if (links.some((s) => s.aborted)) leave();
+    const unlink = this.waiting.add([this.wake.signal, ...(signal === undefined ? [] : [signal])], leave);
     try {
       return await this.queue.add(
         async () => {
@@ -103,13 +103,17 @@ export class InterfaceQueue {
 
   /** Resolves once no pause holds and the adaptive rate allows a start. */
   private async resumed(signal: AbortSignal | undefined): Promise<void> {
-    const waking = signal === undefined ? this.wake.signal : AbortSignal.any([signal, this.wake.signal]);
-    for (;;) {
-      if (this.closed !== undefined) throw new Throttled(this.closed);
-      const wait = Math.max(this.pausedUntil, this.rate < this.limit.requestsPerSecond ? this.nextSlot : 0) - this.now();
-      if (wait <= 0) break;
-      if (signal?.aborted === true) throw new NotStarted();
-      await sleep(wait, undefined, { signal: waking }).catch(() => undefined);
+    const waking = linkedSignal([this.wake.signal, ...(signal === undefined ? [] : [signal])]);
+    try {
+      for (;;) {
+        if (this.closed !== undefined) throw new Throttled(this.closed);
+        const wait = Math.max(this.pausedUntil, this.rate < this.limit.requestsPerSecond ? this.nextSlot : 0) - this.now();
+        if (wait <= 0) break;
+        if (signal?.aborted === true) throw new NotStarted();
+        await sleep(wait, undefined, { signal: waking.signal }).catch(() => undefined);
+      }
+    } finally {
+      waking.unlink();
     }
     if (this.rate < this.limit.requestsPerSecond) this.nextSlot = Math.max(this.now(), this.nextSlot) + 1000 / this.rate;
   }

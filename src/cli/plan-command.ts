@@ -57,7 +57,8 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
-        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, ...(selection === undefined ? {} : { selection }) });
+        // a plan only: the state's payloads are read only where the plan compares them
+        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", ...(selection === undefined ? {} : { selection }) });
         io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           const out = opts.out;

@@ -13,6 +13,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
+import { linkedSignal } from "../abort-signals.js";
 import type { Progress } from "../apply/types.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
@@ -165,8 +166,7 @@ export class Reconciler {
     const run: RunInProgress = { reason, started: new Date(), t0: performance.now(), plan: undefined };
     const finish = (result: RunResult, extra: Partial<RunReport> = {}): RunReport => this.finish(run, result, extra);
     if (this.opts.canApply !== undefined && !this.opts.canApply()) return finish("standby");
-    this.runAbort = new AbortController();
-    const signal = AbortSignal.any([this.abort.signal, this.runAbort.signal]);
+    const runAbort = (this.runAbort = new AbortController());
     let snapshot;
     try {
       snapshot = await this.opts.source.fetch();
@@ -189,8 +189,10 @@ export class Reconciler {
       // the same broken revision: its errors are already reported
       return finish("invalid", { revision: snapshot.revision, ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }) });
     }
+    // unlinked when the run ends: the daemon's own signal outlives every run
+    const linked = linkedSignal([this.abort.signal, runAbort.signal]);
     try {
-      return await this.applyRevision(run, snapshot, { log, signal, reassert }, finish);
+      return await this.applyRevision(run, snapshot, { log, signal: linked.signal, reassert }, finish);
     } catch (err) {
       const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
       if (err instanceof ValidationFailed) {
@@ -202,6 +204,8 @@ export class Reconciler {
       const message = err instanceof GatesyncError ? `${err.code}: ${err.message}` : (err as Error).message;
       log.error({ err: message }, "run failed");
       return finish("error", { ...where, error: message });
+    } finally {
+      linked.unlink();
     }
   }
 

@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Dispatcher } from "undici";
 import { request } from "undici";
+import { linkedSignal } from "../abort-signals.js";
 import type { Logger } from "../logger.js";
 import type { DeliveryPolicy } from "../config/notifications.js";
 import type { NotifyMetrics } from "./metrics.js";
@@ -89,7 +90,9 @@ export class ReceiverQueue {
   }
 
   private async tryOnce(req: OutgoingRequest): Promise<TryOutcome> {
-    const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout(this.policy.timeoutMs)]);
+    // unlinked after the attempt: the notifier's own signal outlives every delivery
+    const linked = linkedSignal([this.stop.signal, AbortSignal.timeout(this.policy.timeoutMs)]);
+    const signal = linked.signal;
     try {
       const res = await request(req.url, {
         method: req.method,
@@ -109,6 +112,8 @@ export class ReceiverQueue {
       return { ok: false, retry, code: String(status), ...(waitMs === undefined ? {} : { waitMs }) };
     } catch {
       return { ok: false, retry: true, code: "error" };
+    } finally {
+      linked.unlink();
     }
   }
 }

@@ -14,6 +14,7 @@ import { operations } from "../contract/operations.js";
 import type { KindName } from "../kinds/kind.js";
 import { serverIdAddress } from "../kinds/registry.js";
 import type { Desired } from "./desired.js";
+import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 
 export const adoptAnnotation = "gatesync.dev/adopt";
@@ -53,7 +54,7 @@ const forgetHint = (id: string): string => `remove the \`${adoptAnnotation}\` an
 export function planAdoption(d: Desired, record: ResourceRecord | undefined, claims: AdoptionClaims): AdoptionDecision | undefined {
   const wanted = d.adopt;
   if (wanted !== undefined && wanted.trim() === "") return { action: "blocked", reason: `the \`${adoptAnnotation}\` annotation gives no server id`, hint: "write the object's id as the server shows it, or remove the annotation" };
-  if (record?.applied !== undefined) {
+  if (record !== undefined && holdsPayload(record, "applied")) {
     if (wanted === undefined || record.serverId === wanted) return undefined;
     return { action: "blocked", reason: `the annotation adopts server id ${wanted}, but the state records this resource with server id ${record.serverId ?? "(none)"}`, hint: forgetHint(d.id) };
   }

@@ -10,7 +10,8 @@ import { InternalError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import { kindModule, knownKind } from "../kinds/registry.js";
 import { containsSensitive, isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
-import type { ResourceRecord } from "../record/state.js";
+import { holdsPayload } from "../record/lazy-record.js";
+import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { planAdoption } from "./adoption.js";
 import type { AdoptionClaims } from "./adoption.js";
 import { classified } from "./breaking/classify.js";
@@ -123,13 +124,28 @@ export interface ChangeContext {
 }
 
 /** The change one desired resource needs, given its record. */
+/**
+ * The records whose payloads (what was applied, what was attempted) `planChange` and
+ * `planOrphan` may read: all but those of resources recorded as applied, not adopted, whose
+ * content hash is unchanged — for those the plan compares hashes only. Keep in step with them.
+ */
+export function payloadsNeeded(desired: readonly Desired[], state: StateSnapshot): Set<string> {
+  const byId = new Map(desired.map((d) => [d.id, d]));
+  const needed = new Set<string>();
+  for (const r of state.resources.values()) {
+    const d = byId.get(r.id);
+    if (d === undefined || r.status !== "applied" || r.appliedHash !== d.hash || d.adopt !== undefined || r.adopted !== undefined) needed.add(r.id);
+  }
+  return needed;
+}
+
 export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: ChangeContext): Draft {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
   const notes = [...(req.notes ?? [])];
   if (record?.status === "in-doubt") {
     const settle = kindModule(d.kind).settlesByResend;
-    if (settle === undefined || req.create === undefined || record.applied !== undefined || !settle.sameObject(record.attempted ?? {}, req.compare)) {
+    if (settle === undefined || req.create === undefined || holdsPayload(record, "applied") || !settle.sameObject(record.attempted ?? {}, req.compare)) {
       return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
     }
     notes.push(`the last create's outcome is unknown (${record.error ?? "no answer"}): it is sent again to settle it — a duplicate is refused with ${settle.status}, which means the earlier create happened`);
@@ -141,8 +157,8 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
     const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, ctx.batching) };
     return { ...base, action: "adopt", adopt: { serverId: adoption.serverId, source: adoption.source }, ...operation, fields, notes: [...notes, adoption.note] };
   }
-  const applied = record?.applied;
-  return applied === undefined ? planFirstApply(base, d, record, notes, ctx) : planUpdate(base, d, record, applied, notes, ctx);
+  // what was applied is parsed (lazy-record.ts) only when it is compared: when the content hash differs
+  return record === undefined || !holdsPayload(record, "applied") ? planFirstApply(base, d, record, notes, ctx) : planUpdate(base, d, record, notes, ctx);
 }
 
 /** Nothing of the resource was applied yet: it is created (or, for a kind without create, updated in place). */
@@ -161,16 +177,17 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
 }
 
 /** The resource was applied before: compared with what was applied, it is left alone, updated or blocked. */
-function planUpdate(base: Base, d: Desired, record: ResourceRecord | undefined, applied: Readonly<Record<string, unknown>>, notes: string[], ctx: ChangeContext): Draft {
+function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: string[], ctx: ChangeContext): Draft {
   const req = d.request;
-  const address = { ...req.address, ...record?.address };
+  const address = { ...req.address, ...record.address };
   // the same content hash means the same content: no field-by-field comparison needed
-  // documents held by reference are read once here, for the diff and its classification
-  const changed = record?.appliedHash === d.hash ? undefined : { before: materialize(applied), after: materialize(req.compare) };
+  // documents held by reference are read once here, for the diff and its classification; what
+  // was applied is parsed (lazy-record.ts) only here too
+  const changed = record.appliedHash === d.hash ? undefined : { before: materialize(record.applied ?? {}), after: materialize(req.compare) };
   const fields = changed === undefined ? [] : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
-  const triggerChanged = req.trigger !== undefined && req.trigger !== record?.trigger;
-  const retry = record?.status === "failed";
-  if (retry) notes.push(`the last attempt failed: ${record?.error ?? "unknown error"}`);
+  const triggerChanged = req.trigger !== undefined && req.trigger !== record.trigger;
+  const retry = record.status === "failed";
+  if (retry) notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (fields.length === 0 && !triggerChanged && !retry) {
     if (ctx.reassert && req.update !== undefined && operations[req.update].idempotent) {
       return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, false, ctx.batching), fields: [], notes: [...notes, "re-asserted: sent again to undo changes made outside git"] };
@@ -211,7 +228,7 @@ export function planOrphan(record: ResourceRecord, policy: "report" | "deactivat
   const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
   const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
   if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, hint: inDoubtHint(record.id), notes: [] };
-  if (record.applied === undefined && record.status === "failed") {
+  if (record.status === "failed" && !holdsPayload(record, "applied")) {
     // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
     return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
   }

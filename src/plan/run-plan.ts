@@ -12,10 +12,12 @@ import { secretScope } from "../secrets/scope.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import { planScope } from "./plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
-import type { SelectionRequest } from "../select/selection.js";
+import type { Scope, SelectionRequest } from "../select/selection.js";
+import type { SecretSource } from "../load/secret-refs.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DesiredMemo, DesiredSet } from "./desired.js";
 import { hashKeyFor, prepareDesired } from "./desired.js";
+import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
 
@@ -43,6 +45,12 @@ export interface PlanRunInput {
   readonly reassert?: boolean;
   /** Kept across runs by a daemon: unchanged resources are not prepared again. */
   readonly desiredMemo?: DesiredMemo;
+  /**
+   * "needed": read from the state only the payloads the plan reads (see ReadOptions): records of
+   * unchanged resources come without theirs. The returned state is then for planning only, not
+   * for an apply (which builds new records from the earlier ones).
+   */
+  readonly payloads?: "needed";
   /** Plan part of the repository (`--target`, `--exclude`, `--kind`, `--selector`); the config's `selector` always applies. */
   readonly selection?: SelectionRequest;
 }
@@ -64,16 +72,28 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
   });
   if (hasErrors(result.diagnostics)) throw new ValidationFailed(result.diagnostics);
-  const state = await input.state.read();
-  const hashKey = hashKeyFor(env, state);
-  const selected = scope === undefined ? undefined : planScope(result.resources, state, scope, config.selector);
-  const desired = prepareDesired(result.resources, {
-    secrets,
-    hashKey: hashKey.key,
-    appTypeProviders,
-    ...(input.desiredMemo === undefined ? {} : { memo: input.desiredMemo }),
-    ...(selected === undefined ? {} : { only: selected.only }),
-  });
+  const prepare = (state: StateSnapshot): Prepared => prepareRun(input, result.resources, state, { secrets, appTypeProviders, scope });
+  let prepared: Prepared | undefined;
+  let failure: { readonly error: unknown } | undefined;
+  const state = await input.state.read(
+    input.payloads !== "needed"
+      ? undefined
+      : {
+          // the desired set, prepared from the records without their payloads, says which payloads the plan reads
+          payloadsFor: (heads) => {
+            try {
+              prepared = prepare(heads);
+              return payloadsNeeded(prepared.desired.desired, heads);
+            } catch (error) {
+              failure = { error };
+              return new Set(heads.resources.keys());
+            }
+          },
+        },
+  );
+  if (failure !== undefined) throw failure.error;
+  // a state never written is read without asking which payloads to read
+  const { hashKey, selected, desired } = prepared ?? prepare(state);
   if (hasErrors(desired.diagnostics)) throw new ValidationFailed(desired.diagnostics);
   const batch = config.targets.gateway?.batch;
   const plan = computePlan(desired.desired, state, {
@@ -86,4 +106,25 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
   return { plan, state, resources: result.resources, desired, hashKey, warnings: result.diagnostics.length };
+}
+
+interface Prepared {
+  readonly hashKey: { readonly key: string; readonly store: string | undefined };
+  readonly selected: ReturnType<typeof planScope> | undefined;
+  readonly desired: DesiredSet;
+}
+
+/** The hash key, the selection and the desired set, against `state`. */
+function prepareRun(input: PlanRunInput, resources: readonly Resource[], state: StateSnapshot, ctx: { readonly secrets: SecretSource; readonly appTypeProviders: ReadonlySet<number>; readonly scope: Scope | undefined }): Prepared {
+  const { config, env } = input;
+  const hashKey = hashKeyFor(env, state);
+  const selected = ctx.scope === undefined ? undefined : planScope(resources, state, ctx.scope, config.selector);
+  const desired = prepareDesired(resources, {
+    secrets: ctx.secrets,
+    hashKey: hashKey.key,
+    appTypeProviders: ctx.appTypeProviders,
+    ...(input.desiredMemo === undefined ? {} : { memo: input.desiredMemo }),
+    ...(selected === undefined ? {} : { only: selected.only }),
+  });
+  return { hashKey, selected, desired };
 }

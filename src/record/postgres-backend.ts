@@ -13,7 +13,10 @@
 import pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
-import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import { payloadFields } from "./lazy-record.js";
+import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
+import type { HeadRow, PayloadColumns } from "./read-rows.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 
 export interface PostgresBackendOptions {
@@ -50,6 +53,9 @@ const migrations: ReadonlyArray<{ version: number; sql: (s: string) => string }>
       );`,
   },
 ];
+
+/** A record's row as read: the record without its payloads, and each payload's JSON text or presence. */
+type Row = { readonly id: string; readonly head: unknown } & PayloadColumns;
 
 export const latestMigration = migrations[migrations.length - 1]!.version;
 
@@ -120,7 +126,7 @@ export class PostgresStateBackend implements StateBackend {
     }
   }
 
-  async read(): Promise<StateSnapshot> {
+  async read(options?: ReadOptions): Promise<StateSnapshot> {
     await this.migrate();
     let client: pg.PoolClient;
     try {
@@ -130,21 +136,9 @@ export class PostgresStateBackend implements StateBackend {
     }
     try {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const meta = (await client.query<{ format_version: number; lineage: string; serial: string; hash_key: string | null }>(`SELECT format_version, lineage, serial, hash_key FROM ${this.s}.meta WHERE id = 1`)).rows[0];
-      const rows = (await client.query<{ id: string; record: unknown }>(`SELECT id, record FROM ${this.s}.resources ORDER BY id`)).rows;
+      const snapshot = await this.readIn(client, options?.payloadsFor);
       await client.query("COMMIT");
-      if (meta === undefined) throw this.corrupt("the meta row is missing");
-      if (meta.format_version > stateFormatVersion) {
-        throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
-      }
-      const resources = new Map<string, ResourceRecord>();
-      for (const row of rows) {
-        const problem = recordProblem(row.record);
-        if (problem !== undefined) throw this.corrupt(`row ${row.id}: ${problem}`);
-        if ((row.record as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(row.record as ResourceRecord).id}`);
-        resources.set(row.id, row.record as ResourceRecord);
-      }
-      return { lineage: meta.lineage, serial: Number(meta.serial), hashKey: meta.hash_key ?? undefined, resources };
+      return snapshot;
     } catch (err) {
       await client.query("ROLLBACK").catch(() => undefined);
       if (err instanceof StateError) throw err;
@@ -152,6 +146,28 @@ export class PostgresStateBackend implements StateBackend {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * The snapshot, in the read transaction: each record without its payloads (parsed) and each
+   * payload's JSON text, parsed when read (lazy-record.ts) — or, with a chooser, first only
+   * whether each payload is there, then the payloads of the records it chooses.
+   */
+  private async readIn(client: pg.PoolClient, chooser: ReadOptions["payloadsFor"]): Promise<StateSnapshot> {
+    const meta = (await client.query<{ format_version: number; lineage: string; serial: string; hash_key: string | null }>(`SELECT format_version, lineage, serial, hash_key FROM ${this.s}.meta WHERE id = 1`)).rows[0];
+    if (meta === undefined) throw this.corrupt("the meta row is missing");
+    if (meta.format_version > stateFormatVersion) {
+      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
+    }
+    const texts = payloadFields.map((f) => `(record -> '${f}')::text AS ${f}`).join(", ");
+    const columns = chooser === undefined ? texts : payloadFields.map((f) => `(record -> '${f}') IS NOT NULL AS ${f}`).join(", ");
+    const head = `CASE jsonb_typeof(record) WHEN 'object' THEN record ${payloadFields.map((f) => `- '${f}'`).join(" ")} ELSE record END AS head`;
+    const rows: HeadRow[] = (await client.query<Row>(`SELECT id, ${head}, ${columns} FROM ${this.s}.resources ORDER BY id`)).rows.map((r) => ({ id: r.id, head: r.head, texts: payloadTexts(r) }));
+    const heads: StateSnapshot = { lineage: meta.lineage, serial: Number(meta.serial), hashKey: meta.hash_key ?? undefined, resources: recordsOf(rows, (what) => this.corrupt(what)) };
+    if (chooser === undefined) return heads;
+    const chosen = [...chooser(heads)];
+    const loaded = (await client.query<Row>(`SELECT id, ${texts} FROM ${this.s}.resources WHERE id = ANY($1::text[])`, [chosen])).rows;
+    return withPayloads(heads, rows, new Map(loaded.map((r) => [r.id, payloadTexts(r)])));
   }
 
   async lock(owner: string): Promise<StateLock> {

@@ -19,9 +19,12 @@ import Database from "better-sqlite3";
 import { ensureDirectory } from "../ensure-directory.js";
 import { ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
+import { payloadFields } from "./lazy-record.js";
+import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
+import type { HeadRow, PayloadColumns } from "./read-rows.js";
 import { assertHolder, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
 import { migrateSqlite } from "./sqlite-schema.js";
-import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { emptySnapshot, recordProblem, stateFormatVersion } from "./state.js";
 import { stateIoError } from "./state-io.js";
 
@@ -35,6 +38,22 @@ export interface SqliteBackendOptions {
 }
 
 type Op = (db: Database.Database) => void;
+
+type Meta = { format_version: number; lineage: string; serial: number; hash_key: string | null };
+type Row = { readonly id: string; readonly head: string } & PayloadColumns;
+
+/*
+ * A record's row as read: the record without its payloads (parsed at once) and each payload's
+ * JSON text (SQL NULL when absent), parsed when something reads it (lazy-record.ts) — or, when
+ * the reader chooses whose payloads to read, first only whether each payload is there.
+ */
+const head = `json_remove(record, ${payloadFields.map((f) => `'$.${f}'`).join(", ")}) AS head`;
+const texts = payloadFields.map((f) => `record -> '$.${f}' AS ${f}`).join(", ");
+const selectRows = `SELECT id, ${head}, ${texts} FROM resources ORDER BY id`;
+const selectHeads = `SELECT id, ${head}, ${payloadFields.map((f) => `record -> '$.${f}' IS NOT NULL AS ${f}`).join(", ")} FROM resources ORDER BY id`;
+const selectPayloads = `SELECT id, ${texts} FROM resources WHERE id IN (SELECT value FROM json_each(?))`;
+
+const headRow = (row: Row): HeadRow => ({ id: row.id, head: JSON.parse(row.head) as unknown, texts: payloadTexts(row) });
 
 const sqliteHeader = "SQLite format 3\0";
 
@@ -133,36 +152,39 @@ export class SqliteStateBackend implements StateBackend {
   private failure(what: string, err: unknown): StateError {
     if (err instanceof StateError) return err;
     const code = (err as { code?: unknown }).code;
-    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB") return this.corrupt((err as Error).message);
+    // a record that is not JSON (the table's CHECK keeps them out) is met by json_remove when read
+    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || (code === "SQLITE_ERROR" && /malformed JSON/.test((err as Error).message))) return this.corrupt((err as Error).message);
     return stateIoError(what, this.file, err);
   }
 
   // async: a failure is a rejected promise, as with PostgreSQL
   // eslint-disable-next-line @typescript-eslint/require-await
-  async read(): Promise<StateSnapshot> {
-    return this.guard("cannot read the state", () => this.readNow());
+  async read(options?: ReadOptions): Promise<StateSnapshot> {
+    return this.guard("cannot read the state", () => this.readNow(options));
   }
 
-  private readNow(): StateSnapshot {
+  private readNow(options: ReadOptions | undefined): StateSnapshot {
     const db = this.connection(false);
     if (db === undefined) return emptySnapshot("");
-    const { meta, rows } = db.transaction(() => ({
-      meta: db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as { format_version: number; lineage: string; serial: number; hash_key: string | null } | undefined,
-      rows: db.prepare("SELECT id, record FROM resources ORDER BY id").all() as Array<{ id: string; record: string }>,
-    }))();
+    const chooser = options?.payloadsFor;
+    return db.transaction(() => {
+      const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
+      const snapshot = (rows: readonly HeadRow[]): StateSnapshot => ({ lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources: recordsOf(rows, (what) => this.corrupt(what)) });
+      if (chooser === undefined) return snapshot((db.prepare(selectRows).all() as Row[]).map(headRow));
+      const rows = (db.prepare(selectHeads).all() as Row[]).map(headRow);
+      const heads = snapshot(rows);
+      const chosen = chooser(heads);
+      const loaded = new Map((db.prepare(selectPayloads).all(JSON.stringify([...chosen])) as Row[]).map((r) => [r.id, payloadTexts(r)]));
+      return withPayloads(heads, rows, loaded);
+    })();
+  }
+
+  private checkedMeta(meta: Meta | undefined): Meta {
     if (meta === undefined) throw this.corrupt("the meta row is missing");
     if (meta.format_version > stateFormatVersion) {
       throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
     }
-    const resources = new Map<string, ResourceRecord>();
-    for (const row of rows) {
-      const record = JSON.parse(row.record) as unknown;
-      const problem = recordProblem(record);
-      if (problem !== undefined) throw this.corrupt(`row ${row.id}: ${problem}`);
-      if ((record as ResourceRecord).id !== row.id) throw this.corrupt(`row ${row.id} holds ${(record as ResourceRecord).id}`);
-      resources.set(row.id, record as ResourceRecord);
-    }
-    return { lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources };
+    return meta;
   }
 
   async lock(owner: string): Promise<StateLock> {

@@ -64,10 +64,20 @@ export interface StateLock {
   release(): Promise<void>;
 }
 
+export interface ReadOptions {
+  /**
+   * Chooses, from the records as read without their payloads (`applied`, `attempted`,
+   * `response`, `health`; see lazy-record.ts), the records whose payloads are read, in the same
+   * transaction: the others' are not read at all, and reading one of those is an InternalError.
+   * It must not throw. Without it, every payload is read (and parsed when first accessed).
+   */
+  readonly payloadsFor?: (heads: StateSnapshot) => ReadonlySet<string>;
+}
+
 /** A state store. Writes are per resource, durable when the promise resolves. */
 export interface StateBackend {
-  /** Everything, as of now. Needs no lock. */
-  read(): Promise<StateSnapshot>;
+  /** Everything, as of now (payloads as `options` choose). Needs no lock. */
+  read(options?: ReadOptions): Promise<StateSnapshot>;
   /** Takes the lock, or throws StateError(STATE_LOCKED) naming the holder. */
   lock(owner: string): Promise<StateLock>;
   /** Writes one record (under the lock), durably. */

@@ -1,0 +1,63 @@
+/**
+ * What both backends do with the rows they read: each record's head (the record without its
+ * payloads) checked and joined with its payloads as lazily parsed JSON text (lazy-record.ts),
+ * and, when the reader chooses whose payloads to read (ReadOptions.payloadsFor), the snapshot
+ * of heads it chooses from and the records completed with the payloads read for them.
+ */
+import type { StateError } from "../errors.js";
+import { lazyRecord, payloadFields, unreadPayload } from "./lazy-record.js";
+import type { PayloadField, PayloadTexts } from "./lazy-record.js";
+import type { ResourceRecord, StateSnapshot } from "./state.js";
+import { recordProblem } from "./state.js";
+
+/** A record's row: its head, parsed, and its payloads (text, or unreadPayload when only their presence was read). */
+export interface HeadRow {
+  readonly id: string;
+  readonly head: unknown;
+  readonly texts: PayloadTexts;
+}
+
+/** A row's payload columns: JSON text (SQL NULL when absent), or whether the record holds it. */
+export type PayloadColumns = { readonly [F in PayloadField]: string | boolean | number | null };
+
+/** The payloads of a row's columns: texts as they are, a held payload not read as unreadPayload. */
+export function payloadTexts(columns: PayloadColumns): PayloadTexts {
+  const texts: PayloadTexts = {};
+  for (const f of payloadFields) {
+    const value = columns[f];
+    if (typeof value === "string") texts[f] = value;
+    else if (value === true || value === 1) texts[f] = unreadPayload;
+  }
+  return texts;
+}
+
+/** The records of `rows`, checked; a row that is not a record is `corrupt`. */
+export function recordsOf(rows: readonly HeadRow[], corrupt: (what: string) => StateError): Map<string, ResourceRecord> {
+  const resources = new Map<string, ResourceRecord>();
+  for (const row of rows) {
+    const problem = recordProblem(row.head);
+    if (problem !== undefined) throw corrupt(`row ${row.id}: ${problem}`);
+    if ((row.head as ResourceRecord).id !== row.id) throw corrupt(`row ${row.id} holds ${(row.head as ResourceRecord).id}`);
+    resources.set(row.id, lazyRecord(row.head as Record<string, unknown>, row.texts));
+  }
+  return resources;
+}
+
+/** A copy of the record's own data properties (its payloads not read left out). */
+function headOf(record: ResourceRecord): Record<string, unknown> {
+  const head: Record<string, unknown> = {};
+  for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(record))) if (d.get === undefined) head[key] = d.value;
+  return head;
+}
+
+/** `heads` with the records whose payloads were read (`loaded`, by id) completed with them. */
+export function withPayloads(heads: StateSnapshot, rows: readonly HeadRow[], loaded: ReadonlyMap<string, PayloadTexts>): StateSnapshot {
+  if (loaded.size === 0) return heads;
+  const resources = new Map(heads.resources);
+  for (const row of rows) {
+    const texts = loaded.get(row.id);
+    // the row's head became the record without payloads: the record with them gets a copy
+    if (texts !== undefined) resources.set(row.id, lazyRecord(headOf(heads.resources.get(row.id)!), texts));
+  }
+  return { ...heads, resources };
+}

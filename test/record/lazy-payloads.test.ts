@@ -1,0 +1,221 @@
+/**
+ * Records read from either backend keep their big payloads (applied, attempted, the last
+ * answer, health) as JSON text until something reads them: read back exactly as written (also
+ * after a migration and a pull/push), scrubbed by the redaction layer when parsed, and never
+ * parsed by a plan of unchanged resources.
+ */
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { InternalError } from "../../src/errors.js";
+import { payloadsNeeded } from "../../src/plan/plan-change.js";
+import { holdsPayload, payloadFields, unparsedPayloads, unreadPayloads } from "../../src/record/lazy-record.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "../../src/record/state.js";
+import { parsePulled, pulledState } from "../../src/cli/state-transfer.js";
+import { redactingState } from "../../src/record/redacting-state.js";
+import { redactor, registerSecret } from "../../src/redactor.js";
+import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan } from "../helpers/plan.js";
+import { dropTestSchemas, postgresBackend } from "../helpers/postgres.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(async () => {
+  await dropTestSchemas();
+  await removeTempRepos();
+});
+afterEach(() => redactor.clear());
+
+const sqliteBackend = async (): Promise<StateBackend> => new SqliteStateBackend(path.join(await tempRepo(), ".gatesync", "state.db"));
+const backends: Array<[string, () => Promise<StateBackend>, () => Promise<StateBackend>]> = [
+  ["sqlite", sqliteBackend, () => Promise.resolve(postgresBackend())],
+  ["postgres", () => Promise.resolve(postgresBackend()), sqliteBackend],
+];
+
+const full: ResourceRecord = {
+  id: "ApiDefinition/petstore",
+  kind: "ApiDefinition",
+  name: "petstore",
+  address: { apiId: "petstore-v1" },
+  applied: { definition: { openapi: "3.0.3", paths: { "/pets": { get: { responses: { 200: { description: "ok" } } } } } }, listenPath: "/petstore/" },
+  appliedHash: "h1",
+  attempted: { definition: { openapi: "3.0.3" }, note: "Ünïcode ✓" },
+  response: "a string answer",
+  health: { ok: false, checkedAt: "2026-11-21T00:00:00.000Z", results: [{ check: "status", ok: false }] },
+  labels: { team: "pets" },
+  status: "applied",
+  createdAt: "2026-11-21T00:00:00.000Z",
+  updatedAt: "2026-11-21T00:00:00.000Z",
+};
+const bare: ResourceRecord = { id: "OrgKey/k", kind: "OrgKey", name: "k", address: { keyID: "k" }, status: "failed", error: "refused", createdAt: "2026-11-21T00:00:00.000Z", updatedAt: "2026-11-21T00:00:00.000Z" };
+
+async function writeAll(backend: StateBackend, records: readonly ResourceRecord[]): Promise<void> {
+  const lock = await backend.lock("test");
+  try {
+    await Promise.all(records.map(async (r) => backend.write(r)));
+  } finally {
+    await lock.release();
+  }
+}
+
+async function replaceWith(backend: StateBackend, snapshot: StateSnapshot): Promise<void> {
+  const lock = await backend.lock("test");
+  try {
+    await backend.replaceAll(snapshot);
+  } finally {
+    await lock.release();
+  }
+}
+
+describe.each(backends)("%s backend: payloads read lazily", (_name, open, openOther) => {
+  it("reads every payload exactly as written, parsing each on first access only", async () => {
+    const backend = await open();
+    try {
+      await writeAll(backend, [full, bare]);
+      const read = (await backend.read()).resources;
+      const r = read.get(full.id)!;
+      expect(unparsedPayloads(r)).toEqual([...payloadFields]);
+      expect(payloadFields.map((f) => holdsPayload(r, f))).toEqual([true, true, true, true]);
+      expect(unparsedPayloads(r)).toEqual([...payloadFields]);
+      expect(r.applied).toEqual(full.applied);
+      expect(r.applied).toBe(r.applied);
+      expect(unparsedPayloads(r)).toEqual(["attempted", "response", "health"]);
+      // spread, JSON and comparisons see the whole record
+      expect({ ...read.get(full.id)! }).toEqual(full);
+      expect(JSON.parse(JSON.stringify(read.get(full.id)))).toEqual(full);
+      expect(unparsedPayloads(r)).toEqual([]);
+      const b = read.get(bare.id)!;
+      expect(payloadFields.map((f) => holdsPayload(b, f))).toEqual([false, false, false, false]);
+      expect(b).toEqual(bare);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it("carries every payload through a migration to the other backend and through a pull and a push", async () => {
+    const [from, to, back] = [await open(), await openOther(), await open()];
+    try {
+      await writeAll(from, [full, bare]);
+      const source = await from.read();
+      await replaceWith(to, source);
+      const migrated = await to.read();
+      expect(unparsedPayloads(migrated.resources.get(full.id)!)).toEqual([...payloadFields]);
+      expect([...migrated.resources.values()]).toEqual([full, bare]);
+      // pull writes the whole state as JSON; push reads it back into a state
+      const pulled = JSON.stringify(pulledState(migrated));
+      await replaceWith(back, parsePulled(pulled, "pulled.json"));
+      expect([...(await back.read()).resources.values()]).toEqual([full, bare]);
+    } finally {
+      await Promise.all([from.close(), to.close(), back.close()]);
+    }
+  });
+
+  it("scrubs a secret planted in a stored payload when it is parsed, never letting it out", async () => {
+    const secret = "planted-secret-value-0123456789";
+    const raw = await open();
+    const planted: ResourceRecord = { ...full, applied: { definition: { description: `key ${secret}` } }, response: { echo: secret }, note: `saw ${secret}` };
+    try {
+      // written behind the redaction layer's back, as an old version or a hand edit could have
+      await writeAll(raw, [planted]);
+      registerSecret(secret);
+      const read = (await redactingState(raw).read()).resources.get(full.id)!;
+      expect(unparsedPayloads(read)).toEqual([...payloadFields]);
+      expect(read.note).toBe("saw [redacted]");
+      expect(read.applied).toEqual({ definition: { description: "key [redacted]" } });
+      expect(JSON.stringify(read)).not.toContain(secret);
+      expect(JSON.stringify(read)).toContain("[redacted]");
+      expect(read.attempted).toEqual(full.attempted);
+    } finally {
+      await raw.close();
+    }
+  });
+});
+
+describe.each(backends)("%s backend: payloads read only for the records chosen", (_name, open) => {
+  it("gives the chooser the records without payloads, reads the chosen ones' in the same snapshot, and refuses to make one up", async () => {
+    const backend = await open();
+    const other: ResourceRecord = { ...full, id: "ApiDefinition/other", name: "other" };
+    try {
+      await writeAll(backend, [full, bare, other]);
+      const seen: string[][] = [];
+      const state = await redactingState(backend).read({
+        payloadsFor: (heads) => {
+          seen.push([...heads.resources.values()].map((r) => `${r.id} ${unreadPayloads(r).join(",")}`));
+          return new Set([full.id]);
+        },
+      });
+      expect(seen).toEqual([["ApiDefinition/other applied,attempted,response,health", "ApiDefinition/petstore applied,attempted,response,health", "OrgKey/k "]]);
+      expect([state.resources.get(full.id), state.resources.get(bare.id)]).toEqual([full, bare]);
+      const unread = state.resources.get(other.id)!;
+      expect([holdsPayload(unread, "applied"), unread.appliedHash, unread.labels]).toEqual([true, "h1", { team: "pets" }]);
+      expect(() => unread.applied).toThrow(InternalError);
+      expect(() => ({ ...unread })).toThrow(/ApiDefinition\/other: its applied was not read/);
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
+describe("sqlite backend: a row that is not JSON", () => {
+  it("is reported as corrupt, naming the file", async () => {
+    const file = path.join(await tempRepo(), ".gatesync", "state.db");
+    const backend = new SqliteStateBackend(file);
+    try {
+      await writeAll(backend, [bare]);
+      const db = new Database(file);
+      db.pragma("ignore_check_constraints = ON");
+      db.prepare("UPDATE resources SET record = ? WHERE id = ?").run('{"id": "OrgKey/k", "applied": {', bare.id);
+      db.close();
+      await expect(new SqliteStateBackend(file).read()).rejects.toMatchObject({ code: "STATE_CORRUPT", message: expect.stringContaining(file) as string });
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
+describe("a plan against a state read from storage", () => {
+  const files = {
+    "api.yaml": petstore,
+    "keys.yaml": [1, 2, 3, 4, 5].map((i) => doc("OrgKey", `k${i}`, `keyId: org-${i}\nrate: ${i}`)).join("---\n"),
+    "gone.yaml": doc("OrgKey", "gone", "keyId: org-gone\nrate: 1"),
+  };
+
+  it("parses no payload of unchanged records or reported orphans, and only the changed record's", async () => {
+    const first = await desiredFrom(files);
+    const recorded = recordPlan(planFor(first), first.desired, emptyState);
+    const backend = await sqliteBackend();
+    try {
+      await writeAll(backend, [...recorded.resources.values()]);
+      const unchanged = await desiredFrom({ ...files, "gone.yaml": "" });
+      const state = await backend.read();
+      const plan = planFor(unchanged, state);
+      expect(plan.summary).toMatchObject({ noop: 6, orphan: 1 });
+      expect([...state.resources.values()].map((r) => [r.id, unparsedPayloads(r)])).toEqual([...state.resources.values()].map((r) => [r.id, ["applied"]]));
+
+      const changed = await desiredFrom({ ...files, "keys.yaml": files["keys.yaml"].replace("rate: 3", "rate: 30") });
+      const again = await backend.read();
+      expect(planFor(changed, again).changes.find((c) => c.id === "OrgKey/k3")).toMatchObject({ action: "update", fields: [{ path: "rate", before: 3, after: 30 }] });
+      expect([...again.resources.values()].filter((r) => unparsedPayloads(r).length === 0).map((r) => r.id)).toEqual(["OrgKey/k3"]);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it("reads only the payloads the plan needs, and plans exactly as with every payload read", async () => {
+    const first = await desiredFrom(files);
+    const recorded = recordPlan(planFor(first), first.desired, emptyState);
+    const records = [...recorded.resources.values()].map((r) => (r.id === "OrgKey/k2" ? { ...r, status: "failed" as const, error: "500" } : r.id === "OrgKey/k4" ? { ...r, status: "in-doubt" as const } : r));
+    const backend = await sqliteBackend();
+    try {
+      await writeAll(backend, records);
+      const next = await desiredFrom({ ...files, "gone.yaml": "", "keys.yaml": files["keys.yaml"].replace("rate: 3", "rate: 30") });
+      for (const orphans of ["report", "deactivate"] as const) {
+        const lean = await backend.read({ payloadsFor: (heads) => payloadsNeeded(next.desired, heads) });
+        const read = [...lean.resources.values()].filter((r) => unreadPayloads(r).length === 0).map((r) => r.id);
+        expect(read).toEqual(["OrgKey/gone", "OrgKey/k2", "OrgKey/k3", "OrgKey/k4"]);
+        expect(planFor(next, lean, { orphans })).toEqual(planFor(next, await backend.read(), { orphans }));
+      }
+    } finally {
+      await backend.close();
+    }
+  });
+});
