@@ -98,6 +98,11 @@ export async function seedState(configFile: string, g: Generated, env: Record<st
   return desired.desired.length;
 }
 
+/** Median and spread of each measure of a process's runs. */
+export function processFigures(samples: readonly ProcessSample[]): ProcessFigures {
+  return { wallMs: figure(samples.map((s) => s.wallMs)), cpuMs: figure(samples.map((s) => s.cpuMs)), peakRssMb: figure(samples.map((s) => s.peakRssMb)) };
+}
+
 export interface ColdFigures {
   readonly floor: ProcessFigures;
   readonly validate: ProcessFigures;
@@ -120,6 +125,5 @@ export async function coldFigures(g: Generated, n: number, env: Record<string, s
       plan.push(run);
     }
   }
-  const figures = (samples: ProcessSample[]): ProcessFigures => ({ wallMs: figure(samples.map((s) => s.wallMs)), cpuMs: figure(samples.map((s) => s.cpuMs)), peakRssMb: figure(samples.map((s) => s.peakRssMb)) });
-  return { floor: figures(floor), validate: figures(validate), ...(planConfig === undefined ? {} : { plan: figures(plan) }) };
+  return { floor: processFigures(floor), validate: processFigures(validate), ...(planConfig === undefined ? {} : { plan: processFigures(plan) }) };
 }

@@ -10,6 +10,7 @@
  *   npm run bench                 # full suite
  *   BENCH_QUICK=1 npm run bench   # fewer repetitions
  *   BENCH_100K=0 npm run bench    # without the 100,000-resource part
+ *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -136,8 +137,9 @@ async function main(): Promise<void> {
     sandbox,
     table: rows,
   };
-  printTable(rows, `(median of ${reps} runs unless noted; spread min–max; ${durationSeconds} s in all; load average ${results.machine.loadAverage.start.join(" ")} → ${results.machine.loadAverage.end.join(" ")})`);
+  const table = printTable(rows, `(median of ${reps} runs unless noted; spread min–max; ${durationSeconds} s in all; load average ${results.machine.loadAverage.start.join(" ")} → ${results.machine.loadAverage.end.join(" ")})`);
   await writeFile(path.join(here, "results.json"), `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(path.join(here, "results.md"), `<!-- npm run bench, ${results.date}: the README's table is copied from here -->\n${table}`);
   await rm(path.join(here, "results.partial.json"), { force: true });
   await rm(dir, { recursive: true, force: true });
 }

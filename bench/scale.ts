@@ -1,29 +1,34 @@
 /**
  * Growth from 10,000 to 100,000 resources (1,000 → 10,000 APIs, each its own document): the
  * floor, `gatesync validate`, a first `gatesync plan --dir` (empty state) and a first
- * `gatesync apply --dir` into the sandbox, each a spawned, cold process under /usr/bin/time.
+ * `gatesync apply --dir` into the sandbox, each a spawned, cold process under /usr/bin/time,
+ * `scaleReps` times: medians with their spreads.
  */
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { configFromDocument } from "../src/config/config.js";
 import { openStateBackend } from "../src/record/open-backend.js";
 import { startSandbox } from "../src/sandbox/sandbox.js";
-import { credentials, env, log } from "./common.js";
-import { cli, measureProcess, writeBenchConfig } from "./cold.js";
-import type { ProcessSample } from "./cold.js";
+import { credentials, env, log, quick } from "./common.js";
+import { cli, measureProcess, processFigures, writeBenchConfig } from "./cold.js";
+import type { ProcessFigures, ProcessSample } from "./cold.js";
 import type { Generated } from "./generate.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
+/** Runs of each command per size: `BENCH_SCALE_REPS`, default 3 (1 with BENCH_QUICK). */
+export const scaleReps = Number(process.env.BENCH_SCALE_REPS ?? (quick ? 1 : 3));
 
 export interface ScaleFigures {
   readonly resources: number;
-  readonly floor: ProcessSample;
-  readonly validate: ProcessSample;
-  readonly plan: ProcessSample;
-  readonly apply: ProcessSample & { readonly applied: number };
+  readonly runs: number;
+  readonly floor: ProcessFigures;
+  readonly validate: ProcessFigures;
+  readonly plan: ProcessFigures;
+  /** `applied`: the fewest records any run left applied. */
+  readonly apply: ProcessFigures & { readonly applied: number };
 }
 
 /** Records the apply left in the config's state as applied. */
@@ -37,24 +42,35 @@ async function appliedRecords(configFile: string): Promise<number> {
   }
 }
 
-const sample = (s: ProcessSample): ProcessSample => ({ wallMs: s.wallMs, cpuMs: s.cpuMs, peakRssMb: Math.round(s.peakRssMb * 10) / 10 });
-
-export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigures> {
-  log(`[${g.count}] cold floor, validate, first plan`);
-  const floor = sample(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
-  const validate = sample(await measureProcess([cli, "validate", g.root], env));
+/** A first plan and a first apply into a fresh sandbox and an empty state. */
+async function firstPlanAndApply(g: Generated, work: string): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number }> {
   const fixtures = { ...g.fixtures, apis: [...(g.fixtures.apis ?? []), { id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }], keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }] };
   const sandbox = await startSandbox({ credentials, fixtures, logSize: 100 });
   try {
-    const work = path.join(dir, "scale-state");
+    await rm(work, { recursive: true, force: true });
     await mkdir(work, { recursive: true });
     const config = await writeBenchConfig(work, sandbox.urls);
-    const plan = sample(await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], env));
+    const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], env);
     log(`[${g.count}] first apply into the sandbox`);
-    const run = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], env);
-    const applied = await appliedRecords(config);
-    return { resources: g.count, floor, validate, plan, apply: { ...sample(run), applied } };
+    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], env);
+    return { plan, apply, applied: await appliedRecords(config) };
   } finally {
     await sandbox.stop();
   }
+}
+
+/** Each command `scaleReps` times, interleaved (a change of the machine's load touches all alike). */
+export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigures> {
+  const samples = { floor: [] as ProcessSample[], validate: [] as ProcessSample[], plan: [] as ProcessSample[], apply: [] as ProcessSample[] };
+  let applied = Number.POSITIVE_INFINITY;
+  for (let rep = 0; rep < scaleReps; rep++) {
+    log(`[${g.count}] cold floor, validate, first plan (run ${rep + 1} of ${scaleReps})`);
+    samples.floor.push(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
+    samples.validate.push(await measureProcess([cli, "validate", g.root], env));
+    const first = await firstPlanAndApply(g, path.join(dir, "scale-state"));
+    samples.plan.push(first.plan);
+    samples.apply.push(first.apply);
+    applied = Math.min(applied, first.applied);
+  }
+  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied } };
 }
