@@ -56,7 +56,31 @@ export interface SandboxHandle {
   readonly urls: { readonly base: string; readonly gateway: string; readonly dashboard: string; readonly portal: string; readonly llm: string; readonly inspect: string };
   readonly credentials: SandboxCredentials;
   readonly inspect: SandboxInspector;
+  /**
+   * Resolves once no request to the interfaces is being handled: a client killed mid-call may
+   * leave one that still changes the store (what an operator waits out before looking).
+   */
+  idle(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Counts the requests being handled, and wakes who waits for none. */
+class InFlight {
+  private count = 0;
+  private waiters: Array<() => void> = [];
+
+  async track<T>(work: () => Promise<T>): Promise<T> {
+    this.count++;
+    try {
+      return await work();
+    } finally {
+      if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+    }
+  }
+
+  async idle(): Promise<void> {
+    if (this.count > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
 }
 
 function credentialsOf(given: Partial<SandboxCredentials> | undefined): SandboxCredentials {
@@ -86,6 +110,7 @@ interface HandlerParts {
   readonly maxBodyBytes: number;
   readonly maxBatchBytes: number;
   readonly maxDepth: number;
+  readonly inFlight: InFlight;
 }
 
 /** One HTTP request: the inspection interface, or the dispatcher; a dropped answer resets the connection. */
@@ -103,7 +128,7 @@ function requestHandler(p: HandlerParts): (req: IncomingMessage, res: ServerResp
       writeReply(res, reply);
       return;
     }
-    const outcome = await p.dispatch({ method, url, headers: req.headers, body, internal: false });
+    const outcome = await p.inFlight.track(() => p.dispatch({ method, url, headers: req.headers, body, internal: false }));
     if (outcome.kind === "dropped") req.socket.destroy();
     else writeReply(res, outcome.reply);
   };
@@ -134,7 +159,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   deps.dispatch = dispatch;
   const inspector = createInspector(store, log, faults, dispatcher);
 
-  const handle = requestHandler({ store, inspector, dispatch, base: () => base, maxBodyBytes, maxBatchBytes, maxDepth: deps.maxDepth });
+  const inFlight = new InFlight();
+  const handle = requestHandler({ store, inspector, dispatch, base: () => base, maxBodyBytes, maxBatchBytes, maxDepth: deps.maxDepth, inFlight });
   const server = createServer({ keepAliveTimeout: 10_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       logger.error({ err }, "sandbox request failed");
@@ -150,6 +176,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     urls: { base, gateway: base, dashboard: base, portal: `${base}${portalPrefix}`, llm: `${base}${llmPrefix}`, inspect: `${base}/__sandbox` },
     credentials,
     inspect: inspector,
+    idle: async () => inFlight.idle(),
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -93,6 +93,8 @@ export async function assertStateMatches(h: Harness): Promise<void> {
 
 /** What an operator does with an in-doubt resource: look at the server, then --id or --forget. */
 export async function resolveInDoubt(h: Harness): Promise<number> {
+  // a killed apply's last request may still be in the server's hands: wait it out before looking
+  await h.sandbox.idle();
   const state = await h.state.read();
   const config = path.join(h.dir, "gatesync.yaml");
   let resolved = 0;

@@ -31,6 +31,21 @@ beforeEach(() => {
 const upsert = (key: string): ReturnType<typeof call> => call(`${sb.urls.gateway}/gw/org/keys/${key}`, { method: "POST", headers: gw, body: { rate: 1 } });
 
 describe("faults", () => {
+  it("says when no request is in its hands any more, also one whose client gave up", async () => {
+    sb.inspect.setFaults({ latencyMs: 400 });
+    const started = Date.now();
+    const gone = new AbortController();
+    const sent = fetch(`${sb.urls.gateway}/gw/org/keys/slow`, { method: "POST", headers: { ...gw, "content-type": "application/json" }, body: JSON.stringify({ rate: 1 }), signal: gone.signal }).catch(() => undefined);
+    await sleep(100);
+    gone.abort();
+    await sent;
+    // the client is gone; the sandbox is still handling its call (its answer is held back 400 ms)
+    await sb.idle();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+    expect(sb.inspect.store.orgKeys.has("slow")).toBe(true);
+    await sb.idle(); // nothing in flight: at once
+  });
+
   it("answers 429 with Retry-After in the interface's format once the bucket is empty, and lets calls through after that time", async () => {
     // slow refill (a token every 2 s): a loaded machine pausing between the calls does not refill the bucket
     sb.inspect.setFaults({ rateLimit: { requestsPerSecond: 0.5, burst: 2 } });
