@@ -8,7 +8,7 @@ import { UsageError } from "../errors.js";
 import { hasBreaking } from "../plan/breaking/classify.js";
 import { hasBlocked, hasChanges } from "../plan/plan.js";
 import type { Plan } from "../plan/plan.js";
-import { renderJson, renderPlan } from "../plan/render.js";
+import { planChunks } from "../plan/render.js";
 import type { PlanFormat } from "../plan/render.js";
 import { runPlan } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
@@ -59,11 +59,12 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       try {
         // a plan only: the state's payloads are read only where the plan compares them
         const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", ...(selection === undefined ? {} : { selection }) });
-        io.stdout(renderPlan(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
+        // a change at a time: a large plan is never one string in memory
+        for (const chunk of planChunks(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined })) io.stdout(chunk);
         if (opts.out !== undefined) {
           const out = opts.out;
           await ensureDirectory(path.dirname(path.resolve(out)))
-            .then(async () => writeFile(out, renderJson(run.plan)))
+            .then(async () => writeFile(out, planChunks(run.plan, "json")))
             .catch((err: unknown) => {
               throw new UsageError(`cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give --out a path in a writable directory");
             });

@@ -39,24 +39,33 @@ function changeLines(c: PlannedChange, paint: Paint): string[] {
 }
 
 export function renderText(plan: Plan, color: boolean): string {
+  return [...textChunks(plan, color)].join("");
+}
+
+/** The text rendering a change at a time (its lines end with a newline each). */
+export function* textChunks(plan: Plan, color: boolean): Generator<string> {
   const paint = painter(color);
-  const lines: string[] = [];
-  lines.push(paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (state serial ${plan.state.serial})`));
-  if (plan.selection !== undefined) lines.push(paint("yellow", selectionLine(plan.selection)));
-  const header = lines.length;
+  const text = (lines: readonly string[]): string => lines.map((l) => `${l}\n`).join("");
+  const head = [paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (state serial ${plan.state.serial})`)];
+  if (plan.selection !== undefined) head.push(paint("yellow", selectionLine(plan.selection)));
+  yield text(head);
   const shown = plan.changes.filter((c) => c.action !== "no-op");
   const waves = new Set(shown.map((c) => c.wave));
   let wave = 0;
+  let first = true;
   for (const c of shown) {
+    const lines: string[] = [];
     if (waves.size > 1 && c.wave !== wave) {
       wave = c.wave;
       lines.push("", paint("dim", `wave ${wave}`));
-    } else if (lines.length === header) {
+    } else if (first) {
       lines.push("");
     }
+    first = false;
     lines.push(...changeLines(c, paint));
+    yield text(lines);
   }
-  if (shown.length === 0) lines.push("", "  No changes: the servers match the repository as far as the state knows.");
-  lines.push("", `${paint("bold", "Plan:")} ${summaryLine(plan)}.`, `${callsLine(plan)}.`);
-  return `${lines.join("\n")}\n`;
+  const tail = shown.length === 0 ? ["", "  No changes: the servers match the repository as far as the state knows."] : [];
+  tail.push("", `${paint("bold", "Plan:")} ${summaryLine(plan)}.`, `${callsLine(plan)}.`);
+  yield text(tail);
 }

@@ -170,8 +170,10 @@ export class SqliteStateBackend implements StateBackend {
     return db.transaction(() => {
       const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
       const snapshot = (rows: readonly HeadRow[]): StateSnapshot => ({ lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources: recordsOf(rows, (what) => this.corrupt(what)) });
-      if (chooser === undefined) return snapshot((db.prepare(selectRows).all() as Row[]).map(headRow));
-      const rows = (db.prepare(selectHeads).all() as Row[]).map(headRow);
+      // row by row: the rows' texts are not all held at once beside the records made of them
+      const read = (sql: string): HeadRow[] => Array.from(db.prepare(sql).iterate() as IterableIterator<Row>, headRow);
+      if (chooser === undefined) return snapshot(read(selectRows));
+      const rows = read(selectHeads);
       const heads = snapshot(rows);
       const chosen = chooser(heads);
       const loaded = new Map((db.prepare(selectPayloads).all(JSON.stringify([...chosen])) as Row[]).map((r) => [r.id, payloadTexts(r)]));

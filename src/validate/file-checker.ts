@@ -68,8 +68,18 @@ export class LocalFileChecker {
   async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
     const checkers = await this.checkers();
     const queue = new PQueue({ concurrency: 32 });
-    return queue.addAll(files.map((f) => () => checkFile(f, ctx, checkers)));
+    return queue.addAll(files.map((f) => async () => detached(await checkFile(f, ctx, checkers))));
   }
+}
+
+/**
+ * A verdict made on the calling thread, copied as a worker's arrives (structured clone): its
+ * values then own their strings — a parser's substrings would keep each file's whole text
+ * alive as long as the resource (tens of MB at 100,000 resources) — and it is the same value
+ * whichever thread checked the file.
+ */
+function detached(verdict: FileVerdict): FileVerdict {
+  return structuredClone(verdict);
 }
 
 /** The worker module: compiled beside this file, or the TypeScript source run through tsx. */
@@ -131,7 +141,7 @@ class Dispatch {
       for (let t = this.take(); t !== undefined; t = this.take()) {
         const done: FileVerdict[] = [];
         for (const file of t.files) {
-          done.push(await checkFile(file, this.ctx, checkers, true));
+          done.push(detached(await checkFile(file, this.ctx, checkers, true)));
           // the workers' results and next tasks pass through this thread's event loop
           await nextTurn();
         }

@@ -28,7 +28,7 @@ export interface OpenApiValidator {
 /** The library's version detection: the first of these whose field starts with it. */
 const versions = ["2.0", "3.0", "3.1", "3.2"] as const;
 
-export function openApiVersion(document: Record<string, unknown>): (typeof versions)[number] | undefined {
+function openApiVersion(document: Record<string, unknown>): (typeof versions)[number] | undefined {
   return versions.find((v) => {
     const field = document[v === "2.0" ? "swagger" : "openapi"];
     return typeof field === "string" && field.startsWith(v);
