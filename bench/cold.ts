@@ -36,6 +36,9 @@ export interface ProcessFigures {
   readonly peakRssMb: Figure;
 }
 
+/** Output kept of a measured process (what the bench reads of it: the plan summary at 10,000 resources). */
+const keptStdout = 32 * 1024 * 1024;
+
 /** Runs `node args` under /usr/bin/time; fails unless it exits with one of `codes`. */
 export async function measureProcess(args: readonly string[], env: Record<string, string>, codes: readonly number[] = [0]): Promise<ProcessSample & { stdout: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-time-"));
@@ -44,7 +47,10 @@ export async function measureProcess(args: readonly string[], env: Record<string
     const child = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", out, process.execPath, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+    // what a large plan prints (345 MB of JSON at 100,000 resources) is read, not all kept
+    child.stdout.on("data", (b: Buffer) => {
+      if (stdout.length < keptStdout) stdout += b.toString();
+    });
     child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
     const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
     if (!codes.includes(code)) throw new Error(`node ${args.join(" ")} exited ${code}: ${stderr.slice(0, 2000)}${stdout.slice(0, 500)}`);
