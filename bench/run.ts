@@ -105,6 +105,7 @@ async function main(): Promise<void> {
   const direct = await applyUnderRateLimit(false, 1000);
   log("the same batched apply, recording into the PostgreSQL state");
   const shared = (await postgresReachable()) ? await applyUnderRateLimit(true, 1000, "postgres") : undefined;
+  await save("apply", { batched, direct, ...(shared === undefined ? {} : { batchedPostgres: shared }) });
   if (shared === undefined) log(`PostgreSQL is not reachable at ${databaseUrl}: that row is left out`);
   log("sandbox throughput");
   const sandbox = await measureSandbox(quick ? 2 : 4);
