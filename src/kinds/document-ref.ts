@@ -9,7 +9,7 @@
  * in between is an error, never a document sent unvalidated.
  */
 import { ErrorCode, InternalError, SourceError } from "../errors.js";
-import { canonical, canonicalDigest, canonicalObject } from "./canonical.js";
+import { canonicalDigest, canonicalMembers, canonicalObject } from "./canonical.js";
 import type { HasCanonicalDigest } from "./canonical.js";
 
 /** What the thread that parsed the document keeps of it (plain data: crosses threads). */
@@ -22,14 +22,9 @@ export interface DocumentSummary {
 
 /** Summarises a parsed document (a mapping) for a reference; `held` members are kept whatever their size. */
 export function summarise(document: Readonly<Record<string, unknown>>, held: readonly string[]): DocumentSummary {
-  const parts: Record<string, string> = {};
+  const parts = canonicalMembers(document);
   const small: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(document)) {
-    if (v === undefined) continue;
-    const part = canonical(v);
-    parts[k] = part;
-    if (!part.startsWith("#") || held.includes(k)) small[k] = v;
-  }
+  for (const [k, part] of Object.entries(parts)) if (!part.startsWith("#") || held.includes(k)) small[k] = document[k];
   return { parts, small };
 }
 
@@ -64,9 +59,7 @@ export class DocumentRef implements HasCanonicalDigest {
     this.#source = source;
     this.#summary = summary;
     this.#overrides = overrides;
-    const members: Record<string, string | undefined> = { ...summary.parts };
-    for (const [k, v] of Object.entries(overrides)) members[k] = v === undefined ? undefined : canonical(v);
-    this[digestKey] = canonicalObject(members);
+    this[digestKey] = canonicalObject({ ...summary.parts, ...canonicalMembers(overrides) });
   }
 
   get file(): string {
@@ -81,13 +74,8 @@ export class DocumentRef implements HasCanonicalDigest {
     return undefined;
   }
 
-  /** True when the document has the member (held or not). */
-  has(key: string): boolean {
-    return Object.hasOwn(this.#overrides, key) ? this.#overrides[key] !== undefined : Object.hasOwn(this.#summary.parts, key);
-  }
-
   /** The same document with one top-level member replaced. */
-  with(key: string, value: unknown): DocumentRef {
+  with(key: string, value: object): DocumentRef {
     return new DocumentRef(this.#source, this.#summary, { ...this.#overrides, [key]: value });
   }
 
@@ -100,9 +88,7 @@ export class DocumentRef implements HasCanonicalDigest {
     const value = this.#source.read();
     if (value === null || typeof value !== "object" || Array.isArray(value)) throw changed(this.#source.file);
     const read = value as Record<string, unknown>;
-    const parts: Record<string, string | undefined> = {};
-    for (const [k, v] of Object.entries(read)) parts[k] = v === undefined ? undefined : canonical(v);
-    if (canonicalObject(parts) !== canonicalObject(this.#summary.parts)) throw changed(this.#source.file);
+    if (canonicalObject(canonicalMembers(read)) !== canonicalObject(this.#summary.parts)) throw changed(this.#source.file);
     return Object.keys(this.#overrides).length === 0 ? read : { ...read, ...this.#overrides };
   }
 
@@ -146,6 +132,6 @@ export function documentMember(document: unknown, key: string): unknown {
 }
 
 /** The document with one top-level member replaced, whether held in memory or by reference. */
-export function withMember(document: object, key: string, value: unknown): object {
+export function withMember(document: object, key: string, value: object): object {
   return document instanceof DocumentRef ? document.with(key, value) : { ...document, [key]: value };
 }
