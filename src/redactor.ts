@@ -10,6 +10,7 @@
  * occurrence of, say, `abc` would mangle unrelated text. Such values still never appear in a
  * plan or the state (those hold keyed hashes of sensitive fields); `validate` warns about them.
  */
+import { descend, rewrite } from "./rewrite.js";
 
 export const redactedText = "[redacted]";
 
@@ -71,23 +72,12 @@ export class Redactor {
   }
 
   private walk(value: unknown): unknown {
-    if (typeof value === "string") return this.scrubText(value);
-    if (value === null || typeof value !== "object") return value;
-    if (Array.isArray(value)) {
-      let out: unknown[] | undefined;
-      value.forEach((v, i) => {
-        const next = this.walk(v);
-        if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
-      });
-      return out ?? value;
-    }
-    if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) return value;
-    let out: Record<string, unknown> | undefined;
-    for (const [k, v] of Object.entries(value)) {
-      const next = this.walk(v);
-      if (next !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
-    }
-    return out ?? value;
+    return rewrite(value, (v) => {
+      if (typeof v === "string") return this.scrubText(v);
+      if (v === null || typeof v !== "object") return v;
+      // class instances (a document held by reference …) are not JSON data: left as they are
+      return Array.isArray(v) || Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null ? descend : v;
+    });
   }
 
   /** Forgets every value (tests). */

@@ -8,6 +8,7 @@
  * Reading it again checks the content against the digest taken at validation: a file changed
  * in between is an error, never a document sent unvalidated.
  */
+import { descend, rewrite } from "../rewrite.js";
 import { ErrorCode, InternalError, SourceError } from "../errors.js";
 import { canonicalDigest, canonicalMembers, canonicalObject } from "./canonical.js";
 import type { HasCanonicalDigest } from "./canonical.js";
@@ -107,22 +108,7 @@ export function isDocumentRef(value: unknown): value is DocumentRef {
  * parts without references are returned as they are).
  */
 export function materialize<T>(value: T): T {
-  if (value instanceof DocumentRef) return value.load() as T;
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    (value as unknown[]).forEach((v: unknown, i) => {
-      const next: unknown = materialize(v);
-      if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
-    });
-    return (out ?? value) as T;
-  }
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    const next: unknown = materialize(v);
-    if (next !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
-  }
-  return (out ?? value) as T;
+  return rewrite(value, (v) => (v instanceof DocumentRef ? v.load() : v !== null && typeof v === "object" ? descend : v)) as T;
 }
 
 /** A top-level member of a document held in memory or by reference. */

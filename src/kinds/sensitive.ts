@@ -3,6 +3,7 @@
  * a marker holding a keyed hash (HMAC-SHA256) of the value, so a rotated secret still shows
  * as changed while neither the plan, its renderings nor the state ever hold the value.
  */
+import { descend, rewrite } from "../rewrite.js";
 import { createHmac, createHash } from "node:crypto";
 import { configure } from "safe-stable-stringify";
 
@@ -88,25 +89,13 @@ function markAt(value: unknown, segs: readonly string[], key: string): unknown {
 
 /** Replaces strings holding a secret value; copies only what changes. */
 function markStrings(value: unknown, key: string, secrets: ReadonlySet<string>): unknown {
-  if (typeof value === "string") {
-    for (const s of secrets) if (s !== "" && value.includes(s)) return marker(key, value);
-    return value;
-  }
-  if (value === null || typeof value !== "object" || isSensitiveMarker(value)) return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    value.forEach((v, i) => {
-      const next = markStrings(v, key, secrets);
-      if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
-    });
-    return out ?? value;
-  }
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value)) {
-    const next = markStrings(v, key, secrets);
-    if (next !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
-  }
-  return out ?? value;
+  return rewrite(value, (v) => {
+    if (typeof v === "string") {
+      for (const s of secrets) if (s !== "" && v.includes(s)) return marker(key, v);
+      return v;
+    }
+    return v === null || typeof v !== "object" || isSensitiveMarker(v) ? v : descend;
+  });
 }
 
 /**
