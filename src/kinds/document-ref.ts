@@ -17,15 +17,18 @@ import type { HasCanonicalDigest } from "./canonical.js";
 export interface DocumentSummary {
   /** Canonical text of each top-level member (a `#digest` for a member over 2 KiB). */
   readonly parts: Readonly<Record<string, string>>;
-  /** The top-level members whose canonical text is short, as values. */
+  /** The members the document's kind reads without loading it (its `heldMembers`), as values. */
   readonly small: Readonly<Record<string, unknown>>;
 }
 
-/** Summarises a parsed document (a mapping) for a reference; `held` members are kept whatever their size. */
+/**
+ * Summarises a parsed document (a mapping) for a reference: only the `held` members stay
+ * values — the others' texts weigh a fifth of their trees, and nothing reads them unloaded.
+ */
 export function summarise(document: Readonly<Record<string, unknown>>, held: readonly string[]): DocumentSummary {
   const parts = canonicalMembers(document);
   const small: Record<string, unknown> = {};
-  for (const [k, part] of Object.entries(parts)) if (!part.startsWith("#") || held.includes(k)) small[k] = document[k];
+  for (const k of Object.keys(parts)) if (held.includes(k)) small[k] = document[k];
   return { parts, small };
 }
 
@@ -67,7 +70,7 @@ export class DocumentRef implements HasCanonicalDigest {
     return this.#source.file;
   }
 
-  /** A top-level member: held ones only (small, named as held, or replaced); `undefined` when absent. */
+  /** A top-level member: held ones only (named as held, or replaced); `undefined` when absent. */
   member(key: string): unknown {
     if (Object.hasOwn(this.#overrides, key)) return this.#overrides[key];
     if (Object.hasOwn(this.#summary.small, key)) return this.#summary.small[key];

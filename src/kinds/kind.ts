@@ -68,11 +68,11 @@ export interface KindRequest {
    */
   readonly compare: Readonly<Record<string, unknown>>;
   /** Fields of `compare` the update ignores: a change to them alone cannot be applied. */
-  readonly ignoredByUpdate?: readonly string[];
+  readonly ignoredByUpdate?: readonly string[] | undefined;
   /** OrgKey: the quota reset trigger (a reset is sent when it changes). */
-  readonly trigger?: string;
+  readonly trigger?: string | undefined;
   /** Explanations shown with the change (e.g. fields a provider derives). */
-  readonly notes?: readonly string[];
+  readonly notes?: readonly string[] | undefined;
 }
 
 /** How an object that left the repository is switched off (no interface deletes anything). */

@@ -6,9 +6,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { adoptAnnotation } from "./adoption.js";
-import { ErrorCode } from "../errors.js";
+import { ErrorCode, SourceError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import type { KindName, KindRequest, Spec } from "../kinds/kind.js";
+import type { KindName, KindRequest, RequestContext, Spec } from "../kinds/kind.js";
+import { jsonTextOf } from "../kinds/json-text.js";
 import { materialize } from "../kinds/document-ref.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
@@ -43,9 +44,15 @@ export interface Outgoing {
   readonly secrets: ReadonlySet<string>;
 }
 
+/** The bodies the apply sends, resolved when asked for (see `prepareDesired`). */
+export interface OutgoingRequests {
+  /** Throws SOURCE_CHANGED when what it resolves no longer matches what was planned. */
+  get(id: string): Outgoing | undefined;
+}
+
 export interface DesiredSet {
   readonly desired: Desired[];
-  readonly outgoing: Map<string, Outgoing>;
+  readonly outgoing: OutgoingRequests;
   readonly diagnostics: Diagnostic[];
 }
 
@@ -66,7 +73,7 @@ export interface PrepareOptions {
  * source position. A daemon's run after a one-file change then prepares that file only.
  */
 export interface DesiredMemo {
-  readonly entries: WeakMap<object, { readonly key: string; readonly desired: Desired; readonly outgoing: Outgoing }>;
+  readonly entries: WeakMap<object, { readonly key: string; readonly desired: Desired }>;
 }
 
 export function newDesiredMemo(): DesiredMemo {
@@ -82,55 +89,153 @@ export function hashKeyFor(env: Readonly<Record<string, string | undefined>>, st
   return { key, store: key };
 }
 
+/** One resource's spec with its secret references resolved, and the values they resolved to. */
+function resolveSpec(r: Resource, spec: Spec, source: SecretSource, problems: Diagnostic[]): { spec: Spec; secrets: Set<string> } {
+  const id = resourceId(r);
+  const secrets = new Set<string>();
+  const resolved = resolveSecrets(spec, source, secrets, (path, message) =>
+    problems.push({ severity: "error", code: ErrorCode.SECRET_UNRESOLVED, file: r.source.file, resource: id, path: formatPath(["spec", ...path]), message, hint: "set it where gatesync plans and applies" }),
+  ) as Spec;
+  // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
+  return { spec: secrets.size === 0 ? resolved : materialize(resolved), secrets };
+}
+
+/** The request of a resolved spec, and its parts redacted for the plan. */
+function requestFor(kindName: KindName, spec: Spec, secrets: ReadonlySet<string>, hashKey: string, ctx: RequestContext): { request: KindRequest; compare: Record<string, unknown>; query: Record<string, string> } {
+  const kind = kindModule(kindName);
+  const request = kind.request(spec, ctx);
+  const compare = redact(request.compare, hashKey, kind.secretFields, secrets) as Record<string, unknown>;
+  const query = redact(request.query, hashKey, [], secrets) as Record<string, string>;
+  return { request, compare, query };
+}
+
+function apiIds(resources: readonly Resource[]): Map<string, string> {
+  return new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
+}
+
+const noDependencies: readonly string[] = Object.freeze([]);
+
+/** The ids a resource's references name, sorted, each the named resource's own id string where there is one. */
+function dependencies(refs: ReadonlyArray<{ kind: string; name: string }>, ids: ReadonlyMap<string, string>): readonly string[] {
+  if (refs.length === 0) return noDependencies;
+  return [...new Set(refs.map((ref) => { const id = resourceId(ref); return ids.get(id) ?? id; }))].sort();
+}
+
+/**
+ * Desired resources, without their bodies: what the apply sends is resolved again when it is
+ * sent (`outgoing.get`), so a plan of 100,000 resources does not hold every body beside every
+ * request; a resolved body whose redacted request no longer has the planned hash (a secret
+ * file or document changed meanwhile) is refused, never sent unplanned.
+ */
 export function prepareDesired(resources: readonly Resource[], opts: PrepareOptions): DesiredSet {
-  const apis = new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
-  const ctx = { apiIdOf: (name: string) => apis.get(name), appTypeProviders: opts.appTypeProviders };
+  const apis = apiIds(resources);
+  const ctx: RequestContext = { apiIdOf: (name: string) => apis.get(name), appTypeProviders: opts.appTypeProviders };
   const desired: Desired[] = [];
-  const outgoing = new Map<string, Outgoing>();
+  const sources = new Map<Desired, Resource>();
+  // a reference names a resource by the id string of that resource (one string, not one per reference)
+  const ids = new Map(resources.map((r) => { const id = resourceId(r); return [id, id]; }));
   const diagnostics: Diagnostic[] = [];
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
   for (const r of resources) {
-    const id = resourceId(r);
+    const id = ids.get(resourceId(r))!;
     if (opts.only !== undefined && !opts.only.has(id)) continue;
-    const secrets = new Set<string>();
+    // a spec held as text is parsed on each read: once here
+    const spec = r.spec;
     const problems: Diagnostic[] = [];
-    const resolved = resolveSecrets(r.spec, opts.secrets, secrets, (path, message) =>
-      problems.push({ severity: "error", code: ErrorCode.SECRET_UNRESOLVED, file: r.source.file, resource: id, path: formatPath(["spec", ...path]), message, hint: "set it where gatesync plans and applies" }),
-    ) as Spec;
-    // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
-    const spec = secrets.size === 0 ? resolved : materialize(resolved);
+    const { spec: resolved, secrets } = resolveSpec(r, spec, opts.secrets, problems);
     if (problems.length > 0) {
       diagnostics.push(...problems);
       continue;
     }
     const memoKey = opts.memo === undefined ? "" : `${context}|${secrets.size === 0 ? "" : contentHash([...secrets].sort())}|${id}|${r.source.file}:${r.source.line}`;
-    const known = opts.memo?.entries.get(r.spec);
+    const known = opts.memo?.entries.get(spec);
     if (known !== undefined && known.key === memoKey) {
       desired.push(known.desired);
-      outgoing.set(id, known.outgoing);
+      sources.set(known.desired, r);
       continue;
     }
-    const kind = kindModule(r.kind);
-    const request = kind.request(spec, ctx);
-    const compare = redact(request.compare, opts.hashKey, kind.secretFields, secrets) as Record<string, unknown>;
-    const query = redact(request.query, opts.hashKey, [], secrets) as Record<string, string>;
-    const { body, ...rest } = request;
+    const { request, compare, query } = requestFor(r.kind, resolved, secrets, opts.hashKey, ctx);
     const d: Desired = {
       id,
       kind: r.kind,
       name: r.name,
-      request: { ...rest, compare, query },
+      request: new HeldRequest(request, compare, query),
       hash: contentHash(compare),
-      dependsOn: [...new Set(kind.references(r.spec).map((ref) => `${ref.kind}/${ref.name}`))].sort(),
+      dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
       ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
     };
-    const out: Outgoing = { body, query: request.query, secrets };
     desired.push(d);
-    outgoing.set(id, out);
-    opts.memo?.entries.set(r.spec, { key: memoKey, desired: d, outgoing: out });
+    sources.set(d, r);
+    opts.memo?.entries.set(spec, { key: memoKey, desired: d });
   }
-  return { desired, outgoing, diagnostics };
+  return { desired, outgoing: new ResolvedRequests(sources, opts, ctx), diagnostics };
+}
+
+/**
+ * The redacted request a plan keeps (no body): its `compare` held as JSON text where it is
+ * plain JSON (see json-text.ts) — parsed on each read, a fresh copy — else as itself (a
+ * document held by reference). Every instance has the same shape.
+ */
+class HeldRequest implements Omit<KindRequest, "body"> {
+  readonly address: Readonly<Record<string, string>>;
+  readonly create: KindRequest["create"];
+  readonly update: KindRequest["update"];
+  readonly query: Readonly<Record<string, string>>;
+  readonly ignoredByUpdate: readonly string[] | undefined;
+  readonly trigger: string | undefined;
+  readonly notes: readonly string[] | undefined;
+  readonly #compare: string | Readonly<Record<string, unknown>>;
+
+  constructor(request: KindRequest, compare: Readonly<Record<string, unknown>>, query: Readonly<Record<string, string>>) {
+    this.address = request.address;
+    this.create = request.create;
+    this.update = request.update;
+    this.query = query;
+    this.ignoredByUpdate = request.ignoredByUpdate;
+    this.trigger = request.trigger;
+    this.notes = request.notes;
+    this.#compare = jsonTextOf(compare) ?? compare;
+  }
+
+  get compare(): Readonly<Record<string, unknown>> {
+    return typeof this.#compare === "string" ? (JSON.parse(this.#compare) as Record<string, unknown>) : this.#compare;
+  }
+
+  /** Serialised, a plain request. */
+  toJSON(): Omit<KindRequest, "body"> {
+    return { ...this, compare: this.compare };
+  }
+}
+
+/** Bodies resolved on request from the resources, checked against the planned hashes. */
+class ResolvedRequests implements OutgoingRequests {
+  private readonly resources: ReadonlyMap<string, Resource>;
+  private readonly hashes: ReadonlyMap<string, string>;
+
+  constructor(
+    sources: ReadonlyMap<Desired, Resource>,
+    private readonly opts: PrepareOptions,
+    private readonly ctx: RequestContext,
+  ) {
+    // keyed by the desired resources' own id strings: no new string per resource
+    this.hashes = new Map([...sources.keys()].map((d) => [d.id, d.hash]));
+    this.resources = new Map([...sources].map(([d, r]) => [d.id, r]));
+  }
+
+  get(id: string): Outgoing | undefined {
+    const r = this.resources.get(id);
+    if (r === undefined) return undefined;
+    const problems: Diagnostic[] = [];
+    const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
+    const resolved = problems.length > 0 ? undefined : requestFor(r.kind, spec, secrets, this.opts.hashKey, this.ctx);
+    if (resolved === undefined || contentHash(resolved.compare) !== this.hashes.get(id)) {
+      throw new SourceError(ErrorCode.SOURCE_CHANGED, `${id}: what ${r.source.file} resolves to changed after it was planned`, {
+        hint: "a file or secret the resource uses changed while gatesync was running: nothing of it was sent; run again",
+      });
+    }
+    return { body: resolved.request.body, query: resolved.request.query, secrets };
+  }
 }
 
 /**

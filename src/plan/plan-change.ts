@@ -153,7 +153,7 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   const adoption = planAdoption(d, record, ctx.claims);
   if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };
   if (adoption?.action === "adopt") {
-    const fields = Object.keys(req.compare).sort().flatMap((k) => diffValues(undefined, req.compare[k], [k]));
+    const fields = allFields(req.compare);
     const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, ctx.batching) };
     return { ...base, action: "adopt", adopt: { serverId: adoption.serverId, source: adoption.source }, ...operation, fields, notes: [...notes, adoption.note] };
   }
@@ -161,12 +161,34 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   return record === undefined || !holdsPayload(record, "applied") ? planFirstApply(base, d, record, notes, ctx) : planUpdate(base, d, record, notes, ctx);
 }
 
+/** Every field of a request's `compare`, as added (read once: it may be parsed on each read). */
+function allFields(compare: Readonly<Record<string, unknown>>): FieldChange[] {
+  return diffValues(undefined, compare).length === 0 ? [] : Object.keys(compare).sort().flatMap((k) => diffValues(undefined, compare[k], [k]));
+}
+
+/*
+ * A create's field changes, read from its desired resource on each read: an enumerable
+ * accessor (one getter shared by all, so changes share their hidden classes) over a hidden
+ * property holding the desired resource. Spreads, JSON and deep equality see the fields.
+ */
+const desiredKey = Symbol("desired");
+function createFields(this: { readonly [desiredKey]: Desired }): FieldChange[] {
+  return allFields(this[desiredKey].request.compare);
+}
+
+/** `change` with `fields` read as `allFields` of `d`'s request (what planFirstApply lists for a create). */
+export function fieldsOf<T extends object>(change: object, d: Desired): T {
+  Object.defineProperty(change, desiredKey, { value: d, enumerable: false, writable: true, configurable: false });
+  Object.defineProperty(change, "fields", { get: createFields, enumerable: true, configurable: false });
+  return change as T;
+}
+
 /** Nothing of the resource was applied yet: it is created (or, for a kind without create, updated in place). */
 function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefined, notes: string[], ctx: ChangeContext): Draft {
   const req = d.request;
   const address = { ...req.address, ...record?.address };
   const reset = req.trigger !== undefined;
-  const fields = diffValues(undefined, req.compare).length === 0 ? [] : Object.keys(req.compare).sort().flatMap((k) => diffValues(undefined, req.compare[k], [k]));
+  const fields = allFields(req.compare);
   if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (req.create !== undefined) {
     return { ...base, action: "create", operation: plannedOperation(req.create, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };

@@ -15,8 +15,8 @@ import { adoptionClaims } from "./adoption.js";
 import { isBreaking } from "./breaking/classify.js";
 import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
-import { isExecutable, planChange, planOrphan, refuseUnaddressable } from "./plan-change.js";
-import type { Action, ChangeContext, PlannedChange } from "./plan-change.js";
+import { fieldsOf, isExecutable, planChange, planOrphan, refuseUnaddressable } from "./plan-change.js";
+import type { Action, ChangeContext, Draft, PlannedChange } from "./plan-change.js";
 
 export const planFormatVersion = 1;
 
@@ -125,6 +125,21 @@ const hideMarkers = (value: unknown): unknown => (isSensitiveMarker(value) ? "(s
 
 const kindOrder = (kind: string): number => (isKindName(kind) ? kindNames.indexOf(kind) : kindNames.length);
 
+/**
+ * The change in its wave. A create lists every field of its request (`allFields`): those are
+ * read from the desired resource when shown, not kept twice — a first plan of 100,000
+ * resources would otherwise hold each request again as field changes.
+ */
+function withWave(draft: Draft, wave: number, d?: Desired): PlannedChange {
+  // most changes have no note: they share one empty list
+  const notes = draft.notes.length === 0 ? noNotes : draft.notes;
+  if (d === undefined || draft.action !== "create") return { ...draft, notes, wave };
+  const { fields: _fields, ...rest } = draft;
+  return fieldsOf<PlannedChange>({ ...rest, notes, wave }, d);
+}
+
+const noNotes: readonly string[] = Object.freeze([]);
+
 export function computePlan(desired: readonly Desired[], state: StateSnapshot, options: PlanOptions): Plan {
   const waves = planWaves(desired.map((d) => ({ id: d.id, dependsOn: d.dependsOn })));
   if (!waves.ok) {
@@ -134,11 +149,11 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
   const ctx: ChangeContext = { batching, reassert: options.reassert === true, claims: adoptionClaims(desired, state), hashKey: options.hashKey };
-  const changes: PlannedChange[] = desired.map((d) => ({ ...refuseUnaddressable(planChange(d, state.resources.get(d.id), ctx)), wave: waveOf.get(d.id) ?? 1 }));
+  const changes: PlannedChange[] = desired.map((d) => withWave(refuseUnaddressable(planChange(d, state.resources.get(d.id), ctx)), waveOf.get(d.id) ?? 1, d));
   const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const orphanWave = waves.waves.length + 1;
   for (const record of state.resources.values()) {
-    if (!present.has(record.id) && options.selection?.includesRecord(record) !== false) changes.push({ ...refuseUnaddressable(planOrphan(record, options.orphans, batching)), wave: orphanWave });
+    if (!present.has(record.id) && options.selection?.includesRecord(record) !== false) changes.push(withWave(refuseUnaddressable(planOrphan(record, options.orphans, batching)), orphanWave));
   }
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const count = (a: Action): number => changes.filter((c) => c.action === a).length;

@@ -41,7 +41,10 @@ const references = new WeakMap<DocumentVerdict, DocumentRef>();
 function documentRef(file: FileVerdict, doc: DocumentVerdict, summary: DocumentSummary): DocumentRef {
   let ref = references.get(doc);
   if (ref === undefined) {
-    ref = new DocumentRef({ file: file.path, read: () => readDocumentSync(file.absolute, file.path, doc.index) }, summary);
+    // the reference keeps where to read the document, not the file's verdict
+    const { absolute, path } = file;
+    const { index } = doc;
+    ref = new DocumentRef({ file: path, read: () => readDocumentSync(absolute, path, index) }, summary);
     references.set(doc, ref);
   }
   return ref;

@@ -7,6 +7,7 @@ import type { Diagnostic } from "../errors.js";
 import { summarise } from "../kinds/document-ref.js";
 import type { DocumentSummary } from "../kinds/document-ref.js";
 import type { KindName } from "../kinds/kind.js";
+import { jsonTextOf } from "../kinds/json-text.js";
 import { classifyDocument } from "../load/classify.js";
 import type { FileToRead, Limits } from "../load/read-file.js";
 import { readResourceFile } from "../load/read-file.js";
@@ -19,12 +20,20 @@ export interface FileCheckContext {
   readonly limits: Limits;
   /** Providers that register applications by type (sorted), when known. */
   readonly appTypeProviders: readonly number[] | undefined;
+  /**
+   * Resource documents of kinds without an attached document come back as JSON text (`text`)
+   * instead of `value`: what a one-shot command holds of 100,000 resources (see json-text.ts).
+   */
+  readonly compact?: boolean;
 }
 
 export interface DocumentVerdict {
   readonly index: number;
   readonly line: number;
+  /** The parsed document; undefined when `text` holds it. */
   readonly value: unknown;
+  /** A compact check's resource document as JSON text: the document without its spec, and the spec. */
+  readonly text?: DocumentText;
   /** Set for a resource of a known kind. */
   readonly kind?: KindName;
   readonly name?: string;
@@ -38,6 +47,22 @@ export interface DocumentVerdict {
   readonly attachment?: AttachmentVerdict;
   /** An attachment that passed its checks and holds no secret reference: `value` is dropped for this. */
   readonly summary?: DocumentSummary;
+}
+
+export interface DocumentText {
+  readonly head: string;
+  readonly spec: string;
+}
+
+const isMapping = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** A mapping whose spec is a mapping, both plain JSON, as text (head and spec); else undefined. */
+function asText(value: unknown): DocumentText | undefined {
+  if (!isMapping(value) || !isMapping(value.spec)) return undefined;
+  const { spec, ...head } = value;
+  const specText = jsonTextOf(spec);
+  const headText = specText === undefined ? undefined : jsonTextOf(head);
+  return specText === undefined || headText === undefined ? undefined : { head: headText, spec: specText };
 }
 
 export interface FileVerdict {
@@ -71,7 +96,8 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     } else {
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
       const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate);
-      documents.push({ ...base, kind: cls.kind.kind, ...(cls.name === undefined ? {} : { name: cls.name }), ...verdict });
+      const text = ctx.compact === true && cls.kind.attached === undefined ? asText(doc.value) : undefined;
+      documents.push({ ...base, ...(text === undefined ? {} : { value: undefined, text }), kind: cls.kind.kind, ...(cls.name === undefined ? {} : { name: cls.name }), ...verdict });
     }
   }
   return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };

@@ -9,8 +9,10 @@
  */
 import { compareDiagnostics } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
+import { holdText } from "../kinds/json-text.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Spec } from "../kinds/kind.js";
+import { TextResource } from "../kinds/resource.js";
 import type { Resource, ResourceSource } from "../kinds/resource.js";
 import { resolveAttachedFiles } from "../load/attached-files.js";
 import type { FileReference } from "../load/attached-files.js";
@@ -125,6 +127,11 @@ export class RepositoryValidator {
     if (this.stopWhenChecked) await this.pool?.close();
   }
 
+  /** @internal Kept for the next run (the daemon), or held compactly for this one (see FileCheckContext.compact). */
+  get reusing(): boolean {
+    return this.reuse;
+  }
+
   /** @internal The worker pool, when there is one. */
   get workers(): PooledFileChecker | undefined {
     return this.pool;
@@ -146,6 +153,21 @@ export class RepositoryValidator {
   }
 }
 
+const noEntries: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Labels or annotations; none (absent or empty) are one shared empty object. */
+function orShared(entries: unknown): Readonly<Record<string, string>> {
+  return entries === undefined || entries === null || Object.keys(entries).length === 0 ? noEntries : (entries as Record<string, string>);
+}
+
+/** A document as written, valid or not: its spec an object (`{}` when it is not one), read from its text on each use when it came as text. */
+function writtenResource(file: FileVerdict, doc: DocumentVerdict): WrittenResource {
+  const base = { kind: doc.kind!, name: doc.name!, source: { file: file.path, index: doc.index, line: doc.line } };
+  if (doc.text !== undefined) return holdText<WrittenResource>(base, "spec", doc.text.spec);
+  const spec = (doc.value as { spec?: unknown }).spec;
+  return { ...base, spec: (spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec };
+}
+
 interface Candidate {
   readonly file: FileVerdict;
   readonly doc: DocumentVerdict;
@@ -154,6 +176,7 @@ interface Candidate {
 class Run {
   private readonly diagnostics: Diagnostic[] = [];
   private readonly records = new Map<string, FileVerdict>();
+  private readonly apiVersions = new Map<string, string>();
   private readonly locate: Locate;
   private filesRead = 0;
   private filesReused = 0;
@@ -173,7 +196,7 @@ class Run {
     const listed = await listResourceFiles({ root: this.opts.root, ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }), maxFiles: limits.maxFiles });
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;
-    const ctx: FileCheckContext = { limits, appTypeProviders: providers === undefined ? undefined : [...providers].sort((a, b) => a - b) };
+    const ctx: FileCheckContext = { limits, appTypeProviders: providers === undefined ? undefined : [...providers].sort((a, b) => a - b), ...(this.validator.reusing ? {} : { compact: true }) };
     await this.check(listed.files, ctx);
 
     const resolved = await resolveAttachedFiles(this.fileReferences(), { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) }, this.locate);
@@ -235,11 +258,7 @@ class Run {
       if (attachedFiles.has(file.path)) continue;
       for (const doc of file.documents) {
         this.diagnostics.push(...doc.findings);
-        if (doc.kind !== undefined && doc.name !== undefined) {
-          const spec = (doc.value as { spec?: unknown }).spec;
-          const asSpec = (spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec;
-          written.push({ kind: doc.kind, name: doc.name, spec: asSpec, source: { file: file.path, index: doc.index, line: doc.line } });
-        }
+        if (doc.kind !== undefined && doc.name !== undefined) written.push(writtenResource(file, doc));
         if (doc.passed) candidates.push({ file, doc });
       }
     }
@@ -248,32 +267,35 @@ class Run {
 
   private async finish({ file, doc }: Candidate, attachments: AttachmentContext): Promise<Resource | undefined> {
     const kind = kindModule(doc.kind!);
-    const value = doc.value as Record<string, unknown>;
+    const value = (doc.text === undefined ? doc.value : JSON.parse(doc.text.head)) as Record<string, unknown>;
     const meta = value.metadata as Record<string, unknown> | undefined;
     const name = doc.name!;
     const resource = `${kind.kind}/${name}`;
-    const spec = (value.spec ?? {}) as Spec;
     const errors = doc.ruleErrors + this.checkSecrets(doc.secretRefs, { file: file.path, index: doc.index, resource });
-    let finalSpec = spec;
+    let finalSpec = (value.spec ?? {}) as Spec;
     let attachedSource: ResourceSource | undefined;
     const attached = kind.attached;
     if (attached !== undefined) {
+      const spec = finalSpec;
       const found = await attachDocument(attached, { file, doc, spec, resource }, attachments);
       if (found === undefined) return undefined;
       finalSpec = this.validator.mergedSpec(spec, found.document, (s, d) => attached.attach(s, d));
       attachedSource = found.source;
     }
     if (errors > 0) return undefined;
-    return {
-      apiVersion: String(value.apiVersion),
+    const apiVersion = String(value.apiVersion);
+    const fields = {
+      // one string for the few versions there are, not a copy per resource
+      apiVersion: this.apiVersions.get(apiVersion) ?? (this.apiVersions.set(apiVersion, apiVersion), apiVersion),
       kind: kind.kind,
       name,
-      labels: (meta?.labels ?? {}) as Record<string, string>,
-      annotations: (meta?.annotations ?? {}) as Record<string, string>,
-      spec: finalSpec,
+      labels: orShared(meta?.labels),
+      annotations: orShared(meta?.annotations),
       source: { file: file.path, index: doc.index, line: doc.line },
       ...(attachedSource === undefined ? {} : { definitionSource: attachedSource }),
     };
+    // a compact check's spec stays the text it came as: parsed on each read
+    return doc.text === undefined ? { ...fields, spec: finalSpec } : new TextResource(fields, doc.text.spec);
   }
 
   private checkSecrets(refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }): number {

@@ -78,14 +78,16 @@ describe("a document held by reference", () => {
     expect(fields).toEqual(diffValues({ definition: a.tree }, { definition: b.tree }));
   });
 
-  it("refuses to give a big member it does not hold, and gives held ones without reading", () => {
+  it("refuses to give a member it does not hold, big or small, and gives held ones without reading", () => {
     const file = documents.find((f) => canonical(parsed(f)!.paths).startsWith("#"))!;
     let reads = 0;
     const tree = parsed(file)!;
-    const ref = new DocumentRef({ file, read: () => (reads++, tree) }, summarise(tree, []));
-    expect(documentMember(ref, "openapi")).toBe(tree.openapi);
+    const ref = new DocumentRef({ file, read: () => (reads++, tree) }, summarise(tree, ["info"]));
+    expect(documentMember(ref, "info")).toEqual(tree.info);
     expect(documentMember(ref, "absent")).toBeUndefined();
     expect(() => documentMember(ref, "paths")).toThrow(/read without loading/);
+    // small members are kept as their canonical text only: the tree is not held for them
+    expect(() => documentMember(ref, "openapi")).toThrow(/read without loading/);
     expect(reads).toBe(0);
     expect(ref.load()).toEqual(tree);
     expect(reads).toBe(1);

@@ -49,6 +49,36 @@ async function expectWorkerFailure(run: Promise<unknown>): Promise<void> {
   expect((err as InternalError).message).toContain("worker");
 }
 
+describe("one-shot validation (resources held compactly)", () => {
+  it("gives the same resources, specs and findings as the default, holding specs that are plain JSON as text", async () => {
+    const root = await mixedRepository();
+    // values text would not give back (.inf, -0) keep their spec an object
+    await writeFile(path.join(root, "keys/odd.yaml"), "apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata: { name: odd }\nspec:\n  apiRef: good\n  clientId: odd\n  meta_data: { big: .inf, zero: -0.0 }\n");
+    const reference = await new RepositoryValidator({ workers: { threads: 0 } }).validate(options(root));
+    const oneShot = RepositoryValidator.oneShot();
+    try {
+      const compact = await oneShot.validate(options(root));
+      expect(compact.diagnostics).toEqual(reference.diagnostics);
+      expect(compact.resources.map((r) => `${r.kind}/${r.name}`)).toEqual(reference.resources.map((r) => `${r.kind}/${r.name}`));
+      compact.resources.forEach((r, i) => {
+        const { spec, ...rest } = reference.resources[i]!;
+        expect({ ...r, spec: materialize(r.spec) }).toStrictEqual({ ...rest, spec: materialize(spec) });
+      });
+      const byName = new Map(compact.resources.map((r) => [r.name, r]));
+      const key = byName.get("k0a")!;
+      expect(key.constructor.name).toBe("TextResource");
+      expect(key.spec).not.toBe(key.spec); // parsed on each read
+      const odd = byName.get("odd")!;
+      expect(odd.constructor.name).toBe("Object");
+      expect((odd.spec.meta_data as Record<string, number>).big).toBe(Number.POSITIVE_INFINITY);
+      expect(Object.is((odd.spec.meta_data as Record<string, number>).zero, -0)).toBe(true);
+      expect(byName.get("good")!.constructor.name).toBe("Object"); // an ApiDefinition holds its document by reference
+    } finally {
+      await oneShot.close();
+    }
+  });
+});
+
 describe("the worker pool", () => {
   it("gives the same resources and the same located findings as the single-threaded path", async () => {
     const root = await mixedRepository();
