@@ -17,6 +17,7 @@ import { openStateBackend } from "../src/record/open-backend.js";
 import { appliedRecord } from "../src/apply/applied-record.js";
 import { RepositoryValidator } from "../src/validate/validate-repository.js";
 import type { Generated } from "./generate.js";
+import type { MemoryCgroup } from "./memory-limit.js";
 import type { Figure } from "./figures.js";
 import { figure } from "./figures.js";
 
@@ -39,12 +40,15 @@ export interface ProcessFigures {
 /** Output kept of a measured process (what the bench reads of it: the plan summary at 10,000 resources). */
 const keptStdout = 32 * 1024 * 1024;
 
-/** Runs `node args` under /usr/bin/time; fails unless it exits with one of `codes`. */
-export async function measureProcess(args: readonly string[], env: Record<string, string>, codes: readonly number[] = [0]): Promise<ProcessSample & { stdout: string }> {
+/**
+ * Runs `node args` under /usr/bin/time — inside `limit` (a memory cgroup, see memory-limit.ts)
+ * when given; fails unless it exits with one of `codes`.
+ */
+export async function measureProcess(args: readonly string[], env: Record<string, string>, codes: readonly number[] = [0], limit?: MemoryCgroup): Promise<ProcessSample & { stdout: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-time-"));
   const out = path.join(dir, "time");
   try {
-    const child = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", out, process.execPath, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", out, ...(limit?.wrap ?? []), process.execPath, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     // what a large plan prints (345 MB of JSON at 100,000 resources) is read, not all kept

@@ -58,7 +58,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       const state = openStateBackend(config, io.env);
       try {
         // a plan only: the state's payloads are read only where the plan compares them
-        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", ...(selection === undefined ? {} : { selection }) });
+        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) });
         // a change at a time: a large plan is never one string in memory
         for (const chunk of planChunks(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined })) io.stdout(chunk);
         if (opts.out !== undefined) {

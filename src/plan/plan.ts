@@ -134,8 +134,11 @@ function withWave(draft: Draft, wave: number, d?: Desired): PlannedChange {
   // most changes have no note: they share one empty list
   const notes = draft.notes.length === 0 ? noNotes : draft.notes;
   if (d === undefined || draft.action !== "create") return { ...draft, notes, wave };
-  const { fields: _fields, ...rest } = draft;
-  return fieldsOf<PlannedChange>({ ...rest, notes, wave }, d);
+  const change: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(draft)) if (k !== "fields") change[k] = v;
+  change.notes = notes;
+  change.wave = wave;
+  return fieldsOf<PlannedChange>(change, d);
 }
 
 const noNotes: readonly string[] = Object.freeze([]);

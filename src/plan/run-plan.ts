@@ -14,8 +14,8 @@ import { planScope } from "./plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
 import type { Scope, SelectionRequest } from "../select/selection.js";
 import type { SecretSource } from "../load/secret-refs.js";
-import type { RepositoryValidator } from "../validate/validate-repository.js";
-import type { DesiredMemo, DesiredSet } from "./desired.js";
+import type { RepositoryResult, RepositoryValidator } from "../validate/validate-repository.js";
+import type { DesiredMemo, DesiredSet, OutgoingRequests } from "./desired.js";
 import { hashKeyFor, prepareDesired } from "./desired.js";
 import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
@@ -53,6 +53,12 @@ export interface PlanRunInput {
   readonly payloads?: "needed";
   /** Plan part of the repository (`--target`, `--exclude`, `--kind`, `--selector`); the config's `selector` always applies. */
   readonly selection?: SelectionRequest;
+  /**
+   * "plan": only the plan is used (`gatesync plan`): the resources are let go once the desired
+   * set is prepared — the returned run has none and no bodies to send — so that a plan of
+   * 100,000 resources does not hold them while it is computed and written.
+   */
+  readonly keep?: "plan";
 }
 
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
@@ -63,7 +69,8 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work
   const scope = isSelective(request, config.selector) ? scopeOf(request, config.selector) : undefined;
-  const result = await input.validator.validate({
+  // let go of (undefined) once the desired set is prepared, when only the plan is kept
+  let validated: RepositoryResult | undefined = await input.validator.validate({
     root: input.root,
     ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
     limits: config.limits,
@@ -71,8 +78,9 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     // a selection needs only its own secrets: the others' are checked when they are prepared
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
   });
-  if (hasErrors(result.diagnostics)) throw new ValidationFailed(result.diagnostics);
-  const prepare = (state: StateSnapshot): Prepared => prepareRun(input, result.resources, state, { secrets, appTypeProviders, scope });
+  if (hasErrors(validated.diagnostics)) throw new ValidationFailed(validated.diagnostics);
+  const warnings = validated.diagnostics.length;
+  const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope });
   let prepared: Prepared | undefined;
   let failure: { readonly error: unknown } | undefined;
   const state = await input.state.read(
@@ -93,8 +101,15 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   );
   if (failure !== undefined) throw failure.error;
   // a state never written is read without asking which payloads to read
-  const { hashKey, selected, desired } = prepared ?? prepare(state);
-  if (hasErrors(desired.diagnostics)) throw new ValidationFailed(desired.diagnostics);
+  let ready: Prepared | undefined = prepared ?? prepare(state);
+  prepared = undefined;
+  const { hashKey, selected } = ready;
+  if (hasErrors(ready.desired.diagnostics)) throw new ValidationFailed(ready.desired.diagnostics);
+  // a plan only: nothing holds the resources from here on (the bodies to send would)
+  const desired = input.keep === "plan" ? { ...ready.desired, outgoing: noOutgoing } : ready.desired;
+  const resources = input.keep === "plan" ? [] : validated.resources;
+  ready = undefined;
+  validated = undefined;
   const batch = config.targets.gateway?.batch;
   const plan = computePlan(desired.desired, state, {
     orphans: config.orphans,
@@ -105,8 +120,11 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
-  return { plan, state, resources: result.resources, desired, hashKey, warnings: result.diagnostics.length };
+  return { plan, state, resources, desired, hashKey, warnings };
 }
+
+/** A plan-only run sends nothing. */
+const noOutgoing: OutgoingRequests = { get: () => undefined };
 
 interface Prepared {
   readonly hashKey: { readonly key: string; readonly store: string | undefined };
