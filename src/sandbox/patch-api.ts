@@ -130,6 +130,7 @@ export async function patchApi(ctx: HandlerContext, deps: SandboxDeps, apiId: st
   if (!Array.isArray(document.servers) && api.document !== undefined && api.document.servers !== undefined) document.servers = api.document.servers;
   api.document = document;
   api.extension = extension;
+  deps.store.apiRevision++;
   api.flags = {
     allowList: flags?.allowList ?? api.flags.allowList,
     validateRequest: flags?.validateRequest ?? api.flags.validateRequest,
