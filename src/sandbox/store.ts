@@ -82,7 +82,7 @@ function fixtureOauthClient(c: FixtureOauthClient): StoredOAuthClient {
 
 export class SandboxStore {
   apis = new Map<string, StoredApi>();
-  /** Grows whenever an API's extension (its listen path) is replaced: traffic routing indexes the APIs by listen path. */
+  /** Grows whenever an API's listen path changes (a patch): traffic routing indexes the APIs by listen path. */
   apiRevision = 0;
   /** Policy id → the APIs its access rights include (`all`: a policy given by id alone). */
   policies = new Map<string, ReadonlySet<string> | "all">();

@@ -50,7 +50,8 @@ export function bounded(body: Buffer, limit: number): () => Promise<Buffer> {
 
 const trafficError = (status: number, error: string): Reply => ({ status, body: { error } });
 
-function listenPathOf(api: StoredApi): string {
+/** The API's listen path as traffic routing matches it: with its leading slash, without a trailing one ("" at the root). */
+export function listenPathOf(api: StoredApi): string {
   const value = ((api.extension.server as Json | undefined)?.listenPath as Json | undefined)?.value;
   const lp = typeof value === "string" && value !== "" ? value : "/";
   const withSlash = lp.startsWith("/") ? lp : `/${lp}`;
