@@ -2,7 +2,8 @@
  * Growth from 10,000 to 100,000 resources (1,000 → 10,000 APIs, each its own document): the
  * floor, `gatesync validate`, a first `gatesync plan --dir` (empty state) and a first
  * `gatesync apply --dir` into the sandbox, each a spawned, cold process under /usr/bin/time,
- * `scaleReps` times: medians with their spreads.
+ * `scaleReps` times: medians with their spreads. The sandbox is a process of its own
+ * (`gatesync sandbox`), its peak RSS reported apart from gatesync's.
  */
 import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
@@ -10,11 +11,13 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { configFromDocument } from "../src/config/config.js";
 import { openStateBackend } from "../src/record/open-backend.js";
-import { startSandbox } from "../src/sandbox/sandbox.js";
 import { credentials, env, log, quick } from "./common.js";
 import { cli, measureProcess, processFigures, writeBenchConfig } from "./cold.js";
 import type { ProcessFigures, ProcessSample } from "./cold.js";
 import type { Generated } from "./generate.js";
+import type { Figure } from "./figures.js";
+import { figure } from "./figures.js";
+import { startSandboxChild } from "./sandbox-child.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -29,6 +32,8 @@ export interface ScaleFigures {
   readonly plan: ProcessFigures;
   /** `applied`: the fewest records any run left applied. */
   readonly apply: ProcessFigures & { readonly applied: number };
+  /** The sandbox process's peak RSS over a first plan and apply (not gatesync's). */
+  readonly sandboxPeakRssMb: Figure;
 }
 
 /** Records the apply left in the config's state as applied. */
@@ -42,21 +47,25 @@ async function appliedRecords(configFile: string): Promise<number> {
   }
 }
 
-/** A first plan and a first apply into a fresh sandbox and an empty state. */
-async function firstPlanAndApply(g: Generated, work: string): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number }> {
+/** A first plan and a first apply into a fresh sandbox process and an empty state. */
+async function firstPlanAndApply(g: Generated, work: string): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number; sandboxPeakRssMb: number }> {
   const fixtures = { ...g.fixtures, apis: [...(g.fixtures.apis ?? []), { id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }], keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }] };
-  const sandbox = await startSandbox({ credentials, fixtures, logSize: 100 });
+  await rm(work, { recursive: true, force: true });
+  await mkdir(work, { recursive: true });
+  const sandbox = await startSandboxChild({ gatesync: [cli], fixtures, dir: work, credentials });
+  let stopped: Promise<{ peakRssMb: number }> | undefined;
   try {
-    await rm(work, { recursive: true, force: true });
-    await mkdir(work, { recursive: true });
     const config = await writeBenchConfig(work, sandbox.urls);
     const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], env);
-    log(`[${g.count}] first apply into the sandbox`);
+    log(`[${g.count}] first apply into the sandbox (process ${sandbox.pid})`);
     // exit 1 when some change failed or is in doubt: measured all the same, `applied` says how many succeeded
     const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], env, [0, 1]);
-    return { plan, apply, applied: await appliedRecords(config) };
+    stopped = sandbox.stop();
+    const { peakRssMb } = await stopped;
+    return { plan, apply, applied: await appliedRecords(config), sandboxPeakRssMb: peakRssMb };
   } finally {
-    await sandbox.stop();
+    // stopped on failure too
+    if (stopped === undefined) await sandbox.stop().catch(() => undefined);
   }
 }
 
@@ -64,6 +73,7 @@ async function firstPlanAndApply(g: Generated, work: string): Promise<{ plan: Pr
 export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigures> {
   const samples = { floor: [] as ProcessSample[], validate: [] as ProcessSample[], plan: [] as ProcessSample[], apply: [] as ProcessSample[] };
   let applied = Number.POSITIVE_INFINITY;
+  const sandboxPeaks: number[] = [];
   for (let rep = 0; rep < scaleReps; rep++) {
     log(`[${g.count}] cold floor, validate, first plan (run ${rep + 1} of ${scaleReps})`);
     samples.floor.push(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
@@ -72,6 +82,7 @@ export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigu
     samples.plan.push(first.plan);
     samples.apply.push(first.apply);
     applied = Math.min(applied, first.applied);
+    sandboxPeaks.push(first.sandboxPeakRssMb);
   }
-  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied } };
+  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied }, sandboxPeakRssMb: figure(sandboxPeaks) };
 }

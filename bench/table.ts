@@ -81,6 +81,8 @@ export function coldRows(cold: ColdFigures, records: number): Row[] {
 
 type ScaleCommand = "floor" | "validate" | "plan" | "apply";
 
+const sandboxPeak = (s: ScaleFigures): string => show(s.sandboxPeakRssMb, "MiB");
+
 /**
  * 10,000 → 100,000: each command's wall time and peak RSS, the growth of its time as a ratio
  * and per resource (flagged when super-linear), and its peak against the Kubernetes manifest's
@@ -103,6 +105,7 @@ export function scaleRows(scale: readonly ScaleFigures[]): Row[] {
     line("   `gatesync validate`", "validate"),
     line("   first `gatesync plan --dir` (empty state)", "plan"),
     row("   first `gatesync apply --dir` into the sandbox", { at10k: `${cell(small, "apply")}, ${applied(small)}`, at100k: `${cell(large, "apply")}, ${applied(large)}${grown("apply")}` }, `${target}; all applied`, met("apply") && large.apply.applied === large.resources),
+    row("   the sandbox's own process (not gatesync's): peak RSS over the plan and apply", { at10k: sandboxPeak(small), at100k: sandboxPeak(large) }),
   ];
 }
 

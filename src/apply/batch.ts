@@ -59,19 +59,35 @@ const notProcessed = new Set([401, 403, 404, 405]);
 export const maxBatchBytes = 512 * 1024;
 
 /**
- * Splits items into batches of at most `maxSize` sub-requests and about `maxBytes` of bodies,
- * with no relative_url twice in one batch. An item larger than `maxBytes` goes alone.
+ * Packs items into batches of at most `maxSize` sub-requests and about `maxBytes` of bodies,
+ * with no relative_url twice in one batch (an item larger than `maxBytes` goes alone), as they
+ * come: each item joins the first open batch it fits; a batch leaves once it is full, or when
+ * a new one would open beyond `window` open batches (the oldest then leaves). Items are read
+ * only as batches are asked for, so a caller sending batches as they come holds few bodies.
  */
-export function chunk(items: readonly BatchItem[], maxSize: number, maxBytes = maxBatchBytes): BatchItem[][] {
-  const batches: Array<{ items: BatchItem[]; bytes: number }> = [];
+export function* packBatches(items: Iterable<BatchItem>, maxSize: number, maxBytes = maxBatchBytes, window = Number.POSITIVE_INFINITY): Generator<BatchItem[], void, undefined> {
+  const open: Array<{ items: BatchItem[]; bytes: number; urls: Set<string> }> = [];
   for (const item of items) {
     const bytes = (item.body?.length ?? 0) + item.relativeUrl.length + 200;
-    let target = batches.find((b) => b.items.length < maxSize && (b.bytes + bytes <= maxBytes || b.items.length === 0) && !b.items.some((x) => x.relativeUrl === item.relativeUrl));
-    if (target === undefined) batches.push((target = { items: [], bytes: 0 }));
+    let target = open.find((b) => (b.bytes + bytes <= maxBytes || b.items.length === 0) && !b.urls.has(item.relativeUrl));
+    if (target === undefined) {
+      if (open.length >= window) yield open.shift()!.items;
+      open.push((target = { items: [], bytes: 0, urls: new Set() }));
+    }
     target.items.push(item);
     target.bytes += bytes;
+    target.urls.add(item.relativeUrl);
+    if (target.items.length >= maxSize) {
+      open.splice(open.indexOf(target), 1);
+      yield target.items;
+    }
   }
-  return batches.map((b) => b.items);
+  for (const b of open) yield b.items;
+}
+
+/** All the batches of `items` at once (see packBatches). */
+export function chunk(items: readonly BatchItem[], maxSize: number, maxBytes = maxBatchBytes): BatchItem[][] {
+  return [...packBatches(items, maxSize, maxBytes)];
 }
 
 export class BatchSender {

@@ -2,11 +2,16 @@
  * The batchable changes of one wave, in batch calls, until each settles: each batch's results
  * settle as soon as it returns; sub-requests to retry go round again (through the batch route
  * while it works); once the route proves unavailable, the rest goes as direct calls.
+ *
+ * Batches are made as they are sent — a body is serialised (an ApiDefinition's document read
+ * again) only when its batch is next — by twice as many senders as the gateway runs calls at
+ * once: a wave of 10,000 APIs holds a few dozen batches' bodies, never all of them, and no
+ * long stretch of serialising holds up the answers already arriving.
  */
 import type { Logger } from "../logger.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import type { BatchItem, BatchResult, BatchSender } from "./batch.js";
-import { chunk, relativeUrl } from "./batch.js";
+import { maxBatchBytes, packBatches, relativeUrl } from "./batch.js";
 import type { CallOutcome } from "./http-client.js";
 import type { Sender } from "./sender.js";
 
@@ -37,17 +42,51 @@ export class Batcher {
         for (const c of pending) this.sender.skipped.add(c.id);
         return;
       }
-      const byId = new Map(pending.map((c) => [c.id, c]));
       const next: PlannedChange[] = [];
       state.delay = 0;
-      const batches = chunk(pending.map((c) => this.itemOf(c)), this.batch.settings.maxSize);
-      // eslint-disable-next-line no-restricted-syntax -- bounded by the gateway queue every batch call goes through
-      await Promise.all(batches.map((items) => this.sendAndSettle(items, byId, attempts, state, next)));
+      const unsent = await this.sendRound(pending, attempts, state, next);
+      if (halt.aborted) for (const c of unsent) this.sender.skipped.add(c.id);
+      // the route proved unavailable before these were packed: direct calls, as their first try
+      // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
+      else if (unsent.length > 0) await Promise.all(unsent.map((c) => this.sender.direct(c, attempts.get(c.id))));
       if (next.length > 0 && state.delay > 0) await this.sender.wait(state.delay);
       pending = this.active ? next : [];
       // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
       if (!this.active && next.length > 0) await Promise.all(next.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id)!))));
     }
+  }
+
+  /**
+   * One round: `pending` packed into batches as senders ask for them, each sent and settled.
+   * Returns the changes no batch carried (the apply stopped, or the route proved unavailable).
+   */
+  private async sendRound(pending: readonly PlannedChange[], attempts: Map<string, number>, state: { throttled: number; delay: number }, next: PlannedChange[]): Promise<PlannedChange[]> {
+    const { halt } = this.sender.opts;
+    const byId = new Map(pending.map((c) => [c.id, c]));
+    const carried = new Set<string>();
+    const items = (function* (batcher: Batcher): Generator<BatchItem> {
+      for (const c of pending) yield batcher.itemOf(c);
+    })(this);
+    const batches = packBatches(items, this.batch.settings.maxSize, maxBatchBytes, 4);
+    let failure: { readonly error: unknown } | undefined;
+    const sender = async (): Promise<void> => {
+      while (!halt.aborted && this.active && failure === undefined) {
+        try {
+          const batch = batches.next();
+          if (batch.done === true) return;
+          for (const i of batch.value) carried.add(i.id);
+          await this.sendAndSettle(batch.value, byId, attempts, state, next);
+        } catch (error) {
+          // a document that cannot be read again, a state that cannot be written: no further batch starts
+          failure ??= { error };
+        }
+      }
+    };
+    const senders = Math.max(1, 2 * this.sender.opts.interfaces.queue("gateway").concurrency);
+    // eslint-disable-next-line no-restricted-syntax -- a fixed number of senders, each one batch at a time through the gateway queue
+    await Promise.all(Array.from({ length: senders }, sender));
+    if (failure !== undefined) throw failure.error;
+    return pending.filter((c) => !carried.has(c.id));
   }
 
   private async sendAndSettle(items: BatchItem[], byId: ReadonlyMap<string, PlannedChange>, attempts: Map<string, number>, state: { throttled: number; delay: number }, next: PlannedChange[]): Promise<void> {

@@ -87,7 +87,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     } finally {
       progress.stop();
     }
-    appliedIds = new Set(recorder.byStatus("applied").map((o) => o.id));
+    appliedIds = new Set(recorder.appliedIds);
     checks = await runPostApply(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
   } finally {
     unlinkCaller();
@@ -106,7 +106,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     orphans: input.plan.changes.filter((c) => c.action === "orphan").map((c) => c.id),
     quotaResets: executable.filter((c) => c.quotaReset === true && appliedIds.has(c.id)).length,
     health: checks.health,
-    calls: countCalls(interfaces, sender, checks.calls, recorder.outcomes.filter((o) => o.viaBatch).length),
+    calls: countCalls(interfaces, sender, checks.calls, recorder.viaBatch),
     ...(batcher?.fallback === undefined ? {} : { batchFallback: batcher.fallback }),
     ...(routeNote === undefined ? {} : { batchRoute: routeNote }),
     skipped: [...sender.skipped].sort(),

@@ -8,7 +8,9 @@
  *   the call's deadline, an answer larger than the limit).
  * Each call has one deadline covering connect, headers and the whole body (an abort signal:
  * undici's own header and body timeouts are idle timers, which a server dripping one byte at
- * a time never trips), and reads at most `maxResponseBytes` of the answer.
+ * a time never trips), and reads at most `maxResponseBytes` of the answer. A deadline that
+ * passes while this process's event loop is busy is judged after the loop has read what the
+ * sockets hold: an answer that arrived in time is not taken for a server that did not answer.
  * The credential is sent in its header and never logged.
  */
 import type { Dispatcher } from "undici";
@@ -103,7 +105,9 @@ export class InterfaceClient implements Caller {
       headers["content-type"] = "application/json";
     }
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new DeadlineExceeded()), this.opts.timeoutMs);
+    let settled = false;
+    // timers run before the poll phase: once the time is up, the answers waiting in the sockets are read first
+    const timer = setTimeout(() => setImmediate(() => settled || deadline.abort(new DeadlineExceeded())), this.opts.timeoutMs);
     let res: Dispatcher.ResponseData | undefined;
     try {
       res = await request(`${this.base}${req.path}`, {
@@ -126,6 +130,7 @@ export class InterfaceClient implements Caller {
     } catch (err) {
       return this.failure(err, res?.statusCode);
     } finally {
+      settled = true;
       clearTimeout(timer);
       // an answer not read to its end (cut off, timed out) must not hold its connection
       if (res !== undefined && !res.body.destroyed && !res.body.readableEnded) res.body.destroy();

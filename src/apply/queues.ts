@@ -169,6 +169,11 @@ export class InterfaceQueue {
     this.rate = Math.min(this.limit.requestsPerSecond, this.rate + this.limit.requestsPerSecond / 10);
   }
 
+  /** Calls this interface runs at once. */
+  get concurrency(): number {
+    return this.limit.concurrency;
+  }
+
   get depth(): number {
     return this.queue.size + this.queue.pending;
   }

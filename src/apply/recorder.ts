@@ -5,6 +5,10 @@
  * call settles, its verdict replaces the intent — applied (with the server's id and answer),
  * failed (nothing new exists on the server: the previous history is restored) or in doubt.
  * A state write that fails halts the apply: a process that cannot record starts no call.
+ *
+ * In memory it keeps, beside the state read at the start, what later steps read: a change's
+ * record until its verdict is written; after it, only the records the post-apply checks read
+ * and rewrite (kinds with `postApply`); of every outcome, only what the summary reports.
  */
 import { operations } from "../contract/operations.js";
 import { ErrorCode, GatesyncError, StateError } from "../errors.js";
@@ -40,22 +44,35 @@ export function repeatable(c: PlannedChange): boolean {
   return operations[c.operation!.name].idempotent && c.quotaReset !== true;
 }
 
+/** Whether a later step reads the record after its verdict: the post-apply checks read it and rewrite it with its health. */
+const readAfterVerdict = (c: PlannedChange): boolean => knownKind(c.kind)?.postApply !== undefined;
+
 export class Recorder {
-  /** The records as this apply knows them: updated as calls settle. */
-  private readonly records: Map<string, ResourceRecord>;
+  /** Records written in this run, over the snapshot's; undefined: settled, and not read again (see record). */
+  private readonly written = new Map<string, ResourceRecord | undefined>();
   private readonly desiredById: Map<string, Desired>;
+  /** Changes whose intent is written and whose verdict is not. */
   private readonly intents = new Set<string>();
-  readonly outcomes: ResourceOutcome[] = [];
+  /** Applied in this run, in the order they settled. */
+  readonly appliedIds: string[] = [];
+  /** Failed or in doubt. */
+  private readonly problems: ResourceOutcome[] = [];
+  /** Changes settled through batch calls. */
+  viaBatch = 0;
   /** The first state write that failed (disk full, I/O error …): the apply stopped starting calls. */
   stateFailure: GatesyncError | undefined;
 
   constructor(private readonly opts: RecorderOptions) {
-    this.records = new Map(opts.snapshot.resources);
     this.desiredById = new Map(opts.desired.desired.map((d) => [d.id, d]));
   }
 
+  /**
+   * The record as this apply knows it, for the steps that read it: a change's own record until
+   * its verdict is written; after it, the record of a kind with post-apply checks (undefined
+   * for the others: nothing reads them again in this run, and the state holds them).
+   */
   record(id: string): ResourceRecord | undefined {
-    return this.records.get(id);
+    return this.written.has(id) ? this.written.get(id) : this.opts.snapshot.resources.get(id);
   }
 
   /**
@@ -87,7 +104,7 @@ export class Recorder {
 
   /** An intent recorded in this run (in doubt, never applied) is no history to build on. */
   private history(c: PlannedChange): ResourceRecord | undefined {
-    const r = this.records.get(c.id);
+    const r = this.record(c.id);
     return r?.status === "in-doubt" && r.applied === undefined ? undefined : r;
   }
 
@@ -95,7 +112,7 @@ export class Recorder {
   async intent(c: PlannedChange): Promise<void> {
     if (repeatable(c) || this.intents.has(c.id)) return;
     this.intents.add(c.id);
-    const prev = this.records.get(c.id);
+    const prev = this.record(c.id);
     const d = this.desiredById.get(c.id);
     const t = this.opts.now().toISOString();
     const record: ResourceRecord = {
@@ -107,7 +124,7 @@ export class Recorder {
     };
     await this.write(record);
     // keep `prev` as the record to build on, so a success or refusal restores the true history
-    if (prev === undefined) this.records.set(c.id, record);
+    if (prev === undefined) this.written.set(c.id, record);
   }
 
   /** A change whose intent was written but which was never sent: its previous record comes back. */
@@ -121,12 +138,12 @@ export class Recorder {
       this.opts.halt.abort();
       throw err;
     }
-    if (prev === undefined) this.records.delete(c.id);
+    if (prev === undefined) this.written.delete(c.id);
   }
 
   private applied(c: PlannedChange, outcome: CallOutcome, note: string | undefined): ResourceRecord {
     const t = this.opts.now().toISOString();
-    const prev = this.records.get(c.id);
+    const prev = this.record(c.id);
     if (c.action === "orphan") return { ...(prev ?? this.fresh(c)), status: "applied", deactivatedAt: t, updatedAt: t };
     const body = outcome.kind === "answered" ? outcome.body : undefined;
     const kind = knownKind(c.kind);
@@ -146,7 +163,7 @@ export class Recorder {
     const t = this.opts.now().toISOString();
     if (verdict.kind === "in-doubt") {
       const d = this.desiredById.get(c.id);
-      return { ...(this.records.get(c.id) ?? this.fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), updatedAt: t };
+      return { ...(this.record(c.id) ?? this.fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), updatedAt: t };
     }
     // Refused, or certainly not delivered: nothing new exists on the server.
     const { attempted: _attempted, ...kept } = this.history(c) ?? this.fresh(c);
@@ -166,17 +183,20 @@ export class Recorder {
     let recorded = result;
     try {
       await this.write(record);
-      this.records.set(c.id, record);
+      this.written.set(c.id, readAfterVerdict(c) ? record : undefined);
+      this.intents.delete(c.id);
     } catch {
       recorded = unrecorded(result, repeatable(c), record.serverId);
     }
-    this.outcomes.push(recorded);
+    if (recorded.status === "applied") this.appliedIds.push(c.id);
+    else this.problems.push(recorded);
+    if (viaBatch) this.viaBatch++;
     this.opts.progress.done(c.id, recorded.status);
   }
 
   /** Records the health found by post-apply checks on an applied resource. */
   async health(result: HealthResult): Promise<void> {
-    const record = this.records.get(result.id);
+    const record = this.record(result.id);
     if (record === undefined) return;
     const updated: ResourceRecord = { ...record, health: { ok: result.ok, checkedAt: result.checkedAt, results: result.checks } };
     try {
@@ -184,11 +204,11 @@ export class Recorder {
     } catch {
       return; // the apply halts: no further checks are recorded
     }
-    this.records.set(result.id, updated);
+    this.written.set(result.id, updated);
   }
 
-  byStatus(status: ResourceOutcome["status"]): ResourceOutcome[] {
-    return this.outcomes.filter((o) => o.status === status);
+  byStatus(status: "failed" | "in-doubt"): ResourceOutcome[] {
+    return this.problems.filter((o) => o.status === status);
   }
 }
 

@@ -15,12 +15,22 @@ interface SandboxFlags {
   resetRate: number;
   rateLimit?: { requestsPerSecond: number; burst: number };
   seed: number;
+  logSize: number;
 }
 
 function number(name: string, min: number, max = Number.POSITIVE_INFINITY) {
   return (value: string): number => {
     const n = Number(value);
     if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number from ${min}${max === Number.POSITIVE_INFINITY ? " up" : ` to ${max}`}`);
+    return n;
+  };
+}
+
+function integer(name: string, min: number) {
+  const parse = number(name, min);
+  return (value: string): number => {
+    const n = parse(value);
+    if (!Number.isInteger(n)) throw new InvalidArgumentError(`${name} must be a whole number from ${min} up`);
     return n;
   };
 }
@@ -49,6 +59,7 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
     .option("--reset-rate <share>", "share of connections reset (0-1)", number("reset rate", 0, 1), 0)
     .option("--rate-limit <rps[:burst]>", "token bucket per interface: 429 + Retry-After beyond it", rateLimit)
     .option("--seed <n>", "seed of the fault generator", number("seed", 0), 1)
+    .option("--log-size <n>", "calls kept in the call log (inspect /calls; the counts cover every call)", integer("log size", 1), 50_000)
     .action(async (flags: SandboxFlags) => {
       const fixtures = flags.fixtures === undefined ? {} : await loadFixtures(flags.fixtures);
       const faults: Partial<FaultSettings> = {
@@ -60,7 +71,7 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
         rateLimit: flags.rateLimit,
       };
       const credentials = Object.fromEntries(Object.entries(credentialEnv).flatMap(([k, env]) => (io.env[env] === undefined ? [] : [[k, io.env[env]]])));
-      const sandbox = await startSandbox({ port: flags.port, host: flags.host, fixtures, faults, seed: flags.seed, credentials });
+      const sandbox = await startSandbox({ port: flags.port, host: flags.host, fixtures, faults, seed: flags.seed, credentials, logSize: flags.logSize });
       const generated = Object.entries(credentialEnv).filter(([, env]) => io.env[env] === undefined);
       io.stdout(
         [

@@ -11,6 +11,7 @@ import type { HandlerContext, SandboxDeps } from "./context.js";
 import { apiExtension } from "./interface-description.js";
 import { errorReply } from "./routes.js";
 import type { Json, StoredApi } from "./store.js";
+import { listenPathOf } from "./traffic.js";
 import { decodeWire } from "./wire.js";
 
 const gatewayError = (status: number, message: string): Reply => errorReply("gateway", status, message);
@@ -129,7 +130,9 @@ export async function patchApi(ctx: HandlerContext, deps: SandboxDeps, apiId: st
   // a body without servers keeps the API's current servers
   if (!Array.isArray(document.servers) && api.document !== undefined && api.document.servers !== undefined) document.servers = api.document.servers;
   api.document = document;
+  const listenPath = listenPathOf(api);
   api.extension = extension;
+  if (listenPathOf(api) !== listenPath) deps.store.apiRevision++;
   api.flags = {
     allowList: flags?.allowList ?? api.flags.allowList,
     validateRequest: flags?.validateRequest ?? api.flags.validateRequest,

@@ -82,6 +82,8 @@ function fixtureOauthClient(c: FixtureOauthClient): StoredOAuthClient {
 
 export class SandboxStore {
   apis = new Map<string, StoredApi>();
+  /** Grows whenever an API's listen path changes (a patch): traffic routing indexes the APIs by listen path. */
+  apiRevision = 0;
   /** Policy id → the APIs its access rights include (`all`: a policy given by id alone). */
   policies = new Map<string, ReadonlySet<string> | "all">();
   oauthClients = new Map<string, StoredOAuthClient>();

@@ -50,23 +50,47 @@ export function bounded(body: Buffer, limit: number): () => Promise<Buffer> {
 
 const trafficError = (status: number, error: string): Reply => ({ status, body: { error } });
 
-function listenPathOf(api: StoredApi): string {
+/** The API's listen path as traffic routing matches it: with its leading slash, without a trailing one ("" at the root). */
+export function listenPathOf(api: StoredApi): string {
   const value = ((api.extension.server as Json | undefined)?.listenPath as Json | undefined)?.value;
   const lp = typeof value === "string" && value !== "" ? value : "/";
   const withSlash = lp.startsWith("/") ? lp : `/${lp}`;
   return withSlash.length > 1 ? withSlash.replace(/\/+$/, "") : "";
 }
 
-/** The API whose listen path holds `path` (the longest one), with the rest of the path. */
-export function matchApi(store: SandboxStore, path: string): { api: StoredApi; listenPath: string; rest: string } | undefined {
-  let best: { api: StoredApi; listenPath: string; rest: string } | undefined;
+/** The APIs by listen path (the first in the store's order where two share one), as of one revision of the store's APIs. */
+interface ListenPaths {
+  readonly apis: ReadonlyMap<string, StoredApi>;
+  readonly revision: number;
+  readonly byPath: ReadonlyMap<string, StoredApi>;
+}
+
+const listenPathIndex = new WeakMap<SandboxStore, ListenPaths>();
+
+/** Built again only when the APIs changed (a reset, a patch): a request then costs the depth of its path, not the number of APIs. */
+function apisByListenPath(store: SandboxStore): ReadonlyMap<string, StoredApi> {
+  const known = listenPathIndex.get(store);
+  if (known?.apis === store.apis && known.revision === store.apiRevision) return known.byPath;
+  const byPath = new Map<string, StoredApi>();
   for (const api of store.apis.values()) {
     const lp = listenPathOf(api);
-    if (lp === "" || path === lp || path.startsWith(`${lp}/`)) {
-      if (best === undefined || lp.length > best.listenPath.length) best = { api, listenPath: lp, rest: path.slice(lp.length) };
-    }
+    if (!byPath.has(lp)) byPath.set(lp, api);
   }
-  return best;
+  listenPathIndex.set(store, { apis: store.apis, revision: store.apiRevision, byPath });
+  return byPath;
+}
+
+/** The API whose listen path holds `path` (the longest one), with the rest of the path. */
+export function matchApi(store: SandboxStore, path: string): { api: StoredApi; listenPath: string; rest: string } | undefined {
+  const byPath = apisByListenPath(store);
+  // the path itself, then each prefix that ends before a `/`, longest first; an API at the root last
+  for (let end = path.length; end > 0; end = path.lastIndexOf("/", end - 1)) {
+    const listenPath = path.slice(0, end);
+    const api = byPath.get(listenPath);
+    if (api !== undefined) return { api, listenPath, rest: path.slice(end) };
+  }
+  const root = byPath.get("");
+  return root === undefined ? undefined : { api: root, listenPath: "", rest: path };
 }
 
 /**

@@ -18,8 +18,13 @@ export function labelsById(resources: readonly Resource[]): LabelsById {
 const sameLabels = (a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>>): boolean =>
   a !== undefined && Object.keys(a).length === Object.keys(b).length && Object.entries(b).every(([k, v]) => a[k] === v);
 
+/** What a rewrite keeps of the record it replaces. */
+export type Stamp = Pick<ResourceRecord, "labels" | "adopted">;
+
+const stampOf = (r: ResourceRecord): Stamp => ({ ...(r.labels === undefined ? {} : { labels: r.labels }), ...(r.adopted === undefined ? {} : { adopted: r.adopted }) });
+
 /** The record as it should be stored: current labels, and the adoption mark of the record it replaces. */
-export function stampRecord(record: ResourceRecord, labels: LabelsById, previous: ResourceRecord | undefined): ResourceRecord {
+export function stampRecord(record: ResourceRecord, labels: LabelsById, previous: Stamp | undefined): ResourceRecord {
   const current = labels.get(record.id) ?? record.labels ?? previous?.labels;
   const adopted = record.adopted ?? previous?.adopted;
   // a record the apply built afresh after a successful call (it has no mark of its own): an
@@ -32,13 +37,19 @@ export function stampRecord(record: ResourceRecord, labels: LabelsById, previous
   };
 }
 
-/** The backend with every write stamped (see stampRecord); everything else goes straight through. */
+/**
+ * The backend with every write stamped (see stampRecord); everything else goes straight through.
+ * Of a record written here it keeps only what a later rewrite reads — its labels and adoption
+ * mark — and only when the stamp cannot be made again from `labels` and `before`: not a second
+ * copy of every record an apply writes.
+ */
 export function labellingState(backend: StateBackend, labels: LabelsById, before: StateSnapshot): StateBackend {
-  const latest = new Map(before.resources);
+  const written = new Map<string, Stamp>();
   const write = async (record: ResourceRecord): Promise<void> => {
-    const stamped = stampRecord(record, labels, latest.get(record.id));
+    const stamped = stampRecord(record, labels, written.get(record.id) ?? before.resources.get(record.id));
     await backend.write(stamped);
-    latest.set(record.id, stamped);
+    if (stamped.adopted !== undefined || !labels.has(record.id)) written.set(record.id, stampOf(stamped));
+    else written.delete(record.id);
   };
   return new Proxy(backend, {
     get(target, prop) {

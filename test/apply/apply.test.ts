@@ -99,6 +99,31 @@ describe("batching", () => {
     expect(direct.filter((c) => !c.internal)).toHaveLength(7);
   });
 
+  it("packs a wave into batches as they are sent: all applied, as few batch calls as packing them all at once", async () => {
+    h = await harness({ files: orgKeys(230), rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
+    const { summary } = await h.apply();
+    expect(summary.failed).toEqual([]);
+    expect(summary.applied).toHaveLength(230);
+    expect(summary.calls).toMatchObject({ batchCalls: 5, batched: 230 });
+    expect(h.sandbox.inspect.store.orgKeys.size).toBe(230);
+  });
+
+  it("stopped during a batched wave: what no batch call carried is skipped, with no trace in the state", async () => {
+    h = await harness({ files: orgKeys(230), rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
+    const stop = new AbortController();
+    const { summary } = await h.apply({ signal: stop.signal, observe: (call) => call.operation === "batch" && stop.abort() });
+    // the call after the first may have left the queue before the stop (a started call is sent)
+    expect(summary.calls.batchCalls).toBeLessThanOrEqual(2);
+    expect(summary.applied).toHaveLength(50 * summary.calls.batchCalls);
+    expect(summary.skipped).toHaveLength(230 - summary.applied.length);
+    expect(summary.failed).toEqual([]);
+    expect(summary.inDoubt).toEqual([]);
+    const records = (await h.state.read()).resources;
+    expect([...records.keys()].sort()).toEqual([...summary.applied].sort());
+    expect([...records.values()].every((r) => r.status === "applied")).toBe(true);
+    expect(h.sandbox.inspect.store.orgKeys.size).toBe(summary.applied.length);
+  });
+
   it("retries sub-requests whose outcome is unknown (code 0 items)", async () => {
     h = await harness({ files: { ...orgKeys(12), "a.yaml": apiDef("pets", "petstore-v1") }, sandbox: { seed: 3, faults: { resetRate: 0.4, scope: "internal", interfaces: ["gateway"] } } });
     const { summary } = await h.apply();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chunk, relativeUrl } from "../../src/apply/batch.js";
+import { chunk, packBatches, relativeUrl } from "../../src/apply/batch.js";
 import type { BatchItem } from "../../src/apply/batch.js";
 import { backoffMs, judge } from "../../src/apply/retry.js";
 import { parseRetryAfter } from "../../src/apply/http-client.js";
@@ -15,6 +15,34 @@ describe("batch chunking", () => {
     expect(chunk([item("huge", "apis/oas/h", 2_000_000)], 50, 512 * 1024)).toHaveLength(1);
     const same = [item("a", "org/keys/x"), item("b", "org/keys/x"), item("c", "org/keys/y")];
     expect(chunk(same, 50).map((b) => b.map((i) => i.id))).toEqual([["a", "c"], ["b"]]);
+  });
+
+  it("packs items as batches are asked for: a wave's bodies are never all built at once", () => {
+    let read = 0;
+    const items = function* (): Generator<ReturnType<typeof item>> {
+      for (let i = 0; i < 1000; i++) {
+        read++;
+        yield item(`k${i}`, `org/keys/k${i}`);
+      }
+    };
+    const batches = packBatches(items(), 50);
+    expect(batches.next().value).toHaveLength(50);
+    expect(read).toBe(50);
+    expect(batches.next().value).toHaveLength(50);
+    expect(read).toBe(100);
+    expect([...batches].map((b) => b.length)).toEqual(Array.from({ length: 18 }, () => 50));
+  });
+
+  it("keeps at most `window` batches open: the oldest leaves when another must open", () => {
+    // each 300 kB: one per 512 kB batch, so every item opens a batch
+    const big = Array.from({ length: 5 }, (_, i) => item(`a${i}`, `apis/oas/a${i}`, 300_000));
+    const small = [item("s0", "org/keys/s0"), item("s1", "org/keys/s1")];
+    const batches = [...packBatches([...big, ...small], 50, 512 * 1024, 2)].map((b) => b.map((i) => i.id));
+    // a0..a2 left as a3, a4 opened; the small ones joined the open a3 and a4
+    expect(batches).toEqual([["a0"], ["a1"], ["a2"], ["a3", "s0", "s1"], ["a4"]]);
+    // duplicates of one relative_url never share a batch, within the window too
+    const same = [item("a", "org/keys/x"), item("b", "org/keys/x"), item("c", "org/keys/x")];
+    expect([...packBatches(same, 50, 512 * 1024, 1)].map((b) => b.map((i) => i.id))).toEqual([["a"], ["b"], ["c"]]);
   });
 
   it("addresses sub-requests below the loopback API's upstream", () => {

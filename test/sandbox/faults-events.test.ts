@@ -229,6 +229,11 @@ describe("gatesync sandbox", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(code).toBe(1);
     expect(err).toContain("error rate must be a number from 0 to 1");
+    const logSize = spawn(process.execPath, cliArgs("sandbox", "--log-size", "2.5"), { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let logErr = "";
+    logSize.stderr.on("data", (b: Buffer) => (logErr += b.toString()));
+    expect(await new Promise<number | null>((resolve) => logSize.on("close", resolve))).toBe(1);
+    expect(logErr).toContain("log size must be a whole number from 1 up");
     const missing = await runCli(["sandbox", "--port", "0", "--fixtures", "no-such-fixtures.yaml"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("error[USAGE] cannot read the fixtures file no-such-fixtures.yaml: ENOENT");
