@@ -24,11 +24,25 @@ interface Io {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly isTty: boolean;
   readonly reveal?: (text: string) => void;
+  readonly drained?: () => Promise<void>;
+}
+
+/** Resolves at once unless `stream`'s queue is full, else when it drains (or can no longer be written). */
+export async function drained(stream: NodeJS.WriteStream): Promise<void> {
+  if (!stream.writableNeedDrain || stream.destroyed) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      stream.off("drain", done).off("close", done).off("error", done);
+      resolve();
+    };
+    stream.on("drain", done).on("close", done).on("error", done);
+  });
 }
 
 /** Everything a command prints passes through the redaction layer. */
 const defaultIo: Io = {
   stdout: (t) => process.stdout.write(scrubText(t)),
+  drained: async () => drained(process.stdout),
   stderr: (t) => process.stderr.write(scrubText(t)),
   reveal: (t) => process.stdout.write(t),
   env: process.env,

@@ -9,13 +9,13 @@ import { applySucceeded, renderSummary } from "../apply/summary.js";
 import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
-import { renderPlan } from "../plan/render.js";
+import { planChunks } from "../plan/render.js";
 import { openStateBackend } from "../record/open-backend.js";
 import { painter } from "../style.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./plan-command.js";
-import { configOrDefault } from "./plan-command.js";
+import { configOrDefault, writeChunks } from "./plan-command.js";
 import { openResources } from "./resources.js";
 import { applySelection, collect, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
@@ -93,7 +93,7 @@ async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       ...(savedPlan === undefined && opts.autoApprove !== true
         ? {
             confirm: async (plan: Plan) => {
-              io.stdout(renderPlan(plan, "text", { color }));
+              await writeChunks(io, planChunks(plan, "text", { color }));
               return ask("\nApply these changes? Only 'yes' is accepted: ");
             },
           }

@@ -25,6 +25,19 @@ export interface CliIo {
   readonly isTty: boolean;
   /** stdout without the redaction layer: only for the sandbox-only credentials `demo` generated itself. */
   readonly reveal?: (text: string) => void;
+  /**
+   * Resolves once stdout takes more: writes to a pipe are queued in memory when its reader is
+   * slower (`gatesync plan | tee plan.txt`), and a plan of 100,000 resources is hundreds of MB.
+   */
+  readonly drained?: () => Promise<void>;
+}
+
+/** Writes `chunks` to stdout one after the other, waiting while stdout's queue is full. */
+export async function writeChunks(io: CliIo, chunks: Iterable<string>): Promise<void> {
+  for (const chunk of chunks) {
+    io.stdout(chunk);
+    if (io.drained !== undefined) await io.drained();
+  }
 }
 
 export async function configOrDefault(file: string | undefined): Promise<GatesyncConfig> {
@@ -60,7 +73,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
         // a plan only: the state's payloads are read only where the plan compares them
         const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) });
         // a change at a time: a large plan is never one string in memory
-        for (const chunk of planChunks(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined })) io.stdout(chunk);
+        await writeChunks(io, planChunks(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {
           const out = opts.out;
           await ensureDirectory(path.dirname(path.resolve(out)))

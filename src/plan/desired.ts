@@ -64,6 +64,12 @@ export interface PrepareOptions {
   readonly memo?: DesiredMemo;
   /** Prepares only these resources (a selection); the others still resolve references by name. */
   readonly only?: ReadonlySet<string>;
+  /**
+   * "resource": the caller keeps the resources (an apply, which sends their bodies): a request's
+   * compare is made again from its resource when read — three reads per change at most — instead
+   * of being kept as text beside it. Not with a memo (its entries outlive a run's resources).
+   */
+  readonly compareFrom?: "resource";
 }
 
 /**
@@ -159,7 +165,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       id,
       kind: r.kind,
       name: r.name,
-      request: new HeldRequest(request, compare, query),
+      request: new HeldRequest(request, opts.compareFrom === "resource" && opts.memo === undefined ? new RemadeCompare(r, opts, ctx) : compare, query),
       hash: contentHash(compare),
       dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
@@ -170,6 +176,29 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     opts.memo?.entries.set(spec, { key: memoKey, desired: d });
   }
   return { desired, outgoing: new ResolvedRequests(sources, opts, ctx), diagnostics };
+}
+
+/** A request's compare, made again from its resource on each read (see PrepareOptions.compareFrom). */
+class RemadeCompare {
+  constructor(
+    private readonly resource: Resource,
+    private readonly opts: PrepareOptions,
+    private readonly ctx: RequestContext,
+  ) {}
+
+  make(): Record<string, unknown> {
+    const r = this.resource;
+    const problems: Diagnostic[] = [];
+    const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
+    if (problems.length > 0) throw sourceChanged(r);
+    return requestFor(r.kind, spec, secrets, this.opts.hashKey, this.ctx).compare;
+  }
+}
+
+function sourceChanged(r: Resource): SourceError {
+  return new SourceError(ErrorCode.SOURCE_CHANGED, `${resourceId(r)}: what ${r.source.file} resolves to changed after it was planned`, {
+    hint: "a file or secret the resource uses changed while gatesync was running: nothing of it was sent; run again",
+  });
 }
 
 /**
@@ -185,9 +214,9 @@ class HeldRequest implements Omit<KindRequest, "body"> {
   readonly ignoredByUpdate: readonly string[] | undefined;
   readonly trigger: string | undefined;
   readonly notes: readonly string[] | undefined;
-  readonly #compare: string | Readonly<Record<string, unknown>>;
+  readonly #compare: string | Readonly<Record<string, unknown>> | RemadeCompare;
 
-  constructor(request: KindRequest, compare: Readonly<Record<string, unknown>>, query: Readonly<Record<string, string>>) {
+  constructor(request: KindRequest, compare: Readonly<Record<string, unknown>> | RemadeCompare, query: Readonly<Record<string, string>>) {
     this.address = request.address;
     this.create = request.create;
     this.update = request.update;
@@ -195,10 +224,11 @@ class HeldRequest implements Omit<KindRequest, "body"> {
     this.ignoredByUpdate = request.ignoredByUpdate;
     this.trigger = request.trigger;
     this.notes = request.notes;
-    this.#compare = jsonTextOf(compare) ?? compare;
+    this.#compare = compare instanceof RemadeCompare ? compare : (jsonTextOf(compare) ?? compare);
   }
 
   get compare(): Readonly<Record<string, unknown>> {
+    if (this.#compare instanceof RemadeCompare) return this.#compare.make();
     return typeof this.#compare === "string" ? (JSON.parse(this.#compare) as Record<string, unknown>) : this.#compare;
   }
 
@@ -229,11 +259,7 @@ class ResolvedRequests implements OutgoingRequests {
     const problems: Diagnostic[] = [];
     const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
     const resolved = problems.length > 0 ? undefined : requestFor(r.kind, spec, secrets, this.opts.hashKey, this.ctx);
-    if (resolved === undefined || contentHash(resolved.compare) !== this.hashes.get(id)) {
-      throw new SourceError(ErrorCode.SOURCE_CHANGED, `${id}: what ${r.source.file} resolves to changed after it was planned`, {
-        hint: "a file or secret the resource uses changed while gatesync was running: nothing of it was sent; run again",
-      });
-    }
+    if (resolved === undefined || contentHash(resolved.compare) !== this.hashes.get(id)) throw sourceChanged(r);
     return { body: resolved.request.body, query: resolved.request.query, secrets };
   }
 }

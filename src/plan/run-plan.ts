@@ -142,6 +142,8 @@ function prepareRun(input: PlanRunInput, resources: readonly Resource[], state: 
     hashKey: hashKey.key,
     appTypeProviders: ctx.appTypeProviders,
     ...(input.desiredMemo === undefined ? {} : { memo: input.desiredMemo }),
+    // an apply keeps the resources to send their bodies: compares are made again from them
+    ...(input.keep === "plan" ? {} : { compareFrom: "resource" as const }),
     ...(selected === undefined ? {} : { only: selected.only }),
   });
   return { hashKey, selected, desired };
