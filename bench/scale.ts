@@ -3,7 +3,10 @@
  * floor, `gatesync validate`, a first `gatesync plan --dir` (empty state) and a first
  * `gatesync apply --dir` into the sandbox, each a spawned, cold process under /usr/bin/time,
  * `scaleReps` times: medians with their spreads. The sandbox is a process of its own
- * (`gatesync sandbox`), its peak RSS reported apart from gatesync's.
+ * (`gatesync sandbox`), its peak RSS reported apart from gatesync's. gatesync's commands run
+ * inside a 512 MiB memory cgroup where the machine lets the bench make one (memory-limit.ts):
+ * as in the shipped manifest's pod, Node then sizes its heap from that limit, and a command
+ * whose live data does not fit fails instead of merely growing.
  */
 import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
@@ -17,6 +20,8 @@ import type { ProcessFigures, ProcessSample } from "./cold.js";
 import type { Generated } from "./generate.js";
 import type { Figure } from "./figures.js";
 import { figure } from "./figures.js";
+import { memoryCgroup } from "./memory-limit.js";
+import type { MemoryCgroup } from "./memory-limit.js";
 import { startSandboxChild } from "./sandbox-child.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -34,6 +39,8 @@ export interface ScaleFigures {
   readonly apply: ProcessFigures & { readonly applied: number };
   /** The sandbox process's peak RSS over a first plan and apply (not gatesync's). */
   readonly sandboxPeakRssMb: Figure;
+  /** Where gatesync's commands ran: "cgroup v1 512 MiB", or "unlimited (…)" when no cgroup could be made. */
+  readonly memoryLimit: string;
 }
 
 /** Records the apply left in the config's state as applied. */
@@ -48,7 +55,7 @@ async function appliedRecords(configFile: string): Promise<number> {
 }
 
 /** A first plan and a first apply into a fresh sandbox process and an empty state. */
-async function firstPlanAndApply(g: Generated, work: string): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number; sandboxPeakRssMb: number }> {
+async function firstPlanAndApply(g: Generated, work: string, limit: MemoryCgroup | undefined): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number; sandboxPeakRssMb: number }> {
   const fixtures = { ...g.fixtures, apis: [...(g.fixtures.apis ?? []), { id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }], keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }] };
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
@@ -56,10 +63,10 @@ async function firstPlanAndApply(g: Generated, work: string): Promise<{ plan: Pr
   let stopped: Promise<{ peakRssMb: number }> | undefined;
   try {
     const config = await writeBenchConfig(work, sandbox.urls);
-    const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], env);
+    const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], env, [0], limit);
     log(`[${g.count}] first apply into the sandbox (process ${sandbox.pid})`);
     // exit 1 when some change failed or is in doubt: measured all the same, `applied` says how many succeeded
-    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], env, [0, 1]);
+    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], env, [0, 1], limit);
     stopped = sandbox.stop();
     const { peakRssMb } = await stopped;
     return { plan, apply, applied: await appliedRecords(config), sandboxPeakRssMb: peakRssMb };
@@ -74,15 +81,19 @@ export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigu
   const samples = { floor: [] as ProcessSample[], validate: [] as ProcessSample[], plan: [] as ProcessSample[], apply: [] as ProcessSample[] };
   let applied = Number.POSITIVE_INFINITY;
   const sandboxPeaks: number[] = [];
+  // one cgroup for the size's runs: the kernel counts each process's pages while it lives
+  const limit = await memoryCgroup(`gatesync-bench-${process.pid}-${g.count}`);
   for (let rep = 0; rep < scaleReps; rep++) {
     log(`[${g.count}] cold floor, validate, first plan (run ${rep + 1} of ${scaleReps})`);
     samples.floor.push(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
-    samples.validate.push(await measureProcess([cli, "validate", g.root], env));
-    const first = await firstPlanAndApply(g, path.join(dir, "scale-state"));
+    samples.validate.push(await measureProcess([cli, "validate", g.root], env, [0], limit));
+    const first = await firstPlanAndApply(g, path.join(dir, "scale-state"), limit);
     samples.plan.push(first.plan);
     samples.apply.push(first.apply);
     applied = Math.min(applied, first.applied);
     sandboxPeaks.push(first.sandboxPeakRssMb);
   }
-  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied }, sandboxPeakRssMb: figure(sandboxPeaks) };
+  await limit?.remove();
+  const memoryLimit = limit?.label ?? "unlimited (no memory cgroup could be made here)";
+  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied }, sandboxPeakRssMb: figure(sandboxPeaks), memoryLimit };
 }

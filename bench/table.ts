@@ -101,7 +101,7 @@ export function scaleRows(scale: readonly ScaleFigures[]): Row[] {
   const line = (label: string, k: "validate" | "plan"): Row => row(label, { at10k: cell(small, k), at100k: `${cell(large, k)}${grown(k)}` }, target, met(k));
   const applied = (s: ScaleFigures): string => `${n0(s.apply.applied)} of ${n0(s.resources)} applied`;
   return [
-    row(`9. growth, cold processes (median of ${large.runs} runs): floor`, { at10k: cell(small, "floor"), at100k: `${cell(large, "floor")}${grown("floor")}` }),
+    row(`9. growth, cold processes (median of ${large.runs} runs; gatesync's inside: ${large.memoryLimit}): floor`, { at10k: cell(small, "floor"), at100k: `${cell(large, "floor")}${grown("floor")}` }),
     line("   `gatesync validate`", "validate"),
     line("   first `gatesync plan --dir` (empty state)", "plan"),
     row("   first `gatesync apply --dir` into the sandbox", { at10k: `${cell(small, "apply")}, ${applied(small)}`, at100k: `${cell(large, "apply")}, ${applied(large)}${grown("apply")}` }, `${target}; all applied`, met("apply") && large.apply.applied === large.resources),
