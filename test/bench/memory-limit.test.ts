@@ -1,0 +1,24 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { memoryCgroup } from "../../bench/memory-limit.js";
+import type { MemoryCgroup } from "../../bench/memory-limit.js";
+
+const run = promisify(execFile);
+const limit: MemoryCgroup | undefined = await memoryCgroup(`gatesync-test-${process.pid}`, 512);
+afterAll(async () => limit?.remove());
+
+describe("the bench's memory limit", () => {
+  // a machine where the bench cannot make a cgroup runs unlimited and says so in the table
+  it.skipIf(limit === undefined)("runs a command inside a 512 MiB cgroup, where Node sizes its heap from the limit as in the manifest's pod", async () => {
+    const script = "console.log(JSON.stringify({ heap: require('v8').getHeapStatistics().heap_size_limit, constrained: process.constrainedMemory() }))";
+    const [cmd, ...args] = [...limit!.wrap, process.execPath, "-e", script];
+    const inside = JSON.parse((await run(cmd!, args)).stdout) as { heap: number; constrained: number };
+    const outside = JSON.parse((await run(process.execPath, ["-e", script])).stdout) as { heap: number };
+    expect(inside.constrained).toBe(512 * 1024 * 1024);
+    expect(inside.heap / 2 ** 20).toBeLessThan(300);
+    expect(outside.heap).toBeGreaterThan(inside.heap);
+    expect(limit!.label).toMatch(/^cgroup v[12] 512 MiB$/);
+    expect(await limit!.peakMiB()).toBeGreaterThan(0);
+  });
+});
