@@ -13,7 +13,7 @@ describe("the bench's memory limit", () => {
   it.skipIf(limit === undefined)("runs a command inside a 512 MiB cgroup, where Node sizes its heap from the limit as in the manifest's pod", async () => {
     const script = "console.log(JSON.stringify({ heap: require('v8').getHeapStatistics().heap_size_limit, constrained: process.constrainedMemory() }))";
     const [cmd, ...args] = [...limit!.wrap, process.execPath, "-e", script];
-    const inside = JSON.parse((await run(cmd!, args)).stdout) as { heap: number; constrained: number };
+    const inside = JSON.parse((await run(cmd, args)).stdout) as { heap: number; constrained: number };
     const outside = JSON.parse((await run(process.execPath, ["-e", script])).stdout) as { heap: number };
     expect(inside.constrained).toBe(512 * 1024 * 1024);
     expect(inside.heap / 2 ** 20).toBeLessThan(300);
