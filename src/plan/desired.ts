@@ -137,7 +137,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   const apis = apiIds(resources);
   const ctx: RequestContext = { apiIdOf: (name: string) => apis.get(name), appTypeProviders: opts.appTypeProviders };
   const desired: Desired[] = [];
-  const sources = new Map<Desired, Resource>();
+  const sources: Resource[] = [];
   // a reference names a resource by the id string of that resource (one string, not one per reference)
   const ids = new Map(resources.map((r) => { const id = resourceId(r); return [id, id]; }));
   const diagnostics: Diagnostic[] = [];
@@ -157,7 +157,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     const known = opts.memo?.entries.get(spec);
     if (known !== undefined && known.key === memoKey) {
       desired.push(known.desired);
-      sources.set(known.desired, r);
+      sources.push(r);
       continue;
     }
     const { request, compare, query } = requestFor(r.kind, resolved, secrets, opts.hashKey, ctx);
@@ -172,10 +172,10 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
     };
     desired.push(d);
-    sources.set(d, r);
+    sources.push(r);
     opts.memo?.entries.set(spec, { key: memoKey, desired: d });
   }
-  return { desired, outgoing: new ResolvedRequests(sources, opts, ctx), diagnostics };
+  return { desired, outgoing: new ResolvedRequests(desired, sources, opts, ctx), diagnostics };
 }
 
 /** A request's compare, made again from its resource on each read (see PrepareOptions.compareFrom). */
@@ -240,26 +240,27 @@ class HeldRequest implements Omit<KindRequest, "body"> {
 
 /** Bodies resolved on request from the resources, checked against the planned hashes. */
 class ResolvedRequests implements OutgoingRequests {
-  private readonly resources: ReadonlyMap<string, Resource>;
-  private readonly hashes: ReadonlyMap<string, string>;
+  /** Index of each desired resource (by its own id string): one map entry per resource, no object. */
+  private readonly index: ReadonlyMap<string, number>;
 
+  /** `sources[i]` is the resource `desired[i]` was prepared from. */
   constructor(
-    sources: ReadonlyMap<Desired, Resource>,
+    private readonly desired: readonly Desired[],
+    private readonly sources: readonly Resource[],
     private readonly opts: PrepareOptions,
     private readonly ctx: RequestContext,
   ) {
-    // keyed by the desired resources' own id strings: no new string per resource
-    this.hashes = new Map([...sources.keys()].map((d) => [d.id, d.hash]));
-    this.resources = new Map([...sources].map(([d, r]) => [d.id, r]));
+    this.index = new Map(desired.map((d, i) => [d.id, i]));
   }
 
   get(id: string): Outgoing | undefined {
-    const r = this.resources.get(id);
-    if (r === undefined) return undefined;
+    const i = this.index.get(id);
+    if (i === undefined) return undefined;
+    const r = this.sources[i]!;
     const problems: Diagnostic[] = [];
     const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
     const resolved = problems.length > 0 ? undefined : requestFor(r.kind, spec, secrets, this.opts.hashKey, this.ctx);
-    if (resolved === undefined || contentHash(resolved.compare) !== this.hashes.get(id)) throw sourceChanged(r);
+    if (resolved === undefined || contentHash(resolved.compare) !== this.desired[i]!.hash) throw sourceChanged(r);
     return { body: resolved.request.body, query: resolved.request.query, secrets };
   }
 }
