@@ -178,6 +178,8 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   return { desired, outgoing: new ResolvedRequests(desired, sources, opts, ctx), diagnostics };
 }
 
+const noQuery: Readonly<Record<string, string>> = Object.freeze({});
+
 /** A request's compare, made again from its resource on each read (see PrepareOptions.compareFrom). */
 class RemadeCompare {
   constructor(
@@ -220,7 +222,7 @@ class HeldRequest implements Omit<KindRequest, "body"> {
     this.address = request.address;
     this.create = request.create;
     this.update = request.update;
-    this.query = query;
+    this.query = Object.keys(query).length === 0 ? noQuery : query;
     this.ignoredByUpdate = request.ignoredByUpdate;
     this.trigger = request.trigger;
     this.notes = request.notes;

@@ -155,9 +155,20 @@ export class RepositoryValidator {
 
 const noEntries: Readonly<Record<string, string>> = Object.freeze({});
 
-/** Labels or annotations; none (absent or empty) are one shared empty object. */
-function orShared(entries: unknown): Readonly<Record<string, string>> {
-  return entries === undefined || entries === null || Object.keys(entries).length === 0 ? noEntries : (entries as Record<string, string>);
+/**
+ * Labels or annotations, one object per distinct set (frozen, shared by the resources that
+ * carry it: a repository has few — `team: payments` on thousands of resources); none (absent
+ * or empty) are one shared empty object.
+ */
+function shared(entries: unknown, seen: Map<string, Readonly<Record<string, string>>>): Readonly<Record<string, string>> {
+  if (entries === undefined || entries === null || Object.keys(entries).length === 0) return noEntries;
+  const key = JSON.stringify(entries);
+  let one = seen.get(key);
+  if (one === undefined) {
+    one = Object.freeze({ ...(entries as Record<string, string>) });
+    seen.set(key, one);
+  }
+  return one;
 }
 
 /** A document as written, valid or not: its spec an object (`{}` when it is not one), read from its text on each use when it came as text. */
@@ -177,6 +188,7 @@ class Run {
   private readonly diagnostics: Diagnostic[] = [];
   private readonly records = new Map<string, FileVerdict>();
   private readonly apiVersions = new Map<string, string>();
+  private readonly entrySets = new Map<string, Readonly<Record<string, string>>>();
   private readonly locate: Locate;
   private filesRead = 0;
   private filesReused = 0;
@@ -289,8 +301,8 @@ class Run {
       apiVersion: this.apiVersions.get(apiVersion) ?? (this.apiVersions.set(apiVersion, apiVersion), apiVersion),
       kind: kind.kind,
       name,
-      labels: orShared(meta?.labels),
-      annotations: orShared(meta?.annotations),
+      labels: shared(meta?.labels, this.entrySets),
+      annotations: shared(meta?.annotations, this.entrySets),
       source: { file: file.path, index: doc.index, line: doc.line },
       ...(attachedSource === undefined ? {} : { definitionSource: attachedSource }),
     };
