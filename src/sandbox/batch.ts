@@ -85,8 +85,9 @@ function decode(text: string, self: string, listenPath: string, maxDepth: number
   return { requests, sequential: value?.suppress_parallel_execution === true };
 }
 
-/** One sub-request through the gateway's traffic path; a failure below HTTP is an anonymous empty item. */
+/** One sub-request through the gateway's traffic path, on a turn of its own (turns.ts); a failure below HTTP is an anonymous empty item. */
 async function run(sub: SubRequest, deps: TrafficDeps): Promise<Json> {
+  await deps.turns.next();
   let outcome: DispatchOutcome;
   try {
     outcome = await deps.dispatch({ method: sub.method, url: sub.url, headers: sub.headers, body: bounded(Buffer.from(sub.body), deps.maxBodyBytes), internal: true });

@@ -23,6 +23,7 @@ import type { SandboxInspector } from "./inspect.js";
 import { OpenApiDocumentChecker } from "./openapi-check.js";
 import { errorReply, llmPrefix, portalPrefix } from "./routes.js";
 import { SandboxStore } from "./store.js";
+import { Turns } from "./turns.js";
 import { isBatchPath } from "./traffic.js";
 import type { DispatchOutcome, DispatchRequest, TrafficDeps } from "./traffic.js";
 
@@ -152,6 +153,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     selfUrl: () => base,
     dispatcher,
     maxBodyBytes,
+    turns: new Turns(),
     // set below, once it exists: sub-requests and loopback hops go through it
     dispatch: () => Promise.reject(new Error("sandbox not started")),
   };

@@ -14,6 +14,7 @@ import type { HandlerContext, Handled, SandboxDeps } from "./context.js";
 import { cleanPathRedirect } from "./routes.js";
 import type { Reply } from "../http/http-io.js";
 import type { Json, SandboxStore, StoredApi } from "./store.js";
+import type { Turns } from "./turns.js";
 
 /** A request handled inside the sandbox, without a socket. */
 export interface DispatchRequest {
@@ -34,6 +35,8 @@ export interface TrafficDeps extends SandboxDeps {
   readonly maxBodyBytes: number;
   /** The sandbox's own request pipeline: batch sub-requests and hops back to itself use it. */
   dispatch: (r: DispatchRequest) => Promise<DispatchOutcome>;
+  /** Paces batch sub-requests over turns of the event loop (see turns.ts). */
+  readonly turns: Turns;
 }
 
 /** The bytes and headers of a reply, as they would travel over HTTP. */

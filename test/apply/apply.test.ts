@@ -124,6 +124,30 @@ describe("batching", () => {
     expect(h.sandbox.inspect.store.orgKeys.size).toBe(summary.applied.length);
   });
 
+  it("sends a wave's direct calls by a few workers per interface: its queue holds at most twice its concurrency", async () => {
+    h = await harness({ files: orgKeys(60), batch: false, rate: "{ concurrency: 2, requestsPerSecond: 1000 }" });
+    const depths: number[] = [];
+    const { summary } = await h.apply({ observe: (call) => depths.push(call.queueDepth) });
+    expect(summary.failed).toEqual([]);
+    expect(summary.applied).toHaveLength(60);
+    expect(depths).toHaveLength(60);
+    expect(Math.max(...depths)).toBeLessThanOrEqual(4);
+    expect(h.sandbox.inspect.store.orgKeys.size).toBe(60);
+  });
+
+  it("stopped during a wave of direct calls: what was not sent is skipped, with no trace in the state", async () => {
+    h = await harness({ files: orgKeys(60), batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }" });
+    const stop = new AbortController();
+    const { summary } = await h.apply({ signal: stop.signal, observe: () => stop.abort() });
+    expect(summary.applied.length).toBeGreaterThanOrEqual(1);
+    expect(summary.applied.length + summary.skipped.length).toBe(60);
+    expect(summary.failed).toEqual([]);
+    expect(summary.inDoubt).toEqual([]);
+    const records = (await h.state.read()).resources;
+    expect([...records.keys()].sort()).toEqual([...summary.applied].sort());
+    expect(h.sandbox.inspect.store.orgKeys.size).toBe(summary.applied.length);
+  });
+
   it("retries sub-requests whose outcome is unknown (code 0 items)", async () => {
     h = await harness({ files: { ...orgKeys(12), "a.yaml": apiDef("pets", "petstore-v1") }, sandbox: { seed: 3, faults: { resetRate: 0.4, scope: "internal", interfaces: ["gateway"] } } });
     const { summary } = await h.apply();
