@@ -1,17 +1,41 @@
 /**
- * Runs a measured process inside a memory cgroup of the size the shipped Kubernetes manifest
- * gives gatesync (512 MiB: examples/k8s), as a container would: Node sizes its heap from the
- * cgroup's limit (259 MB of heap under 512 MiB, measured with Node 20), so a process whose live
- * data does not fit dies there with "JavaScript heap out of memory" — on a machine without the
- * limit the same process merely grows. cgroup v1 (memory controller) and v2 are supported; where
- * neither can be written (not root, no controller) the run is unlimited and says so.
+ * Runs a measured process as the shipped Kubernetes manifest runs gatesync (examples/k8s/
+ * gatesync.yaml): inside a memory cgroup of its `limits.memory`, with its NODE_OPTIONS. Inside
+ * the limit Node sizes its heap from it (259 MB of heap under 512 MiB with Node 20, unless
+ * NODE_OPTIONS says otherwise), so a process whose live data does not fit dies there with
+ * "JavaScript heap out of memory", and one whose pages do not fit is killed — on a machine
+ * without the limit the same process merely grows. cgroup v1 (memory controller) and v2 are
+ * supported; where neither can be written (not root, no controller) the run is unlimited and
+ * says so.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
 
-/** The shipped manifest's memory limit (examples/k8s/gatesync.yaml: limits.memory). */
-export const manifestLimitMiB = 512;
+const manifestFile = fileURLToPath(new URL("../examples/k8s/gatesync.yaml", import.meta.url));
+
+interface Container {
+  readonly name?: string;
+  readonly env?: ReadonlyArray<{ readonly name?: string; readonly value?: string }>;
+  readonly resources?: { readonly limits?: { readonly memory?: string } };
+}
+
+/** The gatesync container's memory limit (MiB) and NODE_OPTIONS in the shipped manifest. */
+export function manifestMemory(file = manifestFile): { readonly limitMiB: number; readonly nodeOptions: string | undefined } {
+  for (const doc of parseAllDocuments(readFileSync(file, "utf8"))) {
+    const value = doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Container[] } } } } | null;
+    const container = value?.kind === "Deployment" ? value.spec?.template?.spec?.containers?.find((c) => c.name === "gatesync") : undefined;
+    const memory = /^(\d+)Mi$/.exec(container?.resources?.limits?.memory ?? "")?.[1];
+    if (container === undefined || memory === undefined) continue;
+    return { limitMiB: Number(memory), nodeOptions: container.env?.find((e) => e.name === "NODE_OPTIONS")?.value };
+  }
+  throw new Error(`${file}: no gatesync container with limits.memory in Mi`);
+}
+
+/** The shipped manifest's memory limit. */
+export const manifestLimitMiB = manifestMemory().limitMiB;
 
 export interface MemoryCgroup {
   /** How the limit is applied: "cgroup v1 512 MiB", "cgroup v2 512 MiB". */

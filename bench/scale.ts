@@ -3,10 +3,10 @@
  * floor, `gatesync validate`, a first `gatesync plan --dir` (empty state) and a first
  * `gatesync apply --dir` into the sandbox, each a spawned, cold process under /usr/bin/time,
  * `scaleReps` times: medians with their spreads. The sandbox is a process of its own
- * (`gatesync sandbox`), its peak RSS reported apart from gatesync's. gatesync's commands run
- * inside a 512 MiB memory cgroup where the machine lets the bench make one (memory-limit.ts):
- * as in the shipped manifest's pod, Node then sizes its heap from that limit, and a command
- * whose live data does not fit fails instead of merely growing.
+ * (`gatesync sandbox`), its peak RSS reported apart from gatesync's. gatesync's commands run as
+ * in the shipped manifest's pod (memory-limit.ts): inside a memory cgroup of its limit (512 MiB)
+ * where the machine lets the bench make one, with its NODE_OPTIONS; Node sizes its heap from the
+ * limit, and a command whose live data does not fit fails instead of merely growing.
  */
 import { mkdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
@@ -20,11 +20,15 @@ import type { ProcessFigures, ProcessSample } from "./cold.js";
 import type { Generated } from "./generate.js";
 import type { Figure } from "./figures.js";
 import { figure } from "./figures.js";
-import { memoryCgroup } from "./memory-limit.js";
+import { manifestMemory, memoryCgroup } from "./memory-limit.js";
 import type { MemoryCgroup } from "./memory-limit.js";
 import { startSandboxChild } from "./sandbox-child.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The shipped manifest's memory limit and NODE_OPTIONS: gatesync's commands run with both, as in its pod. */
+const manifest = manifestMemory();
+const podEnv = { ...env, ...(manifest.nodeOptions === undefined ? {} : { NODE_OPTIONS: manifest.nodeOptions }) };
 
 /** Runs of each command per size: `BENCH_SCALE_REPS`, default 3 (1 with BENCH_QUICK). */
 export const scaleReps = Number(process.env.BENCH_SCALE_REPS ?? (quick ? 1 : 3));
@@ -63,10 +67,10 @@ async function firstPlanAndApply(g: Generated, work: string, limit: MemoryCgroup
   let stopped: Promise<{ peakRssMb: number }> | undefined;
   try {
     const config = await writeBenchConfig(work, sandbox.urls);
-    const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], env, [0], limit);
+    const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], podEnv, [0], limit);
     log(`[${g.count}] first apply into the sandbox (process ${sandbox.pid})`);
     // exit 1 when some change failed or is in doubt: measured all the same, `applied` says how many succeeded
-    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], env, [0, 1], limit);
+    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], podEnv, [0, 1], limit);
     stopped = sandbox.stop();
     const { peakRssMb } = await stopped;
     return { plan, apply, applied: await appliedRecords(config), sandboxPeakRssMb: peakRssMb };
@@ -82,11 +86,11 @@ export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigu
   let applied = Number.POSITIVE_INFINITY;
   const sandboxPeaks: number[] = [];
   // one cgroup for the size's runs: the kernel counts each process's pages while it lives
-  const limit = await memoryCgroup(`gatesync-bench-${process.pid}-${g.count}`);
+  const limit = await memoryCgroup(`gatesync-bench-${process.pid}-${g.count}`, manifest.limitMiB);
   for (let rep = 0; rep < scaleReps; rep++) {
     log(`[${g.count}] cold floor, validate, first plan (run ${rep + 1} of ${scaleReps})`);
     samples.floor.push(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
-    samples.validate.push(await measureProcess([cli, "validate", g.root], env, [0], limit));
+    samples.validate.push(await measureProcess([cli, "validate", g.root], podEnv, [0], limit));
     const first = await firstPlanAndApply(g, path.join(dir, "scale-state"), limit);
     samples.plan.push(first.plan);
     samples.apply.push(first.apply);

@@ -1,7 +1,10 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { memoryCgroup } from "../../bench/memory-limit.js";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { manifestMemory, memoryCgroup } from "../../bench/memory-limit.js";
 import type { MemoryCgroup } from "../../bench/memory-limit.js";
 
 const run = promisify(execFile);
@@ -9,6 +12,16 @@ const limit: MemoryCgroup | undefined = await memoryCgroup(`gatesync-test-${proc
 afterAll(async () => limit?.remove());
 
 describe("the bench's memory limit", () => {
+  it("is read from the shipped manifest's gatesync container, with its NODE_OPTIONS", async () => {
+    expect(manifestMemory().limitMiB).toBe(512);
+    const dir = await mkdtemp(path.join(tmpdir(), "gatesync-manifest-"));
+    const file = path.join(dir, "m.yaml");
+    await writeFile(file, "kind: ConfigMap\n---\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: sidecar\n          resources: { limits: { memory: 64Mi } }\n        - name: gatesync\n          env: [{ name: NODE_OPTIONS, value: --max-old-space-size=300 }]\n          resources: { limits: { memory: 768Mi } }\n");
+    expect(manifestMemory(file)).toEqual({ limitMiB: 768, nodeOptions: "--max-old-space-size=300" });
+    await writeFile(file, "kind: Deployment\nspec: {}\n");
+    expect(() => manifestMemory(file)).toThrow(/no gatesync container/);
+  });
+
   // a machine where the bench cannot make a cgroup runs unlimited and says so in the table
   it.skipIf(limit === undefined)("runs a command inside a 512 MiB cgroup, where Node sizes its heap from the limit as in the manifest's pod", async () => {
     const script = "console.log(JSON.stringify({ heap: require('v8').getHeapStatistics().heap_size_limit, constrained: process.constrainedMemory() }))";
