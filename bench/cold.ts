@@ -26,6 +26,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const cli = path.resolve(here, "../bin/gatesync.js");
 
 export interface ProcessSample {
+  /** 134: V8's heap out of memory (SIGABRT); 137: killed by the kernel (a cgroup's limit). */
+  readonly exitCode?: number;
   readonly wallMs: number;
   readonly cpuMs: number;
   readonly peakRssMb: number;
@@ -59,7 +61,7 @@ export async function measureProcess(args: readonly string[], env: Record<string
     const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
     if (!codes.includes(code)) throw new Error(`node ${args.join(" ")} exited ${code}: ${stderr.slice(0, 2000)}${stdout.slice(0, 500)}`);
     const [wall = "0", user = "0", sys = "0", rssKb = "0"] = (await readFile(out, "utf8")).trim().split("\n").pop()!.split(" ");
-    return { wallMs: Number(wall) * 1000, cpuMs: (Number(user) + Number(sys)) * 1000, peakRssMb: Number(rssKb) / 1024, stdout };
+    return { exitCode: code, wallMs: Number(wall) * 1000, cpuMs: (Number(user) + Number(sys)) * 1000, peakRssMb: Number(rssKb) / 1024, stdout };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -45,6 +45,16 @@ export interface ScaleFigures {
   readonly sandboxPeakRssMb: Figure;
   /** Where gatesync's commands ran: "cgroup v1 512 MiB", or "unlimited (…)" when no cgroup could be made. */
   readonly memoryLimit: string;
+  /** Runs of each command that ended out of memory (heap or cgroup). */
+  readonly outOfMemory: { readonly validate: number; readonly plan: number; readonly apply: number };
+}
+
+/** Exit codes recorded instead of failing the bench: a run out of memory is a result (134: the heap; 137: killed at the cgroup's limit). */
+const outOfMemory = (codes: readonly number[]): number[] => [...codes, 134, 137];
+
+/** How many runs ended out of memory. */
+function outOfMemoryRuns(samples: readonly ProcessSample[]): number {
+  return samples.filter((s) => s.exitCode === 134 || s.exitCode === 137).length;
 }
 
 /** Records the apply left in the config's state as applied. */
@@ -67,10 +77,10 @@ async function firstPlanAndApply(g: Generated, work: string, limit: MemoryCgroup
   let stopped: Promise<{ peakRssMb: number }> | undefined;
   try {
     const config = await writeBenchConfig(work, sandbox.urls);
-    const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], podEnv, [0], limit);
+    const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], podEnv, outOfMemory([0]), limit);
     log(`[${g.count}] first apply into the sandbox (process ${sandbox.pid})`);
     // exit 1 when some change failed or is in doubt: measured all the same, `applied` says how many succeeded
-    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], podEnv, [0, 1], limit);
+    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], podEnv, outOfMemory([0, 1]), limit);
     stopped = sandbox.stop();
     const { peakRssMb } = await stopped;
     return { plan, apply, applied: await appliedRecords(config), sandboxPeakRssMb: peakRssMb };
@@ -90,7 +100,7 @@ export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigu
   for (let rep = 0; rep < scaleReps; rep++) {
     log(`[${g.count}] cold floor, validate, first plan (run ${rep + 1} of ${scaleReps})`);
     samples.floor.push(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
-    samples.validate.push(await measureProcess([cli, "validate", g.root], podEnv, [0], limit));
+    samples.validate.push(await measureProcess([cli, "validate", g.root], podEnv, outOfMemory([0]), limit));
     const first = await firstPlanAndApply(g, path.join(dir, "scale-state"), limit);
     samples.plan.push(first.plan);
     samples.apply.push(first.apply);
@@ -99,5 +109,5 @@ export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigu
   }
   await limit?.remove();
   const memoryLimit = limit?.label ?? "unlimited (no memory cgroup could be made here)";
-  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied }, sandboxPeakRssMb: figure(sandboxPeaks), memoryLimit };
+  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied }, sandboxPeakRssMb: figure(sandboxPeaks), memoryLimit, outOfMemory: { validate: outOfMemoryRuns(samples.validate), plan: outOfMemoryRuns(samples.plan), apply: outOfMemoryRuns(samples.apply) } };
 }
