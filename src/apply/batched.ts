@@ -5,15 +5,26 @@
  *
  * Batches are made as they are sent — a body is serialised (an ApiDefinition's document read
  * again) only when its batch is next — by twice as many senders as the gateway runs calls at
- * once: a wave of 10,000 APIs holds a few dozen batches' bodies, never all of them, and no
- * long stretch of serialising holds up the answers already arriving.
+ * once, and the bodies of the batches packed or in flight stay within `batchBytesInFlight`: a
+ * wave of 10,000 APIs holds a few megabytes of bodies, never all of them, and no long stretch
+ * of serialising holds up the answers already arriving.
  */
 import type { Logger } from "../logger.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import type { BatchItem, BatchResult, BatchSender } from "./batch.js";
 import { maxBatchBytes, packBatches, relativeUrl } from "./batch.js";
+import { ByteBudget } from "./byte-budget.js";
 import type { CallOutcome } from "./http-client.js";
 import type { Sender } from "./sender.js";
+
+/**
+ * Bytes of sub-request bodies in the batches packed or in flight at once (each is held again,
+ * serialised, in its call's body): 16 batches of the largest size, or hundreds of small ones.
+ */
+export const batchBytesInFlight = 16 * maxBatchBytes;
+
+/** What a batch's bodies weigh (as packBatches counts them). */
+const batchBytes = (items: readonly BatchItem[]): number => items.reduce((sum, i) => sum + (i.body?.length ?? 0) + i.relativeUrl.length + 200, 0);
 
 export class Batcher {
   /** Off for the rest of the run once the batch route proves unavailable. */
@@ -21,11 +32,16 @@ export class Batcher {
   /** Why batching went off, when it did. */
   fallback: string | undefined;
 
+  private readonly budget: ByteBudget;
+
   constructor(
     private readonly sender: Sender,
     private readonly batch: BatchSender,
     private readonly logger: Logger,
-  ) {}
+    bytesInFlight = batchBytesInFlight,
+  ) {
+    this.budget = new ByteBudget(bytesInFlight);
+  }
 
   private itemOf(c: PlannedChange): BatchItem {
     const req = this.sender.requestOf(c);
@@ -71,14 +87,23 @@ export class Batcher {
     let failure: { readonly error: unknown } | undefined;
     const sender = async (): Promise<void> => {
       while (!halt.aborted && this.active && failure === undefined) {
+        // the largest batch's bytes are taken before packing, the rest given back once it is packed
+        await this.budget.take(maxBatchBytes);
+        let held = maxBatchBytes;
         try {
+          if (halt.aborted || !this.active || failure !== undefined) return;
           const batch = batches.next();
           if (batch.done === true) return;
+          const bytes = batchBytes(batch.value);
+          this.budget.give(held - bytes);
+          held = bytes;
           for (const i of batch.value) carried.add(i.id);
           await this.sendAndSettle(batch.value, byId, attempts, state, next);
         } catch (error) {
           // a document that cannot be read again, a state that cannot be written: no further batch starts
           failure ??= { error };
+        } finally {
+          this.budget.give(held);
         }
       }
     };

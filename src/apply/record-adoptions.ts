@@ -16,10 +16,9 @@ export async function recordAdoptions(plan: Plan, desired: DesiredSet, snapshot:
   if (adopted.length === 0) return snapshot;
   // a new state gets its lineage (and hash key) before its first record, as the executor does
   if (snapshot.serial === 0) await state.initialise(opts.hashKeyStore);
-  const byId = new Map(desired.desired.map((d) => [d.id, d]));
   const resources = new Map(snapshot.resources);
   for (const c of adopted) {
-    const d = byId.get(c.id);
+    const d = desired.find(c.id);
     if (d === undefined || c.adopt === undefined) continue;
     const previous = resources.get(c.id);
     const record: ResourceRecord = {

@@ -15,7 +15,7 @@ import { ErrorCode, GatesyncError, StateError } from "../errors.js";
 import type { HealthResult } from "../kinds/kind.js";
 import { knownKind } from "../kinds/registry.js";
 import type { Logger } from "../logger.js";
-import type { Desired, DesiredSet } from "../plan/desired.js";
+import type { DesiredSet } from "../plan/desired.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { redact } from "../kinds/sensitive.js";
 import { appliedRecord } from "./applied-record.js";
@@ -50,7 +50,6 @@ const readAfterVerdict = (c: PlannedChange): boolean => knownKind(c.kind)?.postA
 export class Recorder {
   /** Records written in this run, over the snapshot's; undefined: settled, and not read again (see record). */
   private readonly written = new Map<string, ResourceRecord | undefined>();
-  private readonly desiredById: Map<string, Desired>;
   /** Changes whose intent is written and whose verdict is not. */
   private readonly intents = new Set<string>();
   /** Applied in this run, in the order they settled. */
@@ -62,9 +61,7 @@ export class Recorder {
   /** The first state write that failed (disk full, I/O error …): the apply stopped starting calls. */
   stateFailure: GatesyncError | undefined;
 
-  constructor(private readonly opts: RecorderOptions) {
-    this.desiredById = new Map(opts.desired.desired.map((d) => [d.id, d]));
-  }
+  constructor(private readonly opts: RecorderOptions) {}
 
   /**
    * The record as this apply knows it, for the steps that read it: a change's own record until
@@ -99,7 +96,7 @@ export class Recorder {
 
   private fresh(c: PlannedChange): ResourceRecord {
     const t = this.opts.now().toISOString();
-    return { id: c.id, kind: c.kind, name: c.name, address: this.desiredById.get(c.id)?.request.address ?? {}, status: "failed", createdAt: t, updatedAt: t };
+    return { id: c.id, kind: c.kind, name: c.name, address: this.opts.desired.find(c.id)?.request.address ?? {}, status: "failed", createdAt: t, updatedAt: t };
   }
 
   /** An intent recorded in this run (in doubt, never applied) is no history to build on. */
@@ -113,7 +110,7 @@ export class Recorder {
     if (repeatable(c) || this.intents.has(c.id)) return;
     this.intents.add(c.id);
     const prev = this.record(c.id);
-    const d = this.desiredById.get(c.id);
+    const d = this.opts.desired.find(c.id);
     const t = this.opts.now().toISOString();
     const record: ResourceRecord = {
       ...(prev ?? this.fresh(c)),
@@ -149,7 +146,7 @@ export class Recorder {
     const kind = knownKind(c.kind);
     const serverId = c.action === "create" ? kind?.serverId?.read(body) : undefined;
     const out = this.opts.desired.outgoing.get(c.id);
-    const record = appliedRecord(this.desiredById.get(c.id)!, this.history(c), {
+    const record = appliedRecord(this.opts.desired.find(c.id)!, this.history(c), {
       now: t,
       ...(serverId === undefined ? {} : { serverId }),
       response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], out?.secrets ?? new Set()),
@@ -162,7 +159,7 @@ export class Recorder {
   private unsettled(c: PlannedChange, verdict: Exclude<FinalVerdict, { kind: "success" }>): ResourceRecord {
     const t = this.opts.now().toISOString();
     if (verdict.kind === "in-doubt") {
-      const d = this.desiredById.get(c.id);
+      const d = this.opts.desired.find(c.id);
       return { ...(this.record(c.id) ?? this.fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), updatedAt: t };
     }
     // Refused, or certainly not delivered: nothing new exists on the server.

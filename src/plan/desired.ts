@@ -52,6 +52,8 @@ export interface OutgoingRequests {
 
 export interface DesiredSet {
   readonly desired: Desired[];
+  /** The desired resource of an id (one index for the whole set, shared by every reader). */
+  readonly find: (id: string) => Desired | undefined;
   readonly outgoing: OutgoingRequests;
   readonly diagnostics: Diagnostic[];
 }
@@ -142,6 +144,8 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   const ids = new Map(resources.map((r) => { const id = resourceId(r); return [id, id]; }));
   const diagnostics: Diagnostic[] = [];
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
+  // one for all: each request holds its resource and this (see PrepareOptions.compareFrom)
+  let remake: RemadeCompare | undefined;
   for (const r of resources) {
     const id = ids.get(resourceId(r))!;
     if (opts.only !== undefined && !opts.only.has(id)) continue;
@@ -165,7 +169,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       id,
       kind: r.kind,
       name: r.name,
-      request: new HeldRequest(request, opts.compareFrom === "resource" && opts.memo === undefined ? new RemadeCompare(r, opts, ctx) : compare, query),
+      request: new HeldRequest(request, opts.compareFrom === "resource" && opts.memo === undefined ? { from: r, remake: (remake ??= new RemadeCompare(opts, ctx)) } : { compare }, query),
       hash: contentHash(compare),
       dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
@@ -175,21 +179,28 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     sources.push(r);
     opts.memo?.entries.set(spec, { key: memoKey, desired: d });
   }
-  return { desired, outgoing: new ResolvedRequests(desired, sources, opts, ctx), diagnostics };
+  // one id → position map for the set: the bodies' resolver and every lookup by id read it
+  const index = new Map(desired.map((d, i) => [d.id, i]));
+  const find = (id: string): Desired | undefined => {
+    const i = index.get(id);
+    return i === undefined ? undefined : desired[i];
+  };
+  return { desired, find, outgoing: new ResolvedRequests(desired, sources, index, opts, ctx), diagnostics };
 }
 
 const noQuery: Readonly<Record<string, string>> = Object.freeze({});
 
-/** A request's compare, made again from its resource on each read (see PrepareOptions.compareFrom). */
+/** Empty addresses (kinds addressed by server ids alone): one shared object. */
+const noAddress: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Makes a request's compare again from its resource on each read (see PrepareOptions.compareFrom). */
 class RemadeCompare {
   constructor(
-    private readonly resource: Resource,
     private readonly opts: PrepareOptions,
     private readonly ctx: RequestContext,
   ) {}
 
-  make(): Record<string, unknown> {
-    const r = this.resource;
+  make(r: Resource): Record<string, unknown> {
     const problems: Diagnostic[] = [];
     const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
     if (problems.length > 0) throw sourceChanged(r);
@@ -216,22 +227,30 @@ class HeldRequest implements Omit<KindRequest, "body"> {
   readonly ignoredByUpdate: readonly string[] | undefined;
   readonly trigger: string | undefined;
   readonly notes: readonly string[] | undefined;
-  readonly #compare: string | Readonly<Record<string, unknown>> | RemadeCompare;
+  /** Text or value; or the resource it is made again from, when `#remake` is set. */
+  readonly #compare: string | Readonly<Record<string, unknown>> | Resource;
+  readonly #remake: RemadeCompare | undefined;
 
-  constructor(request: KindRequest, compare: Readonly<Record<string, unknown>> | RemadeCompare, query: Readonly<Record<string, string>>) {
-    this.address = request.address;
+  constructor(request: KindRequest, compare: { readonly compare: Readonly<Record<string, unknown>> } | { readonly from: Resource; readonly remake: RemadeCompare }, query: Readonly<Record<string, string>>) {
+    this.address = Object.keys(request.address).length === 0 ? noAddress : request.address;
     this.create = request.create;
     this.update = request.update;
     this.query = Object.keys(query).length === 0 ? noQuery : query;
     this.ignoredByUpdate = request.ignoredByUpdate;
     this.trigger = request.trigger;
     this.notes = request.notes;
-    this.#compare = compare instanceof RemadeCompare ? compare : (jsonTextOf(compare) ?? compare);
+    if ("from" in compare) {
+      this.#compare = compare.from;
+      this.#remake = compare.remake;
+    } else {
+      this.#compare = jsonTextOf(compare.compare) ?? compare.compare;
+      this.#remake = undefined;
+    }
   }
 
   get compare(): Readonly<Record<string, unknown>> {
-    if (this.#compare instanceof RemadeCompare) return this.#compare.make();
-    return typeof this.#compare === "string" ? (JSON.parse(this.#compare) as Record<string, unknown>) : this.#compare;
+    if (this.#remake !== undefined) return this.#remake.make(this.#compare as Resource);
+    return typeof this.#compare === "string" ? (JSON.parse(this.#compare) as Record<string, unknown>) : (this.#compare as Readonly<Record<string, unknown>>);
   }
 
   /** Serialised, a plain request. */
@@ -242,18 +261,17 @@ class HeldRequest implements Omit<KindRequest, "body"> {
 
 /** Bodies resolved on request from the resources, checked against the planned hashes. */
 class ResolvedRequests implements OutgoingRequests {
-  /** Index of each desired resource (by its own id string): one map entry per resource, no object. */
-  private readonly index: ReadonlyMap<string, number>;
-
-  /** `sources[i]` is the resource `desired[i]` was prepared from. */
+  /**
+   * `sources[i]` is the resource `desired[i]` was prepared from; `index` is the position of each
+   * desired resource (by its own id string): one map entry per resource, no object.
+   */
   constructor(
     private readonly desired: readonly Desired[],
     private readonly sources: readonly Resource[],
+    private readonly index: ReadonlyMap<string, number>,
     private readonly opts: PrepareOptions,
     private readonly ctx: RequestContext,
-  ) {
-    this.index = new Map(desired.map((d, i) => [d.id, i]));
-  }
+  ) {}
 
   get(id: string): Outgoing | undefined {
     const i = this.index.get(id);

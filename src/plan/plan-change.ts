@@ -176,7 +176,14 @@ function createFields(this: { readonly [desiredKey]: Desired }): FieldChange[] {
   return allFields(this[desiredKey].request.compare);
 }
 
-/** `change` with `fields` read as `allFields` of `d`'s request (what planFirstApply lists for a create). */
+/**
+ * A draft's `fields` standing for every field of its desired resource's request (a first
+ * apply's create or update): the planner replaces it with `fieldsOf` once the change is
+ * complete, so that a first plan of 100,000 resources does not hold each request again.
+ */
+export const allFieldsOfDesired: readonly FieldChange[] = Object.freeze([]);
+
+/** `change` with `fields` read as `allFields` of `d`'s request (what planFirstApply lists). */
 export function fieldsOf<T extends object>(change: object, d: Desired): T {
   Object.defineProperty(change, desiredKey, { value: d, enumerable: false, writable: true, configurable: false });
   Object.defineProperty(change, "fields", { get: createFields, enumerable: true, configurable: false });
@@ -188,7 +195,8 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
   const req = d.request;
   const address = { ...req.address, ...record?.address };
   const reset = req.trigger !== undefined;
-  const fields = allFields(req.compare);
+  // every field of the request: read from the desired resource when shown (see fieldsOf)
+  const fields = allFieldsOfDesired;
   if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (req.create !== undefined) {
     return { ...base, action: "create", operation: plannedOperation(req.create, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };

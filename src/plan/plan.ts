@@ -15,7 +15,7 @@ import { adoptionClaims } from "./adoption.js";
 import { isBreaking } from "./breaking/classify.js";
 import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
-import { fieldsOf, isExecutable, planChange, planOrphan, refuseUnaddressable } from "./plan-change.js";
+import { allFieldsOfDesired, fieldsOf, isExecutable, planChange, planOrphan, refuseUnaddressable } from "./plan-change.js";
 import type { Action, ChangeContext, Draft, PlannedChange } from "./plan-change.js";
 
 export const planFormatVersion = 1;
@@ -126,14 +126,15 @@ const hideMarkers = (value: unknown): unknown => (isSensitiveMarker(value) ? "(s
 const kindOrder = (kind: string): number => (isKindName(kind) ? kindNames.indexOf(kind) : kindNames.length);
 
 /**
- * The change in its wave. A create lists every field of its request (`allFields`): those are
- * read from the desired resource when shown, not kept twice — a first plan of 100,000
- * resources would otherwise hold each request again as field changes.
+ * The change in its wave. A first apply (a create, or an update of a kind the interfaces cannot
+ * create) lists every field of its request (`allFieldsOfDesired`): those are read from the
+ * desired resource when shown, not kept twice — a first plan of 100,000 resources would
+ * otherwise hold each request again as field changes.
  */
 function withWave(draft: Draft, wave: number, d?: Desired): PlannedChange {
   // most changes have no note: they share one empty list
   const notes = draft.notes.length === 0 ? noNotes : draft.notes;
-  if (d === undefined || draft.action !== "create") return { ...draft, notes, wave };
+  if (d === undefined || draft.fields !== allFieldsOfDesired) return { ...draft, notes, wave };
   const change: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(draft)) if (k !== "fields") change[k] = v;
   change.notes = notes;

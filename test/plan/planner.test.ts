@@ -56,6 +56,12 @@ describe("create", () => {
     expect(api).toMatchObject({ action: "update", operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1", query: "?listenPath=%2Fpetstore%2F", number: 1 } });
     expect(api.notes.join(" ")).toMatch(/must already exist/);
     expect(change(plan, "OAuthClient/app")).toMatchObject({ action: "update", operation: { path: "/gw/oauth/clients/petstore-v1/app-1" } });
+    // as a create's, its fields are every field of the request, read from the desired resource when shown (not held twice)
+    const client = change(plan, "OAuthClient/app");
+    expect(client.fields.map((f) => f.path)).toEqual(["description", "meta_data", "policy_id", "redirect_uri"]);
+    expect(client.fields.every((f) => f.op === "add")).toBe(true);
+    expect((JSON.parse(JSON.stringify(client)) as PlannedChange).fields).toEqual(client.fields);
+    for (const c of [client, api]) expect(typeof Object.getOwnPropertyDescriptor(c, "fields")?.get, c.id).toBe("function");
   });
 
   it("adopts an existing portal webhook given its id: an update, not a create", async () => {
