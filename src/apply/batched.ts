@@ -19,9 +19,10 @@ import type { Sender } from "./sender.js";
 
 /**
  * Bytes of sub-request bodies in the batches packed or in flight at once (each is held again,
- * serialised, in its call's body): 16 batches of the largest size, or hundreds of small ones.
+ * serialised, in its call's body): 8 batches of the largest size (10 of 50 ApiDefinitions with
+ * documents of 7 KB), or every sender's batch of small ones.
  */
-export const batchBytesInFlight = 16 * maxBatchBytes;
+export const batchBytesInFlight = 8 * maxBatchBytes;
 
 /** What a batch's bodies weigh (as packBatches counts them). */
 const batchBytes = (items: readonly BatchItem[]): number => items.reduce((sum, i) => sum + (i.body?.length ?? 0) + i.relativeUrl.length + 200, 0);
@@ -50,7 +51,8 @@ export class Batcher {
 
   async run(changes: readonly PlannedChange[]): Promise<void> {
     const { halt } = this.sender.opts;
-    const attempts = new Map(changes.map((c) => [c.id, 0]));
+    // attempts made so far, of the changes sent at least once (the others: none)
+    const attempts = new Map<string, number>();
     const state = { throttled: 0, delay: 0 };
     let pending = [...changes];
     while (pending.length > 0) {
@@ -64,11 +66,11 @@ export class Batcher {
       if (halt.aborted) for (const c of unsent) this.sender.skipped.add(c.id);
       // the route proved unavailable before these were packed: direct calls, as their first try
       // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
-      else if (unsent.length > 0) await Promise.all(unsent.map((c) => this.sender.direct(c, attempts.get(c.id))));
+      else if (unsent.length > 0) await Promise.all(unsent.map((c) => this.sender.direct(c, attempts.get(c.id) ?? 0)));
       if (next.length > 0 && state.delay > 0) await this.sender.wait(state.delay);
       pending = this.active ? next : [];
       // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
-      if (!this.active && next.length > 0) await Promise.all(next.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id)!))));
+      if (!this.active && next.length > 0) await Promise.all(next.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id) ?? 0))));
     }
   }
 
@@ -85,27 +87,33 @@ export class Batcher {
     })(this);
     const batches = packBatches(items, this.batch.settings.maxSize, maxBatchBytes, 4);
     let failure: { readonly error: unknown } | undefined;
-    const sender = async (): Promise<void> => {
-      while (!halt.aborted && this.active && failure === undefined) {
-        // the largest batch's bytes are taken before packing, the rest given back once it is packed
-        await this.budget.take(maxBatchBytes);
-        let held = maxBatchBytes;
-        try {
-          if (halt.aborted || !this.active || failure !== undefined) return;
-          const batch = batches.next();
-          if (batch.done === true) return;
-          const bytes = batchBytes(batch.value);
-          this.budget.give(held - bytes);
-          held = bytes;
-          for (const i of batch.value) carried.add(i.id);
-          await this.sendAndSettle(batch.value, byId, attempts, state, next);
-        } catch (error) {
-          // a document that cannot be read again, a state that cannot be written: no further batch starts
-          failure ??= { error };
-        } finally {
-          this.budget.give(held);
-        }
+    const stopped = (): boolean => halt.aborted || !this.active || failure !== undefined;
+    // one batch, in a frame of its own: a sender waiting for the budget holds no earlier batch
+    // (a suspended async function keeps its dead locals alive until they are overwritten)
+    const sendNext = async (): Promise<boolean> => {
+      // the largest batch's bytes are taken before packing, the rest given back once it is packed
+      await this.budget.take(maxBatchBytes);
+      let held = maxBatchBytes;
+      try {
+        if (stopped()) return false;
+        const batch = batches.next();
+        if (batch.done === true) return false;
+        const bytes = batchBytes(batch.value);
+        this.budget.give(held - bytes);
+        held = bytes;
+        for (const i of batch.value) carried.add(i.id);
+        await this.sendAndSettle(batch.value, byId, attempts, state, next);
+        return true;
+      } catch (error) {
+        // a document that cannot be read again, a state that cannot be written: no further batch starts
+        failure ??= { error };
+        return false;
+      } finally {
+        this.budget.give(held);
       }
+    };
+    const sender = async (): Promise<void> => {
+      while (!stopped() && (await sendNext()));
     };
     const senders = Math.max(1, 2 * this.sender.opts.interfaces.queue("gateway").concurrency);
     // eslint-disable-next-line no-restricted-syntax -- a fixed number of senders, each one batch at a time through the gateway queue
@@ -137,7 +145,7 @@ export class Batcher {
       }
       this.active = false;
       // eslint-disable-next-line no-restricted-syntax -- bounded by the interface queue each direct call goes through
-      await Promise.all(group.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id)!))));
+      await Promise.all(group.map((c) => this.sender.direct(c, Math.max(1, attempts.get(c.id) ?? 0))));
       return;
     }
     // settled together: their state writes share one journal write and fsync
@@ -145,7 +153,7 @@ export class Batcher {
     const throttledBefore = state.throttled;
     for (const c of group) {
       const outcome = result.kind === "whole" ? result.outcome : result.outcomes.get(c.id)!;
-      const attempt = attempts.get(c.id)!;
+      const attempt = attempts.get(c.id) ?? 0;
       const { verdict, throttle } = this.sender.judgeOutcome(c, outcome, attempt, throttledBefore, queue);
       if (throttle) state.throttled = throttledBefore + 1;
       if (verdict.kind === "retry") {

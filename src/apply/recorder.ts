@@ -180,7 +180,10 @@ export class Recorder {
     let recorded = result;
     try {
       await this.write(record);
-      this.written.set(c.id, readAfterVerdict(c) ? record : undefined);
+      if (readAfterVerdict(c)) this.written.set(c.id, record);
+      // settled: read no more — only a record the snapshot holds needs hiding (a first apply of 100,000 keeps no entry each)
+      else if (this.opts.snapshot.resources.has(c.id)) this.written.set(c.id, undefined);
+      else this.written.delete(c.id);
       this.intents.delete(c.id);
     } catch {
       recorded = unrecorded(result, repeatable(c), record.serverId);
