@@ -14,8 +14,7 @@ import { materialize } from "../kinds/document-ref.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { PathSegment } from "../field-path.js";
-import { findSecretRefs, formatRef, resolveSecretString, SecretResolutionError } from "../load/secret-refs.js";
+import { resolveSecrets } from "./resolve-secrets.js";
 import type { SecretSource } from "../load/secret-refs.js";
 import type { StateSnapshot } from "../record/state.js";
 import { formatPath } from "../field-path.js";
@@ -185,7 +184,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     const i = index.get(id);
     return i === undefined ? undefined : desired[i];
   };
-  return { desired, find, outgoing: new ResolvedRequests(desired, sources, index, opts, ctx), diagnostics };
+  return { desired, find, outgoing: new ResolvedRequests(desired, sources, index, { ...opts, ctx, remade: remake }), diagnostics };
 }
 
 const noQuery: Readonly<Record<string, string>> = Object.freeze({});
@@ -193,14 +192,33 @@ const noQuery: Readonly<Record<string, string>> = Object.freeze({});
 /** Empty addresses (kinds addressed by server ids alone): one shared object. */
 const noAddress: Readonly<Record<string, string>> = Object.freeze({});
 
-/** Makes a request's compare again from its resource on each read (see PrepareOptions.compareFrom). */
+/** Compares of bodies resolved lately that RemadeCompare keeps: more than the calls in flight. */
+const recentCompares = 4096;
+
+/**
+ * Makes a request's compare again from its resource on each read (see PrepareOptions.compareFrom)
+ * — except for a body resolved lately: the records of its call (the intent, the verdict) read the
+ * compare that body was checked against, what was sent, instead of making it a second and third
+ * time (most of what a first apply of 100,000 resources allocates). Oldest first, bounded.
+ */
 class RemadeCompare {
+  readonly #recent = new Map<Resource, Record<string, unknown>>();
+
   constructor(
     private readonly opts: PrepareOptions,
     private readonly ctx: RequestContext,
   ) {}
 
+  /** `compare` is what the body of `r` resolved just now was checked against. */
+  sent(r: Resource, compare: Record<string, unknown>): void {
+    this.#recent.delete(r);
+    this.#recent.set(r, compare);
+    if (this.#recent.size > recentCompares) this.#recent.delete(this.#recent.keys().next().value!);
+  }
+
   make(r: Resource): Record<string, unknown> {
+    const recent = this.#recent.get(r);
+    if (recent !== undefined) return recent;
     const problems: Diagnostic[] = [];
     const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
     if (problems.length > 0) throw sourceChanged(r);
@@ -269,8 +287,8 @@ class ResolvedRequests implements OutgoingRequests {
     private readonly desired: readonly Desired[],
     private readonly sources: readonly Resource[],
     private readonly index: ReadonlyMap<string, number>,
-    private readonly opts: PrepareOptions,
-    private readonly ctx: RequestContext,
+    /** `remade`: the requests' compares are made again from the resources (they learn what was sent). */
+    private readonly opts: PrepareOptions & { readonly ctx: RequestContext; readonly remade: RemadeCompare | undefined },
   ) {}
 
   get(id: string): Outgoing | undefined {
@@ -279,50 +297,9 @@ class ResolvedRequests implements OutgoingRequests {
     const r = this.sources[i]!;
     const problems: Diagnostic[] = [];
     const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
-    const resolved = problems.length > 0 ? undefined : requestFor(r.kind, spec, secrets, this.opts.hashKey, this.ctx);
+    const resolved = problems.length > 0 ? undefined : requestFor(r.kind, spec, secrets, this.opts.hashKey, this.opts.ctx);
     if (resolved === undefined || contentHash(resolved.compare) !== this.desired[i]!.hash) throw sourceChanged(r);
+    this.opts.remade?.sent(r, resolved.compare);
     return { body: resolved.request.body, query: resolved.request.query, secrets };
   }
-}
-
-/**
- * The value with references resolved; every resolved value joins `found`. Copy-on-write: a
- * part without references is returned as it is.
- */
-function resolveSecrets(value: unknown, source: SecretSource, found: Set<string>, fail: (path: PathSegment[], message: string) => void, path: PathSegment[] = []): unknown {
-  if (typeof value === "string") {
-    if (!value.includes("${")) return value;
-    const refs = findSecretRefs(value);
-    if (refs.length === 0 && !value.includes("$${")) return value;
-    for (const ref of refs) {
-      const got = source.lookup(ref);
-      if (got.ok) found.add(got.value);
-      else fail([...path], `${formatRef(ref)} cannot be resolved: ${got.message}`);
-    }
-    try {
-      return resolveSecretString(value, source);
-    } catch (err) {
-      if (err instanceof SecretResolutionError) return value;
-      throw err;
-    }
-  }
-  if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) {
-    let out: unknown[] | undefined;
-    value.forEach((v, i) => {
-      path.push(i);
-      const next = resolveSecrets(v, source, found, fail, path);
-      path.pop();
-      if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
-    });
-    return out ?? value;
-  }
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value)) {
-    path.push(k);
-    const next = resolveSecrets(v, source, found, fail, path);
-    path.pop();
-    if (next !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
-  }
-  return out ?? value;
 }

@@ -30,3 +30,29 @@ describe("the bodies an apply sends", () => {
     expect(set.outgoing.get("ApiDefinition/petstore")?.body).toBeDefined();
   });
 });
+
+describe("the compare an apply records", () => {
+  it("is the one the body sent was checked against, even when a secret changed after sending; made again from the resource otherwise", async () => {
+    const keys = Array.from({ length: 5000 }, (_, i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${i}`)).join("---\n");
+    const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), "many.yaml": keys, "hmac": "first-secret-value-1234\n" });
+    const secrets = new EnvFileSecretSource({}, dir);
+    const validator = RepositoryValidator.oneShot();
+    const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
+    await validator.close();
+    const set = prepareDesired(resources, { secrets, hashKey: "key", appTypeProviders: new Set(), compareFrom: "resource" });
+    const key = set.find("OrgKey/k")!;
+    const planned = key.request.compare;
+    set.outgoing.get("OrgKey/k");
+    // the secret changes while the call is in flight: the record still says what was sent
+    await writeFile(path.join(dir, "hmac"), "second-secret-value-5678\n");
+    const recorded = key.request.compare;
+    expect(recorded).toEqual(planned);
+    expect(key.request.compare).toBe(recorded);
+    // thousands of bodies later it is no longer kept: made again, from the changed secret
+    for (let i = 0; i < 5000; i++) set.outgoing.get(`OrgKey/k${i}`);
+    const remade = key.request.compare;
+    expect(remade).not.toBe(recorded);
+    expect(remade.hmac_string).not.toEqual(planned.hmac_string);
+    expect(JSON.stringify(remade)).not.toContain("second-secret-value-5678");
+  });
+});
