@@ -145,11 +145,11 @@ export class Recorder {
     const body = outcome.kind === "answered" ? outcome.body : undefined;
     const kind = knownKind(c.kind);
     const serverId = c.action === "create" ? kind?.serverId?.read(body) : undefined;
-    const out = this.opts.desired.outgoing.get(c.id);
     const record = appliedRecord(this.opts.desired.find(c.id)!, this.history(c), {
       now: t,
       ...(serverId === undefined ? {} : { serverId }),
-      response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], out?.secrets ?? new Set()),
+      // the secrets of the body sent (not resolved again: an ApiDefinition's document read again)
+      response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], this.opts.desired.outgoing.secretsOf(c.id)),
       ...(this.opts.commit === undefined ? {} : { commit: this.opts.commit }),
       quotaReset: c.quotaReset === true,
     });

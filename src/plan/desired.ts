@@ -1,25 +1,21 @@
 /**
  * The edge before planning: resolves secret references, builds each resource's request
  * through its kind module, and replaces every sensitive value with a keyed-hash marker.
- * What comes out (`Desired`) holds no secret and is all the pure planner sees; the resolved
- * bodies (`Outgoing`) stay here for the apply.
+ * What comes out (`Desired`) holds no secret and is all the pure planner sees; what the apply
+ * sends (`Outgoing`) is resolved again from the resources when it is sent (outgoing.ts).
  */
 import { randomBytes } from "node:crypto";
 import { adoptAnnotation } from "./adoption.js";
-import { ErrorCode, SourceError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import type { KindName, KindRequest, RequestContext, Spec } from "../kinds/kind.js";
+import type { KindName, KindRequest, RequestContext } from "../kinds/kind.js";
 import { jsonTextOf } from "../kinds/json-text.js";
-import { materialize } from "../kinds/document-ref.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import { resolveSecrets } from "./resolve-secrets.js";
 import type { SecretSource } from "../load/secret-refs.js";
 import type { StateSnapshot } from "../record/state.js";
-import { formatPath } from "../field-path.js";
 import { contentHash } from "../kinds/canonical.js";
-import { redact } from "../kinds/sensitive.js";
+import { RemadeCompare, requestFor, ResolvedLately, ResolvedRequests, resolveSpec } from "./outgoing.js";
 
 export interface Desired {
   readonly id: string;
@@ -47,6 +43,8 @@ export interface Outgoing {
 export interface OutgoingRequests {
   /** Throws SOURCE_CHANGED when what it resolves no longer matches what was planned. */
   get(id: string): Outgoing | undefined;
+  /** The secret values the body of `id` held when it was last resolved (an answer is redacted of them); resolved now if it was not lately. */
+  secretsOf(id: string): ReadonlySet<string>;
 }
 
 export interface DesiredSet {
@@ -67,8 +65,9 @@ export interface PrepareOptions {
   readonly only?: ReadonlySet<string>;
   /**
    * "resource": the caller keeps the resources (an apply, which sends their bodies): a request's
-   * compare is made again from its resource when read — three reads per change at most — instead
-   * of being kept as text beside it. Not with a memo (its entries outlive a run's resources).
+   * compare is made again from its resource when read (or is the one its body was last resolved
+   * with) instead of being kept as text beside it. Not with a memo (its entries outlive a run's
+   * resources).
    */
   readonly compareFrom?: "resource";
 }
@@ -94,26 +93,6 @@ export function hashKeyFor(env: Readonly<Record<string, string | undefined>>, st
   if (state.hashKey !== undefined) return { key: state.hashKey, store: state.hashKey };
   const key = randomBytes(32).toString("hex");
   return { key, store: key };
-}
-
-/** One resource's spec with its secret references resolved, and the values they resolved to. */
-function resolveSpec(r: Resource, spec: Spec, source: SecretSource, problems: Diagnostic[]): { spec: Spec; secrets: Set<string> } {
-  const id = resourceId(r);
-  const secrets = new Set<string>();
-  const resolved = resolveSecrets(spec, source, secrets, (path, message) =>
-    problems.push({ severity: "error", code: ErrorCode.SECRET_UNRESOLVED, file: r.source.file, resource: id, path: formatPath(["spec", ...path]), message, hint: "set it where gatesync plans and applies" }),
-  ) as Spec;
-  // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
-  return { spec: secrets.size === 0 ? resolved : materialize(resolved), secrets };
-}
-
-/** The request of a resolved spec, and its parts redacted for the plan. */
-function requestFor(kindName: KindName, spec: Spec, secrets: ReadonlySet<string>, hashKey: string, ctx: RequestContext): { request: KindRequest; compare: Record<string, unknown>; query: Record<string, string> } {
-  const kind = kindModule(kindName);
-  const request = kind.request(spec, ctx);
-  const compare = redact(request.compare, hashKey, kind.secretFields, secrets) as Record<string, unknown>;
-  const query = redact(request.query, hashKey, [], secrets) as Record<string, string>;
-  return { request, compare, query };
 }
 
 function apiIds(resources: readonly Resource[]): Map<string, string> {
@@ -143,6 +122,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   const ids = new Map(resources.map((r) => { const id = resourceId(r); return [id, id]; }));
   const diagnostics: Diagnostic[] = [];
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
+  const recent = new ResolvedLately();
   // one for all: each request holds its resource and this (see PrepareOptions.compareFrom)
   let remake: RemadeCompare | undefined;
   for (const r of resources) {
@@ -168,7 +148,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       id,
       kind: r.kind,
       name: r.name,
-      request: new HeldRequest(request, opts.compareFrom === "resource" && opts.memo === undefined ? { from: r, remake: (remake ??= new RemadeCompare(opts, ctx)) } : { compare }, query),
+      request: new HeldRequest(request, opts.compareFrom === "resource" && opts.memo === undefined ? { from: r, remake: (remake ??= new RemadeCompare(opts, ctx, recent)) } : { compare }, query),
       hash: contentHash(compare),
       dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
@@ -184,53 +164,13 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     const i = index.get(id);
     return i === undefined ? undefined : desired[i];
   };
-  return { desired, find, outgoing: new ResolvedRequests(desired, sources, index, { ...opts, ctx, remade: remake }), diagnostics };
+  return { desired, find, outgoing: new ResolvedRequests(desired, sources, index, { ...opts, ctx, recent }), diagnostics };
 }
 
 const noQuery: Readonly<Record<string, string>> = Object.freeze({});
 
 /** Empty addresses (kinds addressed by server ids alone): one shared object. */
 const noAddress: Readonly<Record<string, string>> = Object.freeze({});
-
-/** Compares of bodies resolved lately that RemadeCompare keeps: more than the calls in flight. */
-const recentCompares = 4096;
-
-/**
- * Makes a request's compare again from its resource on each read (see PrepareOptions.compareFrom)
- * — except for a body resolved lately: the records of its call (the intent, the verdict) read the
- * compare that body was checked against, what was sent, instead of making it a second and third
- * time (most of what a first apply of 100,000 resources allocates). Oldest first, bounded.
- */
-class RemadeCompare {
-  readonly #recent = new Map<Resource, Record<string, unknown>>();
-
-  constructor(
-    private readonly opts: PrepareOptions,
-    private readonly ctx: RequestContext,
-  ) {}
-
-  /** `compare` is what the body of `r` resolved just now was checked against. */
-  sent(r: Resource, compare: Record<string, unknown>): void {
-    this.#recent.delete(r);
-    this.#recent.set(r, compare);
-    if (this.#recent.size > recentCompares) this.#recent.delete(this.#recent.keys().next().value!);
-  }
-
-  make(r: Resource): Record<string, unknown> {
-    const recent = this.#recent.get(r);
-    if (recent !== undefined) return recent;
-    const problems: Diagnostic[] = [];
-    const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
-    if (problems.length > 0) throw sourceChanged(r);
-    return requestFor(r.kind, spec, secrets, this.opts.hashKey, this.ctx).compare;
-  }
-}
-
-function sourceChanged(r: Resource): SourceError {
-  return new SourceError(ErrorCode.SOURCE_CHANGED, `${resourceId(r)}: what ${r.source.file} resolves to changed after it was planned`, {
-    hint: "a file or secret the resource uses changed while gatesync was running: nothing of it was sent; run again",
-  });
-}
 
 /**
  * The redacted request a plan keeps (no body): its `compare` held as JSON text where it is
@@ -274,32 +214,5 @@ class HeldRequest implements Omit<KindRequest, "body"> {
   /** Serialised, a plain request. */
   toJSON(): Omit<KindRequest, "body"> {
     return { ...this, compare: this.compare };
-  }
-}
-
-/** Bodies resolved on request from the resources, checked against the planned hashes. */
-class ResolvedRequests implements OutgoingRequests {
-  /**
-   * `sources[i]` is the resource `desired[i]` was prepared from; `index` is the position of each
-   * desired resource (by its own id string): one map entry per resource, no object.
-   */
-  constructor(
-    private readonly desired: readonly Desired[],
-    private readonly sources: readonly Resource[],
-    private readonly index: ReadonlyMap<string, number>,
-    /** `remade`: the requests' compares are made again from the resources (they learn what was sent). */
-    private readonly opts: PrepareOptions & { readonly ctx: RequestContext; readonly remade: RemadeCompare | undefined },
-  ) {}
-
-  get(id: string): Outgoing | undefined {
-    const i = this.index.get(id);
-    if (i === undefined) return undefined;
-    const r = this.sources[i]!;
-    const problems: Diagnostic[] = [];
-    const { spec, secrets } = resolveSpec(r, r.spec, this.opts.secrets, problems);
-    const resolved = problems.length > 0 ? undefined : requestFor(r.kind, spec, secrets, this.opts.hashKey, this.opts.ctx);
-    if (resolved === undefined || contentHash(resolved.compare) !== this.desired[i]!.hash) throw sourceChanged(r);
-    this.opts.remade?.sent(r, resolved.compare);
-    return { body: resolved.request.body, query: resolved.request.query, secrets };
   }
 }

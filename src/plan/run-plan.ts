@@ -17,6 +17,7 @@ import type { SecretSource } from "../load/secret-refs.js";
 import type { RepositoryResult, RepositoryValidator } from "../validate/validate-repository.js";
 import type { DesiredMemo, DesiredSet, OutgoingRequests } from "./desired.js";
 import { hashKeyFor, prepareDesired } from "./desired.js";
+import { noSecrets } from "./outgoing.js";
 import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
@@ -124,7 +125,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
 }
 
 /** A plan-only run sends nothing. */
-const noOutgoing: OutgoingRequests = { get: () => undefined };
+const noOutgoing: OutgoingRequests = { get: () => undefined, secretsOf: () => noSecrets };
 
 interface Prepared {
   readonly hashKey: { readonly key: string; readonly store: string | undefined };

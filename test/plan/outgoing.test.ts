@@ -56,3 +56,20 @@ describe("the compare an apply records", () => {
     expect(JSON.stringify(remade)).not.toContain("second-secret-value-5678");
   });
 });
+
+describe("the secrets an answer is redacted of", () => {
+  it("are those the body sent held, even when the secret changed after sending; none for a resource not in the set", async () => {
+    const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), "hmac": "first-secret-value-1234\n" });
+    const secrets = new EnvFileSecretSource({}, dir);
+    const validator = RepositoryValidator.oneShot();
+    const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
+    await validator.close();
+    const set = prepareDesired(resources, { secrets, hashKey: "key", appTypeProviders: new Set(), compareFrom: "resource" });
+    // not sent yet: resolved now
+    expect([...set.outgoing.secretsOf("OrgKey/k")]).toEqual(["first-secret-value-1234"]);
+    set.outgoing.get("OrgKey/k");
+    await writeFile(path.join(dir, "hmac"), "second-secret-value-5678\n");
+    expect([...set.outgoing.secretsOf("OrgKey/k")]).toEqual(["first-secret-value-1234"]);
+    expect(set.outgoing.secretsOf("OrgKey/absent").size).toBe(0);
+  });
+});
