@@ -4,12 +4,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { manifestMemory, memoryCgroup } from "../../bench/memory-limit.js";
 import type { MemoryCgroup } from "../../bench/memory-limit.js";
+import { projectRoot } from "../helpers/temp-repo.js";
 
 const run = promisify(execFile);
-const here = path.dirname(fileURLToPath(import.meta.url));
 const limit: MemoryCgroup | undefined = await memoryCgroup(`gatesync-test-${process.pid}`, 512);
 afterAll(async () => limit?.remove());
 
@@ -26,16 +25,21 @@ describe("the bench's memory limit", () => {
 
   // under a heap cap alone V8 kept its new space at 2 MiB for a whole apply: 16,300 scavenges at 10,000 resources instead of 1,040
   it("gives V8's young generation 16 MiB semi-spaces in every shipped manifest and the image, beside a heap that leaves 100 MiB of the limit", async () => {
-    const semi = (options: string | undefined): number => Number(/--max-semi-space-size=(\d+)/.exec(options ?? "")?.[1] ?? 0);
+    const flag = (options: string | undefined, name: string): number | undefined => {
+      const value = new RegExp(`--${name}=(\\d+)`).exec(options ?? "")?.[1];
+      return value === undefined ? undefined : Number(value);
+    };
     for (const name of ["gatesync.yaml", "gatesync-postgres-ha.yaml"]) {
-      const { limitMiB, nodeOptions } = manifestMemory(path.join(here, "../../examples/k8s", name));
-      const old = Number(/--max-old-space-size=(\d+)/.exec(nodeOptions ?? "")?.[1]);
-      expect(semi(nodeOptions), name).toBe(16);
+      const { limitMiB, nodeOptions } = manifestMemory(path.join(projectRoot, "examples/k8s", name));
+      const semi = flag(nodeOptions, "max-semi-space-size");
+      const old = flag(nodeOptions, "max-old-space-size");
+      expect(semi, name).toBe(16);
+      expect(old, name).toBeGreaterThan(0);
       // V8's young generation is three semi-spaces
-      expect(old + 3 * semi(nodeOptions) + 100, name).toBeLessThanOrEqual(limitMiB);
+      expect(old! + 3 * semi! + 100, name).toBeLessThanOrEqual(limitMiB);
     }
-    const dockerfile = await readFile(path.join(here, "../../Dockerfile"), "utf8");
-    expect(semi(/^ENV .*NODE_OPTIONS=(\S+)/m.exec(dockerfile)?.[1])).toBe(16);
+    const env = (await readFile(path.join(projectRoot, "Dockerfile"), "utf8")).split("\n").filter((line) => line.startsWith("ENV ")).join("\n");
+    expect(flag(env, "max-semi-space-size")).toBe(16);
   });
 
   // a machine where the bench cannot make a cgroup runs unlimited and says so in the table
