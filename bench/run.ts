@@ -30,7 +30,7 @@ import { buildRows, coldRows, printTable } from "./table.js";
 import type { SizeResult } from "./table.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const oas = path.resolve(here, "../../shared/corpus/oas");
+const oas = path.resolve(here, "../test/fixtures/shared/corpus/oas");
 const with100k = process.env.BENCH_100K !== "0";
 
 /**

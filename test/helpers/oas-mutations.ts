@@ -1,5 +1,5 @@
 /**
- * Pairs of OpenAPI documents made from the shared corpus (../shared/corpus/oas): each mutation
+ * Pairs of OpenAPI documents made from the shared corpus (test/fixtures/shared/corpus/oas): each mutation
  * edits a copy of a real document the way a merge request would.
  */
 import { readFileSync, readdirSync } from "node:fs";

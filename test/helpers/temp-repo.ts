@@ -33,4 +33,5 @@ export function positionOf(text: string, token: string, occurrence = 1): { line:
 
 /** Root of this repository (for examples/ and schemas/). */
 export const projectRoot = path.resolve(import.meta.dirname, "..", "..");
-export const sharedRoot = path.resolve(projectRoot, "..", "shared");
+/** The shared reference material carried inside the repository (test/fixtures/shared/README.md). */
+export const sharedRoot = path.join(projectRoot, "test", "fixtures", "shared");

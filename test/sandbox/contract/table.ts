@@ -63,9 +63,8 @@ export interface Descriptive {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** The reference as this repository carries it (a copy of shared/reference/interface-behaviour.md). */
-export const referencePath = path.join(here, "interface-behaviour.md");
-export const sharedReferencePath = path.resolve(here, "../../../../shared/reference/interface-behaviour.md");
+/** The reference as this repository carries it (test/fixtures/shared, refreshed by scripts/refresh-shared.sh). */
+export const referencePath = path.resolve(here, "../../fixtures/shared/reference/interface-behaviour.md");
 
 export interface Sentence {
   readonly section: string;
