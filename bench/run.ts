@@ -26,7 +26,8 @@ import { loadAndValidate, peakRss, planCost } from "./in-process.js";
 import { measureSandbox } from "./sandbox-throughput.js";
 import { scaleFigures } from "./scale.js";
 import type { ScaleFigures } from "./scale.js";
-import { buildRows, coldRows, printTable } from "./table.js";
+import { publishTable } from "./publish-table.js";
+import { buildRows, coldRows, renderTable, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,7 +54,7 @@ async function coldOnly(): Promise<void> {
   const rows = coldRows(cold, records);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
-  printTable(rows, `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`);
+  process.stdout.write(renderTable(rows, `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`));
   const results = { date: new Date().toISOString(), parts: "cold", machine: { node: process.version, cores: cpus().length, quick, loadAverage }, durationSeconds, cold: { resources: 10_000, stateRecords: records, ...cold }, table: rows };
   await writeFile(path.join(here, "results.cold.json"), `${JSON.stringify(results, null, 2)}\n`);
   await rm(dir, { recursive: true, force: true });
@@ -138,9 +139,9 @@ async function main(): Promise<void> {
     sandbox,
     table: rows,
   };
-  const table = printTable(rows, `(median of ${reps} runs unless noted; spread min–max; ${durationSeconds} s in all; load average ${results.machine.loadAverage.start.join(" ")} → ${results.machine.loadAverage.end.join(" ")})`);
+  process.stdout.write(renderTable(rows, tableFooter(results, reps)));
   await writeFile(path.join(here, "results.json"), `${JSON.stringify(results, null, 2)}\n`);
-  await writeFile(path.join(here, "results.md"), `<!-- npm run bench, ${results.date}: the README's table is copied from here -->\n${table}`);
+  await publishTable();
   await rm(path.join(here, "results.partial.json"), { force: true });
   await rm(dir, { recursive: true, force: true });
 }

@@ -126,13 +126,25 @@ export function buildRows(input: TableInput): Row[] {
   return [...inProcessRows(at, input.sharedDocs), ...applyRows(input.apply, input.sandbox), ...coldRows(input.cold, input.coldStateRecords), ...scaleRows(input.scale)];
 }
 
-/** Prints the table (and returns it, for bench/results.md: the README's copy comes from the same run). */
-export function printTable(rows: readonly Row[], footer: string): string {
+/** The table as Markdown, every figure beside its target, with the run's footer line. */
+export function renderTable(rows: readonly Row[], footer: string): string {
   const cells = (r: readonly string[]): string => `| ${r.join(" | ")} |\n`;
   let out = cells(["figure", "1,000 resources", "10,000 resources", "100,000 resources", "target", "met"]);
   out += cells(["---", "---", "---", "---", "---", "---"]);
   for (const r of rows) out += cells([r.figure.replace(/^ {3}/, "&nbsp;&nbsp;&nbsp;"), r.at1k, r.at10k, r.at100k, r.target, r.met === undefined ? "" : r.met ? "yes" : "**no**"]);
-  const text = `${out}\n${footer}\n`;
-  process.stdout.write(text);
-  return text;
+  return `${out}\n${footer}\n`;
+}
+
+/** What bench/results.json keeps of a run that the table's footer names. */
+export interface RunFacts {
+  readonly date: string;
+  readonly durationSeconds: number;
+  readonly machine: { readonly quick: boolean; readonly loadAverage: { readonly start: readonly number[]; readonly end: readonly number[] } };
+  readonly table: readonly Row[];
+}
+
+/** The footer line of a run: how many repetitions, how long, how loaded the machine was. */
+export function tableFooter(run: RunFacts, repetitions: number): string {
+  const load = run.machine.loadAverage;
+  return `(median of ${repetitions} runs unless noted; spread min–max; ${run.durationSeconds} s in all; load average ${load.start.join(" ")} → ${load.end.join(" ")})`;
 }

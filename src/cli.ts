@@ -1,6 +1,6 @@
 /**
  * The `gatesync` command line. Each command sets process.exitCode (never process.exit) so
- * that logs flush; exit codes are listed in the README.
+ * that logs flush; exit codes are listed in docs/user/commands.md.
  */
 import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError } from "commander";

@@ -2,49 +2,9 @@
  * The folders of src/ form no cycle: each folder (and each file directly in src/, a module of
  * its own) only imports what sits below it. `cli.ts`, the entry point, may import anything.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import path from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
-
-const srcRoot = path.resolve(import.meta.dirname, "../../src");
-const entryPoint = "cli.ts";
-
-/** An example import behind an edge between two modules, for the failure message. */
-type Edges = Map<string, Map<string, string>>;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith(".ts") ? [full] : [];
-  });
-}
-
-/** The module a file belongs to: its top folder under src/, or the file itself at the root. */
-function moduleOf(relative: string): string {
-  const parts = relative.split("/");
-  return parts.length > 1 ? `${parts[0] ?? ""}/` : relative;
-}
-
-function importEdges(): Edges {
-  const edges: Edges = new Map();
-  for (const file of sourceFiles(srcRoot)) {
-    const from = moduleOf(path.relative(srcRoot, file).split(path.sep).join("/"));
-    if (from === entryPoint) continue;
-    const text = readFileSync(file, "utf8");
-    for (const imported of ts.preProcessFile(text, true, true).importedFiles) {
-      if (!imported.fileName.startsWith(".")) continue;
-      const target = path.resolve(path.dirname(file), imported.fileName).replace(/\.js$/, ".ts");
-      const to = moduleOf(path.relative(srcRoot, target).split(path.sep).join("/"));
-      if (to === from) continue;
-      const out = edges.get(from) ?? new Map<string, string>();
-      if (!out.has(to)) out.set(to, `${path.relative(srcRoot, file)} imports ${imported.fileName}`);
-      edges.set(from, out);
-    }
-  }
-  return edges;
-}
+import { importEdges, moduleOf } from "./import-graph.js";
+import type { Edges } from "./import-graph.js";
 
 /** One shortest cycle through each strongly connected component of more than one module. */
 function findCycles(edges: ReadonlyMap<string, ReadonlyMap<string, string>>): string[][] {

@@ -42,7 +42,7 @@ describe("the OpenAPI corpus", () => {
     const result = await validator.validate({ root });
     const rejectedFiles = new Set(result.diagnostics.filter((d) => d.severity === "error").map((d) => d.file));
     const rejected = names.filter((n) => rejectedFiles.has(`oas/${n}`));
-    // README states this figure: 11 of 11.
+    // docs/user/resource-files.md states this figure: 11 of 11.
     expect({ rejected: rejected.length, of: names.length }).toEqual({ rejected: 11, of: 11 });
     expect(result.resources).toEqual([]);
     for (const d of result.diagnostics) expect(d.line).toBeGreaterThan(0);
