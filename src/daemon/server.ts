@@ -18,7 +18,7 @@ import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
 import { ReadSlots, handleSync, handleWebhook } from "./triggers.js";
-import type { TriggerContext } from "./triggers.js";
+import type { TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard } from "./webhook.js";
 
 export interface DaemonServerOptions {
@@ -38,6 +38,8 @@ export interface DaemonServerOptions {
   readonly maxBodyBytes?: number;
   /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
   readonly page?: StatusPage;
+  /** With replicas: triggers a standby receives go to the leader. */
+  readonly relay?: TriggerRelay;
 }
 
 export interface DaemonServer {
@@ -119,7 +121,7 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
     case "/hooks/git":
       return post(() => handleWebhook(req, triggers, slots));
     case "/sync":
-      return post(() => Promise.resolve(handleSync(req, triggers)));
+      return post(() => handleSync(req, triggers));
     default:
       return json(404, { error: "not found" });
   }
@@ -147,6 +149,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     limit,
     ...(opts.webhookSecret === undefined ? {} : { webhookSecret: opts.webhookSecret }),
     ...(opts.syncToken === undefined ? {} : { syncToken: opts.syncToken }),
+    ...(opts.relay === undefined ? {} : { relay: opts.relay }),
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
