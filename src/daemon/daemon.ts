@@ -205,9 +205,10 @@ interface ServedParts {
 function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
   const { config, env, logger } = opts;
   const { reconciler, state, reloader, role } = parts;
-  const secret = (name: string | undefined): string | undefined => (name === undefined ? undefined : env[name]);
+  const secret = (name: string | undefined): string | undefined => (name === undefined || env[name] === "" ? undefined : env[name]);
   const webhookSecret = secret(config.server.webhookSecretEnv);
   const syncToken = secret(config.server.syncTokenEnv);
+  const stateToken = secret(config.server.stateTokenEnv);
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler,
@@ -217,6 +218,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     sourceDescription: parts.source.description,
     ...(webhookSecret === undefined ? {} : { webhookSecret }),
     ...(syncToken === undefined ? {} : { syncToken }),
+    ...(stateToken === undefined ? {} : { stateToken }),
     ...(role === undefined ? {} : { role }),
     ...(parts.elector === undefined ? {} : { relay: parts.elector }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
