@@ -71,6 +71,7 @@ describe("Ctrl-C during apply", () => {
     expect(code, text).toBe(130);
     // the calls in flight were waited for (each answers within ~1.2 s), not the whole apply
     expect(stoppedMs).toBeLessThan(5_000);
+    console.log(`Ctrl-C → exit after waiting for the calls in flight: ${stoppedMs} ms`);
     expect(text).toContain("SIGINT: stopping — no new calls; waiting for the calls in flight");
     expect(text).toContain("Press Ctrl-C again to stop waiting");
     const summary = /Apply: (\d+) applied, 0 failed, 0 in doubt, 0 blocked, 0 unchanged, 0 orphaned/.exec(words);
@@ -135,7 +136,9 @@ describe("Ctrl-C during apply", () => {
     const secondAt = Date.now();
     child.kill("SIGINT");
     const code = await closed;
-    expect(Date.now() - secondAt).toBeLessThan(3_000);
+    const abandonMs = Date.now() - secondAt;
+    expect(abandonMs).toBeLessThan(3_000);
+    console.log(`second Ctrl-C → exit: ${abandonMs} ms`);
     expect(code, stdout + stderr).toBe(130);
     expect(stderr).toContain("Not waiting any longer: the connections are closed; calls still in flight are recorded in doubt.");
     const summary = /Apply: (\d+) applied, 0 failed, (\d+) in doubt/.exec(stdout);
@@ -150,5 +153,33 @@ describe("Ctrl-C during apply", () => {
     // nothing the server holds is unknown to the state: each product made is applied or in doubt
     const recorded = new Set([...(status.applied ?? []), ...(status["in-doubt"] ?? [])].map((id) => `P${id.slice("ApiProduct/p".length)}`));
     for (const name of onServer) expect(recorded.has(name), name).toBe(true);
+  }, 60_000);
+
+  it("Ctrl-C at the confirmation prompt cancels: nothing is sent, the terminal is given back", async () => {
+    h = await slowHarness();
+    const cmd = [process.execPath, ...cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"))].map(shellQuote).join(" ");
+    child = spawn("script", ["-qfec", cmd, "/dev/null"], { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "warn", TERM: "xterm" }, stdio: ["pipe", "pipe", "pipe"] });
+    const out = collect(child);
+    await eventually(() => out.text(), (t) => t.includes("Apply these changes? Only 'yes' is accepted:"), 30_000);
+    child.stdin!.write("\x03");
+    const code = await out.closed;
+    const words = stripVTControlCharacters(out.text());
+    expect(code, words).toBe(130);
+    expect(words).toContain("Apply cancelled.");
+    expect(h.sandbox.inspect.calls().log).toEqual([]);
+    expect((await h.state.read()).resources.size).toBe(0);
+  }, 60_000);
+
+  it("SIGTERM stops the same way (exit 143)", async () => {
+    h = await slowHarness();
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" }, stdio: ["ignore", "pipe", "pipe"] });
+    const out = collect(child);
+    await eventually(() => h!.sandbox.inspect.store.products.size, (n) => n >= 1, 30_000);
+    child.kill("SIGTERM");
+    expect(await out.closed, out.text()).toBe(143);
+    const summary = /Apply: (\d+) applied, 0 failed, 0 in doubt/.exec(out.text());
+    expect(summary, out.text()).not.toBeNull();
+    expect(out.text()).toContain("Stopped by SIGTERM");
+    expect((await outcome(h)).onServer).toHaveLength(Number(summary![1]));
   }, 60_000);
 });
