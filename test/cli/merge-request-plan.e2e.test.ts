@@ -22,6 +22,7 @@ import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const stateToken = "mr-plan-state-token-7d1e";
 const hmac = "acme-hmac-secret-value-42";
+const auditToken = "audit-hook-token-value-9f3";
 let sandbox: SandboxHandle;
 let origin: string;
 let daemon: DaemonProcess;
@@ -67,10 +68,13 @@ beforeAll(async () => {
   let n = 0;
   const config = (await readFile(path.join(work, "gatesync.yaml"), "utf8"))
     .replace(/url: http:\/\/127\.0\.0\.1:8080\S*/g, () => `url: ${targets[n++]}`)
-    .replace("server:\n", 'server:\n  listen: "127.0.0.1:0"\n');
+    .replace("server:\n", 'server:\n  listen: "127.0.0.1:0"\n')
+    .replace("env: []", "env: [AUDIT_HOOK_TOKEN]");
   await writeFile(path.join(work, "gatesync.yaml"), config);
   const key = path.join(work, "config/org-key.yaml");
   await writeFile(key, `${await readFile(key, "utf8")}  hmac_string: \${file:acme-hmac.txt}\n`);
+  const hook = path.join(work, "config/portal-webhook.yaml");
+  await writeFile(hook, (await readFile(hook, "utf8")).replace("URL: https://audit.example.com/portal-events", "URL: https://audit.example.com/portal-events?token=${env:AUDIT_HOOK_TOKEN}"));
   await writeFile(path.join(work, ".gitignore"), ".gatesync/\nsecrets/*\n!secrets/.gitkeep\n");
   git(work, "init", "-q", "-b", "main");
   git(work, "add", "-A");
@@ -81,7 +85,7 @@ beforeAll(async () => {
   const deployed = path.join(await tempRepo(), "deployed");
   execFileSync("git", ["clone", "-q", origin, deployed]);
   await writeFile(path.join(deployed, "secrets/acme-hmac.txt"), hmac);
-  daemon = await spawnDaemon("gatesync.yaml", deployed, { ...credentials, GATESYNC_STATE_TOKEN: stateToken });
+  daemon = await spawnDaemon("gatesync.yaml", deployed, { ...credentials, GATESYNC_STATE_TOKEN: stateToken, AUDIT_HOOK_TOKEN: auditToken });
   await eventually(() => call(`${daemon.url}/status`).then((r) => r.body as { synced: boolean; lastRun: { result: string } | null }), (s) => s.synced, 60_000, () => daemon.output().slice(-3000));
   // `gatesync` on PATH, as the job installs it
   bin = path.join(await tempRepo(), "bin");
@@ -99,7 +103,7 @@ afterAll(async () => {
 describe("the merge-request plan job on a fresh clone", () => {
   it("plans against the daemon's state: only the merge request's change, the state named in the header", async () => {
     const dir = await mergeRequestClone();
-    const job = planJob(dir, { CI: "true", GATESYNC_STATE_URL: daemon.url, GATESYNC_STATE_TOKEN: stateToken, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
+    const job = planJob(dir, { CI: "true", GATESYNC_STATE_URL: daemon.url, GATESYNC_STATE_TOKEN: stateToken, GATESYNC_PLAN_ENV: `# the plan's secrets\nAUDIT_HOOK_TOKEN=${auditToken}\n`, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
     expect(job.code, job.comment).toBe(2);
     const plan = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as { state: { serial: number; source: string; empty?: boolean }; summary: Record<string, number>; changes: Array<{ id: string; action: string; fields: Array<{ path: string }> }> };
     expect(plan.summary).toMatchObject({ create: 0, update: 1, orphan: 0, blocked: 0 });
@@ -113,6 +117,7 @@ describe("the merge-request plan job on a fresh clone", () => {
     expect(job.comment).toContain(`state serial ${plan.state.serial}, the daemon's state at ${daemon.url}/state`);
     expect(job.comment).not.toContain("The state is empty");
     expect(job.comment).not.toContain(hmac);
+    expect(job.comment).not.toContain(auditToken);
     expect(job.comment).not.toContain(stateToken);
     // the clone is left without a state file: nothing was created
     expect(existsSync(path.join(dir, ".gatesync"))).toBe(false);
@@ -120,7 +125,7 @@ describe("the merge-request plan job on a fresh clone", () => {
 
   it("with no state to plan against, fails loudly in CI, and says how to plan against the daemon's", async () => {
     const dir = await mergeRequestClone();
-    const job = planJob(dir, { CI: "true", GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
+    const job = planJob(dir, { CI: "true", GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}`, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
     expect(job.code).toBe(1);
     expect(job.comment).toContain("### gatesync plan: the daemon's state could not be used, so no plan was made");
     expect(job.comment).toMatch(/error\[STATE_EMPTY\] the state this plan would be computed against is empty \(sqlite \S+\.gatesync\/state\.db \(does not exist\)\) and this runs in CI/);
@@ -129,7 +134,7 @@ describe("the merge-request plan job on a fresh clone", () => {
     expect(existsSync(path.join(dir, ".gatesync"))).toBe(false);
     expect(existsSync(path.join(dir, "plan.json"))).toBe(false);
     // following the hint for a repository nothing was applied from: the plan, with the empty state said loudly
-    const allowed = planJob(dir, { CI: "true", GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() }, "--allow-empty-state");
+    const allowed = planJob(dir, { CI: "true", GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}`, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() }, "--allow-empty-state");
     expect(allowed.code).toBe(2);
     expect(allowed.comment).toContain("**⚠ The state is empty (never written, or absent as in a fresh clone): every resource is planned as a create.");
     const plan = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as { state: { serial: number; empty?: boolean }; summary: { create: number; update: number; noop: number } };
@@ -152,7 +157,7 @@ describe("the merge-request plan job on a fresh clone", () => {
   it("off CI, a plan against an empty state still works but says so in the header", async () => {
     const dir = await mergeRequestClone();
     await writeFile(path.join(dir, "secrets/acme-hmac.txt"), hmac);
-    const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml")], { ...credentials, NO_COLOR: "1" });
+    const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml")], { ...credentials, AUDIT_HOOK_TOKEN: auditToken, NO_COLOR: "1" });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^gatesync plan \(state serial 0, sqlite \S+ \(does not exist\)\)\n⚠ The state is empty/);
   });
@@ -167,5 +172,19 @@ describe("the merge-request plan job on a fresh clone", () => {
     // the token the job sends is the one the scaffold's daemon checks
     expect(await readFile(path.join(dir, "gatesync.yaml"), "utf8")).toContain("stateTokenEnv: GATESYNC_STATE_TOKEN");
     expect(await readFile(path.join(dir, "ci/plan-comment.sh"), "utf8")).toContain("GATESYNC_PLAN_SECRET_FILES");
+  });
+
+  it("a GATESYNC_PLAN_ENV line that is not NAME=value is named by its number, never shown", async () => {
+    const dir = await mergeRequestClone();
+    const job = planJob(dir, { CI: "true", GATESYNC_STATE_URL: daemon.url, GATESYNC_STATE_TOKEN: stateToken, GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}\n${auditToken}` });
+    let stderr = "";
+    try {
+      execFileSync("bash", ["ci/plan-comment.sh", "gatesync.yaml", "config"], { cwd: dir, env: { PATH: `${bin}:${process.env.PATH ?? ""}`, GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}\n${auditToken}` }, stdio: "pipe" });
+    } catch (err) {
+      stderr = String((err as { stderr: Buffer }).stderr);
+    }
+    expect(job.code).toBe(1);
+    expect(stderr).toBe("GATESYNC_PLAN_ENV line 2 is not NAME=value\n");
+    expect(existsSync(path.join(dir, "plan.json"))).toBe(false);
   });
 });
