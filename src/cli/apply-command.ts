@@ -1,9 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
+import type { Dispatcher } from "undici";
 import { managementDispatcher } from "../apply/http-client.js";
 import { terminalProgress } from "../apply/progress.js";
 import { runApply } from "../apply/run-apply.js";
+import type { Progress } from "../apply/types.js";
 import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
 import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
@@ -17,6 +19,7 @@ import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault, writeChunks } from "./plan-command.js";
 import { interruptOnSignals, signalExitCode } from "./interrupt.js";
+import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
 import { applySelection, collect, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
@@ -87,18 +90,7 @@ async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const state = openStateBackend(config, io.env);
   const dispatcher = managementDispatcher();
   const progress = io.isTty ? terminalProgress(process.stderr) : undefined;
-  const interrupt = interruptOnSignals({
-    onStop: (signal) => {
-      // the bar gives the terminal back (cursor, line wrapping) before anything else is written
-      progress?.stop();
-      const again = signal === "SIGINT" ? "Press Ctrl-C again" : `Send ${signal} again`;
-      io.stderr(`\n${signal}: stopping — no new calls; waiting for the calls in flight (each within retries.timeoutMs, ${config.retries.timeoutMs} ms) to record what they did. ${again} to stop waiting (those calls are then recorded in doubt).\n`);
-    },
-    onAbandon: () => {
-      io.stderr("Not waiting any longer: the connections are closed; calls still in flight are recorded in doubt.\n");
-      dispatcher.destroy().catch(() => undefined);
-    },
-  });
+  const interrupt = stopOnSignals(io, { progress, dispatcher, timeoutMs: config.retries.timeoutMs });
   try {
     const result = await runApply({
       config,
@@ -131,6 +123,23 @@ async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
     interrupt.dispose();
     logger.flush();
   }
+}
+
+/** Ctrl-C and SIGTERM during the apply (interrupt.ts): what each one does, said on stderr. */
+function stopOnSignals(io: CliIo, apply: { readonly progress: Progress | undefined; readonly dispatcher: Dispatcher; readonly timeoutMs: number }): Interrupt {
+  return interruptOnSignals({
+    onStop: (signal) => {
+      // the bar gives the terminal back (cursor, line wrapping) before anything else is written
+      apply.progress?.stop();
+      const again = signal === "SIGINT" ? "Press Ctrl-C again" : `Send ${signal} again`;
+      io.stderr(`\n${signal}: stopping — no new calls; waiting for the calls in flight (each within retries.timeoutMs, ${apply.timeoutMs} ms) to record what they did. ${again} to stop waiting (those calls are then recorded in doubt).\n`);
+    },
+    onAbandon: () => {
+      io.stderr("Not waiting any longer: the connections are closed; calls still in flight are recorded in doubt.\n");
+      apply.dispatcher.destroy().catch(() => undefined);
+    },
+    onIgnored: () => io.stderr("Already stopping: the outcomes are being recorded in the state.\n"),
+  });
 }
 
 /** The summary, then why the apply stopped; the exit code says how it ended. */

@@ -26,6 +26,8 @@ export interface InterruptHooks {
   readonly onStop: (signal: NodeJS.Signals) => void;
   /** The second: stop waiting for calls in flight. */
   readonly onAbandon: (signal: NodeJS.Signals) => void;
+  /** Any later one: the outcomes are being recorded; it changes nothing. */
+  readonly onIgnored?: (signal: NodeJS.Signals) => void;
 }
 
 /** Handles SIGINT and SIGTERM until disposed. */
@@ -41,6 +43,8 @@ export function interruptOnSignals(hooks: InterruptHooks): Interrupt {
       hooks.onStop(signal);
     } else if (count === 2) {
       hooks.onAbandon(signal);
+    } else {
+      hooks.onIgnored?.(signal);
     }
   };
   const signals: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
