@@ -18,7 +18,7 @@ import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { eventually, spawnDaemon } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
 import { call, testCredentials } from "../helpers/sandbox.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 const stateToken = "mr-plan-state-token-7d1e";
 const hmac = "acme-hmac-secret-value-42";
@@ -172,6 +172,11 @@ describe("the merge-request plan job on a fresh clone", () => {
     // the token the job sends is the one the scaffold's daemon checks
     expect(await readFile(path.join(dir, "gatesync.yaml"), "utf8")).toContain("stateTokenEnv: GATESYNC_STATE_TOKEN");
     expect(await readFile(path.join(dir, "ci/plan-comment.sh"), "utf8")).toContain("GATESYNC_PLAN_SECRET_FILES");
+    // the GitLab job of examples/ci reads the same variables
+    const gitlab = await readFile(path.join(projectRoot, "examples/ci/gitlab-ci-plan.yaml"), "utf8");
+    expect(gitlab).not.toMatch(/DATABASE_URL|PETSTORE|CRM_HOOK|CHAT_WEBHOOK/);
+    for (const name of ["GATESYNC_STATE_URL", "GATESYNC_STATE_TOKEN", "GATESYNC_PLAN_ENV", "GATESYNC_PLAN_SECRET_FILES"]) expect(gitlab).toContain(name);
+    expect((parse(gitlab) as { "gatesync-plan": { script: string[] } })["gatesync-plan"].script.join("\n")).toContain("bash ci/plan-comment.sh gatesync.yaml config");
   });
 
   it("a GATESYNC_PLAN_ENV line that is not NAME=value is named by its number, never shown", async () => {
