@@ -1,9 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
+import type { Dispatcher } from "undici";
 import { managementDispatcher } from "../apply/http-client.js";
 import { terminalProgress } from "../apply/progress.js";
 import { runApply } from "../apply/run-apply.js";
+import type { Progress } from "../apply/types.js";
 import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
 import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
@@ -16,6 +18,8 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault, writeChunks } from "./plan-command.js";
+import { interruptOnSignals, signalExitCode } from "./interrupt.js";
+import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
 import { applySelection, collect, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
@@ -40,10 +44,16 @@ async function readSavedPlan(file: string): Promise<Plan> {
   return value as Plan;
 }
 
-async function ask(question: string): Promise<boolean> {
+/** Asks on the terminal; Ctrl-C (or `signal`) answers no. */
+async function ask(question: string, signal: AbortSignal): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
+  // the terminal is in raw mode while asking: Ctrl-C reaches readline, not the process
+  rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"));
   try {
-    return (await rl.question(question)).trim().toLowerCase() === "yes";
+    return (await rl.question(question, { signal })).trim().toLowerCase() === "yes";
+  } catch (err) {
+    if (signal.aborted) return false;
+    throw err;
   } finally {
     rl.close();
   }
@@ -79,6 +89,8 @@ async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const resources = await openResources(config, io.env, opts.dir);
   const state = openStateBackend(config, io.env);
   const dispatcher = managementDispatcher();
+  const progress = io.isTty ? terminalProgress(process.stderr) : undefined;
+  const interrupt = stopOnSignals(io, { progress, dispatcher, timeoutMs: config.retries.timeoutMs });
   try {
     const result = await runApply({
       config,
@@ -94,26 +106,47 @@ async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
         ? {
             confirm: async (plan: Plan) => {
               await writeChunks(io, planChunks(plan, "text", { color }));
-              return ask("\nApply these changes? Only 'yes' is accepted: ");
+              return ask("\nApply these changes? Only 'yes' is accepted: ", interrupt.signal);
             },
           }
         : {}),
-      ...(io.isTty ? { progress: terminalProgress(process.stderr) } : {}),
+      ...(progress === undefined ? {} : { progress }),
+      signal: interrupt.signal,
     });
-    reportApply(result, io, color);
+    progress?.stop();
+    reportApply(result, io, color, interrupt.received());
   } finally {
+    progress?.stop();
     await state.close();
     await resources.close();
-    await dispatcher.close();
+    await dispatcher.close().catch(() => undefined);
+    interrupt.dispose();
     logger.flush();
   }
 }
 
+/** Ctrl-C and SIGTERM during the apply (interrupt.ts): what each one does, said on stderr. */
+function stopOnSignals(io: CliIo, apply: { readonly progress: Progress | undefined; readonly dispatcher: Dispatcher; readonly timeoutMs: number }): Interrupt {
+  return interruptOnSignals({
+    onStop: (signal) => {
+      // the bar gives the terminal back (cursor, line wrapping) before anything else is written
+      apply.progress?.stop();
+      const again = signal === "SIGINT" ? "Press Ctrl-C again" : `Send ${signal} again`;
+      io.stderr(`\n${signal}: stopping — no new calls; waiting for the calls in flight (each within retries.timeoutMs, ${apply.timeoutMs} ms) to record what they did. ${again} to stop waiting (those calls are then recorded in doubt).\n`);
+    },
+    onAbandon: () => {
+      io.stderr("Not waiting any longer: the connections are closed; calls still in flight are recorded in doubt.\n");
+      apply.dispatcher.destroy().catch(() => undefined);
+    },
+    onIgnored: () => io.stderr("Already stopping: the outcomes are being recorded in the state.\n"),
+  });
+}
+
 /** The summary, then why the apply stopped; the exit code says how it ended. */
-function reportApply(result: ApplyRunResult, io: CliIo, color: boolean): void {
+function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedBy: NodeJS.Signals | undefined): void {
   if ("declined" in result) {
     io.stdout("Apply cancelled.\n");
-    process.exitCode = 1;
+    process.exitCode = stoppedBy === undefined ? 1 : signalExitCode(stoppedBy);
     return;
   }
   io.stdout(renderSummary(result.summary, painter(color)));
@@ -121,5 +154,11 @@ function reportApply(result: ApplyRunResult, io: CliIo, color: boolean): void {
   if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
   const blocked = result.summary.blocked;
   if (blocked.length > 0) io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
+  if (stoppedBy !== undefined) {
+    const left = result.summary.skipped.length;
+    io.stdout(`${painter(color)("yellow", `Stopped by ${stoppedBy}${left > 0 ? `: ${left} change${left === 1 ? "" : "s"} not started — \`gatesync apply\` again applies ${left === 1 ? "it" : "them"}` : ""}.`)}\n`);
+    process.exitCode = signalExitCode(stoppedBy);
+    return;
+  }
   process.exitCode = applySucceeded(result.summary) ? (blocked.length > 0 ? 3 : 0) : 1;
 }

@@ -11,10 +11,13 @@ import type { Plan } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
 import type { PlanFormat } from "../plan/render.js";
 import { runPlan } from "../plan/run-plan.js";
-import { openStateBackend } from "../record/open-backend.js";
+import { stateTokenVariable } from "../secrets/credentials.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
+import { checkStateRequired, openPlanState, stateUrlVariable } from "./plan-state.js";
+import type { PlanStateFlags } from "./plan-state.js";
 import { openResources } from "./resources.js";
+import { stateSpecHelp } from "./state-spec.js";
 import { collect, selectionFromFlags, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
 
@@ -50,6 +53,8 @@ export function detailedExitCode(plan: Plan): number {
   return hasChanges(plan) ? 2 : 0;
 }
 
+type PlanFlags = SelectionFlags & PlanStateFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string };
+
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
     .command("plan")
@@ -60,18 +65,28 @@ export function addPlanCommand(program: Command, io: CliIo): void {
     .option("--detailed-exitcode", "exit 2 when there are changes to apply, 3 when some change is blocked (cannot be applied)")
     .option("--fail-on-breaking", "exit 4 when a planned change breaks an API's callers or takes access away (the plan is still written)")
     .option("--dir <dir>", "plan the resources in this directory (a checkout) instead of the config's source")
+    .option("--state-url <url>", `plan against a running daemon's state (its GET /state, with the token in ${stateTokenVariable}); default ${stateUrlVariable}`)
+    .option("--state <spec>", `plan against this state instead of the config's: ${stateSpecHelp} (a read-only role is enough)`)
+    .option("--allow-empty-state", "plan even when the state is empty (never written), in CI too")
+    .option("--require-state", "refuse to plan against an empty state (the default when CI is set)")
     .option("--target <Kind/name>", selectionHelp.target, collect)
     .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
-    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string }) => {
+    .action(async (opts: PlanFlags) => {
       const selection = selectionFromFlags(opts);
       const config = await configOrDefault(opts.config);
-      const resources = await openResources(config, io.env, opts.dir);
-      const state = openStateBackend(config, io.env);
+      const state = await openPlanState(config, io.env, opts);
+      const resources = await openResources(config, io.env, opts.dir).catch(async (err: unknown) => {
+        await state.close();
+        throw err;
+      });
       try {
         // a plan only: the state's payloads are read only where the plan compares them
-        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) });
+        const computed = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) });
+        checkStateRequired(computed.plan.state.serial, state.description, io.env, opts);
+        // the header says which state, and loudly when it is empty
+        const run = { plan: { ...computed.plan, state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) } } };
         // a change at a time: a large plan is never one string in memory
         await writeChunks(io, planChunks(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {

@@ -7,55 +7,11 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
-import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
-import { recordProblem, stateFormatVersion } from "../record/state.js";
+import { parsePulled } from "../record/pulled-state.js";
+import type { StateBackend, StateSnapshot } from "../record/state.js";
 
-export const pulledFormat = "gatesync-state";
-
-/** What `state pull` writes. */
-export interface PulledState {
-  readonly format: typeof pulledFormat;
-  readonly formatVersion: number;
-  readonly lineage: string;
-  readonly serial: number;
-  readonly hashKey?: string;
-  readonly resources: readonly ResourceRecord[];
-}
-
-export function pulledState(s: StateSnapshot): PulledState {
-  return {
-    format: pulledFormat,
-    formatVersion: stateFormatVersion,
-    lineage: s.lineage,
-    serial: s.serial,
-    ...(s.hashKey === undefined ? {} : { hashKey: s.hashKey }),
-    resources: [...s.resources.values()].sort((a, b) => (a.id < b.id ? -1 : 1)),
-  };
-}
-
-/** Parses and checks a pulled document; every problem is a USAGE error naming the file. */
-export function parsePulled(text: string, file: string): StateSnapshot {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${file} is not JSON: ${(err as Error).message}`, "give a file written by `gatesync state pull`");
-  }
-  const v = value as Partial<PulledState> | null;
-  if (v === null || typeof v !== "object" || v.format !== pulledFormat) throw new UsageError(`${file} is not a gatesync state (no "format": "${pulledFormat}")`, "give a file written by `gatesync state pull`");
-  if (typeof v.formatVersion !== "number" || v.formatVersion > stateFormatVersion) throw new UsageError(`${file} has state format ${String(v.formatVersion)}; this gatesync reads format ${stateFormatVersion}`);
-  if (typeof v.lineage !== "string" || !Number.isSafeInteger(v.serial) || !Array.isArray(v.resources)) throw new UsageError(`${file}: lineage, serial or resources is missing or mistyped`);
-  if (v.hashKey !== undefined && typeof v.hashKey !== "string") throw new UsageError(`${file}: hashKey is not a string`);
-  const resources = new Map<string, ResourceRecord>();
-  v.resources.forEach((r: unknown, i) => {
-    const problem = recordProblem(r);
-    if (problem !== undefined) throw new UsageError(`${file}: resources[${i}]: ${problem}`);
-    const rec = r as ResourceRecord;
-    if (resources.has(rec.id)) throw new UsageError(`${file}: resources[${i}]: ${rec.id} appears twice`);
-    resources.set(rec.id, rec);
-  });
-  return { lineage: v.lineage, serial: v.serial!, hashKey: v.hashKey, resources };
-}
+export { parsePulled, pulledFormat, pulledState } from "../record/pulled-state.js";
+export type { PulledState } from "../record/pulled-state.js";
 
 /** Loads `file` into `backend` under its lock; returns the snapshot written. */
 export async function pushState(backend: StateBackend, file: string, force: boolean): Promise<StateSnapshot> {

@@ -7,6 +7,7 @@ import type { GatesyncConfig } from "../config/config.js";
 import type { Logger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
 import { LeaderElector } from "../record/leader.js";
+import type { ForwardedReason } from "../record/trigger-relay.js";
 import { openStateBackend, postgresUrl } from "../record/open-backend.js";
 import type { StateBackend } from "../record/state.js";
 import { registerCredentials, urlCredentials } from "../secrets/credentials.js";
@@ -73,10 +74,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const dispatcher = managementDispatcher();
   const metrics = new DaemonMetrics();
   // (the callback runs only after start(), once `reconciler` below exists)
-  const election = electLeader(opts, metrics, (leader) => {
-    notifier?.leaderChanged(leader);
-    if (leader) reconciler.trigger("leadership");
-    else reconciler.interrupt();
+  const election = electLeader(opts, metrics, {
+    onChange: (leader) => {
+      notifier?.leaderChanged(leader);
+      if (leader) reconciler.trigger("leadership");
+      else reconciler.interrupt();
+    },
+    // a webhook or sync a standby received, acknowledged by this leader
+    onTrigger: (reason) => reconciler.trigger(reason),
   });
   const validator = new RepositoryValidator();
   const history = new RunHistory();
@@ -94,7 +99,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     config.file === undefined
       ? undefined
       : new ConfigReloader({ file: config.file, reconciler, logger, hashOf: configHashOf, ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }) });
-  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state, history, preview, reloader, source, role: election.role });
+  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state, history, preview, reloader, source, role: election.role, elector: election.elector });
   own.url = server?.url;
   election.elector?.start();
   reconciler.start();
@@ -126,7 +131,7 @@ interface Election {
 }
 
 /** With a shared (postgres) state, replicas elect one leader; only it applies. */
-function electLeader(opts: DaemonOptions, metrics: DaemonMetrics, onChange: (leader: boolean) => void): Election {
+function electLeader(opts: DaemonOptions, metrics: DaemonMetrics, hooks: { readonly onChange: (leader: boolean) => void; readonly onTrigger: (reason: ForwardedReason) => void }): Election {
   const { config, env, logger } = opts;
   const elector =
     config.state.backend === "postgres" && opts.canApply === undefined
@@ -136,8 +141,9 @@ function electLeader(opts: DaemonOptions, metrics: DaemonMetrics, onChange: (lea
           logger,
           onChange: (leader) => {
             metrics.leader.set(leader ? 1 : 0);
-            onChange(leader);
+            hooks.onChange(leader);
           },
+          onTrigger: hooks.onTrigger,
         })
       : undefined;
   const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());
@@ -192,15 +198,17 @@ interface ServedParts {
   readonly reloader: ConfigReloader | undefined;
   readonly source: Source;
   readonly role: (() => string) | undefined;
+  readonly elector: LeaderElector | undefined;
 }
 
 /** The HTTP server: status page, /status, metrics, webhook and sync. */
 function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
   const { config, env, logger } = opts;
   const { reconciler, state, reloader, role } = parts;
-  const secret = (name: string | undefined): string | undefined => (name === undefined ? undefined : env[name]);
+  const secret = (name: string | undefined): string | undefined => (name === undefined || env[name] === "" ? undefined : env[name]);
   const webhookSecret = secret(config.server.webhookSecretEnv);
   const syncToken = secret(config.server.syncTokenEnv);
+  const stateToken = secret(config.server.stateTokenEnv);
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler,
@@ -210,7 +218,9 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     sourceDescription: parts.source.description,
     ...(webhookSecret === undefined ? {} : { webhookSecret }),
     ...(syncToken === undefined ? {} : { syncToken }),
+    ...(stateToken === undefined ? {} : { stateToken }),
     ...(role === undefined ? {} : { role }),
+    ...(parts.elector === undefined ? {} : { relay: parts.elector }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
     page: statusPage({
       reconciler,

@@ -1,6 +1,7 @@
 /**
  * The daemon's HTTP server (loopback by default): health, readiness, Prometheus metrics,
- * status, a signed push webhook and a bearer-token sync trigger (triggers.ts: authenticated
+ * status, the state for merge-request plans (a bearer token of its own), a signed push
+ * webhook and a bearer-token sync trigger (triggers.ts: authenticated
  * before anything is read). Bodies are bounded, slow clients are cut off, and no answer
  * carries a secret.
  */
@@ -17,8 +18,9 @@ import type { ConfigStatus } from "./config-reload.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
+import { handleStateRead } from "./state-endpoint.js";
 import { ReadSlots, handleSync, handleWebhook } from "./triggers.js";
-import type { TriggerContext } from "./triggers.js";
+import type { TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard } from "./webhook.js";
 
 export interface DaemonServerOptions {
@@ -38,6 +40,10 @@ export interface DaemonServerOptions {
   readonly maxBodyBytes?: number;
   /** The status page in the browser (`/`, `/resources`, `/runs`, `/plan`). */
   readonly page?: StatusPage;
+  /** Bearer token of `GET /state` (merge-request plans); absent: not served. */
+  readonly stateToken?: string;
+  /** With replicas: triggers a standby receives go to the leader. */
+  readonly relay?: TriggerRelay;
 }
 
 export interface DaemonServer {
@@ -116,10 +122,12 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
       return get(async () => ({ status: 200, raw: Buffer.from(await opts.metrics.registry.metrics()), headers: { "content-type": opts.metrics.registry.contentType } }));
     case "/status":
       return get(async () => json(200, await buildStatus(opts)));
+    case "/state":
+      return get(() => handleStateRead(req, opts.state, opts.stateToken));
     case "/hooks/git":
       return post(() => handleWebhook(req, triggers, slots));
     case "/sync":
-      return post(() => Promise.resolve(handleSync(req, triggers)));
+      return post(() => handleSync(req, triggers));
     default:
       return json(404, { error: "not found" });
   }
@@ -147,6 +155,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     limit,
     ...(opts.webhookSecret === undefined ? {} : { webhookSecret: opts.webhookSecret }),
     ...(opts.syncToken === undefined ? {} : { syncToken: opts.syncToken }),
+    ...(opts.relay === undefined ? {} : { relay: opts.relay }),
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {

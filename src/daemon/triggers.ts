@@ -5,11 +5,16 @@
  * signature at all, and reads a GitHub body (its HMAC covers the body) only while fewer than
  * `maxUnauthenticatedReads` such bodies are being read: the rest get 503 with Retry-After.
  * So a flood of unauthenticated requests costs neither memory nor a run.
+ *
+ * An authenticated trigger on a standby replica is carried to the leader (the relay, over
+ * PostgreSQL LISTEN/NOTIFY) and answered 202 only once the leader acknowledged it; when no
+ * leader does, 503 with Retry-After, so that the sender delivers it again.
  */
 import type { IncomingMessage } from "node:http";
 import type { Reply } from "../http/http-io.js";
 import { readBody } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
+import type { ForwardResult, ForwardedReason } from "../record/trigger-relay.js";
 import type { Reconciler } from "./reconciler.js";
 import type { ReplayGuard } from "./webhook.js";
 import { safeEqual, verifyWebhook } from "./webhook.js";
@@ -24,7 +29,17 @@ export interface TriggerContext {
   readonly limit: number;
   readonly webhookSecret?: string;
   readonly syncToken?: string;
+  /** With replicas: whether this one is the leader, and the way to the leader when it is not. */
+  readonly relay?: TriggerRelay;
 }
+
+export interface TriggerRelay {
+  isLeader(): boolean;
+  forward(reason: ForwardedReason): Promise<ForwardResult>;
+}
+
+/** Seconds a sender is asked to wait before delivering again when no leader took the trigger. */
+export const noLeaderRetryAfterSeconds = 5;
 
 /** Counts bodies being read before their sender is known. */
 export class ReadSlots {
@@ -47,12 +62,27 @@ const close = { connection: "close" };
 const refuse = (status: number, error: string, headers: Record<string, string> = {}): Reply => ({ status, body: { error }, headers: { ...close, ...headers } });
 const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? "0") > 0;
 
-export function handleSync(req: IncomingMessage, ctx: TriggerContext): Reply {
+export async function handleSync(req: IncomingMessage, ctx: TriggerContext): Promise<Reply> {
   const extra = hasBody(req) ? close : {};
   if (ctx.syncToken === undefined) return { status: 404, body: { error: "the sync trigger is not configured (server.syncTokenEnv)" }, headers: extra };
   if (!safeEqual(req.headers.authorization ?? "", `Bearer ${ctx.syncToken}`)) return refuse(401, "invalid or missing token");
-  ctx.reconciler.trigger("sync");
-  return { status: 202, body: { status: "accepted" }, headers: extra };
+  return accept(ctx, "sync", extra);
+}
+
+/** Runs the trigger here (the leader, or a single daemon), or has the leader run it; 503 when none will. */
+async function accept(ctx: TriggerContext, reason: ForwardedReason, headers: Record<string, string>, onRefused?: () => void): Promise<Reply> {
+  if (ctx.relay === undefined || ctx.relay.isLeader()) {
+    ctx.reconciler.trigger(reason);
+    return { status: 202, body: { status: "accepted" }, headers };
+  }
+  const forwarded = await ctx.relay.forward(reason);
+  if (forwarded.ok) {
+    ctx.log.info({ reason, leader: forwarded.leader, ms: forwarded.ms }, "trigger forwarded to the leader");
+    return { status: 202, body: { status: "accepted", forwardedTo: "leader" }, headers };
+  }
+  onRefused?.();
+  ctx.log.warn({ reason, why: forwarded.why }, "trigger refused: this replica is a standby and no leader took it");
+  return { status: 503, body: { error: `this replica is a standby and ${forwarded.why}: deliver it again` }, headers: { ...headers, "retry-after": String(noLeaderRetryAfterSeconds) } };
 }
 
 export async function handleWebhook(req: IncomingMessage, ctx: TriggerContext, slots: ReadSlots): Promise<Reply> {
@@ -71,9 +101,10 @@ export async function handleWebhook(req: IncomingMessage, ctx: TriggerContext, s
   const verdict = verifyWebhook(req.headers, body, ctx.webhookSecret);
   if (!verdict.ok) return unauthenticated(ctx, verdict.reason);
   const extra = body.length === 0 && hasBody(req) ? close : {};
-  if (verdict.delivery !== undefined && !ctx.replays.accept(verdict.delivery)) return { status: 409, body: { error: "delivery already received" }, headers: extra };
-  ctx.reconciler.trigger("webhook");
-  return { status: 202, body: { status: "accepted" }, headers: extra };
+  const delivery = verdict.delivery;
+  if (delivery !== undefined && !ctx.replays.accept(delivery)) return { status: 409, body: { error: "delivery already received" }, headers: extra };
+  // a refused delivery is delivered again with the same id: it must not count as a replay then
+  return accept(ctx, "webhook", extra, () => delivery !== undefined && ctx.replays.forget(delivery));
 }
 
 function unauthenticated(ctx: TriggerContext, reason: string): Reply {

@@ -48,4 +48,9 @@ export class ReplayGuard {
     if (this.seen.size > this.size) this.seen.delete(this.seen.values().next().value as string);
     return true;
   }
+
+  /** Forgets an id (its delivery was refused: the redelivery is not a replay). */
+  forget(id: string): void {
+    this.seen.delete(id);
+  }
 }

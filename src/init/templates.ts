@@ -129,6 +129,10 @@ state:
   backend: sqlite
   path: .gatesync/state.db
 orphans: report
+server:
+  # the merge-request plan job reads the daemon's state (GET /state) with this token:
+  # docs/merge-requests.md (set it on the daemon, and as GATESYNC_STATE_TOKEN in CI)
+  stateTokenEnv: GATESYNC_STATE_TOKEN
 secrets:
   fileRoot: ./secrets
   # the only variables resources may read with \${env:NAME}

@@ -54,7 +54,14 @@ export interface Plan {
   readonly createdAt: string;
   readonly commit?: string;
   /** The state the plan was computed from: an apply of a saved plan refuses any other. */
-  readonly state: { readonly lineage: string; readonly serial: number };
+  readonly state: {
+    readonly lineage: string;
+    readonly serial: number;
+    /** Where the state was read (`gatesync plan` sets it): the config's, a --state SPEC, a daemon's GET /state. */
+    readonly source?: string;
+    /** The state was never written (or does not exist): everything is planned as a create. */
+    readonly empty?: boolean;
+  };
   readonly orphanPolicy: "report" | "deactivate";
   readonly batch?: { readonly maxSize: number };
   /** Present when the plan covers part of the repository and state (`--target`, selectors …). */

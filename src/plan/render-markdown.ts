@@ -9,7 +9,7 @@ import type { FieldChange } from "./diff.js";
 import { codeSpan, escapeHtml, fenced, inlineText, plainText } from "./markdown-inline.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
-import { breakingMark, breakingShown, callText, callsLine, otherClasses, showValue, summaryLine } from "./render-shared.js";
+import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, otherClasses, showValue, stateLine, summaryLine } from "./render-shared.js";
 
 export const markdownLimit = 65_000;
 
@@ -60,7 +60,9 @@ function row(c: PlannedChange): string {
 
 function header(plan: Plan): string[] {
   const commit = plan.commit === undefined ? "" : ` · commit ${codeSpan(plan.commit.slice(0, 12))}`;
-  const head = ["### gatesync plan", "", `**${summaryLine(plan)}** — ${callsLine(plan)}${commit} · state serial ${plan.state.serial}`, ""];
+  const head = ["### gatesync plan", "", `**${summaryLine(plan)}** — ${callsLine(plan)}${commit} · ${inlineText(stateLine(plan))}`, ""];
+  const empty = emptyStateWarning(plan);
+  if (empty !== undefined) head.push(`> **⚠ ${inlineText(empty)}**`, "");
   if (plan.selection !== undefined) head.push(`> ${inlineText(selectionLine(plan.selection))}`, "");
   const broken = plan.changes.filter(isBreaking);
   if (broken.length > 0) {

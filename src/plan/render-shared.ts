@@ -61,3 +61,14 @@ export function callsLine(plan: Plan): string {
   const batch = c.batchCalls > 0 ? `, ${plural(c.batchCalls, "batch call")} carrying ${plural(c.batched, "gateway change")}` : "";
   return `${plural(c.total, "HTTP call")} (${per.join(", ")}${batch})`;
 }
+
+/** Where the plan's state came from, for the header: `state serial N, SOURCE`. */
+export function stateLine(plan: Plan): string {
+  return `state serial ${plan.state.serial}${plan.state.source === undefined ? "" : `, ${plan.state.source}`}`;
+}
+
+/** Said loudly when the state is empty: the plan shows everything as a create. */
+export function emptyStateWarning(plan: Plan): string | undefined {
+  if (plan.state.empty !== true) return undefined;
+  return "The state is empty (never written, or absent as in a fresh clone): every resource is planned as a create. If a daemon applies this repository, plan against its state (--state-url, or --state postgres:VAR/schema): see docs/merge-requests.md.";
+}

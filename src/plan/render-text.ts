@@ -5,7 +5,7 @@ import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
-import { breakingMark, breakingShown, callText, callsLine, otherClasses, showValue, summaryLine, symbol } from "./render-shared.js";
+import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, otherClasses, showValue, stateLine, summaryLine, symbol } from "./render-shared.js";
 
 const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan" };
 
@@ -46,7 +46,9 @@ export function renderText(plan: Plan, color: boolean): string {
 export function* textChunks(plan: Plan, color: boolean): Generator<string> {
   const paint = painter(color);
   const text = (lines: readonly string[]): string => lines.map((l) => `${l}\n`).join("");
-  const head = [paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (state serial ${plan.state.serial})`)];
+  const head = [paint("bold", `gatesync plan${plan.commit === undefined ? "" : ` for ${plan.commit.slice(0, 12)}`} (${stateLine(plan)})`)];
+  const empty = emptyStateWarning(plan);
+  if (empty !== undefined) head.push(paint("yellow", `⚠ ${empty}`));
   if (plan.selection !== undefined) head.push(paint("yellow", selectionLine(plan.selection)));
   yield text(head);
   const shown = plan.changes.filter((c) => c.action !== "no-op");

@@ -4,11 +4,17 @@
  * `heartbeatMs`; when it fails, leadership is given up at once (and the caller stops starting
  * calls). Standbys try again every `retryMs`, so a replica takes over within seconds of the
  * leader's connection dropping (process killed, network cut).
+ *
+ * The same connection carries triggers a standby received to the leader (trigger-relay.ts):
+ * it LISTENs before it tries the lock, so whoever holds the lock hears them.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { hostname } from "node:os";
 import type { Logger } from "../logger.js";
 import { lockKeys } from "./postgres-backend.js";
+import type { ForwardResult, ForwardedReason, RelayMessage } from "./trigger-relay.js";
+import { PendingAcks, decodeMessage, encodeMessage, triggerChannel } from "./trigger-relay.js";
 
 export interface LeaderOptions {
   readonly url: string;
@@ -18,6 +24,12 @@ export interface LeaderOptions {
   readonly heartbeatMs?: number;
   /** Told of every change of leadership. */
   readonly onChange?: (leader: boolean) => void;
+  /** Told, on the leader, of a trigger a standby received. */
+  readonly onTrigger?: (reason: ForwardedReason, from: string) => void;
+  /** How long a standby waits for the leader to acknowledge a forwarded trigger (default 2 s). */
+  readonly ackTimeoutMs?: number;
+  /** This replica's name in logs and messages (default host:pid). */
+  readonly replica?: string;
 }
 
 export class LeaderElector {
@@ -26,8 +38,14 @@ export class LeaderElector {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private readonly abort = new AbortController();
+  private readonly acks = new PendingAcks();
+  private readonly replica: string;
+  /** Connections made so far: the second and later are reconnections, and say so. */
+  private connections = 0;
 
-  constructor(private readonly opts: LeaderOptions) {}
+  constructor(private readonly opts: LeaderOptions) {
+    this.replica = opts.replica ?? `${hostname()}:${process.pid}`;
+  }
 
   isLeader(): boolean {
     return this.leader;
@@ -51,13 +69,7 @@ export class LeaderElector {
     while (!this.stopped) {
       try {
         if (this.client === undefined) {
-          const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 5_000, keepAlive: true });
-          client.on("error", () => {
-            this.set(false);
-            this.client = undefined;
-          });
-          await client.connect();
-          this.client = client;
+          this.client = await this.connect();
           failures = 0;
         }
         if (!this.leader) {
@@ -76,6 +88,70 @@ export class LeaderElector {
       const wait = this.client === undefined ? Math.min(30_000, retry * 2 ** Math.min(failures, 5)) : this.leader ? heartbeat : retry;
       await sleep(wait, undefined, { signal: this.abort.signal }).catch(() => undefined);
     }
+  }
+
+  /** A connection that listens for triggers before it tries the lock. */
+  private async connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 5_000, keepAlive: true, application_name: `gatesync ${this.replica}` });
+    client.on("error", (err) => {
+      if (this.client !== client) return;
+      this.opts.logger.warn({ err: err.message, leader: this.leader }, "leader election connection lost: reconnecting (leadership and forwarded triggers wait for it)");
+      this.set(false);
+      this.client = undefined;
+      client.end().catch(() => undefined);
+    });
+    client.on("notification", (n) => this.heard(n.payload));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${triggerChannel}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    this.connections++;
+    this.opts.logger.info({ reconnected: this.connections > 1, channel: triggerChannel }, "leader election connected; listening for triggers from standbys");
+    return client;
+  }
+
+  /** A message on the trigger channel: the leader acts on triggers; a standby waits for acks. */
+  private heard(payload: string | undefined): void {
+    const m = decodeMessage(payload, this.opts.schema);
+    if (m === undefined) return;
+    if (m.kind === "ack") {
+      this.acks.acknowledge(m.nonce, m.from);
+      return;
+    }
+    if (!this.leader || this.client === undefined) return;
+    this.opts.logger.info({ reason: m.reason, from: m.from }, "trigger received from a standby");
+    this.opts.onTrigger?.(m.reason, m.from);
+    this.notify({ kind: "ack", schema: this.opts.schema, nonce: m.nonce, from: this.replica }).catch((err: unknown) => {
+      this.opts.logger.warn({ err: (err as Error).message }, "could not acknowledge a forwarded trigger");
+    });
+  }
+
+  private async notify(m: RelayMessage): Promise<void> {
+    if (this.client === undefined) throw new Error("no database connection");
+    await this.client.query("SELECT pg_notify($1, $2)", [triggerChannel, encodeMessage(m)]);
+  }
+
+  /**
+   * Carries a trigger this standby received to the leader; ok once the leader acknowledged it.
+   * Not ok when no leader acknowledged within the timeout or the database is unreachable.
+   */
+  async forward(reason: ForwardedReason): Promise<ForwardResult> {
+    if (this.client === undefined) return { ok: false, why: "this replica has no database connection" };
+    const t0 = performance.now();
+    const timeout = this.opts.ackTimeoutMs ?? 2_000;
+    const { nonce, acked } = this.acks.expect(timeout);
+    try {
+      await this.notify({ kind: "trigger", schema: this.opts.schema, reason, nonce, from: this.replica });
+    } catch (err) {
+      this.acks.acknowledge(nonce, "");
+      return { ok: false, why: `the trigger could not be sent to the leader (${(err as Error).message})` };
+    }
+    const leader = await acked;
+    if (leader === undefined || leader === "") return { ok: false, why: `no leader acknowledged it within ${timeout} ms (none elected yet, or it is reconnecting)` };
+    return { ok: true, leader, ms: Math.round(performance.now() - t0) };
   }
 
   async stop(): Promise<void> {

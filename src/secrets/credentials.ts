@@ -23,6 +23,9 @@ export interface CredentialFile {
   readonly match: "file" | "prefix" | "tree";
 }
 
+/** The variable `gatesync plan --state-url` reads its bearer token from. */
+export const stateTokenVariable = "GATESYNC_STATE_TOKEN";
+
 /** Every variable gatesync.yaml names for gatesync's own credentials, tokens and keys. */
 export function credentialVariables(config: GatesyncConfig): CredentialVariable[] {
   const t = config.targets;
@@ -36,6 +39,9 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [config.state.backend === "postgres" ? config.state.urlEnv : undefined, "state.urlEnv"],
     [config.server.webhookSecretEnv, "server.webhookSecretEnv"],
     [config.server.syncTokenEnv, "server.syncTokenEnv"],
+    [config.server.stateTokenEnv, "server.stateTokenEnv"],
+    // the token a merge-request plan fetches the daemon's state with (plan --state-url)
+    [stateTokenVariable, "the state token of plan --state-url (GATESYNC_STATE_TOKEN)"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],
   ];
   return [...found.flatMap(([name, setting]) => (name === undefined ? [] : [{ name, setting }])), ...notificationVariables(config.notifications)];

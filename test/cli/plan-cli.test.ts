@@ -156,7 +156,10 @@ describe("the merge-request plan jobs in examples/ci", () => {
     const args = command!
       .replaceAll('"$config"', config!)
       .replaceAll('"$dir"', resources!)
+      // the flags a job adds after CONFIG DIR (none here)
+      .replaceAll('"$@"', "")
       .split(/\s+/)
+      .filter((a) => a !== "")
       .map((a) => (["gatesync.yaml", "config", "plan.json"].includes(a) ? path.join(dir, a) : a));
     const r = await runCli(args, exampleSecrets);
     expect(r.stderr).toBe("");

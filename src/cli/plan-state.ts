@@ -1,0 +1,102 @@
+/**
+ * The state `gatesync plan` computes against. A merge-request job runs in a fresh clone, where
+ * the configured SQLite state does not exist: planning from it silently shows everything "to
+ * create". So a plan reads, in this order:
+ *
+ * - `--state-url URL` (or GATESYNC_STATE_URL): the daemon's own state, fetched from its
+ *   `GET /state` with the bearer token in GATESYNC_STATE_TOKEN (`server.stateTokenEnv` on the
+ *   daemon). Read-only, and the job needs neither the daemon's write credentials nor a route
+ *   to its database;
+ * - `--state SPEC`: e.g. `postgres:VARIABLE/schema`, a connection string for a read-only role
+ *   (a plan reads without a lock);
+ * - the config's state — a SQLite file that does not exist is read as empty, never created.
+ *
+ * An empty state (never written) is always said in the plan's header; in CI (`CI` set, as
+ * GitHub Actions and GitLab set it) or with `--require-state` it is an error (STATE_EMPTY)
+ * unless `--allow-empty-state`: the first plan of a repository nothing was applied from.
+ */
+import { existsSync } from "node:fs";
+import { request } from "undici";
+import type { GatesyncConfig } from "../config/config.js";
+import { ErrorCode, StateError, UsageError } from "../errors.js";
+import { openStateBackend, refuseOldStateBeside } from "../record/open-backend.js";
+import { parsePulled } from "../record/pulled-state.js";
+import { redactingState } from "../record/redacting-state.js";
+import { SnapshotState } from "../record/snapshot-state.js";
+import type { StateBackend } from "../record/state.js";
+import { emptySnapshot } from "../record/state.js";
+import { registerSecret } from "../redactor.js";
+import { stateTokenVariable } from "../secrets/credentials.js";
+import { backendFromSpec } from "./state-spec.js";
+
+export const stateUrlVariable = "GATESYNC_STATE_URL";
+
+export interface PlanStateFlags {
+  readonly state?: string;
+  readonly stateUrl?: string;
+  readonly allowEmptyState?: boolean;
+  readonly requireState?: boolean;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const set = (v: string | undefined): string | undefined => (v === undefined || v === "" ? undefined : v);
+
+/** Whether this runs in CI: `CI` set to anything but "", "0" or "false". */
+export function inCi(env: Env): boolean {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci !== undefined && ci !== "" && ci !== "0" && ci !== "false";
+}
+
+/** The state to plan against (see above). */
+export async function openPlanState(config: GatesyncConfig, env: Env, flags: PlanStateFlags): Promise<StateBackend> {
+  const url = set(flags.stateUrl) ?? set(env[stateUrlVariable]);
+  if (url !== undefined && flags.state !== undefined) throw new UsageError("give --state or --state-url (GATESYNC_STATE_URL), not both");
+  if (url !== undefined) return fetchDaemonState(url, set(env[stateTokenVariable]));
+  if (flags.state !== undefined) {
+    const sqlite = /^sqlite:(.+)$/.exec(flags.state)?.[1];
+    if (sqlite !== undefined && !existsSync(sqlite)) return new SnapshotState(emptySnapshot(""), `sqlite ${sqlite} (does not exist)`);
+    return redactingState(backendFromSpec(flags.state, config, env));
+  }
+  if (config.state.backend === "sqlite" && !existsSync(config.state.path)) {
+    refuseOldStateBeside(config.state.path);
+    // a plan never creates a state: a fresh clone has none
+    return new SnapshotState(emptySnapshot(""), `sqlite ${config.state.path} (does not exist)`);
+  }
+  return openStateBackend(config, env);
+}
+
+/** Refuses an empty state where one is required (CI, --require-state), unless --allow-empty-state. */
+export function checkStateRequired(serial: number, description: string, env: Env, flags: PlanStateFlags): void {
+  if (serial > 0 || flags.allowEmptyState === true) return;
+  const ci = inCi(env);
+  if (!ci && flags.requireState !== true) return;
+  throw new StateError(ErrorCode.STATE_EMPTY, `the state this plan would be computed against is empty (${description})${ci ? " and this runs in CI (CI is set)" : ""}: every resource would show as a create`, {
+    hint: `plan against the daemon's state: set ${stateUrlVariable} to the daemon's address and ${stateTokenVariable} to its server.stateTokenEnv token (or pass --state postgres:VARIABLE/schema); if nothing was ever applied from this repository, pass --allow-empty-state`,
+  });
+}
+
+/** The daemon's state from its `GET /state`. */
+async function fetchDaemonState(base: string, token: string | undefined): Promise<StateBackend> {
+  if (token === undefined) throw new UsageError(`${stateTokenVariable} is not set: the daemon's state is read with it`, `set it to the value of the daemon's server.stateTokenEnv variable`);
+  registerSecret(token);
+  let url: URL;
+  try {
+    url = new URL(base.replace(/\/+$/, "").endsWith("/state") ? base : `${base.replace(/\/+$/, "")}/state`);
+  } catch {
+    throw new UsageError(`--state-url ${JSON.stringify(base)} is not a URL`, "give the daemon's address, e.g. https://gatesync.internal:9464");
+  }
+  const where = `${url.origin}${url.pathname}`;
+  const unreachable = (why: string, hint: string): StateError => new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's state from ${where}: ${why}`, { hint });
+  let res;
+  try {
+    res = await request(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, headersTimeout: 30_000, bodyTimeout: 60_000 });
+  } catch (err) {
+    throw unreachable((err as Error).message, "check the address and that the CI runner can reach the daemon's server (server.listen)");
+  }
+  const text = await res.body.text();
+  if (res.statusCode === 401) throw unreachable("the token was refused (401)", `set ${stateTokenVariable} to the value of the daemon's server.stateTokenEnv variable`);
+  if (res.statusCode === 404) throw unreachable("the daemon does not serve its state (404)", "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it");
+  if (res.statusCode !== 200) throw unreachable(`it answered ${res.statusCode}`, "see the daemon's log");
+  return new SnapshotState(parsePulled(text, where), `the daemon's state at ${where}`);
+}

@@ -1,0 +1,240 @@
+/**
+ * A webhook or `POST /sync` that reaches a standby replica is carried to the leader (LISTEN/NOTIFY
+ * on the shared PostgreSQL), or refused with 503 + Retry-After when no leader takes it — never a
+ * 202 for work nobody will do. Three real `gatesync run` processes on one PostgreSQL schema and
+ * a real git source; the schedule is an hour, so only the triggers make runs.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { createHmac } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lockKeys } from "../../src/record/postgres-backend.js";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { cliArgs } from "../helpers/cli.js";
+import { git } from "../helpers/git-repo.js";
+import { doc } from "../helpers/plan.js";
+import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
+import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+const secret = "standby-hook-secret";
+const syncToken = "standby-sync-token";
+
+interface Replica {
+  readonly name: string;
+  readonly child: ChildProcess;
+  log: string;
+  url?: string | undefined;
+}
+
+let sandbox: SandboxHandle;
+let dir: string;
+let work: string;
+let schema: string;
+const replicas: Replica[] = [];
+
+const dump = (): string => replicas.map((r) => `--- ${r.name}\n${r.log.slice(-2500)}`).join("\n");
+
+async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 300)}\n${dump()}`);
+    await sleep(50);
+  }
+}
+
+async function startReplica(name: string): Promise<Replica> {
+  const config = path.join(dir, `${name}.yaml`);
+  await writeFile(
+    config,
+    `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source:
+  git: { url: ${path.join(dir, "origin.git")}, branch: main, subdirectory: config, cacheDir: ./cache-${name} }
+targets:
+  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY }
+  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY }
+state: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }
+schedule: { interval: 1h }
+server: { listen: "127.0.0.1:0", webhookSecretEnv: HOOK_SECRET, syncTokenEnv: SYNC_TOKEN }
+retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
+`,
+  );
+  const child = spawn(process.execPath, cliArgs("run", "--config", config), {
+    cwd: dir,
+    env: { ...process.env, GATESYNC_LOG_LEVEL: "info", GW_KEY: testCredentials.gatewayKey, PORTAL_KEY: testCredentials.portalKey, DATABASE_URL: pgUrl, HOOK_SECRET: secret, SYNC_TOKEN: syncToken },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const r: Replica = { name, child, log: "" };
+  const take = (b: Buffer): void => {
+    r.log += b.toString();
+    r.url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(r.log)?.[1];
+  };
+  child.stdout.on("data", take);
+  child.stderr.on("data", take);
+  replicas.push(r);
+  await until(() => r.url, (u) => u !== undefined);
+  return r;
+}
+
+const alive = (): Replica[] => replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+const status = async (r: Replica): Promise<{ role: string; commit: string | null; lastRun: { reason: string; result: string } | null }> => (await call(`${r.url}/status`)).body as never;
+
+/** The one leader among the live replicas, once there is exactly one, and the standbys. */
+async function roles(): Promise<{ leader: Replica; standbys: Replica[] }> {
+  const seen = await until(async () => Promise.all(alive().map(async (r) => ({ r, role: (await status(r)).role }))), (xs) => xs.filter((x) => x.role === "leader").length === 1);
+  return { leader: seen.find((x) => x.role === "leader")!.r, standbys: seen.filter((x) => x.role === "standby").map((x) => x.r) };
+}
+
+function push(rate: number): string {
+  execFileSync("sh", ["-c", `sed -i 's/rate: .*/rate: ${rate}/' config/keys.yaml`], { cwd: work });
+  git(work, "commit", "-qam", `rate ${rate}`);
+  git(work, "push", "-q", "origin", "HEAD:main");
+  return git(work, "rev-parse", "HEAD");
+}
+
+let deliveries = 0;
+function hook(r: Replica, delivery = `d-${++deliveries}`): ReturnType<typeof call> {
+  const body = JSON.stringify({ ref: "refs/heads/main" });
+  const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+  return call(`${r.url}/hooks/git`, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature, "x-github-delivery": delivery }, body });
+}
+
+const rate = (): number | undefined => (sandbox.inspect.store.orgKeys.get("org-acme")?.session as { rate?: number } | undefined)?.rate;
+const keyWrites = (): number => sandbox.inspect.calls().log.filter((c) => c.operation === "upsertOrgKey").length;
+
+beforeAll(async () => {
+  sandbox = await testSandbox();
+  schema = testSchema();
+  dir = await tempRepo();
+  execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
+  work = path.join(dir, "work");
+  execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
+  git(work, "checkout", "-q", "-b", "main");
+  await writeFile(path.join(work, "keys.txt"), "");
+  execFileSync("mkdir", ["-p", path.join(work, "config")]);
+  await writeFile(path.join(work, "config/keys.yaml"), doc("OrgKey", "acme", "keyId: org-acme\nrate: 10"));
+  git(work, "add", "-A");
+  git(work, "commit", "-qm", "initial");
+  git(work, "push", "-q", "origin", "HEAD:main");
+  await Promise.all(["a", "b", "c"].map(startReplica));
+}, 60_000);
+
+afterAll(async () => {
+  for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+  await sandbox.stop();
+  await dropTestSchemas();
+  await removeTempRepos();
+});
+
+describe("triggers received by a standby replica", () => {
+  it("a signed webhook to a standby makes the leader apply the new commit", async () => {
+    const { leader, standbys } = await roles();
+    expect(standbys).toHaveLength(2);
+    await until(rate, (x) => x === 10);
+    const writesBefore = keyWrites();
+    const commit = push(20);
+    const sentAt = Date.now();
+    const answer = await hook(standbys[0]!);
+    expect(answer.status, dump()).toBe(202);
+    expect(answer.body).toEqual({ status: "accepted", forwardedTo: "leader" });
+    await until(rate, (x) => x === 20);
+    const appliedMs = Date.now() - sentAt;
+    console.log(`webhook at a standby → leader applied the commit: ${appliedMs} ms`);
+    expect(appliedMs).toBeLessThan(10_000);
+    expect(keyWrites() - writesBefore).toBe(1);
+    const s = await until(() => status(leader), (x) => x.commit === commit);
+    expect(s.lastRun?.reason).toBe("webhook");
+    const forwarded = await until(() => /"ms":(\d+)[^\n]*"msg":"trigger forwarded to the leader"/.exec(standbys[0]!.log), (m) => m !== null);
+    console.log(`the leader acknowledged the forwarded trigger in ${forwarded![1]} ms`);
+    await until(() => leader.log, (l) => l.includes("trigger received from a standby"));
+  }, 30_000);
+
+  it("POST /sync to a standby runs on the leader", async () => {
+    const { leader, standbys } = await roles();
+    const answer = await call(`${standbys[1]!.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
+    expect(answer.status, dump()).toBe(202);
+    expect((answer.body as { forwardedTo?: string }).forwardedTo).toBe("leader");
+    await until(() => status(leader), (x) => x.lastRun?.reason === "sync");
+  }, 30_000);
+
+  it("the leader's connection to PostgreSQL drops: it reconnects, says so, and triggers reach the leader again", async () => {
+    const { leader } = await roles();
+    const killed = await sql<{ n: number }>("SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name LIKE $1", [`gatesync %:${leader.child.pid}`]);
+    expect(killed[0]!.n).toBe(1);
+    await until(() => leader.log, (l) => l.includes("leader election connection lost: reconnecting"));
+    await until(() => leader.log, (l) => /"reconnected":true[^\n]*leader election connected; listening for triggers/.test(l));
+    const after = await roles();
+    const commit = push(30);
+    const answer = await hook(after.standbys[0]!);
+    expect(answer.status, dump()).toBe(202);
+    await until(rate, (x) => x === 30);
+    await until(() => status(after.leader), (x) => x.commit === commit);
+  }, 40_000);
+
+  it("the leader is killed: a webhook to a standby is taken by the new leader (refused with 503 + Retry-After while there is none), then applied", async () => {
+    const { leader, standbys } = await roles();
+    leader.child.kill("SIGKILL");
+    await new Promise((resolve) => leader.child.once("close", resolve));
+    const commit = push(40);
+    const delivery = "d-failover";
+    const answers: number[] = [];
+    // a sender that honours Retry-After (shortened here), with the same delivery id each time
+    const answer = await until(
+      async () => {
+        const a = await hook(standbys[0]!, delivery);
+        answers.push(a.status);
+        if (a.status === 503) {
+          expect(Number(a.headers["retry-after"])).toBeGreaterThan(0);
+          await sleep(300);
+        }
+        return a;
+      },
+      (a) => a.status !== 503,
+      20_000,
+    );
+    expect(answer.status, `${answers.join(",")}\n${dump()}`).toBe(202);
+    console.log(`answers to the redelivered webhook during the failover: ${answers.join(", ")}`);
+    await until(rate, (x) => x === 40);
+    const next = await roles();
+    expect(next.leader).not.toBe(leader);
+    await until(() => status(next.leader), (x) => x.commit === commit);
+  }, 40_000);
+
+  it("a standby with no leader at all refuses (503) and logs it; once a leader is elected the redelivery is applied", async () => {
+    for (const r of alive()) {
+      const closed = new Promise((resolve) => r.child.once("close", resolve));
+      r.child.kill("SIGTERM");
+      await closed;
+    }
+    // the leader's lock, held by someone who is not a gatesync replica: nobody will take a trigger
+    const holder = new pg.Client({ connectionString: pgUrl });
+    await holder.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock(hashtext($1), $2)", [schema, lockKeys.leader]);
+      const lone = await startReplica("d");
+      await until(() => status(lone), (s) => s.role === "standby");
+      const commit = push(50);
+      const refused = await hook(lone, "d-lone");
+      expect(refused.status).toBe(503);
+      expect(refused.headers["retry-after"]).toBe("5");
+      expect((refused.body as { error: string }).error).toMatch(/this replica is a standby and no leader acknowledged it within 2000 ms.*deliver it again/);
+      await until(() => lone.log, (l) => l.includes("trigger refused: this replica is a standby and no leader took it"));
+      expect(rate()).toBe(40);
+      await holder.query("SELECT pg_advisory_unlock(hashtext($1), $2)", [schema, lockKeys.leader]);
+      await until(() => status(lone), (s) => s.role === "leader");
+      // the same delivery again: not a replay, since it was refused
+      expect((await hook(lone, "d-lone")).status).toBe(202);
+      await until(rate, (x) => x === 50);
+      await until(() => status(lone), (x) => x.commit === commit);
+    } finally {
+      await holder.end();
+    }
+  }, 60_000);
+});
