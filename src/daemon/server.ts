@@ -31,6 +31,8 @@ export interface DaemonServerOptions {
   readonly sourceDescription: string;
   readonly webhookSecret?: string;
   readonly syncToken?: string;
+  /** The variables gatesync.yaml names for them (`server.webhookSecretEnv`, `server.syncTokenEnv`): said in a 404 while unset. */
+  readonly variables?: TriggerContext["variables"];
   /** `leader`, `standby` or `single`. */
   readonly role?: () => string;
   /** The config file in force, and a refused reload's errors. */
@@ -147,6 +149,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     limit,
     ...(opts.webhookSecret === undefined ? {} : { webhookSecret: opts.webhookSecret }),
     ...(opts.syncToken === undefined ? {} : { syncToken: opts.syncToken }),
+    variables: opts.variables ?? {},
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
