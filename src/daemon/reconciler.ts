@@ -178,6 +178,8 @@ export class Reconciler {
       return finish("source-error", { error: (err as Error).message });
     }
     this.lastSnapshot = snapshot;
+    // a newer revision is not applied yet: not synced until a run applies it (also while it runs)
+    if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
     await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const reassertEvery = this.config.schedule.reassertIntervalMs;
@@ -266,10 +268,14 @@ export class Reconciler {
     const failing = result === "partial" || result === "error" || result === "source-error";
     this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
     // blocked changes are part of the repository no apply will make: not synced while they remain
-    this.synced = (result === "applied" || result === "noop") && this.blockedLeft === 0;
-    this.opts.metrics.synced.set(this.synced ? 1 : 0);
+    this.markSynced((result === "applied" || result === "noop") && this.blockedLeft === 0);
     this.opts.onRun?.(report, run.plan);
     return report;
+  }
+
+  private markSynced(synced: boolean): void {
+    this.synced = synced;
+    this.opts.metrics.synced.set(synced ? 1 : 0);
   }
 
   /** gatesync_commits_behind: commits of the fetched head not applied yet (0 once applied; 1 when the count is unknown). */

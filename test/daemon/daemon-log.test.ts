@@ -101,6 +101,28 @@ describe("the daemon's log", () => {
     expect((hook.body as { error: string }).error).toBe("the push webhook is not configured: HOOK_SECRET (named by server.webhookSecretEnv) is not set in the daemon's environment");
   });
 
+  it("status page: never 'synced: yes' while the branch head is being applied, and '1 call', not '1 calls'", async () => {
+    expect((await call(`${daemon.url}/`)).text).toContain("<dt>synced</dt><dd>yes: the newest commit is applied in full</dd>");
+    // the gateway answers slowly: the run that applies the new head takes seconds
+    sandbox.inspect.setFaults({ latencyMs: 3000, interfaces: ["gateway"] });
+    try {
+      const seen = await pushAndSync({ "k.yaml": key("k", "6") }, "raise the rate");
+      await lineAfter(seen, "run started");
+      const during = (await call(`${daemon.url}/`)).text;
+      expect(during).toContain("not applied yet");
+      expect(during).toContain("<dt>synced</dt><dd>no: the branch head is being applied</dd>");
+      expect((await call(`${daemon.url}/status`)).body).toMatchObject({ synced: false });
+      expect(await lineAfter(seen, "run finished")).toMatchObject({ applied: 1 });
+    } finally {
+      sandbox.inspect.setFaults({ latencyMs: 0 });
+    }
+    const after = (await call(`${daemon.url}/`)).text;
+    expect(after).toContain("<dt>synced</dt><dd>yes: the newest commit is applied in full</dd>");
+    // one batch call carried the change
+    expect(after).toMatch(/, 1 call<\/title>/);
+    expect(after).not.toMatch(/\b1 calls\b/);
+  });
+
   it("names the blocked changes, where they are and what to do, and counts them in `run finished`", async () => {
     const seen = await pushAndSync({ "p.yaml": product("Shop renamed") }, "rename the product");
     const blocked = await lineAfter(seen, "changes blocked: not applied until a person acts");
@@ -116,8 +138,8 @@ describe("the daemon's log", () => {
     expect((await call(`${daemon.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } })).status).toBe(202);
     expect(await lineAfter(seen, "run finished")).toMatchObject({ applied: 0 });
     const metrics = (await call(`${daemon.url}/metrics`)).text;
-    // the first run created both resources; the rename run and this one changed nothing
-    expect(metrics).toMatch(/^gatesync_runs_total\{result="applied"\} 1$/m);
+    // the first run created both resources, the second changed the key; the rename run and this one changed nothing
+    expect(metrics).toMatch(/^gatesync_runs_total\{result="applied"\} 2$/m);
     expect(metrics).toMatch(/^gatesync_runs_total\{result="unchanged"\} 2$/m);
   });
 
