@@ -12,7 +12,8 @@ import { eventually, spawnDaemon } from "../helpers/daemon-process.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, postgresBackend, testSchema } from "../helpers/postgres.js";
-import { removeTempRepos } from "../helpers/temp-repo.js";
+import { committedRepo, gitSourceConfig } from "../helpers/git-repo.js";
+import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(async () => {
   await removeTempRepos();
@@ -88,5 +89,20 @@ describe("invalid files", () => {
     const r = await spawnCli(["plan"], { cwd: h.dir, env: { ...h.env, ...quiet } });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("invalid: 1 error(s), 0 warning(s): no plan made");
+  });
+});
+
+describe("a wrong `branch:`", () => {
+  it("is a located error naming the branch and the remote's branches, not git's 'ambiguous argument'", async () => {
+    const origin = await committedRepo({ "config/k.yaml": doc("OrgKey", "k", "keyId: k\nrate: 5") });
+    const work = await tempRepo();
+    const text = gitSourceConfig(origin.dir, path.join(work, "cache")).replace("branch: main", "branch: mian");
+    await writeFile(path.join(work, "gatesync.yaml"), text);
+    const r = await spawnCli(["plan"], { cwd: work, env: quiet });
+    expect(r.code).toBe(1);
+    const at = positionOf(text, "mian");
+    expect(r.stderr).toContain(`error[SOURCE_INVALID] gatesync.yaml:${at.line}:${at.column} source.git.branch: the branch \`mian\` does not exist in ${origin.dir}`);
+    expect(r.stderr).toContain("hint: did you mean `main`? its branches: main; set source.git.branch in gatesync.yaml");
+    expect(r.stderr).not.toContain("ambiguous argument");
   });
 });
