@@ -12,7 +12,7 @@ const restricted = [
 
 export default tseslint.config(
   // src/validate/compiled/: ajv's generated standalone code (`npm run schemas`; a test checks it is current)
-  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/out/**", ".gatesync/**", "src/validate/compiled/**"] },
+  { ignores: ["dist/**", "node_modules/**", "coverage/**", "bench/out/**", ".gatesync/**", "src/validate/compiled/**", ".tmp-reporter-*/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

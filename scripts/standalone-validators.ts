@@ -21,6 +21,7 @@ import type * as core from "ajv/dist/core.js";
 import standaloneModule from "ajv/dist/standalone/index.js";
 import addFormatsModule from "ajv-formats";
 import { allKinds } from "../src/kinds/registry.js";
+import { openApiAjvOptions } from "../src/validate/openapi-validator.js";
 
 type AjvCore = core.default;
 // CommonJS modules: their default export arrives as the module object
@@ -73,8 +74,8 @@ export function openApiValidator(version: OpenApiVersion, code?: Code): { ajv: A
   const module = classes[schema.$schema];
   if (module === undefined) throw new Error(`OpenAPI ${version}: unexpected dialect ${schema.$schema}`);
   const loaded = fromValidator(module) as { default: new (opts: Options) => AjvCore };
-  // the Validator's default options: strict off (the official schemas are not strict-clean)
-  const ajv = new loaded.default({ strict: false, ...(code === undefined ? {} : { code }) });
+  // the options gatesync gives the library's Validator (strict off, every error)
+  const ajv = new loaded.default({ ...openApiAjvOptions, ...(code === undefined ? {} : { code }) });
   addFormats(ajv);
   ajv.addFormat("media-range", true);
   return { ajv, validate: ajv.compile(schema) };

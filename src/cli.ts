@@ -92,6 +92,21 @@ export function quietOnClosedPipe(stream: NodeJS.WriteStream): void {
   });
 }
 
+/** The subcommand `argv` runs (`apply`, `plan` …), when it names one. */
+function commandOf(program: Command, argv: readonly string[]): string | undefined {
+  const names = new Set(program.commands.map((c) => c.name()));
+  return argv.slice(2).find((a) => names.has(a));
+}
+
+/** What an invalid repository cost: the count, and that nothing was done — said, not left to be guessed. */
+const refused: Readonly<Record<string, string>> = { apply: "nothing applied", plan: "no plan made", state: "the state is unchanged" };
+function refusalLine(err: ValidationFailed, command: string | undefined): string {
+  const errors = err.diagnostics.filter((d) => d.severity === "error").length;
+  const warnings = err.diagnostics.length - errors;
+  const outcome = command === undefined ? undefined : refused[command];
+  return `invalid: ${errors} error(s), ${warnings} warning(s)${outcome === undefined ? "" : `: ${outcome}`}`;
+}
+
 /** Runs the CLI; errors become messages and exit code 1, never stack traces for users. */
 export async function main(argv: readonly string[], io: Io = defaultIo): Promise<void> {
   if (io === defaultIo) quietOnClosedPipe(process.stdout);
@@ -113,6 +128,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     }
     if (err instanceof ValidationFailed) {
       for (const d of err.diagnostics) io.stderr(`${formatDiagnostic(d)}\n`);
+      io.stderr(`${refusalLine(err, commandOf(program, argv))}\n`);
       return;
     }
     if (err instanceof GatesyncError) {

@@ -2,7 +2,6 @@
  * `gatesync apply`: takes the state lock, plans against the state as it is now (or checks a
  * saved plan against it), asks for confirmation when asked to, and executes.
  */
-import { hostname } from "node:os";
 import type { Dispatcher } from "undici";
 import { ErrorCode, StateError } from "../errors.js";
 import type { Logger } from "../logger.js";
@@ -27,6 +26,8 @@ export interface ApplyRunInput extends PlanRunInput {
   readonly random?: () => number;
   readonly signal?: AbortSignal;
   readonly observe?: ApplyDeps["observe"];
+  /** Who holds the state lock, as another process is told (the backend adds pid and host): default `gatesync apply`. */
+  readonly lockOwner?: string;
 }
 
 export type ApplyRunResult = { readonly plan: Plan; readonly run: PlanRun; readonly summary: ApplySummary } | { readonly plan: Plan; readonly run: PlanRun; readonly declined: true };
@@ -44,7 +45,7 @@ export function checkSavedPlan(saved: Plan, current: Plan): void {
 }
 
 export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
-  const lock = await input.state.lock(`gatesync apply (pid ${process.pid} on ${hostname()})`);
+  const lock = await input.state.lock(input.lockOwner ?? "gatesync apply");
   try {
     // plans against the state as it is now, under the lock
     const run = await runPlan(input);

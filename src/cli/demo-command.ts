@@ -99,6 +99,8 @@ export function addDemoCommand(program: Command, io: CliIo): void {
         },
       });
       if (example.targets.gateway?.batch !== undefined) env[example.targets.gateway.batch.keyEnv] ??= "sandbox-loopback-key";
+      // the triggers' secret and token too: the demo supplies what it needs, and warns of nothing it supplies
+      for (const name of [example.server.webhookSecretEnv, example.server.syncTokenEnv]) if (name !== undefined) env[name] ??= demoValue();
       const workDir = await mkdtemp(path.join(tmpdir(), "gatesync-demo-"));
       const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? "warn", pretty: io.isTty });
       try {
@@ -145,11 +147,15 @@ async function runDemoDaemon(run: DemoRun): Promise<{ daemon: Daemon; ok: boolea
   const color = io.isTty && io.env.NO_COLOR === undefined;
   const paint = painter(color);
   const source = config.source.type === "directory" ? config.source.directory : examplesDir;
+  // The examples' secrets live in variables this machine does not have: demo values, given
+  // before the validation that is shown, so that it does not warn about what the demo supplies.
+  const supplied: string[] = [];
+  for (const r of (await validateDirectory(source, config, env)).resources) {
+    walkStrings(r.spec, (s) => findSecretRefs(s).forEach((ref) => ref.provider === "env" && env[ref.name] === undefined && supplied.push(ref.name) && (env[ref.name] = demoValue())));
+  }
   const checked = await validateDirectory(source, config, env);
-  io.stdout(`== gatesync validate ${path.relative(process.cwd(), source) || "."}\n`);
+  io.stdout(`== gatesync validate ${path.relative(process.cwd(), source) || "."}${supplied.length === 0 ? "" : ` (demo values for ${supplied.sort().join(", ")})`}\n`);
   io.stdout(renderValidation({ valid: checked.valid, files: checked.files, resources: checked.resources.length, diagnostics: checked.diagnostics }, "text", color));
-  // The examples' secrets live in variables this machine does not have: demo values.
-  for (const r of checked.resources) walkStrings(r.spec, (s) => findSecretRefs(s).forEach((ref) => ref.provider === "env" && (env[ref.name] ??= demoValue())));
 
   let first: ((ok: boolean) => void) | undefined;
   const firstRun = new Promise<boolean>((resolve) => (first = resolve));

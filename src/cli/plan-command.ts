@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Option } from "commander";
@@ -45,6 +46,16 @@ export async function writeChunks(io: CliIo, chunks: Iterable<string>): Promise<
 
 export async function configOrDefault(file: string | undefined): Promise<GatesyncConfig> {
   return loadConfig(file ?? "gatesync.yaml");
+}
+
+/**
+ * For commands that can work without a config (validate, state migrate, `--state SPEC`): the
+ * one given with `-c`, else ./gatesync.yaml when there is one — found as every other command
+ * finds it — else none.
+ */
+export async function configIfPresent(file: string | undefined): Promise<GatesyncConfig | undefined> {
+  if (file !== undefined) return loadConfig(file);
+  return existsSync("gatesync.yaml") ? loadConfig("gatesync.yaml") : undefined;
 }
 
 /** `--detailed-exitcode`: 3 when a change is blocked (it needs a person), else 2 with changes, else 0. */

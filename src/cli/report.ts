@@ -1,6 +1,5 @@
 /** Renders validation findings for terminals (text), machines (json) and CI annotations (github, gitlab). */
 import { createHash } from "node:crypto";
-import path from "node:path";
 import { painter } from "../style.js";
 import type { Diagnostic } from "../errors.js";
 import { formatDiagnostic } from "../errors.js";
@@ -14,15 +13,15 @@ export interface ValidationReport {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-/** `prefix`: the resource directory relative to the repository's root, for annotations' file paths. */
-export function renderValidation(report: ValidationReport, format: ReportFormat, color: boolean, prefix = ""): string {
+/** The report's files are named from the repository's root already (`inRepository`), in every format. */
+export function renderValidation(report: ValidationReport, format: ReportFormat, color: boolean): string {
   const errors = report.diagnostics.filter((d) => d.severity === "error").length;
   const warnings = report.diagnostics.length - errors;
   if (format === "json") {
     return `${JSON.stringify({ valid: report.valid, files: report.files, resources: report.resources, errors, warnings, diagnostics: report.diagnostics }, null, 2)}\n`;
   }
-  if (format === "github") return githubAnnotations(report.diagnostics, prefix, errors, warnings);
-  if (format === "gitlab") return `${JSON.stringify(gitlabCodeQuality(report.diagnostics, prefix), null, 2)}\n`;
+  if (format === "github") return githubAnnotations(report.diagnostics, errors, warnings);
+  if (format === "gitlab") return `${JSON.stringify(gitlabCodeQuality(report.diagnostics), null, 2)}\n`;
   const paint = painter(color);
   const lines = report.diagnostics.map((d) => formatDiagnostic(d, paint));
   const summary = report.valid
@@ -30,9 +29,6 @@ export function renderValidation(report: ValidationReport, format: ReportFormat,
     : paint("red", `invalid: ${errors} error(s), ${warnings} warning(s) in ${report.files} files`);
   return `${[...lines, summary].join("\n")}\n`;
 }
-
-/** A diagnostic's file as the repository names it (posix separators, below `prefix`). */
-const repoPath = (prefix: string, file: string): string => path.posix.normalize([prefix, file].filter((x) => x !== "" && x !== ".").join("/").split(path.sep).join("/"));
 
 /** The message of an annotation: what is wrong, where in the resource, and the hint. */
 function annotationText(d: Diagnostic): string {
@@ -45,10 +41,10 @@ const escapeData = (s: string): string => s.replaceAll("%", "%25").replaceAll("\
 const escapeProperty = (s: string): string => escapeData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
 
 /** `::error file=…,line=…,col=…,title=…::message` per finding: GitHub shows them on the diff's lines. */
-function githubAnnotations(diagnostics: readonly Diagnostic[], prefix: string, errors: number, warnings: number): string {
+function githubAnnotations(diagnostics: readonly Diagnostic[], errors: number, warnings: number): string {
   const lines = diagnostics.map((d) => {
     const props = [
-      ...(d.file === undefined ? [] : [`file=${escapeProperty(repoPath(prefix, d.file))}`]),
+      ...(d.file === undefined ? [] : [`file=${escapeProperty(d.file)}`]),
       ...(d.line === undefined ? [] : [`line=${d.line}`]),
       ...(d.column === undefined ? [] : [`col=${d.column}`]),
       `title=${escapeProperty(`gatesync ${d.code}`)}`,
@@ -67,9 +63,9 @@ interface CodeQualityIssue {
 }
 
 /** GitLab Code Quality report (`artifacts: reports: codequality`): shown on the merge request's diff. */
-function gitlabCodeQuality(diagnostics: readonly Diagnostic[], prefix: string): CodeQualityIssue[] {
+function gitlabCodeQuality(diagnostics: readonly Diagnostic[]): CodeQualityIssue[] {
   return diagnostics.map((d) => {
-    const file = d.file === undefined ? "gatesync.yaml" : repoPath(prefix, d.file);
+    const file = d.file ?? "gatesync.yaml";
     const description = annotationText(d);
     return {
       description,

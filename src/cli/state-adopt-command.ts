@@ -1,5 +1,4 @@
 /** `gatesync state adopt Kind/name --id ID`: record an object made by hand, so the next apply does not create it again. */
-import { hostname } from "node:os";
 import type { Command } from "commander";
 import { adoptableKinds, adoptAnnotation } from "../plan/adoption.js";
 import { UsageError } from "../errors.js";
@@ -33,7 +32,7 @@ export function addStateAdoptCommand(state: Command, io: CliIo): void {
       if (serverId === "") throw new UsageError("--id is empty", "give the object's id as the server shows it");
       const backend = openStateBackend(await configOrDefault(opts.config), io.env);
       try {
-        const lock = await backend.lock(`gatesync state adopt (pid ${process.pid} on ${hostname()})`);
+        const lock = await backend.lock("gatesync state adopt");
         try {
           const snapshot = await backend.read();
           const existing = snapshot.resources.get(id);

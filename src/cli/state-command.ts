@@ -5,7 +5,7 @@ import { UsageError } from "../errors.js";
 import { openStateBackend } from "../record/open-backend.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import type { CliIo } from "./plan-command.js";
-import { configOrDefault } from "./plan-command.js";
+import { configIfPresent, configOrDefault } from "./plan-command.js";
 import { addStateAdoptCommand, adoptedText } from "./state-adopt-command.js";
 import { migrateState } from "./state-migrate.js";
 import { resolveResource } from "./state-resolve.js";
@@ -15,7 +15,7 @@ import { pulledState, pushState } from "./state-transfer.js";
 
 /** Runs `work` on the state the config (or `--state SPEC`) names, and closes it. */
 async function withState<T>(opts: { config: string; state?: string }, io: CliIo, work: (backend: StateBackend) => Promise<T>): Promise<T> {
-  const backend = opts.state === undefined ? openStateBackend(await configOrDefault(opts.config), io.env) : backendFromSpec(opts.state, undefined, io.env);
+  const backend = opts.state === undefined ? openStateBackend(await configOrDefault(opts.config), io.env) : backendFromSpec(opts.state, opts.state === "postgres" ? await configOrDefault(opts.config) : undefined, io.env);
   try {
     return await work(backend);
   } finally {
@@ -51,10 +51,10 @@ function addMigrate(state: Command, io: CliIo): void {
     .description("copy the whole state from one backend to another, losing nothing (lineage, serial, hash key, every record)")
     .requiredOption("--from <state>", stateSpecHelp)
     .requiredOption("--to <state>", stateSpecHelp)
-    .option("-c, --config <file>", "gatesync.yaml (for `postgres`)")
+    .option("-c, --config <file>", "gatesync.yaml, for `postgres` (default: ./gatesync.yaml when present)")
     .option("--force", "replace a target that is not empty")
     .action(async (opts: { from: string; to: string; config?: string; force?: boolean }) => {
-      const config = opts.config === undefined ? undefined : await configOrDefault(opts.config);
+      const config = await configIfPresent(opts.config);
       const from = backendFromSpec(opts.from, config, io.env);
       const to = backendFromSpec(opts.to, config, io.env);
       try {

@@ -1,10 +1,9 @@
 /** `gatesync state migrate`: copies a whole state from one backend to another, losing nothing. */
-import { hostname } from "node:os";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import type { CliIo } from "./plan-command.js";
 
-const owner = (): string => `gatesync state migrate (pid ${process.pid} on ${hostname()})`;
+const owner = (): string => "gatesync state migrate";
 
 /** Replaces the target with `snapshot` under the target's lock (a target not empty only with `force`). */
 async function copyInto(to: StateBackend, snapshot: StateSnapshot, force: boolean): Promise<void> {

@@ -1,5 +1,4 @@
 /** `gatesync state resolve`: settles a resource by hand (an in-doubt create, a forgotten one, a change made by hand). */
-import { hostname } from "node:os";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
 import { serverIdAddress } from "../kinds/registry.js";
@@ -60,7 +59,7 @@ export async function resolveResource(config: GatesyncConfig, id: string, opts: 
   if (chosen !== 1) throw new UsageError("give exactly one of --id, --forget or --accept");
   const backend = openStateBackend(config, io.env);
   try {
-    const lock = await backend.lock(`gatesync state resolve (pid ${process.pid} on ${hostname()})`);
+    const lock = await backend.lock("gatesync state resolve");
     try {
       const record = (await backend.read()).resources.get(id);
       if (opts.forget === true) {

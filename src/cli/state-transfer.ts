@@ -5,7 +5,6 @@
  * the current one, so plans saved before it are refused.
  */
 import { readFile } from "node:fs/promises";
-import { hostname } from "node:os";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
 import { parsePulled } from "../record/pulled-state.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
@@ -22,7 +21,7 @@ export async function pushState(backend: StateBackend, file: string, force: bool
     throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   const pushed = parsePulled(text, file);
-  const lock = await backend.lock(`gatesync state push (pid ${process.pid} on ${hostname()})`);
+  const lock = await backend.lock("gatesync state push");
   try {
     const current = await backend.read();
     if (!force && current.serial > 0) {

@@ -1,8 +1,6 @@
-import { existsSync } from "node:fs";
 import path from "node:path";
 import { Option } from "commander";
 import type { Command } from "commander";
-import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError, hasErrors } from "../errors.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
@@ -13,7 +11,9 @@ import type { RepositoryResult } from "../validate/validate-repository.js";
 import { renderValidation } from "./report.js";
 import type { ReportFormat } from "./report.js";
 import type { CliIo } from "./plan-command.js";
+import { configIfPresent } from "./plan-command.js";
 import { openResources } from "./resources.js";
+import { inRepository, repositoryPrefix } from "../source/repository-path.js";
 
 /**
  * Validates a resource directory with the settings of a config (when there is one). Without a
@@ -35,12 +35,8 @@ export async function validateDirectory(
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
     secrets: { source: new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config)), missing: "warning" },
   });
-  return { ...result, valid: !hasErrors(result.diagnostics) };
-}
-
-async function configFrom(file: string | undefined): Promise<GatesyncConfig | undefined> {
-  if (file !== undefined) return loadConfig(file);
-  return existsSync("gatesync.yaml") ? loadConfig("gatesync.yaml") : undefined;
+  // files named from the repository's root, in every format: the paths a user opens and CI annotates
+  return { ...result, diagnostics: inRepository(result.diagnostics, await repositoryPrefix(dir, boundary)), valid: !hasErrors(result.diagnostics) };
 }
 
 export function addValidateCommand(program: Command, io: CliIo): void {
@@ -51,7 +47,7 @@ export function addValidateCommand(program: Command, io: CliIo): void {
     .option("-c, --config <file>", "gatesync.yaml (default: ./gatesync.yaml when present)")
     .addOption(new Option("--format <format>", "output format: text, json, github (workflow annotations), gitlab (Code Quality JSON)").choices(["text", "json", "github", "gitlab"]).default("text"))
     .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat }) => {
-      const config = await configFrom(opts.config);
+      const config = await configIfPresent(opts.config);
       if (dir === undefined && config === undefined) {
         throw new UsageError("no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)", "gatesync validate config/   (or `gatesync init` to scaffold a repository with a gatesync.yaml)");
       }
@@ -60,9 +56,7 @@ export function addValidateCommand(program: Command, io: CliIo): void {
         const { root, boundary } = resources.input as { root: string; boundary?: string };
         const result = await validateDirectory(root, config, io.env, undefined, boundary);
         const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics };
-        // annotations name files from the repository's root: the working directory in CI, or a git source's subdirectory
-        const prefix = dir === undefined && config?.source.type === "git" ? config.source.subdirectory : path.relative(process.cwd(), root);
-        io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined, prefix));
+        io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
         process.exitCode = result.valid ? 0 : 1;
       } finally {
         await resources.close();

@@ -209,6 +209,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
   const webhookSecret = secret(config.server.webhookSecretEnv);
   const syncToken = secret(config.server.syncTokenEnv);
   const stateToken = secret(config.server.stateTokenEnv);
+  warnUnsetTriggers(config, { webhookSecret, syncToken }, logger);
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler,
@@ -219,6 +220,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     ...(webhookSecret === undefined ? {} : { webhookSecret }),
     ...(syncToken === undefined ? {} : { syncToken }),
     ...(stateToken === undefined ? {} : { stateToken }),
+    variables: { webhookSecretEnv: config.server.webhookSecretEnv, syncTokenEnv: config.server.syncTokenEnv },
     ...(role === undefined ? {} : { role }),
     ...(parts.elector === undefined ? {} : { relay: parts.elector }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
@@ -232,4 +234,25 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
       onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
     }),
   });
+}
+
+/**
+ * Said at start: a trigger whose variable is unset answers 404, so pushes wait for the
+ * schedule. A variable gatesync.yaml names but the environment lacks is a mistake (a warning);
+ * a trigger not configured at all is a choice (info).
+ */
+function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
+  const every = config.schedule.intervalMs / 1000;
+  const triggers = [
+    { route: "POST /hooks/git", setting: "server.webhookSecretEnv", variable: config.server.webhookSecretEnv, value: values.webhookSecret },
+    { route: "POST /sync", setting: "server.syncTokenEnv", variable: config.server.syncTokenEnv, value: values.syncToken },
+  ];
+  for (const t of triggers) {
+    if (t.value !== undefined) continue;
+    if (t.variable === undefined) {
+      logger.info({ route: t.route, setting: t.setting, scheduleSeconds: every }, "trigger not configured: it answers 404, runs follow the schedule");
+    } else {
+      logger.warn({ route: t.route, setting: t.setting, variable: t.variable, scheduleSeconds: every, hint: `set ${t.variable} in the daemon's environment` }, "trigger variable not set: it answers 404 until it is, runs follow the schedule");
+    }
+  }
 }

@@ -24,8 +24,10 @@ import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan } from "../plan/plan.js";
 import type { StateBackend } from "../record/state.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
+import { repositoryPrefix } from "../source/repository-path.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DaemonMetrics } from "./metrics.js";
+import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
 
 export interface ReconcilerOptions {
@@ -176,6 +178,8 @@ export class Reconciler {
       return finish("source-error", { error: (err as Error).message });
     }
     this.lastSnapshot = snapshot;
+    // a newer revision is not applied yet: not synced until a run applies it (also while it runs)
+    if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
     await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
     const reassertEvery = this.config.schedule.reassertIntervalMs;
@@ -196,7 +200,7 @@ export class Reconciler {
     } catch (err) {
       const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
       if (err instanceof ValidationFailed) {
-        log.error({ errors: err.diagnostics.filter((d) => d.severity === "error").length }, "revision is invalid: nothing applied; the last good commit stays in force");
+        log.error(refusedCommitFields(err.diagnostics), "revision is invalid: nothing applied; the last good commit stays in force");
         const report = finish("invalid", { ...where, diagnostics: err.diagnostics, error: err.message });
         this.lastInvalid = report;
         return report;
@@ -231,6 +235,7 @@ export class Reconciler {
       observe: (e) => this.opts.metrics.observeCall(e),
       reassert,
       desiredMemo: this.desiredMemo,
+      lockOwner: "gatesync run (daemon)",
       ...(this.opts.observer === undefined ? {} : { progress: this.opts.observer.progress() }),
     });
     run.plan = result.plan;
@@ -247,7 +252,8 @@ export class Reconciler {
       this.opts.metrics.commitsBehind.set(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
-    log.info({ applied: summary.applied.length, failed: summary.failed.length, inDoubt: summary.inDoubt.length, unchanged: summary.unchanged, calls: summary.calls }, "run finished");
+    if (summary.blocked.length > 0) log.warn(blockedFields(result.plan, await repositoryPrefix(snapshot.root, snapshot.boundary)), "changes blocked: not applied until a person acts");
+    log.info(runFinishedFields(summary), "run finished");
     return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary });
   }
 
@@ -256,15 +262,20 @@ export class Reconciler {
     const durationMs = Math.round(performance.now() - run.t0);
     const report: RunReport = { reason: run.reason, startedAt: run.started.toISOString(), finishedAt: new Date().toISOString(), durationMs, result, ...extra };
     this.lastRun = report;
-    this.opts.metrics.runs.inc({ result });
-    this.opts.metrics.runDuration.observe({ result }, durationMs / 1000);
+    const label = metricResult(result, extra.summary);
+    this.opts.metrics.runs.inc({ result: label });
+    this.opts.metrics.runDuration.observe({ result: label }, durationMs / 1000);
     const failing = result === "partial" || result === "error" || result === "source-error";
     this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
     // blocked changes are part of the repository no apply will make: not synced while they remain
-    this.synced = (result === "applied" || result === "noop") && this.blockedLeft === 0;
-    this.opts.metrics.synced.set(this.synced ? 1 : 0);
+    this.markSynced((result === "applied" || result === "noop") && this.blockedLeft === 0);
     this.opts.onRun?.(report, run.plan);
     return report;
+  }
+
+  private markSynced(synced: boolean): void {
+    this.synced = synced;
+    this.opts.metrics.synced.set(synced ? 1 : 0);
   }
 
   /** gatesync_commits_behind: commits of the fetched head not applied yet (0 once applied; 1 when the count is unknown). */

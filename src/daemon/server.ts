@@ -33,6 +33,8 @@ export interface DaemonServerOptions {
   readonly sourceDescription: string;
   readonly webhookSecret?: string;
   readonly syncToken?: string;
+  /** The variables gatesync.yaml names for them (`server.webhookSecretEnv`, `server.syncTokenEnv`): said in a 404 while unset. */
+  readonly variables?: TriggerContext["variables"];
   /** `leader`, `standby` or `single`. */
   readonly role?: () => string;
   /** The config file in force, and a refused reload's errors. */
@@ -156,6 +158,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     ...(opts.webhookSecret === undefined ? {} : { webhookSecret: opts.webhookSecret }),
     ...(opts.syncToken === undefined ? {} : { syncToken: opts.syncToken }),
     ...(opts.relay === undefined ? {} : { relay: opts.relay }),
+    variables: opts.variables ?? {},
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {

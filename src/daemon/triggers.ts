@@ -31,6 +31,15 @@ export interface TriggerContext {
   readonly syncToken?: string;
   /** With replicas: whether this one is the leader, and the way to the leader when it is not. */
   readonly relay?: TriggerRelay;
+  /** The variables gatesync.yaml names for the secret and the token, when it names them. */
+  readonly variables: { readonly webhookSecretEnv?: string | undefined; readonly syncTokenEnv?: string | undefined };
+}
+
+/** Why a trigger answers 404, and what to set so that it works. */
+export function notConfigured(trigger: string, setting: string, variable: string | undefined): string {
+  return variable === undefined
+    ? `${trigger} is not configured: name an environment variable in ${setting} in gatesync.yaml and set it in the daemon's environment`
+    : `${trigger} is not configured: ${variable} (named by ${setting}) is not set in the daemon's environment`;
 }
 
 export interface TriggerRelay {
@@ -64,7 +73,7 @@ const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encodin
 
 export async function handleSync(req: IncomingMessage, ctx: TriggerContext): Promise<Reply> {
   const extra = hasBody(req) ? close : {};
-  if (ctx.syncToken === undefined) return { status: 404, body: { error: "the sync trigger is not configured (server.syncTokenEnv)" }, headers: extra };
+  if (ctx.syncToken === undefined) return { status: 404, body: { error: notConfigured("the sync trigger", "server.syncTokenEnv", ctx.variables.syncTokenEnv) }, headers: extra };
   if (!safeEqual(req.headers.authorization ?? "", `Bearer ${ctx.syncToken}`)) return refuse(401, "invalid or missing token");
   return accept(ctx, "sync", extra);
 }
@@ -86,7 +95,7 @@ async function accept(ctx: TriggerContext, reason: ForwardedReason, headers: Rec
 }
 
 export async function handleWebhook(req: IncomingMessage, ctx: TriggerContext, slots: ReadSlots): Promise<Reply> {
-  if (ctx.webhookSecret === undefined) return refuse(404, "the push webhook is not configured (server.webhookSecretEnv)");
+  if (ctx.webhookSecret === undefined) return refuse(404, notConfigured("the push webhook", "server.webhookSecretEnv", ctx.variables.webhookSecretEnv));
   if (Number(req.headers["content-length"] ?? "0") > ctx.limit) return refuse(413, "body too large");
   let body: Buffer = Buffer.alloc(0);
   if (req.headers["x-gitlab-token"] === undefined) {

@@ -4,6 +4,8 @@
  * itself is `computePlan`.
  */
 import { ValidationFailed, hasErrors } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { inRepository, repositoryPrefix } from "../source/repository-path.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
@@ -62,6 +64,11 @@ export interface PlanRunInput {
   readonly keep?: "plan";
 }
 
+/** The refusal of a repository with errors, its files named from the repository's root. */
+async function refused(input: PlanRunInput, diagnostics: readonly Diagnostic[]): Promise<ValidationFailed> {
+  return new ValidationFailed(inRepository(diagnostics, await repositoryPrefix(input.root, input.boundary)));
+}
+
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const { config, env } = input;
   registerCredentials(config, env);
@@ -79,7 +86,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     // a selection needs only its own secrets: the others' are checked when they are prepared
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
   });
-  if (hasErrors(validated.diagnostics)) throw new ValidationFailed(validated.diagnostics);
+  if (hasErrors(validated.diagnostics)) throw await refused(input, validated.diagnostics);
   const warnings = validated.diagnostics.length;
   const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope });
   let prepared: Prepared | undefined;
@@ -105,7 +112,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   let ready: Prepared | undefined = prepared ?? prepare(state);
   prepared = undefined;
   const { hashKey, selected } = ready;
-  if (hasErrors(ready.desired.diagnostics)) throw new ValidationFailed(ready.desired.diagnostics);
+  if (hasErrors(ready.desired.diagnostics)) throw await refused(input, ready.desired.diagnostics);
   // a plan only: nothing holds the resources from here on (the bodies to send would)
   const desired = input.keep === "plan" ? { ...ready.desired, outgoing: noOutgoing } : ready.desired;
   const resources = input.keep === "plan" ? [] : validated.resources;

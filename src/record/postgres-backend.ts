@@ -10,6 +10,7 @@
  *   write travels on that same connection, in its own transaction that bumps the serial. A
  *   process whose connection (and so whose lock) is gone cannot write.
  */
+import { hostname } from "node:os";
 import pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
@@ -184,7 +185,8 @@ export class PostgresStateBackend implements StateBackend {
           hint: "wait for that run to finish; the lock goes when its database connection does",
         });
       }
-      await client.query(`UPDATE ${this.s}.meta SET lock_owner = $1, lock_since = now() WHERE id = 1`, [owner]);
+      // the holder as others are told of it (SQLite keeps pid and host in columns of their own)
+      await client.query(`UPDATE ${this.s}.meta SET lock_owner = $1, lock_since = now() WHERE id = 1`, [`${owner} (pid ${process.pid} on ${hostname()})`]);
     } catch (err) {
       await client.end().catch(() => undefined);
       if (err instanceof StateError) throw err;

@@ -78,7 +78,10 @@ export interface ReadOptions {
 export interface StateBackend {
   /** Everything, as of now (payloads as `options` choose). Needs no lock. */
   read(options?: ReadOptions): Promise<StateSnapshot>;
-  /** Takes the lock, or throws StateError(STATE_LOCKED) naming the holder. */
+  /**
+   * Takes the lock, or throws StateError(STATE_LOCKED) naming the holder. `owner` names the
+   * program (`gatesync apply`, `gatesync run (daemon)`); the backend adds its pid and host.
+   */
   lock(owner: string): Promise<StateLock>;
   /** Writes one record (under the lock), durably. */
   write(record: ResourceRecord): Promise<void>;

@@ -22,5 +22,6 @@ export function createSource(config: GatesyncConfig, env: Readonly<Record<string
     cacheDir: s.cacheDir,
     ...(token === undefined ? {} : { token }),
     ...(s.sshKeyFile === undefined ? {} : { sshKeyFile: s.sshKeyFile }),
+    ...(config.file === undefined ? {} : { configFile: config.file }),
   });
 }

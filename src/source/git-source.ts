@@ -16,6 +16,10 @@ import { registerSecret } from "../redactor.js";
 import type { Source, SourceSnapshot } from "./source.js";
 import { isInside } from "../file-paths.js";
 import { redactUrl, stripUrlCredentials } from "./source.js";
+import { closest } from "fastest-levenshtein";
+import { readFileSync } from "node:fs";
+import { Locator } from "../load/yaml-reader.js";
+import { similar } from "../similar.js";
 
 export interface GitSourceOptions {
   readonly url: string;
@@ -29,6 +33,8 @@ export interface GitSourceOptions {
   readonly sshKeyFile?: string;
   /** Kill a git command that runs longer than this. */
   readonly timeoutMs?: number;
+  /** The gatesync.yaml naming this source: an unknown branch is reported at its `branch:` line. */
+  readonly configFile?: string;
 }
 
 
@@ -82,6 +88,7 @@ export class GitSource implements Source {
       const git = this.git(this.dir);
       // Forced refspecs: a force-pushed branch replaces what was fetched before.
       await git.fetch(["--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
+      if (this.opts.commit === undefined && this.opts.tag === undefined && this.opts.branch !== undefined) await this.checkBranch(git, this.opts.branch);
       const target = this.opts.commit ?? (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
       const commit = (await git.revparse([`${target}^{commit}`])).trim();
       await git.checkout(["--force", "--detach", "--quiet", commit]);
@@ -101,6 +108,22 @@ export class GitSource implements Source {
         .join(" ");
       throw new SourceError(ErrorCode.SOURCE_FETCH, `cannot fetch ${this.description}: ${message}`, { hint: "check the URL, the ref and the credentials; the last good commit stays applied" });
     }
+  }
+
+  /** An unknown branch is the user's typo, not git's "ambiguous argument": said with the remote's branches. */
+  private async checkBranch(git: SimpleGit, branch: string): Promise<void> {
+    const refs = await git.raw(["for-each-ref", "--format=%(refname)", "refs/remotes/origin/"]);
+    const branches = refs
+      .split("\n")
+      .map((r) => r.trim().replace(/^refs\/remotes\/origin\//, ""))
+      .filter((b) => b !== "" && b !== "HEAD");
+    if (branches.includes(branch)) return;
+    const near = branches.length === 0 ? undefined : closest(branch, branches);
+    const listed = branches.length > 20 ? `${branches.slice(0, 20).join(", ")} … (${branches.length} in all)` : branches.join(", ");
+    throw new SourceError(ErrorCode.SOURCE_INVALID, `the branch \`${branch}\` does not exist in ${redactUrl(this.opts.url)}`, {
+      hint: `${near !== undefined && similar(near, branch) ? `did you mean \`${near}\`? ` : ""}${branches.length === 0 ? "the repository has no branch yet" : `its branches: ${listed}`}; set source.git.branch in gatesync.yaml`,
+      ...(this.opts.configFile === undefined ? {} : { location: branchLocation(this.opts.configFile) }),
+    });
   }
 
   /** The real path of the sub-directory (links anywhere along it resolved) must stay inside the checkout. */
@@ -152,4 +175,18 @@ async function exists(p: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Where gatesync.yaml sets `source.git.branch`. */
+function branchLocation(configFile: string): { file: string; line?: number; column?: number; path: string } {
+  const at = new Locator((f) => {
+    try {
+      return readFileSync(f, "utf8");
+    } catch {
+      return undefined;
+    }
+  }).locate(configFile, 0, ["source", "git", "branch"]);
+  // named as the user named it: from the working directory when it lies below it
+  const shown = isInside(path.resolve(configFile), process.cwd()) ? path.relative(process.cwd(), path.resolve(configFile)) : configFile;
+  return { file: shown, ...at, path: "source.git.branch" };
 }

@@ -35,6 +35,12 @@ function openApiVersion(document: Record<string, unknown>): (typeof versions)[nu
   });
 }
 
+/**
+ * The ajv options of both validators: the library's (strict off: the official schemas are not
+ * strict-clean) and every error, not the first — a document with two mistakes reports both.
+ */
+export const openApiAjvOptions = { strict: false, allErrors: true } as const;
+
 const compiled: Partial<Record<(typeof versions)[number], StandaloneValidator>> = { "3.0": validate30, "3.1": validate31 };
 
 export class PrecompiledOpenApiValidator implements OpenApiValidator {
@@ -51,5 +57,5 @@ export class PrecompiledOpenApiValidator implements OpenApiValidator {
 
 async function loadLibrary(): Promise<Validator> {
   const { Validator: LibraryValidator } = await import("@seriousme/openapi-schema-validator");
-  return new LibraryValidator();
+  return new LibraryValidator({ ...openApiAjvOptions });
 }

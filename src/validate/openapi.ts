@@ -65,7 +65,9 @@ function refine(errors: readonly ErrorObject[], document: unknown): SchemaIssue[
     if ((e.keyword === "oneOf" || e.keyword === "anyOf") && here.some((x) => x.keyword !== "oneOf" && x.keyword !== "anyOf")) return false;
     return true;
   });
-  return describeErrors(kept).map((issue) => {
+  // the validators are not verbose: an error carries no value, and a `null` would read as "not undefined"
+  const withValues = kept.map((e) => (e.data === undefined ? { ...e, data: valueAt(document, e.instancePath) } : e));
+  const issues = describeErrors(withValues).map((issue) => {
     const field = /^missing required field `(.+)`$/.exec(issue.message)?.[1];
     const value = valueAt(document, `/${issue.path.map((p) => String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("/")}`);
     if (field === undefined || value === null || typeof value !== "object" || Array.isArray(value)) return issue;
@@ -74,4 +76,7 @@ function refine(errors: readonly ErrorObject[], document: unknown): SchemaIssue[
     if (near === undefined || !similar(near, field)) return issue;
     return { path: [...issue.path, near], key: true, message: `unknown field \`${near}\`: the required \`${field}\` is missing`, hint: `did you mean \`${field}\`?` };
   });
+  // with every error collected, the misspelt member also came as an unknown field: said once
+  const misspelt = new Set(issues.filter((i) => i.message.includes("` is missing")).map((i) => i.path.join("\0")));
+  return issues.filter((i) => !(misspelt.has(i.path.join("\0")) && /^unknown field `[^`]*`$/.test(i.message)));
 }

@@ -57,6 +57,11 @@ describe("npm start (gatesync demo)", () => {
       try {
         expect(Number(demo.match[2])).not.toBe(taken);
         expect((await call(`${demo.match[1]}/readyz`)).status).toBe(200);
+        // it warns about none of the secrets it supplies itself: the examples' ${env:…}, the triggers' secret and token
+        expect(demo.output()).toContain("(demo values for CHAT_WEBHOOK_TOKEN, CRM_HOOK_TOKEN, PETSTORE_MOBILE_CLIENT_SECRET)");
+        expect(demo.output()).not.toMatch(/warning\[|is not set|not set:|"level":40/);
+        // and its sync trigger works with the token it supplied: configured, not a 404
+        expect((await call(`${demo.match[1]}/sync`, { method: "POST" })).status).toBe(401);
       } finally {
         expect(await demo.stop()).toBe(0);
       }

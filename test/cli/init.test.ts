@@ -1,4 +1,5 @@
-import { readFile, readdir } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../helpers/cli.js";
@@ -36,6 +37,35 @@ describe("gatesync init", () => {
     expect(validated.stdout).toContain("valid: 8 resources in 8 files");
     expect(validated.code).toBe(0);
   }, 60_000);
+
+  it("keeps secret files, the local state and node_modules out of a `git add -A`", async () => {
+    const dir = await tempRepo();
+    expect((await runCli(["init", dir])).code).toBe(0);
+    execFileSync("git", ["init", "-q"], { cwd: dir });
+    await mkdir(path.join(dir, "node_modules/left-pad"), { recursive: true });
+    await writeFile(path.join(dir, "node_modules/left-pad/index.js"), "module.exports = 1;\n");
+    await writeFile(path.join(dir, "secrets/acme-hmac.txt"), "a-real-secret\n");
+    await mkdir(path.join(dir, ".gatesync"), { recursive: true });
+    await writeFile(path.join(dir, ".gatesync/state.db"), "state");
+    await writeFile(path.join(dir, ".env"), "GW_ADMIN_KEY=k\n");
+    execFileSync("git", ["add", "-A"], { cwd: dir });
+    const staged = execFileSync("git", ["diff", "--cached", "--name-only"], { cwd: dir, encoding: "utf8" }).trim().split("\n");
+    expect(staged).toContain("secrets/.gitkeep");
+    expect(staged).toContain("gatesync.yaml");
+    expect(staged.filter((f) => f.startsWith("node_modules/") || f.startsWith(".gatesync/") || f === ".env" || f === "secrets/acme-hmac.txt")).toEqual([]);
+  });
+
+  it("with gatesync installed from a path (`npm install file:…`), points the modelines into node_modules, inside the repository", async () => {
+    const dir = await tempRepo();
+    await mkdir(path.join(dir, "node_modules"), { recursive: true });
+    // what `npm install file:../gatesync` makes: a link to the package's directory elsewhere
+    await symlink(projectRoot, path.join(dir, "node_modules/gatesync"), "dir");
+    const r = await spawnCli(["init", "."], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    const text = await readFile(path.join(dir, "config/org-key.yaml"), "utf8");
+    expect(text.split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/gatesync/schemas/resource.schema.json");
+    expect((await readFile(path.join(dir, "gatesync.yaml"), "utf8")).split("\n")[0]).toBe("# yaml-language-server: $schema=node_modules/gatesync/schemas/gatesync-config.schema.json");
+  });
 
   it("refuses to overwrite existing files, naming them, unless --force", async () => {
     const dir = await tempRepo({ "gatesync.yaml": "# mine\n", "config/org-key.yaml": "# mine too\n" });

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../helpers/cli.js";
@@ -16,7 +17,8 @@ describe("gatesync validate without DIR", () => {
     const cfg = await tempRepo({ "gatesync.yaml": gitSourceConfig(origin.dir, path.join(work, "cache")) });
     const r = await runCli(["validate", "--config", path.join(cfg, "gatesync.yaml")]);
     const at = positionOf(broken, "fast");
-    expect(r.stdout).toContain(`error[SCHEMA_VIOLATION] keys.yaml:${at.line}:${at.column} OrgKey/acme spec.rate`);
+    // named from the repository's root, as --format github names it
+    expect(r.stdout).toContain(`error[SCHEMA_VIOLATION] config/keys.yaml:${at.line}:${at.column} OrgKey/acme spec.rate`);
     expect(r.code).toBe(1);
   });
 
@@ -39,6 +41,19 @@ describe("gatesync validate --format github|gitlab", () => {
     const at = positionOf(broken, "fast");
     expect(r.stdout).toMatch(new RegExp(`^::error file=config/keys\\.yaml,line=${at.line},col=${at.column},title=gatesync SCHEMA_VIOLATION::OrgKey/acme spec\\.rate: must be`, "m"));
     expect(r.stdout).toContain("gatesync validate: 1 error(s), 0 warning(s)");
+  });
+
+  it("names the file in text and JSON output exactly as in the annotations: from the repository's root", async () => {
+    const repo = await tempRepo(files);
+    const at = positionOf(broken, "fast");
+    const text = await spawnCli(["validate", "config"], { cwd: repo });
+    expect(text.stdout).toContain(`error[SCHEMA_VIOLATION] config/keys.yaml:${at.line}:${at.column} OrgKey/acme spec.rate`);
+    const json = JSON.parse((await spawnCli(["validate", "config", "--format", "json"], { cwd: repo })).stdout) as { diagnostics: Array<{ file: string }> };
+    expect(json.diagnostics.map((d) => d.file)).toEqual(["config/keys.yaml"]);
+    // from a sub-directory of a git work tree: still the repository's path
+    execFileSync("git", ["init", "-q"], { cwd: repo });
+    const inside = await spawnCli(["validate", "."], { cwd: path.join(repo, "config") });
+    expect(inside.stdout).toContain(`error[SCHEMA_VIOLATION] config/keys.yaml:${at.line}:${at.column}`);
   });
 
   it("escapes newlines, percent signs, colons and commas as the workflow-command syntax requires", async () => {

@@ -172,7 +172,7 @@ describe("gatesync run (daemon)", () => {
     expect((await hook(payload())).status).toBe(202);
     const s = await eventually(status, (x) => x.lastRun?.result === "invalid" && x.lastRun.revision === bad);
     expect(s.commit).toBe(good);
-    expect(s.lastRun?.errors?.[0]).toMatchObject({ file: "llm/settings.yaml", line: 30 });
+    expect(s.lastRun?.errors?.[0]).toMatchObject({ file: "config/llm/settings.yaml", line: 30 });
     expect(sandbox.inspect.calls().log.length).toBe(before);
     expect(sandbox.inspect.store.orgKeys.get("org-globex")!.session.rate).toBe(100);
   });

@@ -1,23 +1,47 @@
 /**
  * Prints one plain closing line, `tests: N passed, N failed, N skipped`, that CI systems
- * which do not parse Vitest's own summary can read.
+ * which do not parse Vitest's own summary can read. `failed` is never 0 when the run failed:
+ * besides failed tests it counts each test file that failed outside its tests (a `beforeAll`
+ * that threw — its tests then count as skipped —, an `afterAll`, a file that did not load) and
+ * each unhandled error, and says which files they were.
  */
-import type { Reporter, TestModule } from "vitest/node";
+import path from "node:path";
+import type { SerializedError } from "vitest";
+import type { Reporter, TestModule, TestRunEndReason } from "vitest/node";
+
+/** Errors a file raised outside its tests: in the file itself or in a suite's hooks. */
+function errorsOutsideTests(module: TestModule): number {
+  let n = module.errors().length;
+  for (const suite of module.children.allSuites()) n += suite.errors().length;
+  return n;
+}
 
 export class SummaryReporter implements Reporter {
-  onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError> = [], reason?: TestRunEndReason): void {
     let passed = 0;
-    let failed = 0;
+    let failedTests = 0;
     let skipped = 0;
+    const failedFiles: string[] = [];
     for (const module of testModules) {
+      let failedHere = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
         if (state === "passed") passed++;
-        else if (state === "failed") failed++;
+        else if (state === "failed") failedHere++;
         else skipped++;
       }
-      if (module.state() === "failed" && [...module.children.allTests()].length === 0) failed++;
+      failedTests += failedHere;
+      if (errorsOutsideTests(module) > 0 || (module.state() === "failed" && failedHere === 0)) failedFiles.push(path.relative(process.cwd(), module.moduleId));
     }
-    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    let failed = failedTests + failedFiles.length + unhandledErrors.length;
+    // a run that failed for a reason none of these counts (the last resort): never "0 failed"
+    const unexplained = reason === "failed" && failed === 0;
+    if (unexplained) failed = 1;
+    const details = [
+      ...(failedFiles.length === 0 ? [] : [`${failedFiles.length} file${failedFiles.length === 1 ? "" : "s"} failed outside tests: ${failedFiles.join(", ")}`]),
+      ...(unhandledErrors.length === 0 ? [] : [`${unhandledErrors.length} unhandled error${unhandledErrors.length === 1 ? "" : "s"}`]),
+      ...(unexplained ? ["the run failed: see above"] : []),
+    ];
+    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped${details.length === 0 ? "" : ` (${details.join("; ")})`}\n`);
   }
 }

@@ -58,7 +58,7 @@ describe("git source", () => {
 
   it("says clearly when the sub-directory or the ref does not exist", async () => {
     await expect(source({ branch: "main", subdirectory: "nope" }).fetch()).rejects.toThrow(/sub-directory nope does not exist/);
-    await expect(source({ branch: "no-such-branch" }).fetch()).rejects.toThrow(/cannot fetch git .* @ no-such-branch/);
+    await expect(source({ branch: "no-such-branch" }).fetch()).rejects.toThrow(/the branch `no-such-branch` does not exist in .*/);
   });
 
   it("never shows a token or URL credentials", async () => {

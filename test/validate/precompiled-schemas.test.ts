@@ -16,7 +16,7 @@ import type { KindModule } from "../../src/kinds/kind.js";
 import { allKinds } from "../../src/kinds/registry.js";
 import { validators as compiled } from "../../src/validate/compiled/gatesync-schemas.js";
 import { OpenApiChecker } from "../../src/validate/openapi.js";
-import { PrecompiledOpenApiValidator } from "../../src/validate/openapi-validator.js";
+import { PrecompiledOpenApiValidator, openApiAjvOptions } from "../../src/validate/openapi-validator.js";
 import type { OpenApiValidation } from "../../src/validate/openapi-validator.js";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { compiledDir, runtimeSchemaValidators, schemaNames, standaloneModules } from "../../scripts/standalone-validators.js";
@@ -140,7 +140,7 @@ describe("the precompiled OpenAPI schemas", () => {
   ];
 
   it("give @seriousme/openapi-schema-validator's results on the corpus, the examples and their mutations", async () => {
-    const [fast, library] = [new PrecompiledOpenApiValidator(), new Validator()];
+    const [fast, library] = [new PrecompiledOpenApiValidator(), new Validator({ ...openApiAjvOptions })];
     const [fastChecker, libraryChecker] = [new OpenApiChecker(fast), new OpenApiChecker(library)];
     const values = [...documents, ...extra, ...documents.flatMap((d) => mutations(d, 6))];
     const seen = { valid: 0, schema: 0, message: 0 };

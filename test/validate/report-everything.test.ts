@@ -51,6 +51,18 @@ describe("OpenAPI errors", () => {
     });
   });
 
+  it("reports every error of a document, not the first, and names a `null` as null", async () => {
+    // three mistakes far apart: a missing version, a misspelt member, a parameter schema left empty
+    const broken = 'openapi: 3.0.3\ninfo: { title: A }\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          descriptoin: ok\n  /owners:\n    get:\n      parameters:\n        - { name: q, in: query, schema: null }\n      responses:\n        "200": { description: ok }\n';
+    const diagnostics = await validate({ "apis/one.yaml": api("one"), "openapi/shared.yaml": broken });
+    expect(diagnostics.map((d) => [d.code, d.path, d.message])).toEqual([
+      ["OPENAPI_INVALID", "info", "missing required field `version`"],
+      ["OPENAPI_INVALID", 'paths["/pets"].get.responses[200].descriptoin', "unknown field `descriptoin`: the required `description` is missing"],
+      ["OPENAPI_INVALID", 'paths["/owners"].get.parameters[0].schema', "must be object, not null"],
+    ]);
+    expect(diagnostics[2]).toMatchObject({ file: "openapi/shared.yaml", ...positionOf(broken, "null") });
+  });
+
   it("suggests the file meant by a wrong definitionFile path", async () => {
     const diagnostics = await validate({ "apis/one.yaml": doc("ApiDefinition", "one", "apiId: one-v1\ndefinitionFile: ../openapi/shraed.yaml"), "openapi/shared.yaml": shared.replace("descriptoin", "description") });
     expect(diagnostics.filter((d) => d.severity === "error")).toEqual([expect.objectContaining({ code: "DEFINITION_FILE", message: "definitionFile `../openapi/shraed.yaml` does not exist", hint: "did you mean `../openapi/shared.yaml`? the path is relative to apis/one.yaml" })]);

@@ -96,6 +96,11 @@ export function shortCommit(commit: string | null | undefined): string {
   return /^[0-9a-f]{40}$/.test(commit) ? commit.slice(0, 10) : commit;
 }
 
+/** `1 call`, `2 calls`. */
+export function plural(n: number, one: string): string {
+  return `${n} ${one}${n === 1 ? "" : "s"}`;
+}
+
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }

@@ -27,6 +27,12 @@ function lastRunFacts(view: View): Html {
   ]);
 }
 
+/** Never "yes" under a branch head that is not applied: the head is what "synced" is about. */
+function syncedText(synced: boolean, headPending: boolean, running: boolean): string {
+  if (headPending) return running ? "no: the branch head is being applied" : "no: the branch head is not applied";
+  return synced ? "yes: the newest commit is applied in full" : "no";
+}
+
 export function overviewPage(view: View): Html {
   const r = view.reconciler;
   const inForce = r.lastGood?.commit ?? r.lastGood?.revision;
@@ -42,7 +48,7 @@ export function overviewPage(view: View): Html {
 ${facts([
   ["commit in force", html`<code>${shortCommit(inForce)}</code>`],
   ...(head !== undefined && head !== inForce ? ([["branch head", html`<code>${shortCommit(head)}</code> <span class="warn">not applied yet</span>`]] as const) : []),
-  ["synced", r.synced ? "yes: the newest commit is applied in full" : "no"],
+  ["synced", syncedText(r.synced, head !== undefined && head !== inForce, view.history.live.running)],
   ["role", view.role],
   ["source", view.source],
   ["state", `${view.stateDescription} (serial ${view.state.serial})`],

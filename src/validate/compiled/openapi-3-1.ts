@@ -25,8 +25,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -35,8 +33,6 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -45,80 +41,91 @@ props0.url = true;
 props0.email = true;
 }
 if(data.name !== undefined){
-const _errs4 = errors;
 if(typeof data.name !== "string"){
-validate22.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err0 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
-var valid2 = true;
+vErrors.push(err0);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.url !== undefined){
 let data1 = data.url;
-const _errs6 = errors;
-if(errors === _errs6){
-if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!(formats0.test(data1))){
-validate22.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err1 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs6 === errors;
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.email !== undefined){
 let data2 = data.email;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
 if(typeof data2 === "string"){
 if(!(formats4.test(data2))){
-validate22.errors = [{instancePath:instancePath+"/email",schemaPath:"#/properties/email/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""}];
-return false;
+const err3 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/format",keyword:"format",params:{format: "email"},message:"must match format \""+"email"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
 }
 }
 else {
-validate22.errors = [{instancePath:instancePath+"/email",schemaPath:"#/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs8 === errors;
+const err4 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid2 = true;
+vErrors.push(err4);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate22.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err5 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err5];
 }
+else {
+vErrors.push(err5);
 }
-}
+errors++;
 }
 }
 }
 }
 else {
-validate22.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
 }
+else {
+vErrors.push(err6);
+}
+errors++;
 }
 validate22.errors = vErrors;
 return errors === 0;
@@ -137,8 +144,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -147,76 +152,9 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.name === undefined) && (missing0 = "name")){
-validate24.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(props0 !== true){
-props0 = props0 || {};
-props0.name = true;
-props0.identifier = true;
-props0.url = true;
-}
-if(data.name !== undefined){
-const _errs4 = errors;
-if(typeof data.name !== "string"){
-validate24.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.identifier !== undefined){
-const _errs6 = errors;
-if(typeof data.identifier !== "string"){
-validate24.errors = [{instancePath:instancePath+"/identifier",schemaPath:"#/properties/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs6 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.url !== undefined){
-let data2 = data.url;
-const _errs8 = errors;
-if(errors === _errs8){
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(!(formats0.test(data2))){
-validate24.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
-}
-}
-else {
-validate24.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs8 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.identifier !== undefined){
-const _errs10 = errors;
-const _errs11 = errors;
-const _errs12 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.url === undefined) && (missing1 = "url")){
-const err0 = {};
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -225,11 +163,87 @@ vErrors.push(err0);
 }
 errors++;
 }
+if(props0 !== true){
+props0 = props0 || {};
+props0.name = true;
+props0.identifier = true;
+props0.url = true;
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err1 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.identifier !== undefined){
+if(typeof data.identifier !== "string"){
+const err2 = {instancePath:instancePath+"/identifier",schemaPath:"#/properties/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.url !== undefined){
+let data2 = data.url;
+if(typeof data2 === "string"){
+if(!(formats0.test(data2))){
+const err3 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.identifier !== undefined){
+const _errs11 = errors;
+const _errs12 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.url === undefined) && (missing0 = "url")){
+const err5 = {};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
 }
 var valid4 = _errs12 === errors;
 if(valid4){
-validate24.errors = [{instancePath,schemaPath:"#/dependentSchemas/identifier/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
+const err6 = {instancePath,schemaPath:"#/dependentSchemas/identifier/not",keyword:"not",params:{},message:"must NOT be valid"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
 }
 else {
 errors = _errs11;
@@ -242,31 +256,31 @@ vErrors = null;
 }
 }
 }
-var valid3 = _errs10 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate24.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err7 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err7];
 }
+else {
+vErrors.push(err7);
 }
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate24.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
 }
+else {
+vErrors.push(err8);
+}
+errors++;
 }
 validate24.errors = vErrors;
 return errors === 0;
@@ -284,8 +298,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -294,15 +306,27 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.title === undefined) && (missing0 = "title")) || ((data.version === undefined) && (missing0 = "version"))){
-validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.title === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.version === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "version"},message:"must have required property '"+"version"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.title = true;
@@ -314,122 +338,114 @@ props0.license = true;
 props0.version = true;
 }
 if(data.title !== undefined){
-const _errs4 = errors;
 if(typeof data.title !== "string"){
-validate21.errors = [{instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err2 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.summary !== undefined){
-const _errs6 = errors;
 if(typeof data.summary !== "string"){
-validate21.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs6 === errors;
+const err3 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs8 = errors;
 if(typeof data.description !== "string"){
-validate21.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs8 === errors;
+const err4 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid2 = true;
+vErrors.push(err4);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.termsOfService !== undefined){
 let data3 = data.termsOfService;
-const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
 if(typeof data3 === "string"){
 if(!(formats0.test(data3))){
-validate21.errors = [{instancePath:instancePath+"/termsOfService",schemaPath:"#/properties/termsOfService/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err5 = {instancePath:instancePath+"/termsOfService",schemaPath:"#/properties/termsOfService/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
 }
 }
 else {
-validate21.errors = [{instancePath:instancePath+"/termsOfService",schemaPath:"#/properties/termsOfService/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs10 === errors;
+const err6 = {instancePath:instancePath+"/termsOfService",schemaPath:"#/properties/termsOfService/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
 }
 else {
-var valid2 = true;
+vErrors.push(err6);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.contact !== undefined){
-const _errs12 = errors;
 if(!(validate22(data.contact, {instancePath:instancePath+"/contact",parentData:data,parentDataProperty:"contact",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs12 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.license !== undefined){
-const _errs13 = errors;
 if(!(validate24(data.license, {instancePath:instancePath+"/license",parentData:data,parentDataProperty:"license",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs13 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.version !== undefined){
-const _errs14 = errors;
 if(typeof data.version !== "string"){
-validate21.errors = [{instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs14 === errors;
+const err7 = {instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid2 = true;
+vErrors.push(err7);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate21.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err8 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err8];
 }
+else {
+vErrors.push(err8);
 }
-}
-}
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate21.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
 }
+else {
+vErrors.push(err9);
+}
+errors++;
 }
 validate21.errors = vErrors;
 return errors === 0;
@@ -449,8 +465,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -459,15 +473,17 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.default === undefined) && (missing0 = "default")){
-validate28.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.default === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "default"},message:"must have required property '"+"default"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.enum = true;
@@ -476,82 +492,90 @@ props0.description = true;
 }
 if(data.enum !== undefined){
 let data0 = data.enum;
-const _errs4 = errors;
-if(errors === _errs4){
 if(Array.isArray(data0)){
 if(data0.length < 1){
-validate28.errors = [{instancePath:instancePath+"/enum",schemaPath:"#/properties/enum/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
-return false;
+const err1 = {instancePath:instancePath+"/enum",schemaPath:"#/properties/enum/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid3 = true;
+vErrors.push(err1);
+}
+errors++;
+}
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-const _errs6 = errors;
 if(typeof data0[i0] !== "string"){
-validate28.errors = [{instancePath:instancePath+"/enum/" + i0,schemaPath:"#/properties/enum/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err2 = {instancePath:instancePath+"/enum/" + i0,schemaPath:"#/properties/enum/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
-var valid3 = _errs6 === errors;
-if(!valid3){
-break;
+else {
+vErrors.push(err2);
 }
+errors++;
 }
 }
 }
 else {
-validate28.errors = [{instancePath:instancePath+"/enum",schemaPath:"#/properties/enum/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid2 = _errs4 === errors;
+const err3 = {instancePath:instancePath+"/enum",schemaPath:"#/properties/enum/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.default !== undefined){
-const _errs8 = errors;
 if(typeof data.default !== "string"){
-validate28.errors = [{instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs8 === errors;
+const err4 = {instancePath:instancePath+"/default",schemaPath:"#/properties/default/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid2 = true;
+vErrors.push(err4);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs10 = errors;
 if(typeof data.description !== "string"){
-validate28.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs10 === errors;
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid2 = true;
+vErrors.push(err5);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate28.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err6 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err6];
 }
+else {
+vErrors.push(err6);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate28.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
 }
+else {
+vErrors.push(err7);
+}
+errors++;
 }
 validate28.errors = vErrors;
 return errors === 0;
@@ -569,8 +593,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -579,15 +601,17 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.url === undefined) && (missing0 = "url")){
-validate27.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.url === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.url = true;
@@ -595,75 +619,74 @@ props0.description = true;
 props0.variables = true;
 }
 if(data.url !== undefined){
-const _errs4 = errors;
 if(typeof data.url !== "string"){
-validate27.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err1 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs6 = errors;
 if(typeof data.description !== "string"){
-validate27.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs6 === errors;
+const err2 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.variables !== undefined){
 let data2 = data.variables;
-const _errs8 = errors;
-if(errors === _errs8){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
-const _errs11 = errors;
 if(!(validate28(data2[key1], {instancePath:instancePath+"/variables/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data2,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs11 === errors;
-if(!valid3){
-break;
-}
 }
 }
 else {
-validate27.errors = [{instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs8 === errors;
+const err3 = {instancePath:instancePath+"/variables",schemaPath:"#/properties/variables/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate27.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err4 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err4];
 }
+else {
+vErrors.push(err4);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate27.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
 }
+else {
+vErrors.push(err5);
+}
+errors++;
 }
 validate27.errors = vErrors;
 return errors === 0;
@@ -686,61 +709,66 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.$ref !== undefined){
 let data0 = data.$ref;
-const _errs2 = errors;
-if(errors === _errs2){
-if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-validate35.errors = [{instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err0 = {instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
 }
 }
 else {
-validate35.errors = [{instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid0 = _errs2 === errors;
+const err1 = {instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid0 = true;
+vErrors.push(err1);
 }
-if(valid0){
+errors++;
+}
+}
 if(data.summary !== undefined){
-const _errs4 = errors;
 if(typeof data.summary !== "string"){
-validate35.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs4 === errors;
+const err2 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid0 = true;
+vErrors.push(err2);
 }
-if(valid0){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs6 = errors;
 if(typeof data.description !== "string"){
-validate35.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid0 = _errs6 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
+const err3 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-validate35.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+vErrors.push(err3);
 }
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 validate35.errors = vErrors;
 return errors === 0;
@@ -764,8 +792,14 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if((!(data && typeof data == "object" && !Array.isArray(data))) && (typeof data !== "boolean")){
-validate38.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema51.type},message:"must be object,boolean"}];
-return false;
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema51.type},message:"must be object,boolean"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
 }
 if(!dynamicAnchors.meta){
 dynamicAnchors.meta = validate38;
@@ -791,8 +825,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -801,9 +833,6 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs1 === errors;
-if(valid0){
 const _errs4 = errors;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -821,8 +850,14 @@ errors++;
 }
 var valid2 = _errs5 === errors;
 if(valid2){
-validate45.errors = [{instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
+const err1 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
 }
 else {
 errors = _errs4;
@@ -835,8 +870,6 @@ vErrors = null;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -846,69 +879,78 @@ props0.value = true;
 props0.externalValue = true;
 }
 if(data.summary !== undefined){
-const _errs6 = errors;
 if(typeof data.summary !== "string"){
-validate45.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs6 === errors;
+const err2 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid3 = true;
+vErrors.push(err2);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs8 = errors;
 if(typeof data.description !== "string"){
-validate45.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs8 === errors;
+const err3 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid3 = true;
+vErrors.push(err3);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.externalValue !== undefined){
 let data2 = data.externalValue;
-const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
 if(typeof data2 === "string"){
 if(!(formats0.test(data2))){
-validate45.errors = [{instancePath:instancePath+"/externalValue",schemaPath:"#/properties/externalValue/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err4 = {instancePath:instancePath+"/externalValue",schemaPath:"#/properties/externalValue/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 }
 else {
-validate45.errors = [{instancePath:instancePath+"/externalValue",schemaPath:"#/properties/externalValue/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs10 === errors;
+const err5 = {instancePath:instancePath+"/externalValue",schemaPath:"#/properties/externalValue/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid3 = true;
+vErrors.push(err5);
 }
-if(valid3){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate45.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err6 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err6];
 }
+else {
+vErrors.push(err6);
 }
-}
+errors++;
 }
 }
 }
 }
 else {
-validate45.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
 }
+else {
+vErrors.push(err7);
+}
+errors++;
 }
 validate45.errors = vErrors;
 return errors === 0;
@@ -1005,8 +1047,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate43.errors = vErrors;
-return false;
 }
 validate43.errors = vErrors;
 evaluated0.props = props0;
@@ -1042,8 +1082,14 @@ errors++;
 }
 var valid0 = _errs1 === errors;
 if(valid0){
-validate42.errors = [{instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid"}];
-return false;
+const err1 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
 }
 else {
 errors = _errs0;
@@ -1056,30 +1102,26 @@ vErrors = null;
 }
 }
 }
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.examples !== undefined){
 let data0 = data.examples;
-const _errs2 = errors;
-if(errors === _errs2){
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key0 in data0){
-const _errs5 = errors;
 if(!(validate43(data0[key0], {instancePath:instancePath+"/examples/" + key0.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs5 === errors;
-if(!valid2){
-break;
-}
 }
 }
 else {
-validate42.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err2 = {instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
 }
+else {
+vErrors.push(err2);
 }
+errors++;
 }
 }
 }
@@ -1104,8 +1146,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -1114,17 +1154,13 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs1 === errors;
-if(valid0){
 const _errs4 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.schema === undefined) && (missing0 = "schema")){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"};
+if(data.schema === undefined){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1141,9 +1177,8 @@ passing0 = 0;
 }
 const _errs6 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.content === undefined) && (missing1 = "content")){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
+if(data.content === undefined){
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1173,8 +1208,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate53.errors = vErrors;
-return false;
 }
 else {
 errors = _errs4;
@@ -1187,8 +1220,6 @@ vErrors = null;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -1199,111 +1230,105 @@ props0.schema = true;
 props0.content = true;
 }
 if(data.description !== undefined){
-const _errs7 = errors;
 if(typeof data.description !== "string"){
-validate53.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs7 === errors;
+const err3 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid3 = true;
+vErrors.push(err3);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.required !== undefined){
-const _errs9 = errors;
 if(typeof data.required !== "boolean"){
-validate53.errors = [{instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid3 = _errs9 === errors;
+const err4 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid3 = true;
+vErrors.push(err4);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.deprecated !== undefined){
-const _errs11 = errors;
 if(typeof data.deprecated !== "boolean"){
-validate53.errors = [{instancePath:instancePath+"/deprecated",schemaPath:"#/properties/deprecated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid3 = _errs11 === errors;
+const err5 = {instancePath:instancePath+"/deprecated",schemaPath:"#/properties/deprecated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid3 = true;
+vErrors.push(err5);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.schema !== undefined){
-const _errs13 = errors;
 if(!(validate38(data.schema, {instancePath:instancePath+"/schema",parentData:data,parentDataProperty:"schema",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs13 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(data.content !== undefined){
 let data4 = data.content;
-const _errs14 = errors;
 if(!(wrapper0.validate(data4, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? wrapper0.validate.errors : vErrors.concat(wrapper0.validate.errors);
 errors = vErrors.length;
 }
-if(errors === _errs14){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(Object.keys(data4).length > 1){
-validate53.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxProperties",keyword:"maxProperties",params:{limit: 1},message:"must NOT have more than 1 properties"}];
-return false;
+const err6 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxProperties",keyword:"maxProperties",params:{limit: 1},message:"must NOT have more than 1 properties"};
+if(vErrors === null){
+vErrors = [err6];
 }
 else {
+vErrors.push(err6);
+}
+errors++;
+}
 if(Object.keys(data4).length < 1){
-validate53.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs14 === errors;
+const err7 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid3 = true;
+vErrors.push(err7);
 }
-if(valid3){
+errors++;
+}
+}
+}
 if(data.schema !== undefined){
 const _errs15 = errors;
 if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
-if(errors === _errs15){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.style !== undefined){
-const _errs16 = errors;
 if("simple" !== data.style){
-validate53.errors = [{instancePath:instancePath+"/style",schemaPath:"#/dependentSchemas/schema/properties/style/const",keyword:"const",params:{allowedValue: "simple"},message:"must be equal to constant"}];
-return false;
-}
-var valid5 = _errs16 === errors;
+const err8 = {instancePath:instancePath+"/style",schemaPath:"#/dependentSchemas/schema/properties/style/const",keyword:"const",params:{allowedValue: "simple"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err8];
 }
 else {
-var valid5 = true;
+vErrors.push(err8);
 }
-if(valid5){
+errors++;
+}
+}
 if(data.explode !== undefined){
-const _errs17 = errors;
 if(typeof data.explode !== "boolean"){
-validate53.errors = [{instancePath:instancePath+"/explode",schemaPath:"#/dependentSchemas/schema/properties/explode/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid5 = _errs17 === errors;
+const err9 = {instancePath:instancePath+"/explode",schemaPath:"#/dependentSchemas/schema/properties/explode/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err9];
 }
 else {
-var valid5 = true;
+vErrors.push(err9);
 }
+errors++;
 }
 }
 }
@@ -1321,27 +1346,30 @@ props0.examples = true;
 else {
 var valid4 = true;
 }
-if(valid4){
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate53.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err10 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err10];
 }
+else {
+vErrors.push(err10);
 }
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
 }
+else {
+vErrors.push(err11);
+}
+errors++;
 }
 validate53.errors = vErrors;
 return errors === 0;
@@ -1438,8 +1466,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate51.errors = vErrors;
-return false;
 }
 validate51.errors = vErrors;
 evaluated0.props = props0;
@@ -1458,8 +1484,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -1468,8 +1492,6 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -1480,82 +1502,75 @@ props0.explode = true;
 props0.allowReserved = true;
 }
 if(data.contentType !== undefined){
-const _errs4 = errors;
 if(typeof data.contentType !== "string"){
-validate50.errors = [{instancePath:instancePath+"/contentType",schemaPath:"#/properties/contentType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err0 = {instancePath:instancePath+"/contentType",schemaPath:"#/properties/contentType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
-var valid2 = true;
+vErrors.push(err0);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.headers !== undefined){
 let data1 = data.headers;
-const _errs7 = errors;
-if(errors === _errs7){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
-const _errs10 = errors;
 if(!(validate51(data1[key1], {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs10 === errors;
-if(!valid3){
-break;
-}
 }
 }
 else {
-validate50.errors = [{instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs7 === errors;
+const err1 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.style !== undefined){
 let data3 = data.style;
-const _errs11 = errors;
 if(!((((data3 === "form") || (data3 === "spaceDelimited")) || (data3 === "pipeDelimited")) || (data3 === "deepObject"))){
-validate50.errors = [{instancePath:instancePath+"/style",schemaPath:"#/properties/style/enum",keyword:"enum",params:{allowedValues: schema59.properties.style.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid2 = _errs11 === errors;
+const err2 = {instancePath:instancePath+"/style",schemaPath:"#/properties/style/enum",keyword:"enum",params:{allowedValues: schema59.properties.style.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.explode !== undefined){
-const _errs12 = errors;
 if(typeof data.explode !== "boolean"){
-validate50.errors = [{instancePath:instancePath+"/explode",schemaPath:"#/properties/explode/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid2 = _errs12 === errors;
+const err3 = {instancePath:instancePath+"/explode",schemaPath:"#/properties/explode/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.allowReserved !== undefined){
-const _errs14 = errors;
 if(typeof data.allowReserved !== "boolean"){
-validate50.errors = [{instancePath:instancePath+"/allowReserved",schemaPath:"#/properties/allowReserved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid2 = _errs14 === errors;
+const err4 = {instancePath:instancePath+"/allowReserved",schemaPath:"#/properties/allowReserved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid2 = true;
+vErrors.push(err4);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.style !== undefined){
 const _errs16 = errors;
 const _errs19 = errors;
@@ -1564,12 +1579,12 @@ const _errs20 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.style !== undefined){
 if("form" !== data.style){
-const err0 = {};
+const err5 = {};
 if(vErrors === null){
-vErrors = [err0];
+vErrors = [err5];
 }
 else {
-vErrors.push(err0);
+vErrors.push(err5);
 }
 errors++;
 }
@@ -1610,23 +1625,19 @@ props2.explode = true;
 ifClause0 = "else";
 }
 if(!valid6){
-const err1 = {instancePath,schemaPath:"#/$defs/explode-for-form/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+const err6 = {instancePath,schemaPath:"#/$defs/explode-for-form/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
 if(vErrors === null){
-vErrors = [err1];
+vErrors = [err6];
 }
 else {
-vErrors.push(err1);
+vErrors.push(err6);
 }
 errors++;
-validate50.errors = vErrors;
-return false;
 }
-if(errors === _errs16){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props2 !== true){
 props2 = props2 || {};
 props2.allowReserved = true;
-}
 }
 }
 var valid4 = _errs16 === errors;
@@ -1645,7 +1656,6 @@ Object.assign(props0, props2);
 else {
 var valid4 = true;
 }
-if(valid4){
 if(data.explode !== undefined){
 const _errs24 = errors;
 var valid4 = _errs24 === errors;
@@ -1660,7 +1670,6 @@ props0.allowReserved = true;
 else {
 var valid4 = true;
 }
-if(valid4){
 if(data.allowReserved !== undefined){
 const _errs25 = errors;
 const _errs28 = errors;
@@ -1669,12 +1678,12 @@ const _errs29 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.style !== undefined){
 if("form" !== data.style){
-const err2 = {};
+const err7 = {};
 if(vErrors === null){
-vErrors = [err2];
+vErrors = [err7];
 }
 else {
-vErrors.push(err2);
+vErrors.push(err7);
 }
 errors++;
 }
@@ -1715,23 +1724,19 @@ props3.explode = true;
 ifClause1 = "else";
 }
 if(!valid9){
-const err3 = {instancePath,schemaPath:"#/$defs/explode-for-form/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema"};
+const err8 = {instancePath,schemaPath:"#/$defs/explode-for-form/if",keyword:"if",params:{failingKeyword: ifClause1},message:"must match \""+ifClause1+"\" schema"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err8];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err8);
 }
 errors++;
-validate50.errors = vErrors;
-return false;
 }
-if(errors === _errs25){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props3 !== true){
 props3 = props3 || {};
 props3.style = true;
-}
 }
 }
 var valid4 = _errs25 === errors;
@@ -1750,29 +1755,30 @@ Object.assign(props0, props3);
 else {
 var valid4 = true;
 }
-if(valid4){
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate50.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err9 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err9];
 }
+else {
+vErrors.push(err9);
 }
-}
-}
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate50.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
 }
+else {
+vErrors.push(err10);
+}
+errors++;
 }
 validate50.errors = vErrors;
 return errors === 0;
@@ -1790,9 +1796,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -1801,24 +1804,15 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs2 === errors;
-if(valid0){
-const _errs5 = errors;
 if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
-var valid0 = _errs5 === errors;
-if(valid0){
 if(props0 !== true){
 props0 = props0 || {};
 props0.example = true;
 props0.examples = true;
 }
-}
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -1826,61 +1820,56 @@ props0.schema = true;
 props0.encoding = true;
 }
 if(data.schema !== undefined){
-const _errs6 = errors;
 if(!(validate38(data.schema, {instancePath:instancePath+"/schema",parentData:data,parentDataProperty:"schema",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs6 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(data.encoding !== undefined){
 let data1 = data.encoding;
-const _errs7 = errors;
-if(errors === _errs7){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
-const _errs10 = errors;
 if(!(validate50(data1[key1], {instancePath:instancePath+"/encoding/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
-var valid4 = _errs10 === errors;
-if(!valid4){
-break;
-}
 }
 }
 else {
-validate41.errors = [{instancePath:instancePath+"/encoding",schemaPath:"#/properties/encoding/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs7 === errors;
+const err0 = {instancePath:instancePath+"/encoding",schemaPath:"#/properties/encoding/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
-var valid3 = true;
+vErrors.push(err0);
 }
-if(valid3){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate41.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err1 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err1];
 }
+else {
+vErrors.push(err1);
 }
+errors++;
 }
 }
 }
 }
 else {
-validate41.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
 }
+else {
+vErrors.push(err2);
+}
+errors++;
 }
 validate41.errors = vErrors;
 return errors === 0;
@@ -1898,7 +1887,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 const _errs2 = errors;
@@ -1912,29 +1900,24 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate40.errors = vErrors;
-return false;
-break;
 }
 }
-if(valid0){
 for(const key1 in data){
-const _errs4 = errors;
 if(!(validate41(data[key1], {instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
 errors = vErrors.length;
 }
-var valid1 = _errs4 === errors;
-if(!valid1){
-break;
-}
-}
 }
 }
 else {
-validate40.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
 }
+else {
+vErrors.push(err1);
+}
+errors++;
 }
 validate40.errors = vErrors;
 return errors === 0;
@@ -2042,10 +2025,7 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate62.errors = vErrors;
-return false;
 }
-if(errors === _errs3){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -2054,28 +2034,27 @@ props0.allowReserved = true;
 }
 if(data.style !== undefined){
 let data2 = data.style;
-const _errs11 = errors;
 if(!((((data2 === "form") || (data2 === "spaceDelimited")) || (data2 === "pipeDelimited")) || (data2 === "deepObject"))){
-validate62.errors = [{instancePath:instancePath+"/style",schemaPath:"#/then/properties/style/enum",keyword:"enum",params:{allowedValues: schema68.then.properties.style.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid5 = _errs11 === errors;
+const err3 = {instancePath:instancePath+"/style",schemaPath:"#/then/properties/style/enum",keyword:"enum",params:{allowedValues: schema68.then.properties.style.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid5 = true;
+vErrors.push(err3);
 }
-if(valid5){
+errors++;
+}
+}
 if(data.allowReserved !== undefined){
-const _errs12 = errors;
 if(typeof data.allowReserved !== "boolean"){
-validate62.errors = [{instancePath:instancePath+"/allowReserved",schemaPath:"#/then/properties/allowReserved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid5 = _errs12 === errors;
+const err4 = {instancePath:instancePath+"/allowReserved",schemaPath:"#/then/properties/allowReserved/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid5 = true;
+vErrors.push(err4);
 }
+errors++;
 }
 }
 }
@@ -2089,16 +2068,14 @@ props0.in = true;
 }
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err5 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err5];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err5);
 }
 errors++;
-validate62.errors = vErrors;
-return false;
 }
 validate62.errors = vErrors;
 evaluated0.props = props0;
@@ -2207,10 +2184,7 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate64.errors = vErrors;
-return false;
 }
-if(errors === _errs3){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -2218,9 +2192,14 @@ props0.style = true;
 }
 if(data.style !== undefined){
 if("form" !== data.style){
-validate64.errors = [{instancePath:instancePath+"/style",schemaPath:"#/then/properties/style/const",keyword:"const",params:{allowedValue: "form"},message:"must be equal to constant"}];
-return false;
+const err3 = {instancePath:instancePath+"/style",schemaPath:"#/then/properties/style/const",keyword:"const",params:{allowedValue: "form"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
 }
+else {
+vErrors.push(err3);
+}
+errors++;
 }
 }
 }
@@ -2234,16 +2213,14 @@ props0.in = true;
 }
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err4 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err4];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err4);
 }
 errors++;
-validate64.errors = vErrors;
-return false;
 }
 validate64.errors = vErrors;
 evaluated0.props = props0;
@@ -2262,8 +2239,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -2272,17 +2247,13 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs1 === errors;
-if(valid0){
 const _errs4 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.schema === undefined) && (missing0 = "schema")){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"};
+if(data.schema === undefined){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "schema"},message:"must have required property '"+"schema"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2299,9 +2270,8 @@ passing0 = 0;
 }
 const _errs6 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.content === undefined) && (missing1 = "content")){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
+if(data.content === undefined){
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2331,8 +2301,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate37.errors = vErrors;
-return false;
 }
 else {
 errors = _errs4;
@@ -2342,6 +2310,7 @@ vErrors.length = _errs4;
 }
 else {
 vErrors = null;
+}
 }
 }
 const _errs7 = errors;
@@ -2380,8 +2349,14 @@ const _errs10 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.allowEmptyValue !== undefined){
 if(typeof data.allowEmptyValue !== "boolean"){
-validate37.errors = [{instancePath:instancePath+"/allowEmptyValue",schemaPath:"#/then/properties/allowEmptyValue/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
+const err4 = {instancePath:instancePath+"/allowEmptyValue",schemaPath:"#/then/properties/allowEmptyValue/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 }
 }
@@ -2395,27 +2370,36 @@ props0.allowEmptyValue = true;
 }
 }
 if(!valid3){
-const err4 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err5 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err5];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err5);
 }
 errors++;
-validate37.errors = vErrors;
-return false;
 }
-}
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if(((data.name === undefined) && (missing2 = "name")) || ((data.in === undefined) && (missing2 = "in"))){
-validate37.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
-return false;
+if(data.name === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err6];
 }
 else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.in === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "in"},message:"must have required property '"+"in"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.name = true;
@@ -2427,127 +2411,119 @@ props0.schema = true;
 props0.content = true;
 }
 if(data.name !== undefined){
-const _errs13 = errors;
 if(typeof data.name !== "string"){
-validate37.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid6 = _errs13 === errors;
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
 }
 else {
-var valid6 = true;
+vErrors.push(err8);
 }
-if(valid6){
+errors++;
+}
+}
 if(data.in !== undefined){
 let data3 = data.in;
-const _errs15 = errors;
 if(!((((data3 === "query") || (data3 === "header")) || (data3 === "path")) || (data3 === "cookie"))){
-validate37.errors = [{instancePath:instancePath+"/in",schemaPath:"#/properties/in/enum",keyword:"enum",params:{allowedValues: schema49.properties.in.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid6 = _errs15 === errors;
+const err9 = {instancePath:instancePath+"/in",schemaPath:"#/properties/in/enum",keyword:"enum",params:{allowedValues: schema49.properties.in.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
 }
 else {
-var valid6 = true;
+vErrors.push(err9);
 }
-if(valid6){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs16 = errors;
 if(typeof data.description !== "string"){
-validate37.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid6 = _errs16 === errors;
+const err10 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
 }
 else {
-var valid6 = true;
+vErrors.push(err10);
 }
-if(valid6){
+errors++;
+}
+}
 if(data.required !== undefined){
-const _errs18 = errors;
 if(typeof data.required !== "boolean"){
-validate37.errors = [{instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid6 = _errs18 === errors;
+const err11 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err11];
 }
 else {
-var valid6 = true;
+vErrors.push(err11);
 }
-if(valid6){
+errors++;
+}
+}
 if(data.deprecated !== undefined){
-const _errs20 = errors;
 if(typeof data.deprecated !== "boolean"){
-validate37.errors = [{instancePath:instancePath+"/deprecated",schemaPath:"#/properties/deprecated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid6 = _errs20 === errors;
+const err12 = {instancePath:instancePath+"/deprecated",schemaPath:"#/properties/deprecated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err12];
 }
 else {
-var valid6 = true;
+vErrors.push(err12);
 }
-if(valid6){
+errors++;
+}
+}
 if(data.schema !== undefined){
-const _errs22 = errors;
 if(!(validate38(data.schema, {instancePath:instancePath+"/schema",parentData:data,parentDataProperty:"schema",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
-var valid6 = _errs22 === errors;
 }
-else {
-var valid6 = true;
-}
-if(valid6){
 if(data.content !== undefined){
 let data8 = data.content;
-const _errs23 = errors;
 if(!(validate40(data8, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
-if(errors === _errs23){
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(Object.keys(data8).length > 1){
-validate37.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxProperties",keyword:"maxProperties",params:{limit: 1},message:"must NOT have more than 1 properties"}];
-return false;
+const err13 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxProperties",keyword:"maxProperties",params:{limit: 1},message:"must NOT have more than 1 properties"};
+if(vErrors === null){
+vErrors = [err13];
 }
 else {
+vErrors.push(err13);
+}
+errors++;
+}
 if(Object.keys(data8).length < 1){
-validate37.errors = [{instancePath:instancePath+"/content",schemaPath:"#/properties/content/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
-return false;
-}
-}
-}
-}
-var valid6 = _errs23 === errors;
+const err14 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err14];
 }
 else {
-var valid6 = true;
+vErrors.push(err14);
 }
-if(valid6){
+errors++;
+}
+}
+}
 if(data.schema !== undefined){
 const _errs24 = errors;
-const _errs25 = errors;
 if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
-var valid8 = _errs25 === errors;
-if(valid8){
-const _errs26 = errors;
 const _errs28 = errors;
 let valid10 = true;
 const _errs29 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.in !== undefined){
 if("path" !== data.in){
-const err5 = {};
+const err15 = {};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err15];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err15);
 }
 errors++;
 }
@@ -2566,52 +2542,54 @@ vErrors = null;
 if(_valid2){
 const _errs31 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if((data.required === undefined) && (missing3 = "required")){
-validate37.errors = [{instancePath,schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
-return false;
+if(data.required === undefined){
+const err16 = {instancePath,schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
+if(vErrors === null){
+vErrors = [err16];
 }
 else {
+vErrors.push(err16);
+}
+errors++;
+}
 if(data.name !== undefined){
 let data10 = data.name;
-const _errs32 = errors;
 if(typeof data10 === "string"){
 if(!pattern19.test(data10)){
-validate37.errors = [{instancePath:instancePath+"/name",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^{}]+$"},message:"must match pattern \""+"^[^{}]+$"+"\""}];
-return false;
-}
-}
-var valid12 = _errs32 === errors;
+const err17 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/properties/name/pattern",keyword:"pattern",params:{pattern: "^[^{}]+$"},message:"must match pattern \""+"^[^{}]+$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
 }
 else {
-var valid12 = true;
+vErrors.push(err17);
 }
-if(valid12){
+errors++;
+}
+}
+}
 if(data.style !== undefined){
 let data11 = data.style;
-const _errs33 = errors;
 if(!(((data11 === "matrix") || (data11 === "label")) || (data11 === "simple"))){
-validate37.errors = [{instancePath:instancePath+"/style",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/properties/style/enum",keyword:"enum",params:{allowedValues: schema66.then.properties.style.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid12 = _errs33 === errors;
+const err18 = {instancePath:instancePath+"/style",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/properties/style/enum",keyword:"enum",params:{allowedValues: schema66.then.properties.style.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
 }
 else {
-var valid12 = true;
+vErrors.push(err18);
 }
-if(valid12){
+errors++;
+}
+}
 if(data.required !== undefined){
-const _errs34 = errors;
 if(true !== data.required){
-validate37.errors = [{instancePath:instancePath+"/required",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
-return false;
-}
-var valid12 = _errs34 === errors;
+const err19 = {instancePath:instancePath+"/required",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/then/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err19];
 }
 else {
-var valid12 = true;
+vErrors.push(err19);
 }
-}
+errors++;
 }
 }
 }
@@ -2627,37 +2605,32 @@ props1.in = true;
 }
 }
 if(!valid10){
-const err6 = {instancePath,schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err20 = {instancePath,schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-path/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err20];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err20);
 }
 errors++;
-validate37.errors = vErrors;
-return false;
 }
-var valid8 = _errs26 === errors;
-if(valid8){
 if(props1 !== true){
 props1 = props1 || {};
 props1.example = true;
 props1.examples = true;
 }
-const _errs35 = errors;
 const _errs37 = errors;
 let valid14 = true;
 const _errs38 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.in !== undefined){
 if("header" !== data.in){
-const err7 = {};
+const err21 = {};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err21];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err21);
 }
 errors++;
 }
@@ -2678,8 +2651,14 @@ const _errs40 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.style !== undefined){
 if("simple" !== data.style){
-validate37.errors = [{instancePath:instancePath+"/style",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-header/then/properties/style/const",keyword:"const",params:{allowedValue: "simple"},message:"must be equal to constant"}];
-return false;
+const err22 = {instancePath:instancePath+"/style",schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-header/then/properties/style/const",keyword:"const",params:{allowedValue: "simple"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
 }
 }
 }
@@ -2693,19 +2672,15 @@ props2.in = true;
 }
 }
 if(!valid14){
-const err8 = {instancePath,schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-header/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err23 = {instancePath,schemaPath:"#/$defs/parameter/dependentSchemas/schema/$defs/styles-for-header/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err23];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err23);
 }
 errors++;
-validate37.errors = vErrors;
-return false;
 }
-var valid8 = _errs35 === errors;
-if(valid8){
 if(props1 !== true && props2 !== undefined){
 if(props2 === true){
 props1 = true;
@@ -2715,7 +2690,6 @@ props1 = props1 || {};
 Object.assign(props1, props2);
 }
 }
-const _errs42 = errors;
 if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
@@ -2723,8 +2697,6 @@ errors = vErrors.length;
 else {
 var props3 = validate62.evaluated.props;
 }
-var valid8 = _errs42 === errors;
-if(valid8){
 if(props1 !== true && props3 !== undefined){
 if(props3 === true){
 props1 = true;
@@ -2734,7 +2706,6 @@ props1 = props1 || {};
 Object.assign(props1, props3);
 }
 }
-const _errs43 = errors;
 if(!(validate64(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
@@ -2742,8 +2713,6 @@ errors = vErrors.length;
 else {
 var props4 = validate64.evaluated.props;
 }
-var valid8 = _errs43 === errors;
-if(valid8){
 if(props1 !== true && props4 !== undefined){
 if(props4 === true){
 props1 = true;
@@ -2753,12 +2722,6 @@ props1 = props1 || {};
 Object.assign(props1, props4);
 }
 }
-}
-}
-}
-}
-}
-if(errors === _errs24){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props1 !== true){
 props1 = props1 || {};
@@ -2766,28 +2729,27 @@ props1.style = true;
 props1.explode = true;
 }
 if(data.style !== undefined){
-const _errs44 = errors;
 if(typeof data.style !== "string"){
-validate37.errors = [{instancePath:instancePath+"/style",schemaPath:"#/dependentSchemas/schema/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid17 = _errs44 === errors;
+const err24 = {instancePath:instancePath+"/style",schemaPath:"#/dependentSchemas/schema/properties/style/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
 }
 else {
-var valid17 = true;
+vErrors.push(err24);
 }
-if(valid17){
+errors++;
+}
+}
 if(data.explode !== undefined){
-const _errs46 = errors;
 if(typeof data.explode !== "boolean"){
-validate37.errors = [{instancePath:instancePath+"/explode",schemaPath:"#/dependentSchemas/schema/properties/explode/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid17 = _errs46 === errors;
+const err25 = {instancePath:instancePath+"/explode",schemaPath:"#/dependentSchemas/schema/properties/explode/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err25];
 }
 else {
-var valid17 = true;
+vErrors.push(err25);
 }
+errors++;
 }
 }
 }
@@ -2807,30 +2769,30 @@ Object.assign(props0, props1);
 else {
 var valid7 = true;
 }
-if(valid7){
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate37.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err26 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err26];
 }
+else {
+vErrors.push(err26);
 }
-}
-}
-}
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate37.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
 }
+else {
+vErrors.push(err27);
+}
+errors++;
 }
 validate37.errors = vErrors;
 return errors === 0;
@@ -2927,8 +2889,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate34.errors = vErrors;
-return false;
 }
 validate34.errors = vErrors;
 evaluated0.props = props0;
@@ -2949,8 +2909,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -2959,72 +2917,83 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.url === undefined) && (missing0 = "url")){
-validate69.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.url === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.description = true;
 props0.url = true;
 }
 if(data.description !== undefined){
-const _errs4 = errors;
 if(typeof data.description !== "string"){
-validate69.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err1 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.url !== undefined){
 let data1 = data.url;
-const _errs6 = errors;
-if(errors === _errs6){
-if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!(formats0.test(data1))){
-validate69.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err2 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
 }
 }
 else {
-validate69.errors = [{instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs6 === errors;
+const err3 = {instancePath:instancePath+"/url",schemaPath:"#/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate69.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err4 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err4];
 }
+else {
+vErrors.push(err4);
 }
-}
+errors++;
 }
 }
 }
 }
 else {
-validate69.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
 }
+else {
+vErrors.push(err5);
+}
+errors++;
 }
 validate69.errors = vErrors;
 return errors === 0;
@@ -3044,8 +3013,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -3054,15 +3021,17 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.content === undefined) && (missing0 = "content")){
-validate74.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.content === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.description = true;
@@ -3070,59 +3039,59 @@ props0.content = true;
 props0.required = true;
 }
 if(data.description !== undefined){
-const _errs4 = errors;
 if(typeof data.description !== "string"){
-validate74.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err1 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.content !== undefined){
-const _errs6 = errors;
 if(!(validate40(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs6 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.required !== undefined){
-const _errs7 = errors;
 if(typeof data.required !== "boolean"){
-validate74.errors = [{instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid2 = _errs7 === errors;
+const err2 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate74.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err3 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err3];
 }
+else {
+vErrors.push(err3);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate74.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
 }
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 validate74.errors = vErrors;
 return errors === 0;
@@ -3219,8 +3188,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate72.errors = vErrors;
-return false;
 }
 validate72.errors = vErrors;
 evaluated0.props = props0;
@@ -3246,8 +3213,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -3256,17 +3221,13 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs1 === errors;
-if(valid0){
 const _errs4 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.operationRef === undefined) && (missing0 = "operationRef")){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"};
+if(data.operationRef === undefined){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "operationRef"},message:"must have required property '"+"operationRef"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3283,9 +3244,8 @@ passing0 = 0;
 }
 const _errs6 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.operationId === undefined) && (missing1 = "operationId")){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
+if(data.operationId === undefined){
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "operationId"},message:"must have required property '"+"operationId"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3315,8 +3275,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate86.errors = vErrors;
-return false;
 }
 else {
 errors = _errs4;
@@ -3329,8 +3287,6 @@ vErrors = null;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -3343,111 +3299,110 @@ props0.server = true;
 }
 if(data.operationRef !== undefined){
 let data0 = data.operationRef;
-const _errs7 = errors;
-if(errors === _errs7){
-if(errors === _errs7){
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-validate86.errors = [{instancePath:instancePath+"/operationRef",schemaPath:"#/properties/operationRef/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err3 = {instancePath:instancePath+"/operationRef",schemaPath:"#/properties/operationRef/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/operationRef",schemaPath:"#/properties/operationRef/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs7 === errors;
+const err4 = {instancePath:instancePath+"/operationRef",schemaPath:"#/properties/operationRef/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid3 = true;
+vErrors.push(err4);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.operationId !== undefined){
-const _errs9 = errors;
 if(typeof data.operationId !== "string"){
-validate86.errors = [{instancePath:instancePath+"/operationId",schemaPath:"#/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs9 === errors;
+const err5 = {instancePath:instancePath+"/operationId",schemaPath:"#/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid3 = true;
+vErrors.push(err5);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.parameters !== undefined){
 let data2 = data.parameters;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
-const _errs15 = errors;
 if(typeof data2[key1] !== "string"){
-validate86.errors = [{instancePath:instancePath+"/parameters/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err6 = {instancePath:instancePath+"/parameters/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
 }
-var valid5 = _errs15 === errors;
-if(!valid5){
-break;
+else {
+vErrors.push(err6);
+}
+errors++;
 }
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs11 === errors;
+const err7 = {instancePath:instancePath+"/parameters",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid3 = true;
+vErrors.push(err7);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs17 = errors;
 if(typeof data.description !== "string"){
-validate86.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid3 = _errs17 === errors;
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
 }
 else {
-var valid3 = true;
+vErrors.push(err8);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.server !== undefined){
-const _errs19 = errors;
 if(!(validate27(data.server, {instancePath:instancePath+"/server",parentData:data,parentDataProperty:"server",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs19 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate86.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err9 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err9];
 }
+else {
+vErrors.push(err9);
 }
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
 }
+else {
+vErrors.push(err10);
+}
+errors++;
 }
 validate86.errors = vErrors;
 return errors === 0;
@@ -3544,8 +3499,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate84.errors = vErrors;
-return false;
 }
 validate84.errors = vErrors;
 evaluated0.props = props0;
@@ -3564,8 +3517,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -3574,15 +3525,17 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.description === undefined) && (missing0 = "description")){
-validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.description === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "description"},message:"must have required property '"+"description"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.description = true;
@@ -3591,104 +3544,89 @@ props0.content = true;
 props0.links = true;
 }
 if(data.description !== undefined){
-const _errs4 = errors;
 if(typeof data.description !== "string"){
-validate81.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err1 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.headers !== undefined){
 let data1 = data.headers;
-const _errs6 = errors;
-if(errors === _errs6){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
-const _errs9 = errors;
 if(!(validate51(data1[key1], {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data1,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs9 === errors;
-if(!valid3){
-break;
-}
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs6 === errors;
+const err2 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.content !== undefined){
-const _errs10 = errors;
 if(!(validate40(data.content, {instancePath:instancePath+"/content",parentData:data,parentDataProperty:"content",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs10 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.links !== undefined){
 let data4 = data.links;
-const _errs11 = errors;
-if(errors === _errs11){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key2 in data4){
-const _errs14 = errors;
 if(!(validate84(data4[key2], {instancePath:instancePath+"/links/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data4,parentDataProperty:key2,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
-var valid4 = _errs14 === errors;
-if(!valid4){
-break;
-}
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs11 === errors;
+const err3 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key3 in data){
 if(!props0 || !props0[key3]){
-validate81.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err4 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err4];
 }
+else {
+vErrors.push(err4);
 }
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
 }
+else {
+vErrors.push(err5);
+}
+errors++;
 }
 validate81.errors = vErrors;
 return errors === 0;
@@ -3785,8 +3723,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate79.errors = vErrors;
-return false;
 }
 validate79.errors = vErrors;
 evaluated0.props = props0;
@@ -3805,8 +3741,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -3815,9 +3749,6 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs1 === errors;
-if(valid0){
 const _errs4 = errors;
 let valid2 = true;
 const _errs5 = errors;
@@ -3861,17 +3792,8 @@ vErrors = null;
 if(_valid0){
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.default === undefined) && (missing0 = "default")){
-validate78.errors = [{instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-}
-var _valid0 = _errs7 === errors;
-valid2 = _valid0;
-}
-if(!valid2){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data.default === undefined){
+const err1 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "default"},message:"must have required property '"+"default"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3879,63 +3801,75 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate78.errors = vErrors;
-return false;
 }
 }
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(Object.keys(data).length < 1){
-validate78.errors = [{instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"}];
-return false;
+var _valid0 = _errs7 === errors;
+valid2 = _valid0;
+}
+if(!valid2){
+const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(Object.keys(data).length < 1){
+const err3 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.default = true;
 }
 if(data.default !== undefined){
-const _errs8 = errors;
 if(!(validate79(data.default, {instancePath:instancePath+"/default",parentData:data,parentDataProperty:"default",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
-var valid4 = _errs8 === errors;
 }
-else {
-var valid4 = true;
-}
-if(valid4){
-var valid5 = true;
 for(const key2 in data){
 if(pattern24.test(key2)){
-const _errs9 = errors;
 if(!(validate79(data[key2], {instancePath:instancePath+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key2,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
-var valid5 = _errs9 === errors;
 props0[key2] = true;
 }
 }
-if(valid5){
 if(props0 !== true){
 for(const key3 in data){
 if(!props0 || !props0[key3]){
-validate78.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err4 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err4];
 }
+else {
+vErrors.push(err4);
 }
-}
+errors++;
 }
 }
 }
 }
 else {
-validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
 }
+else {
+vErrors.push(err5);
+}
+errors++;
 }
 validate78.errors = vErrors;
 return errors === 0;
@@ -3956,8 +3890,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -3966,25 +3898,23 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key1 in data){
-const _errs5 = errors;
 if(!(wrapper1.validate(data[key1], {instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? wrapper1.validate.errors : vErrors.concat(wrapper1.validate.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs5 === errors;
-if(!valid2){
-break;
-}
 }
 }
 else {
-validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
 }
+else {
+vErrors.push(err0);
+}
+errors++;
 }
 validate96.errors = vErrors;
 return errors === 0;
@@ -4081,8 +4011,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate94.errors = vErrors;
-return false;
 }
 validate94.errors = vErrors;
 evaluated0.props = props0;
@@ -4101,8 +4029,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -4111,8 +4037,6 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -4131,297 +4055,246 @@ props0.servers = true;
 }
 if(data.tags !== undefined){
 let data0 = data.tags;
-const _errs4 = errors;
-if(errors === _errs4){
 if(Array.isArray(data0)){
-var valid3 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-const _errs6 = errors;
 if(typeof data0[i0] !== "string"){
-validate68.errors = [{instancePath:instancePath+"/tags/" + i0,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err0 = {instancePath:instancePath+"/tags/" + i0,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
 }
-var valid3 = _errs6 === errors;
-if(!valid3){
-break;
+else {
+vErrors.push(err0);
+}
+errors++;
 }
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid2 = _errs4 === errors;
+const err1 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.summary !== undefined){
-const _errs8 = errors;
 if(typeof data.summary !== "string"){
-validate68.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs8 === errors;
+const err2 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs10 = errors;
 if(typeof data.description !== "string"){
-validate68.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs10 === errors;
+const err3 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.externalDocs !== undefined){
-const _errs12 = errors;
 if(!(validate69(data.externalDocs, {instancePath:instancePath+"/externalDocs",parentData:data,parentDataProperty:"externalDocs",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs12 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.operationId !== undefined){
-const _errs13 = errors;
 if(typeof data.operationId !== "string"){
-validate68.errors = [{instancePath:instancePath+"/operationId",schemaPath:"#/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs13 === errors;
+const err4 = {instancePath:instancePath+"/operationId",schemaPath:"#/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid2 = true;
+vErrors.push(err4);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.parameters !== undefined){
 let data6 = data.parameters;
-const _errs15 = errors;
-if(errors === _errs15){
 if(Array.isArray(data6)){
-var valid4 = true;
 const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
-const _errs17 = errors;
 if(!(validate34(data6[i1], {instancePath:instancePath+"/parameters/" + i1,parentData:data6,parentDataProperty:i1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
-var valid4 = _errs17 === errors;
-if(!valid4){
-break;
-}
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid2 = _errs15 === errors;
+const err5 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid2 = true;
+vErrors.push(err5);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.requestBody !== undefined){
-const _errs18 = errors;
 if(!(validate72(data.requestBody, {instancePath:instancePath+"/requestBody",parentData:data,parentDataProperty:"requestBody",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs18 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.responses !== undefined){
-const _errs19 = errors;
 if(!(validate78(data.responses, {instancePath:instancePath+"/responses",parentData:data,parentDataProperty:"responses",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs19 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.callbacks !== undefined){
 let data10 = data.callbacks;
-const _errs20 = errors;
-if(errors === _errs20){
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 for(const key1 in data10){
-const _errs23 = errors;
 if(!(validate94(data10[key1], {instancePath:instancePath+"/callbacks/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data10,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
 }
-var valid5 = _errs23 === errors;
-if(!valid5){
-break;
-}
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/callbacks",schemaPath:"#/properties/callbacks/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs20 === errors;
+const err6 = {instancePath:instancePath+"/callbacks",schemaPath:"#/properties/callbacks/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
 }
 else {
-var valid2 = true;
+vErrors.push(err6);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.deprecated !== undefined){
-const _errs24 = errors;
 if(typeof data.deprecated !== "boolean"){
-validate68.errors = [{instancePath:instancePath+"/deprecated",schemaPath:"#/properties/deprecated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid2 = _errs24 === errors;
+const err7 = {instancePath:instancePath+"/deprecated",schemaPath:"#/properties/deprecated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid2 = true;
+vErrors.push(err7);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.security !== undefined){
 let data13 = data.security;
-const _errs26 = errors;
-if(errors === _errs26){
 if(Array.isArray(data13)){
-var valid6 = true;
 const len2 = data13.length;
 for(let i2=0; i2<len2; i2++){
 let data14 = data13[i2];
-const _errs28 = errors;
-const _errs29 = errors;
-if(errors === _errs29){
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key2 in data14){
 let data15 = data14[key2];
-const _errs33 = errors;
-if(errors === _errs33){
 if(Array.isArray(data15)){
-var valid9 = true;
 const len3 = data15.length;
 for(let i3=0; i3<len3; i3++){
-const _errs35 = errors;
 if(typeof data15[i3] !== "string"){
-validate68.errors = [{instancePath:instancePath+"/security/" + i2+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i3,schemaPath:"#/$defs/security-requirement/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err8 = {instancePath:instancePath+"/security/" + i2+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i3,schemaPath:"#/$defs/security-requirement/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
 }
-var valid9 = _errs35 === errors;
-if(!valid9){
-break;
+else {
+vErrors.push(err8);
+}
+errors++;
 }
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/security/" + i2+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/security-requirement/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
+const err9 = {instancePath:instancePath+"/security/" + i2+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/security-requirement/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err9];
 }
+else {
+vErrors.push(err9);
 }
-var valid8 = _errs33 === errors;
-if(!valid8){
-break;
+errors++;
 }
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/security/" + i2,schemaPath:"#/$defs/security-requirement/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err10 = {instancePath:instancePath+"/security/" + i2,schemaPath:"#/$defs/security-requirement/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
 }
+else {
+vErrors.push(err10);
 }
-var valid6 = _errs28 === errors;
-if(!valid6){
-break;
+errors++;
 }
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/security",schemaPath:"#/properties/security/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid2 = _errs26 === errors;
+const err11 = {instancePath:instancePath+"/security",schemaPath:"#/properties/security/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err11];
 }
 else {
-var valid2 = true;
+vErrors.push(err11);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.servers !== undefined){
 let data17 = data.servers;
-const _errs37 = errors;
-if(errors === _errs37){
 if(Array.isArray(data17)){
-var valid10 = true;
 const len4 = data17.length;
 for(let i4=0; i4<len4; i4++){
-const _errs39 = errors;
 if(!(validate27(data17[i4], {instancePath:instancePath+"/servers/" + i4,parentData:data17,parentDataProperty:i4,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
-var valid10 = _errs39 === errors;
-if(!valid10){
-break;
-}
 }
 }
 else {
-validate68.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid2 = _errs37 === errors;
+const err12 = {instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
 }
 else {
-var valid2 = true;
+vErrors.push(err12);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key3 in data){
 if(!props0 || !props0[key3]){
-validate68.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err13 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err13];
 }
+else {
+vErrors.push(err13);
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
 }
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 validate68.errors = vErrors;
 return errors === 0;
@@ -4439,8 +4312,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -4449,8 +4320,6 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -4470,234 +4339,169 @@ props0.trace = true;
 }
 if(data.$ref !== undefined){
 let data0 = data.$ref;
-const _errs4 = errors;
-if(errors === _errs4){
-if(errors === _errs4){
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-validate32.errors = [{instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err0 = {instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs4 === errors;
+const err1 = {instancePath:instancePath+"/$ref",schemaPath:"#/properties/%24ref/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.summary !== undefined){
-const _errs6 = errors;
 if(typeof data.summary !== "string"){
-validate32.errors = [{instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs6 === errors;
+const err2 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs8 = errors;
 if(typeof data.description !== "string"){
-validate32.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs8 === errors;
+const err3 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.servers !== undefined){
 let data3 = data.servers;
-const _errs10 = errors;
-if(errors === _errs10){
 if(Array.isArray(data3)){
-var valid3 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-const _errs12 = errors;
 if(!(validate27(data3[i0], {instancePath:instancePath+"/servers/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs12 === errors;
-if(!valid3){
-break;
-}
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid2 = _errs10 === errors;
+const err4 = {instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid2 = true;
+vErrors.push(err4);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.parameters !== undefined){
 let data5 = data.parameters;
-const _errs13 = errors;
-if(errors === _errs13){
 if(Array.isArray(data5)){
-var valid4 = true;
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-const _errs15 = errors;
 if(!(validate34(data5[i1], {instancePath:instancePath+"/parameters/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
-var valid4 = _errs15 === errors;
-if(!valid4){
-break;
-}
 }
 }
 else {
-validate32.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid2 = _errs13 === errors;
+const err5 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid2 = true;
+vErrors.push(err5);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.get !== undefined){
-const _errs16 = errors;
 if(!(validate68(data.get, {instancePath:instancePath+"/get",parentData:data,parentDataProperty:"get",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs16 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.put !== undefined){
-const _errs17 = errors;
 if(!(validate68(data.put, {instancePath:instancePath+"/put",parentData:data,parentDataProperty:"put",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs17 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.post !== undefined){
-const _errs18 = errors;
 if(!(validate68(data.post, {instancePath:instancePath+"/post",parentData:data,parentDataProperty:"post",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs18 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.delete !== undefined){
-const _errs19 = errors;
 if(!(validate68(data.delete, {instancePath:instancePath+"/delete",parentData:data,parentDataProperty:"delete",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs19 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.options !== undefined){
-const _errs20 = errors;
 if(!(validate68(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs20 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.head !== undefined){
-const _errs21 = errors;
 if(!(validate68(data.head, {instancePath:instancePath+"/head",parentData:data,parentDataProperty:"head",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs21 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.patch !== undefined){
-const _errs22 = errors;
 if(!(validate68(data.patch, {instancePath:instancePath+"/patch",parentData:data,parentDataProperty:"patch",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs22 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.trace !== undefined){
-const _errs23 = errors;
 if(!(validate68(data.trace, {instancePath:instancePath+"/trace",parentData:data,parentDataProperty:"trace",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs23 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate32.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err6 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err6];
 }
+else {
+vErrors.push(err6);
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate32.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
 }
+else {
+vErrors.push(err7);
+}
+errors++;
 }
 validate32.errors = vErrors;
 return errors === 0;
@@ -4715,8 +4519,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -4725,37 +4527,40 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-var valid2 = true;
 for(const key1 in data){
 if(pattern12.test(key1)){
-const _errs4 = errors;
 if(!(validate32(data[key1], {instancePath:instancePath+"/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs4 === errors;
 props0[key1] = true;
 }
 }
-if(valid2){
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate31.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err0 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err0];
 }
+else {
+vErrors.push(err0);
+}
+errors++;
 }
 }
 }
 }
 else {
-validate31.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
 }
+else {
+vErrors.push(err1);
+}
+errors++;
 }
 validate31.errors = vErrors;
 return errors === 0;
@@ -4786,8 +4591,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -4796,15 +4599,27 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.authorizationUrl === undefined) && (missing0 = "authorizationUrl")) || ((data.scopes === undefined) && (missing0 = "scopes"))){
-validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.authorizationUrl === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "authorizationUrl"},message:"must have required property '"+"authorizationUrl"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.scopes === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scopes"},message:"must have required property '"+"scopes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.authorizationUrl = true;
@@ -4813,97 +4628,105 @@ props0.scopes = true;
 }
 if(data.authorizationUrl !== undefined){
 let data0 = data.authorizationUrl;
-const _errs3 = errors;
-if(errors === _errs3){
-if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-validate123.errors = [{instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err2 = {instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs3 === errors;
+const err3 = {instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.refreshUrl !== undefined){
 let data1 = data.refreshUrl;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!(formats0.test(data1))){
-validate123.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err4 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs5 === errors;
+const err5 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid2 = true;
+vErrors.push(err5);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.scopes !== undefined){
 let data2 = data.scopes;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
-const _errs11 = errors;
 if(typeof data2[key1] !== "string"){
-validate123.errors = [{instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err6 = {instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
 }
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
+else {
+vErrors.push(err6);
+}
+errors++;
 }
 }
 }
 else {
-validate123.errors = [{instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs7 === errors;
+const err7 = {instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid2 = true;
+vErrors.push(err7);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate123.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err8 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err8];
 }
+else {
+vErrors.push(err8);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
 }
+else {
+vErrors.push(err9);
+}
+errors++;
 }
 validate123.errors = vErrors;
 return errors === 0;
@@ -4922,8 +4745,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -4932,15 +4753,27 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.tokenUrl === undefined) && (missing0 = "tokenUrl")) || ((data.scopes === undefined) && (missing0 = "scopes"))){
-validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.tokenUrl === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tokenUrl"},message:"must have required property '"+"tokenUrl"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.scopes === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scopes"},message:"must have required property '"+"scopes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.tokenUrl = true;
@@ -4949,97 +4782,105 @@ props0.scopes = true;
 }
 if(data.tokenUrl !== undefined){
 let data0 = data.tokenUrl;
-const _errs3 = errors;
-if(errors === _errs3){
-if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-validate125.errors = [{instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err2 = {instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
 }
 }
 else {
-validate125.errors = [{instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs3 === errors;
+const err3 = {instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.refreshUrl !== undefined){
 let data1 = data.refreshUrl;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!(formats0.test(data1))){
-validate125.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err4 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 }
 else {
-validate125.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs5 === errors;
+const err5 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid2 = true;
+vErrors.push(err5);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.scopes !== undefined){
 let data2 = data.scopes;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
-const _errs11 = errors;
 if(typeof data2[key1] !== "string"){
-validate125.errors = [{instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err6 = {instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
 }
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
+else {
+vErrors.push(err6);
+}
+errors++;
 }
 }
 }
 else {
-validate125.errors = [{instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs7 === errors;
+const err7 = {instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid2 = true;
+vErrors.push(err7);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate125.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err8 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err8];
 }
+else {
+vErrors.push(err8);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
 }
+else {
+vErrors.push(err9);
+}
+errors++;
 }
 validate125.errors = vErrors;
 return errors === 0;
@@ -5058,8 +4899,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -5068,15 +4907,27 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.tokenUrl === undefined) && (missing0 = "tokenUrl")) || ((data.scopes === undefined) && (missing0 = "scopes"))){
-validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.tokenUrl === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tokenUrl"},message:"must have required property '"+"tokenUrl"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.scopes === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scopes"},message:"must have required property '"+"scopes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.tokenUrl = true;
@@ -5085,97 +4936,105 @@ props0.scopes = true;
 }
 if(data.tokenUrl !== undefined){
 let data0 = data.tokenUrl;
-const _errs3 = errors;
-if(errors === _errs3){
-if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-validate127.errors = [{instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err2 = {instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
 }
 }
 else {
-validate127.errors = [{instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs3 === errors;
+const err3 = {instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid2 = true;
+vErrors.push(err3);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.refreshUrl !== undefined){
 let data1 = data.refreshUrl;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!(formats0.test(data1))){
-validate127.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err4 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 }
 else {
-validate127.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs5 === errors;
+const err5 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
 }
 else {
-var valid2 = true;
+vErrors.push(err5);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.scopes !== undefined){
 let data2 = data.scopes;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
-const _errs11 = errors;
 if(typeof data2[key1] !== "string"){
-validate127.errors = [{instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err6 = {instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
 }
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
+else {
+vErrors.push(err6);
+}
+errors++;
 }
 }
 }
 else {
-validate127.errors = [{instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs7 === errors;
+const err7 = {instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid2 = true;
+vErrors.push(err7);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate127.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err8 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err8];
 }
+else {
+vErrors.push(err8);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
 }
+else {
+vErrors.push(err9);
+}
+errors++;
 }
 validate127.errors = vErrors;
 return errors === 0;
@@ -5194,8 +5053,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -5204,15 +5061,37 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.authorizationUrl === undefined) && (missing0 = "authorizationUrl")) || ((data.tokenUrl === undefined) && (missing0 = "tokenUrl"))) || ((data.scopes === undefined) && (missing0 = "scopes"))){
-validate129.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.authorizationUrl === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "authorizationUrl"},message:"must have required property '"+"authorizationUrl"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.tokenUrl === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tokenUrl"},message:"must have required property '"+"tokenUrl"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.scopes === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scopes"},message:"must have required property '"+"scopes"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.authorizationUrl = true;
@@ -5222,121 +5101,130 @@ props0.scopes = true;
 }
 if(data.authorizationUrl !== undefined){
 let data0 = data.authorizationUrl;
-const _errs3 = errors;
-if(errors === _errs3){
-if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!(formats0.test(data0))){
-validate129.errors = [{instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err3 = {instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs3 === errors;
+const err4 = {instancePath:instancePath+"/authorizationUrl",schemaPath:"#/properties/authorizationUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid2 = true;
+vErrors.push(err4);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.tokenUrl !== undefined){
 let data1 = data.tokenUrl;
-const _errs5 = errors;
-if(errors === _errs5){
-if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!(formats0.test(data1))){
-validate129.errors = [{instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err5 = {instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs5 === errors;
+const err6 = {instancePath:instancePath+"/tokenUrl",schemaPath:"#/properties/tokenUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
 }
 else {
-var valid2 = true;
+vErrors.push(err6);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.refreshUrl !== undefined){
 let data2 = data.refreshUrl;
-const _errs7 = errors;
-if(errors === _errs7){
-if(errors === _errs7){
 if(typeof data2 === "string"){
 if(!(formats0.test(data2))){
-validate129.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err7 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid2 = _errs7 === errors;
+const err8 = {instancePath:instancePath+"/refreshUrl",schemaPath:"#/properties/refreshUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
 }
 else {
-var valid2 = true;
+vErrors.push(err8);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.scopes !== undefined){
 let data3 = data.scopes;
-const _errs9 = errors;
-const _errs10 = errors;
-if(errors === _errs10){
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 for(const key1 in data3){
-const _errs13 = errors;
 if(typeof data3[key1] !== "string"){
-validate129.errors = [{instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err9 = {instancePath:instancePath+"/scopes/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/map-of-strings/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
 }
-var valid4 = _errs13 === errors;
-if(!valid4){
-break;
+else {
+vErrors.push(err9);
+}
+errors++;
 }
 }
 }
 else {
-validate129.errors = [{instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs9 === errors;
+const err10 = {instancePath:instancePath+"/scopes",schemaPath:"#/$defs/map-of-strings/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
 }
 else {
-var valid2 = true;
+vErrors.push(err10);
 }
-if(valid2){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key2 in data){
 if(!props0 || !props0[key2]){
-validate129.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err11 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key2},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err11];
 }
+else {
+vErrors.push(err11);
 }
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
 }
+else {
+vErrors.push(err12);
+}
+errors++;
 }
 validate129.errors = vErrors;
 return errors === 0;
@@ -5354,8 +5242,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -5364,8 +5250,6 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -5375,71 +5259,53 @@ props0.clientCredentials = true;
 props0.authorizationCode = true;
 }
 if(data.implicit !== undefined){
-const _errs3 = errors;
 if(!(validate123(data.implicit, {instancePath:instancePath+"/implicit",parentData:data,parentDataProperty:"implicit",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs3 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.password !== undefined){
-const _errs4 = errors;
 if(!(validate125(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs4 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.clientCredentials !== undefined){
-const _errs5 = errors;
 if(!(validate127(data.clientCredentials, {instancePath:instancePath+"/clientCredentials",parentData:data,parentDataProperty:"clientCredentials",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs5 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(data.authorizationCode !== undefined){
-const _errs6 = errors;
 if(!(validate129(data.authorizationCode, {instancePath:instancePath+"/authorizationCode",parentData:data,parentDataProperty:"authorizationCode",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs6 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate122.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err0 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err0];
 }
+else {
+vErrors.push(err0);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err1];
 }
+else {
+vErrors.push(err1);
+}
+errors++;
 }
 validate122.errors = vErrors;
 return errors === 0;
@@ -5487,17 +5353,20 @@ vErrors = null;
 if(_valid0){
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.flows === undefined) && (missing0 = "flows")){
-validate121.errors = [{instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.flows === undefined){
+const err1 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "flows"},message:"must have required property '"+"flows"+"'"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
+vErrors.push(err1);
+}
+errors++;
+}
 if(data.flows !== undefined){
 if(!(validate122(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
-}
 }
 }
 }
@@ -5510,16 +5379,14 @@ props0.type = true;
 }
 }
 if(!valid0){
-const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err2 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err1];
+vErrors = [err2];
 }
 else {
-vErrors.push(err1);
+vErrors.push(err2);
 }
 errors++;
-validate121.errors = vErrors;
-return false;
 }
 validate121.errors = vErrors;
 evaluated0.props = props0;
@@ -5538,9 +5405,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -5549,10 +5413,6 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs2 === errors;
-if(valid0){
-const _errs5 = errors;
 const _errs7 = errors;
 let valid4 = true;
 const _errs8 = errors;
@@ -5583,36 +5443,49 @@ vErrors = null;
 if(_valid0){
 const _errs10 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.name === undefined) && (missing0 = "name")) || ((data.in === undefined) && (missing0 = "in"))){
-validate120.errors = [{instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-apikey/then/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-apikey/then/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.in === undefined){
+const err2 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-apikey/then/required",keyword:"required",params:{missingProperty: "in"},message:"must have required property '"+"in"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
 if(data.name !== undefined){
-const _errs11 = errors;
 if(typeof data.name !== "string"){
-validate120.errors = [{instancePath:instancePath+"/name",schemaPath:"#/$defs/security-scheme/$defs/type-apikey/then/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid6 = _errs11 === errors;
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/security-scheme/$defs/type-apikey/then/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
 }
 else {
-var valid6 = true;
+vErrors.push(err3);
 }
-if(valid6){
+errors++;
+}
+}
 if(data.in !== undefined){
 let data2 = data.in;
-const _errs13 = errors;
 if(!(((data2 === "query") || (data2 === "header")) || (data2 === "cookie"))){
-validate120.errors = [{instancePath:instancePath+"/in",schemaPath:"#/$defs/security-scheme/$defs/type-apikey/then/properties/in/enum",keyword:"enum",params:{allowedValues: schema97.then.properties.in.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid6 = _errs13 === errors;
+const err4 = {instancePath:instancePath+"/in",schemaPath:"#/$defs/security-scheme/$defs/type-apikey/then/properties/in/enum",keyword:"enum",params:{allowedValues: schema97.then.properties.in.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
-var valid6 = true;
+vErrors.push(err4);
 }
+errors++;
 }
 }
 }
@@ -5626,19 +5499,15 @@ props1.type = true;
 }
 }
 if(!valid4){
-const err1 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-apikey/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err5 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-apikey/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err1];
+vErrors = [err5];
 }
 else {
-vErrors.push(err1);
+vErrors.push(err5);
 }
 errors++;
-validate120.errors = vErrors;
-return false;
 }
-var valid0 = _errs5 === errors;
-if(valid0){
 if(props0 !== true && props1 !== undefined){
 if(props1 === true){
 props0 = true;
@@ -5648,19 +5517,18 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
-const _errs14 = errors;
 const _errs16 = errors;
 let valid8 = true;
 const _errs17 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type !== undefined){
 if("http" !== data.type){
-const err2 = {};
+const err6 = {};
 if(vErrors === null){
-vErrors = [err2];
+vErrors = [err6];
 }
 else {
-vErrors.push(err2);
+vErrors.push(err6);
 }
 errors++;
 }
@@ -5679,17 +5547,26 @@ vErrors = null;
 if(_valid1){
 const _errs19 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.scheme === undefined) && (missing1 = "scheme")){
-validate120.errors = [{instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-http/then/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
+if(data.scheme === undefined){
+const err7 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-http/then/required",keyword:"required",params:{missingProperty: "scheme"},message:"must have required property '"+"scheme"+"'"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
+vErrors.push(err7);
+}
+errors++;
+}
 if(data.scheme !== undefined){
 if(typeof data.scheme !== "string"){
-validate120.errors = [{instancePath:instancePath+"/scheme",schemaPath:"#/$defs/security-scheme/$defs/type-http/then/properties/scheme/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err8 = {instancePath:instancePath+"/scheme",schemaPath:"#/$defs/security-scheme/$defs/type-http/then/properties/scheme/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
 }
+else {
+vErrors.push(err8);
+}
+errors++;
 }
 }
 }
@@ -5702,19 +5579,15 @@ props2.type = true;
 }
 }
 if(!valid8){
-const err3 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-http/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err9 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-http/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err3];
+vErrors = [err9];
 }
 else {
-vErrors.push(err3);
+vErrors.push(err9);
 }
 errors++;
-validate120.errors = vErrors;
-return false;
 }
-var valid0 = _errs14 === errors;
-if(valid0){
 if(props0 !== true && props2 !== undefined){
 if(props2 === true){
 props0 = true;
@@ -5724,19 +5597,18 @@ props0 = props0 || {};
 Object.assign(props0, props2);
 }
 }
-const _errs22 = errors;
 const _errs24 = errors;
 let valid12 = true;
 const _errs25 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if(((data.type === undefined) && (missing2 = "type")) || ((data.scheme === undefined) && (missing2 = "scheme"))){
-const err4 = {};
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.scheme === undefined) && (missing0 = "scheme"))){
+const err10 = {};
 if(vErrors === null){
-vErrors = [err4];
+vErrors = [err10];
 }
 else {
-vErrors.push(err4);
+vErrors.push(err10);
 }
 errors++;
 }
@@ -5744,12 +5616,12 @@ else {
 if(data.type !== undefined){
 const _errs26 = errors;
 if("http" !== data.type){
-const err5 = {};
+const err11 = {};
 if(vErrors === null){
-vErrors = [err5];
+vErrors = [err11];
 }
 else {
-vErrors.push(err5);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -5765,23 +5637,23 @@ const _errs27 = errors;
 if(errors === _errs27){
 if(typeof data6 === "string"){
 if(!pattern31.test(data6)){
-const err6 = {};
+const err12 = {};
 if(vErrors === null){
-vErrors = [err6];
+vErrors = [err12];
 }
 else {
-vErrors.push(err6);
+vErrors.push(err12);
 }
 errors++;
 }
 }
 else {
-const err7 = {};
+const err13 = {};
 if(vErrors === null){
-vErrors = [err7];
+vErrors = [err13];
 }
 else {
-vErrors.push(err7);
+vErrors.push(err13);
 }
 errors++;
 }
@@ -5809,8 +5681,14 @@ const _errs29 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.bearerFormat !== undefined){
 if(typeof data.bearerFormat !== "string"){
-validate120.errors = [{instancePath:instancePath+"/bearerFormat",schemaPath:"#/$defs/security-scheme/$defs/type-http-bearer/then/properties/bearerFormat/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err14 = {instancePath:instancePath+"/bearerFormat",schemaPath:"#/$defs/security-scheme/$defs/type-http-bearer/then/properties/bearerFormat/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
 }
 }
 }
@@ -5824,19 +5702,15 @@ props3.scheme = true;
 }
 }
 if(!valid12){
-const err8 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-http-bearer/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err15 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-http-bearer/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err8];
+vErrors = [err15];
 }
 else {
-vErrors.push(err8);
+vErrors.push(err15);
 }
 errors++;
-validate120.errors = vErrors;
-return false;
 }
-var valid0 = _errs22 === errors;
-if(valid0){
 if(props0 !== true && props3 !== undefined){
 if(props3 === true){
 props0 = true;
@@ -5846,7 +5720,6 @@ props0 = props0 || {};
 Object.assign(props0, props3);
 }
 }
-const _errs32 = errors;
 if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
@@ -5854,8 +5727,6 @@ errors = vErrors.length;
 else {
 var props4 = validate121.evaluated.props;
 }
-var valid0 = _errs32 === errors;
-if(valid0){
 if(props0 !== true && props4 !== undefined){
 if(props4 === true){
 props0 = true;
@@ -5865,19 +5736,18 @@ props0 = props0 || {};
 Object.assign(props0, props4);
 }
 }
-const _errs33 = errors;
 const _errs35 = errors;
 let valid16 = true;
 const _errs36 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type !== undefined){
 if("openIdConnect" !== data.type){
-const err9 = {};
+const err16 = {};
 if(vErrors === null){
-vErrors = [err9];
+vErrors = [err16];
 }
 else {
-vErrors.push(err9);
+vErrors.push(err16);
 }
 errors++;
 }
@@ -5896,29 +5766,39 @@ vErrors = null;
 if(_valid3){
 const _errs38 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if((data.openIdConnectUrl === undefined) && (missing3 = "openIdConnectUrl")){
-validate120.errors = [{instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-oidc/then/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
-return false;
+if(data.openIdConnectUrl === undefined){
+const err17 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-oidc/then/required",keyword:"required",params:{missingProperty: "openIdConnectUrl"},message:"must have required property '"+"openIdConnectUrl"+"'"};
+if(vErrors === null){
+vErrors = [err17];
 }
 else {
+vErrors.push(err17);
+}
+errors++;
+}
 if(data.openIdConnectUrl !== undefined){
 let data9 = data.openIdConnectUrl;
-const _errs39 = errors;
-if(errors === _errs39){
-if(errors === _errs39){
 if(typeof data9 === "string"){
 if(!(formats0.test(data9))){
-validate120.errors = [{instancePath:instancePath+"/openIdConnectUrl",schemaPath:"#/$defs/security-scheme/$defs/type-oidc/then/properties/openIdConnectUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err18 = {instancePath:instancePath+"/openIdConnectUrl",schemaPath:"#/$defs/security-scheme/$defs/type-oidc/then/properties/openIdConnectUrl/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/openIdConnectUrl",schemaPath:"#/$defs/security-scheme/$defs/type-oidc/then/properties/openIdConnectUrl/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err19 = {instancePath:instancePath+"/openIdConnectUrl",schemaPath:"#/$defs/security-scheme/$defs/type-oidc/then/properties/openIdConnectUrl/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
 }
+else {
+vErrors.push(err19);
 }
-}
+errors++;
 }
 }
 }
@@ -5931,19 +5811,15 @@ props5.type = true;
 }
 }
 if(!valid16){
-const err10 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-oidc/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err20 = {instancePath,schemaPath:"#/$defs/security-scheme/$defs/type-oidc/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err20];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err20);
 }
 errors++;
-validate120.errors = vErrors;
-return false;
 }
-var valid0 = _errs33 === errors;
-if(valid0){
 if(props0 !== true && props5 !== undefined){
 if(props5 === true){
 props0 = true;
@@ -5953,20 +5829,17 @@ props0 = props0 || {};
 Object.assign(props0, props5);
 }
 }
-}
-}
-}
-}
-}
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing4;
-if((data.type === undefined) && (missing4 = "type")){
-validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
-return false;
+if(data.type === undefined){
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err21];
 }
 else {
+vErrors.push(err21);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.type = true;
@@ -5974,46 +5847,53 @@ props0.description = true;
 }
 if(data.type !== undefined){
 let data10 = data.type;
-const _errs41 = errors;
 if(!(((((data10 === "apiKey") || (data10 === "http")) || (data10 === "mutualTLS")) || (data10 === "oauth2")) || (data10 === "openIdConnect"))){
-validate120.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema95.properties.type.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid19 = _errs41 === errors;
+const err22 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema95.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err22];
 }
 else {
-var valid19 = true;
+vErrors.push(err22);
 }
-if(valid19){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs42 = errors;
 if(typeof data.description !== "string"){
-validate120.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid19 = _errs42 === errors;
+const err23 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
 }
 else {
-var valid19 = true;
+vErrors.push(err23);
 }
-if(valid19){
+errors++;
+}
+}
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate120.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err24 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err24];
 }
+else {
+vErrors.push(err24);
 }
-}
+errors++;
 }
 }
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
 }
+else {
+vErrors.push(err25);
+}
+errors++;
 }
 validate120.errors = vErrors;
 return errors === 0;
@@ -6110,8 +5990,6 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate118.errors = vErrors;
-return false;
 }
 validate118.errors = vErrors;
 evaluated0.props = props0;
@@ -6130,8 +6008,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -6140,8 +6016,6 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(props0 !== true){
 props0 = props0 || {};
@@ -6158,296 +6032,16 @@ props0.pathItems = true;
 }
 if(data.schemas !== undefined){
 let data0 = data.schemas;
-const _errs4 = errors;
-if(errors === _errs4){
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 for(const key1 in data0){
-const _errs7 = errors;
 if(!(validate38(data0[key1], {instancePath:instancePath+"/schemas/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data0,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs7 === errors;
-if(!valid3){
-break;
-}
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/schemas",schemaPath:"#/properties/schemas/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs4 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.responses !== undefined){
-let data2 = data.responses;
-const _errs8 = errors;
-if(errors === _errs8){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-for(const key2 in data2){
-const _errs11 = errors;
-if(!(validate79(data2[key2], {instancePath:instancePath+"/responses/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data2,parentDataProperty:key2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-errors = vErrors.length;
-}
-var valid4 = _errs11 === errors;
-if(!valid4){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/responses",schemaPath:"#/properties/responses/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs8 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.parameters !== undefined){
-let data4 = data.parameters;
-const _errs12 = errors;
-if(errors === _errs12){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-for(const key3 in data4){
-const _errs15 = errors;
-if(!(validate34(data4[key3], {instancePath:instancePath+"/parameters/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data4,parentDataProperty:key3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-var valid5 = _errs15 === errors;
-if(!valid5){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs12 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.examples !== undefined){
-let data6 = data.examples;
-const _errs16 = errors;
-if(errors === _errs16){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key4 in data6){
-const _errs19 = errors;
-if(!(validate43(data6[key4], {instancePath:instancePath+"/examples/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data6,parentDataProperty:key4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-var valid6 = _errs19 === errors;
-if(!valid6){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs16 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.requestBodies !== undefined){
-let data8 = data.requestBodies;
-const _errs20 = errors;
-if(errors === _errs20){
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-for(const key5 in data8){
-const _errs23 = errors;
-if(!(validate72(data8[key5], {instancePath:instancePath+"/requestBodies/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data8,parentDataProperty:key5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
-errors = vErrors.length;
-}
-var valid7 = _errs23 === errors;
-if(!valid7){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/requestBodies",schemaPath:"#/properties/requestBodies/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs20 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.headers !== undefined){
-let data10 = data.headers;
-const _errs24 = errors;
-if(errors === _errs24){
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-for(const key6 in data10){
-const _errs27 = errors;
-if(!(validate51(data10[key6], {instancePath:instancePath+"/headers/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data10,parentDataProperty:key6,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
-errors = vErrors.length;
-}
-var valid8 = _errs27 === errors;
-if(!valid8){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs24 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.securitySchemes !== undefined){
-let data12 = data.securitySchemes;
-const _errs28 = errors;
-if(errors === _errs28){
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key7 in data12){
-const _errs31 = errors;
-if(!(validate118(data12[key7], {instancePath:instancePath+"/securitySchemes/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data12,parentDataProperty:key7,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
-errors = vErrors.length;
-}
-var valid9 = _errs31 === errors;
-if(!valid9){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/securitySchemes",schemaPath:"#/properties/securitySchemes/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs28 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.links !== undefined){
-let data14 = data.links;
-const _errs32 = errors;
-if(errors === _errs32){
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-for(const key8 in data14){
-const _errs35 = errors;
-if(!(validate84(data14[key8], {instancePath:instancePath+"/links/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key8,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
-errors = vErrors.length;
-}
-var valid10 = _errs35 === errors;
-if(!valid10){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs32 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.callbacks !== undefined){
-let data16 = data.callbacks;
-const _errs36 = errors;
-if(errors === _errs36){
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-for(const key9 in data16){
-const _errs39 = errors;
-if(!(validate94(data16[key9], {instancePath:instancePath+"/callbacks/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data16,parentDataProperty:key9,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
-errors = vErrors.length;
-}
-var valid11 = _errs39 === errors;
-if(!valid11){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/callbacks",schemaPath:"#/properties/callbacks/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs36 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-if(data.pathItems !== undefined){
-let data18 = data.pathItems;
-const _errs40 = errors;
-if(errors === _errs40){
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-for(const key10 in data18){
-const _errs43 = errors;
-if(!(validate32(data18[key10], {instancePath:instancePath+"/pathItems/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data18,parentDataProperty:key10,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-errors = vErrors.length;
-}
-var valid12 = _errs43 === errors;
-if(!valid12){
-break;
-}
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/pathItems",schemaPath:"#/properties/pathItems/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid2 = _errs40 === errors;
-}
-else {
-var valid2 = true;
-}
-if(valid2){
-var valid13 = true;
-for(const key11 in data){
-if(pattern37.test(key11)){
-let data20 = data[key11];
-const _errs44 = errors;
-if(errors === _errs44){
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-for(const key12 in data20){
-const _errs46 = errors;
-if(typeof key12 === "string"){
-if(!pattern38.test(key12)){
-const err0 = {instancePath:instancePath+"/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/%5E(%3F%3Aschemas%7Cresponses%7Cparameters%7Cexamples%7CrequestBodies%7Cheaders%7CsecuritySchemes%7Clinks%7Ccallbacks%7CpathItems)%24/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9._-]+$"},message:"must match pattern \""+"^[a-zA-Z0-9._-]+$"+"\"",propertyName:key12};
+const err0 = {instancePath:instancePath+"/schemas",schemaPath:"#/properties/schemas/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6457,9 +6051,18 @@ vErrors.push(err0);
 errors++;
 }
 }
-var valid14 = _errs46 === errors;
-if(!valid14){
-const err1 = {instancePath:instancePath+"/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/%5E(%3F%3Aschemas%7Cresponses%7Cparameters%7Cexamples%7CrequestBodies%7Cheaders%7CsecuritySchemes%7Clinks%7Ccallbacks%7CpathItems)%24/propertyNames",keyword:"propertyNames",params:{propertyName: key12},message:"property name must be valid"};
+if(data.responses !== undefined){
+let data2 = data.responses;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+for(const key2 in data2){
+if(!(validate79(data2[key2], {instancePath:instancePath+"/responses/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data2,parentDataProperty:key2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err1 = {instancePath:instancePath+"/responses",schemaPath:"#/properties/responses/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6467,43 +6070,234 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate111.errors = vErrors;
-return false;
-break;
+}
+}
+if(data.parameters !== undefined){
+let data4 = data.parameters;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key3 in data4){
+if(!(validate34(data4[key3], {instancePath:instancePath+"/parameters/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data4,parentDataProperty:key3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
 }
 }
 }
+else {
+const err2 = {instancePath:instancePath+"/parameters",schemaPath:"#/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
 }
-var valid13 = _errs44 === errors;
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.examples !== undefined){
+let data6 = data.examples;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key4 in data6){
+if(!(validate43(data6[key4], {instancePath:instancePath+"/examples/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data6,parentDataProperty:key4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/examples",schemaPath:"#/properties/examples/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.requestBodies !== undefined){
+let data8 = data.requestBodies;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key5 in data8){
+if(!(validate72(data8[key5], {instancePath:instancePath+"/requestBodies/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data8,parentDataProperty:key5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/requestBodies",schemaPath:"#/properties/requestBodies/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.headers !== undefined){
+let data10 = data.headers;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key6 in data10){
+if(!(validate51(data10[key6], {instancePath:instancePath+"/headers/" + key6.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data10,parentDataProperty:key6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.securitySchemes !== undefined){
+let data12 = data.securitySchemes;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key7 in data12){
+if(!(validate118(data12[key7], {instancePath:instancePath+"/securitySchemes/" + key7.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data12,parentDataProperty:key7,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/securitySchemes",schemaPath:"#/properties/securitySchemes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.links !== undefined){
+let data14 = data.links;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key8 in data14){
+if(!(validate84(data14[key8], {instancePath:instancePath+"/links/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key8,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/links",schemaPath:"#/properties/links/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.callbacks !== undefined){
+let data16 = data.callbacks;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+for(const key9 in data16){
+if(!(validate94(data16[key9], {instancePath:instancePath+"/callbacks/" + key9.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data16,parentDataProperty:key9,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/callbacks",schemaPath:"#/properties/callbacks/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.pathItems !== undefined){
+let data18 = data.pathItems;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key10 in data18){
+if(!(validate32(data18[key10], {instancePath:instancePath+"/pathItems/" + key10.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data18,parentDataProperty:key10,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/pathItems",schemaPath:"#/properties/pathItems/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+for(const key11 in data){
+if(pattern37.test(key11)){
+let data20 = data[key11];
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+for(const key12 in data20){
+const _errs46 = errors;
+if(typeof key12 === "string"){
+if(!pattern38.test(key12)){
+const err10 = {instancePath:instancePath+"/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/%5E(%3F%3Aschemas%7Cresponses%7Cparameters%7Cexamples%7CrequestBodies%7Cheaders%7CsecuritySchemes%7Clinks%7Ccallbacks%7CpathItems)%24/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9._-]+$"},message:"must match pattern \""+"^[a-zA-Z0-9._-]+$"+"\"",propertyName:key12};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+var valid14 = _errs46 === errors;
+if(!valid14){
+const err11 = {instancePath:instancePath+"/" + key11.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/patternProperties/%5E(%3F%3Aschemas%7Cresponses%7Cparameters%7Cexamples%7CrequestBodies%7Cheaders%7CsecuritySchemes%7Clinks%7Ccallbacks%7CpathItems)%24/propertyNames",keyword:"propertyNames",params:{propertyName: key12},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
 props0[key11] = true;
 }
 }
-if(valid13){
 if(props0 !== true){
 for(const key13 in data){
 if(!props0 || !props0[key13]){
-validate111.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key13},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err12 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key13},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err12];
 }
+else {
+vErrors.push(err12);
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
 }
+else {
+vErrors.push(err13);
+}
+errors++;
 }
 validate111.errors = vErrors;
 return errors === 0;
@@ -6522,8 +6316,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-if(errors === _errs1){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -6532,15 +6324,17 @@ props0[key0] = true;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.name === undefined) && (missing0 = "name")){
-validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
 }
 else {
+vErrors.push(err0);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.name = true;
@@ -6548,59 +6342,59 @@ props0.description = true;
 props0.externalDocs = true;
 }
 if(data.name !== undefined){
-const _errs4 = errors;
 if(typeof data.name !== "string"){
-validate139.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs4 === errors;
+const err1 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
 }
 else {
-var valid2 = true;
+vErrors.push(err1);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.description !== undefined){
-const _errs6 = errors;
 if(typeof data.description !== "string"){
-validate139.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-var valid2 = _errs6 === errors;
+const err2 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
 }
 else {
-var valid2 = true;
+vErrors.push(err2);
 }
-if(valid2){
+errors++;
+}
+}
 if(data.externalDocs !== undefined){
-const _errs8 = errors;
 if(!(validate69(data.externalDocs, {instancePath:instancePath+"/externalDocs",parentData:data,parentDataProperty:"externalDocs",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
-var valid2 = _errs8 === errors;
 }
-else {
-var valid2 = true;
-}
-if(valid2){
 if(props0 !== true){
 for(const key1 in data){
 if(!props0 || !props0[key1]){
-validate139.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err3 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key1},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err3];
 }
+else {
+vErrors.push(err3);
 }
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
 }
+else {
+vErrors.push(err4);
+}
+errors++;
 }
 validate139.errors = vErrors;
 return errors === 0;
@@ -6619,8 +6413,6 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs0 = errors;
-if(errors === _errs0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 var props0 = {};
 for(const key0 in data){
@@ -6629,16 +6421,12 @@ props0[key0] = true;
 }
 }
 }
-}
-var valid0 = _errs0 === errors;
-if(valid0){
 const _errs3 = errors;
 let valid2 = false;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.paths === undefined) && (missing0 = "paths")){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"};
+if(data.paths === undefined){
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "paths"},message:"must have required property '"+"paths"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6652,9 +6440,8 @@ var _valid0 = _errs4 === errors;
 valid2 = valid2 || _valid0;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing1;
-if((data.components === undefined) && (missing1 = "components")){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"};
+if(data.components === undefined){
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "components"},message:"must have required property '"+"components"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6668,9 +6455,8 @@ var _valid0 = _errs5 === errors;
 valid2 = valid2 || _valid0;
 const _errs6 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing2;
-if((data.webhooks === undefined) && (missing2 = "webhooks")){
-const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"};
+if(data.webhooks === undefined){
+const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "webhooks"},message:"must have required property '"+"webhooks"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6691,8 +6477,6 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate20.errors = vErrors;
-return false;
 }
 else {
 errors = _errs3;
@@ -6705,15 +6489,27 @@ vErrors = null;
 }
 }
 }
-}
-if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing3;
-if(((data.openapi === undefined) && (missing3 = "openapi")) || ((data.info === undefined) && (missing3 = "info"))){
-validate20.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
-return false;
+if(data.openapi === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "openapi"},message:"must have required property '"+"openapi"+"'"};
+if(vErrors === null){
+vErrors = [err4];
 }
 else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.info === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "info"},message:"must have required property '"+"info"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
 if(props0 !== true){
 props0 = props0 || {};
 props0.openapi = true;
@@ -6729,274 +6525,226 @@ props0.externalDocs = true;
 }
 if(data.openapi !== undefined){
 let data0 = data.openapi;
-const _errs7 = errors;
-if(errors === _errs7){
 if(typeof data0 === "string"){
 if(!pattern5.test(data0)){
-validate20.errors = [{instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/pattern",keyword:"pattern",params:{pattern: "^3\\.1\\.\\d+(-.+)?$"},message:"must match pattern \""+"^3\\.1\\.\\d+(-.+)?$"+"\""}];
-return false;
+const err6 = {instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/pattern",keyword:"pattern",params:{pattern: "^3\\.1\\.\\d+(-.+)?$"},message:"must match pattern \""+"^3\\.1\\.\\d+(-.+)?$"+"\""};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs7 === errors;
+const err7 = {instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
 }
 else {
-var valid3 = true;
+vErrors.push(err7);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.info !== undefined){
-const _errs9 = errors;
 if(!(validate21(data.info, {instancePath:instancePath+"/info",parentData:data,parentDataProperty:"info",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs9 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(data.jsonSchemaDialect !== undefined){
 let data2 = data.jsonSchemaDialect;
-const _errs10 = errors;
-if(errors === _errs10){
-if(errors === _errs10){
 if(typeof data2 === "string"){
 if(!(formats0.test(data2))){
-validate20.errors = [{instancePath:instancePath+"/jsonSchemaDialect",schemaPath:"#/properties/jsonSchemaDialect/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""}];
-return false;
+const err8 = {instancePath:instancePath+"/jsonSchemaDialect",schemaPath:"#/properties/jsonSchemaDialect/format",keyword:"format",params:{format: "uri-reference"},message:"must match format \""+"uri-reference"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/jsonSchemaDialect",schemaPath:"#/properties/jsonSchemaDialect/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-var valid3 = _errs10 === errors;
+const err9 = {instancePath:instancePath+"/jsonSchemaDialect",schemaPath:"#/properties/jsonSchemaDialect/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
 }
 else {
-var valid3 = true;
+vErrors.push(err9);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.servers !== undefined){
 let data3 = data.servers;
-const _errs12 = errors;
-if(errors === _errs12){
 if(Array.isArray(data3)){
-var valid4 = true;
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-const _errs14 = errors;
 if(!(validate27(data3[i0], {instancePath:instancePath+"/servers/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
-var valid4 = _errs14 === errors;
-if(!valid4){
-break;
-}
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid3 = _errs12 === errors;
+const err10 = {instancePath:instancePath+"/servers",schemaPath:"#/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err10];
 }
 else {
-var valid3 = true;
+vErrors.push(err10);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.paths !== undefined){
-const _errs15 = errors;
 if(!(validate31(data.paths, {instancePath:instancePath+"/paths",parentData:data,parentDataProperty:"paths",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs15 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(data.webhooks !== undefined){
 let data6 = data.webhooks;
-const _errs16 = errors;
-if(errors === _errs16){
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 for(const key1 in data6){
-const _errs19 = errors;
 if(!(validate32(data6[key1], {instancePath:instancePath+"/webhooks/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data6,parentDataProperty:key1,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
-var valid5 = _errs19 === errors;
-if(!valid5){
-break;
-}
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid3 = _errs16 === errors;
+const err11 = {instancePath:instancePath+"/webhooks",schemaPath:"#/properties/webhooks/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
 }
 else {
-var valid3 = true;
+vErrors.push(err11);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.components !== undefined){
-const _errs20 = errors;
 if(!(validate111(data.components, {instancePath:instancePath+"/components",parentData:data,parentDataProperty:"components",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs20 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(data.security !== undefined){
 let data9 = data.security;
-const _errs21 = errors;
-if(errors === _errs21){
 if(Array.isArray(data9)){
-var valid6 = true;
 const len1 = data9.length;
 for(let i1=0; i1<len1; i1++){
 let data10 = data9[i1];
-const _errs23 = errors;
-const _errs24 = errors;
-if(errors === _errs24){
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 for(const key2 in data10){
 let data11 = data10[key2];
-const _errs28 = errors;
-if(errors === _errs28){
 if(Array.isArray(data11)){
-var valid9 = true;
 const len2 = data11.length;
 for(let i2=0; i2<len2; i2++){
-const _errs30 = errors;
 if(typeof data11[i2] !== "string"){
-validate20.errors = [{instancePath:instancePath+"/security/" + i1+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i2,schemaPath:"#/$defs/security-requirement/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+const err12 = {instancePath:instancePath+"/security/" + i1+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i2,schemaPath:"#/$defs/security-requirement/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
 }
-var valid9 = _errs30 === errors;
-if(!valid9){
-break;
+else {
+vErrors.push(err12);
+}
+errors++;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/security/" + i1+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/security-requirement/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
+const err13 = {instancePath:instancePath+"/security/" + i1+"/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/security-requirement/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
 }
+else {
+vErrors.push(err13);
 }
-var valid8 = _errs28 === errors;
-if(!valid8){
-break;
+errors++;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/security/" + i1,schemaPath:"#/$defs/security-requirement/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err14 = {instancePath:instancePath+"/security/" + i1,schemaPath:"#/$defs/security-requirement/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
 }
+else {
+vErrors.push(err14);
 }
-var valid6 = _errs23 === errors;
-if(!valid6){
-break;
+errors++;
 }
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/security",schemaPath:"#/properties/security/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid3 = _errs21 === errors;
+const err15 = {instancePath:instancePath+"/security",schemaPath:"#/properties/security/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
 }
 else {
-var valid3 = true;
+vErrors.push(err15);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.tags !== undefined){
 let data13 = data.tags;
-const _errs32 = errors;
-if(errors === _errs32){
 if(Array.isArray(data13)){
-var valid10 = true;
 const len3 = data13.length;
 for(let i3=0; i3<len3; i3++){
-const _errs34 = errors;
 if(!(validate139(data13[i3], {instancePath:instancePath+"/tags/" + i3,parentData:data13,parentDataProperty:i3,rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
 errors = vErrors.length;
 }
-var valid10 = _errs34 === errors;
-if(!valid10){
-break;
-}
 }
 }
 else {
-validate20.errors = [{instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid3 = _errs32 === errors;
+const err16 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
 }
 else {
-var valid3 = true;
+vErrors.push(err16);
 }
-if(valid3){
+errors++;
+}
+}
 if(data.externalDocs !== undefined){
-const _errs35 = errors;
 if(!(validate69(data.externalDocs, {instancePath:instancePath+"/externalDocs",parentData:data,parentDataProperty:"externalDocs",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
-var valid3 = _errs35 === errors;
 }
-else {
-var valid3 = true;
-}
-if(valid3){
 if(props0 !== true){
 for(const key3 in data){
 if(!props0 || !props0[key3]){
-validate20.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"}];
-return false;
-break;
+const err17 = {instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key3},message:"must NOT have unevaluated properties"};
+if(vErrors === null){
+vErrors = [err17];
 }
+else {
+vErrors.push(err17);
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
+errors++;
 }
 }
 }
 }
 else {
-validate20.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
+const err18 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
 }
+else {
+vErrors.push(err18);
+}
+errors++;
 }
 validate20.errors = vErrors;
 return errors === 0;

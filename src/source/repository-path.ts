@@ -1,0 +1,46 @@
+/**
+ * Files as the repository names them. Validation names a file relative to the resource
+ * directory (`apis/orders.yaml`); what gatesync prints — text, JSON, CI annotations, the
+ * daemon's log and /status — names it from the repository's root (`config/apis/orders.yaml`),
+ * the path a user opens, `git log` takes and a CI annotation needs.
+ */
+import { realpathSync } from "node:fs";
+import path from "node:path";
+import { simpleGit } from "simple-git";
+import type { Diagnostic } from "../errors.js";
+import { isInside, toPosix } from "../file-paths.js";
+
+/** `file` (relative to the resource directory) below `prefix` (the resource directory in the repository), with `/` separators. */
+export function repositoryPath(prefix: string, file: string): string {
+  return path.posix.normalize([prefix, file].filter((x) => x !== "" && x !== ".").join("/").split(path.sep).join("/"));
+}
+
+/** Diagnostics whose files are named from the repository's root. */
+export function inRepository(diagnostics: readonly Diagnostic[], prefix: string): Diagnostic[] {
+  return diagnostics.map((d) => (d.file === undefined || prefix === "" ? d : { ...d, file: repositoryPath(prefix, d.file) }));
+}
+
+const real = (p: string): string => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+};
+
+/**
+ * Where the resource directory `root` lies in its repository: below `boundary` (a git source's
+ * clone), else in the git work tree holding it (a checkout), else in the working directory;
+ * "" when it is none of these (its files are then named as they are).
+ */
+export async function repositoryPrefix(root: string, boundary?: string): Promise<string> {
+  if (boundary !== undefined && real(boundary) !== real(root)) return toPosix(path.relative(real(boundary), real(root)));
+  try {
+    const top = (await simpleGit({ baseDir: root }).revparse(["--show-toplevel"])).trim();
+    if (top !== "" && isInside(real(root), real(top))) return toPosix(path.relative(real(top), real(root)));
+  } catch {
+    // not in a git work tree, or no git
+  }
+  const cwd = real(process.cwd());
+  return isInside(real(root), cwd) ? toPosix(path.relative(cwd, real(root))) : "";
+}
