@@ -21,6 +21,7 @@ import { noSecrets } from "./outgoing.js";
 import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
+import { rulesetsOf } from "../rules/prepare-rules.js";
 
 export interface PlanRun {
   readonly plan: Plan;
@@ -70,8 +71,11 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work
   const scope = isSelective(request, config.selector) ? scopeOf(request, config.selector) : undefined;
+  // a ruleset that cannot be used stops the run before any file is read (CONFIG_INVALID)
+  const rules = await rulesetsOf(config);
   // let go of (undefined) once the desired set is prepared, when only the plan is kept
   let validated: RepositoryResult | undefined = await input.validator.validate({
+    ...(rules === undefined ? {} : { rules }),
     root: input.root,
     ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
     limits: config.limits,

@@ -1,0 +1,56 @@
+/**
+ * The config's rulesets made ready for a run: bundled once (ruleset-bundle.ts), or refused with
+ * located CONFIG_INVALID findings. Nothing of Spectral is loaded for a config without `rules`.
+ */
+import { createHash } from "node:crypto";
+import path from "node:path";
+import type { GatesyncConfig } from "../config/config.js";
+import { ValidationFailed } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { toPosix } from "../file-paths.js";
+import { RulesetRefused, bundleRulesetFile } from "./ruleset-bundle.js";
+import type { PreparedRuleset } from "./ruleset-bundle.js";
+import { rulesetTargets } from "./rules-config.js";
+
+export interface PreparedRules {
+  readonly openapi?: PreparedRuleset;
+  readonly resources?: PreparedRuleset;
+  /** Of both rulesets: part of the config's identity (a daemon reloads when it changes). */
+  readonly hash: string;
+}
+
+/** The config's rulesets bundled; undefined without `rules`. Throws ValidationFailed (CONFIG_INVALID) for one that cannot be used. */
+export async function prepareRules(config: GatesyncConfig): Promise<PreparedRules | undefined> {
+  const rules = config.rules;
+  if (rules === undefined || (rules.openapi === undefined && rules.resources === undefined)) return undefined;
+  const configFile = config.file === undefined ? "gatesync.yaml" : toPosix(path.relative(process.cwd(), config.file));
+  const prepared: { -readonly [K in keyof PreparedRules]?: PreparedRules[K] } = {};
+  const problems: Diagnostic[] = [];
+  const hash = createHash("sha256");
+  for (const target of rulesetTargets) {
+    const file = rules[target];
+    if (file === undefined) continue;
+    try {
+      const { files: _read, ...ruleset } = await bundleRulesetFile(file, { boundary: config.baseDir, allowCustomFunctions: rules.allowCustomFunctions, configPath: `rules.${target}`, configFile });
+      prepared[target] = ruleset;
+      hash.update(`${target}\0${ruleset.hash}\0`);
+    } catch (err) {
+      if (!(err instanceof RulesetRefused)) throw err;
+      problems.push(...err.diagnostics);
+    }
+  }
+  if (problems.length > 0) throw new ValidationFailed(problems);
+  return { ...prepared, hash: hash.digest("hex") };
+}
+
+/** The config with its rulesets bundled (the daemon keeps them with the config in force). */
+export async function withRulesets(config: GatesyncConfig): Promise<GatesyncConfig> {
+  const rulesets = await prepareRules(config);
+  return rulesets === undefined ? config : { ...config, rulesets };
+}
+
+/** The rulesets a run applies: the ones kept with the config, else the files bundled now. */
+export async function rulesetsOf(config: GatesyncConfig | undefined): Promise<PreparedRules | undefined> {
+  if (config === undefined) return undefined;
+  return config.rulesets ?? prepareRules(config);
+}
