@@ -248,7 +248,8 @@ export class Reconciler {
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
     log.info({ applied: summary.applied.length, failed: summary.failed.length, inDoubt: summary.inDoubt.length, unchanged: summary.unchanged, calls: summary.calls }, "run finished");
-    return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary });
+    const rules = result.run.ruleFindings;
+    return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary, ...(rules.length === 0 ? {} : { ruleFindings: rules }) });
   }
 
   /** Ends a run: its report, metrics, the failure count that paces retries, and whether all is synced. */

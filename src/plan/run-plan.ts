@@ -4,6 +4,7 @@
  * itself is `computePlan`.
  */
 import { ValidationFailed, hasErrors } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
@@ -31,6 +32,8 @@ export interface PlanRun {
   /** The hash key, and whether the state must store it on first write. */
   readonly hashKey: { readonly key: string; readonly store: string | undefined };
   readonly warnings: number;
+  /** The governance rules' findings (none of them errors: an error stops the plan). */
+  readonly ruleFindings: readonly Diagnostic[];
 }
 
 export interface PlanRunInput {
@@ -85,6 +88,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   });
   if (hasErrors(validated.diagnostics)) throw new ValidationFailed(validated.diagnostics);
   const warnings = validated.diagnostics.length;
+  const ruleFindings = validated.diagnostics.filter((d) => d.rule !== undefined);
   const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope });
   let prepared: Prepared | undefined;
   let failure: { readonly error: unknown } | undefined;
@@ -125,7 +129,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
-  return { plan, state, resources, desired, hashKey, warnings };
+  return { plan, state, resources, desired, hashKey, warnings, ruleFindings };
 }
 
 /** A plan-only run sends nothing. */

@@ -3,6 +3,8 @@
  * located CONFIG_INVALID findings. Nothing of Spectral is loaded for a config without `rules`.
  */
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { Locator } from "../load/yaml-reader.js";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
 import { ValidationFailed } from "../errors.js";
@@ -39,8 +41,18 @@ export async function prepareRules(config: GatesyncConfig): Promise<PreparedRule
       problems.push(...err.diagnostics);
     }
   }
-  if (problems.length > 0) throw new ValidationFailed(problems);
+  if (problems.length > 0) throw new ValidationFailed(problems.map((d) => (d.file === configFile ? { ...d, ...configPosition(config.file, d.path) } : d)));
   return { ...prepared, hash: hash.digest("hex") };
+}
+
+/** Where gatesync.yaml names a ruleset (`rules.openapi`), for the findings about it. */
+function configPosition(file: string | undefined, at: string | undefined): { line?: number; column?: number } {
+  if (file === undefined || at === undefined) return {};
+  try {
+    return new Locator(new Map([[file, readFileSync(file, "utf8")]])).locate(file, 0, at.split(".")) ?? {};
+  } catch {
+    return {};
+  }
 }
 
 /** The config with its rulesets bundled (the daemon keeps them with the config in force). */

@@ -11,13 +11,15 @@
  * function is code from the repository.
  */
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { readFile, realpath } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
-import { decodeText, parseYaml } from "../load/yaml-reader.js";
+import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
+import { formatPath } from "../field-path.js";
 import { evaluateRuleset } from "./rule-runner.js";
 
 /** A ruleset ready for the checking threads: plain strings (structured-cloneable). */
@@ -131,6 +133,46 @@ function guardedFs(opts: BundleOptions, read: Set<string>): { promises: { readFi
 
 const refuseFetch = (url: string): Promise<never> => Promise.reject(new Refused(`\`${url}\` is remote: rulesets are read from the repository only, nothing is fetched`));
 
+interface PathedError {
+  readonly message: string;
+  readonly path: ReadonlyArray<string | number>;
+}
+
+const hasPath = (e: unknown): e is PathedError => e instanceof Error && Array.isArray((e as { path?: unknown }).path);
+
+/**
+ * Spectral's findings about a ruleset's definition (an unknown function, a bad `given`), each
+ * at its place in the ruleset file; undefined when the error is not of that kind.
+ */
+function definitionFindings(err: unknown, file: string): Diagnostic[] | undefined {
+  const inner = err instanceof Error ? (err as { errors?: unknown[] }).errors : undefined;
+  const errors = Array.isArray(inner) ? inner : [err];
+  if (errors.length === 0 || !errors.every(hasPath)) return undefined;
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    // located at the file only
+  }
+  const shown = toPosix(path.relative(process.cwd(), file));
+  const parsed = parseYaml(text, shown).documents[0]?.value;
+  const locator = new Locator(new Map([[shown, text]]));
+  return errors.map((e) => {
+    const at = [...e.path];
+    const value = at.reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string | number, unknown>)[k] : undefined), parsed);
+    const named = at[at.length - 1] === "function" && typeof value === "string" ? `: \`${value}\` is neither a core function (truthy, pattern, schema, …) nor one listed under \`functions\`` : "";
+    return {
+      severity: "error",
+      code: ErrorCode.CONFIG_INVALID,
+      file: shown,
+      path: formatPath(at),
+      ...(locator.locate(shown, 0, at) ?? {}),
+      message: `ruleset: ${e.message}${named}`,
+      hint: "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/rules.md)",
+    } satisfies Diagnostic;
+  });
+}
+
 /** The finding for a ruleset that cannot be used, at the config's key and the ruleset's file. */
 function configFinding(file: string, opts: BundleOptions, message: string, hint: string): Diagnostic {
   return { severity: "error", code: ErrorCode.CONFIG_INVALID, file: opts.configFile, path: opts.configPath, message: `ruleset ${toPosix(path.relative(process.cwd(), file))}: ${message}`, hint };
@@ -161,6 +203,8 @@ export async function bundleRulesetFile(file: string, opts: BundleOptions): Prom
     evaluateRuleset(code, file);
   } catch (err) {
     if (err instanceof RulesetRefused) throw err;
+    const located = definitionFindings(err, file);
+    if (located !== undefined) throw new RulesetRefused(located);
     const refused = err instanceof Refused || (err instanceof Error && err.cause instanceof Refused);
     const hint = refused
       ? "keep the ruleset and what it extends in the repository, beside gatesync.yaml (see docs/rules.md)"
