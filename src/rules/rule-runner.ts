@@ -13,6 +13,7 @@ import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
 import type { Locate, Place } from "../validate/findings.js";
+import { speedUpSpectral } from "./spectral-speed.js";
 
 const require = createRequire(import.meta.url);
 
@@ -50,6 +51,7 @@ let modules: SpectralModules | undefined;
 
 function spectral(): SpectralModules {
   if (modules === undefined) {
+    if (process.env.GATESYNC_SPECTRAL_AS_IS === undefined) speedUpSpectral();
     const { Spectral, Ruleset } = require("@stoplight/spectral-core") as Pick<SpectralModules, "Spectral" | "Ruleset">;
     const { Resolver } = require("@stoplight/spectral-ref-resolver") as Pick<SpectralModules, "Resolver">;
     modules = { Spectral, Ruleset, Resolver };

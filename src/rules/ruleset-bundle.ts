@@ -57,7 +57,6 @@ interface RollupPlugin {
 }
 
 interface BundlerModules {
-  readonly migrateRuleset: (file: string, opts: { format: "esm"; fs: unknown; fetch: unknown }) => Promise<string>;
   readonly bundleRuleset: (input: string, opts: { target: "node"; format: "commonjs"; plugins: unknown[] }) => Promise<string>;
   readonly stdin: (input: string, name: string) => unknown;
 }
@@ -66,10 +65,9 @@ interface BundlerModules {
 export const spectralPackages = ["@stoplight/spectral-core", "@stoplight/spectral-functions", "@stoplight/spectral-rulesets", "@stoplight/spectral-formats", "@stoplight/spectral-parsers"] as const;
 
 function bundlerModules(): BundlerModules {
-  const { migrateRuleset } = require("@stoplight/spectral-ruleset-migrator") as Pick<BundlerModules, "migrateRuleset">;
   const { bundleRuleset } = require("@stoplight/spectral-ruleset-bundler") as Pick<BundlerModules, "bundleRuleset">;
   const { stdin } = require("@stoplight/spectral-ruleset-bundler/plugins/stdin") as Pick<BundlerModules, "stdin">;
-  return { migrateRuleset, bundleRuleset, stdin };
+  return { bundleRuleset, stdin };
 }
 
 const isUrl = (id: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(id);
@@ -188,6 +186,24 @@ function messageOf(err: unknown): string {
   return [...new Set([...parts, cause].filter((m) => m !== ""))].join("; ");
 }
 
+/** What a module's `require` calls name (the migrator writes them as JSON strings). */
+const requiredIds = (code: string): string[] => [...code.matchAll(/require\(("(?:[^"\\]|\\.)*")\)/g)].map((m) => JSON.parse(m[1]!) as string);
+
+/**
+ * The ruleset as one CommonJS module. Without custom functions the migrator's CommonJS output is
+ * that module already: it requires Spectral's packages only, and rollup (the bundler) is not
+ * even loaded — a second off a cold start. With them, the bundler inlines their files (and the
+ * guard decides whether they may be).
+ */
+async function rulesetCode(file: string, opts: BundleOptions, read: Set<string>, entry: string): Promise<string> {
+  const { migrateRuleset } = require("@stoplight/spectral-ruleset-migrator") as { migrateRuleset: (file: string, opts: { format: "commonjs" | "esm"; fs: unknown; fetch: unknown }) => Promise<string> };
+  const commonjs = await migrateRuleset(file, { format: "commonjs", fs: guardedFs(opts, read), fetch: refuseFetch });
+  if (requiredIds(commonjs).every((id) => (spectralPackages as readonly string[]).includes(id))) return commonjs;
+  const { bundleRuleset, stdin } = bundlerModules();
+  const migrated = await migrateRuleset(file, { format: "esm", fs: guardedFs(opts, read), fetch: refuseFetch });
+  return bundleRuleset(entry, { target: "node", format: "commonjs", plugins: [stdin(migrated, entry), guard(opts, entry)] });
+}
+
 /**
  * Bundles and evaluates (once, here, so that an unknown function or a bad `given` is found now)
  * the ruleset file. Throws RulesetRefused with located findings when it cannot be used.
@@ -197,9 +213,7 @@ export async function bundleRulesetFile(file: string, opts: BundleOptions): Prom
   const entry = path.join(path.dirname(file), ".spectral.js");
   let code: string;
   try {
-    const { migrateRuleset, bundleRuleset, stdin } = bundlerModules();
-    const migrated = await migrateRuleset(file, { format: "esm", fs: guardedFs(opts, read), fetch: refuseFetch });
-    code = await bundleRuleset(entry, { target: "node", format: "commonjs", plugins: [stdin(migrated, entry), guard(opts, entry)] });
+    code = await rulesetCode(file, opts, read, entry);
     evaluateRuleset(code, file);
   } catch (err) {
     if (err instanceof RulesetRefused) throw err;
