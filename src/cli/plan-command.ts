@@ -6,7 +6,7 @@ import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
 import { painter } from "../style.js";
-import { refusedPlanMarkdown, rulesSection } from "../rules/rules-markdown.js";
+import { refusedPlanMarkdown, rulesSection } from "../plan/rules-markdown.js";
 import { hasBreaking } from "../plan/breaking/classify.js";
 import { hasBlocked, hasChanges } from "../plan/plan.js";
 import type { Plan } from "../plan/plan.js";

@@ -6,13 +6,22 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Locator } from "../load/yaml-reader.js";
 import path from "node:path";
-import type { GatesyncConfig } from "../config/config.js";
 import { ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { toPosix } from "../file-paths.js";
 import { RulesetRefused, bundleRulesetFile } from "./ruleset-bundle.js";
 import type { PreparedRuleset } from "./ruleset-bundle.js";
 import { rulesetTargets } from "./rules-config.js";
+import type { RulesConfig } from "./rules-config.js";
+
+/** What of gatesync.yaml the rulesets need (config.ts' GatesyncConfig has it). */
+export interface RulesOwner {
+  /** The file it was read from (absolute). */
+  readonly file: string | undefined;
+  readonly baseDir: string;
+  readonly rules?: RulesConfig;
+  readonly rulesets?: PreparedRules;
+}
 
 export interface PreparedRules {
   readonly openapi?: PreparedRuleset;
@@ -22,7 +31,7 @@ export interface PreparedRules {
 }
 
 /** The config's rulesets bundled; undefined without `rules`. Throws ValidationFailed (CONFIG_INVALID) for one that cannot be used. */
-export async function prepareRules(config: GatesyncConfig): Promise<PreparedRules | undefined> {
+export async function prepareRules(config: RulesOwner): Promise<PreparedRules | undefined> {
   const rules = config.rules;
   if (rules === undefined || (rules.openapi === undefined && rules.resources === undefined)) return undefined;
   const configFile = config.file === undefined ? "gatesync.yaml" : toPosix(path.relative(process.cwd(), config.file));
@@ -56,13 +65,13 @@ function configPosition(file: string | undefined, at: string | undefined): { lin
 }
 
 /** The config with its rulesets bundled (the daemon keeps them with the config in force). */
-export async function withRulesets(config: GatesyncConfig): Promise<GatesyncConfig> {
+export async function withRulesets<C extends RulesOwner>(config: C): Promise<C> {
   const rulesets = await prepareRules(config);
   return rulesets === undefined ? config : { ...config, rulesets };
 }
 
 /** The rulesets a run applies: the ones kept with the config, else the files bundled now. */
-export async function rulesetsOf(config: GatesyncConfig | undefined): Promise<PreparedRules | undefined> {
+export async function rulesetsOf(config: RulesOwner | undefined): Promise<PreparedRules | undefined> {
   if (config === undefined) return undefined;
   return config.rulesets ?? prepareRules(config);
 }

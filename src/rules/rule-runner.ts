@@ -12,10 +12,21 @@ import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
-import type { Locate, Place } from "../validate/findings.js";
 import { speedUpSpectral } from "./spectral-speed.js";
 
 const require = createRequire(import.meta.url);
+
+/** Line and column of a member of a document of a file (validate/findings.ts' Locate). */
+export type Locate = (file: string, index: number, path: readonly PathSegment[], key?: boolean) => { line?: number; column?: number };
+
+/** Where in which document the findings are reported (validate/findings.ts' Place). */
+export interface Place {
+  readonly file: string;
+  readonly index: number;
+  readonly resource?: string | undefined;
+  /** Path of the checked value from the document's root. */
+  readonly base?: readonly PathSegment[];
+}
 
 /** The prepared ruleset as a checking thread receives it (see PreparedRuleset). */
 export interface RulesetCode {

@@ -6,7 +6,7 @@
  */
 import type { Diagnostic } from "../errors.js";
 import { formatPosition } from "../errors.js";
-import { codeSpan, inlineText } from "../plan/markdown-inline.js";
+import { codeSpan, inlineText } from "./markdown-inline.js";
 
 /** Rows shown before the section says how many more there are (the comment stays under GitHub's limit). */
 const shownRows = 100;
