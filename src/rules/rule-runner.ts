@@ -128,15 +128,18 @@ export class RuleRunner {
     const results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: () => undefined });
     const found = results.map((r): Diagnostic => {
       const full = [...(place.base ?? []), ...pathIn(value, r.path)];
+      // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
+      const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
       return {
-        severity: severities[r.severity] ?? "warning",
+        severity: external ? "warning" : (severities[r.severity] ?? "warning"),
         code: ErrorCode.RULESET_VIOLATION,
         rule: String(r.code),
         file: place.file,
         ...(place.resource === undefined ? {} : { resource: place.resource }),
         ...(full.length === 0 ? {} : { path: formatPath(full) }),
         ...locate(place.file, place.index, full),
-        message: r.message,
+        message: external ? "not checked by the rules: the reference leads to another file" : r.message,
+        ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
       };
     });
     if (key !== undefined) {

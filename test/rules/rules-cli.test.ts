@@ -122,6 +122,18 @@ describe("governance rules", () => {
     expect(json.diagnostics).toContainEqual(expect.objectContaining({ rule: "api-contact", file: "apis/orders.yaml", line: info.line, resource: "ApiDefinition/orders", path: "spec.definition.info" }));
   });
 
+  it("spectral:oas on a document that refers to another file: a warning that it is not followed, not an error", async () => {
+    h = await withRules({ openapi: "extends: [[spectral:oas, recommended]]\n" });
+    const file = path.join(h.dir, "config/openapi/petstore.yaml");
+    const text = (await readFile(file, "utf8")).replace('$ref: "#/components/schemas/Error"', '$ref: "./shared.yaml#/Error"');
+    await writeFile(file, text);
+    const r = await runCli(["validate", "--config", path.join(h.dir, "gatesync.yaml")], h.env);
+    expect(r.code).toBe(0);
+    const at = positionOf(text, '"./shared.yaml#/Error"');
+    expect(r.stdout).toContain(`warning[RULESET_VIOLATION invalid-ref] openapi/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore`);
+    expect(r.stdout).toContain("not checked by the rules: the reference leads to another file");
+  }, 90_000);
+
   it("overrides by file turn a rule off for some documents", async () => {
     h = await withRules({
       resources: `${listenPrefix("error")}overrides:\n  - files: ["../config/apis/petstore.yaml"]\n    rules: { listen-path-prefix: "off" }\n`,
