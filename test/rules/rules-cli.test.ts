@@ -47,7 +47,7 @@ async function withRules(rulesets: { openapi?: string; resources?: string }, ext
 
 const silent = { GATESYNC_LOG_LEVEL: "silent" };
 
-describe("governance rules", () => {
+describe("governance rules", { timeout: 120_000 }, () => {
   it("an error rule fails validate, plan and apply at the file and line of the member, with no call sent", async () => {
     h = await withRules({ resources: listenPrefix("error"), openapi: contactRule });
     const cfg = path.join(h.dir, "gatesync.yaml");
@@ -85,6 +85,7 @@ describe("governance rules", () => {
     expect(json.diagnostics).toContainEqual(expect.objectContaining({ severity: "warning", code: "RULESET_VIOLATION", rule: "listen-path-prefix", file: "apis/petstore.yaml", ...at, resource: "ApiDefinition/petstore", path: "spec.query.listenPath" }));
     const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], { ...h.env, ...silent });
     expect(apply.code).toBe(0);
+    expect(apply.stderr).toContain(`warning[RULESET_VIOLATION listen-path-prefix] apis/petstore.yaml:${at.line}:${at.column}`);
     expect(h.sandbox.inspect.calls().log.length).toBeGreaterThan(0);
   });
 
@@ -144,7 +145,7 @@ describe("governance rules", () => {
   });
 });
 
-describe("rulesets that cannot be used", () => {
+describe("rulesets that cannot be used", { timeout: 120_000 }, () => {
   it("a ruleset with a syntax error is a CONFIG_INVALID at its line, before any call", async () => {
     const broken = "rules:\n  x:\n    given: [\n";
     h = await withRules({ resources: broken });
@@ -197,7 +198,7 @@ describe("rulesets that cannot be used", () => {
   });
 });
 
-describe("gatesync init", () => {
+describe("gatesync init", { timeout: 120_000 }, () => {
   it("scaffolds the example rulesets, off until named in gatesync.yaml, and they load when named", async () => {
     const dir = await tempRepo();
     const init = await runCli(["init", dir]);

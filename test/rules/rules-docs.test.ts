@@ -36,7 +36,7 @@ interface Finding {
   message: string;
 }
 
-describe("docs/rules.md", () => {
+describe("docs/rules.md", { timeout: 120_000 }, () => {
   it("its rulesets find what they describe in the examples", async () => {
     h = await harness({ configExtra: "rules: { openapi: rules/openapi.yaml, resources: rules/resources.yaml }\n" });
     await mkdir(path.join(h.dir, "rules"));
