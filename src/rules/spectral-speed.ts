@@ -9,8 +9,10 @@
  * - its `schema` function makes new ajv instances for each document — compiling JSON Schema's
  *   meta-schemas and then, for `oas3-schema`, the whole OpenAPI schema again. One set of
  *   instances serves the thread; a schema whose `$id` was seen with other content gets fresh
- *   instances (as Spectral would), and the shared ones are renewed after a bounded number of
- *   compilations, since ajv keeps every schema it compiled (examples' schemas differ per document).
+ *   instances (as Spectral would); one without `$id` is compiled once per content (documents of
+ *   a repository repeat their schemas: the examples' checks compile each again otherwise); and
+ *   the shared instances are renewed after a bounded number of compilations, since ajv keeps
+ *   every schema it compiled.
  *
  * Both replace an export of a module inside Spectral's packages; when a package's shape is not
  * the one expected (another version), that part is left as it is: slower, never different.
@@ -45,6 +47,15 @@ function reuseCompiledQueries(): boolean {
 
 type Validate = (schema: Record<string, unknown>, dialect: string, allErrors: boolean) => unknown;
 
+/** A schema's content as a key; undefined for one that refers to itself (resolved recursive `$ref`s). */
+function contentKey(schema: Record<string, unknown>, dialect: string, allErrors: boolean): string | undefined {
+  try {
+    return `${dialect}\0${allErrors}\0${JSON.stringify(schema)}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Compilations after which the shared ajv instances are renewed (ajv holds each compiled schema). */
 const compilationsPerInstance = 2_000;
 
@@ -56,6 +67,9 @@ function shareSchemaCompilers(): boolean {
   let shared = original();
   let calls = 0;
   const byId = new Map<string, Record<string, unknown>>();
+  // schemas without an $id by their content: documents of one repository repeat theirs (an
+  // Error object, a page of results), and a compiled schema depends on nothing else
+  const byContent = new Map<string, unknown>();
   const sharedValidate: Validate = (schema, dialect, allErrors) => {
     const id = schema.$id;
     if (typeof id === "string") {
@@ -63,13 +77,21 @@ function shareSchemaCompilers(): boolean {
       // another schema under a known $id: its own instances, as Spectral gives each document
       if (seen !== undefined && seen !== schema && JSON.stringify(seen) !== JSON.stringify(schema)) return original()(schema, dialect, allErrors);
       byId.set(id, schema);
+      return shared(schema, dialect, allErrors);
     }
+    const key = contentKey(schema, dialect, allErrors);
+    if (key === undefined) return shared(schema, dialect, allErrors);
+    const kept = byContent.get(key);
+    if (kept !== undefined) return kept;
     if (++calls > compilationsPerInstance) {
       shared = original();
       calls = 0;
       byId.clear();
+      byContent.clear();
     }
-    return shared(schema, dialect, allErrors);
+    const compiled = shared(schema, dialect, allErrors);
+    byContent.set(key, compiled);
+    return compiled;
   };
   ajvModule.createAjvInstances = () => sharedValidate;
   return true;
