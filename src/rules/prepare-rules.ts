@@ -12,6 +12,7 @@ import { toPosix } from "../file-paths.js";
 import { RulesetRefused, bundleRulesetFile } from "./ruleset-bundle.js";
 import type { PreparedRuleset } from "./ruleset-bundle.js";
 import { rulesetTargets } from "./rules-config.js";
+import type { RulesetCode, RulesetsCode } from "./rule-runner.js";
 import type { RulesConfig } from "./rules-config.js";
 
 /** What of gatesync.yaml the rulesets need (config.ts' GatesyncConfig has it). */
@@ -62,6 +63,15 @@ function configPosition(file: string | undefined, at: string | undefined): { lin
   } catch {
     return {};
   }
+}
+
+/** What the checking threads receive of the rulesets: the bundles, no more. */
+export function rulesetsCode(rules: PreparedRules | undefined): RulesetsCode | undefined {
+  if (rules === undefined) return undefined;
+  const code = (r: PreparedRuleset | undefined): RulesetCode | undefined => (r === undefined ? undefined : { source: r.source, code: r.code, hash: r.hash });
+  const openapi = code(rules.openapi);
+  const resources = code(rules.resources);
+  return { ...(openapi === undefined ? {} : { openapi }), ...(resources === undefined ? {} : { resources }) };
 }
 
 /** The config with its rulesets bundled (the daemon keeps them with the config in force). */

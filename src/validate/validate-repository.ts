@@ -33,8 +33,8 @@ import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
 import { secretDiagnostics } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
+import { rulesetsCode } from "../rules/prepare-rules.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
-import type { RulesetsCode } from "../rules/rule-runner.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -48,15 +48,6 @@ export interface ValidateOptions {
   readonly secrets?: SecretSettings;
   /** Governance rulesets (prepareRules): their findings are diagnostics like every other. */
   readonly rules?: PreparedRules;
-}
-
-/** What the checking threads receive of the rulesets: the bundles, no more. */
-function rulesetsCode(rules: PreparedRules | undefined): RulesetsCode | undefined {
-  if (rules === undefined) return undefined;
-  const code = (r: PreparedRules["openapi"]) => (r === undefined ? undefined : { source: r.source, code: r.code, hash: r.hash });
-  const openapi = code(rules.openapi);
-  const resources = code(rules.resources);
-  return { ...(openapi === undefined ? {} : { openapi }), ...(resources === undefined ? {} : { resources }) };
 }
 
 export interface RepositoryResult {
