@@ -40,7 +40,7 @@ export function rulesProblems(rules: RulesConfig | undefined, baseDir: string, f
     if (!isInside(at, baseDir) || !isInside(real, existsSync(baseDir) ? realpathSync(baseDir) : baseDir)) {
       problems.push({ severity: "error", code: ErrorCode.CONFIG_INVALID, ...where, message: `the ruleset ${at} lies outside ${baseDir}`, hint: "keep the ruleset in the repository, beside gatesync.yaml, and name it relative to it" });
     } else if (!existsSync(at) || !statSync(at).isFile()) {
-      problems.push({ severity: "error", code: ErrorCode.CONFIG_INVALID, ...where, message: `no ruleset file at ${path.relative(baseDir, at)}`, hint: "give the path of a Spectral ruleset (YAML or JSON) relative to gatesync.yaml; `gatesync init` writes an example (rules/openapi.spectral.yaml)" });
+      problems.push({ severity: "error", code: ErrorCode.CONFIG_INVALID, ...where, message: `no ruleset file at ${path.relative(baseDir, at)}`, hint: "give the path of a Spectral ruleset (YAML or JSON) relative to gatesync.yaml: docs/rules.md has examples for both targets" });
     }
   }
   return problems;
