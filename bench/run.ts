@@ -11,6 +11,7 @@
  *   BENCH_QUICK=1 npm run bench   # fewer repetitions
  *   BENCH_100K=0 npm run bench    # without the 100,000-resource part
  *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
+ *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -27,7 +28,8 @@ import { measureSandbox } from "./sandbox-throughput.js";
 import { scaleFigures } from "./scale.js";
 import type { ScaleFigures } from "./scale.js";
 import { publishTable } from "./publish-table.js";
-import { buildRows, coldRows, renderTable, tableFooter } from "./table.js";
+import { rulesFigures } from "./rules.js";
+import { buildRows, coldRows, renderTable, rulesRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -57,6 +59,24 @@ async function coldOnly(): Promise<void> {
   process.stdout.write(renderTable(rows, `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`));
   const results = { date: new Date().toISOString(), parts: "cold", machine: { node: process.version, cores: cpus().length, quick, loadAverage }, durationSeconds, cold: { resources: 10_000, stateRecords: records, ...cold }, table: rows };
   await writeFile(path.join(here, "results.cold.json"), `${JSON.stringify(results, null, 2)}\n`);
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** `BENCH_PARTS=rules`: cold validate at 10,000 resources with and without the rulesets of bench/rules.ts, interleaved. */
+async function rulesOnly(): Promise<void> {
+  const started = Date.now();
+  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-"));
+  log("[10000] generating (every API its own OpenAPI document)");
+  const g = await generateRepository(path.join(dir, "10000"), 10_000, oas);
+  log("[10000] cold validate, without and with rules");
+  const rules = await rulesFigures(g, dir, quick ? 3 : 5, env);
+  const rows = rulesRows(rules);
+  const durationSeconds = Math.round((Date.now() - started) / 1000);
+  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  process.stdout.write(renderTable(rows, `(rules part only; median of ${rules.with.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`));
+  const results = { date: new Date().toISOString(), parts: "rules", machine: { node: process.version, cores: cpus().length, quick, loadAverage }, durationSeconds, rules, table: rows };
+  await writeFile(path.join(here, "results.rules.json"), `${JSON.stringify(results, null, 2)}\n`);
   await rm(dir, { recursive: true, force: true });
 }
 
@@ -100,6 +120,11 @@ async function main(): Promise<void> {
   const records = await seedState(config, g10k, env);
   const cold = await coldFigures(g10k, quick ? 3 : 5, env, config);
   await save("cold", { resources: 10_000, stateRecords: records, ...cold });
+  log("[10000] governance rules: cold validate with and without rulesets");
+  const rulesDir = path.join(dir, "rules");
+  await mkdir(rulesDir, { recursive: true });
+  const rules = await rulesFigures(g10k, rulesDir, quick ? 3 : 5, env);
+  await save("rules", rules);
 
   log("apply 1,000 gateway changes at 100 requests/s, 5 ms latency");
   const batched = await applyUnderRateLimit(true, 1000);
@@ -125,7 +150,7 @@ async function main(): Promise<void> {
   }
 
   const apply = { batched, direct, ...(shared === undefined ? {} : { batchedPostgres: shared }), boundBatchedSeconds: 1000 / 50 / 100, boundDirectSeconds: 1000 / 100 };
-  const rows = buildRows({ perSize, sharedDocs, cold, coldStateRecords: records, scale, apply, sandbox });
+  const rows = buildRows({ perSize, sharedDocs, cold, coldStateRecords: records, scale, apply, sandbox, rules });
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const results = {
     date: new Date().toISOString(),
@@ -134,6 +159,7 @@ async function main(): Promise<void> {
     sizes: perSize,
     sharedDocuments10k: sharedDocs,
     cold: { resources: 10_000, stateRecords: records, ...cold },
+    rules,
     scale,
     apply,
     sandbox,
@@ -146,4 +172,4 @@ async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-await (process.env.BENCH_PARTS === "cold" ? coldOnly() : main());
+await (process.env.BENCH_PARTS === "cold" ? coldOnly() : process.env.BENCH_PARTS === "rules" ? rulesOnly() : main());

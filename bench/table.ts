@@ -2,6 +2,7 @@
 import type { ColdFigures, ProcessFigures } from "./cold.js";
 import type { Figure } from "./figures.js";
 import type { ScaleFigures } from "./scale.js";
+import type { RulesFigures } from "./rules.js";
 import type { SandboxThroughput } from "./sandbox-throughput.js";
 
 export interface SizeResult {
@@ -34,6 +35,7 @@ export interface TableInput {
   readonly scale: readonly ScaleFigures[];
   readonly apply: ApplyFigures;
   readonly sandbox: SandboxThroughput;
+  readonly rules?: RulesFigures;
 }
 
 const n0 = (n: number): string => Math.round(n).toLocaleString("en-GB");
@@ -77,6 +79,17 @@ export function coldRows(cold: ColdFigures, records: number): Row[] {
     rows.push(row(`   cold \`gatesync plan --dir\`, ${n0(records)}-record state`, { at10k: `${cell(cold.plan)} = **${ratio(cold.plan)}×** (${cpu(cold.plan)}× CPU)` }, "≤ 1.2× wall, < 250 MB", ratio(cold.plan) <= 1.2 && cold.plan.peakRssMb.median < 250));
   }
   return rows;
+}
+
+/** Governance rules (docs/rules.md): cold validate with spectral:oas recommended and five resource rules, to the same without rules. */
+export function rulesRows(rules: RulesFigures): Row[] {
+  const wall = fixed(rules.with.wallMs.median / rules.without.wallMs.median);
+  const cpu = fixed(rules.with.cpuMs.median / rules.without.cpuMs.median);
+  const cell = (f: ProcessFigures): string => `${show(f.wallMs)} wall, ${show(f.cpuMs)} CPU, ${show(f.peakRssMb, "MB")}`;
+  return [
+    row("10. cold `gatesync validate`, no rules", { at10k: cell(rules.without) }),
+    row("   with rules: spectral:oas recommended + 5 resource rules", { at10k: `${cell(rules.with)} = **${wall}×** (${cpu}× CPU), ${n0(rules.findings)} findings` }, "≤ 1.5× wall", wall <= 1.5),
+  ];
 }
 
 type ScaleCommand = "floor" | "validate" | "plan" | "apply";
@@ -123,7 +136,13 @@ function applyRows(apply: ApplyFigures, sandbox: SandboxThroughput): Row[] {
 
 export function buildRows(input: TableInput): Row[] {
   const at = (n: number): SizeResult => input.perSize[n]!;
-  return [...inProcessRows(at, input.sharedDocs), ...applyRows(input.apply, input.sandbox), ...coldRows(input.cold, input.coldStateRecords), ...scaleRows(input.scale)];
+  return [
+    ...inProcessRows(at, input.sharedDocs),
+    ...applyRows(input.apply, input.sandbox),
+    ...coldRows(input.cold, input.coldStateRecords),
+    ...(input.rules === undefined ? [] : rulesRows(input.rules)),
+    ...scaleRows(input.scale),
+  ];
 }
 
 /** The table as Markdown, every figure beside its target, with the run's footer line. */

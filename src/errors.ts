@@ -40,6 +40,8 @@ export const ErrorCode = {
   SECRET_SYNTAX: "SECRET_SYNTAX",
   SECRET_SCOPE: "SECRET_SCOPE",
   SECRET_TOO_SHORT: "SECRET_TOO_SHORT",
+  // governance rules (Spectral rulesets: docs/rules.md)
+  RULESET_VIOLATION: "RULESET_VIOLATION",
   // configuration
   CONFIG_INVALID: "CONFIG_INVALID",
   CONFIG_READ: "CONFIG_READ",
@@ -64,7 +66,8 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-export type Severity = "error" | "warning";
+/** `info`: a governance rule's `info` or `hint` finding (reported, never failing). */
+export type Severity = "error" | "warning" | "info";
 
 /** Where a finding is: any of file position, resource and field path. */
 export interface Location {
@@ -87,6 +90,8 @@ export interface Diagnostic extends Location {
   readonly message: string;
   /** What would be right, or how to fix it. */
   readonly hint?: string | undefined;
+  /** The governance rule (of a Spectral ruleset) that made the finding: RULESET_VIOLATION. */
+  readonly rule?: string | undefined;
 }
 
 export class GatesyncError extends Error {
@@ -197,7 +202,9 @@ export function formatPosition(loc: Location): string {
 /** A finding as one line (two with its hint) for people: position, resource, path, message. */
 export function formatDiagnostic(d: Diagnostic, paint: Paint = (_s, t) => t): string {
   const where = [formatPosition(d), d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" ");
-  const head = `${paint(d.severity === "error" ? "red" : "yellow", d.severity)}[${d.code}] ${paint("bold", where)}${where === "" ? "" : ": "}${d.message}`;
+  const colour = d.severity === "error" ? "red" : d.severity === "warning" ? "yellow" : "cyan";
+  const code = d.rule === undefined ? d.code : `${d.code} ${d.rule}`;
+  const head = `${paint(colour, d.severity)}[${code}] ${paint("bold", where)}${where === "" ? "" : ": "}${d.message}`;
   return d.hint === undefined ? head : `${head}\n    ${paint("dim", `hint: ${d.hint}`)}`;
 }
 

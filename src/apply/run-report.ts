@@ -18,6 +18,8 @@ export interface RunReport {
   readonly commit?: string;
   readonly error?: string;
   readonly diagnostics?: readonly Diagnostic[];
+  /** The governance rules' warnings, info and hints of an applied revision (docs/rules.md). */
+  readonly ruleFindings?: readonly Diagnostic[];
   readonly plan?: PlanSummary;
   readonly summary?: ApplySummary;
 }

@@ -8,7 +8,7 @@ import { runApply } from "../apply/run-apply.js";
 import type { Progress } from "../apply/types.js";
 import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
-import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
+import { ErrorCode, UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
@@ -149,6 +149,8 @@ function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedB
     process.exitCode = stoppedBy === undefined ? 1 : signalExitCode(stoppedBy);
     return;
   }
+  // the governance rules' warnings (an error would have stopped the apply before any call)
+  for (const d of result.run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
   io.stdout(renderSummary(result.summary, painter(color)));
   // the summary first (what reached the servers), then why the apply stopped
   if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;

@@ -5,7 +5,9 @@ import { Option } from "commander";
 import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
-import { UsageError } from "../errors.js";
+import { UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
+import { painter } from "../style.js";
+import { refusedPlanMarkdown, rulesSection } from "../plan/rules-markdown.js";
 import { hasBreaking } from "../plan/breaking/classify.js";
 import { hasBlocked, hasChanges } from "../plan/plan.js";
 import type { Plan } from "../plan/plan.js";
@@ -94,12 +96,20 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       });
       try {
         // a plan only: the state's payloads are read only where the plan compares them
-        const computed = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) });
+        const computed = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) }).catch((err: unknown) => {
+          // the merge-request comment says why nothing was planned (the errors go to stderr too)
+          if (err instanceof ValidationFailed && opts.format === "markdown") io.stdout(refusedPlanMarkdown(err.diagnostics));
+          throw err;
+        });
         checkStateRequired(computed.plan.state.serial, state.description, io.env, opts);
         // the header says which state, and loudly when it is empty
-        const run = { plan: { ...computed.plan, state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) } } };
+        const run = { ruleFindings: computed.ruleFindings, plan: { ...computed.plan, state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) } } };
+        const color = io.isTty && io.env.NO_COLOR === undefined;
+        // the rules' warnings: on stderr beside a text or JSON plan, a section of the comment
+        if (opts.format !== "markdown") for (const d of run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
         // a change at a time: a large plan is never one string in memory
-        await writeChunks(io, planChunks(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
+        await writeChunks(io, planChunks(run.plan, opts.format, { color }));
+        if (opts.format === "markdown") io.stdout(rulesSection(run.ruleFindings));
         if (opts.out !== undefined) {
           const out = opts.out;
           await ensureDirectory(path.dirname(path.resolve(out)))

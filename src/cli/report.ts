@@ -40,6 +40,11 @@ function annotationText(d: Diagnostic): string {
 const escapeData = (s: string): string => s.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
 const escapeProperty = (s: string): string => escapeData(s).replaceAll(":", "%3A").replaceAll(",", "%2C");
 
+/** A governance rule's finding is named by its rule: `RULESET_VIOLATION/listen-path-prefix`. */
+const checkName = (d: Diagnostic): string => (d.rule === undefined ? d.code : `${d.code}/${d.rule}`);
+
+const githubLevel: Record<Diagnostic["severity"], string> = { error: "error", warning: "warning", info: "notice" };
+
 /** `::error file=…,line=…,col=…,title=…::message` per finding: GitHub shows them on the diff's lines. */
 function githubAnnotations(diagnostics: readonly Diagnostic[], errors: number, warnings: number): string {
   const lines = diagnostics.map((d) => {
@@ -47,9 +52,9 @@ function githubAnnotations(diagnostics: readonly Diagnostic[], errors: number, w
       ...(d.file === undefined ? [] : [`file=${escapeProperty(d.file)}`]),
       ...(d.line === undefined ? [] : [`line=${d.line}`]),
       ...(d.column === undefined ? [] : [`col=${d.column}`]),
-      `title=${escapeProperty(`gatesync ${d.code}`)}`,
+      `title=${escapeProperty(`gatesync ${checkName(d)}`)}`,
     ];
-    return `::${d.severity === "error" ? "error" : "warning"} ${props.join(",")}::${escapeData(annotationText(d))}`;
+    return `::${githubLevel[d.severity]} ${props.join(",")}::${escapeData(annotationText(d))}`;
   });
   return `${[...lines, `gatesync validate: ${errors} error(s), ${warnings} warning(s)`].join("\n")}\n`;
 }
@@ -58,7 +63,7 @@ interface CodeQualityIssue {
   readonly description: string;
   readonly check_name: string;
   readonly fingerprint: string;
-  readonly severity: "major" | "minor";
+  readonly severity: "major" | "minor" | "info";
   readonly location: { readonly path: string; readonly lines: { readonly begin: number } };
 }
 
@@ -69,10 +74,10 @@ function gitlabCodeQuality(diagnostics: readonly Diagnostic[]): CodeQualityIssue
     const description = annotationText(d);
     return {
       description,
-      check_name: d.code,
+      check_name: checkName(d),
       // stable across pipelines while the finding is the same, so GitLab can tell new from fixed
-      fingerprint: createHash("sha256").update(`${d.code}\0${file}\0${d.resource ?? ""}\0${d.path ?? ""}\0${d.message}`).digest("hex"),
-      severity: d.severity === "error" ? "major" : "minor",
+      fingerprint: createHash("sha256").update(`${checkName(d)}\0${file}\0${d.resource ?? ""}\0${d.path ?? ""}\0${d.message}`).digest("hex"),
+      severity: d.severity === "error" ? "major" : d.severity === "warning" ? "minor" : "info",
       location: { path: file, lines: { begin: d.line ?? 1 } },
     };
   });

@@ -7,6 +7,7 @@ import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { registerCredentials } from "../secrets/credentials.js";
 import { secretScope } from "../secrets/scope.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
+import { rulesetsOf } from "../rules/prepare-rules.js";
 import type { RepositoryResult } from "../validate/validate-repository.js";
 import { renderValidation } from "./report.js";
 import type { ReportFormat } from "./report.js";
@@ -28,7 +29,9 @@ export async function validateDirectory(
 ): Promise<RepositoryResult & { valid: boolean }> {
   const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);
   if (config !== undefined) registerCredentials(config, env);
+  const rules = await rulesetsOf(config);
   const result = await validator.validate({
+    ...(rules === undefined ? {} : { rules }),
     root: dir,
     ...(boundary === undefined ? {} : { boundary }),
     ...(config === undefined ? {} : { limits: config.limits }),

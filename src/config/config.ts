@@ -12,6 +12,9 @@ import { formatPath } from "../field-path.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import { parseSelector } from "../label-selector.js";
 import { notificationsFromDocument } from "./notifications.js";
+import { rulesFromDocument, rulesProblems } from "../rules/rules-config.js";
+import type { RulesConfig } from "../rules/rules-config.js";
+import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { NotificationsConfig } from "./notifications.js";
 
 export interface RateLimitConfig {
@@ -92,6 +95,13 @@ export interface GatesyncConfig {
   readonly selector?: string;
   /** Receivers of run events and commit status (the daemon only). */
   readonly notifications?: NotificationsConfig;
+  /** Governance rulesets (Spectral), by target: see docs/rules.md. */
+  readonly rules?: RulesConfig;
+  /**
+   * The rulesets, bundled (withRulesets): set by the daemon, which keeps the last good ones;
+   * a command without them bundles the files when it validates.
+   */
+  readonly rulesets?: PreparedRules;
 }
 
 export function parseDuration(text: string): number {
@@ -203,6 +213,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
+    ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir)! }),
   };
 }
 
@@ -241,6 +252,11 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
     }
   }
   if (diagnostics.length === 0 && doc !== undefined) diagnostics.push(...selectorProblems(doc.value as Raw, file));
+  if (diagnostics.length === 0 && doc !== undefined) {
+    const locator = new Locator(new Map([[file, decoded.text]]));
+    const baseDir = path.dirname(absolute);
+    diagnostics.push(...rulesProblems(rulesFromDocument((doc.value as Raw).rules, baseDir), baseDir, file, (p) => locator.locate(file, doc.index, p) ?? {}));
+  }
   if (diagnostics.length > 0 || doc === undefined) throw new ValidationFailed(diagnostics);
   return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));
 }

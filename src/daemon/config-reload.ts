@@ -13,6 +13,7 @@ import { GatesyncError, ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { Reconciler } from "./reconciler.js";
+import { withRulesets } from "../rules/prepare-rules.js";
 
 export type ReloadResult = "unchanged" | "reloaded" | "refused" | "restarted" | "restart-needed";
 
@@ -65,7 +66,8 @@ export class ConfigReloader {
     const log = this.opts.logger.child({ component: "config", file: this.opts.file, reason });
     let config: GatesyncConfig;
     try {
-      config = await loadConfig(this.opts.file);
+      // with its rulesets bundled: one that does not load refuses the config like a bad key
+      config = await withRulesets(await loadConfig(this.opts.file));
     } catch (err) {
       const diagnostics = diagnosticsOf(err, this.opts.file);
       this.error = { at: new Date().toISOString(), diagnostics };

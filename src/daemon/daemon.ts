@@ -15,6 +15,7 @@ import { createSource } from "../source/create-source.js";
 import type { Source } from "../source/source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
+import { withRulesets } from "../rules/prepare-rules.js";
 import type { ReloadResult } from "./config-reload.js";
 import { DaemonMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
@@ -58,12 +59,15 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
+/** The file's text and its rulesets (a changed ruleset is a changed config: reloaded in place). */
 export async function configHashOf(config: GatesyncConfig): Promise<string> {
   const text = config.file === undefined ? JSON.stringify(config) : await readFile(config.file);
-  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+  return createHash("sha256").update(text).update(config.rulesets?.hash ?? "").digest("hex").slice(0, 16);
 }
 
-export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
+  // the rulesets are bundled with the config: a reload that breaks one keeps these
+  const opts = { ...given, config: await withRulesets(given.config) };
   const { config, env, logger } = opts;
   registerCredentials(config, env);
   if (config.source.type === "git" && urlCredentials(config.source.url).length > 0) {

@@ -254,7 +254,8 @@ export class Reconciler {
     }
     if (summary.blocked.length > 0) log.warn(blockedFields(result.plan, await repositoryPrefix(snapshot.root, snapshot.boundary)), "changes blocked: not applied until a person acts");
     log.info(runFinishedFields(summary), "run finished");
-    return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary });
+    const rules = result.run.ruleFindings;
+    return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary, ...(rules.length === 0 ? {} : { ruleFindings: rules }) });
   }
 
   /** Ends a run: its report, metrics, the failure count that paces retries, and whether all is synced. */

@@ -94,6 +94,8 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
             revision: last.revision ?? null,
             ...(last.error === undefined ? {} : { error: last.error }),
             ...(last.diagnostics === undefined ? {} : { errors: last.diagnostics.filter((d) => d.severity === "error") }),
+            // the governance rules' warnings, info and hints of an applied revision
+            ...(last.ruleFindings === undefined ? {} : { ruleFindings: last.ruleFindings }),
             ...(last.summary === undefined
               ? {}
               : { applied: last.summary.applied.length, failed: last.summary.failed, inDoubt: last.summary.inDoubt, blocked: last.summary.blocked, calls: last.summary.calls }),

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "commander";
-import { configTemplate, fixturesTemplate, resourceTemplates } from "./templates.js";
+import { configTemplate, fixturesTemplate, resourceTemplates, rulesetTemplates } from "./templates.js";
 
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -56,6 +56,7 @@ export function scaffoldFiles(dir: string): PlannedFile[] {
   return [
     { path: at("gatesync.yaml"), content: modeline(at("gatesync.yaml"), schemas, "gatesync-config.schema.json") + configTemplate },
     ...Object.entries(resourceTemplates).map(([name, body]) => ({ path: at("config", name), content: modeline(at("config", name), schemas, "resource.schema.json") + body })),
+    ...Object.entries(rulesetTemplates).map(([name, body]) => ({ path: at("rules", name), content: body })),
     { path: at("sandbox-fixtures.yaml"), content: modeline(at("sandbox-fixtures.yaml"), schemas, "sandbox-fixtures.schema.json") + fixturesTemplate },
     { path: at("secrets/.gitkeep"), content: "" },
     { path: at(".gitignore"), content: gitignoreTemplate },

@@ -137,7 +137,48 @@ secrets:
   fileRoot: ./secrets
   # the only variables resources may read with \${env:NAME}
   env: []
+# Governance rules (Spectral rulesets, see docs/rules.md): uncomment to check them at validate,
+# plan and apply. An \`error\` finding stops the run; warn, info and hint are reported.
+# rules:
+#   openapi: rules/openapi.spectral.yaml
+#   resources: rules/resources.spectral.yaml
 `;
+
+/** Example rulesets, written by init and off until gatesync.yaml names them. */
+export const rulesetTemplates: Readonly<Record<string, string>> = {
+  "openapi.spectral.yaml": `# Applied to every ApiDefinition's OpenAPI document (inline or definitionFile) when
+# gatesync.yaml names it under rules.openapi. A standard Spectral ruleset:
+# https://docs.stoplight.io/docs/spectral/ — extends, given (JSONPath), then (core functions),
+# severity (error | warn | info | hint), message, overrides.
+extends: [[spectral:oas, recommended]]
+rules:
+  # every API names a contact: who to ask when it breaks
+  info-contact: error
+  # every operation says what it does
+  operation-summary:
+    description: Every operation has a summary.
+    given: "$.paths[*][get,put,post,delete,options,head,patch,trace]"
+    severity: warn
+    then: { field: summary, function: truthy }
+`,
+  "resources.spectral.yaml": `# Applied to every resource document (apiVersion, kind, metadata, spec) when gatesync.yaml
+# names it under rules.resources.
+rules:
+  # listen paths start with the team's prefix
+  listen-path-prefix:
+    description: Listen paths start with the team's prefix.
+    message: "listen path {{value}} must start with /pet"
+    given: "$.spec.query.listenPath"
+    severity: warn
+    then: { function: pattern, functionOptions: { match: "^/pet" } }
+  # every resource says which team owns it
+  team-label:
+    description: Every resource has a team label.
+    given: "$.metadata"
+    severity: warn
+    then: { field: labels.team, function: truthy }
+`,
+};
 
 /** Objects the interfaces cannot create, for \`gatesync sandbox --fixtures sandbox-fixtures.yaml\`. */
 export const fixturesTemplate = `# What \`gatesync sandbox --fixtures sandbox-fixtures.yaml\` holds before the first apply:

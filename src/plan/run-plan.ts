@@ -23,6 +23,7 @@ import { noSecrets } from "./outgoing.js";
 import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
+import { rulesetsOf } from "../rules/prepare-rules.js";
 
 export interface PlanRun {
   readonly plan: Plan;
@@ -32,6 +33,8 @@ export interface PlanRun {
   /** The hash key, and whether the state must store it on first write. */
   readonly hashKey: { readonly key: string; readonly store: string | undefined };
   readonly warnings: number;
+  /** The governance rules' findings (none of them errors: an error stops the plan). */
+  readonly ruleFindings: readonly Diagnostic[];
 }
 
 export interface PlanRunInput {
@@ -77,8 +80,11 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work
   const scope = isSelective(request, config.selector) ? scopeOf(request, config.selector) : undefined;
+  // a ruleset that cannot be used stops the run before any file is read (CONFIG_INVALID)
+  const rules = await rulesetsOf(config);
   // let go of (undefined) once the desired set is prepared, when only the plan is kept
   let validated: RepositoryResult | undefined = await input.validator.validate({
+    ...(rules === undefined ? {} : { rules }),
     root: input.root,
     ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
     limits: config.limits,
@@ -88,6 +94,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   });
   if (hasErrors(validated.diagnostics)) throw await refused(input, validated.diagnostics);
   const warnings = validated.diagnostics.length;
+  const ruleFindings = validated.diagnostics.filter((d) => d.rule !== undefined);
   const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope });
   let prepared: Prepared | undefined;
   let failure: { readonly error: unknown } | undefined;
@@ -128,7 +135,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
-  return { plan, state, resources, desired, hashKey, warnings };
+  return { plan, state, resources, desired, hashKey, warnings, ruleFindings };
 }
 
 /** A plan-only run sends nothing. */

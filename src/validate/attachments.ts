@@ -14,6 +14,8 @@ import { formatPath } from "../field-path.js";
 import { checkAttachment, secretRefsIn, valueAt } from "./check-document.js";
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
 import type { DocumentVerdict, FileVerdict } from "./check-file.js";
+import { rulesetsFor } from "./check-file.js";
+import type { RulesetsCode } from "../rules/rule-runner.js";
 import { errorAt, errorCount, ruleDiagnostics } from "./findings.js";
 import type { Locate } from "./findings.js";
 
@@ -27,6 +29,8 @@ export interface AttachmentContext {
   readonly checkSecrets: (refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }) => number;
   /** Files whose document's findings are reported already: a document shared by several resources is reported once. */
   readonly reportedFiles: Set<string>;
+  /** The governance rulesets, for a document checked here (one that did not look like an attachment). */
+  readonly rules?: RulesetsCode;
 }
 
 export interface Attached {
@@ -80,7 +84,7 @@ export async function attachDocument(
     const where = { file: rel, index: first.index, base: [] };
     // a document that did not look like one (or looked like a resource) is checked now
     const checked = first.kind === undefined ? first.attachment : undefined;
-    const verdict = checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate));
+    const verdict = checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate, rulesetsFor(ctx.rules, record, undefined)));
     const refs = checked === undefined ? secretRefsIn(first.value, []) : first.secretRefs;
     found = { document: first.summary === undefined ? first.value : documentRef(record, first, first.summary), where, verdict, refs, source: { file: rel, index: first.index, line: first.line } };
   }

@@ -12,6 +12,7 @@ import { findSecretRefs, walkStrings } from "../load/secret-refs.js";
 import { errorCount, issueDiagnostics, ruleDiagnostics } from "./findings.js";
 import type { Locate, Place } from "./findings.js";
 import type { OpenApiChecker } from "./openapi.js";
+import type { RuleRunner } from "../rules/rule-runner.js";
 import type { SchemaRegistry } from "./schema-registry.js";
 
 /** Compiled checkers: one set per thread. */
@@ -51,8 +52,18 @@ export function secretRefsIn(value: unknown, base: readonly PathSegment[]): Secr
   return found;
 }
 
-/** Schema, then format: a document a resource carries. */
-export async function checkAttachment(attached: AttachedDocument, document: unknown, place: Place, checkers: Checkers, locate: Locate): Promise<AttachmentVerdict> {
+/** The governance rulesets (docs/rules.md) that apply to one file's documents, on this thread. */
+export interface DocumentRulesets {
+  readonly openapi?: RuleRunner;
+  readonly resources?: RuleRunner;
+  /** The file's absolute path: rulesets' `overrides` match it. */
+  readonly absolute: string;
+  /** Of the file's content: a document's findings are kept under it while it is unchanged. */
+  readonly contentKey?: string;
+}
+
+/** Schema, then format, then the OpenAPI ruleset (when the document passed both): a document a resource carries. */
+export async function checkAttachment(attached: AttachedDocument, document: unknown, place: Place, checkers: Checkers, locate: Locate, rulesets?: DocumentRulesets): Promise<AttachmentVerdict> {
   const schema = checkers.schemas.validate(attached.schema, document);
   if (schema.length > 0) {
     return { findings: issueDiagnostics(schema, place, locate), errors: schema.length };
@@ -62,7 +73,9 @@ export async function checkAttachment(attached: AttachedDocument, document: unkn
     ...issueDiagnostics(format.errors, place, locate, { code: ErrorCode.OPENAPI_INVALID, prefix: "the document breaks the OpenAPI schema" }),
     ...issueDiagnostics(format.warnings, place, locate, { code: ErrorCode.OPENAPI_UNCHECKED_REF, severity: "warning" }),
   ];
-  return { findings, errors: format.errors.length };
+  if (format.errors.length > 0 || rulesets?.openapi === undefined) return { findings, errors: format.errors.length };
+  const ruled = await rulesets.openapi.check(document, place, rulesets.absolute, locate, rulesets.contentKey);
+  return { findings: [...findings, ...ruled], errors: errorCount(ruled) };
 }
 
 /** Schema and rules of a resource; with an inline attached document, its checks too. */
@@ -74,17 +87,20 @@ export async function checkResourceDocument(
   ctx: RuleContext,
   checkers: Checkers,
   locate: Locate,
+  rulesets?: DocumentRulesets,
 ): Promise<ResourceVerdict> {
   const schemaIssues = checkers.schemas.validate(kind.schemaFile, value);
   const findings = issueDiagnostics(schemaIssues, place, locate);
   if (schemaIssues.length > 0 || name === undefined) return { findings, passed: false, ruleErrors: 0, secretRefs: [] };
   const spec = (value.spec ?? {}) as Spec;
   const rules = ruleDiagnostics(kind.check(spec, ctx), place, locate);
-  const verdict = { findings: [...findings, ...rules], passed: true, ruleErrors: errorCount(rules), secretRefs: secretRefsIn(spec, ["spec"]) };
+  // the whole envelope (apiVersion, kind, metadata, spec), as written
+  const governed = rulesets?.resources === undefined ? [] : await rulesets.resources.check(value, place, rulesets.absolute, locate, rulesets.contentKey);
+  const verdict = { findings: [...findings, ...rules, ...governed], passed: true, ruleErrors: errorCount(rules) + errorCount(governed), secretRefs: secretRefsIn(spec, ["spec"]) };
   const attached = kind.attached;
   if (attached === undefined || attached.file(spec) !== undefined) return verdict;
   const inline = valueAt(value, attached.inlineField);
-  return { ...verdict, attachment: await checkAttachment(attached, inline, { ...place, base: attached.inlineField }, checkers, locate) };
+  return { ...verdict, attachment: await checkAttachment(attached, inline, { ...place, base: attached.inlineField }, checkers, locate, rulesets) };
 }
 
 export function valueAt(value: unknown, path: readonly PathSegment[]): unknown {

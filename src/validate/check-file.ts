@@ -14,6 +14,10 @@ import { readResourceFile } from "../load/read-file.js";
 import { checkAttachment, checkResourceDocument, secretRefsIn } from "./check-document.js";
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
 import { locateWith } from "./findings.js";
+import { createHash } from "node:crypto";
+import { runnerFor } from "../rules/rule-runner.js";
+import type { RulesetsCode } from "../rules/rule-runner.js";
+import type { DocumentRulesets } from "./check-document.js";
 
 /** What checks of a file depend on besides the file. */
 export interface FileCheckContext {
@@ -25,6 +29,19 @@ export interface FileCheckContext {
    * instead of `value`: what a one-shot command holds of 100,000 resources (see json-text.ts).
    */
   readonly compact?: boolean;
+  /** Governance rulesets (docs/rules.md), bundled: each thread evaluates them once. */
+  readonly rules?: RulesetsCode;
+}
+
+/** The rulesets of a file's documents on this thread; undefined without rules (Spectral is then never loaded). */
+export function rulesetsFor(rules: RulesetsCode | undefined, file: { readonly absolute: string }, text: string | undefined): DocumentRulesets | undefined {
+  if (rules === undefined || (rules.openapi === undefined && rules.resources === undefined)) return undefined;
+  return {
+    ...(rules.openapi === undefined ? {} : { openapi: runnerFor(rules.openapi) }),
+    ...(rules.resources === undefined ? {} : { resources: runnerFor(rules.resources) }),
+    absolute: file.absolute,
+    ...(text === undefined ? {} : { contentKey: createHash("sha1").update(text).digest("base64") }),
+  };
 }
 
 export interface DocumentVerdict {
@@ -78,6 +95,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
   const read = await readResourceFile(file, ctx.limits, syncRead);
   const locate = locateWith(read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]));
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
+  const rulesets = rulesetsFor(ctx.rules, file, read.text);
   const documents: DocumentVerdict[] = [];
   for (const doc of read.documents) {
     const base = { index: doc.index, line: doc.line, value: doc.value, passed: false, ruleErrors: 0 };
@@ -86,7 +104,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     if (cls.role === "invalid") {
       documents.push({ ...base, findings: [cls.diagnostic], secretRefs: [] });
     } else if (cls.role === "attachment") {
-      const attachment = await checkAttachment(cls.of, doc.value, place, checkers, locate);
+      const attachment = await checkAttachment(cls.of, doc.value, place, checkers, locate, rulesets);
       const secretRefs = secretRefsIn(doc.value, []);
       // a valid document without secret references is held by reference from here on: its
       // summary (members' digests and small members) replaces the parsed tree
@@ -95,7 +113,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
-      const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate);
+      const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate, rulesets);
       const text = ctx.compact === true && cls.kind.attached === undefined ? asText(doc.value) : undefined;
       documents.push({ ...base, ...(text === undefined ? {} : { value: undefined, text }), kind: cls.kind.kind, ...(cls.name === undefined ? {} : { name: cls.name }), ...verdict });
     }

@@ -33,6 +33,8 @@ import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
 import { secretDiagnostics } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
+import { rulesetsCode } from "../rules/prepare-rules.js";
+import type { PreparedRules } from "../rules/prepare-rules.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -44,6 +46,8 @@ export interface ValidateOptions {
   readonly appTypeProviders?: ReadonlySet<number>;
   /** Where `${env:}`/`${file:}` references are looked up, and how a missing one counts. */
   readonly secrets?: SecretSettings;
+  /** Governance rulesets (prepareRules): their findings are diagnostics like every other. */
+  readonly rules?: PreparedRules;
 }
 
 export interface RepositoryResult {
@@ -105,7 +109,8 @@ export class RepositoryValidator {
 
   /** @internal The verdicts of files: kept ones where unchanged, the rest checked now. */
   async verdicts(files: readonly SourceFile[], ctx: FileCheckContext): Promise<{ verdicts: FileVerdict[]; read: number }> {
-    this.cache.useContext(JSON.stringify(ctx));
+    // the rulesets by their hashes: a changed ruleset checks every file again
+    this.cache.useContext(JSON.stringify({ ...ctx, rules: [ctx.rules?.openapi?.hash, ctx.rules?.resources?.hash] }));
     const verdicts: Array<FileVerdict | undefined> = files.map((f) => this.cache.get(f));
     const missing = files.filter((_, i) => verdicts[i] === undefined);
     const checker = this.pool !== undefined && missing.length >= this.minFiles ? this.pool : this.local;
@@ -208,7 +213,13 @@ class Run {
     const listed = await listResourceFiles({ root: this.opts.root, ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }), maxFiles: limits.maxFiles });
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;
-    const ctx: FileCheckContext = { limits, appTypeProviders: providers === undefined ? undefined : [...providers].sort((a, b) => a - b), ...(this.validator.reusing ? {} : { compact: true }) };
+    const rules = rulesetsCode(this.opts.rules);
+    const ctx: FileCheckContext = {
+      limits,
+      appTypeProviders: providers === undefined ? undefined : [...providers].sort((a, b) => a - b),
+      ...(this.validator.reusing ? {} : { compact: true }),
+      ...(rules === undefined ? {} : { rules }),
+    };
     await this.check(listed.files, ctx);
 
     const resolved = await resolveAttachedFiles(this.fileReferences(), { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) }, this.locate);
@@ -225,6 +236,7 @@ class Run {
       report: (d) => this.diagnostics.push(...d),
       checkSecrets: (refs, place) => this.checkSecrets(refs, place),
       reportedFiles: new Set(),
+      ...(rules === undefined ? {} : { rules }),
     };
     const resources: Resource[] = [];
     for (const c of candidates) {

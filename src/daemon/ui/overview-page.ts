@@ -7,10 +7,11 @@ import type { Html } from "./html.js";
 import { countByStatus } from "./view.js";
 import type { View } from "./view.js";
 
-export function diagnosticsList(diagnostics: readonly Diagnostic[]): Html {
-  const errors = diagnostics.filter((d) => d.severity === "error");
+/** The errors of a list of findings (all of them with `all`: the governance rules' warnings of an applied run). */
+export function diagnosticsList(diagnostics: readonly Diagnostic[], all = false): Html {
+  const errors = all ? diagnostics : diagnostics.filter((d) => d.severity === "error");
   return html`<ul class="diagnostics">${errors.map(
-    (d) => html`<li><code class="where">${formatPosition(d) || "(no file)"}</code> <span class="code">${d.code}</span> ${d.resource === undefined ? "" : html`<b>${d.resource}</b> `}${d.path === undefined ? "" : html`<code>${d.path}</code>: `}${d.message}${d.hint === undefined ? "" : html`<br><span class="hint">hint: ${d.hint}</span>`}</li>`,
+    (d) => html`<li>${all ? html`<span class="severity">${d.severity}</span> ` : ""}<code class="where">${formatPosition(d) || "(no file)"}</code> <span class="code">${d.rule === undefined ? d.code : `${d.code} ${d.rule}`}</span> ${d.resource === undefined ? "" : html`<b>${d.resource}</b> `}${d.path === undefined ? "" : html`<code>${d.path}</code>: `}${d.message}${d.hint === undefined ? "" : html`<br><span class="hint">hint: ${d.hint}</span>`}</li>`,
   )}</ul>`;
 }
 
@@ -61,6 +62,8 @@ ${facts([
       ? html`<p class="muted">No ApiDefinition has post-apply checks.</p>`
       : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>${failing.length === 0 ? "" : html`<ul>${failing.map((f) => html`<li><a href="resources/${f.kind}/${encodeURIComponent(f.name)}">${f.id}</a> failing</li>`)}</ul>`}`
   }</section>
-<section><h2>Last run</h2>${lastRunFacts(view)}${last?.diagnostics === undefined ? "" : html`<h3>Why the commit was refused</h3>${diagnosticsList(last.diagnostics)}`}</section>
+<section><h2>Last run</h2>${lastRunFacts(view)}${last?.diagnostics === undefined ? "" : html`<h3>Why the commit was refused</h3>${diagnosticsList(last.diagnostics)}`}${
+    last?.ruleFindings === undefined ? "" : html`<h3>Rules: ${last.ruleFindings.length} finding(s) that do not stop the commit</h3>${diagnosticsList(last.ruleFindings, true)}`
+  }</section>
 <section><h2>Runs over time</h2>${runChart(view.history.entries())}</section>`;
 }

@@ -2963,7 +2963,7 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema61 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
@@ -6065,12 +6065,11 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data100 = data.server;
+if(data.rules !== undefined){
+let data100 = data.rules;
 if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-for(const key25 in data100){
-if(!((((key25 === "listen") || (key25 === "webhookSecretEnv")) || (key25 === "syncTokenEnv")) || (key25 === "stateTokenEnv"))){
-const err232 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data100};
+if(Object.keys(data100).length < 1){
+const err232 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data100};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6079,12 +6078,9 @@ vErrors.push(err232);
 }
 errors++;
 }
-}
-if(data100.listen !== undefined){
-let data101 = data100.listen;
-if(typeof data101 === "string"){
-if(!pattern39.test(data101)){
-const err233 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data101};
+for(const key25 in data100){
+if(!(((key25 === "openapi") || (key25 === "resources")) || (key25 === "allowCustomFunctions"))){
+const err233 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data100};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6094,8 +6090,11 @@ vErrors.push(err233);
 errors++;
 }
 }
-else {
-const err234 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data101};
+if(data100.openapi !== undefined){
+let data101 = data100.openapi;
+if(typeof data101 === "string"){
+if(func1(data101) < 1){
+const err234 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data101};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6105,11 +6104,8 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data100.webhookSecretEnv !== undefined){
-let data102 = data100.webhookSecretEnv;
-if(typeof data102 === "string"){
-if(!pattern15.test(data102)){
-const err235 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data102};
+else {
+const err235 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data101};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6119,8 +6115,11 @@ vErrors.push(err235);
 errors++;
 }
 }
-else {
-const err236 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data102};
+if(data100.resources !== undefined){
+let data102 = data100.resources;
+if(typeof data102 === "string"){
+if(func1(data102) < 1){
+const err236 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data102};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6130,11 +6129,8 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data100.syncTokenEnv !== undefined){
-let data103 = data100.syncTokenEnv;
-if(typeof data103 === "string"){
-if(!pattern15.test(data103)){
-const err237 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data103};
+else {
+const err237 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data102};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6144,8 +6140,10 @@ vErrors.push(err237);
 errors++;
 }
 }
-else {
-const err238 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data103};
+if(data100.allowCustomFunctions !== undefined){
+let data103 = data100.allowCustomFunctions;
+if(typeof data103 !== "boolean"){
+const err238 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data103};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6155,11 +6153,9 @@ vErrors.push(err238);
 errors++;
 }
 }
-if(data100.stateTokenEnv !== undefined){
-let data104 = data100.stateTokenEnv;
-if(typeof data104 === "string"){
-if(!pattern15.test(data104)){
-const err239 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data104};
+}
+else {
+const err239 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data100};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6169,8 +6165,12 @@ vErrors.push(err239);
 errors++;
 }
 }
-else {
-const err240 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data104};
+if(data.server !== undefined){
+let data104 = data.server;
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+for(const key26 in data104){
+if(!((((key26 === "listen") || (key26 === "webhookSecretEnv")) || (key26 === "syncTokenEnv")) || (key26 === "stateTokenEnv"))){
+const err240 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data104};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6180,9 +6180,11 @@ vErrors.push(err240);
 errors++;
 }
 }
-}
-else {
-const err241 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data100};
+if(data104.listen !== undefined){
+let data105 = data104.listen;
+if(typeof data105 === "string"){
+if(!pattern39.test(data105)){
+const err241 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data105};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6192,12 +6194,8 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data105 = data.secrets;
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
-for(const key26 in data105){
-if(!(((key26 === "fileRoot") || (key26 === "env")) || (key26 === "envPrefix"))){
-const err242 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data105};
+else {
+const err242 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data105};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6207,10 +6205,11 @@ vErrors.push(err242);
 errors++;
 }
 }
-if(data105.fileRoot !== undefined){
-let data106 = data105.fileRoot;
-if(typeof data106 !== "string"){
-const err243 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data106};
+if(data104.webhookSecretEnv !== undefined){
+let data106 = data104.webhookSecretEnv;
+if(typeof data106 === "string"){
+if(!pattern15.test(data106)){
+const err243 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6220,15 +6219,8 @@ vErrors.push(err243);
 errors++;
 }
 }
-if(data105.env !== undefined){
-let data107 = data105.env;
-if(Array.isArray(data107)){
-const len4 = data107.length;
-for(let i7=0; i7<len4; i7++){
-let data108 = data107[i7];
-if(typeof data108 === "string"){
-if(!pattern15.test(data108)){
-const err244 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data108};
+else {
+const err244 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6238,8 +6230,11 @@ vErrors.push(err244);
 errors++;
 }
 }
-else {
-const err245 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data108};
+if(data104.syncTokenEnv !== undefined){
+let data107 = data104.syncTokenEnv;
+if(typeof data107 === "string"){
+if(!pattern15.test(data107)){
+const err245 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data107};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6249,18 +6244,8 @@ vErrors.push(err245);
 errors++;
 }
 }
-let i8 = data107.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data107[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err246 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data107};
+else {
+const err246 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data107};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6268,14 +6253,13 @@ else {
 vErrors.push(err246);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
 }
 }
-}
-else {
-const err247 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data107};
+if(data104.stateTokenEnv !== undefined){
+let data108 = data104.stateTokenEnv;
+if(typeof data108 === "string"){
+if(!pattern15.test(data108)){
+const err247 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data108};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6285,11 +6269,8 @@ vErrors.push(err247);
 errors++;
 }
 }
-if(data105.envPrefix !== undefined){
-let data109 = data105.envPrefix;
-if(typeof data109 === "string"){
-if(!pattern15.test(data109)){
-const err248 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data109};
+else {
+const err248 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data108};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6299,8 +6280,9 @@ vErrors.push(err248);
 errors++;
 }
 }
+}
 else {
-const err249 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data109};
+const err249 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data104};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6310,9 +6292,12 @@ vErrors.push(err249);
 errors++;
 }
 }
-}
-else {
-const err250 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data105};
+if(data.secrets !== undefined){
+let data109 = data.secrets;
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+for(const key27 in data109){
+if(!(((key27 === "fileRoot") || (key27 === "env")) || (key27 === "envPrefix"))){
+const err250 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data109};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6322,12 +6307,10 @@ vErrors.push(err250);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data110 = data.limits;
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
-for(const key27 in data110){
-if(!((((key27 === "maxFileBytes") || (key27 === "maxFiles")) || (key27 === "maxDepth")) || (key27 === "maxResponseBytes"))){
-const err251 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data110};
+if(data109.fileRoot !== undefined){
+let data110 = data109.fileRoot;
+if(typeof data110 !== "string"){
+const err251 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data110};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6337,10 +6320,15 @@ vErrors.push(err251);
 errors++;
 }
 }
-if(data110.maxFileBytes !== undefined){
-let data111 = data110.maxFileBytes;
-if(!(((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111))) && (isFinite(data111)))){
-const err252 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data111};
+if(data109.env !== undefined){
+let data111 = data109.env;
+if(Array.isArray(data111)){
+const len4 = data111.length;
+for(let i7=0; i7<len4; i7++){
+let data112 = data111[i7];
+if(typeof data112 === "string"){
+if(!pattern15.test(data112)){
+const err252 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data112};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6349,9 +6337,9 @@ vErrors.push(err252);
 }
 errors++;
 }
-if((typeof data111 == "number") && (isFinite(data111))){
-if(data111 < 1024 || isNaN(data111)){
-const err253 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data111};
+}
+else {
+const err253 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data112};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6361,11 +6349,18 @@ vErrors.push(err253);
 errors++;
 }
 }
+let i8 = data111.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data111[i8];
+if(typeof item1 !== "string"){
+continue;
 }
-if(data110.maxFiles !== undefined){
-let data112 = data110.maxFiles;
-if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
-const err254 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data112};
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err254 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data111};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6373,10 +6368,14 @@ else {
 vErrors.push(err254);
 }
 errors++;
+break;
 }
-if((typeof data112 == "number") && (isFinite(data112))){
-if(data112 < 1 || isNaN(data112)){
-const err255 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data112};
+indices1[item1] = i8;
+}
+}
+}
+else {
+const err255 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data111};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6386,11 +6385,11 @@ vErrors.push(err255);
 errors++;
 }
 }
-}
-if(data110.maxDepth !== undefined){
-let data113 = data110.maxDepth;
-if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
-const err256 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data113};
+if(data109.envPrefix !== undefined){
+let data113 = data109.envPrefix;
+if(typeof data113 === "string"){
+if(!pattern15.test(data113)){
+const err256 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data113};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6399,9 +6398,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-if((typeof data113 == "number") && (isFinite(data113))){
-if(data113 > 1000 || isNaN(data113)){
-const err257 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data113};
+}
+else {
+const err257 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data113};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6410,8 +6409,10 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(data113 < 8 || isNaN(data113)){
-const err258 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data113};
+}
+}
+else {
+const err258 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data109};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6421,11 +6422,12 @@ vErrors.push(err258);
 errors++;
 }
 }
-}
-if(data110.maxResponseBytes !== undefined){
-let data114 = data110.maxResponseBytes;
-if(!(((typeof data114 == "number") && (!(data114 % 1) && !isNaN(data114))) && (isFinite(data114)))){
-const err259 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data114};
+if(data.limits !== undefined){
+let data114 = data.limits;
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+for(const key28 in data114){
+if(!((((key28 === "maxFileBytes") || (key28 === "maxFiles")) || (key28 === "maxDepth")) || (key28 === "maxResponseBytes"))){
+const err259 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data114};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6434,9 +6436,11 @@ vErrors.push(err259);
 }
 errors++;
 }
-if((typeof data114 == "number") && (isFinite(data114))){
-if(data114 < 1024 || isNaN(data114)){
-const err260 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data114};
+}
+if(data114.maxFileBytes !== undefined){
+let data115 = data114.maxFileBytes;
+if(!(((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115))) && (isFinite(data115)))){
+const err260 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data115};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -6445,11 +6449,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err261 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data110};
+if((typeof data115 == "number") && (isFinite(data115))){
+if(data115 < 1024 || isNaN(data115)){
+const err261 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data115};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -6460,13 +6462,111 @@ errors++;
 }
 }
 }
-else {
-const err262 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(data114.maxFiles !== undefined){
+let data116 = data114.maxFiles;
+if(!(((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116))) && (isFinite(data116)))){
+const err262 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data116};
 if(vErrors === null){
 vErrors = [err262];
 }
 else {
 vErrors.push(err262);
+}
+errors++;
+}
+if((typeof data116 == "number") && (isFinite(data116))){
+if(data116 < 1 || isNaN(data116)){
+const err263 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data116};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+}
+}
+if(data114.maxDepth !== undefined){
+let data117 = data114.maxDepth;
+if(!(((typeof data117 == "number") && (!(data117 % 1) && !isNaN(data117))) && (isFinite(data117)))){
+const err264 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data117};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+if((typeof data117 == "number") && (isFinite(data117))){
+if(data117 > 1000 || isNaN(data117)){
+const err265 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data117};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+if(data117 < 8 || isNaN(data117)){
+const err266 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data117};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+}
+}
+if(data114.maxResponseBytes !== undefined){
+let data118 = data114.maxResponseBytes;
+if(!(((typeof data118 == "number") && (!(data118 % 1) && !isNaN(data118))) && (isFinite(data118)))){
+const err267 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data118};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+if((typeof data118 == "number") && (isFinite(data118))){
+if(data118 < 1024 || isNaN(data118)){
+const err268 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data118};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err269 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data114};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+}
+}
+else {
+const err270 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
 }
 errors++;
 }

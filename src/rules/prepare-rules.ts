@@ -1,0 +1,87 @@
+/**
+ * The config's rulesets made ready for a run: bundled once (ruleset-bundle.ts), or refused with
+ * located CONFIG_INVALID findings. Nothing of Spectral is loaded for a config without `rules`.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { Locator } from "../load/yaml-reader.js";
+import path from "node:path";
+import { ValidationFailed } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { toPosix } from "../file-paths.js";
+import { RulesetRefused, bundleRulesetFile } from "./ruleset-bundle.js";
+import type { PreparedRuleset } from "./ruleset-bundle.js";
+import { rulesetTargets } from "./rules-config.js";
+import type { RulesetCode, RulesetsCode } from "./rule-runner.js";
+import type { RulesConfig } from "./rules-config.js";
+
+/** What of gatesync.yaml the rulesets need (config.ts' GatesyncConfig has it). */
+export interface RulesOwner {
+  /** The file it was read from (absolute). */
+  readonly file: string | undefined;
+  readonly baseDir: string;
+  readonly rules?: RulesConfig;
+  readonly rulesets?: PreparedRules;
+}
+
+export interface PreparedRules {
+  readonly openapi?: PreparedRuleset;
+  readonly resources?: PreparedRuleset;
+  /** Of both rulesets: part of the config's identity (a daemon reloads when it changes). */
+  readonly hash: string;
+}
+
+/** The config's rulesets bundled; undefined without `rules`. Throws ValidationFailed (CONFIG_INVALID) for one that cannot be used. */
+export async function prepareRules(config: RulesOwner): Promise<PreparedRules | undefined> {
+  const rules = config.rules;
+  if (rules === undefined || (rules.openapi === undefined && rules.resources === undefined)) return undefined;
+  const configFile = config.file === undefined ? "gatesync.yaml" : toPosix(path.relative(process.cwd(), config.file));
+  const prepared: { -readonly [K in keyof PreparedRules]?: PreparedRules[K] } = {};
+  const problems: Diagnostic[] = [];
+  const hash = createHash("sha256");
+  for (const target of rulesetTargets) {
+    const file = rules[target];
+    if (file === undefined) continue;
+    try {
+      const { files: _read, ...ruleset } = await bundleRulesetFile(file, { boundary: config.baseDir, allowCustomFunctions: rules.allowCustomFunctions, configPath: `rules.${target}`, configFile });
+      prepared[target] = ruleset;
+      hash.update(`${target}\0${ruleset.hash}\0`);
+    } catch (err) {
+      if (!(err instanceof RulesetRefused)) throw err;
+      problems.push(...err.diagnostics);
+    }
+  }
+  if (problems.length > 0) throw new ValidationFailed(problems.map((d) => (d.file === configFile ? { ...d, ...configPosition(config.file, d.path) } : d)));
+  return { ...prepared, hash: hash.digest("hex") };
+}
+
+/** Where gatesync.yaml names a ruleset (`rules.openapi`), for the findings about it. */
+function configPosition(file: string | undefined, at: string | undefined): { line?: number; column?: number } {
+  if (file === undefined || at === undefined) return {};
+  try {
+    return new Locator(new Map([[file, readFileSync(file, "utf8")]])).locate(file, 0, at.split(".")) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** What the checking threads receive of the rulesets: the bundles, no more. */
+export function rulesetsCode(rules: PreparedRules | undefined): RulesetsCode | undefined {
+  if (rules === undefined) return undefined;
+  const code = (r: PreparedRuleset | undefined): RulesetCode | undefined => (r === undefined ? undefined : { source: r.source, code: r.code, hash: r.hash });
+  const openapi = code(rules.openapi);
+  const resources = code(rules.resources);
+  return { ...(openapi === undefined ? {} : { openapi }), ...(resources === undefined ? {} : { resources }) };
+}
+
+/** The config with its rulesets bundled (the daemon keeps them with the config in force). */
+export async function withRulesets<C extends RulesOwner>(config: C): Promise<C> {
+  const rulesets = await prepareRules(config);
+  return rulesets === undefined ? config : { ...config, rulesets };
+}
+
+/** The rulesets a run applies: the ones kept with the config, else the files bundled now. */
+export async function rulesetsOf(config: RulesOwner | undefined): Promise<PreparedRules | undefined> {
+  if (config === undefined) return undefined;
+  return config.rulesets ?? prepareRules(config);
+}

@@ -1,0 +1,165 @@
+/**
+ * Running a prepared ruleset (ruleset-bundle.ts) on one document, on whichever thread checks
+ * it: the bundle is evaluated once per thread and ruleset, and Spectral's modules are loaded on
+ * first use — a run, a command or a worker without rules never loads them.
+ *
+ * The document is handed to Spectral already parsed (gatesync's reader parsed it): only the
+ * findings are located, by gatesync's own locator, in the file the document came from.
+ * References are resolved inside the document only (no file, no network).
+ */
+import { createRequire } from "node:module";
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic, Severity } from "../errors.js";
+import { formatPath } from "../field-path.js";
+import type { PathSegment } from "../field-path.js";
+import { speedUpSpectral } from "./spectral-speed.js";
+
+const require = createRequire(import.meta.url);
+
+/** Line and column of a member of a document of a file (validate/findings.ts' Locate). */
+export type Locate = (file: string, index: number, path: readonly PathSegment[], key?: boolean) => { line?: number; column?: number };
+
+/** Where in which document the findings are reported (validate/findings.ts' Place). */
+export interface Place {
+  readonly file: string;
+  readonly index: number;
+  readonly resource?: string | undefined;
+  /** Path of the checked value from the document's root. */
+  readonly base?: readonly PathSegment[];
+}
+
+/** The prepared ruleset as a checking thread receives it (see PreparedRuleset). */
+export interface RulesetCode {
+  readonly source: string;
+  readonly code: string;
+  readonly hash: string;
+}
+
+/** The rulesets a run applies. */
+export interface RulesetsCode {
+  readonly openapi?: RulesetCode;
+  readonly resources?: RulesetCode;
+}
+
+interface SpectralResult {
+  readonly code: string | number;
+  readonly message: string;
+  readonly path: ReadonlyArray<string | number>;
+  readonly severity: number;
+}
+
+interface SpectralLike {
+  run(target: unknown): Promise<SpectralResult[]>;
+}
+
+interface SpectralModules {
+  readonly Spectral: new (opts: { resolver: unknown }) => SpectralLike & { setRuleset(r: unknown): void };
+  readonly Ruleset: new (definition: unknown, opts: { severity: string; source: string }) => unknown;
+  readonly Resolver: new (opts: { resolvers: Record<string, never> }) => unknown;
+}
+
+let modules: SpectralModules | undefined;
+
+function spectral(): SpectralModules {
+  if (modules === undefined) {
+    if (process.env.GATESYNC_SPECTRAL_AS_IS === undefined) speedUpSpectral();
+    const { Spectral, Ruleset } = require("@stoplight/spectral-core") as Pick<SpectralModules, "Spectral" | "Ruleset">;
+    const { Resolver } = require("@stoplight/spectral-ref-resolver") as Pick<SpectralModules, "Resolver">;
+    modules = { Spectral, Ruleset, Resolver };
+  }
+  return modules;
+}
+
+/** The packages the bundle may require (the bundle guard let nothing else through). */
+const allowed = new Set(["@stoplight/spectral-core", "@stoplight/spectral-functions", "@stoplight/spectral-rulesets", "@stoplight/spectral-formats", "@stoplight/spectral-parsers"]);
+
+function requireForRuleset(id: string): unknown {
+  if (!allowed.has(id)) throw new Error(`a ruleset may not load \`${id}\``);
+  return require(id);
+}
+
+/** The ruleset a bundle defines (throws what Spectral says of a bad one). */
+export function evaluateRuleset(code: string, source: string): unknown {
+  const m: { exports?: unknown } = {};
+  // evaluated as Spectral's own loader does (ruleset-bundler/with-loader): a module body
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see above
+  const body = Function("module, require", code) as (module: typeof m, req: typeof requireForRuleset) => void;
+  body(m, requireForRuleset);
+  if (m.exports === null || typeof m.exports !== "object") throw new Error("the ruleset defines nothing");
+  const { Ruleset } = spectral();
+  return new Ruleset(m.exports, { severity: "recommended", source });
+}
+
+const severities: readonly Severity[] = ["error", "warning", "info", "info"];
+
+/** Spectral's path made to follow the value: array indices as numbers (the locator's form). */
+function pathIn(value: unknown, path: ReadonlyArray<string | number>): PathSegment[] {
+  const out: PathSegment[] = [];
+  let node = value;
+  for (const seg of path) {
+    const index = Array.isArray(node) && typeof seg === "string" && /^\d+$/.test(seg) ? Number(seg) : seg;
+    out.push(index);
+    node = node !== null && typeof node === "object" ? (node as Record<string | number, unknown>)[index] : undefined;
+  }
+  return out;
+}
+
+/** A ruleset made ready on this thread, with the findings of documents it has seen. */
+export class RuleRunner {
+  private readonly spectral: SpectralLike;
+  /** Findings by document (file, index, content): a document is linted once while it and the ruleset are unchanged. */
+  private readonly seen = new Map<string, readonly Diagnostic[]>();
+
+  constructor(readonly ruleset: RulesetCode) {
+    const { Spectral, Resolver } = spectral();
+    const s = new Spectral({ resolver: new Resolver({ resolvers: {} }) });
+    s.setRuleset(evaluateRuleset(ruleset.code, ruleset.source));
+    this.spectral = s;
+  }
+
+  /**
+   * The findings of the ruleset on `value`, located in `place` (base: where the value sits in
+   * its document). `absolute`: the file's path, which `overrides` match against.
+   */
+  async check(value: unknown, place: Place, absolute: string, locate: Locate, contentKey?: string): Promise<readonly Diagnostic[]> {
+    const key = contentKey === undefined ? undefined : `${place.file}\0${place.index}\0${(place.base ?? []).join("\0")}\0${contentKey}`;
+    const kept = key === undefined ? undefined : this.seen.get(key);
+    if (kept !== undefined) return kept;
+    const results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: () => undefined });
+    const found = results.map((r): Diagnostic => {
+      const full = [...(place.base ?? []), ...pathIn(value, r.path)];
+      // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
+      const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
+      return {
+        severity: external ? "warning" : (severities[r.severity] ?? "warning"),
+        code: ErrorCode.RULESET_VIOLATION,
+        rule: String(r.code),
+        file: place.file,
+        ...(place.resource === undefined ? {} : { resource: place.resource }),
+        ...(full.length === 0 ? {} : { path: formatPath(full) }),
+        ...locate(place.file, place.index, full),
+        message: external ? "not checked by the rules: the reference leads to another file" : r.message,
+        ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
+      };
+    });
+    if (key !== undefined) {
+      // bounded: a daemon's thread keeps the documents of one repository, not of every commit
+      if (this.seen.size >= 50_000) this.seen.delete(this.seen.keys().next().value!);
+      this.seen.set(key, found);
+    }
+    return found;
+  }
+}
+
+const runners = new Map<string, RuleRunner>();
+
+/** This thread's runner of a prepared ruleset (made on first use; a thread keeps the last few). */
+export function runnerFor(ruleset: RulesetCode): RuleRunner {
+  let runner = runners.get(ruleset.hash);
+  if (runner === undefined) {
+    runner = new RuleRunner(ruleset);
+    if (runners.size >= 4) runners.delete(runners.keys().next().value!);
+    runners.set(ruleset.hash, runner);
+  }
+  return runner;
+}

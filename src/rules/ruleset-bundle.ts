@@ -1,0 +1,230 @@
+/**
+ * A Spectral ruleset file (YAML or JSON) made into the code every checking thread evaluates,
+ * the way Spectral's own CLI reads one: @stoplight/spectral-ruleset-migrator turns the file —
+ * its `extends` (the built-in `spectral:oas`, local files), `functions` — into a module, and
+ * @stoplight/spectral-ruleset-bundler (rollup) makes one CommonJS bundle of it. The bundle is
+ * made once per run (on the calling thread) and evaluated once per thread (rule-runner.ts).
+ *
+ * Nothing is fetched: a URL (remote `extends`) is refused, as is any package but Spectral's own
+ * (they would be looked up in the repository's node_modules), any file outside the directory
+ * the rulesets may read, and — unless `allowCustomFunctions` — any JavaScript file: a custom
+ * function is code from the repository.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { readFile, realpath } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { isInside, toPosix } from "../file-paths.js";
+import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
+import { formatPath } from "../field-path.js";
+import { evaluateRuleset } from "./rule-runner.js";
+
+/** A ruleset ready for the checking threads: plain strings (structured-cloneable). */
+export interface PreparedRuleset {
+  /** Absolute path of the ruleset file (Spectral matches `overrides` against documents relative to it). */
+  readonly source: string;
+  /** The bundle: a CommonJS module whose export is the ruleset definition. */
+  readonly code: string;
+  /** Of the code and the source: findings are kept per document under it. */
+  readonly hash: string;
+}
+
+export interface BundleOptions {
+  /** Nothing outside it is read (the directory of gatesync.yaml). */
+  readonly boundary: string;
+  readonly allowCustomFunctions: boolean;
+  /** How the config names the ruleset (`rules.openapi`), for the findings about it. */
+  readonly configPath: string;
+  /** gatesync.yaml, relative to the working directory, for the findings about it. */
+  readonly configFile: string;
+}
+
+/** A ruleset that cannot be used: the located findings (CONFIG_INVALID). */
+export class RulesetRefused extends Error {
+  constructor(readonly diagnostics: readonly Diagnostic[]) {
+    super(diagnostics.map((d) => d.message).join("; "));
+  }
+}
+
+const require = createRequire(import.meta.url);
+
+interface RollupPlugin {
+  readonly name: string;
+  resolveId?: (id: string, importer: string | undefined) => unknown;
+}
+
+interface BundlerModules {
+  readonly bundleRuleset: (input: string, opts: { target: "node"; format: "commonjs"; plugins: unknown[] }) => Promise<string>;
+  readonly stdin: (input: string, name: string) => unknown;
+}
+
+/** Spectral's packages a ruleset may import: all resolved from gatesync's own installation. */
+export const spectralPackages = ["@stoplight/spectral-core", "@stoplight/spectral-functions", "@stoplight/spectral-rulesets", "@stoplight/spectral-formats", "@stoplight/spectral-parsers"] as const;
+
+function bundlerModules(): BundlerModules {
+  const { bundleRuleset } = require("@stoplight/spectral-ruleset-bundler") as Pick<BundlerModules, "bundleRuleset">;
+  const { stdin } = require("@stoplight/spectral-ruleset-bundler/plugins/stdin") as Pick<BundlerModules, "stdin">;
+  return { bundleRuleset, stdin };
+}
+
+const isUrl = (id: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(id);
+const isRelativeOrAbsolute = (id: string): boolean => id.startsWith(".") || path.isAbsolute(id);
+
+/** Why a module the ruleset names is not loaded, or undefined when it may be. */
+function refusal(id: string, opts: BundleOptions): string | undefined {
+  if (isUrl(id)) return `\`${id}\` is remote: rulesets are read from the repository only, nothing is fetched`;
+  if (!isRelativeOrAbsolute(id)) {
+    return (spectralPackages as readonly string[]).includes(id) ? undefined : `package \`${id}\`: only Spectral's own packages (spectral:oas, the core functions) are loaded, no package from the repository`;
+  }
+  if (!isInside(path.resolve(id), opts.boundary)) return `\`${id}\` lies outside ${opts.boundary}: a ruleset reads files beside gatesync.yaml only`;
+  if (!/\.(ya?ml|json)$/i.test(id) && !opts.allowCustomFunctions) {
+    return `custom function \`${toPosix(path.relative(opts.boundary, id))}\` is JavaScript from the repository: it is not loaded unless gatesync.yaml sets \`rules.allowCustomFunctions: true\``;
+  }
+  return undefined;
+}
+
+class Refused extends Error {}
+
+/** The rollup plugin that stops what `refusal` refuses before it is read. */
+function guard(opts: BundleOptions, entry: string): RollupPlugin {
+  return {
+    name: "gatesync-ruleset-guard",
+    resolveId(id, importer) {
+      if (id === entry || importer === undefined) return null;
+      const target = isRelativeOrAbsolute(id) && !path.isAbsolute(id) ? path.resolve(path.dirname(importer), id) : id;
+      const why = refusal(target, opts);
+      if (why !== undefined) throw new Refused(why);
+      return null;
+    },
+  };
+}
+
+/** Where a ruleset file's own syntax error is, found with gatesync's YAML reader. */
+function syntaxProblems(text: string, file: string): Diagnostic[] {
+  return parseYaml(text, file).diagnostics.map((d) => ({ ...d, code: ErrorCode.CONFIG_INVALID, message: `ruleset: ${d.message}` }));
+}
+
+/** The ruleset file's readers: inside the boundary, real paths (no link leads out), syntax checked. */
+function guardedFs(opts: BundleOptions, read: Set<string>): { promises: { readFile: (p: string, enc: string) => Promise<string> } } {
+  return {
+    promises: {
+      readFile: async (p: string) => {
+        const why = refusal(p, opts);
+        if (why !== undefined) throw new Refused(why);
+        const real = await realpath(p).catch(() => p);
+        if (!isInside(real, await realpath(opts.boundary))) throw new Refused(`\`${p}\` leads outside ${opts.boundary} (a link)`);
+        const bytes = await readFile(real);
+        const shown = toPosix(path.relative(process.cwd(), p));
+        const decoded = decodeText(bytes, shown);
+        if ("diagnostic" in decoded) throw new RulesetRefused([{ ...decoded.diagnostic, code: ErrorCode.CONFIG_INVALID }]);
+        const problems = syntaxProblems(decoded.text, shown);
+        if (problems.length > 0) throw new RulesetRefused(problems);
+        read.add(p);
+        return decoded.text;
+      },
+    },
+  };
+}
+
+const refuseFetch = (url: string): Promise<never> => Promise.reject(new Refused(`\`${url}\` is remote: rulesets are read from the repository only, nothing is fetched`));
+
+interface PathedError {
+  readonly message: string;
+  readonly path: ReadonlyArray<string | number>;
+}
+
+const hasPath = (e: unknown): e is PathedError => e instanceof Error && Array.isArray((e as { path?: unknown }).path);
+
+/**
+ * Spectral's findings about a ruleset's definition (an unknown function, a bad `given`), each
+ * at its place in the ruleset file; undefined when the error is not of that kind.
+ */
+function definitionFindings(err: unknown, file: string): Diagnostic[] | undefined {
+  const inner = err instanceof Error ? (err as { errors?: unknown[] }).errors : undefined;
+  const errors = Array.isArray(inner) ? inner : [err];
+  if (errors.length === 0 || !errors.every(hasPath)) return undefined;
+  let text = "";
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    // located at the file only
+  }
+  const shown = toPosix(path.relative(process.cwd(), file));
+  const parsed = parseYaml(text, shown).documents[0]?.value;
+  const locator = new Locator(new Map([[shown, text]]));
+  return errors.map((e) => {
+    const at = [...e.path];
+    const value = at.reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string | number, unknown>)[k] : undefined), parsed);
+    const named = at[at.length - 1] === "function" && typeof value === "string" ? `: \`${value}\` is neither a core function (truthy, pattern, schema, …) nor one listed under \`functions\`` : "";
+    return {
+      severity: "error",
+      code: ErrorCode.CONFIG_INVALID,
+      file: shown,
+      path: formatPath(at),
+      ...(locator.locate(shown, 0, at) ?? {}),
+      message: `ruleset: ${e.message}${named}`,
+      hint: "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/rules.md)",
+    } satisfies Diagnostic;
+  });
+}
+
+/** The finding for a ruleset that cannot be used, at the config's key and the ruleset's file. */
+function configFinding(file: string, opts: BundleOptions, message: string, hint: string): Diagnostic {
+  return { severity: "error", code: ErrorCode.CONFIG_INVALID, file: opts.configFile, path: opts.configPath, message: `ruleset ${toPosix(path.relative(process.cwd(), file))}: ${message}`, hint };
+}
+
+function messageOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  // an AggregateError (Spectral's ruleset validation) holds one error per problem
+  const inner = (err as { errors?: unknown[] }).errors;
+  const own = err.message.replace(/^Could not read ruleset at .*?\.\s*/, "");
+  const parts = [own, ...(Array.isArray(inner) ? inner.map((e) => (e instanceof Error ? e.message : String(e))) : [])].filter((m) => m !== "");
+  const cause = err.cause instanceof Error ? messageOf(err.cause) : "";
+  return [...new Set([...parts, cause].filter((m) => m !== ""))].join("; ");
+}
+
+/** What a module's `require` calls name (the migrator writes them as JSON strings). */
+const requiredIds = (code: string): string[] => [...code.matchAll(/require\(("(?:[^"\\]|\\.)*")\)/g)].map((m) => JSON.parse(m[1]!) as string);
+
+/**
+ * The ruleset as one CommonJS module. Without custom functions the migrator's CommonJS output is
+ * that module already: it requires Spectral's packages only, and rollup (the bundler) is not
+ * even loaded — a second off a cold start. With them, the bundler inlines their files (and the
+ * guard decides whether they may be).
+ */
+async function rulesetCode(file: string, opts: BundleOptions, read: Set<string>, entry: string): Promise<string> {
+  const { migrateRuleset } = require("@stoplight/spectral-ruleset-migrator") as { migrateRuleset: (file: string, opts: { format: "commonjs" | "esm"; fs: unknown; fetch: unknown }) => Promise<string> };
+  const commonjs = await migrateRuleset(file, { format: "commonjs", fs: guardedFs(opts, read), fetch: refuseFetch });
+  if (requiredIds(commonjs).every((id) => (spectralPackages as readonly string[]).includes(id))) return commonjs;
+  const { bundleRuleset, stdin } = bundlerModules();
+  const migrated = await migrateRuleset(file, { format: "esm", fs: guardedFs(opts, read), fetch: refuseFetch });
+  return bundleRuleset(entry, { target: "node", format: "commonjs", plugins: [stdin(migrated, entry), guard(opts, entry)] });
+}
+
+/**
+ * Bundles and evaluates (once, here, so that an unknown function or a bad `given` is found now)
+ * the ruleset file. Throws RulesetRefused with located findings when it cannot be used.
+ */
+export async function bundleRulesetFile(file: string, opts: BundleOptions): Promise<PreparedRuleset & { readonly files: readonly string[] }> {
+  const read = new Set<string>();
+  const entry = path.join(path.dirname(file), ".spectral.js");
+  let code: string;
+  try {
+    code = await rulesetCode(file, opts, read, entry);
+    evaluateRuleset(code, file);
+  } catch (err) {
+    if (err instanceof RulesetRefused) throw err;
+    const located = definitionFindings(err, file);
+    if (located !== undefined) throw new RulesetRefused(located);
+    const refused = err instanceof Refused || (err instanceof Error && err.cause instanceof Refused);
+    const hint = refused
+      ? "keep the ruleset and what it extends in the repository, beside gatesync.yaml (see docs/rules.md)"
+      : "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/rules.md)";
+    throw new RulesetRefused([configFinding(file, opts, messageOf(err), hint)]);
+  }
+  const hash = createHash("sha256").update(file).update("\0").update(code).digest("hex");
+  return { source: file, code, hash, files: [...read] };
+}
