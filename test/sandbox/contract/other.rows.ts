@@ -42,8 +42,12 @@ export const otherRows: Row[] = [
   { section: D, quote: "and a 409 after a create whose answer was lost means that create happened.", before: ({ sb }) => void sb.inspect.setFaults({ lostResponseRate: 1, interfaces: ["dashboard"] }), prepare: [dashboard(hook), ({ sb }) => void sb.inspect.setFaults({ lostResponseRate: 0 })], send: dashboard(hook), expect: { status: 409 }, after: ({ sb }) => expect(sb.inspect.store.dashboardHooks).toHaveLength(1) },
   { section: D, quote: 'Success → 200 `{"Status":"OK","Message":"Webhook created","Meta":null}`: the response carries **no id** of the created hook.', send: dashboard(hook), expect: { status: 200, body: { Status: "OK", Message: "Webhook created", Meta: null } } },
 
-  { section: L, quote: "Credential: `Authorization: <API_KEY>`", case: "wrong", send: settings({}, { authorization: "wrong" }), expect: { status: 401, body: { error: "Unauthorized" } } },
-  { section: L, quote: 'missing or wrong → 401 `{"error":"Unauthorized"}`.', send: settings({}, "none"), expect: { status: 401, body: { error: "Unauthorized" } }, after: noSettings },
+  { section: L, quote: "the service splits the header on a space and accepts it only when it has **exactly two parts**, taking the key from the second: `Authorization: Bearer <API_KEY>`.", send: settings({}, { authorization: "Bearer test-llm-key" }), expect: { status: 201 } },
+  { section: L, quote: "Credential: `Authorization: <scheme> <API_KEY>`", case: "the scheme's word is not checked: another one with the right key", send: settings({}, { authorization: "Token test-llm-key" }), expect: { status: 201 } },
+  { section: L, quote: "accepts it only when it has **exactly two parts**", case: "three parts", send: settings({}, { authorization: "Bearer test-llm-key x" }), expect: { status: 401, body: { error: "Unauthorized" } }, after: noSettings },
+  { section: L, quote: 'A bare key (one part), a missing header or a wrong key → 401 `{"error":"Unauthorized"}`.', case: "a bare key", send: settings({}, { authorization: "test-llm-key" }), expect: { status: 401, body: { error: "Unauthorized" } }, after: noSettings },
+  { section: L, quote: "a missing header or a wrong key → 401", case: "missing", send: settings({}, "none"), expect: { status: 401, body: { error: "Unauthorized" } }, after: noSettings },
+  { section: L, quote: "a missing header or a wrong key → 401", case: "wrong key", send: settings({}, { authorization: "Bearer wrong" }), expect: { status: 401, body: { error: "Unauthorized" } }, after: noSettings },
   { section: L, quote: 'Body that is not JSON, or an attribute of the wrong JSON type → 400 `{"errors":[{"title":"Bad Request","detail":"<text>"}]}`.', send: settings("{nope"), expect: { status: 400, match: { errors: [{ title: "Bad Request", detail: anyString }] } }, after: noSettings },
   ...wrongType.map(([name, value]): Row => ({
     section: L,
