@@ -60,9 +60,10 @@ export async function checkAttachment(attached: AttachedDocument, document: unkn
   const format = await checkers.openapi.check(document);
   const findings = [
     ...issueDiagnostics(format.errors, place, locate, { code: ErrorCode.OPENAPI_INVALID, prefix: "the document breaks the OpenAPI schema" }),
+    ...issueDiagnostics(format.gateway, place, locate, { code: ErrorCode.OPENAPI_INVALID, prefix: "the gateway refuses the document" }),
     ...issueDiagnostics(format.warnings, place, locate, { code: ErrorCode.OPENAPI_UNCHECKED_REF, severity: "warning" }),
   ];
-  return { findings, errors: format.errors.length };
+  return { findings, errors: format.errors.length + format.gateway.length };
 }
 
 /** Schema and rules of a resource; with an inline attached document, its checks too. */
