@@ -53,7 +53,7 @@ export async function applyUnderRateLimit(batch: boolean, count: number, backend
     const config: GatesyncConfig = {
       ...base,
       source: { type: "directory", directory: dir, watch: false },
-      targets: { gateway: batch ? gateway : { url: gateway.url, credentialEnv: gateway.credentialEnv, rateLimit: gateway.rateLimit } },
+      targets: { gateway: batch ? gateway : { url: gateway.url, credentialEnv: gateway.credentialEnv, authScheme: gateway.authScheme, rateLimit: gateway.rateLimit } },
     };
     const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
     const schema = `gatesync_bench_${process.pid}_${rep}`;

@@ -17,16 +17,22 @@ import type { ApplyDeps } from "./types.js";
 interface Credential {
   readonly header: string;
   readonly env: string;
-  readonly prefix: string;
+  /** `targets.<interface>.authScheme` (production's by default): "" sends the credential alone. */
+  readonly scheme: string;
 }
 
 function credentialOf(config: GatesyncConfig, iface: InterfaceName): Credential | undefined {
   const t = config.targets;
-  if (iface === "gateway" && t.gateway !== undefined) return { header: "x-gw-authorization", env: t.gateway.credentialEnv, prefix: "" };
-  if (iface === "portal" && t.portal !== undefined) return { header: "authorization", env: t.portal.credentialEnv, prefix: "" };
-  if (iface === "dashboard" && t.dashboard !== undefined) return { header: "authorization", env: t.dashboard.tokenEnv, prefix: "Bearer " };
-  if (iface === "llm" && t.llm !== undefined) return { header: "authorization", env: t.llm.credentialEnv, prefix: "" };
+  if (iface === "gateway" && t.gateway !== undefined) return { header: "x-gw-authorization", env: t.gateway.credentialEnv, scheme: t.gateway.authScheme };
+  if (iface === "portal" && t.portal !== undefined) return { header: "authorization", env: t.portal.credentialEnv, scheme: t.portal.authScheme };
+  if (iface === "dashboard" && t.dashboard !== undefined) return { header: "authorization", env: t.dashboard.tokenEnv, scheme: t.dashboard.authScheme };
+  if (iface === "llm" && t.llm !== undefined) return { header: "authorization", env: t.llm.credentialEnv, scheme: t.llm.authScheme };
   return undefined;
+}
+
+/** The header's value: `<scheme> <credential>`, or the credential alone. */
+export function credentialValue(scheme: string, credential: string): string {
+  return scheme === "" ? credential : `${scheme} ${credential}`;
 }
 
 /** The clients and queues of one apply. */
@@ -73,7 +79,7 @@ export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<
       missing.push(cred.env);
       continue;
     }
-    const auth = { header: cred.header, value: `${cred.prefix}${value}` };
+    const auth = { header: cred.header, value: credentialValue(cred.scheme, value) };
     open.clients.set(iface, new InterfaceClient({ name: iface, baseUrl: target.url, auth, dispatcher: deps.dispatcher, timeoutMs: config.retries.timeoutMs, maxResponseBytes: config.limits.maxResponseBytes }));
     open.queues.set(iface, new InterfaceQueue(iface, target.rateLimit, logger, { maxPauseMs: config.retries.maxRetryAfterMs }));
   }

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from "commander";
 import type { Command } from "commander";
 import type { FaultSettings } from "../sandbox/faults.js";
 import { loadFixtures } from "../sandbox/fixtures.js";
-import { startSandbox } from "../sandbox/sandbox.js";
+import { defaultMaxBodyBytes, startSandbox } from "../sandbox/sandbox.js";
 
 interface SandboxFlags {
   port: number;
@@ -16,6 +16,7 @@ interface SandboxFlags {
   rateLimit?: { requestsPerSecond: number; burst: number };
   seed: number;
   logSize: number;
+  maxBodyMib: number;
 }
 
 function number(name: string, min: number, max = Number.POSITIVE_INFINITY) {
@@ -60,6 +61,7 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
     .option("--rate-limit <rps[:burst]>", "token bucket per interface: 429 + Retry-After beyond it", rateLimit)
     .option("--seed <n>", "seed of the fault generator", number("seed", 0), 1)
     .option("--log-size <n>", "calls kept in the call log (inspect /calls; the counts cover every call)", integer("log size", 1), 50_000)
+    .option("--max-body-mib <n>", "largest management or traffic body accepted, in MiB (413 beyond; production sets no limit)", integer("max body", 1), defaultMaxBodyBytes / (1024 * 1024))
     .action(async (flags: SandboxFlags) => {
       const fixtures = flags.fixtures === undefined ? {} : await loadFixtures(flags.fixtures);
       const faults: Partial<FaultSettings> = {
@@ -71,7 +73,7 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
         rateLimit: flags.rateLimit,
       };
       const credentials = Object.fromEntries(Object.entries(credentialEnv).flatMap(([k, env]) => (io.env[env] === undefined ? [] : [[k, io.env[env]]])));
-      const sandbox = await startSandbox({ port: flags.port, host: flags.host, fixtures, faults, seed: flags.seed, credentials, logSize: flags.logSize });
+      const sandbox = await startSandbox({ port: flags.port, host: flags.host, fixtures, faults, seed: flags.seed, credentials, logSize: flags.logSize, maxBodyBytes: flags.maxBodyMib * 1024 * 1024 });
       const generated = Object.entries(credentialEnv).filter(([, env]) => io.env[env] === undefined);
       io.stdout(
         [

@@ -22,9 +22,17 @@ export interface RateLimitConfig {
   readonly requestsPerSecond: number;
 }
 
+/**
+ * The scheme each interface's credential is written with (`<scheme> <credential>`; "" sends it
+ * alone): production's own. The LLM service splits `Authorization` on a space and refuses
+ * anything but two parts, so a bare key there is a 401 (issue 30).
+ */
+export const defaultAuthSchemes = { gateway: "", portal: "", dashboard: "Bearer", llm: "Bearer" } as const;
+
 export interface GatewayTarget {
   readonly url: string;
   readonly credentialEnv: string;
+  readonly authScheme: string;
   readonly batch?: { readonly listenPath: string; readonly keyEnv: string; readonly maxSize: number };
   readonly rateLimit: RateLimitConfig;
 }
@@ -32,6 +40,7 @@ export interface GatewayTarget {
 export interface SimpleTarget {
   readonly url: string;
   readonly credentialEnv: string;
+  readonly authScheme: string;
   readonly rateLimit: RateLimitConfig;
 }
 
@@ -42,6 +51,7 @@ export interface PortalTarget extends SimpleTarget {
 export interface DashboardTarget {
   readonly url: string;
   readonly tokenEnv: string;
+  readonly authScheme: string;
   readonly rateLimit: RateLimitConfig;
 }
 
@@ -142,6 +152,8 @@ function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
   };
 }
 
+const scheme = (raw: unknown, iface: keyof typeof defaultAuthSchemes): string => (typeof raw === "string" ? raw : defaultAuthSchemes[iface]);
+
 /** The targets section: each interface gatesync writes to, with its credentials and rate. */
 function targetsConfig(t: Raw): GatesyncConfig["targets"] {
   const targets: { -readonly [K in keyof GatesyncConfig["targets"]]: GatesyncConfig["targets"][K] } = {};
@@ -151,21 +163,22 @@ function targetsConfig(t: Raw): GatesyncConfig["targets"] {
     targets.gateway = {
       url: String(g.url),
       credentialEnv: String(g.credentialEnv),
+      authScheme: scheme(g.authScheme, "gateway"),
       rateLimit: rate(g.rateLimit),
       ...(b === undefined ? {} : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } }),
     };
   }
   if (t.portal !== undefined) {
     const p = t.portal as Raw;
-    targets.portal = { url: String(p.url), credentialEnv: String(p.credentialEnv), rateLimit: rate(p.rateLimit), appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [] };
+    targets.portal = { url: String(p.url), credentialEnv: String(p.credentialEnv), authScheme: scheme(p.authScheme, "portal"), rateLimit: rate(p.rateLimit), appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [] };
   }
   if (t.dashboard !== undefined) {
     const d = t.dashboard as Raw;
-    targets.dashboard = { url: String(d.url), tokenEnv: String(d.tokenEnv), rateLimit: rate(d.rateLimit) };
+    targets.dashboard = { url: String(d.url), tokenEnv: String(d.tokenEnv), authScheme: scheme(d.authScheme, "dashboard"), rateLimit: rate(d.rateLimit) };
   }
   if (t.llm !== undefined) {
     const l = t.llm as Raw;
-    targets.llm = { url: String(l.url), credentialEnv: String(l.credentialEnv), rateLimit: rate(l.rateLimit) };
+    targets.llm = { url: String(l.url), credentialEnv: String(l.credentialEnv), authScheme: scheme(l.authScheme, "llm"), rateLimit: rate(l.rateLimit) };
   }
   return targets;
 }

@@ -39,12 +39,14 @@ spec:
   redirect_uri: https://shop.example.com/oauth/callback
   policy_id: mobile-default
 `,
-  "org-key.yaml": `apiVersion: gatesync.dev/v1
+  "org-key.yaml": `# An organisation key's id is the organisation's id: the gateway finds an organisation's
+# limits under its own id, so a key under any other id limits nothing.
+apiVersion: gatesync.dev/v1
 kind: OrgKey
 metadata:
   name: acme
 spec:
-  keyId: org-acme
+  keyId: acme
   org_id: acme
   alias: ACME Corp
   rate: 1000

@@ -1,7 +1,8 @@
 import { apiDefinitionChecks } from "./api-definition-checks.js";
 import type { AttachedDocument, KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
-import { documentMember, materialize, withMember } from "./document-ref.js";
+import { deactivationBody, deactivationNote, deactivationRefusal } from "./api-deactivation.js";
+import { documentMember, withMember } from "./document-ref.js";
 
 const extensionKey = "x-gw-api-gateway";
 
@@ -80,25 +81,10 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
     after: false,
     effect: "info.state.active: false",
     query: (applied) => (applied.query ?? {}) as Spec,
-    body(applied, address) {
-      const definition = structuredClone(materialize(applied.definition)) as Record<string, unknown> | undefined;
-      if (definition === undefined || definition === null || typeof definition !== "object") return undefined;
-      // A document without the extension (the usual case) gets a minimal one: the gateway
-      // refuses an extension without the path's id, and keeps nothing of the old one.
-      const ext = (definition["x-gw-api-gateway"] ??= { info: { id: address.apiID } }) as Record<string, unknown>;
-      const info = (ext.info ??= {}) as Record<string, unknown>;
-      info.id ??= address.apiID;
-      info.state = { ...(info.state as Record<string, unknown> | undefined), active: false };
-      return definition;
-    },
-    note: (applied) =>
-      documentMember(applied.definition, extensionKey) === undefined
-        ? "its document has no x-gw-api-gateway extension: one holding only its id and `state.active: false` is sent, which replaces the API's extension on the server (listen path, upstream and middleware set only there are dropped; give them back in the document to reactivate it)"
-        : undefined,
-    refusal: {
-      reason: "its last definition holds sensitive values, which the state does not keep",
-      hint: "put it back in the repository with x-gw-api-gateway.info.state.active: false, apply, then remove it",
-    },
+    // a complete extension, switched off (api-deactivation.ts): the gateway refuses a partial one
+    body: (applied, address) => deactivationBody(applied, String(address.apiID)),
+    note: deactivationNote,
+    refusal: deactivationRefusal,
   },
   check(spec: Spec): RuleFinding[] {
     const findings: RuleFinding[] = [];

@@ -76,6 +76,11 @@ export interface KindRequest {
 }
 
 /** How an object that left the repository is switched off (no interface deletes anything). */
+export interface DeactivationRefusal {
+  readonly reason: string;
+  readonly hint: string;
+}
+
 export interface Deactivation {
   readonly operation: OperationName;
   /** The field switched off, as the plan shows it, its value after, and the plan's words for that. */
@@ -93,8 +98,11 @@ export interface Deactivation {
   body(applied: Spec, address: Readonly<Record<string, string>>): unknown;
   /** A note for the plan about how this object is switched off, when there is something to say. */
   note?(applied: Spec): string | undefined;
-  /** What the plan says when it cannot be switched off: why, and how to do it by hand. */
-  readonly refusal: { readonly reason: string; readonly hint: string };
+  /**
+   * What the plan says when it cannot be switched off: why, and how to do it by hand — fixed, or
+   * made from the record (a hint that holds what to write back).
+   */
+  readonly refusal: DeactivationRefusal | ((applied: Spec, address: Readonly<Record<string, string>>) => DeactivationRefusal);
 }
 
 /** An id the server assigns when it creates the object. */

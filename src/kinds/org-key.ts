@@ -6,6 +6,23 @@ const deprecatedFields = {
   enable_detail_recording: "enable_detailed_recording",
 };
 
+/**
+ * The gateway stores the session under the path's key id and finds an organisation's limits by
+ * looking up the session whose key is the organisation's id: a key under another id than its
+ * `org_id` limits nothing (issue 30).
+ */
+function organisationMismatch(spec: Spec): RuleFinding[] {
+  const orgId = spec.org_id;
+  if (typeof orgId !== "string" || orgId === "" || orgId === spec.keyId) return [];
+  return [
+    {
+      path: ["spec", "keyId"],
+      message: `keyId ${JSON.stringify(spec.keyId)} is not the organisation's id ${JSON.stringify(orgId)}: the gateway looks the limits of organisation ${JSON.stringify(orgId)} up under the key ${JSON.stringify(orgId)}, so this key would limit nothing`,
+      hint: `set keyId: ${orgId} (an organisation key's id is its organisation's id; the key is written to /gw/org/keys/${orgId})`,
+    },
+  ];
+}
+
 /** Operation 7: POST {base_url}/gw/org/keys/{keyID} (upsert; `reset_quota=1` resets the quota). */
 export const orgKeyKind: KindModule<"OrgKey"> = {
   kind: "OrgKey",
@@ -46,7 +63,7 @@ export const orgKeyKind: KindModule<"OrgKey"> = {
     },
   },
   check(spec: Spec): RuleFinding[] {
-    const findings = deprecationFindings(spec, deprecatedFields);
+    const findings = [...deprecationFindings(spec, deprecatedFields), ...organisationMismatch(spec)];
     if ("last_updated" in spec) {
       findings.push({
         path: ["spec", "last_updated"],

@@ -268,7 +268,8 @@ export function planOrphan(record: ResourceRecord, policy: "report" | "deactivat
   if (deactivation !== undefined) {
     const applied = record.applied ?? {};
     if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
-      return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${deactivation.refusal.reason}; ${kept}`, hint: deactivation.refusal.hint, notes: [] };
+      const refusal = typeof deactivation.refusal === "function" ? deactivation.refusal(applied, record.address) : deactivation.refusal;
+      return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${refusal.reason}; ${kept}`, hint: refusal.hint, notes: [] };
     }
     return {
       ...base,

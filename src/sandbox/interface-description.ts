@@ -50,12 +50,44 @@ export const productBody: WireType = {
   },
 };
 
+const smoothing: WireType = { object: { delay: "integer", enabled: "bool", step: "integer", threshold: "integer", trigger: "number" } };
+
 const limit: WireType = {
-  object: { per: "number", quota_max: "integer", quota_remaining: "integer", quota_renewal_rate: "integer", rate: "number", throttle_interval: "number", throttle_retry_limit: "integer" },
+  object: {
+    max_query_depth: "integer",
+    per: "number",
+    quota_max: "integer",
+    quota_remaining: "integer",
+    quota_renewal_rate: "integer",
+    quota_renews: "integer",
+    rate: "number",
+    smoothing,
+    throttle_interval: "number",
+    throttle_retry_limit: "integer",
+  },
 };
 
+const graphqlTypes: WireType = { array: { object: { name: "string", fields: strings } } };
+
+/** An access-rights entry: the contract's members, the published session schema's, and the JSON-RPC/MCP ones production takes. */
 const accessRights: WireType = {
-  object: { allowed_urls: { array: { object: { url: "string", methods: strings } } }, api_id: "string", api_name: "string", limit, versions: strings },
+  object: {
+    allowance_scope: "string",
+    allowed_types: graphqlTypes,
+    allowed_urls: { array: { object: { url: "string", methods: strings } } },
+    api_id: "string",
+    api_name: "string",
+    disable_introspection: "bool",
+    endpoints: { array: { object: { path: "string", methods: { array: { object: { name: "string", limit: { object: { per: "number", rate: "number", smoothing } } } } } } } },
+    field_access_rights: { array: { object: { field_name: "string", type_name: "string", limits: { object: { max_query_depth: "integer" } } } } },
+    json_rpc_methods: { array: anyObject },
+    json_rpc_methods_access_rights: anyObject,
+    limit,
+    mcp_access_rights: anyObject,
+    mcp_primitives: { array: anyObject },
+    restricted_types: graphqlTypes,
+    versions: strings,
+  },
 };
 
 /** 2.5, operation 7. */
@@ -83,11 +115,13 @@ export const orgKeyBody: WireType = {
     last_updated: "string",
     max_query_depth: "integer",
     meta_data: anyObject,
-    monitor: anyObject,
+    monitor: { object: { trigger_limits: { array: "number" } } },
     oauth_client_id: "string",
-    oauth_keys: anyObject,
+    oauth_keys: { map: "string" },
     org_id: "string",
     per: "number",
+    post_expiry_action: "string",
+    post_expiry_grace_period: "integer",
     quota_max: "integer",
     quota_remaining: "integer",
     quota_renewal_rate: "integer",
@@ -95,7 +129,7 @@ export const orgKeyBody: WireType = {
     rate: "number",
     rsa_certificate_id: "string",
     session_lifetime: "integer",
-    smoothing: anyObject,
+    smoothing,
     tags: strings,
     throttle_interval: "number",
     throttle_retry_limit: "integer",

@@ -12,8 +12,17 @@ import { decodeWire, zeroOf } from "./wire.js";
 
 const badRequest = (detail: string): Reply => ({ status: 400, body: { errors: [{ title: "Bad Request", detail }] } });
 
+/**
+ * Production splits the header on a space and takes the key from the second of exactly two
+ * parts (`Bearer <key>`): a bare key, three parts or another key are all 401.
+ */
+function authorised(header: string | undefined, key: string): boolean {
+  const parts = (header ?? "").split(" ");
+  return parts.length === 2 && parts[1] === key;
+}
+
 export async function handleLlm(ctx: HandlerContext, deps: SandboxDeps): Promise<Handled> {
-  if (ctx.headers.authorization !== deps.credentials.llmKey) return { operation: "unknown", reply: { status: 401, body: { error: "Unauthorized" } } };
+  if (!authorised(ctx.headers.authorization, deps.credentials.llmKey)) return { operation: "unknown", reply: { status: 401, body: { error: "Unauthorized" } } };
   if (ctx.path !== "/llm-settings") return { operation: "unknown", reply: { status: 404, body: { errors: [{ title: "Not Found", detail: `no route ${ctx.path}` }] } } };
   if (ctx.method !== "POST") return { operation: "createLlmSettings", reply: { status: 405, body: { errors: [{ title: "Method Not Allowed", detail: ctx.method }] } } };
   return { operation: "createLlmSettings", reply: await createSettings(ctx, deps) };

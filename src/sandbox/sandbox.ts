@@ -39,7 +39,11 @@ export interface SandboxOptions {
   readonly faults?: Partial<FaultSettings>;
   /** Seed of the fault generator. */
   readonly seed?: number;
-  /** Largest management request body accepted (413 beyond). */
+  /**
+   * Largest management (and traffic) request body accepted, 413 beyond. Production sets none,
+   * and real OpenAPI documents run to 5–10 MB: the default (64 MiB) admits them, directly and
+   * inside a batch; the limit only protects the sandbox's memory.
+   */
   readonly maxBodyBytes?: number;
   /**
    * Largest batch body accepted. The production gateway enforces none; the sandbox stops
@@ -135,6 +139,9 @@ function requestHandler(p: HandlerParts): (req: IncomingMessage, res: ServerResp
   };
 }
 
+/** The default management body limit: tens of MB, above the largest public API descriptions. */
+export const defaultMaxBodyBytes = 64 * 1024 * 1024;
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
   const logger = options.logger ?? silentLogger();
   const credentials = credentialsOf(options.credentials);
@@ -142,7 +149,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const store = new SandboxStore(options.fixtures ?? {}, () => base);
   const faults = new FaultInjector(options.faults, options.seed ?? 1);
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 256 });
-  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   const maxBatchBytes = options.maxBatchBytes ?? 256 * 1024 * 1024;
   const log = new CallLog(options.logSize ?? 50_000);
   const deps: TrafficDeps = {

@@ -71,9 +71,11 @@ export async function checkAttachment(attached: AttachedDocument, document: unkn
   const format = await checkers.openapi.check(document);
   const findings = [
     ...issueDiagnostics(format.errors, place, locate, { code: ErrorCode.OPENAPI_INVALID, prefix: "the document breaks the OpenAPI schema" }),
+    ...issueDiagnostics(format.gateway, place, locate, { code: ErrorCode.OPENAPI_INVALID, prefix: "the gateway refuses the document" }),
     ...issueDiagnostics(format.warnings, place, locate, { code: ErrorCode.OPENAPI_UNCHECKED_REF, severity: "warning" }),
   ];
-  if (format.errors.length > 0 || rulesets?.openapi === undefined) return { findings, errors: format.errors.length };
+  const refused = format.errors.length + format.gateway.length;
+  if (refused > 0 || rulesets?.openapi === undefined) return { findings, errors: refused };
   const ruled = await rulesets.openapi.check(document, place, rulesets.absolute, locate, rulesets.contentKey);
   return { findings: [...findings, ...ruled], errors: errorCount(ruled) };
 }

@@ -9,10 +9,30 @@ import { similar } from "../similar.js";
 import { describeErrors, pointerToPath } from "./schema-registry.js";
 import { PrecompiledOpenApiValidator } from "./openapi-validator.js";
 import type { OpenApiValidator } from "./openapi-validator.js";
+import { validate as validateExtension } from "./compiled/x-gw-api-gateway.js";
+import { semanticIssues } from "./openapi-semantics.js";
 
 export interface OpenApiResult {
   readonly errors: SchemaIssue[];
   readonly warnings: SchemaIssue[];
+  /**
+   * What the gateway refuses besides the OpenAPI schema: the `x-gw-api-gateway` member against
+   * the published extension schema (which the gateway merges into the OpenAPI one), and, for a
+   * document the OpenAPI schema accepts, its semantic checks. Every problem, not the first.
+   */
+  readonly gateway: SchemaIssue[];
+}
+
+const extensionKey = "x-gw-api-gateway";
+
+/** The extension member against the published schema: every problem, at its member. */
+export function extensionIssues(document: Record<string, unknown>): SchemaIssue[] {
+  if (!(extensionKey in document) || validateExtension(document[extensionKey])) return [];
+  return refine(validateExtension.errors ?? [], document[extensionKey]).map((issue) => ({
+    ...issue,
+    path: [extensionKey, ...issue.path],
+    message: `${issue.message} (the gateway's published ${extensionKey} schema)`,
+  }));
 }
 
 export class OpenApiChecker {
@@ -21,21 +41,24 @@ export class OpenApiChecker {
 
   async check(document: unknown): Promise<OpenApiResult> {
     if (document === null || typeof document !== "object" || Array.isArray(document)) {
-      return { errors: [{ path: [], key: false, message: "the OpenAPI document must be a mapping" }], warnings: [] };
+      return { errors: [{ path: [], key: false, message: "the OpenAPI document must be a mapping" }], warnings: [], gateway: [] };
     }
-    const result = await this.validator.validate(document as Record<string, unknown>);
-    if (result.valid) return { errors: [], warnings: [] };
+    const doc = document as Record<string, unknown>;
+    const result = await this.validator.validate(doc);
+    const extension = extensionIssues(doc);
+    if (result.valid) return { errors: [], warnings: [], gateway: [...extension, ...semanticIssues(doc)] };
     if (typeof result.errors === "string") {
       // Reference resolution, not the schema: external refs cannot be checked offline.
       if (result.errors.includes("only internal refs are supported")) {
         return {
           errors: [],
           warnings: [{ path: [], key: false, message: `not checked: ${result.errors.replace(", only internal refs are supported.", "")}`, hint: "only references inside the document can be checked offline" }],
+          gateway: [...extension, ...semanticIssues(doc)],
         };
       }
-      return { errors: [{ path: [], key: false, message: result.errors }], warnings: [] };
+      return { errors: [{ path: [], key: false, message: result.errors }], warnings: [], gateway: extension };
     }
-    return { errors: refine(result.errors ?? [], document), warnings: [] };
+    return { errors: refine(result.errors ?? [], document), warnings: [], gateway: extension };
   }
 }
 
@@ -62,7 +85,7 @@ function refine(errors: readonly ErrorObject[], document: unknown): SchemaIssue[
     const value = valueAt(document, e.instancePath);
     const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
     if (e.keyword === "required" && (e.params as { missingProperty?: string }).missingProperty === "$ref" && isObject && !("$ref" in value) && here.length > 1) return false;
-    if ((e.keyword === "oneOf" || e.keyword === "anyOf") && here.some((x) => x.keyword !== "oneOf" && x.keyword !== "anyOf")) return false;
+    if ((e.keyword === "oneOf" || e.keyword === "anyOf" || e.keyword === "if") && here.some((x) => x.keyword !== "oneOf" && x.keyword !== "anyOf" && x.keyword !== "if")) return false;
     return true;
   });
   // the validators are not verbose: an error carries no value, and a `null` would read as "not undefined"

@@ -132,6 +132,10 @@ function describe(e: ErrorObject): SchemaIssue {
       const words = { minimum: "at least", maximum: "at most", exclusiveMinimum: "greater than", exclusiveMaximum: "less than" }[e.keyword];
       return { path, key: false, message: `must be ${words} ${String(params.limit)}`, hint: `found ${show(e.data)}` };
     }
+    case "pattern":
+      // the published gateway schemas write "not blank" as the pattern \S+
+      if (params.pattern === "\\S+") return { path, key: false, message: "must not be empty or blank", hint: `found ${show(e.data)}` };
+      return { path, key: false, message: custom === undefined ? (e.message ?? e.keyword) : `${show(e.data)}: ${custom}` };
     case "uniqueItems":
       return { path, key: false, message: `items ${String(params.j)} and ${String(params.i)} are the same; each may appear once` };
     default:

@@ -45,7 +45,7 @@ describe("apply of the examples", () => {
     expect(store.apis.get("petstore-v1")!.flags).toEqual({ allowList: false, validateRequest: true, mockResponse: true });
     expect(store.oauthClients.get("petstore-v1\0petstore-mobile-app")).toMatchObject({ redirect_uri: "https://shop.example.com/oauth/callback", meta_data: { platform: "ios" } });
     expect(store.providers.get(3)!.clientTypes.get(31)).toMatchObject({ IdpAppType: "service", GrantType: "client_credentials" });
-    expect(store.orgKeys.get("org-acme")).toMatchObject({ quotaResets: 1, session: { hmac_string: "demo-hmac-not-a-real-secret", access_rights: { orders: { api_id: "orders-api" } } } });
+    expect(store.orgKeys.get("acme")).toMatchObject({ quotaResets: 1, session: { hmac_string: "demo-hmac-not-a-real-secret", access_rights: { orders: { api_id: "orders-api" } } } });
     expect(summary.health).toEqual([expect.objectContaining({ id: "ApiDefinition/petstore", ok: true })]);
 
     const again = await h.plan();
@@ -273,11 +273,11 @@ describe("creates are never duplicated", () => {
 
 describe("quota resets", () => {
   it("sends reset_quota=1 exactly once per new trigger", async () => {
-    const key = (trigger: string): Record<string, string> => ({ "k.yaml": doc("OrgKey", "acme", `keyId: org-acme\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "${trigger}"`) });
+    const key = (trigger: string): Record<string, string> => ({ "k.yaml": doc("OrgKey", "acme", `keyId: acme\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "${trigger}"`) });
     h = await harness({ files: key("2026-10") });
     await h.apply();
     await h.apply();
-    const stored = (): number => h!.sandbox.inspect.store.orgKeys.get("org-acme")!.quotaResets;
+    const stored = (): number => h!.sandbox.inspect.store.orgKeys.get("acme")!.quotaResets;
     expect(stored()).toBe(1);
     await writeFile(path.join(h.dir, "config/k.yaml"), key("2026-11")["k.yaml"]!);
     const { summary } = await h.apply();
@@ -293,8 +293,8 @@ describe("orphans", () => {
     h = await harness({
       files: {
         "orders.yaml": orders,
-        "globex.yaml": doc("OrgKey", "globex", "keyId: org-globex\norg_id: globex\nrate: 100"),
-        "acme.yaml": doc("OrgKey", "acme", "keyId: org-acme\nhmac_enabled: true\nhmac_string: literal-hmac-value"),
+        "globex.yaml": doc("OrgKey", "globex", "keyId: globex\norg_id: globex\nrate: 100"),
+        "acme.yaml": doc("OrgKey", "acme", "keyId: acme\nhmac_enabled: true\nhmac_string: literal-hmac-value"),
         "p.yaml": product("kept"),
       },
       configExtra: "orphans: deactivate\n",
@@ -313,8 +313,8 @@ describe("orphans", () => {
     expect([...summary.applied].sort()).toEqual(["ApiDefinition/orders", "OrgKey/globex"]);
     const store = h.sandbox.inspect.store;
     expect(store.apis.get("orders-api")!.extension).toMatchObject({ info: { name: "Orders", state: { active: false } }, server: { authentication: { enabled: true } } });
-    expect(store.orgKeys.get("org-globex")!.session).toMatchObject({ org_id: "globex", rate: 100, is_inactive: true });
-    expect(store.orgKeys.get("org-acme")!.session).not.toHaveProperty("is_inactive", true);
+    expect(store.orgKeys.get("globex")!.session).toMatchObject({ org_id: "globex", rate: 100, is_inactive: true });
+    expect(store.orgKeys.get("acme")!.session).not.toHaveProperty("is_inactive", true);
 
     const again = await h.plan();
     expect(again.changes.filter((c) => c.action === "orphan").map((c) => [c.id, c.deactivate === true, /deactivated on/.test(c.reason ?? "")])).toEqual([

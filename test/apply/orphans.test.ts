@@ -19,7 +19,8 @@ const api = (name: string, apiId: string): string =>
 
 describe("orphans: deactivate", () => {
   it("deactivates an API whose document has no x-gw-api-gateway extension: its traffic then stops", async () => {
-    h = await harness({ files: { "a.yaml": api("petstore", "petstore-v1") }, configExtra: "orphans: deactivate\n" });
+    // the listen path gatesync applied makes the extension it sends complete (test/conformance/orphan-deactivation.test.ts)
+    h = await harness({ files: { "a.yaml": `${api("petstore", "petstore-v1")}  query: { listenPath: /petstore/ }\n` }, configExtra: "orphans: deactivate\n" });
     expect((await h.apply()).summary.applied).toEqual(["ApiDefinition/petstore"]);
     const traffic = `${h.sandbox.urls.base}/petstore/pets`;
     expect((await call(traffic)).status).not.toBe(404);

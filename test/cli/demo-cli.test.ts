@@ -42,7 +42,7 @@ describe("npm start (gatesync demo)", () => {
       expect(demo.output()).toMatch(/export GW_ADMIN_KEY=demo-[0-9a-f]+/);
       const objects = await call(`${demo.match[1]}/__sandbox/objects`);
       expect(objects.status).toBe(200);
-      expect(JSON.stringify(objects.body)).toContain("org-acme");
+      expect(JSON.stringify(objects.body)).toContain(`"keyId":"acme"`);
     } finally {
       expect(await demo.stop()).toBe(0);
     }

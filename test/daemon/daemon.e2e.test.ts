@@ -174,7 +174,7 @@ describe("gatesync run (daemon)", () => {
     expect(s.commit).toBe(good);
     expect(s.lastRun?.errors?.[0]).toMatchObject({ file: "config/llm/settings.yaml", line: 30 });
     expect(sandbox.inspect.calls().log.length).toBe(before);
-    expect(sandbox.inspect.store.orgKeys.get("org-globex")!.session.rate).toBe(100);
+    expect(sandbox.inspect.store.orgKeys.get("globex")!.session.rate).toBe(100);
   });
 
   it("follows a force-push", async () => {
@@ -185,7 +185,7 @@ describe("gatesync run (daemon)", () => {
     await writeFile(file, text.replace("  rate: 100\n  per: 60\n  quota_max: 10000\n", "  rate: 175\n  per: 60\n  quota_max: 10000\n"));
     const rewritten = push("rewritten history");
     expect((await hook(payload())).status).toBe(202);
-    await eventually(() => sandbox.inspect.store.orgKeys.get("org-globex")!.session.rate, (rate) => rate === 175);
+    await eventually(() => sandbox.inspect.store.orgKeys.get("globex")!.session.rate, (rate) => rate === 175);
     expect((await eventually(status, (x) => x.commit === rewritten)).lastRun?.result).toBe("applied");
   });
 

@@ -199,7 +199,7 @@ describe("the status page", () => {
     const file = path.join(dir, "config/llm/settings.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace("temperature: icy", "temperature: 0.0"));
     await writeFile(path.join(dir, "config/gateway/org-keys.yaml"), (await readFile(path.join(dir, "config/gateway/org-keys.yaml"), "utf8")).replace("  rate: 100\n  per: 60\n  quota_max: 10000\n", "  rate: 120\n  per: 60\n  quota_max: 10000\n"));
-    await eventually(() => sandbox.inspect.store.orgKeys.get("org-globex")?.session.rate, (rate) => rate === 120);
+    await eventually(() => sandbox.inspect.store.orgKeys.get("globex")?.session.rate, (rate) => rate === 120);
     await eventually(status, (s) => s.lastRun?.result === "applied" && s.lastRun.reason === "file change");
     const page = await browser.newPage();
     const problems = pageProblems(page);

@@ -43,7 +43,7 @@ export function assertNoDuplicates(h: Harness): void {
   unique(names([...s.portalWebhooks.values()], (w) => w.Name));
   unique(names(s.dashboardHooks, (d) => d.name));
   unique(names([...s.llmSettings.values()], (l) => (l.attributes as Record<string, unknown>).model_name));
-  expect(s.orgKeys.get("org-acme")?.quotaResets ?? 0).toBeLessThanOrEqual(1);
+  expect(s.orgKeys.get("acme")?.quotaResets ?? 0).toBeLessThanOrEqual(1);
 }
 
 /** Where a created object is in the sandbox, for a state record (undefined: not there). */
@@ -130,7 +130,7 @@ export async function converge(h: Harness, attempts = 6): Promise<{ applies: num
       expect(plan.changes.filter((c) => c.action !== "no-op").map((c) => `${c.id} ${c.action}`)).toEqual([]);
       const s = h.sandbox.inspect.store;
       expect([s.products.size, s.portalWebhooks.size, s.dashboardHooks.length, s.llmSettings.size]).toEqual([2, 2, 2, 2]);
-      expect(s.orgKeys.get("org-acme")?.quotaResets).toBe(1);
+      expect(s.orgKeys.get("acme")?.quotaResets).toBe(1);
       return { applies, inDoubtResolved };
     }
   }

@@ -59,4 +59,4 @@ definition:
   info: { title: Petstore, version: "1" }
   paths: {}
   x-gw-api-gateway:
-    info: { name: Petstore, state: { active: true } }`);
+    { info: { name: Petstore, state: { active: true } }, upstream: { url: "http://petstore.internal" }, server: { listenPath: { value: /petstore/ } } }`);

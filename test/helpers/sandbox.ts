@@ -49,4 +49,4 @@ export async function call(url: string, init: { method?: string; headers?: Recor
 export const gw = { "x-gw-authorization": testCredentials.gatewayKey };
 export const portal = { authorization: testCredentials.portalKey };
 export const dash = { authorization: `Bearer ${testCredentials.dashboardToken}` };
-export const llm = { authorization: testCredentials.llmKey };
+export const llm = { authorization: `Bearer ${testCredentials.llmKey}` };

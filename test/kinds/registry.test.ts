@@ -36,7 +36,7 @@ describe("the kind registry", () => {
 
   it("has a registered kind for every resource schema (a kind const and a spec) in schemas/", async () => {
     const resourceSchemas: string[] = [];
-    for (const file of await readdir(schemas)) {
+    for (const file of (await readdir(schemas)).filter((f) => f.endsWith(".schema.json"))) {
       const schema = JSON.parse(await readFile(path.join(schemas, file), "utf8")) as { properties?: { kind?: { const?: unknown }; spec?: unknown } };
       const kind = schema.properties?.kind?.const;
       if (kind === undefined || schema.properties?.spec === undefined) continue;
@@ -103,7 +103,12 @@ describe("ApiDefinition: the extension's info.id", () => {
   });
 
   it("is filled in from the record's address when an orphan applied without it is switched off", () => {
-    const applied = { query: {}, definition: { ...doc, "x-gw-api-gateway": { info: { name: "Old" } } } };
-    expect(kind.deactivation!.body(applied, { apiID: "old-api" })).toEqual({ ...doc, "x-gw-api-gateway": { info: { name: "Old", id: "old-api", state: { active: false } } } });
+    const applied = { query: { listenPath: "/old/" }, definition: { ...doc, "x-gw-api-gateway": { info: { name: "Old" }, upstream: { url: "http://u" } } } };
+    expect(kind.deactivation!.body(applied, { apiID: "old-api" })).toEqual({
+      ...doc,
+      "x-gw-api-gateway": { info: { name: "Old", id: "old-api", state: { active: false } }, upstream: { url: "http://u" }, server: { listenPath: { value: "/old/", strip: true } } },
+    });
+    // without a listen path anywhere, no body the gateway would accept can be built
+    expect(kind.deactivation!.body({ query: {}, definition: applied.definition }, { apiID: "old-api" })).toBeUndefined();
   });
 });

@@ -222,11 +222,11 @@ describe("orphans", () => {
     expect(change(plan, "OrgKey/acme").reason).toMatch(/sensitive values/);
   });
 
-  it("deactivates an API whose document has no gateway extension, with a minimal one carrying its id", async () => {
-    const state = await recorded({ "a.yaml": petstore.replace(/ {2}x-gw-api-gateway:\n.*\n/, "") });
+  it("deactivates an API whose document has no gateway extension, with a complete one built from the document and its flags", async () => {
+    const state = await recorded({ "a.yaml": petstore.replace(/ {2}x-gw-api-gateway:\n.*\n/, "").replace("    paths: {}", '    servers: [{ url: "http://petstore.internal" }]\n    paths: {}') });
     const plan = planFor(await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") }), state, { orphans: "deactivate" });
     expect(change(plan, "ApiDefinition/petstore")).toMatchObject({ action: "orphan", deactivate: true, operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" } });
-    expect(change(plan, "ApiDefinition/petstore").notes[0]).toMatch(/no x-gw-api-gateway extension: one holding only its id/);
+    expect(change(plan, "ApiDefinition/petstore").notes[0]).toMatch(/no x-gw-api-gateway extension: a complete x-gw-api-gateway extension is sent/);
   });
 });
 

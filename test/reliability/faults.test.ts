@@ -64,7 +64,7 @@ describe("applying under faults", () => {
         expect(s.portalWebhooks.size).toBeLessThanOrEqual(2);
         expect(s.llmSettings.size).toBeLessThanOrEqual(2);
         expect(s.dashboardHooks.length).toBeLessThanOrEqual(2);
-        expect(s.orgKeys.get("org-acme")?.quotaResets ?? 0).toBeLessThanOrEqual(1);
+        expect(s.orgKeys.get("acme")?.quotaResets ?? 0).toBeLessThanOrEqual(1);
         converged = summary.failed.length === 0 && summary.inDoubt.length === 0;
         // resolve in-doubt creates the way an operator would: look at the server
         for (const d of summary.inDoubt) {
@@ -77,14 +77,14 @@ describe("applying under faults", () => {
           if (record.kind === "ApiProduct") id = [...s.products.values()].find((p) => p.Name === attempted.Name)?.ID as string | undefined;
           if (record.kind === "PortalWebhook") id = [...s.portalWebhooks.values()].find((w) => w.Name === attempted.Name)?.ID as string | undefined;
           if (record.kind === "LlmSettings") id = [...s.llmSettings.values()].find((l) => (l.attributes as Record<string, unknown>).model_name === (attempted.attributes as Record<string, unknown>).model_name)?.id as string | undefined;
-          const args = record.kind === "OrgKey" ? ((s.orgKeys.get("org-acme")?.quotaResets ?? 0) > 0 ? ["--accept"] : ["--forget"]) : id === undefined ? ["--forget"] : ["--id", String(id)];
+          const args = record.kind === "OrgKey" ? ((s.orgKeys.get("acme")?.quotaResets ?? 0) > 0 ? ["--accept"] : ["--forget"]) : id === undefined ? ["--forget"] : ["--id", String(id)];
           expect((await runCli(["state", "resolve", d.id, ...args, "--config", path.join(h.dir, "gatesync.yaml")], h.env)).code).toBe(0);
         }
       }
       expect(converged).toBe(true);
       const s = h.sandbox.inspect.store;
       expect([s.products.size, s.portalWebhooks.size, s.dashboardHooks.length, s.llmSettings.size]).toEqual([2, 2, 2, 2]);
-      expect(s.orgKeys.get("org-acme")?.quotaResets).toBe(1);
+      expect(s.orgKeys.get("acme")?.quotaResets).toBe(1);
       expect((await h.plan()).changes.filter((c) => c.action !== "no-op")).toEqual([]);
       const faults = h.sandbox.inspect.faults().injected;
       expect(faults.error + faults.reset + faults.throttled).toBeGreaterThan(0);

@@ -66,7 +66,7 @@ describe("operation 1: PATCH /gw/apis/oas/{apiID}", () => {
     ["bad JSON sent to an unknown API", "nope", "{{{", "", 400, "request malformed"],
     ["an empty apiID (the collection route, which has no PATCH)", "", oas, "", 405, "Method not supported"],
     ["an unknown apiID", "nope", oas, "", 404, "API not found"],
-    ["a definition whose id differs from the path's", "petstore-v1", { ...oas, "x-gw-api-gateway": { info: { id: "other" } } }, "", 400, "Request APIID does not match that in Definition! For Update operations these must match."],
+    ["a definition whose id differs from the path's", "petstore-v1", { ...oas, "x-gw-api-gateway": { info: { id: "other", name: "P", state: { active: true } }, upstream: { url: "http://u" }, server: { listenPath: { value: "/p/" } } } }, "", 400, "Request APIID does not match that in Definition! For Update operations these must match."],
     ["a relative upstreamURL", "petstore-v1", oas, "?upstreamURL=/relative", 400, "invalid upstreamURL: it must be an absolute URL"],
     ["authentication=true without security", "petstore-v1", oas, "?authentication=true", 400, "authentication requires a security requirement in the OpenAPI document"],
   ])("refuses %s", async (_label, id, body, query, status, message) => {

@@ -13,7 +13,7 @@ const ordersDoc = {
   openapi: "3.1.0",
   info: { title: "Orders", version: "1" },
   paths: {
-    "/orders/{id}": { get: { responses: { "200": { description: "one", content: { "application/json": { example: { id: "o-1", total: 3 } } } } } } },
+    "/orders/{id}": { get: { parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "one", content: { "application/json": { example: { id: "o-1", total: 3 } } } } } } },
     "/health": { get: { responses: { "204": { description: "ok" } } } },
   },
 };

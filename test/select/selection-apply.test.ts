@@ -55,7 +55,7 @@ describe("selection on the examples", () => {
     expect(operations(h.sandbox)).toEqual(["PUT /gw/oauth/clients/petstore-v1/petstore-mobile-app"]);
     h.sandbox.inspect.resetCalls();
     await h.apply({ selection: select({ kinds: ["OrgKey"], selector: "plan in (gold)" }) });
-    expect(operations(h.sandbox)).toEqual(["POST /gw/org/keys/org-acme"]);
+    expect(operations(h.sandbox)).toEqual(["POST /gw/org/keys/acme"]);
   });
 
   it("orphans outside the selection are never reported, deactivated or forgotten", async () => {
@@ -76,7 +76,7 @@ describe("selection on the examples", () => {
 
     const silver = await h.apply({ selection: select({ selector: "plan=silver" }) });
     expect(silver.plan.changes.filter((c) => c.action === "orphan").map((c) => [c.id, c.deactivate])).toEqual([["OrgKey/globex", true]]);
-    expect(operations(h.sandbox)).toEqual(["POST /gw/org/keys/org-globex"]);
+    expect(operations(h.sandbox)).toEqual(["POST /gw/org/keys/globex"]);
     expect((await h.state.read()).resources.get("OrgKey/globex")!.deactivatedAt).toBeDefined();
   });
 

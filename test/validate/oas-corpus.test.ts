@@ -29,11 +29,21 @@ async function asApiDefinitions(dir: string): Promise<{ root: string; names: str
 }
 
 describe("the OpenAPI corpus", () => {
-  it.each(["3.0/pass", "3.1/pass"])("loads every document of %s as an ApiDefinition body", async (dir) => {
+  // The OpenAPI schema accepts these; the production gateway's semantic checks refuse them
+  // (an example fragment: its {id} has a parameter petId, its security scheme is not declared).
+  const refusedByGateway: Record<string, string[]> = {
+    "3.0/pass": [],
+    "3.1/pass": ["operation-object-example.yaml"],
+  };
+
+  it.each(["3.0/pass", "3.1/pass"])("loads every document of %s as an ApiDefinition body, but those the gateway's semantic checks refuse", async (dir) => {
     const { root, names } = await asApiDefinitions(dir);
     const result = await validator.validate({ root });
-    expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
-    expect(result.resources).toHaveLength(names.length);
+    const errors = result.diagnostics.filter((d) => d.severity === "error");
+    const refused = refusedByGateway[dir]!;
+    expect(errors.filter((d) => !refused.some((f) => d.file === `oas/${f}`))).toEqual([]);
+    for (const f of refused) expect(errors.filter((d) => d.file === `oas/${f}`).map((d) => d.code)).toEqual(expect.arrayContaining(["OPENAPI_INVALID"]));
+    expect(result.resources).toHaveLength(names.length - refused.length);
     expect(names.length).toBeGreaterThan(5);
   });
 

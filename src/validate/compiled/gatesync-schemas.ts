@@ -2571,7 +2571,7 @@ return true;
 validate21.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const v4 = validate32;
-const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/dashboard-webhook.schema.json","title":"DashboardWebhook","description":"A dashboard webhook, created with operation 10 (POST /api/hooks). The interfaces cannot update it once created, and the answer carries no id.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"DashboardWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["method","target_path"],"additionalProperties":false,"properties":{"method":{"enum":["DELETE","GET","PUT","POST","PATCH"]},"target_path":{"description":"Target address.","type":"string","minLength":1},"name":{"type":"string"},"header_map":{"description":"Headers sent with the webhook request (values are sensitive).","$ref":"common.schema.json#/$defs/stringMap"}}}}};
+const schema51 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/dashboard-webhook.schema.json","title":"DashboardWebhook","description":"A dashboard webhook, created with operation 10 (POST /api/hooks). The interfaces cannot update it once created, and the answer carries no id.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"DashboardWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["method","target_path"],"additionalProperties":false,"properties":{"method":{"enum":["DELETE","GET","PUT","POST","PATCH"]},"target_path":{"description":"Target address.","type":"string","minLength":1},"name":{"type":"string"},"header_map":{"description":"Headers sent with the webhook request (values are sensitive); null: none.","anyOf":[{"$ref":"common.schema.json#/$defs/stringMap"},{"type":"null"}]}}}}};
 
 function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2908,6 +2908,9 @@ errors++;
 }
 if(data3.header_map !== undefined){
 let data7 = data3.header_map;
+const _errs15 = errors;
+let valid3 = false;
+const _errs16 = errors;
 if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
 for(const key2 in data7){
 let data8 = data7[key2];
@@ -2933,10 +2936,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-}
-else {
-const err16 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.properties.spec.type,parentSchema:schema51.properties.spec,data:data3};
+var _valid0 = _errs16 === errors;
+valid3 = valid3 || _valid0;
+const _errs22 = errors;
+if(data7 !== null){
+const err16 = {instancePath:instancePath+"/spec/header_map",schemaPath:"#/properties/spec/properties/header_map/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema51.properties.spec.properties.header_map.anyOf[1].type,parentSchema:schema51.properties.spec.properties.header_map.anyOf[1],data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2945,15 +2949,50 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
+var _valid0 = _errs22 === errors;
+valid3 = valid3 || _valid0;
+if(!valid3){
+const err17 = {instancePath:instancePath+"/spec/header_map",schemaPath:"#/properties/spec/properties/header_map/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema51.properties.spec.properties.header_map.anyOf,parentSchema:schema51.properties.spec.properties.header_map,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.properties.spec.type,parentSchema:schema51.properties.spec,data:data3};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
 }
 errors++;
 }
@@ -2963,20 +3002,22 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
-const schema61 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
-const schema72 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
-const schema78 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
+const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
+const schema62 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
+const schema76 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
+const schema82 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern14 = new RegExp("^[0-9a-f]{7,40}$", "u");
 const pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern16 = new RegExp("^https?://", "u");
-const pattern26 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
-const pattern27 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
-const pattern35 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern39 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern18 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", "u");
+const pattern30 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
+const pattern31 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
+const pattern39 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern43 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/gatesync-config.schema.json" */;
@@ -3463,7 +3504,7 @@ vErrors.push(err35);
 errors++;
 }
 for(const key5 in data15){
-if(!((((key5 === "url") || (key5 === "credentialEnv")) || (key5 === "batch")) || (key5 === "rateLimit"))){
+if(!(((((key5 === "url") || (key5 === "credentialEnv")) || (key5 === "authScheme")) || (key5 === "batch")) || (key5 === "rateLimit"))){
 const err36 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
 if(vErrors === null){
 vErrors = [err36];
@@ -3524,11 +3565,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data15.batch !== undefined){
-let data18 = data15.batch;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.listenPath === undefined){
-const err41 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data18};
+if(data15.authScheme !== undefined){
+let data18 = data15.authScheme;
+if(typeof data18 === "string"){
+if(!pattern18.test(data18)){
+const err41 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data18};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -3537,8 +3578,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data18.keyEnv === undefined){
-const err42 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "keyEnv"},message:"must have required property '"+"keyEnv"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data18};
+}
+else {
+const err42 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data18};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -3547,9 +3589,12 @@ vErrors.push(err42);
 }
 errors++;
 }
-for(const key6 in data18){
-if(!(((key6 === "listenPath") || (key6 === "keyEnv")) || (key6 === "maxSize"))){
-const err43 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data18};
+}
+if(data15.batch !== undefined){
+let data19 = data15.batch;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.listenPath === undefined){
+const err43 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3558,12 +3603,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data18.listenPath !== undefined){
-let data19 = data18.listenPath;
-if(typeof data19 === "string"){
-if(func1(data19) < 1){
-const err44 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data19};
+if(data19.keyEnv === undefined){
+const err44 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "keyEnv"},message:"must have required property '"+"keyEnv"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -3572,9 +3613,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data19};
+for(const key6 in data19){
+if(!(((key6 === "listenPath") || (key6 === "keyEnv")) || (key6 === "maxSize"))){
+const err45 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -3584,11 +3625,11 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data18.keyEnv !== undefined){
-let data20 = data18.keyEnv;
+if(data19.listenPath !== undefined){
+let data20 = data19.listenPath;
 if(typeof data20 === "string"){
-if(!pattern15.test(data20)){
-const err46 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data20};
+if(func1(data20) < 1){
+const err46 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -3599,7 +3640,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data20};
+const err47 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -3609,10 +3650,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data18.maxSize !== undefined){
-let data21 = data18.maxSize;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err48 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data21};
+if(data19.keyEnv !== undefined){
+let data21 = data19.keyEnv;
+if(typeof data21 === "string"){
+if(!pattern15.test(data21)){
+const err48 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data21};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -3621,9 +3663,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 1000 || isNaN(data21)){
-const err49 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data21};
+}
+else {
+const err49 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data21};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3632,8 +3674,11 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data21 < 1 || isNaN(data21)){
-const err50 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data21};
+}
+if(data19.maxSize !== undefined){
+let data22 = data19.maxSize;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err50 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3642,11 +3687,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err51 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.properties.batch.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data18};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 1000 || isNaN(data22)){
+const err51 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -3655,13 +3698,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data15.rateLimit !== undefined){
-let data22 = data15.rateLimit;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-for(const key7 in data22){
-if(!((key7 === "concurrency") || (key7 === "requestsPerSecond"))){
-const err52 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data:data22};
+if(data22 < 1 || isNaN(data22)){
+const err52 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -3671,10 +3709,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data22.concurrency !== undefined){
-let data23 = data22.concurrency;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err53 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.concurrency.type,parentSchema:schema61.properties.concurrency,data:data23};
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.properties.batch.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3683,9 +3721,13 @@ vErrors.push(err53);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 < 1 || isNaN(data23)){
-const err54 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema61.properties.concurrency,data:data23};
+}
+if(data15.rateLimit !== undefined){
+let data23 = data15.rateLimit;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key7 in data23){
+if(!((key7 === "concurrency") || (key7 === "requestsPerSecond"))){
+const err54 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data23};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3695,12 +3737,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-}
-if(data22.requestsPerSecond !== undefined){
-let data24 = data22.requestsPerSecond;
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 <= 0 || isNaN(data24)){
-const err55 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema61.properties.requestsPerSecond,data:data24};
+if(data23.concurrency !== undefined){
+let data24 = data23.concurrency;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err55 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data24};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3709,9 +3749,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema61.properties.requestsPerSecond.type,parentSchema:schema61.properties.requestsPerSecond,data:data24};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
+const err56 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data24};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3722,8 +3762,11 @@ errors++;
 }
 }
 }
-else {
-const err57 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data:data22};
+if(data23.requestsPerSecond !== undefined){
+let data25 = data23.requestsPerSecond;
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 <= 0 || isNaN(data25)){
+const err57 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data25};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3733,9 +3776,8 @@ vErrors.push(err57);
 errors++;
 }
 }
-}
 else {
-const err58 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.type,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
+const err58 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data25};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -3745,11 +3787,9 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data14.dashboard !== undefined){
-let data25 = data14.dashboard;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.url === undefined){
-const err59 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data25};
+}
+else {
+const err59 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data23};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -3758,8 +3798,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data25.tokenEnv === undefined){
-const err60 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data25};
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.type,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -3768,9 +3810,12 @@ vErrors.push(err60);
 }
 errors++;
 }
-for(const key8 in data25){
-if(!(((key8 === "url") || (key8 === "tokenEnv")) || (key8 === "rateLimit"))){
-const err61 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.dashboard,data:data25};
+}
+if(data14.dashboard !== undefined){
+let data26 = data14.dashboard;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.url === undefined){
+const err61 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -3779,12 +3824,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data25.url !== undefined){
-let data26 = data25.url;
-if(typeof data26 === "string"){
-if(!pattern16.test(data26)){
-const err62 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data26};
+if(data26.tokenEnv === undefined){
+const err62 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -3793,9 +3834,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-else {
-const err63 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data26};
+for(const key8 in data26){
+if(!((((key8 === "url") || (key8 === "tokenEnv")) || (key8 === "authScheme")) || (key8 === "rateLimit"))){
+const err63 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -3805,11 +3846,11 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data25.tokenEnv !== undefined){
-let data27 = data25.tokenEnv;
+if(data26.url !== undefined){
+let data27 = data26.url;
 if(typeof data27 === "string"){
-if(!pattern15.test(data27)){
-const err64 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data27};
+if(!pattern16.test(data27)){
+const err64 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data27};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -3820,7 +3861,7 @@ errors++;
 }
 }
 else {
-const err65 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data27};
+const err65 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data27};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -3830,12 +3871,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data25.rateLimit !== undefined){
-let data28 = data25.rateLimit;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-for(const key9 in data28){
-if(!((key9 === "concurrency") || (key9 === "requestsPerSecond"))){
-const err66 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data:data28};
+if(data26.tokenEnv !== undefined){
+let data28 = data26.tokenEnv;
+if(typeof data28 === "string"){
+if(!pattern15.test(data28)){
+const err66 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data28};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -3845,10 +3885,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data28.concurrency !== undefined){
-let data29 = data28.concurrency;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err67 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.concurrency.type,parentSchema:schema61.properties.concurrency,data:data29};
+else {
+const err67 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data28};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -3857,9 +3895,12 @@ vErrors.push(err67);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 1 || isNaN(data29)){
-const err68 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema61.properties.concurrency,data:data29};
+}
+if(data26.authScheme !== undefined){
+let data29 = data26.authScheme;
+if(typeof data29 === "string"){
+if(!pattern18.test(data29)){
+const err68 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data29};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -3869,12 +3910,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
-if(data28.requestsPerSecond !== undefined){
-let data30 = data28.requestsPerSecond;
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 <= 0 || isNaN(data30)){
-const err69 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema61.properties.requestsPerSecond,data:data30};
+else {
+const err69 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data29};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -3884,8 +3921,12 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema61.properties.requestsPerSecond.type,parentSchema:schema61.properties.requestsPerSecond,data:data30};
+if(data26.rateLimit !== undefined){
+let data30 = data26.rateLimit;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+for(const key9 in data30){
+if(!((key9 === "concurrency") || (key9 === "requestsPerSecond"))){
+const err70 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data30};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -3895,9 +3936,10 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
-else {
-const err71 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data:data28};
+if(data30.concurrency !== undefined){
+let data31 = data30.concurrency;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err71 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data31};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -3906,10 +3948,9 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-}
-else {
-const err72 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.dashboard.type,parentSchema:schema56.properties.targets.properties.dashboard,data:data25};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
+const err72 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data31};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -3919,11 +3960,12 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data14.portal !== undefined){
-let data31 = data14.portal;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31.url === undefined){
-const err73 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data31};
+}
+if(data30.requestsPerSecond !== undefined){
+let data32 = data30.requestsPerSecond;
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 <= 0 || isNaN(data32)){
+const err73 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data32};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -3932,8 +3974,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data31.credentialEnv === undefined){
-const err74 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data31};
+}
+else {
+const err74 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data32};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -3942,9 +3985,10 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key10 in data31){
-if(!((((key10 === "url") || (key10 === "credentialEnv")) || (key10 === "appTypeProviders")) || (key10 === "rateLimit"))){
-const err75 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.portal,data:data31};
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data30};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -3954,11 +3998,9 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data31.url !== undefined){
-let data32 = data31.url;
-if(typeof data32 === "string"){
-if(!pattern16.test(data32)){
-const err76 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data32};
+}
+else {
+const err76 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.dashboard.type,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -3968,8 +4010,11 @@ vErrors.push(err76);
 errors++;
 }
 }
-else {
-const err77 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data32};
+if(data14.portal !== undefined){
+let data33 = data14.portal;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.url === undefined){
+const err77 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -3978,12 +4023,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data31.credentialEnv !== undefined){
-let data33 = data31.credentialEnv;
-if(typeof data33 === "string"){
-if(!pattern15.test(data33)){
-const err78 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data33};
+if(data33.credentialEnv === undefined){
+const err78 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -3992,9 +4033,9 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-else {
-const err79 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data33};
+for(const key10 in data33){
+if(!(((((key10 === "url") || (key10 === "credentialEnv")) || (key10 === "authScheme")) || (key10 === "appTypeProviders")) || (key10 === "rateLimit"))){
+const err79 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4004,14 +4045,11 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data31.appTypeProviders !== undefined){
-let data34 = data31.appTypeProviders;
-if(Array.isArray(data34)){
-const len0 = data34.length;
-for(let i0=0; i0<len0; i0++){
-let data35 = data34[i0];
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err80 = {instancePath:instancePath+"/targets/portal/appTypeProviders/" + i0,schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items,data:data35};
+if(data33.url !== undefined){
+let data34 = data33.url;
+if(typeof data34 === "string"){
+if(!pattern16.test(data34)){
+const err80 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data34};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4021,18 +4059,8 @@ vErrors.push(err80);
 errors++;
 }
 }
-let i1 = data34.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data34[i1];
-if(!(((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0))) && (isFinite(item0)))){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err81 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data34};
+else {
+const err81 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data34};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4040,14 +4068,13 @@ else {
 vErrors.push(err81);
 }
 errors++;
-break;
-}
-indices0[item0] = i1;
 }
 }
-}
-else {
-const err82 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data34};
+if(data33.credentialEnv !== undefined){
+let data35 = data33.credentialEnv;
+if(typeof data35 === "string"){
+if(!pattern15.test(data35)){
+const err82 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data35};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4057,12 +4084,8 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data31.rateLimit !== undefined){
-let data36 = data31.rateLimit;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-for(const key11 in data36){
-if(!((key11 === "concurrency") || (key11 === "requestsPerSecond"))){
-const err83 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data:data36};
+else {
+const err83 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data35};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4072,10 +4095,11 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data36.concurrency !== undefined){
-let data37 = data36.concurrency;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err84 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.concurrency.type,parentSchema:schema61.properties.concurrency,data:data37};
+if(data33.authScheme !== undefined){
+let data36 = data33.authScheme;
+if(typeof data36 === "string"){
+if(!pattern18.test(data36)){
+const err84 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data36};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4084,9 +4108,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 1 || isNaN(data37)){
-const err85 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema61.properties.concurrency,data:data37};
+}
+else {
+const err85 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data36};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -4096,12 +4120,14 @@ vErrors.push(err85);
 errors++;
 }
 }
-}
-if(data36.requestsPerSecond !== undefined){
-let data38 = data36.requestsPerSecond;
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 <= 0 || isNaN(data38)){
-const err86 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema61.properties.requestsPerSecond,data:data38};
+if(data33.appTypeProviders !== undefined){
+let data37 = data33.appTypeProviders;
+if(Array.isArray(data37)){
+const len0 = data37.length;
+for(let i0=0; i0<len0; i0++){
+let data38 = data37[i0];
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+const err86 = {instancePath:instancePath+"/targets/portal/appTypeProviders/" + i0,schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items,data:data38};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -4111,8 +4137,18 @@ vErrors.push(err86);
 errors++;
 }
 }
-else {
-const err87 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema61.properties.requestsPerSecond.type,parentSchema:schema61.properties.requestsPerSecond,data:data38};
+let i1 = data37.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data37[i1];
+if(!(((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0))) && (isFinite(item0)))){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err87 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data37};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -4120,11 +4156,14 @@ else {
 vErrors.push(err87);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
 }
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data:data36};
+const err88 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data37};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -4134,9 +4173,12 @@ vErrors.push(err88);
 errors++;
 }
 }
-}
-else {
-const err89 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.portal.type,parentSchema:schema56.properties.targets.properties.portal,data:data31};
+if(data33.rateLimit !== undefined){
+let data39 = data33.rateLimit;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key11 in data39){
+if(!((key11 === "concurrency") || (key11 === "requestsPerSecond"))){
+const err89 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data39};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -4146,11 +4188,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data14.llm !== undefined){
-let data39 = data14.llm;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.url === undefined){
-const err90 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data39};
+if(data39.concurrency !== undefined){
+let data40 = data39.concurrency;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err90 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data40};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -4159,8 +4200,9 @@ vErrors.push(err90);
 }
 errors++;
 }
-if(data39.credentialEnv === undefined){
-const err91 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data39};
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 1 || isNaN(data40)){
+const err91 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data40};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4169,9 +4211,13 @@ vErrors.push(err91);
 }
 errors++;
 }
-for(const key12 in data39){
-if(!(((key12 === "url") || (key12 === "credentialEnv")) || (key12 === "rateLimit"))){
-const err92 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.llm,data:data39};
+}
+}
+if(data39.requestsPerSecond !== undefined){
+let data41 = data39.requestsPerSecond;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 <= 0 || isNaN(data41)){
+const err92 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data41};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4181,11 +4227,8 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data39.url !== undefined){
-let data40 = data39.url;
-if(typeof data40 === "string"){
-if(!pattern16.test(data40)){
-const err93 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data40};
+else {
+const err93 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4195,8 +4238,9 @@ vErrors.push(err93);
 errors++;
 }
 }
+}
 else {
-const err94 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data40};
+const err94 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data39};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4206,11 +4250,9 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data39.credentialEnv !== undefined){
-let data41 = data39.credentialEnv;
-if(typeof data41 === "string"){
-if(!pattern15.test(data41)){
-const err95 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data41};
+}
+else {
+const err95 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.portal.type,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4220,8 +4262,11 @@ vErrors.push(err95);
 errors++;
 }
 }
-else {
-const err96 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data41};
+if(data14.llm !== undefined){
+let data42 = data14.llm;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.url === undefined){
+const err96 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -4230,13 +4275,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-if(data39.rateLimit !== undefined){
-let data42 = data39.rateLimit;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-for(const key13 in data42){
-if(!((key13 === "concurrency") || (key13 === "requestsPerSecond"))){
-const err97 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data:data42};
+if(data42.credentialEnv === undefined){
+const err97 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -4245,11 +4285,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-if(data42.concurrency !== undefined){
-let data43 = data42.concurrency;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err98 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.concurrency.type,parentSchema:schema61.properties.concurrency,data:data43};
+for(const key12 in data42){
+if(!((((key12 === "url") || (key12 === "credentialEnv")) || (key12 === "authScheme")) || (key12 === "rateLimit"))){
+const err98 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4258,9 +4296,12 @@ vErrors.push(err98);
 }
 errors++;
 }
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 < 1 || isNaN(data43)){
-const err99 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema61.properties.concurrency,data:data43};
+}
+if(data42.url !== undefined){
+let data43 = data42.url;
+if(typeof data43 === "string"){
+if(!pattern16.test(data43)){
+const err99 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data43};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -4270,12 +4311,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-}
-if(data42.requestsPerSecond !== undefined){
-let data44 = data42.requestsPerSecond;
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 <= 0 || isNaN(data44)){
-const err100 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema61.properties.requestsPerSecond,data:data44};
+else {
+const err100 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data43};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -4285,8 +4322,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-else {
-const err101 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema61.properties.requestsPerSecond.type,parentSchema:schema61.properties.requestsPerSecond,data:data44};
+if(data42.credentialEnv !== undefined){
+let data44 = data42.credentialEnv;
+if(typeof data44 === "string"){
+if(!pattern15.test(data44)){
+const err101 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data44};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -4296,9 +4336,8 @@ vErrors.push(err101);
 errors++;
 }
 }
-}
 else {
-const err102 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data:data42};
+const err102 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data44};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -4308,9 +4347,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-}
-else {
-const err103 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.llm.type,parentSchema:schema56.properties.targets.properties.llm,data:data39};
+if(data42.authScheme !== undefined){
+let data45 = data42.authScheme;
+if(typeof data45 === "string"){
+if(!pattern18.test(data45)){
+const err103 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data45};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -4320,9 +4361,8 @@ vErrors.push(err103);
 errors++;
 }
 }
-}
 else {
-const err104 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.type,parentSchema:schema56.properties.targets,data:data14};
+const err104 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data45};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -4332,12 +4372,12 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data.retries !== undefined){
-let data45 = data.retries;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-for(const key14 in data45){
-if(!(((((key14 === "max") || (key14 === "baseDelayMs")) || (key14 === "maxDelayMs")) || (key14 === "timeoutMs")) || (key14 === "maxRetryAfterMs"))){
-const err105 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.retries,data:data45};
+if(data42.rateLimit !== undefined){
+let data46 = data42.rateLimit;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+for(const key13 in data46){
+if(!((key13 === "concurrency") || (key13 === "requestsPerSecond"))){
+const err105 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data46};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -4347,10 +4387,10 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data45.max !== undefined){
-let data46 = data45.max;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err106 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.max.type,parentSchema:schema56.properties.retries.properties.max,data:data46};
+if(data46.concurrency !== undefined){
+let data47 = data46.concurrency;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const err106 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data47};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -4359,9 +4399,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 > 20 || isNaN(data46)){
-const err107 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.retries.properties.max,data:data46};
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 < 1 || isNaN(data47)){
+const err107 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data47};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -4370,8 +4410,13 @@ vErrors.push(err107);
 }
 errors++;
 }
-if(data46 < 0 || isNaN(data46)){
-const err108 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.max,data:data46};
+}
+}
+if(data46.requestsPerSecond !== undefined){
+let data48 = data46.requestsPerSecond;
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 <= 0 || isNaN(data48)){
+const err108 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data48};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -4381,11 +4426,8 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
-if(data45.baseDelayMs !== undefined){
-let data47 = data45.baseDelayMs;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err109 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.baseDelayMs.type,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data47};
+else {
+const err109 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data48};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -4394,9 +4436,10 @@ vErrors.push(err109);
 }
 errors++;
 }
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 1 || isNaN(data47)){
-const err110 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data47};
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data46};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -4407,10 +4450,8 @@ errors++;
 }
 }
 }
-if(data45.maxDelayMs !== undefined){
-let data48 = data45.maxDelayMs;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err111 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxDelayMs.type,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data48};
+else {
+const err111 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.llm.type,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -4419,9 +4460,10 @@ vErrors.push(err111);
 }
 errors++;
 }
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
-const err112 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data48};
+}
+}
+else {
+const err112 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.type,parentSchema:schema56.properties.targets,data:data14};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -4431,11 +4473,12 @@ vErrors.push(err112);
 errors++;
 }
 }
-}
-if(data45.timeoutMs !== undefined){
-let data49 = data45.timeoutMs;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err113 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.timeoutMs.type,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data49};
+if(data.retries !== undefined){
+let data49 = data.retries;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+for(const key14 in data49){
+if(!(((((key14 === "max") || (key14 === "baseDelayMs")) || (key14 === "maxDelayMs")) || (key14 === "timeoutMs")) || (key14 === "maxRetryAfterMs"))){
+const err113 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.retries,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -4444,9 +4487,11 @@ vErrors.push(err113);
 }
 errors++;
 }
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 < 100 || isNaN(data49)){
-const err114 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data49};
+}
+if(data49.max !== undefined){
+let data50 = data49.max;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err114 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.max.type,parentSchema:schema56.properties.retries.properties.max,data:data50};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -4455,12 +4500,9 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-}
-if(data45.maxRetryAfterMs !== undefined){
-let data50 = data45.maxRetryAfterMs;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err115 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxRetryAfterMs.type,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data50};
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 20 || isNaN(data50)){
+const err115 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.retries.properties.max,data:data50};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -4469,9 +4511,8 @@ vErrors.push(err115);
 }
 errors++;
 }
-if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 0 || isNaN(data50)){
-const err116 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data50};
+const err116 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.max,data:data50};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -4482,9 +4523,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err117 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.retries.type,parentSchema:schema56.properties.retries,data:data45};
+if(data49.baseDelayMs !== undefined){
+let data51 = data49.baseDelayMs;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err117 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.baseDelayMs.type,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data51};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -4493,16 +4535,9 @@ vErrors.push(err117);
 }
 errors++;
 }
-}
-if(data.state !== undefined){
-let data51 = data.state;
-const _errs146 = errors;
-let valid33 = false;
-let passing1 = null;
-const _errs147 = errors;
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-if(data51.backend === undefined){
-const err118 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[0].required,parentSchema:schema56.properties.state.oneOf[0],data:data51};
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 1 || isNaN(data51)){
+const err118 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data51};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -4511,9 +4546,12 @@ vErrors.push(err118);
 }
 errors++;
 }
-for(const key15 in data51){
-if(!((key15 === "backend") || (key15 === "path"))){
-const err119 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[0],data:data51};
+}
+}
+if(data49.maxDelayMs !== undefined){
+let data52 = data49.maxDelayMs;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+const err119 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxDelayMs.type,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data52};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -4522,11 +4560,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-if(data51.backend !== undefined){
-let data52 = data51.backend;
-if("sqlite" !== data52){
-const err120 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema56.properties.state.oneOf[0].properties.backend,data:data52};
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 < 1 || isNaN(data52)){
+const err120 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data52};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -4536,10 +4572,11 @@ vErrors.push(err120);
 errors++;
 }
 }
-if(data51.path !== undefined){
-let data53 = data51.path;
-if(typeof data53 !== "string"){
-const err121 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[0].properties.path.type,parentSchema:schema56.properties.state.oneOf[0].properties.path,data:data53};
+}
+if(data49.timeoutMs !== undefined){
+let data53 = data49.timeoutMs;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err121 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.timeoutMs.type,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data53};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -4548,10 +4585,9 @@ vErrors.push(err121);
 }
 errors++;
 }
-}
-}
-else {
-const err122 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data51};
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 100 || isNaN(data53)){
+const err122 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data53};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -4560,16 +4596,12 @@ vErrors.push(err122);
 }
 errors++;
 }
-var _valid1 = _errs147 === errors;
-if(_valid1){
-valid33 = true;
-passing1 = 0;
-var props1 = true;
 }
-const _errs153 = errors;
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-if(data51.backend === undefined){
-const err123 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data51};
+}
+if(data49.maxRetryAfterMs !== undefined){
+let data54 = data49.maxRetryAfterMs;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err123 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxRetryAfterMs.type,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data54};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -4578,9 +4610,9 @@ vErrors.push(err123);
 }
 errors++;
 }
-for(const key16 in data51){
-if(!((key16 === "backend") || (key16 === "path"))){
-const err124 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data51};
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 0 || isNaN(data54)){
+const err124 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data54};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4590,10 +4622,10 @@ vErrors.push(err124);
 errors++;
 }
 }
-if(data51.backend !== undefined){
-let data54 = data51.backend;
-if("file" !== data54){
-const err125 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data54};
+}
+}
+else {
+const err125 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.retries.type,parentSchema:schema56.properties.retries,data:data49};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4603,10 +4635,15 @@ vErrors.push(err125);
 errors++;
 }
 }
-if(data51.path !== undefined){
-let data55 = data51.path;
-if(typeof data55 !== "string"){
-const err126 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data55};
+if(data.state !== undefined){
+let data55 = data.state;
+const _errs162 = errors;
+let valid37 = false;
+let passing1 = null;
+const _errs163 = errors;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(data55.backend === undefined){
+const err126 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[0].required,parentSchema:schema56.properties.state.oneOf[0],data:data55};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4615,10 +4652,9 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-}
-else {
-const err127 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data51};
+for(const key15 in data55){
+if(!((key15 === "backend") || (key15 === "path"))){
+const err127 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[0],data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4627,23 +4663,11 @@ vErrors.push(err127);
 }
 errors++;
 }
-var _valid1 = _errs153 === errors;
-if(_valid1 && valid33){
-valid33 = false;
-passing1 = [passing1, 1];
 }
-else {
-if(_valid1){
-valid33 = true;
-passing1 = 1;
-if(props1 !== true){
-props1 = true;
-}
-}
-const _errs159 = errors;
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-if(data51.backend === undefined){
-const err128 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data51};
+if(data55.backend !== undefined){
+let data56 = data55.backend;
+if("sqlite" !== data56){
+const err128 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema56.properties.state.oneOf[0].properties.backend,data:data56};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4652,8 +4676,11 @@ vErrors.push(err128);
 }
 errors++;
 }
-if(data51.urlEnv === undefined){
-const err129 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data51};
+}
+if(data55.path !== undefined){
+let data57 = data55.path;
+if(typeof data57 !== "string"){
+const err129 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[0].properties.path.type,parentSchema:schema56.properties.state.oneOf[0].properties.path,data:data57};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4662,9 +4689,10 @@ vErrors.push(err129);
 }
 errors++;
 }
-for(const key17 in data51){
-if(!(((key17 === "backend") || (key17 === "urlEnv")) || (key17 === "schema"))){
-const err130 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data51};
+}
+}
+else {
+const err130 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data55};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4673,11 +4701,16 @@ vErrors.push(err130);
 }
 errors++;
 }
+var _valid1 = _errs163 === errors;
+if(_valid1){
+valid37 = true;
+passing1 = 0;
+var props1 = true;
 }
-if(data51.backend !== undefined){
-let data56 = data51.backend;
-if("postgres" !== data56){
-const err131 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data56};
+const _errs169 = errors;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(data55.backend === undefined){
+const err131 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data55};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4686,12 +4719,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-if(data51.urlEnv !== undefined){
-let data57 = data51.urlEnv;
-if(typeof data57 === "string"){
-if(!pattern15.test(data57)){
-const err132 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data57};
+for(const key16 in data55){
+if(!((key16 === "backend") || (key16 === "path"))){
+const err132 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data55};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4701,8 +4731,10 @@ vErrors.push(err132);
 errors++;
 }
 }
-else {
-const err133 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data57};
+if(data55.backend !== undefined){
+let data58 = data55.backend;
+if("file" !== data58){
+const err133 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data58};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4712,11 +4744,10 @@ vErrors.push(err133);
 errors++;
 }
 }
-if(data51.schema !== undefined){
-let data58 = data51.schema;
-if(typeof data58 === "string"){
-if(!pattern26.test(data58)){
-const err134 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data58};
+if(data55.path !== undefined){
+let data59 = data55.path;
+if(typeof data59 !== "string"){
+const err134 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data59};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4726,8 +4757,9 @@ vErrors.push(err134);
 errors++;
 }
 }
+}
 else {
-const err135 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data58};
+const err135 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data55};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4736,10 +4768,23 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
+var _valid1 = _errs169 === errors;
+if(_valid1 && valid37){
+valid37 = false;
+passing1 = [passing1, 1];
 }
 else {
-const err136 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data51};
+if(_valid1){
+valid37 = true;
+passing1 = 1;
+if(props1 !== true){
+props1 = true;
+}
+}
+const _errs175 = errors;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(data55.backend === undefined){
+const err136 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data55};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4748,23 +4793,8 @@ vErrors.push(err136);
 }
 errors++;
 }
-var _valid1 = _errs159 === errors;
-if(_valid1 && valid33){
-valid33 = false;
-passing1 = [passing1, 2];
-}
-else {
-if(_valid1){
-valid33 = true;
-passing1 = 2;
-if(props1 !== true){
-props1 = true;
-}
-}
-}
-}
-if(!valid33){
-const err137 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data51};
+if(data55.urlEnv === undefined){
+const err137 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data55};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -4773,24 +4803,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-else {
-errors = _errs146;
-if(vErrors !== null){
-if(_errs146){
-vErrors.length = _errs146;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.schedule !== undefined){
-let data59 = data.schedule;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-for(const key18 in data59){
-if(!(((key18 === "interval") || (key18 === "jitter")) || (key18 === "reassertInterval"))){
-const err138 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data59};
+for(const key17 in data55){
+if(!(((key17 === "backend") || (key17 === "urlEnv")) || (key17 === "schema"))){
+const err138 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data55};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -4800,11 +4815,10 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data59.interval !== undefined){
-let data60 = data59.interval;
-if(typeof data60 === "string"){
-if(!pattern27.test(data60)){
-const err139 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema72,data:data60};
+if(data55.backend !== undefined){
+let data60 = data55.backend;
+if("postgres" !== data60){
+const err139 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data60};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -4814,8 +4828,11 @@ vErrors.push(err139);
 errors++;
 }
 }
-else {
-const err140 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.type,parentSchema:schema72,data:data60};
+if(data55.urlEnv !== undefined){
+let data61 = data55.urlEnv;
+if(typeof data61 === "string"){
+if(!pattern15.test(data61)){
+const err140 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data61};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4825,11 +4842,8 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data59.jitter !== undefined){
-let data61 = data59.jitter;
-if((typeof data61 == "number") && (isFinite(data61))){
-if(data61 > 1 || isNaN(data61)){
-const err141 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data61};
+else {
+const err141 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data61};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -4838,8 +4852,12 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(data61 < 0 || isNaN(data61)){
-const err142 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data61};
+}
+if(data55.schema !== undefined){
+let data62 = data55.schema;
+if(typeof data62 === "string"){
+if(!pattern30.test(data62)){
+const err142 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data62};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -4850,7 +4868,7 @@ errors++;
 }
 }
 else {
-const err143 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data61};
+const err143 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data62};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -4860,11 +4878,9 @@ vErrors.push(err143);
 errors++;
 }
 }
-if(data59.reassertInterval !== undefined){
-let data62 = data59.reassertInterval;
-if(typeof data62 === "string"){
-if(!pattern27.test(data62)){
-const err144 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema72,data:data62};
+}
+else {
+const err144 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data55};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -4873,9 +4889,23 @@ vErrors.push(err144);
 }
 errors++;
 }
+var _valid1 = _errs175 === errors;
+if(_valid1 && valid37){
+valid37 = false;
+passing1 = [passing1, 2];
 }
 else {
-const err145 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.type,parentSchema:schema72,data:data62};
+if(_valid1){
+valid37 = true;
+passing1 = 2;
+if(props1 !== true){
+props1 = true;
+}
+}
+}
+}
+if(!valid37){
+const err145 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data55};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -4884,10 +4914,24 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
+else {
+errors = _errs162;
+if(vErrors !== null){
+if(_errs162){
+vErrors.length = _errs162;
 }
 else {
-const err146 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data59};
+vErrors = null;
+}
+}
+}
+}
+if(data.schedule !== undefined){
+let data63 = data.schedule;
+if(data63 && typeof data63 == "object" && !Array.isArray(data63)){
+for(const key18 in data63){
+if(!(((key18 === "interval") || (key18 === "jitter")) || (key18 === "reassertInterval"))){
+const err146 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data63};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -4897,10 +4941,11 @@ vErrors.push(err146);
 errors++;
 }
 }
-if(data.orphans !== undefined){
-let data63 = data.orphans;
-if(!((data63 === "report") || (data63 === "deactivate"))){
-const err147 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data63};
+if(data63.interval !== undefined){
+let data64 = data63.interval;
+if(typeof data64 === "string"){
+if(!pattern31.test(data64)){
+const err147 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema76,data:data64};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -4910,12 +4955,8 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data64 = data.notifications;
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key19 in data64){
-if(!(((key19 === "statusUrl") || (key19 === "receivers")) || (key19 === "delivery"))){
-const err148 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data64};
+else {
+const err148 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema76.type,parentSchema:schema76,data:data64};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4925,11 +4966,11 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data64.statusUrl !== undefined){
-let data65 = data64.statusUrl;
-if(typeof data65 === "string"){
-if(!pattern16.test(data65)){
-const err149 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data65};
+if(data63.jitter !== undefined){
+let data65 = data63.jitter;
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 1 || isNaN(data65)){
+const err149 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data65};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4938,9 +4979,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-else {
-const err150 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data65};
+if(data65 < 0 || isNaN(data65)){
+const err150 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data65};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4950,23 +4990,8 @@ vErrors.push(err150);
 errors++;
 }
 }
-if(data64.receivers !== undefined){
-let data66 = data64.receivers;
-if(Array.isArray(data66)){
-const len1 = data66.length;
-for(let i2=0; i2<len1; i2++){
-let data67 = data66[i2];
-const _errs195 = errors;
-let valid45 = false;
-let passing2 = null;
-const _errs196 = errors;
-const _errs197 = errors;
-let valid46 = false;
-let passing3 = null;
-const _errs198 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.url === undefined){
-const err151 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data67};
+else {
+const err151 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data65};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -4976,15 +5001,11 @@ vErrors.push(err151);
 errors++;
 }
 }
-var _valid3 = _errs198 === errors;
-if(_valid3){
-valid46 = true;
-passing3 = 0;
-}
-const _errs199 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.urlEnv === undefined){
-const err152 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data67};
+if(data63.reassertInterval !== undefined){
+let data66 = data63.reassertInterval;
+if(typeof data66 === "string"){
+if(!pattern31.test(data66)){
+const err152 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema76,data:data66};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -4994,19 +5015,8 @@ vErrors.push(err152);
 errors++;
 }
 }
-var _valid3 = _errs199 === errors;
-if(_valid3 && valid46){
-valid46 = false;
-passing3 = [passing3, 1];
-}
 else {
-if(_valid3){
-valid46 = true;
-passing3 = 1;
-}
-}
-if(!valid46){
-const err153 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+const err153 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema76.type,parentSchema:schema76,data:data66};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5015,20 +5025,10 @@ vErrors.push(err153);
 }
 errors++;
 }
-else {
-errors = _errs197;
-if(vErrors !== null){
-if(_errs197){
-vErrors.length = _errs197;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err154 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+const err154 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data63};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5037,8 +5037,11 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(data67.secretEnv === undefined){
-const err155 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+}
+if(data.orphans !== undefined){
+let data67 = data.orphans;
+if(!((data67 === "report") || (data67 === "deactivate"))){
+const err155 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data67};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5047,9 +5050,13 @@ vErrors.push(err155);
 }
 errors++;
 }
-for(const key20 in data67){
-if(!((((((key20 === "type") || (key20 === "name")) || (key20 === "url")) || (key20 === "urlEnv")) || (key20 === "secretEnv")) || (key20 === "events"))){
-const err156 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+}
+if(data.notifications !== undefined){
+let data68 = data.notifications;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key19 in data68){
+if(!(((key19 === "statusUrl") || (key19 === "receivers")) || (key19 === "delivery"))){
+const err156 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data68};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5059,10 +5066,11 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data68 = data67.type;
-if("webhook" !== data68){
-const err157 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data68};
+if(data68.statusUrl !== undefined){
+let data69 = data68.statusUrl;
+if(typeof data69 === "string"){
+if(!pattern16.test(data69)){
+const err157 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data69};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5072,11 +5080,8 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data69 = data67.name;
-if(typeof data69 === "string"){
-if(func1(data69) < 1){
-const err158 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data69};
+else {
+const err158 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data69};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5086,8 +5091,23 @@ vErrors.push(err158);
 errors++;
 }
 }
-else {
-const err159 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data69};
+if(data68.receivers !== undefined){
+let data70 = data68.receivers;
+if(Array.isArray(data70)){
+const len1 = data70.length;
+for(let i2=0; i2<len1; i2++){
+let data71 = data70[i2];
+const _errs211 = errors;
+let valid49 = false;
+let passing2 = null;
+const _errs212 = errors;
+const _errs213 = errors;
+let valid50 = false;
+let passing3 = null;
+const _errs214 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.url === undefined){
+const err159 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5097,11 +5117,15 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data67.url !== undefined){
-let data70 = data67.url;
-if(typeof data70 === "string"){
-if(!pattern16.test(data70)){
-const err160 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data70};
+var _valid3 = _errs214 === errors;
+if(_valid3){
+valid50 = true;
+passing3 = 0;
+}
+const _errs215 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.urlEnv === undefined){
+const err160 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5111,8 +5135,19 @@ vErrors.push(err160);
 errors++;
 }
 }
+var _valid3 = _errs215 === errors;
+if(_valid3 && valid50){
+valid50 = false;
+passing3 = [passing3, 1];
+}
 else {
-const err161 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data70};
+if(_valid3){
+valid50 = true;
+passing3 = 1;
+}
+}
+if(!valid50){
+const err161 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5121,12 +5156,20 @@ vErrors.push(err161);
 }
 errors++;
 }
+else {
+errors = _errs213;
+if(vErrors !== null){
+if(_errs213){
+vErrors.length = _errs213;
 }
-if(data67.urlEnv !== undefined){
-let data71 = data67.urlEnv;
-if(typeof data71 === "string"){
-if(!pattern15.test(data71)){
-const err162 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data71};
+else {
+vErrors = null;
+}
+}
+}
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err162 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5135,9 +5178,8 @@ vErrors.push(err162);
 }
 errors++;
 }
-}
-else {
-const err163 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data71};
+if(data71.secretEnv === undefined){
+const err163 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5146,12 +5188,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-if(data67.secretEnv !== undefined){
-let data72 = data67.secretEnv;
-if(typeof data72 === "string"){
-if(!pattern15.test(data72)){
-const err164 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data72};
+for(const key20 in data71){
+if(!((((((key20 === "type") || (key20 === "name")) || (key20 === "url")) || (key20 === "urlEnv")) || (key20 === "secretEnv")) || (key20 === "events"))){
+const err164 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5161,8 +5200,10 @@ vErrors.push(err164);
 errors++;
 }
 }
-else {
-const err165 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data72};
+if(data71.type !== undefined){
+let data72 = data71.type;
+if("webhook" !== data72){
+const err165 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data72};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5172,14 +5213,11 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data67.events !== undefined){
-let data73 = data67.events;
-if(Array.isArray(data73)){
-const len2 = data73.length;
-for(let i3=0; i3<len2; i3++){
-let data74 = data73[i3];
-if(!(((((data74 === "run-failed") || (data74 === "in-doubt")) || (data74 === "commit-refused")) || (data74 === "recovered")) || (data74 === "leader-changed"))){
-const err166 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data74};
+if(data71.name !== undefined){
+let data73 = data71.name;
+if(typeof data73 === "string"){
+if(func1(data73) < 1){
+const err166 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data73};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5189,14 +5227,8 @@ vErrors.push(err166);
 errors++;
 }
 }
-let i4 = data73.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data73[i4], data73[j1])){
-const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema78,data:data73};
+else {
+const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data73};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5204,14 +5236,13 @@ else {
 vErrors.push(err167);
 }
 errors++;
-break outer0;
 }
 }
-}
-}
-}
-else {
-const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data73};
+if(data71.url !== undefined){
+let data74 = data71.url;
+if(typeof data74 === "string"){
+if(!pattern16.test(data74)){
+const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data74};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5221,17 +5252,8 @@ vErrors.push(err168);
 errors++;
 }
 }
-}
-var _valid2 = _errs196 === errors;
-if(_valid2){
-valid45 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs220 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+else {
+const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data74};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5240,8 +5262,12 @@ vErrors.push(err169);
 }
 errors++;
 }
-if(data67.urlEnv === undefined){
-const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+}
+if(data71.urlEnv !== undefined){
+let data75 = data71.urlEnv;
+if(typeof data75 === "string"){
+if(!pattern15.test(data75)){
+const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data75};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5250,9 +5276,9 @@ vErrors.push(err170);
 }
 errors++;
 }
-for(const key21 in data67){
-if(!((((key21 === "type") || (key21 === "name")) || (key21 === "urlEnv")) || (key21 === "events"))){
-const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+}
+else {
+const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data75};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5262,10 +5288,11 @@ vErrors.push(err171);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data75 = data67.type;
-if("slack" !== data75){
-const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data75};
+if(data71.secretEnv !== undefined){
+let data76 = data71.secretEnv;
+if(typeof data76 === "string"){
+if(!pattern15.test(data76)){
+const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data76};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5275,11 +5302,8 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data76 = data67.name;
-if(typeof data76 === "string"){
-if(func1(data76) < 1){
-const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data76};
+else {
+const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data76};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5289,8 +5313,14 @@ vErrors.push(err173);
 errors++;
 }
 }
-else {
-const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data76};
+if(data71.events !== undefined){
+let data77 = data71.events;
+if(Array.isArray(data77)){
+const len2 = data77.length;
+for(let i3=0; i3<len2; i3++){
+let data78 = data77[i3];
+if(!(((((data78 === "run-failed") || (data78 === "in-doubt")) || (data78 === "commit-refused")) || (data78 === "recovered")) || (data78 === "leader-changed"))){
+const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema82.items.enum},message:"must be equal to one of the allowed values",schema:schema82.items.enum,parentSchema:schema82.items,data:data78};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5300,11 +5330,14 @@ vErrors.push(err174);
 errors++;
 }
 }
-if(data67.urlEnv !== undefined){
-let data77 = data67.urlEnv;
-if(typeof data77 === "string"){
-if(!pattern15.test(data77)){
-const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data77};
+let i4 = data77.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data77[i4], data77[j1])){
+const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema82,data:data77};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5312,10 +5345,14 @@ else {
 vErrors.push(err175);
 }
 errors++;
+break outer0;
+}
+}
+}
 }
 }
 else {
-const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data77};
+const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema82.type,parentSchema:schema82,data:data77};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5325,14 +5362,17 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data67.events !== undefined){
-let data78 = data67.events;
-if(Array.isArray(data78)){
-const len3 = data78.length;
-for(let i5=0; i5<len3; i5++){
-let data79 = data78[i5];
-if(!(((((data79 === "run-failed") || (data79 === "in-doubt")) || (data79 === "commit-refused")) || (data79 === "recovered")) || (data79 === "leader-changed"))){
-const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data79};
+}
+var _valid2 = _errs212 === errors;
+if(_valid2){
+valid49 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs236 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5341,15 +5381,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-let i6 = data78.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data78[i6], data78[j2])){
-const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema78,data:data78};
+if(data71.urlEnv === undefined){
+const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5357,14 +5390,10 @@ else {
 vErrors.push(err178);
 }
 errors++;
-break outer1;
 }
-}
-}
-}
-}
-else {
-const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data78};
+for(const key21 in data71){
+if(!((((key21 === "type") || (key21 === "name")) || (key21 === "urlEnv")) || (key21 === "events"))){
+const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5374,24 +5403,10 @@ vErrors.push(err179);
 errors++;
 }
 }
-}
-var _valid2 = _errs220 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs233 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+if(data71.type !== undefined){
+let data79 = data71.type;
+if("slack" !== data79){
+const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data79};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5400,8 +5415,12 @@ vErrors.push(err180);
 }
 errors++;
 }
-if(data67.repository === undefined){
-const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+if(data71.name !== undefined){
+let data80 = data71.name;
+if(typeof data80 === "string"){
+if(func1(data80) < 1){
+const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data80};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5410,8 +5429,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(data67.tokenEnv === undefined){
-const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+else {
+const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data80};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5420,9 +5440,12 @@ vErrors.push(err182);
 }
 errors++;
 }
-for(const key22 in data67){
-if(!((((((key22 === "type") || (key22 === "name")) || (key22 === "apiUrl")) || (key22 === "repository")) || (key22 === "tokenEnv")) || (key22 === "context"))){
-const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+if(data71.urlEnv !== undefined){
+let data81 = data71.urlEnv;
+if(typeof data81 === "string"){
+if(!pattern15.test(data81)){
+const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data81};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5432,10 +5455,8 @@ vErrors.push(err183);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data80 = data67.type;
-if("github" !== data80){
-const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data80};
+else {
+const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data81};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5445,11 +5466,14 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data81 = data67.name;
-if(typeof data81 === "string"){
-if(func1(data81) < 1){
-const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data81};
+if(data71.events !== undefined){
+let data82 = data71.events;
+if(Array.isArray(data82)){
+const len3 = data82.length;
+for(let i5=0; i5<len3; i5++){
+let data83 = data82[i5];
+if(!(((((data83 === "run-failed") || (data83 === "in-doubt")) || (data83 === "commit-refused")) || (data83 === "recovered")) || (data83 === "leader-changed"))){
+const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema82.items.enum},message:"must be equal to one of the allowed values",schema:schema82.items.enum,parentSchema:schema82.items,data:data83};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5459,8 +5483,14 @@ vErrors.push(err185);
 errors++;
 }
 }
-else {
-const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data81};
+let i6 = data82.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data82[i6], data82[j2])){
+const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema82,data:data82};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5468,13 +5498,14 @@ else {
 vErrors.push(err186);
 }
 errors++;
+break outer1;
 }
 }
-if(data67.apiUrl !== undefined){
-let data82 = data67.apiUrl;
-if(typeof data82 === "string"){
-if(!pattern16.test(data82)){
-const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data82};
+}
+}
+}
+else {
+const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema82.type,parentSchema:schema82,data:data82};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5484,8 +5515,24 @@ vErrors.push(err187);
 errors++;
 }
 }
+}
+var _valid2 = _errs236 === errors;
+if(_valid2 && valid49){
+valid49 = false;
+passing2 = [passing2, 1];
+}
 else {
-const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data82};
+if(_valid2){
+valid49 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs249 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5494,12 +5541,8 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-if(data67.repository !== undefined){
-let data83 = data67.repository;
-if(typeof data83 === "string"){
-if(!pattern35.test(data83)){
-const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data83};
+if(data71.repository === undefined){
+const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -5508,9 +5551,8 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-else {
-const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data83};
+if(data71.tokenEnv === undefined){
+const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -5519,12 +5561,9 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-if(data67.tokenEnv !== undefined){
-let data84 = data67.tokenEnv;
-if(typeof data84 === "string"){
-if(!pattern15.test(data84)){
-const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data84};
+for(const key22 in data71){
+if(!((((((key22 === "type") || (key22 === "name")) || (key22 === "apiUrl")) || (key22 === "repository")) || (key22 === "tokenEnv")) || (key22 === "context"))){
+const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -5534,8 +5573,10 @@ vErrors.push(err191);
 errors++;
 }
 }
-else {
-const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data84};
+if(data71.type !== undefined){
+let data84 = data71.type;
+if("github" !== data84){
+const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data84};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -5545,11 +5586,11 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data67.context !== undefined){
-let data85 = data67.context;
+if(data71.name !== undefined){
+let data85 = data71.name;
 if(typeof data85 === "string"){
 if(func1(data85) < 1){
-const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data85};
+const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data85};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -5560,7 +5601,7 @@ errors++;
 }
 }
 else {
-const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data85};
+const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data85};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -5570,24 +5611,11 @@ vErrors.push(err194);
 errors++;
 }
 }
-}
-var _valid2 = _errs233 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 2];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs250 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+if(data71.apiUrl !== undefined){
+let data86 = data71.apiUrl;
+if(typeof data86 === "string"){
+if(!pattern16.test(data86)){
+const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data86};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -5596,8 +5624,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(data67.project === undefined){
-const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+else {
+const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data86};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -5606,8 +5635,12 @@ vErrors.push(err196);
 }
 errors++;
 }
-if(data67.tokenEnv === undefined){
-const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+if(data71.repository !== undefined){
+let data87 = data71.repository;
+if(typeof data87 === "string"){
+if(!pattern39.test(data87)){
+const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data87};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -5616,9 +5649,9 @@ vErrors.push(err197);
 }
 errors++;
 }
-for(const key23 in data67){
-if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "project")) || (key23 === "tokenEnv")) || (key23 === "context"))){
-const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+else {
+const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data87};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -5628,10 +5661,11 @@ vErrors.push(err198);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data86 = data67.type;
-if("gitlab" !== data86){
-const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data86};
+if(data71.tokenEnv !== undefined){
+let data88 = data71.tokenEnv;
+if(typeof data88 === "string"){
+if(!pattern15.test(data88)){
+const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data88};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -5641,11 +5675,8 @@ vErrors.push(err199);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data87 = data67.name;
-if(typeof data87 === "string"){
-if(func1(data87) < 1){
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data87};
+else {
+const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -5655,8 +5686,11 @@ vErrors.push(err200);
 errors++;
 }
 }
-else {
-const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data87};
+if(data71.context !== undefined){
+let data89 = data71.context;
+if(typeof data89 === "string"){
+if(func1(data89) < 1){
+const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data89};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -5666,11 +5700,8 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data67.apiUrl !== undefined){
-let data88 = data67.apiUrl;
-if(typeof data88 === "string"){
-if(!pattern16.test(data88)){
-const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data88};
+else {
+const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data89};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -5680,8 +5711,24 @@ vErrors.push(err202);
 errors++;
 }
 }
+}
+var _valid2 = _errs249 === errors;
+if(_valid2 && valid49){
+valid49 = false;
+passing2 = [passing2, 2];
+}
 else {
-const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data88};
+if(_valid2){
+valid49 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs266 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -5690,12 +5737,8 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-if(data67.project !== undefined){
-let data89 = data67.project;
-if(typeof data89 === "string"){
-if(func1(data89) < 1){
-const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data89};
+if(data71.project === undefined){
+const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -5704,9 +5747,8 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-else {
-const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data89};
+if(data71.tokenEnv === undefined){
+const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -5715,12 +5757,9 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-if(data67.tokenEnv !== undefined){
-let data90 = data67.tokenEnv;
-if(typeof data90 === "string"){
-if(!pattern15.test(data90)){
-const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data90};
+for(const key23 in data71){
+if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "project")) || (key23 === "tokenEnv")) || (key23 === "context"))){
+const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -5730,8 +5769,10 @@ vErrors.push(err206);
 errors++;
 }
 }
-else {
-const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data90};
+if(data71.type !== undefined){
+let data90 = data71.type;
+if("gitlab" !== data90){
+const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data90};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -5741,11 +5782,11 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data67.context !== undefined){
-let data91 = data67.context;
+if(data71.name !== undefined){
+let data91 = data71.name;
 if(typeof data91 === "string"){
 if(func1(data91) < 1){
-const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data91};
+const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data91};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -5756,7 +5797,7 @@ errors++;
 }
 }
 else {
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data91};
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data91};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -5766,25 +5807,11 @@ vErrors.push(err209);
 errors++;
 }
 }
-}
-var _valid2 = _errs250 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 3];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid45){
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+if(data71.apiUrl !== undefined){
+let data92 = data71.apiUrl;
+if(typeof data92 === "string"){
+if(!pattern16.test(data92)){
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data92};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -5793,20 +5820,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-else {
-errors = _errs195;
-if(vErrors !== null){
-if(_errs195){
-vErrors.length = _errs195;
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data92};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -5815,14 +5831,12 @@ vErrors.push(err211);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data67.type !== undefined){
-let data92 = data67.type;
-if(!((((data92 === "webhook") || (data92 === "slack")) || (data92 === "github")) || (data92 === "gitlab"))){
-const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data92};
+if(data71.project !== undefined){
+let data93 = data71.project;
+if(typeof data93 === "string"){
+if(func1(data93) < 1){
+const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data93};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -5832,9 +5846,8 @@ vErrors.push(err212);
 errors++;
 }
 }
-}
 else {
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data93};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -5844,9 +5857,11 @@ vErrors.push(err213);
 errors++;
 }
 }
-}
-else {
-const err214 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data66};
+if(data71.tokenEnv !== undefined){
+let data94 = data71.tokenEnv;
+if(typeof data94 === "string"){
+if(!pattern15.test(data94)){
+const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data94};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -5856,12 +5871,8 @@ vErrors.push(err214);
 errors++;
 }
 }
-if(data64.delivery !== undefined){
-let data93 = data64.delivery;
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-for(const key24 in data93){
-if(!(((((key24 === "attempts") || (key24 === "baseDelayMs")) || (key24 === "maxDelayMs")) || (key24 === "timeoutMs")) || (key24 === "queueLimit"))){
-const err215 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data93};
+else {
+const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data94};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -5871,10 +5882,11 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data93.attempts !== undefined){
-let data94 = data93.attempts;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
-const err216 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+if(data71.context !== undefined){
+let data95 = data71.context;
+if(typeof data95 === "string"){
+if(func1(data95) < 1){
+const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data95};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -5883,9 +5895,9 @@ vErrors.push(err216);
 }
 errors++;
 }
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 > 20 || isNaN(data94)){
-const err217 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+}
+else {
+const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data95};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -5894,8 +5906,26 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(data94 < 1 || isNaN(data94)){
-const err218 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+}
+}
+var _valid2 = _errs266 === errors;
+if(_valid2 && valid49){
+valid49 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid2){
+valid49 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid49){
+const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -5904,12 +5934,20 @@ vErrors.push(err218);
 }
 errors++;
 }
+else {
+errors = _errs211;
+if(vErrors !== null){
+if(_errs211){
+vErrors.length = _errs211;
+}
+else {
+vErrors = null;
 }
 }
-if(data93.baseDelayMs !== undefined){
-let data95 = data93.baseDelayMs;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
-const err219 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data95};
+}
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -5918,9 +5956,14 @@ vErrors.push(err219);
 }
 errors++;
 }
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 < 1 || isNaN(data95)){
-const err220 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data95};
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
+}
+if(data71.type !== undefined){
+let data96 = data71.type;
+if(!((((data96 === "webhook") || (data96 === "slack")) || (data96 === "github")) || (data96 === "gitlab"))){
+const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data96};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -5931,10 +5974,8 @@ errors++;
 }
 }
 }
-if(data93.maxDelayMs !== undefined){
-let data96 = data93.maxDelayMs;
-if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
-const err221 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data96};
+else {
+const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -5943,9 +5984,10 @@ vErrors.push(err221);
 }
 errors++;
 }
-if((typeof data96 == "number") && (isFinite(data96))){
-if(data96 < 1 || isNaN(data96)){
-const err222 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data96};
+}
+}
+else {
+const err222 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data70};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -5955,11 +5997,12 @@ vErrors.push(err222);
 errors++;
 }
 }
-}
-if(data93.timeoutMs !== undefined){
-let data97 = data93.timeoutMs;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
-const err223 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data97};
+if(data68.delivery !== undefined){
+let data97 = data68.delivery;
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+for(const key24 in data97){
+if(!(((((key24 === "attempts") || (key24 === "baseDelayMs")) || (key24 === "maxDelayMs")) || (key24 === "timeoutMs")) || (key24 === "queueLimit"))){
+const err223 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data97};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -5968,9 +6011,11 @@ vErrors.push(err223);
 }
 errors++;
 }
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 100 || isNaN(data97)){
-const err224 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data97};
+}
+if(data97.attempts !== undefined){
+let data98 = data97.attempts;
+if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
+const err224 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -5979,12 +6024,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
-}
-if(data93.queueLimit !== undefined){
-let data98 = data93.queueLimit;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-const err225 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 > 20 || isNaN(data98)){
+const err225 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -5993,9 +6035,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 10000 || isNaN(data98)){
-const err226 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+if(data98 < 1 || isNaN(data98)){
+const err226 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6004,8 +6045,12 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(data98 < 1 || isNaN(data98)){
-const err227 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+}
+}
+if(data97.baseDelayMs !== undefined){
+let data99 = data97.baseDelayMs;
+if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
+const err227 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data99};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6014,11 +6059,9 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err228 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data93};
+if((typeof data99 == "number") && (isFinite(data99))){
+if(data99 < 1 || isNaN(data99)){
+const err228 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data99};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6029,8 +6072,10 @@ errors++;
 }
 }
 }
-else {
-const err229 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data64};
+if(data97.maxDelayMs !== undefined){
+let data100 = data97.maxDelayMs;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+const err229 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data100};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6039,12 +6084,9 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-if(data.selector !== undefined){
-let data99 = data.selector;
-if(typeof data99 === "string"){
-if(func1(data99) < 1){
-const err230 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data99};
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 < 1 || isNaN(data100)){
+const err230 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data100};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6054,8 +6096,11 @@ vErrors.push(err230);
 errors++;
 }
 }
-else {
-const err231 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data99};
+}
+if(data97.timeoutMs !== undefined){
+let data101 = data97.timeoutMs;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+const err231 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data101};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6064,12 +6109,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-if(data.rules !== undefined){
-let data100 = data.rules;
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-if(Object.keys(data100).length < 1){
-const err232 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data100};
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 100 || isNaN(data101)){
+const err232 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data101};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6078,9 +6120,12 @@ vErrors.push(err232);
 }
 errors++;
 }
-for(const key25 in data100){
-if(!(((key25 === "openapi") || (key25 === "resources")) || (key25 === "allowCustomFunctions"))){
-const err233 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data100};
+}
+}
+if(data97.queueLimit !== undefined){
+let data102 = data97.queueLimit;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+const err233 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6089,12 +6134,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-if(data100.openapi !== undefined){
-let data101 = data100.openapi;
-if(typeof data101 === "string"){
-if(func1(data101) < 1){
-const err234 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data101};
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 10000 || isNaN(data102)){
+const err234 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6103,9 +6145,8 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-else {
-const err235 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data101};
+if(data102 < 1 || isNaN(data102)){
+const err235 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6115,11 +6156,10 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data100.resources !== undefined){
-let data102 = data100.resources;
-if(typeof data102 === "string"){
-if(func1(data102) < 1){
-const err236 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data102};
+}
+}
+else {
+const err236 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data97};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6129,8 +6169,9 @@ vErrors.push(err236);
 errors++;
 }
 }
+}
 else {
-const err237 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data102};
+const err237 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data68};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6140,10 +6181,11 @@ vErrors.push(err237);
 errors++;
 }
 }
-if(data100.allowCustomFunctions !== undefined){
-let data103 = data100.allowCustomFunctions;
-if(typeof data103 !== "boolean"){
-const err238 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data103};
+if(data.selector !== undefined){
+let data103 = data.selector;
+if(typeof data103 === "string"){
+if(func1(data103) < 1){
+const err238 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data103};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6153,9 +6195,8 @@ vErrors.push(err238);
 errors++;
 }
 }
-}
 else {
-const err239 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data100};
+const err239 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data103};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6165,12 +6206,11 @@ vErrors.push(err239);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data104 = data.server;
+if(data.rules !== undefined){
+let data104 = data.rules;
 if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-for(const key26 in data104){
-if(!((((key26 === "listen") || (key26 === "webhookSecretEnv")) || (key26 === "syncTokenEnv")) || (key26 === "stateTokenEnv"))){
-const err240 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data104};
+if(Object.keys(data104).length < 1){
+const err240 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data104};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6179,12 +6219,9 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-if(data104.listen !== undefined){
-let data105 = data104.listen;
-if(typeof data105 === "string"){
-if(!pattern39.test(data105)){
-const err241 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data105};
+for(const key25 in data104){
+if(!(((key25 === "openapi") || (key25 === "resources")) || (key25 === "allowCustomFunctions"))){
+const err241 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data104};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6194,8 +6231,11 @@ vErrors.push(err241);
 errors++;
 }
 }
-else {
-const err242 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data105};
+if(data104.openapi !== undefined){
+let data105 = data104.openapi;
+if(typeof data105 === "string"){
+if(func1(data105) < 1){
+const err242 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data105};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6205,11 +6245,8 @@ vErrors.push(err242);
 errors++;
 }
 }
-if(data104.webhookSecretEnv !== undefined){
-let data106 = data104.webhookSecretEnv;
-if(typeof data106 === "string"){
-if(!pattern15.test(data106)){
-const err243 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data106};
+else {
+const err243 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data105};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6219,8 +6256,11 @@ vErrors.push(err243);
 errors++;
 }
 }
-else {
-const err244 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data106};
+if(data104.resources !== undefined){
+let data106 = data104.resources;
+if(typeof data106 === "string"){
+if(func1(data106) < 1){
+const err244 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data106};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6230,11 +6270,8 @@ vErrors.push(err244);
 errors++;
 }
 }
-if(data104.syncTokenEnv !== undefined){
-let data107 = data104.syncTokenEnv;
-if(typeof data107 === "string"){
-if(!pattern15.test(data107)){
-const err245 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data107};
+else {
+const err245 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data106};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6244,8 +6281,10 @@ vErrors.push(err245);
 errors++;
 }
 }
-else {
-const err246 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data107};
+if(data104.allowCustomFunctions !== undefined){
+let data107 = data104.allowCustomFunctions;
+if(typeof data107 !== "boolean"){
+const err246 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data107};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6255,11 +6294,9 @@ vErrors.push(err246);
 errors++;
 }
 }
-if(data104.stateTokenEnv !== undefined){
-let data108 = data104.stateTokenEnv;
-if(typeof data108 === "string"){
-if(!pattern15.test(data108)){
-const err247 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data108};
+}
+else {
+const err247 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data104};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6269,8 +6306,12 @@ vErrors.push(err247);
 errors++;
 }
 }
-else {
-const err248 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data108};
+if(data.server !== undefined){
+let data108 = data.server;
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+for(const key26 in data108){
+if(!((((key26 === "listen") || (key26 === "webhookSecretEnv")) || (key26 === "syncTokenEnv")) || (key26 === "stateTokenEnv"))){
+const err248 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data108};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6280,9 +6321,11 @@ vErrors.push(err248);
 errors++;
 }
 }
-}
-else {
-const err249 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data104};
+if(data108.listen !== undefined){
+let data109 = data108.listen;
+if(typeof data109 === "string"){
+if(!pattern43.test(data109)){
+const err249 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data109};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6292,12 +6335,8 @@ vErrors.push(err249);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data109 = data.secrets;
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-for(const key27 in data109){
-if(!(((key27 === "fileRoot") || (key27 === "env")) || (key27 === "envPrefix"))){
-const err250 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data109};
+else {
+const err250 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data109};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6307,10 +6346,11 @@ vErrors.push(err250);
 errors++;
 }
 }
-if(data109.fileRoot !== undefined){
-let data110 = data109.fileRoot;
-if(typeof data110 !== "string"){
-const err251 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data110};
+if(data108.webhookSecretEnv !== undefined){
+let data110 = data108.webhookSecretEnv;
+if(typeof data110 === "string"){
+if(!pattern15.test(data110)){
+const err251 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data110};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6320,15 +6360,8 @@ vErrors.push(err251);
 errors++;
 }
 }
-if(data109.env !== undefined){
-let data111 = data109.env;
-if(Array.isArray(data111)){
-const len4 = data111.length;
-for(let i7=0; i7<len4; i7++){
-let data112 = data111[i7];
-if(typeof data112 === "string"){
-if(!pattern15.test(data112)){
-const err252 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data112};
+else {
+const err252 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data110};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6338,8 +6371,11 @@ vErrors.push(err252);
 errors++;
 }
 }
-else {
-const err253 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data112};
+if(data108.syncTokenEnv !== undefined){
+let data111 = data108.syncTokenEnv;
+if(typeof data111 === "string"){
+if(!pattern15.test(data111)){
+const err253 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data111};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6349,18 +6385,8 @@ vErrors.push(err253);
 errors++;
 }
 }
-let i8 = data111.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data111[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err254 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data111};
+else {
+const err254 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data111};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6368,14 +6394,13 @@ else {
 vErrors.push(err254);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
 }
 }
-}
-else {
-const err255 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data111};
+if(data108.stateTokenEnv !== undefined){
+let data112 = data108.stateTokenEnv;
+if(typeof data112 === "string"){
+if(!pattern15.test(data112)){
+const err255 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data112};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6385,11 +6410,8 @@ vErrors.push(err255);
 errors++;
 }
 }
-if(data109.envPrefix !== undefined){
-let data113 = data109.envPrefix;
-if(typeof data113 === "string"){
-if(!pattern15.test(data113)){
-const err256 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data113};
+else {
+const err256 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data112};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6399,8 +6421,9 @@ vErrors.push(err256);
 errors++;
 }
 }
+}
 else {
-const err257 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data113};
+const err257 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data108};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6410,9 +6433,12 @@ vErrors.push(err257);
 errors++;
 }
 }
-}
-else {
-const err258 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data109};
+if(data.secrets !== undefined){
+let data113 = data.secrets;
+if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
+for(const key27 in data113){
+if(!(((key27 === "fileRoot") || (key27 === "env")) || (key27 === "envPrefix"))){
+const err258 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data113};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6422,12 +6448,10 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data114 = data.limits;
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-for(const key28 in data114){
-if(!((((key28 === "maxFileBytes") || (key28 === "maxFiles")) || (key28 === "maxDepth")) || (key28 === "maxResponseBytes"))){
-const err259 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data114};
+if(data113.fileRoot !== undefined){
+let data114 = data113.fileRoot;
+if(typeof data114 !== "string"){
+const err259 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data114};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6437,10 +6461,15 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(data114.maxFileBytes !== undefined){
-let data115 = data114.maxFileBytes;
-if(!(((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115))) && (isFinite(data115)))){
-const err260 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data115};
+if(data113.env !== undefined){
+let data115 = data113.env;
+if(Array.isArray(data115)){
+const len4 = data115.length;
+for(let i7=0; i7<len4; i7++){
+let data116 = data115[i7];
+if(typeof data116 === "string"){
+if(!pattern15.test(data116)){
+const err260 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data116};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -6449,9 +6478,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-if((typeof data115 == "number") && (isFinite(data115))){
-if(data115 < 1024 || isNaN(data115)){
-const err261 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data115};
+}
+else {
+const err261 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data116};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -6461,11 +6490,18 @@ vErrors.push(err261);
 errors++;
 }
 }
+let i8 = data115.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data115[i8];
+if(typeof item1 !== "string"){
+continue;
 }
-if(data114.maxFiles !== undefined){
-let data116 = data114.maxFiles;
-if(!(((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116))) && (isFinite(data116)))){
-const err262 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data116};
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err262 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data115};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -6473,10 +6509,14 @@ else {
 vErrors.push(err262);
 }
 errors++;
+break;
 }
-if((typeof data116 == "number") && (isFinite(data116))){
-if(data116 < 1 || isNaN(data116)){
-const err263 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data116};
+indices1[item1] = i8;
+}
+}
+}
+else {
+const err263 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data115};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -6486,11 +6526,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-}
-if(data114.maxDepth !== undefined){
-let data117 = data114.maxDepth;
-if(!(((typeof data117 == "number") && (!(data117 % 1) && !isNaN(data117))) && (isFinite(data117)))){
-const err264 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data117};
+if(data113.envPrefix !== undefined){
+let data117 = data113.envPrefix;
+if(typeof data117 === "string"){
+if(!pattern15.test(data117)){
+const err264 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data117};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -6499,9 +6539,9 @@ vErrors.push(err264);
 }
 errors++;
 }
-if((typeof data117 == "number") && (isFinite(data117))){
-if(data117 > 1000 || isNaN(data117)){
-const err265 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data117};
+}
+else {
+const err265 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data117};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -6510,8 +6550,10 @@ vErrors.push(err265);
 }
 errors++;
 }
-if(data117 < 8 || isNaN(data117)){
-const err266 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data117};
+}
+}
+else {
+const err266 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data113};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -6521,11 +6563,12 @@ vErrors.push(err266);
 errors++;
 }
 }
-}
-if(data114.maxResponseBytes !== undefined){
-let data118 = data114.maxResponseBytes;
-if(!(((typeof data118 == "number") && (!(data118 % 1) && !isNaN(data118))) && (isFinite(data118)))){
-const err267 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data118};
+if(data.limits !== undefined){
+let data118 = data.limits;
+if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+for(const key28 in data118){
+if(!((((key28 === "maxFileBytes") || (key28 === "maxFiles")) || (key28 === "maxDepth")) || (key28 === "maxResponseBytes"))){
+const err267 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data118};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -6534,9 +6577,11 @@ vErrors.push(err267);
 }
 errors++;
 }
-if((typeof data118 == "number") && (isFinite(data118))){
-if(data118 < 1024 || isNaN(data118)){
-const err268 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data118};
+}
+if(data118.maxFileBytes !== undefined){
+let data119 = data118.maxFileBytes;
+if(!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))){
+const err268 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data119};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -6545,11 +6590,9 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err269 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data114};
+if((typeof data119 == "number") && (isFinite(data119))){
+if(data119 < 1024 || isNaN(data119)){
+const err269 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data119};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -6560,13 +6603,111 @@ errors++;
 }
 }
 }
-else {
-const err270 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(data118.maxFiles !== undefined){
+let data120 = data118.maxFiles;
+if(!(((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120))) && (isFinite(data120)))){
+const err270 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data120};
 if(vErrors === null){
 vErrors = [err270];
 }
 else {
 vErrors.push(err270);
+}
+errors++;
+}
+if((typeof data120 == "number") && (isFinite(data120))){
+if(data120 < 1 || isNaN(data120)){
+const err271 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data120};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+}
+if(data118.maxDepth !== undefined){
+let data121 = data118.maxDepth;
+if(!(((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121))) && (isFinite(data121)))){
+const err272 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data121};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+if((typeof data121 == "number") && (isFinite(data121))){
+if(data121 > 1000 || isNaN(data121)){
+const err273 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data121};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+if(data121 < 8 || isNaN(data121)){
+const err274 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data121};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+}
+}
+if(data118.maxResponseBytes !== undefined){
+let data122 = data118.maxResponseBytes;
+if(!(((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122))) && (isFinite(data122)))){
+const err275 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data122};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+if((typeof data122 == "number") && (isFinite(data122))){
+if(data122 < 1024 || isNaN(data122)){
+const err276 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data122};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err277 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data118};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+}
+}
+else {
+const err278 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
 }
 errors++;
 }
@@ -6576,7 +6717,7 @@ return errors === 0;
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v6 = validate36;
-const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6742,7 +6883,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema88.required,parentSchema:schema88,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6752,7 +6893,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema88.required,parentSchema:schema88,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6762,7 +6903,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema88.required,parentSchema:schema88,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6772,7 +6913,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema88.required,parentSchema:schema88,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6783,7 +6924,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema88,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6809,7 +6950,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("LlmSettings" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema88.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema92.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6829,7 +6970,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.attributes === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema88.properties.spec.required,parentSchema:schema88.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema92.properties.spec.required,parentSchema:schema92.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6840,7 +6981,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "type") || (key1 === "attributes"))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema88.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema92.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6853,7 +6994,7 @@ errors++;
 if(data3.type !== undefined){
 let data4 = data3.type;
 if("llm-settings" !== data4){
-const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema88.properties.spec.properties.type,data:data4};
+const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema92.properties.spec.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6867,8 +7008,8 @@ if(data3.attributes !== undefined){
 let data5 = data3.attributes;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key2 in data5){
-if(!(func7.call(schema88.properties.spec.properties.attributes.properties, key2))){
-const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema88.properties.spec.properties.attributes,data:data5};
+if(!(func7.call(schema92.properties.spec.properties.attributes.properties, key2))){
+const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema92.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6881,7 +7022,7 @@ errors++;
 if(data5.max_length !== undefined){
 let data6 = data5.max_length;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema88.properties.spec.properties.attributes.properties.max_length,data:data6};
+const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema92.properties.spec.properties.attributes.properties.max_length,data:data6};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6894,7 +7035,7 @@ errors++;
 if(data5.max_tokens !== undefined){
 let data7 = data5.max_tokens;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema88.properties.spec.properties.attributes.properties.max_tokens,data:data7};
+const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema92.properties.spec.properties.attributes.properties.max_tokens,data:data7};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6907,7 +7048,7 @@ errors++;
 if(data5.min_length !== undefined){
 let data8 = data5.min_length;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema88.properties.spec.properties.attributes.properties.min_length,data:data8};
+const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema92.properties.spec.properties.attributes.properties.min_length,data:data8};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6920,7 +7061,7 @@ errors++;
 if(data5.metadata !== undefined){
 let data9 = data5.metadata;
 if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
-const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema88.properties.spec.properties.attributes.properties.metadata,data:data9};
+const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema92.properties.spec.properties.attributes.properties.metadata,data:data9};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6933,7 +7074,7 @@ errors++;
 if(data5.model_name !== undefined){
 let data10 = data5.model_name;
 if(typeof data10 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema88.properties.spec.properties.attributes.properties.model_name,data:data10};
+const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema92.properties.spec.properties.attributes.properties.model_name,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6946,7 +7087,7 @@ errors++;
 if(data5.repetition_penalty !== undefined){
 let data11 = data5.repetition_penalty;
 if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema88.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
+const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema92.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema92.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6959,7 +7100,7 @@ errors++;
 if(data5.seed !== undefined){
 let data12 = data5.seed;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema88.properties.spec.properties.attributes.properties.seed,data:data12};
+const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema92.properties.spec.properties.attributes.properties.seed,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6976,7 +7117,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema88.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
+const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema92.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6988,7 +7129,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema88.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema88.properties.spec.properties.attributes.properties.stop_words,data:data13};
+const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema92.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema92.properties.spec.properties.attributes.properties.stop_words,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7001,7 +7142,7 @@ errors++;
 if(data5.temperature !== undefined){
 let data15 = data5.temperature;
 if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema88.properties.spec.properties.attributes.properties.temperature,data:data15};
+const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema92.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema92.properties.spec.properties.attributes.properties.temperature,data:data15};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7014,7 +7155,7 @@ errors++;
 if(data5.top_k !== undefined){
 let data16 = data5.top_k;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema88.properties.spec.properties.attributes.properties.top_k,data:data16};
+const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema92.properties.spec.properties.attributes.properties.top_k,data:data16};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7027,7 +7168,7 @@ errors++;
 if(data5.top_p !== undefined){
 let data17 = data5.top_p;
 if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema88.properties.spec.properties.attributes.properties.top_p,data:data17};
+const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema92.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema92.properties.spec.properties.attributes.properties.top_p,data:data17};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7040,7 +7181,7 @@ errors++;
 if(data5.system_prompt !== undefined){
 let data18 = data5.system_prompt;
 if(typeof data18 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema88.properties.spec.properties.attributes.properties.system_prompt,data:data18};
+const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema92.properties.spec.properties.attributes.properties.system_prompt,data:data18};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7052,7 +7193,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.properties.spec.properties.attributes.type,parentSchema:schema88.properties.spec.properties.attributes,data:data5};
+const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.properties.spec.properties.attributes.type,parentSchema:schema92.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7064,7 +7205,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.properties.spec.type,parentSchema:schema88.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.properties.spec.type,parentSchema:schema92.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7076,7 +7217,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7091,7 +7232,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v7 = validate39;
-const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway.","$ref":"common.schema.json#/$defs/nonEmptyString"},"clientId":{"description":"The client ID (path parameter keyName).","$ref":"common.schema.json#/$defs/nonEmptyString"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway.","$ref":"common.schema.json#/$defs/nonEmptyString"},"clientId":{"description":"The client ID (path parameter keyName).","$ref":"common.schema.json#/$defs/nonEmptyString"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7257,7 +7398,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema92.required,parentSchema:schema92,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema96.required,parentSchema:schema96,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7267,7 +7408,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema92.required,parentSchema:schema92,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema96.required,parentSchema:schema96,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7277,7 +7418,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema92.required,parentSchema:schema92,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema96.required,parentSchema:schema96,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7287,7 +7428,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema92.required,parentSchema:schema92,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema96.required,parentSchema:schema96,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7298,7 +7439,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema96,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7324,7 +7465,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OAuthClient" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema92.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema96.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7348,7 +7489,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiRef === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema92.properties.spec.oneOf[0].required,parentSchema:schema92.properties.spec.oneOf[0],data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema96.properties.spec.oneOf[0].required,parentSchema:schema96.properties.spec.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7366,7 +7507,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiId === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema92.properties.spec.oneOf[1].required,parentSchema:schema92.properties.spec.oneOf[1],data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema96.properties.spec.oneOf[1].required,parentSchema:schema96.properties.spec.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7388,7 +7529,7 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema92.properties.spec.oneOf,parentSchema:schema92.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema96.properties.spec.oneOf,parentSchema:schema96.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7410,7 +7551,7 @@ vErrors = null;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.clientId === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema92.properties.spec.required,parentSchema:schema92.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema96.properties.spec.required,parentSchema:schema96.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7421,7 +7562,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "apiRef") || (key1 === "apiId")) || (key1 === "clientId")) || (key1 === "description")) || (key1 === "meta_data")) || (key1 === "policy_id")) || (key1 === "redirect_uri")) || (key1 === "secret"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema92.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema96.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7529,7 +7670,7 @@ errors++;
 if(data3.description !== undefined){
 let data7 = data3.description;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.description.type,parentSchema:schema92.properties.spec.properties.description,data:data7};
+const err20 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.spec.properties.description.type,parentSchema:schema96.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7542,7 +7683,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data8 = data3.meta_data;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema92.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema92.properties.spec.properties.meta_data.type,parentSchema:schema92.properties.spec.properties.meta_data,data:data8};
+const err21 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema96.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema96.properties.spec.properties.meta_data.type,parentSchema:schema96.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7555,7 +7696,7 @@ errors++;
 if(data3.policy_id !== undefined){
 let data9 = data3.policy_id;
 if(typeof data9 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.policy_id.type,parentSchema:schema92.properties.spec.properties.policy_id,data:data9};
+const err22 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.spec.properties.policy_id.type,parentSchema:schema96.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7568,7 +7709,7 @@ errors++;
 if(data3.redirect_uri !== undefined){
 let data10 = data3.redirect_uri;
 if(typeof data10 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.redirect_uri.type,parentSchema:schema92.properties.spec.properties.redirect_uri,data:data10};
+const err23 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.spec.properties.redirect_uri.type,parentSchema:schema96.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7581,7 +7722,7 @@ errors++;
 if(data3.secret !== undefined){
 let data11 = data3.secret;
 if(typeof data11 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.secret.type,parentSchema:schema92.properties.spec.properties.secret,data:data11};
+const err24 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.spec.properties.secret.type,parentSchema:schema96.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7593,7 +7734,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.properties.spec.type,parentSchema:schema92.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.properties.spec.type,parentSchema:schema96.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7605,7 +7746,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7620,7 +7761,8 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v8 = validate42;
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID).","$ref":"common.schema.json#/$defs/nonEmptyString"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":"object"},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"description":"Sensitive."},"org_id":{"type":"string"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"type":["object","null"]},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"api_name":{"type":"string"},"allowed_urls":{"type":"array","items":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":"array","items":{"type":"string"}}}}},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"rate":{"type":"number"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"versions":{"type":"array","items":{"type":"string"}}}}}};
+const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal.","$ref":"common.schema.json#/$defs/nonEmptyString"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
+const schema111 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7772,7 +7914,8 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema104 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"api_name":{"type":"string"},"allowed_urls":{"type":"array","items":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":"array","items":{"type":"string"}}}}},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"rate":{"type":"number"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"versions":{"type":"array","items":{"type":"string"}}}};
+const schema108 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema110 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7790,7 +7933,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiRef === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema104.oneOf[0].required,parentSchema:schema104.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema108.oneOf[0].required,parentSchema:schema108.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7808,7 +7951,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.api_id === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema104.oneOf[1].required,parentSchema:schema104.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema108.oneOf[1].required,parentSchema:schema108.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7830,7 +7973,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema104.oneOf,parentSchema:schema104,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema108.oneOf,parentSchema:schema108,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7852,8 +7995,8 @@ vErrors = null;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!((((((key0 === "apiRef") || (key0 === "api_id")) || (key0 === "api_name")) || (key0 === "allowed_urls")) || (key0 === "limit")) || (key0 === "versions"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema104,data};
+if(!(func7.call(schema108.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema108,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7912,7 +8055,7 @@ if(data.api_id !== undefined){
 let data1 = data.api_id;
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
-const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema104.properties.api_id,data:data1};
+const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema108.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7923,7 +8066,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.api_id.type,parentSchema:schema104.properties.api_id,data:data1};
+const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.api_id.type,parentSchema:schema108.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7933,10 +8076,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.api_name !== undefined){
-let data2 = data.api_name;
+if(data.allowance_scope !== undefined){
+let data2 = data.allowance_scope;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.api_name.type,parentSchema:schema104.properties.api_name,data:data2};
+const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.allowance_scope.type,parentSchema:schema108.properties.allowance_scope,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7946,15 +8089,10 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.allowed_urls !== undefined){
-let data3 = data.allowed_urls;
-if(Array.isArray(data3)){
-const len0 = data3.length;
-for(let i0=0; i0<len0; i0++){
-let data4 = data3[i0];
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-if(data4.url === undefined){
-const err11 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema104.properties.allowed_urls.items.required,parentSchema:schema104.properties.allowed_urls.items,data:data4};
+if(data.allowed_types !== undefined){
+let data3 = data.allowed_types;
+if((!(Array.isArray(data3))) && (data3 !== null)){
+const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema108.properties.allowed_types.type},message:"must be array,null",schema:schema108.properties.allowed_types.type,parentSchema:schema108.properties.allowed_types,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7963,9 +8101,14 @@ vErrors.push(err11);
 }
 errors++;
 }
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key1 in data4){
-if(!((key1 === "url") || (key1 === "methods"))){
-const err12 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.allowed_urls.items,data:data4};
+if(!((key1 === "name") || (key1 === "fields"))){
+const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema110,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7975,10 +8118,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data4.url !== undefined){
-let data5 = data4.url;
+if(data4.name !== undefined){
+let data5 = data4.name;
 if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/allowed_urls/" + i0+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.allowed_urls.items.properties.url.type,parentSchema:schema104.properties.allowed_urls.items.properties.url,data:data5};
+const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.name.type,parentSchema:schema110.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7988,14 +8131,10 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data4.methods !== undefined){
-let data6 = data4.methods;
-if(Array.isArray(data6)){
-const len1 = data6.length;
-for(let i1=0; i1<len1; i1++){
-let data7 = data6[i1];
-if(typeof data7 !== "string"){
-const err14 = {instancePath:instancePath+"/allowed_urls/" + i0+"/methods/" + i1,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema104.properties.allowed_urls.items.properties.methods.items,data:data7};
+if(data4.fields !== undefined){
+let data6 = data4.fields;
+if((!(Array.isArray(data6))) && (data6 !== null)){
+const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema110.properties.fields.type},message:"must be array,null",schema:schema110.properties.fields.type,parentSchema:schema110.properties.fields,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8004,10 +8143,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/allowed_urls/" + i0+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.allowed_urls.items.properties.methods.type,parentSchema:schema104.properties.allowed_urls.items.properties.methods,data:data6};
+if(Array.isArray(data6)){
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(typeof data7 !== "string"){
+const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.fields.items.type,parentSchema:schema110.properties.fields.items,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8018,8 +8159,10 @@ errors++;
 }
 }
 }
+}
+}
 else {
-const err16 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.allowed_urls.items.type,parentSchema:schema104.properties.allowed_urls.items,data:data4};
+const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8030,8 +8173,11 @@ errors++;
 }
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.allowed_urls.type,parentSchema:schema104.properties.allowed_urls,data:data3};
+}
+if(data.allowed_urls !== undefined){
+let data8 = data.allowed_urls;
+if((!(Array.isArray(data8))) && (data8 !== null)){
+const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema108.properties.allowed_urls.type},message:"must be array,null",schema:schema108.properties.allowed_urls.type,parentSchema:schema108.properties.allowed_urls,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8040,13 +8186,14 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data.limit !== undefined){
-let data8 = data.limit;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-for(const key2 in data8){
-if(!(((((((key2 === "per") || (key2 === "quota_max")) || (key2 === "quota_remaining")) || (key2 === "quota_renewal_rate")) || (key2 === "rate")) || (key2 === "throttle_interval")) || (key2 === "throttle_retry_limit"))){
-const err18 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.limit,data:data8};
+if(Array.isArray(data8)){
+const len2 = data8.length;
+for(let i2=0; i2<len2; i2++){
+let data9 = data8[i2];
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+for(const key2 in data9){
+if(!((key2 === "url") || (key2 === "methods"))){
+const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8056,10 +8203,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data8.per !== undefined){
-let data9 = data8.per;
-if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema104.properties.limit.properties.per.type,parentSchema:schema104.properties.limit.properties.per,data:data9};
+if(data9.url !== undefined){
+let data10 = data9.url;
+if(typeof data10 !== "string"){
+const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.allowed_urls.items.properties.url.type,parentSchema:schema108.properties.allowed_urls.items.properties.url,data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8069,10 +8216,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data8.quota_max !== undefined){
-let data10 = data8.quota_max;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.quota_max.type,parentSchema:schema104.properties.limit.properties.quota_max,data:data10};
+if(data9.methods !== undefined){
+let data11 = data9.methods;
+if((!(Array.isArray(data11))) && (data11 !== null)){
+const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema108.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema108.properties.allowed_urls.items.properties.methods.type,parentSchema:schema108.properties.allowed_urls.items.properties.methods,data:data11};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8081,11 +8228,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data8.quota_remaining !== undefined){
-let data11 = data8.quota_remaining;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err21 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.quota_remaining.type,parentSchema:schema104.properties.limit.properties.quota_remaining,data:data11};
+if(Array.isArray(data11)){
+const len3 = data11.length;
+for(let i3=0; i3<len3; i3++){
+let data12 = data11[i3];
+if(typeof data12 !== "string"){
+const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema108.properties.allowed_urls.items.properties.methods.items,data:data12};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8095,10 +8243,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data8.quota_renewal_rate !== undefined){
-let data12 = data8.quota_renewal_rate;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err22 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema104.properties.limit.properties.quota_renewal_rate,data:data12};
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.allowed_urls.items.type,parentSchema:schema108.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8108,10 +8257,12 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data8.rate !== undefined){
-let data13 = data8.rate;
-if(!((typeof data13 == "number") && (isFinite(data13)))){
-const err23 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema104.properties.limit.properties.rate.type,parentSchema:schema104.properties.limit.properties.rate,data:data13};
+}
+}
+if(data.api_name !== undefined){
+let data13 = data.api_name;
+if(typeof data13 !== "string"){
+const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.api_name.type,parentSchema:schema108.properties.api_name,data:data13};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8121,10 +8272,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data8.throttle_interval !== undefined){
-let data14 = data8.throttle_interval;
-if(!((typeof data14 == "number") && (isFinite(data14)))){
-const err24 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema104.properties.limit.properties.throttle_interval.type,parentSchema:schema104.properties.limit.properties.throttle_interval,data:data14};
+if(data.disable_introspection !== undefined){
+let data14 = data.disable_introspection;
+if(typeof data14 !== "boolean"){
+const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema108.properties.disable_introspection.type,parentSchema:schema108.properties.disable_introspection,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8134,10 +8285,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data8.throttle_retry_limit !== undefined){
-let data15 = data8.throttle_retry_limit;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err25 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema104.properties.limit.properties.throttle_retry_limit,data:data15};
+if(data.endpoints !== undefined){
+let data15 = data.endpoints;
+if((!(Array.isArray(data15))) && (data15 !== null)){
+const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema108.properties.endpoints.type},message:"must be array,null",schema:schema108.properties.endpoints.type,parentSchema:schema108.properties.endpoints,data:data15};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8146,10 +8297,14 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.limit.type,parentSchema:schema104.properties.limit,data:data8};
+if(Array.isArray(data15)){
+const len4 = data15.length;
+for(let i4=0; i4<len4; i4++){
+let data16 = data15[i4];
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+for(const key3 in data16){
+if(!((key3 === "path") || (key3 === "methods"))){
+const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8159,14 +8314,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.versions !== undefined){
-let data16 = data.versions;
-if(Array.isArray(data16)){
-const len2 = data16.length;
-for(let i2=0; i2<len2; i2++){
-let data17 = data16[i2];
+if(data16.path !== undefined){
+let data17 = data16.path;
 if(typeof data17 !== "string"){
-const err27 = {instancePath:instancePath+"/versions/" + i2,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.versions.items.type,parentSchema:schema104.properties.versions.items,data:data17};
+const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.endpoints.items.properties.path.type,parentSchema:schema108.properties.endpoints.items.properties.path,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8176,9 +8327,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.versions.type,parentSchema:schema104.properties.versions,data:data16};
+if(data16.methods !== undefined){
+let data18 = data16.methods;
+if((!(Array.isArray(data18))) && (data18 !== null)){
+const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema108.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema108.properties.endpoints.items.properties.methods.type,parentSchema:schema108.properties.endpoints.items.properties.methods,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8187,15 +8339,760 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
+if(Array.isArray(data18)){
+const len5 = data18.length;
+for(let i5=0; i5<len5; i5++){
+let data19 = data18[i5];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+for(const key4 in data19){
+if(!((key4 === "name") || (key4 === "limit"))){
+const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data19.name !== undefined){
+let data20 = data19.name;
+if(typeof data20 !== "string"){
+const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema108.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data19.limit !== undefined){
+let data21 = data19.limit;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+for(const key5 in data21){
+if(!(((key5 === "per") || (key5 === "rate")) || (key5 === "smoothing"))){
+const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data21.per !== undefined){
+let data22 = data21.per;
+if(!((typeof data22 == "number") && (isFinite(data22)))){
+const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema108.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema108.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data21.rate !== undefined){
+let data23 = data21.rate;
+if(!((typeof data23 == "number") && (isFinite(data23)))){
+const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema108.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema108.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data21.smoothing !== undefined){
+let data24 = data21.smoothing;
+if((!(data24 && typeof data24 == "object" && !Array.isArray(data24))) && (data24 !== null)){
+const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema111.type},message:"must be object,null",schema:schema111.type,parentSchema:schema111,data:data24};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+for(const key6 in data24){
+if(!(((((key6 === "delay") || (key6 === "enabled")) || (key6 === "step")) || (key6 === "threshold")) || (key6 === "trigger"))){
+const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema111,data:data24};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data24.delay !== undefined){
+let data25 = data24.delay;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.delay.type,parentSchema:schema111.properties.delay,data:data25};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data24.enabled !== undefined){
+let data26 = data24.enabled;
+if(typeof data26 !== "boolean"){
+const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema111.properties.enabled.type,parentSchema:schema111.properties.enabled,data:data26};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data24.step !== undefined){
+let data27 = data24.step;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.step.type,parentSchema:schema111.properties.step,data:data27};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data24.threshold !== undefined){
+let data28 = data24.threshold;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.threshold.type,parentSchema:schema111.properties.threshold,data:data28};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data24.trigger !== undefined){
+let data29 = data24.trigger;
+if(!((typeof data29 == "number") && (isFinite(data29)))){
+const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema111.properties.trigger.type,parentSchema:schema111.properties.trigger,data:data29};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema108.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.endpoints.items.properties.methods.items.type,parentSchema:schema108.properties.endpoints.items.properties.methods.items,data:data19};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.endpoints.items.type,parentSchema:schema108.properties.endpoints.items,data:data16};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+}
+if(data.field_access_rights !== undefined){
+let data30 = data.field_access_rights;
+if((!(Array.isArray(data30))) && (data30 !== null)){
+const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema108.properties.field_access_rights.type},message:"must be array,null",schema:schema108.properties.field_access_rights.type,parentSchema:schema108.properties.field_access_rights,data:data30};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(Array.isArray(data30)){
+const len6 = data30.length;
+for(let i6=0; i6<len6; i6++){
+let data31 = data30[i6];
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key7 in data31){
+if(!(((key7 === "field_name") || (key7 === "type_name")) || (key7 === "limits"))){
+const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.field_access_rights.items,data:data31};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data31.field_name !== undefined){
+let data32 = data31.field_name;
+if(typeof data32 !== "string"){
+const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema108.properties.field_access_rights.items.properties.field_name,data:data32};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data31.type_name !== undefined){
+let data33 = data31.type_name;
+if(typeof data33 !== "string"){
+const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema108.properties.field_access_rights.items.properties.type_name,data:data33};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data31.limits !== undefined){
+let data34 = data31.limits;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key8 in data34){
+if(!(key8 === "max_query_depth")){
+const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.field_access_rights.items.properties.limits,data:data34};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data34.max_query_depth !== undefined){
+let data35 = data34.max_query_depth;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema108.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.field_access_rights.items.properties.limits.type,parentSchema:schema108.properties.field_access_rights.items.properties.limits,data:data34};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.field_access_rights.items.type,parentSchema:schema108.properties.field_access_rights.items,data:data31};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+}
+if(data.json_rpc_methods !== undefined){
+let data36 = data.json_rpc_methods;
+if((!(Array.isArray(data36))) && (data36 !== null)){
+const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema108.properties.json_rpc_methods.type},message:"must be array,null",schema:schema108.properties.json_rpc_methods.type,parentSchema:schema108.properties.json_rpc_methods,data:data36};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(Array.isArray(data36)){
+const len7 = data36.length;
+for(let i7=0; i7<len7; i7++){
+let data37 = data36[i7];
+if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
+const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.json_rpc_methods.items.type,parentSchema:schema108.properties.json_rpc_methods.items,data:data37};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+}
+if(data.json_rpc_methods_access_rights !== undefined){
+let data38 = data.json_rpc_methods_access_rights;
+if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
+const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema108.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema108.properties.json_rpc_methods_access_rights.type,parentSchema:schema108.properties.json_rpc_methods_access_rights,data:data38};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data.limit !== undefined){
+let data39 = data.limit;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key9 in data39){
+if(!(func7.call(schema108.properties.limit.properties, key9))){
+const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.limit,data:data39};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data39.max_query_depth !== undefined){
+let data40 = data39.max_query_depth;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.limit.properties.max_query_depth.type,parentSchema:schema108.properties.limit.properties.max_query_depth,data:data40};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data39.per !== undefined){
+let data41 = data39.per;
+if(!((typeof data41 == "number") && (isFinite(data41)))){
+const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema108.properties.limit.properties.per.type,parentSchema:schema108.properties.limit.properties.per,data:data41};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data39.quota_max !== undefined){
+let data42 = data39.quota_max;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.limit.properties.quota_max.type,parentSchema:schema108.properties.limit.properties.quota_max,data:data42};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data39.quota_remaining !== undefined){
+let data43 = data39.quota_remaining;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.limit.properties.quota_remaining.type,parentSchema:schema108.properties.limit.properties.quota_remaining,data:data43};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data39.quota_renewal_rate !== undefined){
+let data44 = data39.quota_renewal_rate;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema108.properties.limit.properties.quota_renewal_rate,data:data44};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data39.quota_renews !== undefined){
+let data45 = data39.quota_renews;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.limit.properties.quota_renews.type,parentSchema:schema108.properties.limit.properties.quota_renews,data:data45};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data39.rate !== undefined){
+let data46 = data39.rate;
+if(!((typeof data46 == "number") && (isFinite(data46)))){
+const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema108.properties.limit.properties.rate.type,parentSchema:schema108.properties.limit.properties.rate,data:data46};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data39.smoothing !== undefined){
+let data47 = data39.smoothing;
+if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
+const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema111.type},message:"must be object,null",schema:schema111.type,parentSchema:schema111,data:data47};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key10 in data47){
+if(!(((((key10 === "delay") || (key10 === "enabled")) || (key10 === "step")) || (key10 === "threshold")) || (key10 === "trigger"))){
+const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema111,data:data47};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data47.delay !== undefined){
+let data48 = data47.delay;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.delay.type,parentSchema:schema111.properties.delay,data:data48};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+if(data47.enabled !== undefined){
+let data49 = data47.enabled;
+if(typeof data49 !== "boolean"){
+const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema111.properties.enabled.type,parentSchema:schema111.properties.enabled,data:data49};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data47.step !== undefined){
+let data50 = data47.step;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.step.type,parentSchema:schema111.properties.step,data:data50};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data47.threshold !== undefined){
+let data51 = data47.threshold;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.threshold.type,parentSchema:schema111.properties.threshold,data:data51};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data47.trigger !== undefined){
+let data52 = data47.trigger;
+if(!((typeof data52 == "number") && (isFinite(data52)))){
+const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema111.properties.trigger.type,parentSchema:schema111.properties.trigger,data:data52};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+}
+if(data39.throttle_interval !== undefined){
+let data53 = data39.throttle_interval;
+if(!((typeof data53 == "number") && (isFinite(data53)))){
+const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema108.properties.limit.properties.throttle_interval.type,parentSchema:schema108.properties.limit.properties.throttle_interval,data:data53};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data39.throttle_retry_limit !== undefined){
+let data54 = data39.throttle_retry_limit;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema108.properties.limit.properties.throttle_retry_limit,data:data54};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.limit.type,parentSchema:schema108.properties.limit,data:data39};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data.mcp_access_rights !== undefined){
+let data55 = data.mcp_access_rights;
+if((!(data55 && typeof data55 == "object" && !Array.isArray(data55))) && (data55 !== null)){
+const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema108.properties.mcp_access_rights.type},message:"must be object,null",schema:schema108.properties.mcp_access_rights.type,parentSchema:schema108.properties.mcp_access_rights,data:data55};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data.mcp_primitives !== undefined){
+let data56 = data.mcp_primitives;
+if((!(Array.isArray(data56))) && (data56 !== null)){
+const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema108.properties.mcp_primitives.type},message:"must be array,null",schema:schema108.properties.mcp_primitives.type,parentSchema:schema108.properties.mcp_primitives,data:data56};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if(Array.isArray(data56)){
+const len8 = data56.length;
+for(let i8=0; i8<len8; i8++){
+let data57 = data56[i8];
+if(!(data57 && typeof data57 == "object" && !Array.isArray(data57))){
+const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.mcp_primitives.items.type,parentSchema:schema108.properties.mcp_primitives.items,data:data57};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+}
+}
+if(data.restricted_types !== undefined){
+let data58 = data.restricted_types;
+if((!(Array.isArray(data58))) && (data58 !== null)){
+const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema108.properties.restricted_types.type},message:"must be array,null",schema:schema108.properties.restricted_types.type,parentSchema:schema108.properties.restricted_types,data:data58};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(Array.isArray(data58)){
+const len9 = data58.length;
+for(let i9=0; i9<len9; i9++){
+let data59 = data58[i9];
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+for(const key11 in data59){
+if(!((key11 === "name") || (key11 === "fields"))){
+const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema110,data:data59};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data59.name !== undefined){
+let data60 = data59.name;
+if(typeof data60 !== "string"){
+const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.name.type,parentSchema:schema110.properties.name,data:data60};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(data59.fields !== undefined){
+let data61 = data59.fields;
+if((!(Array.isArray(data61))) && (data61 !== null)){
+const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema110.properties.fields.type},message:"must be array,null",schema:schema110.properties.fields.type,parentSchema:schema110.properties.fields,data:data61};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+if(Array.isArray(data61)){
+const len10 = data61.length;
+for(let i10=0; i10<len10; i10++){
+let data62 = data61[i10];
+if(typeof data62 !== "string"){
+const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.fields.items.type,parentSchema:schema110.properties.fields.items,data:data62};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data:data59};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+}
+if(data.versions !== undefined){
+let data63 = data.versions;
+if((!(Array.isArray(data63))) && (data63 !== null)){
+const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema108.properties.versions.type},message:"must be array,null",schema:schema108.properties.versions.type,parentSchema:schema108.properties.versions,data:data63};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if(Array.isArray(data63)){
+const len11 = data63.length;
+for(let i11=0; i11<len11; i11++){
+let data64 = data63[i11];
+if(typeof data64 !== "string"){
+const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.versions.items.type,parentSchema:schema108.properties.versions.items,data:data64};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
 }
 errors++;
 }
@@ -8219,7 +9116,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema99.required,parentSchema:schema99,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema103.required,parentSchema:schema103,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8229,7 +9126,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema99.required,parentSchema:schema99,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema103.required,parentSchema:schema103,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8239,7 +9136,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema99.required,parentSchema:schema99,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema103.required,parentSchema:schema103,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8249,7 +9146,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema99.required,parentSchema:schema99,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema103.required,parentSchema:schema103,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8260,7 +9157,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema103,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8286,7 +9183,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OrgKey" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema99.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema103.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8306,7 +9203,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.keyId === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema99.properties.spec.required,parentSchema:schema99.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema103.properties.spec.required,parentSchema:schema103.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8316,8 +9213,8 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data3){
-if(!(func7.call(schema99.properties.spec.properties, key1))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema99.properties.spec,data:data3};
+if(!(func7.call(schema103.properties.spec.properties, key1))){
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema103.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8356,7 +9253,7 @@ if(data3.quotaResetTrigger !== undefined){
 let data5 = data3.quotaResetTrigger;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err11 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema99.properties.spec.properties.quotaResetTrigger,data:data5};
+const err11 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema103.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8367,7 +9264,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema99.properties.spec.properties.quotaResetTrigger,data:data5};
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema103.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8380,7 +9277,7 @@ errors++;
 if(data3.access_rights !== undefined){
 let data6 = data3.access_rights;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err13 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema99.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema99.properties.spec.properties.access_rights.type,parentSchema:schema99.properties.spec.properties.access_rights,data:data6};
+const err13 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema103.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema103.properties.spec.properties.access_rights.type,parentSchema:schema103.properties.spec.properties.access_rights,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8401,7 +9298,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err14 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.alias.type,parentSchema:schema99.properties.spec.properties.alias,data:data8};
+const err14 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.alias.type,parentSchema:schema103.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8414,7 +9311,7 @@ errors++;
 if(data3.allowance !== undefined){
 let data9 = data3.allowance;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err15 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.allowance.type,parentSchema:schema99.properties.spec.properties.allowance,data:data9};
+const err15 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.spec.properties.allowance.type,parentSchema:schema103.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8427,7 +9324,7 @@ errors++;
 if(data3.apply_policies !== undefined){
 let data10 = data3.apply_policies;
 if((!(Array.isArray(data10))) && (data10 !== null)){
-const err16 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema99.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema99.properties.spec.properties.apply_policies.type,parentSchema:schema99.properties.spec.properties.apply_policies,data:data10};
+const err16 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema103.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema103.properties.spec.properties.apply_policies.type,parentSchema:schema103.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8441,7 +9338,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 !== "string"){
-const err17 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.apply_policies.items.type,parentSchema:schema99.properties.spec.properties.apply_policies.items,data:data11};
+const err17 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.apply_policies.items.type,parentSchema:schema103.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8456,7 +9353,7 @@ errors++;
 if(data3.apply_policy_id !== undefined){
 let data12 = data3.apply_policy_id;
 if(typeof data12 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.apply_policy_id.type,parentSchema:schema99.properties.spec.properties.apply_policy_id,data:data12};
+const err18 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.apply_policy_id.type,parentSchema:schema103.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8469,7 +9366,7 @@ errors++;
 if(data3.basic_auth_data !== undefined){
 let data13 = data3.basic_auth_data;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err19 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.properties.basic_auth_data.type,parentSchema:schema99.properties.spec.properties.basic_auth_data,data:data13};
+const err19 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.spec.properties.basic_auth_data.type,parentSchema:schema103.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8482,7 +9379,7 @@ errors++;
 if(data3.certificate !== undefined){
 let data14 = data3.certificate;
 if(typeof data14 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.certificate.type,parentSchema:schema99.properties.spec.properties.certificate,data:data14};
+const err20 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.certificate.type,parentSchema:schema103.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8495,7 +9392,7 @@ errors++;
 if(data3.data_expires !== undefined){
 let data15 = data3.data_expires;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err21 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.data_expires.type,parentSchema:schema99.properties.spec.properties.data_expires,data:data15};
+const err21 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.data_expires.type,parentSchema:schema103.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8509,7 +9406,7 @@ if(data3.date_created !== undefined){
 let data16 = data3.date_created;
 if(typeof data16 === "string"){
 if(!(formats2.validate(data16))){
-const err22 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema99.properties.spec.properties.date_created,data:data16};
+const err22 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema103.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8520,7 +9417,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.date_created.type,parentSchema:schema99.properties.spec.properties.date_created,data:data16};
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.date_created.type,parentSchema:schema103.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8533,7 +9430,7 @@ errors++;
 if(data3.enable_detail_recording !== undefined){
 let data17 = data3.enable_detail_recording;
 if(typeof data17 !== "boolean"){
-const err24 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.enable_detail_recording.type,parentSchema:schema99.properties.spec.properties.enable_detail_recording,data:data17};
+const err24 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.spec.properties.enable_detail_recording.type,parentSchema:schema103.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8546,7 +9443,7 @@ errors++;
 if(data3.enable_detailed_recording !== undefined){
 let data18 = data3.enable_detailed_recording;
 if(typeof data18 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema99.properties.spec.properties.enable_detailed_recording,data:data18};
+const err25 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema103.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8559,7 +9456,7 @@ errors++;
 if(data3.enable_http_signature_validation !== undefined){
 let data19 = data3.enable_http_signature_validation;
 if(typeof data19 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema99.properties.spec.properties.enable_http_signature_validation,data:data19};
+const err26 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema103.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8572,7 +9469,7 @@ errors++;
 if(data3.expires !== undefined){
 let data20 = data3.expires;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err27 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.expires.type,parentSchema:schema99.properties.spec.properties.expires,data:data20};
+const err27 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.expires.type,parentSchema:schema103.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8585,7 +9482,7 @@ errors++;
 if(data3.hmac_enabled !== undefined){
 let data21 = data3.hmac_enabled;
 if(typeof data21 !== "boolean"){
-const err28 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.hmac_enabled.type,parentSchema:schema99.properties.spec.properties.hmac_enabled,data:data21};
+const err28 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.spec.properties.hmac_enabled.type,parentSchema:schema103.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8598,7 +9495,7 @@ errors++;
 if(data3.hmac_string !== undefined){
 let data22 = data3.hmac_string;
 if(typeof data22 !== "string"){
-const err29 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.hmac_string.type,parentSchema:schema99.properties.spec.properties.hmac_string,data:data22};
+const err29 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.hmac_string.type,parentSchema:schema103.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8611,7 +9508,7 @@ errors++;
 if(data3.id_extractor_deadline !== undefined){
 let data23 = data3.id_extractor_deadline;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err30 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema99.properties.spec.properties.id_extractor_deadline,data:data23};
+const err30 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema103.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8624,7 +9521,7 @@ errors++;
 if(data3.is_inactive !== undefined){
 let data24 = data3.is_inactive;
 if(typeof data24 !== "boolean"){
-const err31 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.is_inactive.type,parentSchema:schema99.properties.spec.properties.is_inactive,data:data24};
+const err31 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.spec.properties.is_inactive.type,parentSchema:schema103.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8637,7 +9534,7 @@ errors++;
 if(data3.jwt_data !== undefined){
 let data25 = data3.jwt_data;
 if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err32 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.properties.jwt_data.type,parentSchema:schema99.properties.spec.properties.jwt_data,data:data25};
+const err32 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.spec.properties.jwt_data.type,parentSchema:schema103.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8650,7 +9547,7 @@ errors++;
 if(data3.last_check !== undefined){
 let data26 = data3.last_check;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err33 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.last_check.type,parentSchema:schema99.properties.spec.properties.last_check,data:data26};
+const err33 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.last_check.type,parentSchema:schema103.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8663,7 +9560,7 @@ errors++;
 if(data3.last_updated !== undefined){
 let data27 = data3.last_updated;
 if(typeof data27 !== "string"){
-const err34 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.last_updated.type,parentSchema:schema99.properties.spec.properties.last_updated,data:data27};
+const err34 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.last_updated.type,parentSchema:schema103.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8676,7 +9573,7 @@ errors++;
 if(data3.max_query_depth !== undefined){
 let data28 = data3.max_query_depth;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err35 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.max_query_depth.type,parentSchema:schema99.properties.spec.properties.max_query_depth,data:data28};
+const err35 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.max_query_depth.type,parentSchema:schema103.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8689,7 +9586,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data29 = data3.meta_data;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err36 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema99.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema99.properties.spec.properties.meta_data.type,parentSchema:schema99.properties.spec.properties.meta_data,data:data29};
+const err36 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema103.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema103.properties.spec.properties.meta_data.type,parentSchema:schema103.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8701,8 +9598,8 @@ errors++;
 }
 if(data3.monitor !== undefined){
 let data30 = data3.monitor;
-if(!(data30 && typeof data30 == "object" && !Array.isArray(data30))){
-const err37 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.properties.monitor.type,parentSchema:schema99.properties.spec.properties.monitor,data:data30};
+if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
+const err37 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema103.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema103.properties.spec.properties.monitor.type,parentSchema:schema103.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8711,11 +9608,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data3.oauth_client_id !== undefined){
-let data31 = data3.oauth_client_id;
-if(typeof data31 !== "string"){
-const err38 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.oauth_client_id.type,parentSchema:schema99.properties.spec.properties.oauth_client_id,data:data31};
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.trigger_limits !== undefined){
+let data31 = data30.trigger_limits;
+if((!(Array.isArray(data31))) && (data31 !== null)){
+const err38 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema103.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema103.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema103.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8724,11 +9621,12 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data3.oauth_keys !== undefined){
-let data32 = data3.oauth_keys;
-if((!(data32 && typeof data32 == "object" && !Array.isArray(data32))) && (data32 !== null)){
-const err39 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema99.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema99.properties.spec.properties.oauth_keys.type,parentSchema:schema99.properties.spec.properties.oauth_keys,data:data32};
+if(Array.isArray(data31)){
+const len1 = data31.length;
+for(let i1=0; i1<len1; i1++){
+let data32 = data31[i1];
+if(!((typeof data32 == "number") && (isFinite(data32)))){
+const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema103.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8738,10 +9636,14 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data3.org_id !== undefined){
-let data33 = data3.org_id;
+}
+}
+}
+}
+if(data3.oauth_client_id !== undefined){
+let data33 = data3.oauth_client_id;
 if(typeof data33 !== "string"){
-const err40 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.org_id.type,parentSchema:schema99.properties.spec.properties.org_id,data:data33};
+const err40 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.oauth_client_id.type,parentSchema:schema103.properties.spec.properties.oauth_client_id,data:data33};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8751,10 +9653,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data3.per !== undefined){
-let data34 = data3.per;
-if(!((typeof data34 == "number") && (isFinite(data34)))){
-const err41 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.per.type,parentSchema:schema99.properties.spec.properties.per,data:data34};
+if(data3.oauth_keys !== undefined){
+let data34 = data3.oauth_keys;
+if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
+const err41 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema103.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema103.properties.spec.properties.oauth_keys.type,parentSchema:schema103.properties.spec.properties.oauth_keys,data:data34};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8763,11 +9665,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data3.quota_max !== undefined){
-let data35 = data3.quota_max;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err42 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_max.type,parentSchema:schema99.properties.spec.properties.quota_max,data:data35};
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key3 in data34){
+let data35 = data34[key3];
+if(typeof data35 !== "string"){
+const err42 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema103.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8777,10 +9679,12 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data3.quota_remaining !== undefined){
-let data36 = data3.quota_remaining;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err43 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_remaining.type,parentSchema:schema99.properties.spec.properties.quota_remaining,data:data36};
+}
+}
+if(data3.org_id !== undefined){
+let data36 = data3.org_id;
+if(typeof data36 !== "string"){
+const err43 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.org_id.type,parentSchema:schema103.properties.spec.properties.org_id,data:data36};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -8790,10 +9694,10 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data3.quota_renewal_rate !== undefined){
-let data37 = data3.quota_renewal_rate;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err44 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema99.properties.spec.properties.quota_renewal_rate,data:data37};
+if(data3.per !== undefined){
+let data37 = data3.per;
+if(!((typeof data37 == "number") && (isFinite(data37)))){
+const err44 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.spec.properties.per.type,parentSchema:schema103.properties.spec.properties.per,data:data37};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -8803,10 +9707,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data3.quota_renews !== undefined){
-let data38 = data3.quota_renews;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err45 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_renews.type,parentSchema:schema99.properties.spec.properties.quota_renews,data:data38};
+if(data3.post_expiry_action !== undefined){
+let data38 = data3.post_expiry_action;
+if(!((data38 === "retain") || (data38 === "delete"))){
+const err45 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema103.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.spec.properties.post_expiry_action.enum,parentSchema:schema103.properties.spec.properties.post_expiry_action,data:data38};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -8816,10 +9720,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data3.rate !== undefined){
-let data39 = data3.rate;
-if(!((typeof data39 == "number") && (isFinite(data39)))){
-const err46 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.rate.type,parentSchema:schema99.properties.spec.properties.rate,data:data39};
+if(data3.post_expiry_grace_period !== undefined){
+let data39 = data3.post_expiry_grace_period;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err46 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema103.properties.spec.properties.post_expiry_grace_period,data:data39};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -8829,10 +9733,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data3.rsa_certificate_id !== undefined){
-let data40 = data3.rsa_certificate_id;
-if(typeof data40 !== "string"){
-const err47 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema99.properties.spec.properties.rsa_certificate_id,data:data40};
+if(data3.quota_max !== undefined){
+let data40 = data3.quota_max;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err47 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.quota_max.type,parentSchema:schema103.properties.spec.properties.quota_max,data:data40};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -8842,10 +9746,10 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data3.session_lifetime !== undefined){
-let data41 = data3.session_lifetime;
+if(data3.quota_remaining !== undefined){
+let data41 = data3.quota_remaining;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err48 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.session_lifetime.type,parentSchema:schema99.properties.spec.properties.session_lifetime,data:data41};
+const err48 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.quota_remaining.type,parentSchema:schema103.properties.spec.properties.quota_remaining,data:data41};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -8855,10 +9759,10 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data3.smoothing !== undefined){
-let data42 = data3.smoothing;
-if((!(data42 && typeof data42 == "object" && !Array.isArray(data42))) && (data42 !== null)){
-const err49 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/properties/spec/properties/smoothing/type",keyword:"type",params:{type: schema99.properties.spec.properties.smoothing.type},message:"must be object,null",schema:schema99.properties.spec.properties.smoothing.type,parentSchema:schema99.properties.spec.properties.smoothing,data:data42};
+if(data3.quota_renewal_rate !== undefined){
+let data42 = data3.quota_renewal_rate;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err49 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema103.properties.spec.properties.quota_renewal_rate,data:data42};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -8868,10 +9772,10 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data3.tags !== undefined){
-let data43 = data3.tags;
-if((!(Array.isArray(data43))) && (data43 !== null)){
-const err50 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema99.properties.spec.properties.tags.type},message:"must be array,null",schema:schema99.properties.spec.properties.tags.type,parentSchema:schema99.properties.spec.properties.tags,data:data43};
+if(data3.quota_renews !== undefined){
+let data43 = data3.quota_renews;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err50 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.quota_renews.type,parentSchema:schema103.properties.spec.properties.quota_renews,data:data43};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -8880,12 +9784,11 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(Array.isArray(data43)){
-const len1 = data43.length;
-for(let i1=0; i1<len1; i1++){
-let data44 = data43[i1];
-if(typeof data44 !== "string"){
-const err51 = {instancePath:instancePath+"/spec/tags/" + i1,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.tags.items.type,parentSchema:schema99.properties.spec.properties.tags.items,data:data44};
+}
+if(data3.rate !== undefined){
+let data44 = data3.rate;
+if(!((typeof data44 == "number") && (isFinite(data44)))){
+const err51 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.spec.properties.rate.type,parentSchema:schema103.properties.spec.properties.rate,data:data44};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -8895,12 +9798,10 @@ vErrors.push(err51);
 errors++;
 }
 }
-}
-}
-if(data3.throttle_interval !== undefined){
-let data45 = data3.throttle_interval;
-if(!((typeof data45 == "number") && (isFinite(data45)))){
-const err52 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.throttle_interval.type,parentSchema:schema99.properties.spec.properties.throttle_interval,data:data45};
+if(data3.rsa_certificate_id !== undefined){
+let data45 = data3.rsa_certificate_id;
+if(typeof data45 !== "string"){
+const err52 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema103.properties.spec.properties.rsa_certificate_id,data:data45};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -8910,10 +9811,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data3.throttle_retry_limit !== undefined){
-let data46 = data3.throttle_retry_limit;
+if(data3.session_lifetime !== undefined){
+let data46 = data3.session_lifetime;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err53 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema99.properties.spec.properties.throttle_retry_limit,data:data46};
+const err53 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.session_lifetime.type,parentSchema:schema103.properties.spec.properties.session_lifetime,data:data46};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -8923,9 +9824,10 @@ vErrors.push(err53);
 errors++;
 }
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.type,parentSchema:schema99.properties.spec,data:data3};
+if(data3.smoothing !== undefined){
+let data47 = data3.smoothing;
+if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
+const err54 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema111.type},message:"must be object,null",schema:schema111.type,parentSchema:schema111,data:data47};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -8934,15 +9836,161 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-}
-else {
-const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key4 in data47){
+if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
+const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema111,data:data47};
 if(vErrors === null){
 vErrors = [err55];
 }
 else {
 vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data47.delay !== undefined){
+let data48 = data47.delay;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const err56 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.delay.type,parentSchema:schema111.properties.delay,data:data48};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data47.enabled !== undefined){
+let data49 = data47.enabled;
+if(typeof data49 !== "boolean"){
+const err57 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema111.properties.enabled.type,parentSchema:schema111.properties.enabled,data:data49};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data47.step !== undefined){
+let data50 = data47.step;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err58 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.step.type,parentSchema:schema111.properties.step,data:data50};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data47.threshold !== undefined){
+let data51 = data47.threshold;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err59 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.threshold.type,parentSchema:schema111.properties.threshold,data:data51};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data47.trigger !== undefined){
+let data52 = data47.trigger;
+if(!((typeof data52 == "number") && (isFinite(data52)))){
+const err60 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema111.properties.trigger.type,parentSchema:schema111.properties.trigger,data:data52};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+}
+if(data3.tags !== undefined){
+let data53 = data3.tags;
+if((!(Array.isArray(data53))) && (data53 !== null)){
+const err61 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema103.properties.spec.properties.tags.type},message:"must be array,null",schema:schema103.properties.spec.properties.tags.type,parentSchema:schema103.properties.spec.properties.tags,data:data53};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(Array.isArray(data53)){
+const len2 = data53.length;
+for(let i2=0; i2<len2; i2++){
+let data54 = data53[i2];
+if(typeof data54 !== "string"){
+const err62 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.spec.properties.tags.items.type,parentSchema:schema103.properties.spec.properties.tags.items,data:data54};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+}
+if(data3.throttle_interval !== undefined){
+let data55 = data3.throttle_interval;
+if(!((typeof data55 == "number") && (isFinite(data55)))){
+const err63 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.spec.properties.throttle_interval.type,parentSchema:schema103.properties.spec.properties.throttle_interval,data:data55};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data3.throttle_retry_limit !== undefined){
+let data56 = data3.throttle_retry_limit;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err64 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema103.properties.spec.properties.throttle_retry_limit,data:data56};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.spec.type,parentSchema:schema103.properties.spec,data:data3};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
 }
 errors++;
 }
@@ -8952,12 +10000,12 @@ return errors === 0;
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate47;
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern50 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema107 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
-const schema108 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
-const schema110 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern51 = new RegExp("^[A-Za-z]+/.+$", "u");
+const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern54 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema116 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema117 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
+const schema119 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
+const pattern55 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8971,7 +10019,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.required,parentSchema:schema107,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8981,7 +10029,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema107.required,parentSchema:schema107,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8991,7 +10039,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.required,parentSchema:schema107,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9001,7 +10049,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema107.required,parentSchema:schema107,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9011,7 +10059,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.wave === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema107.required,parentSchema:schema107,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9021,7 +10069,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fields === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema107.required,parentSchema:schema107,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9031,7 +10079,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.notes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema107.required,parentSchema:schema107,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema116.required,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9041,8 +10089,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema107.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data};
+if(!(func7.call(schema116.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9055,8 +10103,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern51.test(data0)){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema107.properties.id,data:data0};
+if(!pattern55.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema116.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9067,7 +10115,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.id.type,parentSchema:schema107.properties.id,data:data0};
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.id.type,parentSchema:schema116.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9080,7 +10128,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.kind.type,parentSchema:schema107.properties.kind,data:data1};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.kind.type,parentSchema:schema116.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9093,7 +10141,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.name.type,parentSchema:schema107.properties.name,data:data2};
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.name.type,parentSchema:schema116.properties.name,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9106,7 +10154,7 @@ errors++;
 if(data.action !== undefined){
 let data3 = data.action;
 if(!((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt"))){
-const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema107.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.action.enum,parentSchema:schema107.properties.action,data:data3};
+const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema116.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.action.enum,parentSchema:schema116.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9119,7 +10167,7 @@ errors++;
 if(data.wave !== undefined){
 let data4 = data.wave;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.wave.type,parentSchema:schema107.properties.wave,data:data4};
+const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.wave.type,parentSchema:schema116.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9130,7 +10178,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema107.properties.wave,data:data4};
+const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9145,7 +10193,7 @@ if(data.operation !== undefined){
 let data5 = data.operation;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.name === undefined){
-const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
+const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema116.properties.operation.required,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9155,7 +10203,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data5.number === undefined){
-const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
+const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema116.properties.operation.required,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9165,7 +10213,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data5.interface === undefined){
-const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
+const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema116.properties.operation.required,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9175,7 +10223,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data5.method === undefined){
-const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
+const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema116.properties.operation.required,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9185,7 +10233,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5.path === undefined){
-const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
+const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.operation.required,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9195,7 +10243,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data5.query === undefined){
-const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
+const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema116.properties.operation.required,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9205,7 +10253,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data5.batchable === undefined){
-const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
+const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema116.properties.operation.required,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9216,7 +10264,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!(((((((key1 === "name") || (key1 === "number")) || (key1 === "interface")) || (key1 === "method")) || (key1 === "path")) || (key1 === "query")) || (key1 === "batchable"))){
-const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.operation,data:data5};
+const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9229,7 +10277,7 @@ errors++;
 if(data5.name !== undefined){
 let data6 = data5.name;
 if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.operation.properties.name.type,parentSchema:schema107.properties.operation.properties.name,data:data6};
+const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.operation.properties.name.type,parentSchema:schema116.properties.operation.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9242,7 +10290,7 @@ errors++;
 if(data5.number !== undefined){
 let data7 = data5.number;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.operation.properties.number.type,parentSchema:schema107.properties.operation.properties.number,data:data7};
+const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.operation.properties.number.type,parentSchema:schema116.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9253,7 +10301,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 10 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema107.properties.operation.properties.number,data:data7};
+const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema116.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9263,7 +10311,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema107.properties.operation.properties.number,data:data7};
+const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9277,7 +10325,7 @@ errors++;
 if(data5.interface !== undefined){
 let data8 = data5.interface;
 if(!((((data8 === "gateway") || (data8 === "portal")) || (data8 === "dashboard")) || (data8 === "llm"))){
-const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema107.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.operation.properties.interface.enum,parentSchema:schema107.properties.operation.properties.interface,data:data8};
+const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema116.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.operation.properties.interface.enum,parentSchema:schema116.properties.operation.properties.interface,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9290,7 +10338,7 @@ errors++;
 if(data5.method !== undefined){
 let data9 = data5.method;
 if(!(((((data9 === "GET") || (data9 === "POST")) || (data9 === "PUT")) || (data9 === "PATCH")) || (data9 === "DELETE"))){
-const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema107.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.operation.properties.method.enum,parentSchema:schema107.properties.operation.properties.method,data:data9};
+const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema116.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.operation.properties.method.enum,parentSchema:schema116.properties.operation.properties.method,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9303,7 +10351,7 @@ errors++;
 if(data5.path !== undefined){
 let data10 = data5.path;
 if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.operation.properties.path.type,parentSchema:schema107.properties.operation.properties.path,data:data10};
+const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.operation.properties.path.type,parentSchema:schema116.properties.operation.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9316,7 +10364,7 @@ errors++;
 if(data5.query !== undefined){
 let data11 = data5.query;
 if(typeof data11 !== "string"){
-const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.operation.properties.query.type,parentSchema:schema107.properties.operation.properties.query,data:data11};
+const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.operation.properties.query.type,parentSchema:schema116.properties.operation.properties.query,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9329,7 +10377,7 @@ errors++;
 if(data5.batchable !== undefined){
 let data12 = data5.batchable;
 if(typeof data12 !== "boolean"){
-const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema107.properties.operation.properties.batchable.type,parentSchema:schema107.properties.operation.properties.batchable,data:data12};
+const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema116.properties.operation.properties.batchable.type,parentSchema:schema116.properties.operation.properties.batchable,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9341,7 +10389,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.operation.type,parentSchema:schema107.properties.operation,data:data5};
+const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.operation.type,parentSchema:schema116.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9354,7 +10402,7 @@ errors++;
 if(data.quotaReset !== undefined){
 let data13 = data.quotaReset;
 if(typeof data13 !== "boolean"){
-const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema107.properties.quotaReset.type,parentSchema:schema107.properties.quotaReset,data:data13};
+const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema116.properties.quotaReset.type,parentSchema:schema116.properties.quotaReset,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9367,7 +10415,7 @@ errors++;
 if(data.deactivate !== undefined){
 let data14 = data.deactivate;
 if(typeof data14 !== "boolean"){
-const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema107.properties.deactivate.type,parentSchema:schema107.properties.deactivate,data:data14};
+const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema116.properties.deactivate.type,parentSchema:schema116.properties.deactivate,data:data14};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9381,7 +10429,7 @@ if(data.adopt !== undefined){
 let data15 = data.adopt;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.serverId === undefined){
-const err35 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema107.properties.adopt.required,parentSchema:schema107.properties.adopt,data:data15};
+const err35 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema116.properties.adopt.required,parentSchema:schema116.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9391,7 +10439,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data15.source === undefined){
-const err36 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema107.properties.adopt.required,parentSchema:schema107.properties.adopt,data:data15};
+const err36 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema116.properties.adopt.required,parentSchema:schema116.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9402,7 +10450,7 @@ errors++;
 }
 for(const key2 in data15){
 if(!((key2 === "serverId") || (key2 === "source"))){
-const err37 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.adopt,data:data15};
+const err37 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9415,7 +10463,7 @@ errors++;
 if(data15.serverId !== undefined){
 let data16 = data15.serverId;
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.adopt.properties.serverId.type,parentSchema:schema107.properties.adopt.properties.serverId,data:data16};
+const err38 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.adopt.properties.serverId.type,parentSchema:schema116.properties.adopt.properties.serverId,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9428,7 +10476,7 @@ errors++;
 if(data15.source !== undefined){
 let data17 = data15.source;
 if(!((data17 === "repository") || (data17 === "command"))){
-const err39 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema107.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.adopt.properties.source.enum,parentSchema:schema107.properties.adopt.properties.source,data:data17};
+const err39 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema116.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.adopt.properties.source.enum,parentSchema:schema116.properties.adopt.properties.source,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9440,7 +10488,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.adopt.type,parentSchema:schema107.properties.adopt,data:data15};
+const err40 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.adopt.type,parentSchema:schema116.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9458,7 +10506,7 @@ for(let i0=0; i0<len0; i0++){
 let data19 = data18[i0];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.path === undefined){
-const err41 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.fields.items.required,parentSchema:schema107.properties.fields.items,data:data19};
+const err41 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.fields.items.required,parentSchema:schema116.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9468,7 +10516,7 @@ vErrors.push(err41);
 errors++;
 }
 if(data19.op === undefined){
-const err42 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema107.properties.fields.items.required,parentSchema:schema107.properties.fields.items,data:data19};
+const err42 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema116.properties.fields.items.required,parentSchema:schema116.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9479,7 +10527,7 @@ errors++;
 }
 for(const key3 in data19){
 if(!((((key3 === "path") || (key3 === "op")) || (key3 === "before")) || (key3 === "after"))){
-const err43 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.fields.items,data:data19};
+const err43 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9492,7 +10540,7 @@ errors++;
 if(data19.path !== undefined){
 let data20 = data19.path;
 if(typeof data20 !== "string"){
-const err44 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.fields.items.properties.path.type,parentSchema:schema107.properties.fields.items.properties.path,data:data20};
+const err44 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.fields.items.properties.path.type,parentSchema:schema116.properties.fields.items.properties.path,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9505,7 +10553,7 @@ errors++;
 if(data19.op !== undefined){
 let data21 = data19.op;
 if(!(((data21 === "add") || (data21 === "remove")) || (data21 === "change"))){
-const err45 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema107.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.fields.items.properties.op.enum,parentSchema:schema107.properties.fields.items.properties.op,data:data21};
+const err45 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema116.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.fields.items.properties.op.enum,parentSchema:schema116.properties.fields.items.properties.op,data:data21};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9517,7 +10565,7 @@ errors++;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.fields.items.type,parentSchema:schema107.properties.fields.items,data:data19};
+const err46 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.fields.items.type,parentSchema:schema116.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9529,7 +10577,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.fields.type,parentSchema:schema107.properties.fields,data:data18};
+const err47 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.fields.type,parentSchema:schema116.properties.fields,data:data18};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9543,7 +10591,7 @@ if(data.compatibility !== undefined){
 let data24 = data.compatibility;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 if(data24.verdict === undefined){
-const err48 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema107.properties.compatibility.required,parentSchema:schema107.properties.compatibility,data:data24};
+const err48 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema116.properties.compatibility.required,parentSchema:schema116.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9553,7 +10601,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data24.changes === undefined){
-const err49 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema107.properties.compatibility.required,parentSchema:schema107.properties.compatibility,data:data24};
+const err49 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema116.properties.compatibility.required,parentSchema:schema116.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9564,7 +10612,7 @@ errors++;
 }
 for(const key4 in data24){
 if(!((key4 === "verdict") || (key4 === "changes"))){
-const err50 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.compatibility,data:data24};
+const err50 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9577,7 +10625,7 @@ errors++;
 if(data24.verdict !== undefined){
 let data25 = data24.verdict;
 if(!((((data25 === "breaking") || (data25 === "non-breaking")) || (data25 === "annotation")) || (data25 === "unclassified"))){
-const err51 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values",schema:schema110.enum,parentSchema:schema110,data:data25};
+const err51 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema119.enum},message:"must be equal to one of the allowed values",schema:schema119.enum,parentSchema:schema119,data:data25};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9595,7 +10643,7 @@ for(let i1=0; i1<len1; i1++){
 let data27 = data26[i1];
 if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.path === undefined){
-const err52 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.compatibility.properties.changes.items.required,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
+const err52 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9605,7 +10653,7 @@ vErrors.push(err52);
 errors++;
 }
 if(data27.class === undefined){
-const err53 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema107.properties.compatibility.properties.changes.items.required,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
+const err53 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9615,7 +10663,7 @@ vErrors.push(err53);
 errors++;
 }
 if(data27.reason === undefined){
-const err54 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema107.properties.compatibility.properties.changes.items.required,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
+const err54 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9626,7 +10674,7 @@ errors++;
 }
 for(const key5 in data27){
 if(!(((key5 === "path") || (key5 === "class")) || (key5 === "reason"))){
-const err55 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
+const err55 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9639,7 +10687,7 @@ errors++;
 if(data27.path !== undefined){
 let data28 = data27.path;
 if(typeof data28 !== "string"){
-const err56 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema107.properties.compatibility.properties.changes.items.properties.path,data:data28};
+const err56 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema116.properties.compatibility.properties.changes.items.properties.path,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9652,7 +10700,7 @@ errors++;
 if(data27.class !== undefined){
 let data29 = data27.class;
 if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err57 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values",schema:schema110.enum,parentSchema:schema110,data:data29};
+const err57 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema119.enum},message:"must be equal to one of the allowed values",schema:schema119.enum,parentSchema:schema119,data:data29};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9665,7 +10713,7 @@ errors++;
 if(data27.reason !== undefined){
 let data30 = data27.reason;
 if(typeof data30 !== "string"){
-const err58 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema107.properties.compatibility.properties.changes.items.properties.reason,data:data30};
+const err58 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema116.properties.compatibility.properties.changes.items.properties.reason,data:data30};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9677,7 +10725,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.compatibility.properties.changes.items.type,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
+const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.compatibility.properties.changes.items.type,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -9689,7 +10737,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.compatibility.properties.changes.type,parentSchema:schema107.properties.compatibility.properties.changes,data:data26};
+const err60 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.compatibility.properties.changes.type,parentSchema:schema116.properties.compatibility.properties.changes,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9701,7 +10749,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.compatibility.type,parentSchema:schema107.properties.compatibility,data:data24};
+const err61 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.compatibility.type,parentSchema:schema116.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -9719,7 +10767,7 @@ for(let i2=0; i2<len2; i2++){
 let data32 = data31[i2];
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 if(data32.path === undefined){
-const err62 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.breaking.items.required,parentSchema:schema107.properties.breaking.items,data:data32};
+const err62 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.breaking.items.required,parentSchema:schema116.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -9729,7 +10777,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data32.reason === undefined){
-const err63 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema107.properties.breaking.items.required,parentSchema:schema107.properties.breaking.items,data:data32};
+const err63 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.properties.breaking.items.required,parentSchema:schema116.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -9740,7 +10788,7 @@ errors++;
 }
 for(const key6 in data32){
 if(!((key6 === "path") || (key6 === "reason"))){
-const err64 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.breaking.items,data:data32};
+const err64 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9753,7 +10801,7 @@ errors++;
 if(data32.path !== undefined){
 let data33 = data32.path;
 if(typeof data33 !== "string"){
-const err65 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.breaking.items.properties.path.type,parentSchema:schema107.properties.breaking.items.properties.path,data:data33};
+const err65 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.breaking.items.properties.path.type,parentSchema:schema116.properties.breaking.items.properties.path,data:data33};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9766,7 +10814,7 @@ errors++;
 if(data32.reason !== undefined){
 let data34 = data32.reason;
 if(typeof data34 !== "string"){
-const err66 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.breaking.items.properties.reason.type,parentSchema:schema107.properties.breaking.items.properties.reason,data:data34};
+const err66 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.breaking.items.properties.reason.type,parentSchema:schema116.properties.breaking.items.properties.reason,data:data34};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9778,7 +10826,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.breaking.items.type,parentSchema:schema107.properties.breaking.items,data:data32};
+const err67 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.breaking.items.type,parentSchema:schema116.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9790,7 +10838,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.breaking.type,parentSchema:schema107.properties.breaking,data:data31};
+const err68 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.breaking.type,parentSchema:schema116.properties.breaking,data:data31};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9803,7 +10851,7 @@ errors++;
 if(data.reason !== undefined){
 let data35 = data.reason;
 if(typeof data35 !== "string"){
-const err69 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.reason.type,parentSchema:schema107.properties.reason,data:data35};
+const err69 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.reason.type,parentSchema:schema116.properties.reason,data:data35};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -9816,7 +10864,7 @@ errors++;
 if(data.hint !== undefined){
 let data36 = data.hint;
 if(typeof data36 !== "string"){
-const err70 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.hint.type,parentSchema:schema107.properties.hint,data:data36};
+const err70 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.hint.type,parentSchema:schema116.properties.hint,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -9833,7 +10881,7 @@ const len3 = data37.length;
 for(let i3=0; i3<len3; i3++){
 let data38 = data37[i3];
 if(typeof data38 !== "string"){
-const err71 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.notes.items.type,parentSchema:schema107.properties.notes.items,data:data38};
+const err71 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.notes.items.type,parentSchema:schema116.properties.notes.items,data:data38};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -9845,7 +10893,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.notes.type,parentSchema:schema107.properties.notes,data:data37};
+const err72 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.notes.type,parentSchema:schema116.properties.notes,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -9859,7 +10907,7 @@ if(data.source !== undefined){
 let data39 = data.source;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 if(data39.file === undefined){
-const err73 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema107.properties.source.required,parentSchema:schema107.properties.source,data:data39};
+const err73 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema116.properties.source.required,parentSchema:schema116.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -9869,7 +10917,7 @@ vErrors.push(err73);
 errors++;
 }
 if(data39.line === undefined){
-const err74 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema107.properties.source.required,parentSchema:schema107.properties.source,data:data39};
+const err74 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema116.properties.source.required,parentSchema:schema116.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -9880,7 +10928,7 @@ errors++;
 }
 for(const key7 in data39){
 if(!((key7 === "file") || (key7 === "line"))){
-const err75 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.source,data:data39};
+const err75 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -9893,7 +10941,7 @@ errors++;
 if(data39.file !== undefined){
 let data40 = data39.file;
 if(typeof data40 !== "string"){
-const err76 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.source.properties.file.type,parentSchema:schema107.properties.source.properties.file,data:data40};
+const err76 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.source.properties.file.type,parentSchema:schema116.properties.source.properties.file,data:data40};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -9906,7 +10954,7 @@ errors++;
 if(data39.line !== undefined){
 let data41 = data39.line;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err77 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.source.properties.line.type,parentSchema:schema107.properties.source.properties.line,data:data41};
+const err77 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.source.properties.line.type,parentSchema:schema116.properties.source.properties.line,data:data41};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -9917,7 +10965,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 1 || isNaN(data41)){
-const err78 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema107.properties.source.properties.line,data:data41};
+const err78 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.properties.source.properties.line,data:data41};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -9930,7 +10978,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.source.type,parentSchema:schema107.properties.source,data:data39};
+const err79 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.source.type,parentSchema:schema116.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -9942,7 +10990,7 @@ errors++;
 }
 }
 else {
-const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
+const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -9970,7 +11018,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.formatVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema115.required,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9980,7 +11028,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.createdAt === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema115.required,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9990,7 +11038,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.state === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema115.required,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10000,7 +11048,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.orphanPolicy === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema115.required,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10010,7 +11058,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.changes === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema115.required,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10020,7 +11068,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.summary === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema115.required,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10030,7 +11078,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.digest === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema115.required,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10040,8 +11088,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema106.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data};
+if(!(func7.call(schema115.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10054,7 +11102,7 @@ errors++;
 if(data.$schema !== undefined){
 let data0 = data.$schema;
 if(typeof data0 !== "string"){
-const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.$schema.type,parentSchema:schema106.properties.$schema,data:data0};
+const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.$schema.type,parentSchema:schema115.properties.$schema,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10067,7 +11115,7 @@ errors++;
 if(data.formatVersion !== undefined){
 let data1 = data.formatVersion;
 if(1 !== data1){
-const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema106.properties.formatVersion,data:data1};
+const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema115.properties.formatVersion,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10081,7 +11129,7 @@ if(data.createdAt !== undefined){
 let data2 = data.createdAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema106.properties.createdAt,data:data2};
+const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema115.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10092,7 +11140,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.createdAt.type,parentSchema:schema106.properties.createdAt,data:data2};
+const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.createdAt.type,parentSchema:schema115.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10105,7 +11153,7 @@ errors++;
 if(data.commit !== undefined){
 let data3 = data.commit;
 if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.commit.type,parentSchema:schema106.properties.commit,data:data3};
+const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.commit.type,parentSchema:schema115.properties.commit,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10119,7 +11167,7 @@ if(data.state !== undefined){
 let data4 = data.state;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.lineage === undefined){
-const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema106.properties.state.required,parentSchema:schema106.properties.state,data:data4};
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema115.properties.state.required,parentSchema:schema115.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10129,7 +11177,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data4.serial === undefined){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema106.properties.state.required,parentSchema:schema106.properties.state,data:data4};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema115.properties.state.required,parentSchema:schema115.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10140,7 +11188,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((((key1 === "lineage") || (key1 === "serial")) || (key1 === "source")) || (key1 === "empty"))){
-const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.state,data:data4};
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10153,7 +11201,7 @@ errors++;
 if(data4.lineage !== undefined){
 let data5 = data4.lineage;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.state.properties.lineage.type,parentSchema:schema106.properties.state.properties.lineage,data:data5};
+const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.state.properties.lineage.type,parentSchema:schema115.properties.state.properties.lineage,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10166,7 +11214,7 @@ errors++;
 if(data4.serial !== undefined){
 let data6 = data4.serial;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.state.properties.serial.type,parentSchema:schema106.properties.state.properties.serial,data:data6};
+const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.state.properties.serial.type,parentSchema:schema115.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10177,7 +11225,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.state.properties.serial,data:data6};
+const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10191,7 +11239,7 @@ errors++;
 if(data4.source !== undefined){
 let data7 = data4.source;
 if(typeof data7 !== "string"){
-const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.state.properties.source.type,parentSchema:schema106.properties.state.properties.source,data:data7};
+const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.state.properties.source.type,parentSchema:schema115.properties.state.properties.source,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10204,7 +11252,7 @@ errors++;
 if(data4.empty !== undefined){
 let data8 = data4.empty;
 if(typeof data8 !== "boolean"){
-const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.state.properties.empty.type,parentSchema:schema106.properties.state.properties.empty,data:data8};
+const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema115.properties.state.properties.empty.type,parentSchema:schema115.properties.state.properties.empty,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10216,7 +11264,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.state.type,parentSchema:schema106.properties.state,data:data4};
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.state.type,parentSchema:schema115.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10229,7 +11277,7 @@ errors++;
 if(data.orphanPolicy !== undefined){
 let data9 = data.orphanPolicy;
 if(!((data9 === "report") || (data9 === "deactivate"))){
-const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema106.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.orphanPolicy.enum,parentSchema:schema106.properties.orphanPolicy,data:data9};
+const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema115.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema115.properties.orphanPolicy.enum,parentSchema:schema115.properties.orphanPolicy,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10243,7 +11291,7 @@ if(data.batch !== undefined){
 let data10 = data.batch;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.maxSize === undefined){
-const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema106.properties.batch.required,parentSchema:schema106.properties.batch,data:data10};
+const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema115.properties.batch.required,parentSchema:schema115.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10254,7 +11302,7 @@ errors++;
 }
 for(const key2 in data10){
 if(!(key2 === "maxSize")){
-const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.batch,data:data10};
+const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10267,7 +11315,7 @@ errors++;
 if(data10.maxSize !== undefined){
 let data11 = data10.maxSize;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.batch.properties.maxSize.type,parentSchema:schema106.properties.batch.properties.maxSize,data:data11};
+const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.batch.properties.maxSize.type,parentSchema:schema115.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10278,7 +11326,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 1 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema106.properties.batch.properties.maxSize,data:data11};
+const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema115.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10291,7 +11339,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.batch.type,parentSchema:schema106.properties.batch,data:data10};
+const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.batch.type,parentSchema:schema115.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10305,7 +11353,7 @@ if(data.selection !== undefined){
 let data12 = data.selection;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.targets === undefined){
-const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data12};
+const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema115.properties.selection.required,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10315,7 +11363,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data12.excludes === undefined){
-const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data12};
+const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema115.properties.selection.required,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10325,7 +11373,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data12.kinds === undefined){
-const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data12};
+const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema115.properties.selection.required,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10335,7 +11383,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data12.pulledIn === undefined){
-const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data12};
+const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema115.properties.selection.required,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10345,7 +11393,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data12.selected === undefined){
-const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data12};
+const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema115.properties.selection.required,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10355,7 +11403,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data12.leftOut === undefined){
-const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data12};
+const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema115.properties.selection.required,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10365,7 +11413,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data12.recordsOutside === undefined){
-const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data12};
+const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema115.properties.selection.required,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10375,8 +11423,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key3 in data12){
-if(!(func7.call(schema106.properties.selection.properties, key3))){
-const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.selection,data:data12};
+if(!(func7.call(schema115.properties.selection.properties, key3))){
+const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10393,7 +11441,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.targets.items.type,parentSchema:schema106.properties.selection.properties.targets.items,data:data14};
+const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.selection.properties.targets.items.type,parentSchema:schema115.properties.selection.properties.targets.items,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10405,7 +11453,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.targets.type,parentSchema:schema106.properties.selection.properties.targets,data:data13};
+const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.selection.properties.targets.type,parentSchema:schema115.properties.selection.properties.targets,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10422,7 +11470,7 @@ const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
 let data16 = data15[i1];
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.excludes.items.type,parentSchema:schema106.properties.selection.properties.excludes.items,data:data16};
+const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.selection.properties.excludes.items.type,parentSchema:schema115.properties.selection.properties.excludes.items,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10434,7 +11482,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.excludes.type,parentSchema:schema106.properties.selection.properties.excludes,data:data15};
+const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.selection.properties.excludes.type,parentSchema:schema115.properties.selection.properties.excludes,data:data15};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10451,7 +11499,7 @@ const len2 = data17.length;
 for(let i2=0; i2<len2; i2++){
 let data18 = data17[i2];
 if(typeof data18 !== "string"){
-const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.kinds.items.type,parentSchema:schema106.properties.selection.properties.kinds.items,data:data18};
+const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.selection.properties.kinds.items.type,parentSchema:schema115.properties.selection.properties.kinds.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10463,7 +11511,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.kinds.type,parentSchema:schema106.properties.selection.properties.kinds,data:data17};
+const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.selection.properties.kinds.type,parentSchema:schema115.properties.selection.properties.kinds,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10476,7 +11524,7 @@ errors++;
 if(data12.selector !== undefined){
 let data19 = data12.selector;
 if(typeof data19 !== "string"){
-const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.selector.type,parentSchema:schema106.properties.selection.properties.selector,data:data19};
+const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.selection.properties.selector.type,parentSchema:schema115.properties.selection.properties.selector,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10489,7 +11537,7 @@ errors++;
 if(data12.configSelector !== undefined){
 let data20 = data12.configSelector;
 if(typeof data20 !== "string"){
-const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.configSelector.type,parentSchema:schema106.properties.selection.properties.configSelector,data:data20};
+const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.selection.properties.configSelector.type,parentSchema:schema115.properties.selection.properties.configSelector,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10507,7 +11555,7 @@ for(let i3=0; i3<len3; i3++){
 let data22 = data21[i3];
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 if(data22.id === undefined){
-const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.selection.properties.pulledIn.items.required,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data22};
+const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema115.properties.selection.properties.pulledIn.items.required,parentSchema:schema115.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10517,7 +11565,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data22.by === undefined){
-const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema106.properties.selection.properties.pulledIn.items.required,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data22};
+const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema115.properties.selection.properties.pulledIn.items.required,parentSchema:schema115.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10528,7 +11576,7 @@ errors++;
 }
 for(const key4 in data22){
 if(!((key4 === "id") || (key4 === "by"))){
-const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data22};
+const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10541,7 +11589,7 @@ errors++;
 if(data22.id !== undefined){
 let data23 = data22.id;
 if(typeof data23 !== "string"){
-const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema106.properties.selection.properties.pulledIn.items.properties.id,data:data23};
+const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema115.properties.selection.properties.pulledIn.items.properties.id,data:data23};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10558,7 +11606,7 @@ const len4 = data24.length;
 for(let i4=0; i4<len4; i4++){
 let data25 = data24[i4];
 if(typeof data25 !== "string"){
-const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema106.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
+const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema115.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10570,7 +11618,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema106.properties.selection.properties.pulledIn.items.properties.by,data:data24};
+const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema115.properties.selection.properties.pulledIn.items.properties.by,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10582,7 +11630,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.selection.properties.pulledIn.items.type,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data22};
+const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.selection.properties.pulledIn.items.type,parentSchema:schema115.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10594,7 +11642,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.pulledIn.type,parentSchema:schema106.properties.selection.properties.pulledIn,data:data21};
+const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.selection.properties.pulledIn.type,parentSchema:schema115.properties.selection.properties.pulledIn,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10607,7 +11655,7 @@ errors++;
 if(data12.selected !== undefined){
 let data26 = data12.selected;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.selection.properties.selected.type,parentSchema:schema106.properties.selection.properties.selected,data:data26};
+const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.selection.properties.selected.type,parentSchema:schema115.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10618,7 +11666,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.selection.properties.selected,data:data26};
+const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10632,7 +11680,7 @@ errors++;
 if(data12.leftOut !== undefined){
 let data27 = data12.leftOut;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.selection.properties.leftOut.type,parentSchema:schema106.properties.selection.properties.leftOut,data:data27};
+const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.selection.properties.leftOut.type,parentSchema:schema115.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10643,7 +11691,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 < 0 || isNaN(data27)){
-const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.selection.properties.leftOut,data:data27};
+const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10657,7 +11705,7 @@ errors++;
 if(data12.recordsOutside !== undefined){
 let data28 = data12.recordsOutside;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.selection.properties.recordsOutside.type,parentSchema:schema106.properties.selection.properties.recordsOutside,data:data28};
+const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.selection.properties.recordsOutside.type,parentSchema:schema115.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10668,7 +11716,7 @@ errors++;
 }
 if((typeof data28 == "number") && (isFinite(data28))){
 if(data28 < 0 || isNaN(data28)){
-const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.selection.properties.recordsOutside,data:data28};
+const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10681,7 +11729,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.selection.type,parentSchema:schema106.properties.selection,data:data12};
+const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.selection.type,parentSchema:schema115.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10694,8 +11742,8 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern50.test(data29)){
-const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema106.properties.digest,data:data29};
+if(!pattern54.test(data29)){
+const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema115.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10706,7 +11754,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.digest.type,parentSchema:schema106.properties.digest,data:data29};
+const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.digest.type,parentSchema:schema115.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10728,7 +11776,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.changes.type,parentSchema:schema106.properties.changes,data:data30};
+const err61 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.changes.type,parentSchema:schema115.properties.changes,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10742,7 +11790,7 @@ if(data.summary !== undefined){
 let data32 = data.summary;
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 if(data32.resources === undefined){
-const err62 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err62 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10752,7 +11800,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data32.create === undefined){
-const err63 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err63 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10762,7 +11810,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data32.update === undefined){
-const err64 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err64 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10772,7 +11820,7 @@ vErrors.push(err64);
 errors++;
 }
 if(data32.noop === undefined){
-const err65 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err65 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10782,7 +11830,7 @@ vErrors.push(err65);
 errors++;
 }
 if(data32.blocked === undefined){
-const err66 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err66 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10792,7 +11840,7 @@ vErrors.push(err66);
 errors++;
 }
 if(data32.orphan === undefined){
-const err67 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err67 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10802,7 +11850,7 @@ vErrors.push(err67);
 errors++;
 }
 if(data32.deactivate === undefined){
-const err68 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err68 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10812,7 +11860,7 @@ vErrors.push(err68);
 errors++;
 }
 if(data32.quotaResets === undefined){
-const err69 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err69 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -10822,7 +11870,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data32.breaking === undefined){
-const err70 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err70 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -10832,7 +11880,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data32.calls === undefined){
-const err71 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data32};
+const err71 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -10842,8 +11890,8 @@ vErrors.push(err71);
 errors++;
 }
 for(const key5 in data32){
-if(!(func7.call(schema106.properties.summary.properties, key5))){
-const err72 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.summary,data:data32};
+if(!(func7.call(schema115.properties.summary.properties, key5))){
+const err72 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -10856,7 +11904,7 @@ errors++;
 if(data32.resources !== undefined){
 let data33 = data32.resources;
 if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err73 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.resources.type,parentSchema:schema106.properties.summary.properties.resources,data:data33};
+const err73 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.resources.type,parentSchema:schema115.properties.summary.properties.resources,data:data33};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -10867,7 +11915,7 @@ errors++;
 }
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 < 0 || isNaN(data33)){
-const err74 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.resources,data:data33};
+const err74 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.resources,data:data33};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -10881,7 +11929,7 @@ errors++;
 if(data32.create !== undefined){
 let data34 = data32.create;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err75 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.create.type,parentSchema:schema106.properties.summary.properties.create,data:data34};
+const err75 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.create.type,parentSchema:schema115.properties.summary.properties.create,data:data34};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -10892,7 +11940,7 @@ errors++;
 }
 if((typeof data34 == "number") && (isFinite(data34))){
 if(data34 < 0 || isNaN(data34)){
-const err76 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.create,data:data34};
+const err76 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.create,data:data34};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -10906,7 +11954,7 @@ errors++;
 if(data32.update !== undefined){
 let data35 = data32.update;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err77 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.update.type,parentSchema:schema106.properties.summary.properties.update,data:data35};
+const err77 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.update.type,parentSchema:schema115.properties.summary.properties.update,data:data35};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -10917,7 +11965,7 @@ errors++;
 }
 if((typeof data35 == "number") && (isFinite(data35))){
 if(data35 < 0 || isNaN(data35)){
-const err78 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.update,data:data35};
+const err78 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.update,data:data35};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -10931,7 +11979,7 @@ errors++;
 if(data32.noop !== undefined){
 let data36 = data32.noop;
 if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err79 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.noop.type,parentSchema:schema106.properties.summary.properties.noop,data:data36};
+const err79 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.noop.type,parentSchema:schema115.properties.summary.properties.noop,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -10942,7 +11990,7 @@ errors++;
 }
 if((typeof data36 == "number") && (isFinite(data36))){
 if(data36 < 0 || isNaN(data36)){
-const err80 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.noop,data:data36};
+const err80 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.noop,data:data36};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -10956,7 +12004,7 @@ errors++;
 if(data32.blocked !== undefined){
 let data37 = data32.blocked;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err81 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.blocked.type,parentSchema:schema106.properties.summary.properties.blocked,data:data37};
+const err81 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.blocked.type,parentSchema:schema115.properties.summary.properties.blocked,data:data37};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -10967,7 +12015,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 0 || isNaN(data37)){
-const err82 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.blocked,data:data37};
+const err82 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.blocked,data:data37};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -10981,7 +12029,7 @@ errors++;
 if(data32.orphan !== undefined){
 let data38 = data32.orphan;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err83 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.orphan.type,parentSchema:schema106.properties.summary.properties.orphan,data:data38};
+const err83 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.orphan.type,parentSchema:schema115.properties.summary.properties.orphan,data:data38};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10992,7 +12040,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 0 || isNaN(data38)){
-const err84 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.orphan,data:data38};
+const err84 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.orphan,data:data38};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -11006,7 +12054,7 @@ errors++;
 if(data32.adopt !== undefined){
 let data39 = data32.adopt;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err85 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.adopt.type,parentSchema:schema106.properties.summary.properties.adopt,data:data39};
+const err85 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.adopt.type,parentSchema:schema115.properties.summary.properties.adopt,data:data39};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -11017,7 +12065,7 @@ errors++;
 }
 if((typeof data39 == "number") && (isFinite(data39))){
 if(data39 < 0 || isNaN(data39)){
-const err86 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.adopt,data:data39};
+const err86 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.adopt,data:data39};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -11031,7 +12079,7 @@ errors++;
 if(data32.deactivate !== undefined){
 let data40 = data32.deactivate;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err87 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.deactivate.type,parentSchema:schema106.properties.summary.properties.deactivate,data:data40};
+const err87 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.deactivate.type,parentSchema:schema115.properties.summary.properties.deactivate,data:data40};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -11042,7 +12090,7 @@ errors++;
 }
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 < 0 || isNaN(data40)){
-const err88 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.deactivate,data:data40};
+const err88 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.deactivate,data:data40};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -11056,7 +12104,7 @@ errors++;
 if(data32.quotaResets !== undefined){
 let data41 = data32.quotaResets;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err89 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.quotaResets.type,parentSchema:schema106.properties.summary.properties.quotaResets,data:data41};
+const err89 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.quotaResets.type,parentSchema:schema115.properties.summary.properties.quotaResets,data:data41};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -11067,7 +12115,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 0 || isNaN(data41)){
-const err90 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.quotaResets,data:data41};
+const err90 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.quotaResets,data:data41};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -11081,7 +12129,7 @@ errors++;
 if(data32.breaking !== undefined){
 let data42 = data32.breaking;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err91 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.breaking.type,parentSchema:schema106.properties.summary.properties.breaking,data:data42};
+const err91 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.breaking.type,parentSchema:schema115.properties.summary.properties.breaking,data:data42};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -11092,7 +12140,7 @@ errors++;
 }
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 < 0 || isNaN(data42)){
-const err92 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.breaking,data:data42};
+const err92 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.breaking,data:data42};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -11107,7 +12155,7 @@ if(data32.calls !== undefined){
 let data43 = data32.calls;
 if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
 if(data43.gateway === undefined){
-const err93 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err93 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -11117,7 +12165,7 @@ vErrors.push(err93);
 errors++;
 }
 if(data43.portal === undefined){
-const err94 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err94 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -11127,7 +12175,7 @@ vErrors.push(err94);
 errors++;
 }
 if(data43.dashboard === undefined){
-const err95 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err95 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -11137,7 +12185,7 @@ vErrors.push(err95);
 errors++;
 }
 if(data43.llm === undefined){
-const err96 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err96 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -11147,7 +12195,7 @@ vErrors.push(err96);
 errors++;
 }
 if(data43.batchCalls === undefined){
-const err97 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err97 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -11157,7 +12205,7 @@ vErrors.push(err97);
 errors++;
 }
 if(data43.batched === undefined){
-const err98 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err98 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -11167,7 +12215,7 @@ vErrors.push(err98);
 errors++;
 }
 if(data43.total === undefined){
-const err99 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err99 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -11178,7 +12226,7 @@ errors++;
 }
 for(const key6 in data43){
 if(!(((((((key6 === "gateway") || (key6 === "portal")) || (key6 === "dashboard")) || (key6 === "llm")) || (key6 === "batchCalls")) || (key6 === "batched")) || (key6 === "total"))){
-const err100 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err100 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -11191,7 +12239,7 @@ errors++;
 if(data43.gateway !== undefined){
 let data44 = data43.gateway;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err101 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema106.properties.summary.properties.calls.properties.gateway,data:data44};
+const err101 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema115.properties.summary.properties.calls.properties.gateway,data:data44};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -11202,7 +12250,7 @@ errors++;
 }
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 < 0 || isNaN(data44)){
-const err102 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.gateway,data:data44};
+const err102 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.gateway,data:data44};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -11216,7 +12264,7 @@ errors++;
 if(data43.portal !== undefined){
 let data45 = data43.portal;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err103 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.portal.type,parentSchema:schema106.properties.summary.properties.calls.properties.portal,data:data45};
+const err103 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.portal.type,parentSchema:schema115.properties.summary.properties.calls.properties.portal,data:data45};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -11227,7 +12275,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 0 || isNaN(data45)){
-const err104 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.portal,data:data45};
+const err104 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.portal,data:data45};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -11241,7 +12289,7 @@ errors++;
 if(data43.dashboard !== undefined){
 let data46 = data43.dashboard;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err105 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema106.properties.summary.properties.calls.properties.dashboard,data:data46};
+const err105 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema115.properties.summary.properties.calls.properties.dashboard,data:data46};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -11252,7 +12300,7 @@ errors++;
 }
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 < 0 || isNaN(data46)){
-const err106 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.dashboard,data:data46};
+const err106 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.dashboard,data:data46};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -11266,7 +12314,7 @@ errors++;
 if(data43.llm !== undefined){
 let data47 = data43.llm;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err107 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.llm.type,parentSchema:schema106.properties.summary.properties.calls.properties.llm,data:data47};
+const err107 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.llm.type,parentSchema:schema115.properties.summary.properties.calls.properties.llm,data:data47};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -11277,7 +12325,7 @@ errors++;
 }
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 < 0 || isNaN(data47)){
-const err108 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.llm,data:data47};
+const err108 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.llm,data:data47};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -11291,7 +12339,7 @@ errors++;
 if(data43.batchCalls !== undefined){
 let data48 = data43.batchCalls;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err109 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema106.properties.summary.properties.calls.properties.batchCalls,data:data48};
+const err109 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema115.properties.summary.properties.calls.properties.batchCalls,data:data48};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -11302,7 +12350,7 @@ errors++;
 }
 if((typeof data48 == "number") && (isFinite(data48))){
 if(data48 < 0 || isNaN(data48)){
-const err110 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.batchCalls,data:data48};
+const err110 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.batchCalls,data:data48};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -11316,7 +12364,7 @@ errors++;
 if(data43.batched !== undefined){
 let data49 = data43.batched;
 if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err111 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.batched.type,parentSchema:schema106.properties.summary.properties.calls.properties.batched,data:data49};
+const err111 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.batched.type,parentSchema:schema115.properties.summary.properties.calls.properties.batched,data:data49};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -11327,7 +12375,7 @@ errors++;
 }
 if((typeof data49 == "number") && (isFinite(data49))){
 if(data49 < 0 || isNaN(data49)){
-const err112 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.batched,data:data49};
+const err112 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.batched,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -11341,7 +12389,7 @@ errors++;
 if(data43.total !== undefined){
 let data50 = data43.total;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err113 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.total.type,parentSchema:schema106.properties.summary.properties.calls.properties.total,data:data50};
+const err113 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.total.type,parentSchema:schema115.properties.summary.properties.calls.properties.total,data:data50};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -11352,7 +12400,7 @@ errors++;
 }
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 0 || isNaN(data50)){
-const err114 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.total,data:data50};
+const err114 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.total,data:data50};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -11365,7 +12413,7 @@ errors++;
 }
 }
 else {
-const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.summary.properties.calls.type,parentSchema:schema106.properties.summary.properties.calls,data:data43};
+const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.summary.properties.calls.type,parentSchema:schema115.properties.summary.properties.calls,data:data43};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -11377,7 +12425,7 @@ errors++;
 }
 }
 else {
-const err116 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.summary.type,parentSchema:schema106.properties.summary,data:data32};
+const err116 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.summary.type,parentSchema:schema115.properties.summary,data:data32};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -11389,7 +12437,7 @@ errors++;
 }
 }
 else {
-const err117 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+const err117 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -11404,7 +12452,7 @@ return errors === 0;
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v10 = validate50;
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
+const schema121 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11556,7 +12604,7 @@ return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern53 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern57 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -11571,7 +12619,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11581,7 +12629,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11591,7 +12639,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11601,7 +12649,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema112.required,parentSchema:schema112,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema121.required,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11612,7 +12660,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema112,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11638,7 +12686,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("PortalWebhook" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema112.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema121.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11658,7 +12706,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.Name === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema121.properties.spec.required,parentSchema:schema121.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11668,7 +12716,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data3.URL === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema121.properties.spec.required,parentSchema:schema121.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11678,7 +12726,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3.Method === undefined){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema121.properties.spec.required,parentSchema:schema121.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11688,7 +12736,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data3.Events === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema121.properties.spec.required,parentSchema:schema121.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11699,7 +12747,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((key1 === "webhookId") || (key1 === "Name")) || (key1 === "URL")) || (key1 === "Method")) || (key1 === "Timeout")) || (key1 === "Events"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema112.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema121.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11738,7 +12786,7 @@ if(data3.Name !== undefined){
 let data5 = data3.Name;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema112.properties.spec.properties.Name,data:data5};
+const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema121.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11749,7 +12797,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.spec.properties.Name.type,parentSchema:schema112.properties.spec.properties.Name,data:data5};
+const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.properties.spec.properties.Name.type,parentSchema:schema121.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11762,8 +12810,8 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern53.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema112.properties.spec.properties.URL,data:data6};
+if(!pattern57.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema121.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11774,7 +12822,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.spec.properties.URL.type,parentSchema:schema112.properties.spec.properties.URL,data:data6};
+const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema121.properties.spec.properties.URL.type,parentSchema:schema121.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11787,7 +12835,7 @@ errors++;
 if(data3.Method !== undefined){
 let data7 = data3.Method;
 if(!(((((data7 === "GET") || (data7 === "POST")) || (data7 === "PUT")) || (data7 === "PATCH")) || (data7 === "DELETE"))){
-const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema112.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.spec.properties.Method.enum,parentSchema:schema112.properties.spec.properties.Method,data:data7};
+const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema121.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema121.properties.spec.properties.Method.enum,parentSchema:schema121.properties.spec.properties.Method,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11800,7 +12848,7 @@ errors++;
 if(data3.Timeout !== undefined){
 let data8 = data3.Timeout;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.spec.properties.Timeout.type,parentSchema:schema112.properties.spec.properties.Timeout,data:data8};
+const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema121.properties.spec.properties.Timeout.type,parentSchema:schema121.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11811,7 +12859,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema112.properties.spec.properties.Timeout,data:data8};
+const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema121.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11826,7 +12874,7 @@ if(data3.Events !== undefined){
 let data9 = data3.Events;
 if(Array.isArray(data9)){
 if(data9.length < 1){
-const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema112.properties.spec.properties.Events,data:data9};
+const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema121.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11839,7 +12887,7 @@ const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
 let data10 = data9[i0];
 if(!((((((((((((((data10 === "AccessRequestApproved") || (data10 === "AccessRequestRejected")) || (data10 === "AccessRequestCreated")) || (data10 === "OrganisationRequestCreated")) || (data10 === "OrganisationRequestApproved")) || (data10 === "OrganisationRequestRejected")) || (data10 === "OrganisationRegistered")) || (data10 === "UserRegistered")) || (data10 === "UserAccountActivated")) || (data10 === "UserAccountDeactivated")) || (data10 === "PasswordReset")) || (data10 === "RegisterInvite")) || (data10 === "ApplicationRegistered")) || (data10 === "CredentialRegistered"))){
-const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema112.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.spec.properties.Events.items.enum,parentSchema:schema112.properties.spec.properties.Events.items,data:data10};
+const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema121.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema121.properties.spec.properties.Events.items.enum,parentSchema:schema121.properties.spec.properties.Events.items,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11856,7 +12904,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data9[i1], data9[j0])){
-const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema112.properties.spec.properties.Events,data:data9};
+const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema121.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11871,7 +12919,7 @@ break outer0;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema112.properties.spec.properties.Events.type,parentSchema:schema112.properties.spec.properties.Events,data:data9};
+const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema121.properties.spec.properties.Events.type,parentSchema:schema121.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11883,7 +12931,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.properties.spec.type,parentSchema:schema112.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.properties.spec.type,parentSchema:schema121.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11895,7 +12943,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.type,parentSchema:schema121,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11910,7 +12958,7 @@ return errors === 0;
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v11 = validate53;
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
+const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/resource.schema.json" */;
@@ -11976,7 +13024,7 @@ var props0 = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[0].if,parentSchema:schema117.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[0].if,parentSchema:schema126.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12038,7 +13086,7 @@ var props1 = true;
 }
 }
 if(!valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[1].if,parentSchema:schema117.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[1].if,parentSchema:schema126.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12109,7 +13157,7 @@ var props2 = true;
 }
 }
 if(!valid5){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[2].if,parentSchema:schema117.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[2].if,parentSchema:schema126.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12180,7 +13228,7 @@ var props3 = true;
 }
 }
 if(!valid7){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[3].if,parentSchema:schema117.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[3].if,parentSchema:schema126.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12251,7 +13299,7 @@ var props4 = true;
 }
 }
 if(!valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[4].if,parentSchema:schema117.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[4].if,parentSchema:schema126.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12322,7 +13370,7 @@ var props5 = true;
 }
 }
 if(!valid11){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[5].if,parentSchema:schema117.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[5].if,parentSchema:schema126.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12393,7 +13441,7 @@ var props6 = true;
 }
 }
 if(!valid13){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[6].if,parentSchema:schema117.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[6].if,parentSchema:schema126.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12464,7 +13512,7 @@ var props7 = true;
 }
 }
 if(!valid15){
-const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[7].if,parentSchema:schema117.allOf[7],data};
+const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema126.allOf[7].if,parentSchema:schema126.allOf[7],data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12484,7 +13532,7 @@ Object.assign(props0, props7);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema126.required,parentSchema:schema126,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12494,7 +13542,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.kind === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema126.required,parentSchema:schema126,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12504,7 +13552,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.metadata === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema126.required,parentSchema:schema126,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12514,7 +13562,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.spec === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema126.required,parentSchema:schema126,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12544,7 +13592,7 @@ errors++;
 if(data.kind !== undefined){
 let data9 = data.kind;
 if(!((((((((data9 === "ApiDefinition") || (data9 === "OAuthClient")) || (data9 === "OrgKey")) || (data9 === "ClientType")) || (data9 === "ApiProduct")) || (data9 === "PortalWebhook")) || (data9 === "DashboardWebhook")) || (data9 === "LlmSettings"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema117.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema117.properties.kind.enum,parentSchema:schema117.properties.kind,data:data9};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema126.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema126.properties.kind.enum,parentSchema:schema126.properties.kind,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12556,7 +13604,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.type,parentSchema:schema117,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.type,parentSchema:schema126,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12572,9 +13620,9 @@ return errors === 0;
 validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const v12 = validate62;
-const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
-const schema120 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern54 = new RegExp("^/", "u");
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
+const schema129 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
+const pattern58 = new RegExp("^/", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -12590,7 +13638,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((((key0 === "apis") || (key0 === "policies")) || (key0 === "oauthClients")) || (key0 === "providers")) || (key0 === "catalogues")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "keys"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema119,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12608,7 +13656,7 @@ for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.id === undefined){
-const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.properties.apis.items.required,parentSchema:schema119.properties.apis.items,data:data1};
+const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema128.properties.apis.items.required,parentSchema:schema128.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12618,7 +13666,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data1.listenPath === undefined){
-const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema119.properties.apis.items.required,parentSchema:schema119.properties.apis.items,data:data1};
+const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema128.properties.apis.items.required,parentSchema:schema128.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12628,8 +13676,8 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data1){
-if(!(func7.call(schema119.properties.apis.items.properties, key1))){
-const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.apis.items,data:data1};
+if(!(func7.call(schema128.properties.apis.items.properties, key1))){
+const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema128.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12643,7 +13691,7 @@ if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
 if(func1(data2) < 1){
-const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema119.properties.apis.items.properties.id,data:data2};
+const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema128.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12654,7 +13702,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.id.type,parentSchema:schema119.properties.apis.items.properties.id,data:data2};
+const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.apis.items.properties.id.type,parentSchema:schema128.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12667,7 +13715,7 @@ errors++;
 if(data1.name !== undefined){
 let data3 = data1.name;
 if(typeof data3 !== "string"){
-const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.name.type,parentSchema:schema119.properties.apis.items.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.apis.items.properties.name.type,parentSchema:schema128.properties.apis.items.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12680,8 +13728,8 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern54.test(data4)){
-const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema119.properties.apis.items.properties.listenPath,data:data4};
+if(!pattern58.test(data4)){
+const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema128.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12692,7 +13740,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.listenPath.type,parentSchema:schema119.properties.apis.items.properties.listenPath,data:data4};
+const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.apis.items.properties.listenPath.type,parentSchema:schema128.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12705,7 +13753,7 @@ errors++;
 if(data1.strip !== undefined){
 let data5 = data1.strip;
 if(typeof data5 !== "boolean"){
-const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.strip.type,parentSchema:schema119.properties.apis.items.properties.strip,data:data5};
+const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema128.properties.apis.items.properties.strip.type,parentSchema:schema128.properties.apis.items.properties.strip,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12718,7 +13766,7 @@ errors++;
 if(data1.upstream !== undefined){
 let data6 = data1.upstream;
 if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.upstream.type,parentSchema:schema119.properties.apis.items.properties.upstream,data:data6};
+const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.apis.items.properties.upstream.type,parentSchema:schema128.properties.apis.items.properties.upstream,data:data6};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12731,7 +13779,7 @@ errors++;
 if(data1.active !== undefined){
 let data7 = data1.active;
 if(typeof data7 !== "boolean"){
-const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.active.type,parentSchema:schema119.properties.apis.items.properties.active,data:data7};
+const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema128.properties.apis.items.properties.active.type,parentSchema:schema128.properties.apis.items.properties.active,data:data7};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12744,7 +13792,7 @@ errors++;
 if(data1.authentication !== undefined){
 let data8 = data1.authentication;
 if(typeof data8 !== "boolean"){
-const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.authentication.type,parentSchema:schema119.properties.apis.items.properties.authentication,data:data8};
+const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema128.properties.apis.items.properties.authentication.type,parentSchema:schema128.properties.apis.items.properties.authentication,data:data8};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12757,7 +13805,7 @@ errors++;
 if(data1.batchProcessing !== undefined){
 let data9 = data1.batchProcessing;
 if(typeof data9 !== "boolean"){
-const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.batchProcessing.type,parentSchema:schema119.properties.apis.items.properties.batchProcessing,data:data9};
+const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema128.properties.apis.items.properties.batchProcessing.type,parentSchema:schema128.properties.apis.items.properties.batchProcessing,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12770,7 +13818,7 @@ errors++;
 if(data1.mockResponse !== undefined){
 let data10 = data1.mockResponse;
 if(typeof data10 !== "boolean"){
-const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.mockResponse.type,parentSchema:schema119.properties.apis.items.properties.mockResponse,data:data10};
+const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema128.properties.apis.items.properties.mockResponse.type,parentSchema:schema128.properties.apis.items.properties.mockResponse,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12783,7 +13831,7 @@ errors++;
 if(data1.document !== undefined){
 let data11 = data1.document;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.apis.items.properties.document.type,parentSchema:schema119.properties.apis.items.properties.document,data:data11};
+const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.apis.items.properties.document.type,parentSchema:schema128.properties.apis.items.properties.document,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12795,7 +13843,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.apis.items.type,parentSchema:schema119.properties.apis.items,data:data1};
+const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.apis.items.type,parentSchema:schema128.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12807,7 +13855,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.apis.type,parentSchema:schema119.properties.apis,data:data0};
+const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.apis.type,parentSchema:schema128.properties.apis,data:data0};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12828,7 +13876,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.policies.items.oneOf[0].type,parentSchema:schema119.properties.policies.items.oneOf[0],data:data13};
+const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.policies.items.oneOf[0].type,parentSchema:schema128.properties.policies.items.oneOf[0],data:data13};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12845,7 +13893,7 @@ passing0 = 0;
 const _errs33 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
-const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.properties.policies.items.oneOf[1].required,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
+const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema128.properties.policies.items.oneOf[1].required,parentSchema:schema128.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12855,7 +13903,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data13.apis === undefined){
-const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema119.properties.policies.items.oneOf[1].required,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
+const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema128.properties.policies.items.oneOf[1].required,parentSchema:schema128.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12866,7 +13914,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "id") || (key2 === "apis"))){
-const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
+const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema128.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12879,7 +13927,7 @@ errors++;
 if(data13.id !== undefined){
 let data14 = data13.id;
 if(typeof data14 !== "string"){
-const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema119.properties.policies.items.oneOf[1].properties.id,data:data14};
+const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema128.properties.policies.items.oneOf[1].properties.id,data:data14};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12896,7 +13944,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema119.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
+const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema128.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12908,7 +13956,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema119.properties.policies.items.oneOf[1].properties.apis,data:data15};
+const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema128.properties.policies.items.oneOf[1].properties.apis,data:data15};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12920,7 +13968,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.policies.items.oneOf[1].type,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
+const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.policies.items.oneOf[1].type,parentSchema:schema128.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12941,7 +13989,7 @@ passing0 = 1;
 }
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema119.properties.policies.items.oneOf,parentSchema:schema119.properties.policies.items,data:data13};
+const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema128.properties.policies.items.oneOf,parentSchema:schema128.properties.policies.items,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12964,7 +14012,7 @@ vErrors = null;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.policies.type,parentSchema:schema119.properties.policies,data:data12};
+const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.policies.type,parentSchema:schema128.properties.policies,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12982,7 +14030,7 @@ for(let i3=0; i3<len3; i3++){
 let data18 = data17[i3];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.apiId === undefined){
-const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema119.properties.oauthClients.items.required,parentSchema:schema119.properties.oauthClients.items,data:data18};
+const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema128.properties.oauthClients.items.required,parentSchema:schema128.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12992,7 +14040,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data18.clientId === undefined){
-const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema119.properties.oauthClients.items.required,parentSchema:schema119.properties.oauthClients.items,data:data18};
+const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema128.properties.oauthClients.items.required,parentSchema:schema128.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13003,7 +14051,7 @@ errors++;
 }
 for(const key3 in data18){
 if(!((((((((key3 === "apiId") || (key3 === "clientId")) || (key3 === "secret")) || (key3 === "redirect_uri")) || (key3 === "policy_id")) || (key3 === "description")) || (key3 === "meta_data")) || (key3 === "tokens"))){
-const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.oauthClients.items,data:data18};
+const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema128.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13016,7 +14064,7 @@ errors++;
 if(data18.apiId !== undefined){
 let data19 = data18.apiId;
 if(typeof data19 !== "string"){
-const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.apiId.type,parentSchema:schema119.properties.oauthClients.items.properties.apiId,data:data19};
+const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.oauthClients.items.properties.apiId.type,parentSchema:schema128.properties.oauthClients.items.properties.apiId,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13029,7 +14077,7 @@ errors++;
 if(data18.clientId !== undefined){
 let data20 = data18.clientId;
 if(typeof data20 !== "string"){
-const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.clientId.type,parentSchema:schema119.properties.oauthClients.items.properties.clientId,data:data20};
+const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.oauthClients.items.properties.clientId.type,parentSchema:schema128.properties.oauthClients.items.properties.clientId,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13042,7 +14090,7 @@ errors++;
 if(data18.secret !== undefined){
 let data21 = data18.secret;
 if(typeof data21 !== "string"){
-const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.secret.type,parentSchema:schema119.properties.oauthClients.items.properties.secret,data:data21};
+const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.oauthClients.items.properties.secret.type,parentSchema:schema128.properties.oauthClients.items.properties.secret,data:data21};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13055,7 +14103,7 @@ errors++;
 if(data18.redirect_uri !== undefined){
 let data22 = data18.redirect_uri;
 if(typeof data22 !== "string"){
-const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema119.properties.oauthClients.items.properties.redirect_uri,data:data22};
+const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema128.properties.oauthClients.items.properties.redirect_uri,data:data22};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13068,7 +14116,7 @@ errors++;
 if(data18.policy_id !== undefined){
 let data23 = data18.policy_id;
 if(typeof data23 !== "string"){
-const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema119.properties.oauthClients.items.properties.policy_id,data:data23};
+const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema128.properties.oauthClients.items.properties.policy_id,data:data23};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13081,7 +14129,7 @@ errors++;
 if(data18.description !== undefined){
 let data24 = data18.description;
 if(typeof data24 !== "string"){
-const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.description.type,parentSchema:schema119.properties.oauthClients.items.properties.description,data:data24};
+const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.oauthClients.items.properties.description.type,parentSchema:schema128.properties.oauthClients.items.properties.description,data:data24};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13094,7 +14142,7 @@ errors++;
 if(data18.meta_data !== undefined){
 let data25 = data18.meta_data;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema119.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema119.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema119.properties.oauthClients.items.properties.meta_data,data:data25};
+const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema128.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema128.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema128.properties.oauthClients.items.properties.meta_data,data:data25};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13107,7 +14155,7 @@ errors++;
 if(data18.tokens !== undefined){
 let data26 = data18.tokens;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.properties.oauthClients.items.properties.tokens.type,parentSchema:schema119.properties.oauthClients.items.properties.tokens,data:data26};
+const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema128.properties.oauthClients.items.properties.tokens.type,parentSchema:schema128.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13118,7 +14166,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema119.properties.oauthClients.items.properties.tokens,data:data26};
+const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema128.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13131,7 +14179,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.oauthClients.items.type,parentSchema:schema119.properties.oauthClients.items,data:data18};
+const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.oauthClients.items.type,parentSchema:schema128.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13143,7 +14191,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.oauthClients.type,parentSchema:schema119.properties.oauthClients,data:data17};
+const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.oauthClients.type,parentSchema:schema128.properties.oauthClients,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13161,7 +14209,7 @@ for(let i4=0; i4<len4; i4++){
 let data28 = data27[i4];
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.id === undefined){
-const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.properties.providers.items.required,parentSchema:schema119.properties.providers.items,data:data28};
+const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema128.properties.providers.items.required,parentSchema:schema128.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13171,7 +14219,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data28.type === undefined){
-const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema119.properties.providers.items.required,parentSchema:schema119.properties.providers.items,data:data28};
+const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema128.properties.providers.items.required,parentSchema:schema128.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13182,7 +14230,7 @@ errors++;
 }
 for(const key4 in data28){
 if(!((((key4 === "id") || (key4 === "name")) || (key4 === "type")) || (key4 === "clientTypes"))){
-const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.providers.items,data:data28};
+const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema128.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13195,7 +14243,7 @@ errors++;
 if(data28.id !== undefined){
 let data29 = data28.id;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.properties.providers.items.properties.id.type,parentSchema:schema119.properties.providers.items.properties.id,data:data29};
+const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema128.properties.providers.items.properties.id.type,parentSchema:schema128.properties.providers.items.properties.id,data:data29};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13208,7 +14256,7 @@ errors++;
 if(data28.name !== undefined){
 let data30 = data28.name;
 if(typeof data30 !== "string"){
-const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.providers.items.properties.name.type,parentSchema:schema119.properties.providers.items.properties.name,data:data30};
+const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.providers.items.properties.name.type,parentSchema:schema128.properties.providers.items.properties.name,data:data30};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13221,7 +14269,7 @@ errors++;
 if(data28.type !== undefined){
 let data31 = data28.type;
 if(!((((data31 === "Keycloak") || (data31 === "Gluu")) || (data31 === "Other")) || (data31 === "AppType"))){
-const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema119.properties.providers.items.properties.type.enum,parentSchema:schema119.properties.providers.items.properties.type,data:data31};
+const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema128.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema128.properties.providers.items.properties.type.enum,parentSchema:schema128.properties.providers.items.properties.type,data:data31};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13239,7 +14287,7 @@ for(let i5=0; i5<len5; i5++){
 let data33 = data32[i5];
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.ID === undefined){
-const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema119.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema119.properties.providers.items.properties.clientTypes.items,data:data33};
+const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema128.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema128.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13249,7 +14297,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data33.Name === undefined){
-const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema119.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema119.properties.providers.items.properties.clientTypes.items,data:data33};
+const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema128.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema128.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13261,7 +14309,7 @@ errors++;
 if(data33.ID !== undefined){
 let data34 = data33.ID;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema119.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
+const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema128.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema128.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13274,7 +14322,7 @@ errors++;
 if(data33.Name !== undefined){
 let data35 = data33.Name;
 if(typeof data35 !== "string"){
-const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema119.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
+const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema128.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13286,7 +14334,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema119.properties.providers.items.properties.clientTypes.items,data:data33};
+const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema128.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13298,7 +14346,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.providers.items.properties.clientTypes.type,parentSchema:schema119.properties.providers.items.properties.clientTypes,data:data32};
+const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.providers.items.properties.clientTypes.type,parentSchema:schema128.properties.providers.items.properties.clientTypes,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13310,7 +14358,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.providers.items.type,parentSchema:schema119.properties.providers.items,data:data28};
+const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.providers.items.type,parentSchema:schema128.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13322,7 +14370,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.providers.type,parentSchema:schema119.properties.providers,data:data27};
+const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.providers.type,parentSchema:schema128.properties.providers,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13340,7 +14388,7 @@ for(let i6=0; i6<len6; i6++){
 let data37 = data36[i6];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.id === undefined){
-const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data37};
+const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema129.items.required,parentSchema:schema129.items,data:data37};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13350,7 +14398,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data37.name === undefined){
-const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data37};
+const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema129.items.required,parentSchema:schema129.items,data:data37};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13361,7 +14409,7 @@ errors++;
 }
 for(const key5 in data37){
 if(!((key5 === "id") || (key5 === "name"))){
-const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema120.items,data:data37};
+const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema129.items,data:data37};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13374,7 +14422,7 @@ errors++;
 if(data37.id !== undefined){
 let data38 = data37.id;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.items.properties.id.type,parentSchema:schema120.items.properties.id,data:data38};
+const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema129.items.properties.id.type,parentSchema:schema129.items.properties.id,data:data38};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13387,7 +14435,7 @@ errors++;
 if(data37.name !== undefined){
 let data39 = data37.name;
 if(typeof data39 !== "string"){
-const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.items.properties.name.type,parentSchema:schema120.items.properties.name,data:data39};
+const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema129.items.properties.name.type,parentSchema:schema129.items.properties.name,data:data39};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13399,7 +14447,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.items.type,parentSchema:schema120.items,data:data37};
+const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema129.items.type,parentSchema:schema129.items,data:data37};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13411,7 +14459,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema120.type,parentSchema:schema120,data:data36};
+const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema129.type,parentSchema:schema129,data:data36};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13429,7 +14477,7 @@ for(let i7=0; i7<len7; i7++){
 let data41 = data40[i7];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.id === undefined){
-const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data41};
+const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema129.items.required,parentSchema:schema129.items,data:data41};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13439,7 +14487,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data41.name === undefined){
-const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data41};
+const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema129.items.required,parentSchema:schema129.items,data:data41};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13450,7 +14498,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!((key6 === "id") || (key6 === "name"))){
-const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema120.items,data:data41};
+const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema129.items,data:data41};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13463,7 +14511,7 @@ errors++;
 if(data41.id !== undefined){
 let data42 = data41.id;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.items.properties.id.type,parentSchema:schema120.items.properties.id,data:data42};
+const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema129.items.properties.id.type,parentSchema:schema129.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13476,7 +14524,7 @@ errors++;
 if(data41.name !== undefined){
 let data43 = data41.name;
 if(typeof data43 !== "string"){
-const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.items.properties.name.type,parentSchema:schema120.items.properties.name,data:data43};
+const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema129.items.properties.name.type,parentSchema:schema129.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13488,7 +14536,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.items.type,parentSchema:schema120.items,data:data41};
+const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema129.items.type,parentSchema:schema129.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -13500,7 +14548,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema120.type,parentSchema:schema120,data:data40};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema129.type,parentSchema:schema129,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -13518,7 +14566,7 @@ for(let i8=0; i8<len8; i8++){
 let data45 = data44[i8];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.id === undefined){
-const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data45};
+const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema129.items.required,parentSchema:schema129.items,data:data45};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -13528,7 +14576,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data45.name === undefined){
-const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data45};
+const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema129.items.required,parentSchema:schema129.items,data:data45};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -13539,7 +14587,7 @@ errors++;
 }
 for(const key7 in data45){
 if(!((key7 === "id") || (key7 === "name"))){
-const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema120.items,data:data45};
+const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema129.items,data:data45};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -13552,7 +14600,7 @@ errors++;
 if(data45.id !== undefined){
 let data46 = data45.id;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.items.properties.id.type,parentSchema:schema120.items.properties.id,data:data46};
+const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema129.items.properties.id.type,parentSchema:schema129.items.properties.id,data:data46};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -13565,7 +14613,7 @@ errors++;
 if(data45.name !== undefined){
 let data47 = data45.name;
 if(typeof data47 !== "string"){
-const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.items.properties.name.type,parentSchema:schema120.items.properties.name,data:data47};
+const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema129.items.properties.name.type,parentSchema:schema129.items.properties.name,data:data47};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -13577,7 +14625,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.items.type,parentSchema:schema120.items,data:data45};
+const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema129.items.type,parentSchema:schema129.items,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -13589,7 +14637,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema120.type,parentSchema:schema120,data:data44};
+const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema129.type,parentSchema:schema129,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -13607,7 +14655,7 @@ for(let i9=0; i9<len9; i9++){
 let data49 = data48[i9];
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.key === undefined){
-const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema119.properties.keys.items.required,parentSchema:schema119.properties.keys.items,data:data49};
+const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema128.properties.keys.items.required,parentSchema:schema128.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -13617,7 +14665,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data49.apis === undefined){
-const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema119.properties.keys.items.required,parentSchema:schema119.properties.keys.items,data:data49};
+const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema128.properties.keys.items.required,parentSchema:schema128.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -13628,7 +14676,7 @@ errors++;
 }
 for(const key8 in data49){
 if(!((key8 === "key") || (key8 === "apis"))){
-const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.keys.items,data:data49};
+const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema128.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -13642,7 +14690,7 @@ if(data49.key !== undefined){
 let data50 = data49.key;
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema119.properties.keys.items.properties.key,data:data50};
+const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema128.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -13653,7 +14701,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.keys.items.properties.key.type,parentSchema:schema119.properties.keys.items.properties.key,data:data50};
+const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.keys.items.properties.key.type,parentSchema:schema128.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -13670,7 +14718,7 @@ const len10 = data51.length;
 for(let i10=0; i10<len10; i10++){
 let data52 = data51[i10];
 if(typeof data52 !== "string"){
-const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.keys.items.properties.apis.items.type,parentSchema:schema119.properties.keys.items.properties.apis.items,data:data52};
+const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema128.properties.keys.items.properties.apis.items.type,parentSchema:schema128.properties.keys.items.properties.apis.items,data:data52};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -13682,7 +14730,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.keys.items.properties.apis.type,parentSchema:schema119.properties.keys.items.properties.apis,data:data51};
+const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.keys.items.properties.apis.type,parentSchema:schema128.properties.keys.items.properties.apis,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -13694,7 +14742,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.keys.items.type,parentSchema:schema119.properties.keys.items,data:data49};
+const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.properties.keys.items.type,parentSchema:schema128.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -13706,7 +14754,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.keys.type,parentSchema:schema119.properties.keys,data:data48};
+const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema128.properties.keys.type,parentSchema:schema128.properties.keys,data:data48};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -13718,7 +14766,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.type,parentSchema:schema119,data};
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.type,parentSchema:schema128,data};
 if(vErrors === null){
 vErrors = [err86];
 }
