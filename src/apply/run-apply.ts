@@ -11,6 +11,7 @@ import { hasChanges } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
 import { recordAdoptions } from "./record-adoptions.js";
+import { recordMoves } from "./record-moves.js";
 import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
 import type { ApplyDeps, ApplySummary, Progress } from "./types.js";
 import { executePlan } from "./executor.js";
@@ -52,7 +53,9 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
     if (input.confirm !== undefined && hasChanges(run.plan) && !(await input.confirm(run.plan))) return { plan: run.plan, run, declined: true };
     const labels = labelsById(run.resources);
     const state = labellingState(input.state, labels, run.state);
-    const before = await recordAdoptions(run.plan, run.desired, run.state, state, { now: (input.now ?? (() => new Date()))().toISOString(), hashKeyStore: run.hashKey.store });
+    const now = (input.now ?? (() => new Date()))().toISOString();
+    const moved = await recordMoves(run.plan, run.state, state, now);
+    const before = await recordAdoptions(run.plan, run.desired, moved, state, { now, hashKeyStore: run.hashKey.store });
     const summary = await executePlan(
       { plan: run.plan, desired: run.desired, resources: run.resources, hashKey: run.hashKey, state: before, ...(input.commit === undefined ? {} : { commit: input.commit }) },
       {

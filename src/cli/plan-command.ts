@@ -15,7 +15,7 @@ import { openStateBackend } from "../record/open-backend.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { openResources } from "./resources.js";
-import { collect, selectionFromFlags, selectionHelp } from "./selection-options.js";
+import { collect, massDeactivationHelp, selectionFromFlags, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
 
 export interface CliIo {
@@ -64,14 +64,15 @@ export function addPlanCommand(program: Command, io: CliIo): void {
     .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
-    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string }) => {
+    .option("--allow-mass-deactivation", massDeactivationHelp)
+    .action(async (opts: SelectionFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string; allowMassDeactivation?: boolean }) => {
       const selection = selectionFromFlags(opts);
       const config = await configOrDefault(opts.config);
       const resources = await openResources(config, io.env, opts.dir);
       const state = openStateBackend(config, io.env);
       try {
         // a plan only: the state's payloads are read only where the plan compares them
-        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) });
+        const run = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }), ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}) });
         // a change at a time: a large plan is never one string in memory
         await writeChunks(io, planChunks(run.plan, opts.format, { color: io.isTty && io.env.NO_COLOR === undefined }));
         if (opts.out !== undefined) {

@@ -1,5 +1,5 @@
 import { apiDefinitionChecks } from "./api-definition-checks.js";
-import type { AttachedDocument, KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
+import type { AttachedDocument, KindModule, KindRequest, Reactivation, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
 import { documentMember, materialize, withMember } from "./document-ref.js";
 
@@ -47,6 +47,29 @@ const openApiDocument: AttachedDocument = {
   heldMembers: [extensionKey, "security"],
 };
 
+/**
+ * A deactivated API declared again: a document with the extension says itself whether the API
+ * is active (sent as it is); one without it would leave the API's current — switched-off —
+ * extension in place, so it gets the extension the deactivation sent, switched on.
+ */
+function apiReactivation(): Reactivation {
+  const stateOf = (definition: unknown): unknown => {
+    const info = (documentMember(definition, extensionKey) as { info?: { state?: { active?: unknown } } } | undefined)?.info;
+    return info?.state?.active;
+  };
+  return {
+    declaresInactive: (compare) => stateOf(compare.definition) === false,
+    body(sent, address, query) {
+      if (documentMember(sent, extensionKey) !== undefined) return sent;
+      const switchedOff = apiDefinitionKind.deactivation!.body({ query, definition: sent }, address) as Record<string, unknown> | undefined;
+      const info = (switchedOff?.[extensionKey] as { info?: { state?: Record<string, unknown> } } | undefined)?.info;
+      if (info?.state === undefined) return sent;
+      info.state = { ...info.state, active: true };
+      return switchedOff;
+    },
+  };
+}
+
 /** Operation 1: PATCH {base_url}/gw/apis/oas/{apiID}. The API must exist already. */
 export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
   kind: "ApiDefinition",
@@ -59,6 +82,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
   references: () => [],
   postApply: apiDefinitionChecks,
   identity: (spec) => `api:${str(spec, "apiId")}`,
+  objectKeys: (address) => (address.apiID === undefined ? {} : { address: `api:${address.apiID}` }),
   request(spec: Spec): KindRequest {
     const query = Object.fromEntries(Object.entries((spec.query ?? {}) as Spec).map(([k, v]) => [k, typeof v === "string" ? v.trim() : String(v)]));
     const definition = withExtensionId(spec.definition, str(spec, "apiId"));
@@ -99,6 +123,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
       reason: "its last definition holds sensitive values, which the state does not keep",
       hint: "put it back in the repository with x-gw-api-gateway.info.state.active: false, apply, then remove it",
     },
+    reactivation: apiReactivation(),
   },
   check(spec: Spec): RuleFinding[] {
     const findings: RuleFinding[] = [];

@@ -5,7 +5,7 @@ import type { Action, PlannedChange } from "./plan-change.js";
 import { isDocumentRef } from "../kinds/document-ref.js";
 import { isSensitiveMarker } from "../kinds/sensitive.js";
 
-export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@" };
+export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@", moved: "~" };
 
 export const breakingMark = "⚠ breaking";
 
@@ -24,7 +24,7 @@ export function showValue(value: unknown, max = 160): string {
 
 export function callText(c: PlannedChange): string {
   if (c.operation === undefined) return "";
-  const tags = [c.operation.batchable ? "batch" : "", c.quotaReset === true ? "quota reset" : "", c.deactivate === true ? "deactivate" : ""].filter((t) => t !== "");
+  const tags = [c.operation.batchable ? "batch" : "", c.quotaReset === true ? "quota reset" : "", c.deactivate === true ? "deactivate" : "", c.reactivate === true ? "reactivate" : ""].filter((t) => t !== "");
   return `${c.operation.method} ${c.operation.path}${c.operation.query}${tags.length > 0 ? ` [${tags.join(", ")}]` : ""}`;
 }
 
@@ -47,6 +47,8 @@ export function summaryLine(plan: Plan): string {
     `${s.create} to create`,
     `${s.update} to update${s.breaking > 0 ? ` (${s.breaking} ${breakingMark})` : ""}`,
     ...((s.adopt ?? 0) > 0 ? [`${s.adopt} to adopt`] : []),
+    ...((s.moved ?? 0) > 0 ? [`${s.moved} moved`] : []),
+    ...((s.reactivate ?? 0) > 0 ? [`${s.reactivate} to reactivate`] : []),
     `${s.blocked} blocked`,
     `${s.orphan} orphaned${s.deactivate > 0 ? ` (${s.deactivate} to deactivate)` : ""}`,
     `${s.noop} unchanged`,
@@ -60,4 +62,16 @@ export function callsLine(plan: Plan): string {
   const per = [`gateway ${c.gateway}`, `portal ${c.portal}`, `dashboard ${c.dashboard}`, `llm ${c.llm}`];
   const batch = c.batchCalls > 0 ? `, ${plural(c.batchCalls, "batch call")} carrying ${plural(c.batched, "gateway change")}` : "";
   return `${plural(c.total, "HTTP call")} (${per.join(", ")}${batch})`;
+}
+
+/** The plan's warning when the guard against mass deactivation withheld its deactivations. */
+export function massDeactivationLine(plan: Plan): string | undefined {
+  const m = plan.massDeactivation;
+  if (m === undefined) return undefined;
+  return `Mass deactivation withheld: this plan would switch off ${m.withheld} of the ${m.of} API definitions and org keys gatesync applied (the guard allows ${Math.round(m.maxShare * 100)}%, never all): none is switched off. If it is meant, --allow-mass-deactivation (plan, apply, run --once) or deactivationGuard.allowCommit in gatesync.yaml (the daemon).`;
+}
+
+/** "from Kind/old" for a rename: what the change's first line says after its action. */
+export function movedText(c: PlannedChange): string {
+  return c.moved === undefined ? "" : `from ${c.moved.from}${c.moved.declared ? "" : " (detected: same object)"}`;
 }

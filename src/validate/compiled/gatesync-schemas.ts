@@ -2963,7 +2963,7 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema61 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
@@ -2975,8 +2975,8 @@ const pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern16 = new RegExp("^https?://", "u");
 const pattern26 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
 const pattern27 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
-const pattern35 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern39 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern36 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern40 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/gatesync-config.schema.json" */;
@@ -4910,12 +4910,12 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data64 = data.notifications;
+if(data.deactivationGuard !== undefined){
+let data64 = data.deactivationGuard;
 if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
 for(const key19 in data64){
-if(!(((key19 === "statusUrl") || (key19 === "receivers")) || (key19 === "delivery"))){
-const err148 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data64};
+if(!(((key19 === "maxShare") || (key19 === "allowCommit")) || (key19 === "allow"))){
+const err148 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data64};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4925,11 +4925,11 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data64.statusUrl !== undefined){
-let data65 = data64.statusUrl;
-if(typeof data65 === "string"){
-if(!pattern16.test(data65)){
-const err149 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data65};
+if(data64.maxShare !== undefined){
+let data65 = data64.maxShare;
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 1 || isNaN(data65)){
+const err149 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data65};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4938,9 +4938,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-else {
-const err150 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data65};
+if(data65 < 0 || isNaN(data65)){
+const err150 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data65};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4950,23 +4949,8 @@ vErrors.push(err150);
 errors++;
 }
 }
-if(data64.receivers !== undefined){
-let data66 = data64.receivers;
-if(Array.isArray(data66)){
-const len1 = data66.length;
-for(let i2=0; i2<len1; i2++){
-let data67 = data66[i2];
-const _errs195 = errors;
-let valid45 = false;
-let passing2 = null;
-const _errs196 = errors;
-const _errs197 = errors;
-let valid46 = false;
-let passing3 = null;
-const _errs198 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.url === undefined){
-const err151 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data67};
+else {
+const err151 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data65};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -4976,15 +4960,11 @@ vErrors.push(err151);
 errors++;
 }
 }
-var _valid3 = _errs198 === errors;
-if(_valid3){
-valid46 = true;
-passing3 = 0;
-}
-const _errs199 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.urlEnv === undefined){
-const err152 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data67};
+if(data64.allowCommit !== undefined){
+let data66 = data64.allowCommit;
+if(typeof data66 === "string"){
+if(!pattern14.test(data66)){
+const err152 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data66};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -4994,19 +4974,8 @@ vErrors.push(err152);
 errors++;
 }
 }
-var _valid3 = _errs199 === errors;
-if(_valid3 && valid46){
-valid46 = false;
-passing3 = [passing3, 1];
-}
 else {
-if(_valid3){
-valid46 = true;
-passing3 = 1;
-}
-}
-if(!valid46){
-const err153 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+const err153 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data66};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5015,20 +4984,11 @@ vErrors.push(err153);
 }
 errors++;
 }
-else {
-errors = _errs197;
-if(vErrors !== null){
-if(_errs197){
-vErrors.length = _errs197;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err154 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+if(data64.allow !== undefined){
+let data67 = data64.allow;
+if(typeof data67 !== "boolean"){
+const err154 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data67};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5037,8 +4997,10 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(data67.secretEnv === undefined){
-const err155 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+}
+}
+else {
+const err155 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data64};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5047,9 +5009,13 @@ vErrors.push(err155);
 }
 errors++;
 }
-for(const key20 in data67){
-if(!((((((key20 === "type") || (key20 === "name")) || (key20 === "url")) || (key20 === "urlEnv")) || (key20 === "secretEnv")) || (key20 === "events"))){
-const err156 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+}
+if(data.notifications !== undefined){
+let data68 = data.notifications;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key20 in data68){
+if(!(((key20 === "statusUrl") || (key20 === "receivers")) || (key20 === "delivery"))){
+const err156 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data68};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5059,10 +5025,11 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data68 = data67.type;
-if("webhook" !== data68){
-const err157 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data68};
+if(data68.statusUrl !== undefined){
+let data69 = data68.statusUrl;
+if(typeof data69 === "string"){
+if(!pattern16.test(data69)){
+const err157 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data69};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5072,11 +5039,8 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data69 = data67.name;
-if(typeof data69 === "string"){
-if(func1(data69) < 1){
-const err158 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data69};
+else {
+const err158 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data69};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5086,8 +5050,23 @@ vErrors.push(err158);
 errors++;
 }
 }
-else {
-const err159 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data69};
+if(data68.receivers !== undefined){
+let data70 = data68.receivers;
+if(Array.isArray(data70)){
+const len1 = data70.length;
+for(let i2=0; i2<len1; i2++){
+let data71 = data70[i2];
+const _errs204 = errors;
+let valid46 = false;
+let passing2 = null;
+const _errs205 = errors;
+const _errs206 = errors;
+let valid47 = false;
+let passing3 = null;
+const _errs207 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.url === undefined){
+const err159 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5097,11 +5076,15 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data67.url !== undefined){
-let data70 = data67.url;
-if(typeof data70 === "string"){
-if(!pattern16.test(data70)){
-const err160 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data70};
+var _valid3 = _errs207 === errors;
+if(_valid3){
+valid47 = true;
+passing3 = 0;
+}
+const _errs208 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.urlEnv === undefined){
+const err160 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5111,8 +5094,19 @@ vErrors.push(err160);
 errors++;
 }
 }
+var _valid3 = _errs208 === errors;
+if(_valid3 && valid47){
+valid47 = false;
+passing3 = [passing3, 1];
+}
 else {
-const err161 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data70};
+if(_valid3){
+valid47 = true;
+passing3 = 1;
+}
+}
+if(!valid47){
+const err161 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5121,12 +5115,20 @@ vErrors.push(err161);
 }
 errors++;
 }
+else {
+errors = _errs206;
+if(vErrors !== null){
+if(_errs206){
+vErrors.length = _errs206;
 }
-if(data67.urlEnv !== undefined){
-let data71 = data67.urlEnv;
-if(typeof data71 === "string"){
-if(!pattern15.test(data71)){
-const err162 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data71};
+else {
+vErrors = null;
+}
+}
+}
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err162 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5135,9 +5137,8 @@ vErrors.push(err162);
 }
 errors++;
 }
-}
-else {
-const err163 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data71};
+if(data71.secretEnv === undefined){
+const err163 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5146,12 +5147,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-if(data67.secretEnv !== undefined){
-let data72 = data67.secretEnv;
-if(typeof data72 === "string"){
-if(!pattern15.test(data72)){
-const err164 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data72};
+for(const key21 in data71){
+if(!((((((key21 === "type") || (key21 === "name")) || (key21 === "url")) || (key21 === "urlEnv")) || (key21 === "secretEnv")) || (key21 === "events"))){
+const err164 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5161,8 +5159,10 @@ vErrors.push(err164);
 errors++;
 }
 }
-else {
-const err165 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data72};
+if(data71.type !== undefined){
+let data72 = data71.type;
+if("webhook" !== data72){
+const err165 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data72};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5172,14 +5172,11 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data67.events !== undefined){
-let data73 = data67.events;
-if(Array.isArray(data73)){
-const len2 = data73.length;
-for(let i3=0; i3<len2; i3++){
-let data74 = data73[i3];
-if(!(((((data74 === "run-failed") || (data74 === "in-doubt")) || (data74 === "commit-refused")) || (data74 === "recovered")) || (data74 === "leader-changed"))){
-const err166 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data74};
+if(data71.name !== undefined){
+let data73 = data71.name;
+if(typeof data73 === "string"){
+if(func1(data73) < 1){
+const err166 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data73};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5189,14 +5186,8 @@ vErrors.push(err166);
 errors++;
 }
 }
-let i4 = data73.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data73[i4], data73[j1])){
-const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema78,data:data73};
+else {
+const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data73};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5204,14 +5195,13 @@ else {
 vErrors.push(err167);
 }
 errors++;
-break outer0;
 }
 }
-}
-}
-}
-else {
-const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data73};
+if(data71.url !== undefined){
+let data74 = data71.url;
+if(typeof data74 === "string"){
+if(!pattern16.test(data74)){
+const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data74};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5221,17 +5211,8 @@ vErrors.push(err168);
 errors++;
 }
 }
-}
-var _valid2 = _errs196 === errors;
-if(_valid2){
-valid45 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs220 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+else {
+const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data74};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5240,8 +5221,12 @@ vErrors.push(err169);
 }
 errors++;
 }
-if(data67.urlEnv === undefined){
-const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+}
+if(data71.urlEnv !== undefined){
+let data75 = data71.urlEnv;
+if(typeof data75 === "string"){
+if(!pattern15.test(data75)){
+const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data75};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5250,9 +5235,9 @@ vErrors.push(err170);
 }
 errors++;
 }
-for(const key21 in data67){
-if(!((((key21 === "type") || (key21 === "name")) || (key21 === "urlEnv")) || (key21 === "events"))){
-const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+}
+else {
+const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data75};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5262,10 +5247,11 @@ vErrors.push(err171);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data75 = data67.type;
-if("slack" !== data75){
-const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data75};
+if(data71.secretEnv !== undefined){
+let data76 = data71.secretEnv;
+if(typeof data76 === "string"){
+if(!pattern15.test(data76)){
+const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data76};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5275,11 +5261,8 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data76 = data67.name;
-if(typeof data76 === "string"){
-if(func1(data76) < 1){
-const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data76};
+else {
+const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data76};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5289,8 +5272,14 @@ vErrors.push(err173);
 errors++;
 }
 }
-else {
-const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data76};
+if(data71.events !== undefined){
+let data77 = data71.events;
+if(Array.isArray(data77)){
+const len2 = data77.length;
+for(let i3=0; i3<len2; i3++){
+let data78 = data77[i3];
+if(!(((((data78 === "run-failed") || (data78 === "in-doubt")) || (data78 === "commit-refused")) || (data78 === "recovered")) || (data78 === "leader-changed"))){
+const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data78};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5300,11 +5289,14 @@ vErrors.push(err174);
 errors++;
 }
 }
-if(data67.urlEnv !== undefined){
-let data77 = data67.urlEnv;
-if(typeof data77 === "string"){
-if(!pattern15.test(data77)){
-const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data77};
+let i4 = data77.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data77[i4], data77[j1])){
+const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema78,data:data77};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5312,10 +5304,14 @@ else {
 vErrors.push(err175);
 }
 errors++;
+break outer0;
+}
+}
+}
 }
 }
 else {
-const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data77};
+const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data77};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5325,14 +5321,17 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data67.events !== undefined){
-let data78 = data67.events;
-if(Array.isArray(data78)){
-const len3 = data78.length;
-for(let i5=0; i5<len3; i5++){
-let data79 = data78[i5];
-if(!(((((data79 === "run-failed") || (data79 === "in-doubt")) || (data79 === "commit-refused")) || (data79 === "recovered")) || (data79 === "leader-changed"))){
-const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data79};
+}
+var _valid2 = _errs205 === errors;
+if(_valid2){
+valid46 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs229 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5341,15 +5340,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-let i6 = data78.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data78[i6], data78[j2])){
-const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema78,data:data78};
+if(data71.urlEnv === undefined){
+const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5357,14 +5349,10 @@ else {
 vErrors.push(err178);
 }
 errors++;
-break outer1;
 }
-}
-}
-}
-}
-else {
-const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data78};
+for(const key22 in data71){
+if(!((((key22 === "type") || (key22 === "name")) || (key22 === "urlEnv")) || (key22 === "events"))){
+const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5374,24 +5362,10 @@ vErrors.push(err179);
 errors++;
 }
 }
-}
-var _valid2 = _errs220 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs233 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+if(data71.type !== undefined){
+let data79 = data71.type;
+if("slack" !== data79){
+const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data79};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5400,8 +5374,12 @@ vErrors.push(err180);
 }
 errors++;
 }
-if(data67.repository === undefined){
-const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+if(data71.name !== undefined){
+let data80 = data71.name;
+if(typeof data80 === "string"){
+if(func1(data80) < 1){
+const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data80};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5410,8 +5388,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(data67.tokenEnv === undefined){
-const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+else {
+const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data80};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5420,9 +5399,12 @@ vErrors.push(err182);
 }
 errors++;
 }
-for(const key22 in data67){
-if(!((((((key22 === "type") || (key22 === "name")) || (key22 === "apiUrl")) || (key22 === "repository")) || (key22 === "tokenEnv")) || (key22 === "context"))){
-const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+if(data71.urlEnv !== undefined){
+let data81 = data71.urlEnv;
+if(typeof data81 === "string"){
+if(!pattern15.test(data81)){
+const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data81};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5432,10 +5414,8 @@ vErrors.push(err183);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data80 = data67.type;
-if("github" !== data80){
-const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data80};
+else {
+const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data81};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5445,11 +5425,14 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data81 = data67.name;
-if(typeof data81 === "string"){
-if(func1(data81) < 1){
-const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data81};
+if(data71.events !== undefined){
+let data82 = data71.events;
+if(Array.isArray(data82)){
+const len3 = data82.length;
+for(let i5=0; i5<len3; i5++){
+let data83 = data82[i5];
+if(!(((((data83 === "run-failed") || (data83 === "in-doubt")) || (data83 === "commit-refused")) || (data83 === "recovered")) || (data83 === "leader-changed"))){
+const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data83};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5459,8 +5442,14 @@ vErrors.push(err185);
 errors++;
 }
 }
-else {
-const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data81};
+let i6 = data82.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data82[i6], data82[j2])){
+const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema78,data:data82};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5468,13 +5457,14 @@ else {
 vErrors.push(err186);
 }
 errors++;
+break outer1;
 }
 }
-if(data67.apiUrl !== undefined){
-let data82 = data67.apiUrl;
-if(typeof data82 === "string"){
-if(!pattern16.test(data82)){
-const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data82};
+}
+}
+}
+else {
+const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data82};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5484,8 +5474,24 @@ vErrors.push(err187);
 errors++;
 }
 }
+}
+var _valid2 = _errs229 === errors;
+if(_valid2 && valid46){
+valid46 = false;
+passing2 = [passing2, 1];
+}
 else {
-const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data82};
+if(_valid2){
+valid46 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs242 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5494,12 +5500,8 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-if(data67.repository !== undefined){
-let data83 = data67.repository;
-if(typeof data83 === "string"){
-if(!pattern35.test(data83)){
-const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data83};
+if(data71.repository === undefined){
+const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -5508,9 +5510,8 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-else {
-const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data83};
+if(data71.tokenEnv === undefined){
+const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -5519,12 +5520,9 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-if(data67.tokenEnv !== undefined){
-let data84 = data67.tokenEnv;
-if(typeof data84 === "string"){
-if(!pattern15.test(data84)){
-const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data84};
+for(const key23 in data71){
+if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "repository")) || (key23 === "tokenEnv")) || (key23 === "context"))){
+const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -5534,8 +5532,10 @@ vErrors.push(err191);
 errors++;
 }
 }
-else {
-const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data84};
+if(data71.type !== undefined){
+let data84 = data71.type;
+if("github" !== data84){
+const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data84};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -5545,11 +5545,11 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data67.context !== undefined){
-let data85 = data67.context;
+if(data71.name !== undefined){
+let data85 = data71.name;
 if(typeof data85 === "string"){
 if(func1(data85) < 1){
-const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data85};
+const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data85};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -5560,7 +5560,7 @@ errors++;
 }
 }
 else {
-const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data85};
+const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data85};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -5570,24 +5570,11 @@ vErrors.push(err194);
 errors++;
 }
 }
-}
-var _valid2 = _errs233 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 2];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs250 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+if(data71.apiUrl !== undefined){
+let data86 = data71.apiUrl;
+if(typeof data86 === "string"){
+if(!pattern16.test(data86)){
+const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data86};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -5596,8 +5583,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(data67.project === undefined){
-const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+else {
+const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data86};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -5606,8 +5594,12 @@ vErrors.push(err196);
 }
 errors++;
 }
-if(data67.tokenEnv === undefined){
-const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+if(data71.repository !== undefined){
+let data87 = data71.repository;
+if(typeof data87 === "string"){
+if(!pattern36.test(data87)){
+const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data87};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -5616,9 +5608,9 @@ vErrors.push(err197);
 }
 errors++;
 }
-for(const key23 in data67){
-if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "project")) || (key23 === "tokenEnv")) || (key23 === "context"))){
-const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+else {
+const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data87};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -5628,10 +5620,11 @@ vErrors.push(err198);
 errors++;
 }
 }
-if(data67.type !== undefined){
-let data86 = data67.type;
-if("gitlab" !== data86){
-const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data86};
+if(data71.tokenEnv !== undefined){
+let data88 = data71.tokenEnv;
+if(typeof data88 === "string"){
+if(!pattern15.test(data88)){
+const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data88};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -5641,11 +5634,8 @@ vErrors.push(err199);
 errors++;
 }
 }
-if(data67.name !== undefined){
-let data87 = data67.name;
-if(typeof data87 === "string"){
-if(func1(data87) < 1){
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data87};
+else {
+const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -5655,8 +5645,11 @@ vErrors.push(err200);
 errors++;
 }
 }
-else {
-const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data87};
+if(data71.context !== undefined){
+let data89 = data71.context;
+if(typeof data89 === "string"){
+if(func1(data89) < 1){
+const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data89};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -5666,11 +5659,8 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data67.apiUrl !== undefined){
-let data88 = data67.apiUrl;
-if(typeof data88 === "string"){
-if(!pattern16.test(data88)){
-const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data88};
+else {
+const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data89};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -5680,8 +5670,24 @@ vErrors.push(err202);
 errors++;
 }
 }
+}
+var _valid2 = _errs242 === errors;
+if(_valid2 && valid46){
+valid46 = false;
+passing2 = [passing2, 2];
+}
 else {
-const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data88};
+if(_valid2){
+valid46 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs259 = errors;
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -5690,12 +5696,8 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-if(data67.project !== undefined){
-let data89 = data67.project;
-if(typeof data89 === "string"){
-if(func1(data89) < 1){
-const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data89};
+if(data71.project === undefined){
+const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -5704,9 +5706,8 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-else {
-const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data89};
+if(data71.tokenEnv === undefined){
+const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -5715,12 +5716,9 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-if(data67.tokenEnv !== undefined){
-let data90 = data67.tokenEnv;
-if(typeof data90 === "string"){
-if(!pattern15.test(data90)){
-const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data90};
+for(const key24 in data71){
+if(!((((((key24 === "type") || (key24 === "name")) || (key24 === "apiUrl")) || (key24 === "project")) || (key24 === "tokenEnv")) || (key24 === "context"))){
+const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -5730,8 +5728,10 @@ vErrors.push(err206);
 errors++;
 }
 }
-else {
-const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data90};
+if(data71.type !== undefined){
+let data90 = data71.type;
+if("gitlab" !== data90){
+const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data90};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -5741,11 +5741,11 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data67.context !== undefined){
-let data91 = data67.context;
+if(data71.name !== undefined){
+let data91 = data71.name;
 if(typeof data91 === "string"){
 if(func1(data91) < 1){
-const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data91};
+const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data91};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -5756,7 +5756,7 @@ errors++;
 }
 }
 else {
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data91};
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data91};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -5766,25 +5766,11 @@ vErrors.push(err209);
 errors++;
 }
 }
-}
-var _valid2 = _errs250 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 3];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid45){
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+if(data71.apiUrl !== undefined){
+let data92 = data71.apiUrl;
+if(typeof data92 === "string"){
+if(!pattern16.test(data92)){
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data92};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -5793,20 +5779,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-else {
-errors = _errs195;
-if(vErrors !== null){
-if(_errs195){
-vErrors.length = _errs195;
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data92};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -5815,14 +5790,12 @@ vErrors.push(err211);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data67.type !== undefined){
-let data92 = data67.type;
-if(!((((data92 === "webhook") || (data92 === "slack")) || (data92 === "github")) || (data92 === "gitlab"))){
-const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data92};
+if(data71.project !== undefined){
+let data93 = data71.project;
+if(typeof data93 === "string"){
+if(func1(data93) < 1){
+const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data93};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -5832,9 +5805,8 @@ vErrors.push(err212);
 errors++;
 }
 }
-}
 else {
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data93};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -5844,9 +5816,11 @@ vErrors.push(err213);
 errors++;
 }
 }
-}
-else {
-const err214 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data66};
+if(data71.tokenEnv !== undefined){
+let data94 = data71.tokenEnv;
+if(typeof data94 === "string"){
+if(!pattern15.test(data94)){
+const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data94};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -5856,12 +5830,8 @@ vErrors.push(err214);
 errors++;
 }
 }
-if(data64.delivery !== undefined){
-let data93 = data64.delivery;
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-for(const key24 in data93){
-if(!(((((key24 === "attempts") || (key24 === "baseDelayMs")) || (key24 === "maxDelayMs")) || (key24 === "timeoutMs")) || (key24 === "queueLimit"))){
-const err215 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data93};
+else {
+const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data94};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -5871,10 +5841,11 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data93.attempts !== undefined){
-let data94 = data93.attempts;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
-const err216 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+if(data71.context !== undefined){
+let data95 = data71.context;
+if(typeof data95 === "string"){
+if(func1(data95) < 1){
+const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data95};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -5883,9 +5854,9 @@ vErrors.push(err216);
 }
 errors++;
 }
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 > 20 || isNaN(data94)){
-const err217 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+}
+else {
+const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data95};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -5894,8 +5865,26 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(data94 < 1 || isNaN(data94)){
-const err218 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+}
+}
+var _valid2 = _errs259 === errors;
+if(_valid2 && valid46){
+valid46 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid2){
+valid46 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid46){
+const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -5904,12 +5893,20 @@ vErrors.push(err218);
 }
 errors++;
 }
+else {
+errors = _errs204;
+if(vErrors !== null){
+if(_errs204){
+vErrors.length = _errs204;
+}
+else {
+vErrors = null;
 }
 }
-if(data93.baseDelayMs !== undefined){
-let data95 = data93.baseDelayMs;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
-const err219 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data95};
+}
+if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
+if(data71.type === undefined){
+const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -5918,9 +5915,14 @@ vErrors.push(err219);
 }
 errors++;
 }
-if((typeof data95 == "number") && (isFinite(data95))){
-if(data95 < 1 || isNaN(data95)){
-const err220 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data95};
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
+}
+if(data71.type !== undefined){
+let data96 = data71.type;
+if(!((((data96 === "webhook") || (data96 === "slack")) || (data96 === "github")) || (data96 === "gitlab"))){
+const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data96};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -5931,10 +5933,8 @@ errors++;
 }
 }
 }
-if(data93.maxDelayMs !== undefined){
-let data96 = data93.maxDelayMs;
-if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
-const err221 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data96};
+else {
+const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -5943,9 +5943,10 @@ vErrors.push(err221);
 }
 errors++;
 }
-if((typeof data96 == "number") && (isFinite(data96))){
-if(data96 < 1 || isNaN(data96)){
-const err222 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data96};
+}
+}
+else {
+const err222 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data70};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -5955,11 +5956,12 @@ vErrors.push(err222);
 errors++;
 }
 }
-}
-if(data93.timeoutMs !== undefined){
-let data97 = data93.timeoutMs;
-if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
-const err223 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data97};
+if(data68.delivery !== undefined){
+let data97 = data68.delivery;
+if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
+for(const key25 in data97){
+if(!(((((key25 === "attempts") || (key25 === "baseDelayMs")) || (key25 === "maxDelayMs")) || (key25 === "timeoutMs")) || (key25 === "queueLimit"))){
+const err223 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data97};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -5968,9 +5970,11 @@ vErrors.push(err223);
 }
 errors++;
 }
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 100 || isNaN(data97)){
-const err224 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data97};
+}
+if(data97.attempts !== undefined){
+let data98 = data97.attempts;
+if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
+const err224 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -5979,12 +5983,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
-}
-if(data93.queueLimit !== undefined){
-let data98 = data93.queueLimit;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-const err225 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 > 20 || isNaN(data98)){
+const err225 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -5993,9 +5994,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 10000 || isNaN(data98)){
-const err226 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+if(data98 < 1 || isNaN(data98)){
+const err226 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6004,8 +6004,12 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(data98 < 1 || isNaN(data98)){
-const err227 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+}
+}
+if(data97.baseDelayMs !== undefined){
+let data99 = data97.baseDelayMs;
+if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
+const err227 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data99};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6014,11 +6018,9 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err228 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data93};
+if((typeof data99 == "number") && (isFinite(data99))){
+if(data99 < 1 || isNaN(data99)){
+const err228 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data99};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6029,8 +6031,10 @@ errors++;
 }
 }
 }
-else {
-const err229 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data64};
+if(data97.maxDelayMs !== undefined){
+let data100 = data97.maxDelayMs;
+if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
+const err229 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data100};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6039,12 +6043,9 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-if(data.selector !== undefined){
-let data99 = data.selector;
-if(typeof data99 === "string"){
-if(func1(data99) < 1){
-const err230 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data99};
+if((typeof data100 == "number") && (isFinite(data100))){
+if(data100 < 1 || isNaN(data100)){
+const err230 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data100};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6054,8 +6055,11 @@ vErrors.push(err230);
 errors++;
 }
 }
-else {
-const err231 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data99};
+}
+if(data97.timeoutMs !== undefined){
+let data101 = data97.timeoutMs;
+if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
+const err231 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data101};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6064,13 +6068,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-}
-if(data.server !== undefined){
-let data100 = data.server;
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-for(const key25 in data100){
-if(!(((key25 === "listen") || (key25 === "webhookSecretEnv")) || (key25 === "syncTokenEnv"))){
-const err232 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data100};
+if((typeof data101 == "number") && (isFinite(data101))){
+if(data101 < 100 || isNaN(data101)){
+const err232 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data101};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6080,11 +6080,11 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data100.listen !== undefined){
-let data101 = data100.listen;
-if(typeof data101 === "string"){
-if(!pattern39.test(data101)){
-const err233 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data101};
+}
+if(data97.queueLimit !== undefined){
+let data102 = data97.queueLimit;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+const err233 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6093,9 +6093,9 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-else {
-const err234 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data101};
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 10000 || isNaN(data102)){
+const err234 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6104,12 +6104,8 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-if(data100.webhookSecretEnv !== undefined){
-let data102 = data100.webhookSecretEnv;
-if(typeof data102 === "string"){
-if(!pattern15.test(data102)){
-const err235 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data102};
+if(data102 < 1 || isNaN(data102)){
+const err235 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6119,8 +6115,10 @@ vErrors.push(err235);
 errors++;
 }
 }
+}
+}
 else {
-const err236 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data102};
+const err236 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data97};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6130,11 +6128,9 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data100.syncTokenEnv !== undefined){
-let data103 = data100.syncTokenEnv;
-if(typeof data103 === "string"){
-if(!pattern15.test(data103)){
-const err237 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data103};
+}
+else {
+const err237 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data68};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6144,8 +6140,11 @@ vErrors.push(err237);
 errors++;
 }
 }
-else {
-const err238 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data103};
+if(data.selector !== undefined){
+let data103 = data.selector;
+if(typeof data103 === "string"){
+if(func1(data103) < 1){
+const err238 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data103};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6155,9 +6154,8 @@ vErrors.push(err238);
 errors++;
 }
 }
-}
 else {
-const err239 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data100};
+const err239 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data103};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6167,12 +6165,12 @@ vErrors.push(err239);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data104 = data.secrets;
+if(data.server !== undefined){
+let data104 = data.server;
 if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
 for(const key26 in data104){
-if(!(((key26 === "fileRoot") || (key26 === "env")) || (key26 === "envPrefix"))){
-const err240 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data104};
+if(!(((key26 === "listen") || (key26 === "webhookSecretEnv")) || (key26 === "syncTokenEnv"))){
+const err240 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data104};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6182,10 +6180,11 @@ vErrors.push(err240);
 errors++;
 }
 }
-if(data104.fileRoot !== undefined){
-let data105 = data104.fileRoot;
-if(typeof data105 !== "string"){
-const err241 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data105};
+if(data104.listen !== undefined){
+let data105 = data104.listen;
+if(typeof data105 === "string"){
+if(!pattern40.test(data105)){
+const err241 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data105};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6195,15 +6194,8 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data104.env !== undefined){
-let data106 = data104.env;
-if(Array.isArray(data106)){
-const len4 = data106.length;
-for(let i7=0; i7<len4; i7++){
-let data107 = data106[i7];
-if(typeof data107 === "string"){
-if(!pattern15.test(data107)){
-const err242 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data107};
+else {
+const err242 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data105};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6213,8 +6205,11 @@ vErrors.push(err242);
 errors++;
 }
 }
-else {
-const err243 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data107};
+if(data104.webhookSecretEnv !== undefined){
+let data106 = data104.webhookSecretEnv;
+if(typeof data106 === "string"){
+if(!pattern15.test(data106)){
+const err243 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6224,18 +6219,8 @@ vErrors.push(err243);
 errors++;
 }
 }
-let i8 = data106.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data106[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err244 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data106};
+else {
+const err244 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data106};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6243,14 +6228,13 @@ else {
 vErrors.push(err244);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
 }
 }
-}
-else {
-const err245 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data106};
+if(data104.syncTokenEnv !== undefined){
+let data107 = data104.syncTokenEnv;
+if(typeof data107 === "string"){
+if(!pattern15.test(data107)){
+const err245 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data107};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6260,11 +6244,8 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data104.envPrefix !== undefined){
-let data108 = data104.envPrefix;
-if(typeof data108 === "string"){
-if(!pattern15.test(data108)){
-const err246 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data108};
+else {
+const err246 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data107};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6274,8 +6255,9 @@ vErrors.push(err246);
 errors++;
 }
 }
+}
 else {
-const err247 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data108};
+const err247 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data104};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6285,9 +6267,12 @@ vErrors.push(err247);
 errors++;
 }
 }
-}
-else {
-const err248 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data104};
+if(data.secrets !== undefined){
+let data108 = data.secrets;
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+for(const key27 in data108){
+if(!(((key27 === "fileRoot") || (key27 === "env")) || (key27 === "envPrefix"))){
+const err248 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data108};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6297,12 +6282,10 @@ vErrors.push(err248);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data109 = data.limits;
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-for(const key27 in data109){
-if(!((((key27 === "maxFileBytes") || (key27 === "maxFiles")) || (key27 === "maxDepth")) || (key27 === "maxResponseBytes"))){
-const err249 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data109};
+if(data108.fileRoot !== undefined){
+let data109 = data108.fileRoot;
+if(typeof data109 !== "string"){
+const err249 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data109};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6312,10 +6295,15 @@ vErrors.push(err249);
 errors++;
 }
 }
-if(data109.maxFileBytes !== undefined){
-let data110 = data109.maxFileBytes;
-if(!(((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110))) && (isFinite(data110)))){
-const err250 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data110};
+if(data108.env !== undefined){
+let data110 = data108.env;
+if(Array.isArray(data110)){
+const len4 = data110.length;
+for(let i7=0; i7<len4; i7++){
+let data111 = data110[i7];
+if(typeof data111 === "string"){
+if(!pattern15.test(data111)){
+const err250 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data111};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6324,9 +6312,9 @@ vErrors.push(err250);
 }
 errors++;
 }
-if((typeof data110 == "number") && (isFinite(data110))){
-if(data110 < 1024 || isNaN(data110)){
-const err251 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data110};
+}
+else {
+const err251 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data111};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6336,11 +6324,18 @@ vErrors.push(err251);
 errors++;
 }
 }
+let i8 = data110.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data110[i8];
+if(typeof item1 !== "string"){
+continue;
 }
-if(data109.maxFiles !== undefined){
-let data111 = data109.maxFiles;
-if(!(((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111))) && (isFinite(data111)))){
-const err252 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data111};
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err252 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data110};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6348,10 +6343,14 @@ else {
 vErrors.push(err252);
 }
 errors++;
+break;
 }
-if((typeof data111 == "number") && (isFinite(data111))){
-if(data111 < 1 || isNaN(data111)){
-const err253 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data111};
+indices1[item1] = i8;
+}
+}
+}
+else {
+const err253 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data110};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6361,11 +6360,11 @@ vErrors.push(err253);
 errors++;
 }
 }
-}
-if(data109.maxDepth !== undefined){
-let data112 = data109.maxDepth;
-if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
-const err254 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data112};
+if(data108.envPrefix !== undefined){
+let data112 = data108.envPrefix;
+if(typeof data112 === "string"){
+if(!pattern15.test(data112)){
+const err254 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data112};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6374,9 +6373,9 @@ vErrors.push(err254);
 }
 errors++;
 }
-if((typeof data112 == "number") && (isFinite(data112))){
-if(data112 > 1000 || isNaN(data112)){
-const err255 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data112};
+}
+else {
+const err255 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data112};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6385,8 +6384,10 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(data112 < 8 || isNaN(data112)){
-const err256 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data112};
+}
+}
+else {
+const err256 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data108};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6396,11 +6397,12 @@ vErrors.push(err256);
 errors++;
 }
 }
-}
-if(data109.maxResponseBytes !== undefined){
-let data113 = data109.maxResponseBytes;
-if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
-const err257 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data113};
+if(data.limits !== undefined){
+let data113 = data.limits;
+if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
+for(const key28 in data113){
+if(!((((key28 === "maxFileBytes") || (key28 === "maxFiles")) || (key28 === "maxDepth")) || (key28 === "maxResponseBytes"))){
+const err257 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data113};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6409,9 +6411,11 @@ vErrors.push(err257);
 }
 errors++;
 }
-if((typeof data113 == "number") && (isFinite(data113))){
-if(data113 < 1024 || isNaN(data113)){
-const err258 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data113};
+}
+if(data113.maxFileBytes !== undefined){
+let data114 = data113.maxFileBytes;
+if(!(((typeof data114 == "number") && (!(data114 % 1) && !isNaN(data114))) && (isFinite(data114)))){
+const err258 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data114};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6420,11 +6424,9 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err259 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data109};
+if((typeof data114 == "number") && (isFinite(data114))){
+if(data114 < 1024 || isNaN(data114)){
+const err259 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data114};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6435,13 +6437,111 @@ errors++;
 }
 }
 }
-else {
-const err260 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(data113.maxFiles !== undefined){
+let data115 = data113.maxFiles;
+if(!(((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115))) && (isFinite(data115)))){
+const err260 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data115};
 if(vErrors === null){
 vErrors = [err260];
 }
 else {
 vErrors.push(err260);
+}
+errors++;
+}
+if((typeof data115 == "number") && (isFinite(data115))){
+if(data115 < 1 || isNaN(data115)){
+const err261 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data115};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+}
+}
+if(data113.maxDepth !== undefined){
+let data116 = data113.maxDepth;
+if(!(((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116))) && (isFinite(data116)))){
+const err262 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data116};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+if((typeof data116 == "number") && (isFinite(data116))){
+if(data116 > 1000 || isNaN(data116)){
+const err263 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data116};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+if(data116 < 8 || isNaN(data116)){
+const err264 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data116};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+}
+}
+if(data113.maxResponseBytes !== undefined){
+let data117 = data113.maxResponseBytes;
+if(!(((typeof data117 == "number") && (!(data117 % 1) && !isNaN(data117))) && (isFinite(data117)))){
+const err265 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data117};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+if((typeof data117 == "number") && (isFinite(data117))){
+if(data117 < 1024 || isNaN(data117)){
+const err266 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data117};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err267 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data113};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+}
+}
+else {
+const err268 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
 }
 errors++;
 }
@@ -8827,12 +8927,12 @@ return errors === 0;
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate47;
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern49 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema106 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern50 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema106 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
 const schema107 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
 const schema109 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern50 = new RegExp("^[A-Za-z]+/.+$", "u");
+const pattern51 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8930,7 +9030,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern50.test(data0)){
+if(!pattern51.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema106.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
@@ -8980,7 +9080,7 @@ errors++;
 }
 if(data.action !== undefined){
 let data3 = data.action;
-if(!((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt"))){
+if(!(((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt")) || (data3 === "moved"))){
 const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema106.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.action.enum,parentSchema:schema106.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
@@ -9252,11 +9352,10 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.adopt !== undefined){
-let data15 = data.adopt;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.serverId === undefined){
-const err35 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema106.properties.adopt.required,parentSchema:schema106.properties.adopt,data:data15};
+if(data.reactivate !== undefined){
+let data15 = data.reactivate;
+if(typeof data15 !== "boolean"){
+const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.reactivate.type,parentSchema:schema106.properties.reactivate,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9265,8 +9364,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data15.source === undefined){
-const err36 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema106.properties.adopt.required,parentSchema:schema106.properties.adopt,data:data15};
+}
+if(data.moved !== undefined){
+let data16 = data.moved;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.from === undefined){
+const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema106.properties.moved.required,parentSchema:schema106.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9275,9 +9378,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-for(const key2 in data15){
-if(!((key2 === "serverId") || (key2 === "source"))){
-const err37 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.adopt,data:data15};
+if(data16.declared === undefined){
+const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema106.properties.moved.required,parentSchema:schema106.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9286,11 +9388,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data15.serverId !== undefined){
-let data16 = data15.serverId;
-if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.adopt.properties.serverId.type,parentSchema:schema106.properties.adopt.properties.serverId,data:data16};
+for(const key2 in data16){
+if(!((key2 === "from") || (key2 === "declared"))){
+const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9300,10 +9400,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data15.source !== undefined){
-let data17 = data15.source;
-if(!((data17 === "repository") || (data17 === "command"))){
-const err39 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema106.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.adopt.properties.source.enum,parentSchema:schema106.properties.adopt.properties.source,data:data17};
+if(data16.from !== undefined){
+let data17 = data16.from;
+if(typeof data17 !== "string"){
+const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.moved.properties.from.type,parentSchema:schema106.properties.moved.properties.from,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9313,9 +9413,10 @@ vErrors.push(err39);
 errors++;
 }
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.adopt.type,parentSchema:schema106.properties.adopt,data:data15};
+if(data16.declared !== undefined){
+let data18 = data16.declared;
+if(typeof data18 !== "boolean"){
+const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.moved.properties.declared.type,parentSchema:schema106.properties.moved.properties.declared,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9325,15 +9426,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data.fields !== undefined){
-let data18 = data.fields;
-if(Array.isArray(data18)){
-const len0 = data18.length;
-for(let i0=0; i0<len0; i0++){
-let data19 = data18[i0];
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.path === undefined){
-const err41 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.fields.items.required,parentSchema:schema106.properties.fields.items,data:data19};
+}
+else {
+const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.moved.type,parentSchema:schema106.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9342,8 +9437,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data19.op === undefined){
-const err42 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema106.properties.fields.items.required,parentSchema:schema106.properties.fields.items,data:data19};
+}
+if(data.adopt !== undefined){
+let data19 = data.adopt;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.serverId === undefined){
+const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema106.properties.adopt.required,parentSchema:schema106.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9352,9 +9451,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-for(const key3 in data19){
-if(!((((key3 === "path") || (key3 === "op")) || (key3 === "before")) || (key3 === "after"))){
-const err43 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.fields.items,data:data19};
+if(data19.source === undefined){
+const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema106.properties.adopt.required,parentSchema:schema106.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9363,11 +9461,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data19.path !== undefined){
-let data20 = data19.path;
-if(typeof data20 !== "string"){
-const err44 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.fields.items.properties.path.type,parentSchema:schema106.properties.fields.items.properties.path,data:data20};
+for(const key3 in data19){
+if(!((key3 === "serverId") || (key3 === "source"))){
+const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9377,10 +9473,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data19.op !== undefined){
-let data21 = data19.op;
-if(!(((data21 === "add") || (data21 === "remove")) || (data21 === "change"))){
-const err45 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema106.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.fields.items.properties.op.enum,parentSchema:schema106.properties.fields.items.properties.op,data:data21};
+if(data19.serverId !== undefined){
+let data20 = data19.serverId;
+if(typeof data20 !== "string"){
+const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.adopt.properties.serverId.type,parentSchema:schema106.properties.adopt.properties.serverId,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9390,9 +9486,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.fields.items.type,parentSchema:schema106.properties.fields.items,data:data19};
+if(data19.source !== undefined){
+let data21 = data19.source;
+if(!((data21 === "repository") || (data21 === "command"))){
+const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema106.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.adopt.properties.source.enum,parentSchema:schema106.properties.adopt.properties.source,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9404,7 +9501,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.fields.type,parentSchema:schema106.properties.fields,data:data18};
+const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.adopt.type,parentSchema:schema106.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9414,11 +9511,15 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.compatibility !== undefined){
-let data24 = data.compatibility;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.verdict === undefined){
-const err48 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema106.properties.compatibility.required,parentSchema:schema106.properties.compatibility,data:data24};
+if(data.fields !== undefined){
+let data22 = data.fields;
+if(Array.isArray(data22)){
+const len0 = data22.length;
+for(let i0=0; i0<len0; i0++){
+let data23 = data22[i0];
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.path === undefined){
+const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.fields.items.required,parentSchema:schema106.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9427,8 +9528,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data24.changes === undefined){
-const err49 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema106.properties.compatibility.required,parentSchema:schema106.properties.compatibility,data:data24};
+if(data23.op === undefined){
+const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema106.properties.fields.items.required,parentSchema:schema106.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9437,9 +9538,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-for(const key4 in data24){
-if(!((key4 === "verdict") || (key4 === "changes"))){
-const err50 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.compatibility,data:data24};
+for(const key4 in data23){
+if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
+const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9449,10 +9550,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data24.verdict !== undefined){
-let data25 = data24.verdict;
-if(!((((data25 === "breaking") || (data25 === "non-breaking")) || (data25 === "annotation")) || (data25 === "unclassified"))){
-const err51 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema109.enum},message:"must be equal to one of the allowed values",schema:schema109.enum,parentSchema:schema109,data:data25};
+if(data23.path !== undefined){
+let data24 = data23.path;
+if(typeof data24 !== "string"){
+const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.fields.items.properties.path.type,parentSchema:schema106.properties.fields.items.properties.path,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9462,15 +9563,10 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data24.changes !== undefined){
-let data26 = data24.changes;
-if(Array.isArray(data26)){
-const len1 = data26.length;
-for(let i1=0; i1<len1; i1++){
-let data27 = data26[i1];
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
-if(data27.path === undefined){
-const err52 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+if(data23.op !== undefined){
+let data25 = data23.op;
+if(!(((data25 === "add") || (data25 === "remove")) || (data25 === "change"))){
+const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema106.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.fields.items.properties.op.enum,parentSchema:schema106.properties.fields.items.properties.op,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9479,8 +9575,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data27.class === undefined){
-const err53 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.fields.items.type,parentSchema:schema106.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9489,8 +9587,10 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data27.reason === undefined){
-const err54 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.fields.type,parentSchema:schema106.properties.fields,data:data22};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9499,9 +9599,12 @@ vErrors.push(err54);
 }
 errors++;
 }
-for(const key5 in data27){
-if(!(((key5 === "path") || (key5 === "class")) || (key5 === "reason"))){
-const err55 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+}
+if(data.compatibility !== undefined){
+let data28 = data.compatibility;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.verdict === undefined){
+const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema106.properties.compatibility.required,parentSchema:schema106.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9510,11 +9613,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data27.path !== undefined){
-let data28 = data27.path;
-if(typeof data28 !== "string"){
-const err56 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema106.properties.compatibility.properties.changes.items.properties.path,data:data28};
+if(data28.changes === undefined){
+const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema106.properties.compatibility.required,parentSchema:schema106.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9523,11 +9623,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-if(data27.class !== undefined){
-let data29 = data27.class;
-if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err57 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema109.enum},message:"must be equal to one of the allowed values",schema:schema109.enum,parentSchema:schema109,data:data29};
+for(const key5 in data28){
+if(!((key5 === "verdict") || (key5 === "changes"))){
+const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9537,10 +9635,10 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data27.reason !== undefined){
-let data30 = data27.reason;
-if(typeof data30 !== "string"){
-const err58 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema106.properties.compatibility.properties.changes.items.properties.reason,data:data30};
+if(data28.verdict !== undefined){
+let data29 = data28.verdict;
+if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
+const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema109.enum},message:"must be equal to one of the allowed values",schema:schema109.enum,parentSchema:schema109,data:data29};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9550,9 +9648,15 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-else {
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.compatibility.properties.changes.items.type,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+if(data28.changes !== undefined){
+let data30 = data28.changes;
+if(Array.isArray(data30)){
+const len1 = data30.length;
+for(let i1=0; i1<len1; i1++){
+let data31 = data30[i1];
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.path === undefined){
+const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -9561,10 +9665,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-}
-else {
-const err60 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.compatibility.properties.changes.type,parentSchema:schema106.properties.compatibility.properties.changes,data:data26};
+if(data31.class === undefined){
+const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9573,10 +9675,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.compatibility.type,parentSchema:schema106.properties.compatibility,data:data24};
+if(data31.reason === undefined){
+const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -9585,16 +9685,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data.breaking !== undefined){
-let data31 = data.breaking;
-if(Array.isArray(data31)){
-const len2 = data31.length;
-for(let i2=0; i2<len2; i2++){
-let data32 = data31[i2];
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.path === undefined){
-const err62 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.breaking.items.required,parentSchema:schema106.properties.breaking.items,data:data32};
+for(const key6 in data31){
+if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
+const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -9603,8 +9696,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data32.reason === undefined){
-const err63 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema106.properties.breaking.items.required,parentSchema:schema106.properties.breaking.items,data:data32};
+}
+if(data31.path !== undefined){
+let data32 = data31.path;
+if(typeof data32 !== "string"){
+const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema106.properties.compatibility.properties.changes.items.properties.path,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -9613,9 +9709,11 @@ vErrors.push(err63);
 }
 errors++;
 }
-for(const key6 in data32){
-if(!((key6 === "path") || (key6 === "reason"))){
-const err64 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.breaking.items,data:data32};
+}
+if(data31.class !== undefined){
+let data33 = data31.class;
+if(!((((data33 === "breaking") || (data33 === "non-breaking")) || (data33 === "annotation")) || (data33 === "unclassified"))){
+const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema109.enum},message:"must be equal to one of the allowed values",schema:schema109.enum,parentSchema:schema109,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9625,10 +9723,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data32.path !== undefined){
-let data33 = data32.path;
-if(typeof data33 !== "string"){
-const err65 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.breaking.items.properties.path.type,parentSchema:schema106.properties.breaking.items.properties.path,data:data33};
+if(data31.reason !== undefined){
+let data34 = data31.reason;
+if(typeof data34 !== "string"){
+const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema106.properties.compatibility.properties.changes.items.properties.reason,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9638,10 +9736,9 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data32.reason !== undefined){
-let data34 = data32.reason;
-if(typeof data34 !== "string"){
-const err66 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.breaking.items.properties.reason.type,parentSchema:schema106.properties.breaking.items.properties.reason,data:data34};
+}
+else {
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.compatibility.properties.changes.items.type,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9653,7 +9750,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.breaking.items.type,parentSchema:schema106.properties.breaking.items,data:data32};
+const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.compatibility.properties.changes.type,parentSchema:schema106.properties.compatibility.properties.changes,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9665,7 +9762,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.breaking.type,parentSchema:schema106.properties.breaking,data:data31};
+const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.compatibility.type,parentSchema:schema106.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9675,10 +9772,15 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data.reason !== undefined){
-let data35 = data.reason;
-if(typeof data35 !== "string"){
-const err69 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.reason.type,parentSchema:schema106.properties.reason,data:data35};
+if(data.breaking !== undefined){
+let data35 = data.breaking;
+if(Array.isArray(data35)){
+const len2 = data35.length;
+for(let i2=0; i2<len2; i2++){
+let data36 = data35[i2];
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.path === undefined){
+const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.breaking.items.required,parentSchema:schema106.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -9687,11 +9789,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-if(data.hint !== undefined){
-let data36 = data.hint;
-if(typeof data36 !== "string"){
-const err70 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.hint.type,parentSchema:schema106.properties.hint,data:data36};
+if(data36.reason === undefined){
+const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema106.properties.breaking.items.required,parentSchema:schema106.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -9700,15 +9799,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(data.notes !== undefined){
-let data37 = data.notes;
-if(Array.isArray(data37)){
-const len3 = data37.length;
-for(let i3=0; i3<len3; i3++){
-let data38 = data37[i3];
-if(typeof data38 !== "string"){
-const err71 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.notes.items.type,parentSchema:schema106.properties.notes.items,data:data38};
+for(const key7 in data36){
+if(!((key7 === "path") || (key7 === "reason"))){
+const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -9718,9 +9811,10 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
-else {
-const err72 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.notes.type,parentSchema:schema106.properties.notes,data:data37};
+if(data36.path !== undefined){
+let data37 = data36.path;
+if(typeof data37 !== "string"){
+const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.breaking.items.properties.path.type,parentSchema:schema106.properties.breaking.items.properties.path,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -9730,11 +9824,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data.source !== undefined){
-let data39 = data.source;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.file === undefined){
-const err73 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema106.properties.source.required,parentSchema:schema106.properties.source,data:data39};
+if(data36.reason !== undefined){
+let data38 = data36.reason;
+if(typeof data38 !== "string"){
+const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.breaking.items.properties.reason.type,parentSchema:schema106.properties.breaking.items.properties.reason,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -9743,8 +9836,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data39.line === undefined){
-const err74 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema106.properties.source.required,parentSchema:schema106.properties.source,data:data39};
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.breaking.items.type,parentSchema:schema106.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -9753,9 +9848,10 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key7 in data39){
-if(!((key7 === "file") || (key7 === "line"))){
-const err75 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.source,data:data39};
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.breaking.type,parentSchema:schema106.properties.breaking,data:data35};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -9765,10 +9861,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data39.file !== undefined){
-let data40 = data39.file;
-if(typeof data40 !== "string"){
-const err76 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.source.properties.file.type,parentSchema:schema106.properties.source.properties.file,data:data40};
+if(data.reason !== undefined){
+let data39 = data.reason;
+if(typeof data39 !== "string"){
+const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.reason.type,parentSchema:schema106.properties.reason,data:data39};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -9778,10 +9874,10 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data39.line !== undefined){
-let data41 = data39.line;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err77 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.source.properties.line.type,parentSchema:schema106.properties.source.properties.line,data:data41};
+if(data.hint !== undefined){
+let data40 = data.hint;
+if(typeof data40 !== "string"){
+const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.hint.type,parentSchema:schema106.properties.hint,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -9790,9 +9886,15 @@ vErrors.push(err77);
 }
 errors++;
 }
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 1 || isNaN(data41)){
-const err78 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema106.properties.source.properties.line,data:data41};
+}
+if(data.notes !== undefined){
+let data41 = data.notes;
+if(Array.isArray(data41)){
+const len3 = data41.length;
+for(let i3=0; i3<len3; i3++){
+let data42 = data41[i3];
+if(typeof data42 !== "string"){
+const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.notes.items.type,parentSchema:schema106.properties.notes.items,data:data42};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -9803,9 +9905,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err79 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.source.type,parentSchema:schema106.properties.source,data:data39};
+const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.notes.type,parentSchema:schema106.properties.notes,data:data41};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -9815,14 +9916,99 @@ vErrors.push(err79);
 errors++;
 }
 }
-}
-else {
-const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+if(data.source !== undefined){
+let data43 = data.source;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+if(data43.file === undefined){
+const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema106.properties.source.required,parentSchema:schema106.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
 else {
 vErrors.push(err80);
+}
+errors++;
+}
+if(data43.line === undefined){
+const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema106.properties.source.required,parentSchema:schema106.properties.source,data:data43};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+for(const key8 in data43){
+if(!((key8 === "file") || (key8 === "line"))){
+const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.source,data:data43};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data43.file !== undefined){
+let data44 = data43.file;
+if(typeof data44 !== "string"){
+const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.source.properties.file.type,parentSchema:schema106.properties.source.properties.file,data:data44};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data43.line !== undefined){
+let data45 = data43.line;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.source.properties.line.type,parentSchema:schema106.properties.source.properties.line,data:data45};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 < 1 || isNaN(data45)){
+const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema106.properties.source.properties.line,data:data45};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.source.type,parentSchema:schema106.properties.source,data:data43};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+}
+else {
+const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
 }
 errors++;
 }
@@ -10543,7 +10729,7 @@ errors++;
 if(data.digest !== undefined){
 let data27 = data.digest;
 if(typeof data27 === "string"){
-if(!pattern49.test(data27)){
+if(!pattern50.test(data27)){
 const err57 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema105.properties.digest,data:data27};
 if(vErrors === null){
 vErrors = [err57];
@@ -10565,19 +10751,11 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data.changes !== undefined){
-let data28 = data.changes;
-if(Array.isArray(data28)){
-const len5 = data28.length;
-for(let i5=0; i5<len5; i5++){
-if(!(validate48(data28[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data28,parentDataProperty:i5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err59 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.changes.type,parentSchema:schema105.properties.changes,data:data28};
+if(data.massDeactivation !== undefined){
+let data28 = data.massDeactivation;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.withheld === undefined){
+const err59 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema105.properties.massDeactivation.required,parentSchema:schema105.properties.massDeactivation,data:data28};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10586,12 +10764,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-if(data.summary !== undefined){
-let data30 = data.summary;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.resources === undefined){
-const err60 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+if(data28.of === undefined){
+const err60 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema105.properties.massDeactivation.required,parentSchema:schema105.properties.massDeactivation,data:data28};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10600,8 +10774,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data30.create === undefined){
-const err61 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+if(data28.maxShare === undefined){
+const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema105.properties.massDeactivation.required,parentSchema:schema105.properties.massDeactivation,data:data28};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10610,8 +10784,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data30.update === undefined){
-const err62 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+for(const key5 in data28){
+if(!(((key5 === "withheld") || (key5 === "of")) || (key5 === "maxShare"))){
+const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.massDeactivation,data:data28};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10620,8 +10795,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data30.noop === undefined){
-const err63 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+}
+if(data28.withheld !== undefined){
+let data29 = data28.withheld;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err63 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.massDeactivation.properties.withheld.type,parentSchema:schema105.properties.massDeactivation.properties.withheld,data:data29};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10630,8 +10808,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data30.blocked === undefined){
-const err64 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 1 || isNaN(data29)){
+const err64 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema105.properties.massDeactivation.properties.withheld,data:data29};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10640,8 +10819,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data30.orphan === undefined){
-const err65 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+}
+}
+if(data28.of !== undefined){
+let data30 = data28.of;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err65 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.massDeactivation.properties.of.type,parentSchema:schema105.properties.massDeactivation.properties.of,data:data30};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10650,8 +10833,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data30.deactivate === undefined){
-const err66 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err66 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.massDeactivation.properties.of,data:data30};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10660,8 +10844,13 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data30.quotaResets === undefined){
-const err67 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+}
+}
+if(data28.maxShare !== undefined){
+let data31 = data28.maxShare;
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 1 || isNaN(data31)){
+const err67 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema105.properties.massDeactivation.properties.maxShare,data:data31};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10670,8 +10859,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data30.breaking === undefined){
-const err68 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+if(data31 < 0 || isNaN(data31)){
+const err68 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.massDeactivation.properties.maxShare,data:data31};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10680,8 +10869,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-if(data30.calls === undefined){
-const err69 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+}
+else {
+const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema105.properties.massDeactivation.properties.maxShare.type,parentSchema:schema105.properties.massDeactivation.properties.maxShare,data:data31};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -10690,9 +10880,10 @@ vErrors.push(err69);
 }
 errors++;
 }
-for(const key5 in data30){
-if(!(func7.call(schema105.properties.summary.properties, key5))){
-const err70 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.summary,data:data30};
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.massDeactivation.type,parentSchema:schema105.properties.massDeactivation,data:data28};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -10702,10 +10893,19 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data30.resources !== undefined){
-let data31 = data30.resources;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err71 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.resources.type,parentSchema:schema105.properties.summary.properties.resources,data:data31};
+if(data.changes !== undefined){
+let data32 = data.changes;
+if(Array.isArray(data32)){
+const len5 = data32.length;
+for(let i5=0; i5<len5; i5++){
+if(!(validate48(data32[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data32,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.changes.type,parentSchema:schema105.properties.changes,data:data32};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -10714,9 +10914,12 @@ vErrors.push(err71);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 0 || isNaN(data31)){
-const err72 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.resources,data:data31};
+}
+if(data.summary !== undefined){
+let data34 = data.summary;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.resources === undefined){
+const err72 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -10725,12 +10928,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-}
-if(data30.create !== undefined){
-let data32 = data30.create;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err73 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.create.type,parentSchema:schema105.properties.summary.properties.create,data:data32};
+if(data34.create === undefined){
+const err73 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -10739,9 +10938,8 @@ vErrors.push(err73);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 < 0 || isNaN(data32)){
-const err74 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.create,data:data32};
+if(data34.update === undefined){
+const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -10750,12 +10948,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-}
-if(data30.update !== undefined){
-let data33 = data30.update;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err75 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.update.type,parentSchema:schema105.properties.summary.properties.update,data:data33};
+if(data34.noop === undefined){
+const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -10764,9 +10958,8 @@ vErrors.push(err75);
 }
 errors++;
 }
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 < 0 || isNaN(data33)){
-const err76 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.update,data:data33};
+if(data34.blocked === undefined){
+const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -10775,12 +10968,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-}
-if(data30.noop !== undefined){
-let data34 = data30.noop;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err77 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.noop.type,parentSchema:schema105.properties.summary.properties.noop,data:data34};
+if(data34.orphan === undefined){
+const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -10789,9 +10978,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 0 || isNaN(data34)){
-const err78 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.noop,data:data34};
+if(data34.deactivate === undefined){
+const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -10800,12 +10988,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-}
-if(data30.blocked !== undefined){
-let data35 = data30.blocked;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err79 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.blocked.type,parentSchema:schema105.properties.summary.properties.blocked,data:data35};
+if(data34.quotaResets === undefined){
+const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -10814,9 +10998,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 0 || isNaN(data35)){
-const err80 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.blocked,data:data35};
+if(data34.breaking === undefined){
+const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -10825,12 +11008,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-}
-if(data30.orphan !== undefined){
-let data36 = data30.orphan;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err81 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.orphan.type,parentSchema:schema105.properties.summary.properties.orphan,data:data36};
+if(data34.calls === undefined){
+const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -10839,9 +11018,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 0 || isNaN(data36)){
-const err82 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.orphan,data:data36};
+for(const key6 in data34){
+if(!(func7.call(schema105.properties.summary.properties, key6))){
+const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.summary,data:data34};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -10851,11 +11030,10 @@ vErrors.push(err82);
 errors++;
 }
 }
-}
-if(data30.adopt !== undefined){
-let data37 = data30.adopt;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err83 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.adopt.type,parentSchema:schema105.properties.summary.properties.adopt,data:data37};
+if(data34.resources !== undefined){
+let data35 = data34.resources;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err83 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.resources.type,parentSchema:schema105.properties.summary.properties.resources,data:data35};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10864,9 +11042,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
-const err84 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.adopt,data:data37};
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
+const err84 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.resources,data:data35};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -10877,10 +11055,10 @@ errors++;
 }
 }
 }
-if(data30.deactivate !== undefined){
-let data38 = data30.deactivate;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err85 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.deactivate.type,parentSchema:schema105.properties.summary.properties.deactivate,data:data38};
+if(data34.create !== undefined){
+let data36 = data34.create;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err85 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.create.type,parentSchema:schema105.properties.summary.properties.create,data:data36};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -10889,9 +11067,9 @@ vErrors.push(err85);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 0 || isNaN(data38)){
-const err86 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.deactivate,data:data38};
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 0 || isNaN(data36)){
+const err86 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.create,data:data36};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -10902,10 +11080,10 @@ errors++;
 }
 }
 }
-if(data30.quotaResets !== undefined){
-let data39 = data30.quotaResets;
-if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err87 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.quotaResets.type,parentSchema:schema105.properties.summary.properties.quotaResets,data:data39};
+if(data34.update !== undefined){
+let data37 = data34.update;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err87 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.update.type,parentSchema:schema105.properties.summary.properties.update,data:data37};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -10914,9 +11092,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-if((typeof data39 == "number") && (isFinite(data39))){
-if(data39 < 0 || isNaN(data39)){
-const err88 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.quotaResets,data:data39};
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 0 || isNaN(data37)){
+const err88 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.update,data:data37};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -10927,10 +11105,10 @@ errors++;
 }
 }
 }
-if(data30.breaking !== undefined){
-let data40 = data30.breaking;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err89 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.breaking.type,parentSchema:schema105.properties.summary.properties.breaking,data:data40};
+if(data34.noop !== undefined){
+let data38 = data34.noop;
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+const err89 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.noop.type,parentSchema:schema105.properties.summary.properties.noop,data:data38};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10939,9 +11117,9 @@ vErrors.push(err89);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 0 || isNaN(data40)){
-const err90 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.breaking,data:data40};
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 < 0 || isNaN(data38)){
+const err90 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.noop,data:data38};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -10952,11 +11130,10 @@ errors++;
 }
 }
 }
-if(data30.calls !== undefined){
-let data41 = data30.calls;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-if(data41.gateway === undefined){
-const err91 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+if(data34.blocked !== undefined){
+let data39 = data34.blocked;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err91 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.blocked.type,parentSchema:schema105.properties.summary.properties.blocked,data:data39};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10965,8 +11142,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-if(data41.portal === undefined){
-const err92 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 < 0 || isNaN(data39)){
+const err92 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.blocked,data:data39};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -10975,8 +11153,12 @@ vErrors.push(err92);
 }
 errors++;
 }
-if(data41.dashboard === undefined){
-const err93 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+}
+}
+if(data34.orphan !== undefined){
+let data40 = data34.orphan;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err93 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.orphan.type,parentSchema:schema105.properties.summary.properties.orphan,data:data40};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -10985,8 +11167,9 @@ vErrors.push(err93);
 }
 errors++;
 }
-if(data41.llm === undefined){
-const err94 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 0 || isNaN(data40)){
+const err94 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.orphan,data:data40};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10995,8 +11178,12 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(data41.batchCalls === undefined){
-const err95 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+}
+}
+if(data34.adopt !== undefined){
+let data41 = data34.adopt;
+if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+const err95 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.adopt.type,parentSchema:schema105.properties.summary.properties.adopt,data:data41};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -11005,8 +11192,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-if(data41.batched === undefined){
-const err96 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 < 0 || isNaN(data41)){
+const err96 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.adopt,data:data41};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -11015,8 +11203,12 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data41.total === undefined){
-const err97 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+}
+}
+if(data34.moved !== undefined){
+let data42 = data34.moved;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err97 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.moved.type,parentSchema:schema105.properties.summary.properties.moved,data:data42};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -11025,9 +11217,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-for(const key6 in data41){
-if(!(((((((key6 === "gateway") || (key6 === "portal")) || (key6 === "dashboard")) || (key6 === "llm")) || (key6 === "batchCalls")) || (key6 === "batched")) || (key6 === "total"))){
-const err98 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
+const err98 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.moved,data:data42};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -11037,10 +11229,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data41.gateway !== undefined){
-let data42 = data41.gateway;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err99 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema105.properties.summary.properties.calls.properties.gateway,data:data42};
+}
+if(data34.reactivate !== undefined){
+let data43 = data34.reactivate;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err99 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.reactivate.type,parentSchema:schema105.properties.summary.properties.reactivate,data:data43};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -11049,9 +11242,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 < 0 || isNaN(data42)){
-const err100 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.gateway,data:data42};
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 0 || isNaN(data43)){
+const err100 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.reactivate,data:data43};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -11062,10 +11255,10 @@ errors++;
 }
 }
 }
-if(data41.portal !== undefined){
-let data43 = data41.portal;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err101 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.portal.type,parentSchema:schema105.properties.summary.properties.calls.properties.portal,data:data43};
+if(data34.deactivate !== undefined){
+let data44 = data34.deactivate;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+const err101 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.deactivate.type,parentSchema:schema105.properties.summary.properties.deactivate,data:data44};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -11074,9 +11267,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 < 0 || isNaN(data43)){
-const err102 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.portal,data:data43};
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 < 0 || isNaN(data44)){
+const err102 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.deactivate,data:data44};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -11087,10 +11280,10 @@ errors++;
 }
 }
 }
-if(data41.dashboard !== undefined){
-let data44 = data41.dashboard;
-if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err103 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema105.properties.summary.properties.calls.properties.dashboard,data:data44};
+if(data34.quotaResets !== undefined){
+let data45 = data34.quotaResets;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err103 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.quotaResets.type,parentSchema:schema105.properties.summary.properties.quotaResets,data:data45};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -11099,9 +11292,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 < 0 || isNaN(data44)){
-const err104 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.dashboard,data:data44};
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 < 0 || isNaN(data45)){
+const err104 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.quotaResets,data:data45};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -11112,10 +11305,10 @@ errors++;
 }
 }
 }
-if(data41.llm !== undefined){
-let data45 = data41.llm;
-if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err105 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.llm.type,parentSchema:schema105.properties.summary.properties.calls.properties.llm,data:data45};
+if(data34.breaking !== undefined){
+let data46 = data34.breaking;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err105 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.breaking.type,parentSchema:schema105.properties.summary.properties.breaking,data:data46};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -11124,9 +11317,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-if((typeof data45 == "number") && (isFinite(data45))){
-if(data45 < 0 || isNaN(data45)){
-const err106 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.llm,data:data45};
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 < 0 || isNaN(data46)){
+const err106 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.breaking,data:data46};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -11137,10 +11330,11 @@ errors++;
 }
 }
 }
-if(data41.batchCalls !== undefined){
-let data46 = data41.batchCalls;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err107 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema105.properties.summary.properties.calls.properties.batchCalls,data:data46};
+if(data34.calls !== undefined){
+let data47 = data34.calls;
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+if(data47.gateway === undefined){
+const err107 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -11149,9 +11343,8 @@ vErrors.push(err107);
 }
 errors++;
 }
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 < 0 || isNaN(data46)){
-const err108 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.batchCalls,data:data46};
+if(data47.portal === undefined){
+const err108 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -11160,12 +11353,8 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-}
-if(data41.batched !== undefined){
-let data47 = data41.batched;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err109 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.batched.type,parentSchema:schema105.properties.summary.properties.calls.properties.batched,data:data47};
+if(data47.dashboard === undefined){
+const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -11174,9 +11363,8 @@ vErrors.push(err109);
 }
 errors++;
 }
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
-const err110 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.batched,data:data47};
+if(data47.llm === undefined){
+const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -11185,12 +11373,8 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-}
-if(data41.total !== undefined){
-let data48 = data41.total;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err111 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.total.type,parentSchema:schema105.properties.summary.properties.calls.properties.total,data:data48};
+if(data47.batchCalls === undefined){
+const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -11199,9 +11383,8 @@ vErrors.push(err111);
 }
 errors++;
 }
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 0 || isNaN(data48)){
-const err112 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.total,data:data48};
+if(data47.batched === undefined){
+const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -11210,11 +11393,8 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.summary.properties.calls.type,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+if(data47.total === undefined){
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -11223,10 +11403,9 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-}
-else {
-const err114 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.summary.type,parentSchema:schema105.properties.summary,data:data30};
+for(const key7 in data47){
+if(!(((((((key7 === "gateway") || (key7 === "portal")) || (key7 === "dashboard")) || (key7 === "llm")) || (key7 === "batchCalls")) || (key7 === "batched")) || (key7 === "total"))){
+const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.summary.properties.calls,data:data47};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -11236,14 +11415,213 @@ vErrors.push(err114);
 errors++;
 }
 }
-}
-else {
-const err115 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+if(data47.gateway !== undefined){
+let data48 = data47.gateway;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const err115 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema105.properties.summary.properties.calls.properties.gateway,data:data48};
 if(vErrors === null){
 vErrors = [err115];
 }
 else {
 vErrors.push(err115);
+}
+errors++;
+}
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 < 0 || isNaN(data48)){
+const err116 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.gateway,data:data48};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+}
+if(data47.portal !== undefined){
+let data49 = data47.portal;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const err117 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.portal.type,parentSchema:schema105.properties.summary.properties.calls.properties.portal,data:data49};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 < 0 || isNaN(data49)){
+const err118 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.portal,data:data49};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+}
+if(data47.dashboard !== undefined){
+let data50 = data47.dashboard;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err119 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema105.properties.summary.properties.calls.properties.dashboard,data:data50};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 0 || isNaN(data50)){
+const err120 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.dashboard,data:data50};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+if(data47.llm !== undefined){
+let data51 = data47.llm;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err121 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.llm.type,parentSchema:schema105.properties.summary.properties.calls.properties.llm,data:data51};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 0 || isNaN(data51)){
+const err122 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.llm,data:data51};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+}
+if(data47.batchCalls !== undefined){
+let data52 = data47.batchCalls;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+const err123 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema105.properties.summary.properties.calls.properties.batchCalls,data:data52};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 < 0 || isNaN(data52)){
+const err124 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.batchCalls,data:data52};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+if(data47.batched !== undefined){
+let data53 = data47.batched;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err125 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.batched.type,parentSchema:schema105.properties.summary.properties.calls.properties.batched,data:data53};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 0 || isNaN(data53)){
+const err126 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.batched,data:data53};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+}
+if(data47.total !== undefined){
+let data54 = data47.total;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err127 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.total.type,parentSchema:schema105.properties.summary.properties.calls.properties.total,data:data54};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 0 || isNaN(data54)){
+const err128 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.total,data:data54};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.summary.properties.calls.type,parentSchema:schema105.properties.summary.properties.calls,data:data47};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+}
+else {
+const err130 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.summary.type,parentSchema:schema105.properties.summary,data:data34};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+}
+else {
+const err131 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
 }
 errors++;
 }
@@ -11405,7 +11783,7 @@ return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern52 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern53 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -11611,7 +11989,7 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern52.test(data6)){
+if(!pattern53.test(data6)){
 const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema111.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
@@ -12423,7 +12801,7 @@ validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
 export const v12 = validate62;
 const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
 const schema119 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern53 = new RegExp("^/", "u");
+const pattern54 = new RegExp("^/", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -12529,7 +12907,7 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern53.test(data4)){
+if(!pattern54.test(data4)){
 const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema118.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
