@@ -34,12 +34,13 @@ export function guardDeactivations(
   changes: PlannedChange[],
   state: StateSnapshot,
   guard: DeactivationGuard | undefined,
-  ctx: { readonly commit: string | undefined; readonly inScope: (r: ResourceRecord) => boolean },
+  commit: string | undefined,
 ): { readonly changes: PlannedChange[]; readonly massDeactivation?: MassDeactivation } {
   const planned = changes.filter((c) => c.deactivate === true).length;
-  if (planned === 0 || guard === undefined || lifted(guard, ctx.commit)) return { changes };
+  if (planned === 0 || guard === undefined || lifted(guard, commit)) return { changes };
+  // of the whole state, a selection's or not: a selective run that switches off its one key is no emptied repository
   let of = 0;
-  for (const r of state.resources.values()) if (deactivatable(r) && ctx.inScope(r)) of++;
+  for (const r of state.resources.values()) if (deactivatable(r)) of++;
   if (planned < of && planned / of <= guard.maxShare) return { changes };
   const pct = `${Math.round(guard.maxShare * 100)}%`;
   const why = planned >= of ? `every one of the ${of} API definitions and org keys gatesync applied` : `${planned} of the ${of} API definitions and org keys gatesync applied (more than ${pct})`;

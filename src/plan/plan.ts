@@ -192,7 +192,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     const declared = declaredElsewhere(record, moves);
     planned.push(withWave(declared === undefined ? refuseUnaddressable(planOrphan(record, options.orphans, batching)) : supersededOrphan(record, declared.by, declared.key), orphanWave));
   }
-  const { changes, massDeactivation } = guardDeactivations(planned, state, options.deactivationGuard, { commit: options.commit, inScope });
+  const { changes, massDeactivation } = guardDeactivations(planned, state, options.deactivationGuard, options.commit);
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const count = (a: Action): number => changes.filter((c) => c.action === a).length;
   const summary: PlanSummary = {

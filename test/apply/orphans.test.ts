@@ -19,7 +19,8 @@ const api = (name: string, apiId: string): string =>
 
 describe("orphans: deactivate", () => {
   it("deactivates an API whose document has no x-gw-api-gateway extension: its traffic then stops", async () => {
-    h = await harness({ files: { "a.yaml": api("petstore", "petstore-v1") }, configExtra: "orphans: deactivate\n" });
+    // the only API leaves: everything there is to switch off, which the guard lets through only when allowed
+    h = await harness({ files: { "a.yaml": api("petstore", "petstore-v1") }, configExtra: "orphans: deactivate\ndeactivationGuard: { allow: true }\n" });
     expect((await h.apply()).summary.applied).toEqual(["ApiDefinition/petstore"]);
     const traffic = `${h.sandbox.urls.base}/petstore/pets`;
     expect((await call(traffic)).status).not.toBe(404);
