@@ -31,7 +31,7 @@ function inDoubtLines(id: string): string {
 export function renderSummary(s: ApplySummary, paint: Paint): string {
   const lines: string[] = [];
   lines.push(
-    `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.adopted.length} adopted, ${s.moved.length} moved, ${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
+    `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.adopted.length > 0 ? `${s.adopted.length} adopted, ` : ""}${s.moved.length > 0 ? `${s.moved.length} moved, ` : ""}${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
   );
   const c = s.calls;
   // every request to the gateway: direct calls, batch calls and the checks' batch calls

@@ -126,3 +126,41 @@ describe("orphans: deactivate", () => {
     expect((await cli("plan", "--detailed-exitcode")).code).toBe(0);
   });
 });
+
+describe("what the plan, the apply summary and `state list` say (issue 31, point 7)", () => {
+  it("`state list` marks the records of resources gone from the repository as orphaned, and deactivated ones as such", async () => {
+    h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key, "p.yaml": product("shop") }, configExtra: "orphans: deactivate\n" });
+    await cli("apply", "--auto-approve");
+    await rm(file("k.yaml"));
+    await rm(file("p.yaml"));
+    await cli("apply", "--auto-approve");
+    const list = await cli("state", "list");
+    expect(list.stdout).toMatch(/^applied\s+ApiDefinition\/petstore$/m);
+    expect(list.stdout).toMatch(/^orphaned, deactivated \S+ OrgKey\/acme$/m);
+    expect(list.stdout).toMatch(/^orphaned\s+ApiProduct\/shop \(id \d+\)$/m);
+    expect(JSON.parse((await cli("state", "list", "--json")).stdout)).toMatchObject({ orphans: ["ApiProduct/shop", "OrgKey/acme"] });
+    // a repository that does not validate: nothing is marked, and the listing says why
+    await writeFile(file("bad.yaml"), doc("OrgKey", "bad", "rate: fast"));
+    const unmarked = await cli("state", "list");
+    expect(unmarked.stdout).toContain("the repository does not validate: records of resources gone from it are not marked orphaned");
+    expect(unmarked.stdout).toMatch(/^applied\s+ApiProduct\/shop/m);
+  });
+
+  it("the apply summary lists adoptions", async () => {
+    h = await harness({ files: { "p.yaml": withAnnotation(product("shop"), 'gatesync.dev/adopt: "41"') } });
+    const applied = await cli("apply", "--auto-approve");
+    expect(applied.stdout).toContain("Apply: 0 applied, 1 adopted,");
+    expect(applied.stdout).toContain("Adopted (recorded under the server id the annotation or `state adopt` gave): ApiProduct/shop");
+  });
+
+  it("numbers the waves it shows 1, 2 … even when a wave holds only unchanged resources", async () => {
+    const client = doc("OAuthClient", "app", "apiRef: petstore\nclientId: petstore-mobile-app\nredirect_uri: https://app.example.com/cb\npolicy_id: mobile-default");
+    h = await harness({ files: { "a.yaml": api("petstore"), "c.yaml": client, "k.yaml": key } });
+    await cli("apply", "--auto-approve");
+    // wave 1 (the API) changes, wave 2 (the client) does not, and the orphaned key comes last
+    await writeFile(file("a.yaml"), api("petstore").replace("title: Petstore", "title: Pets"));
+    await rm(file("k.yaml"));
+    const plan = await cli("plan");
+    expect([...plan.stdout.matchAll(/^wave (\d+)$/gm)].map((m) => m[1])).toEqual(["1", "2"]);
+  });
+});
