@@ -105,6 +105,12 @@ export interface PlanScope {
   readonly present: ReadonlySet<string>;
   /** Whether an orphan's record lies inside the selection. */
   readonly includesRecord: (record: ResourceRecord) => boolean;
+  /**
+   * The objects (address keys, see KindModule.objectKeys) of the deactivatable kinds every
+   * resource of the repository declares → its id: an orphan whose object a resource outside
+   * the selection declares is not deactivated either.
+   */
+  readonly declaredObjects?: ReadonlyMap<string, string>;
   readonly summary: PlanSelection;
 }
 
@@ -189,7 +195,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   const inScope = (record: ResourceRecord): boolean => options.selection?.includesRecord(record) !== false;
   for (const record of state.resources.values()) {
     if (present.has(record.id) || moves.movedAway.has(record.id) || !inScope(record)) continue;
-    const declared = declaredElsewhere(record, moves);
+    const declared = declaredElsewhere(record, moves, options.selection?.declaredObjects);
     planned.push(withWave(declared === undefined ? refuseUnaddressable(planOrphan(record, options.orphans, batching)) : supersededOrphan(record, declared.by, declared.key), orphanWave));
   }
   const { changes, massDeactivation } = guardDeactivations(planned, state, options.deactivationGuard, options.commit);

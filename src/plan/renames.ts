@@ -130,8 +130,10 @@ function undeclaredMoves(desired: readonly Desired[], orphans: readonly Resource
   if (byKey.size === 0) return;
   const matches = new Map<string, { readonly records: ResourceRecord[]; readonly by: "address" | "content" }>();
   const claims = new Map<string, string[]>();
+  // only new resources of a kind some orphan has can be one renamed (their compare is read for it)
+  const orphanKinds = new Set(orphans.map((r) => r.kind));
   for (const d of desired) {
-    if (state.resources.has(d.id) || decisions.get(d.id)?.action === "move" || decisions.get(d.id)?.action === "blocked") continue;
+    if (!orphanKinds.has(d.kind) || state.resources.has(d.id) || decisions.get(d.id)?.action === "move" || decisions.get(d.id)?.action === "blocked") continue;
     const keys = kindModule(d.kind).objectKeys(d.request.address, d.request.compare);
     const byAddress = keys.address === undefined ? [] : (byKey.get(keys.address) ?? []);
     const records = byAddress.length > 0 ? byAddress : keys.content === undefined ? [] : (byKey.get(keys.content) ?? []);
@@ -202,9 +204,9 @@ export function supersededOrphan(record: ResourceRecord, by: string, key: string
 }
 
 /** The resource that declares the object of an orphaned record, if any, and the key they share. */
-export function declaredElsewhere(record: ResourceRecord, moves: Moves): { readonly by: string; readonly key: string } | undefined {
-  if (moves.declaredKeys.size === 0) return undefined;
+export function declaredElsewhere(record: ResourceRecord, moves: Moves, outsideSelection?: ReadonlyMap<string, string>): { readonly by: string; readonly key: string } | undefined {
+  if (moves.declaredKeys.size === 0 && (outsideSelection?.size ?? 0) === 0) return undefined;
   const key = recordKeys(record).address;
-  const by = key === undefined ? undefined : moves.declaredKeys.get(key);
+  const by = key === undefined ? undefined : (moves.declaredKeys.get(key) ?? outsideSelection?.get(key));
   return by === undefined || key === undefined ? undefined : { by, key };
 }

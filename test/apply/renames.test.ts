@@ -89,6 +89,18 @@ describe("orphans: deactivate", () => {
     expect((await call(traffic)).status).toBe(before);
   });
 
+  it("a partial apply (--selector) never deactivates the old name of an object a resource outside the selection declares", async () => {
+    const labelled = (name: string, team: string): string => api(name).replace(`  name: ${name}\n`, `  name: ${name}\n  labels: { team: ${team} }\n`);
+    h = await harness({ files: { "a.yaml": labelled("petstore", "a"), "k.yaml": key.replace("  name: acme\n", "  name: acme\n  labels: { team: a }\n") }, configExtra: "orphans: deactivate\n" });
+    await cli("apply", "--auto-approve");
+    // renamed and handed to team b: the old record (team a) is in team a's selection, the new resource is not
+    await writeFile(file("a.yaml"), labelled("pets", "b"));
+    const plan = await cli("plan", "--selector", "team=a");
+    expect(plan.stdout).toContain("declared as ApiDefinition/pets: not deactivated");
+    expect((await cli("apply", "--auto-approve", "--selector", "team=a")).code).toBe(0);
+    expect(h.sandbox.inspect.store.apis.get("petstore-v1")!.extension).toMatchObject({ info: { state: { active: true } } });
+  });
+
   it("removing the API's file is breaking (plan --fail-on-breaking exits 4); the revert switches it back on", async () => {
     h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key }, configExtra: "orphans: deactivate\n" });
     await cli("apply", "--auto-approve");
