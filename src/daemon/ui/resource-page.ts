@@ -27,7 +27,12 @@ export function settleCommands(row: ResourceRow): string[] {
     // the plan's own steps for this kind (an org key in doubt needs none: the next run writes it again, its reset never)
     return inDoubtSteps(row.record.kind, row.id, row.status === "orphaned" ? "orphan" : "declared").map((st) => `${st.command}   # ${st.when}`);
   }
-  if (row.status === "blocked") return [`gatesync state resolve ${row.id} --accept   # after making the change by hand: record the repository's spec as applied`];
+  if (row.status === "blocked") {
+    // a plan whose hint names other steps (a rename to declare, a mass deactivation withheld) is followed, not --accept
+    const hint = row.change?.hint;
+    if (hint !== undefined && !hint.includes("--accept")) return [...hint.matchAll(/`(gatesync [^`]+)`/g)].map((m) => `${m[1]!}   # see “what to do”`);
+    return [`gatesync state resolve ${row.id} --accept   # after making the change by hand: record the repository's spec as applied`];
+  }
   if (row.status === "orphaned") return [`gatesync state resolve ${row.id} --forget   # stop tracking it (the object stays on the server)`];
   return [];
 }
