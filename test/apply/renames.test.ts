@@ -66,7 +66,10 @@ describe("renaming a created object (it cannot be updated)", () => {
     h = await harness({ files: { "w.yaml": hook("alerts") } });
     await cli("apply", "--auto-approve");
     await writeFile(file("w.yaml"), withAnnotation(hook("chat-alerts"), "gatesync.dev/moved-from: alerts"));
-    const applied = await cli("apply", "--auto-approve");
+    // reviewed as a saved plan (its JSON validates against plan.schema.json), then applied as saved
+    const saved = path.join(h.dir, "rename.plan.json");
+    expect((await cli("plan", "--out", saved)).code).toBe(0);
+    const applied = await cli("apply", "--plan", saved);
     expect(applied.code).toBe(0);
     expect(h.sandbox.inspect.calls().counts.createDashboardWebhook?.byStatus).toEqual({ "200": 1 });
     expect([...(await h.state.read()).resources.keys()]).toEqual(["DashboardWebhook/chat-alerts"]);

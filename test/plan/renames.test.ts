@@ -77,6 +77,19 @@ describe("renames", () => {
     expect(hasBlocked(plan)).toBe(true);
   });
 
+  it("blocks undeclared renames of a dashboard hook (no 409, no failed record) and of identical LLM settings", async () => {
+    const hook = (name: string): string => doc("DashboardWebhook", name, "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x");
+    const llm = (name: string): string => doc("LlmSettings", name, "attributes: { model_name: m }");
+    const state = await applied({ "w.yaml": hook("alerts"), "l.yaml": llm("assistant") });
+    const plan = await next(state, { "w.yaml": hook("chat-alerts"), "l.yaml": llm("helper") });
+    expect(change(plan, "DashboardWebhook/chat-alerts")).toMatchObject({ action: "blocked", hint: expect.stringContaining("gatesync.dev/moved-from: alerts") as string });
+    expect(change(plan, "LlmSettings/helper")).toMatchObject({ action: "blocked", hint: expect.stringContaining("gatesync.dev/moved-from: assistant") as string });
+    expect(plan.summary.calls.total).toBe(0);
+    // a hook for another target is no likeness: created
+    const other = await next(state, { "w.yaml": doc("DashboardWebhook", "chat-alerts", "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/y"), "l.yaml": llm("assistant") });
+    expect(change(other, "DashboardWebhook/chat-alerts").action).toBe("create");
+  });
+
   it("moves a product whose rename is declared with gatesync.dev/moved-from: no call, its server id kept", async () => {
     const state = await applied({ "p.yaml": product("shop") });
     const files = { "p.yaml": product("storefront", moved("shop")) };
