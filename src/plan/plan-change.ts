@@ -8,8 +8,8 @@ import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
 import { InternalError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
-import { kindModule, knownKind } from "../kinds/registry.js";
-import { containsSensitive, isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
+import { kindModule } from "../kinds/registry.js";
+import { isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { planAdoption } from "./adoption.js";
@@ -18,7 +18,6 @@ import { reactivationOf } from "./reactivation.js";
 import type { AdoptionClaims } from "./adoption.js";
 import { classified } from "./breaking/classify.js";
 import type { BreakingChange, Compatibility } from "./breaking/types.js";
-import { breaking as breakingChange, compatibilityOf } from "./breaking/types.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
@@ -105,7 +104,7 @@ export function refuseUnaddressable(c: Draft): Draft {
 
 const showQueryValue = (v: unknown): string => (isSensitiveMarker(v) ? "(sensitive)" : encodeURIComponent(String(v)));
 
-function plannedOperation(name: OperationName, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>, reset: boolean, batching: boolean): PlannedOperation {
+export function plannedOperation(name: OperationName, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>, reset: boolean, batching: boolean): PlannedOperation {
   const spec = operations[name];
   return {
     name,
@@ -118,6 +117,8 @@ function plannedOperation(name: OperationName, address: Readonly<Record<string, 
   };
 }
 
+
+export const hinted = (hint: string | undefined): { hint?: string } => (hint === undefined ? {} : { hint });
 
 /** What planning one resource consults beyond its desired form and its record. */
 export interface ChangeContext {
@@ -271,41 +272,5 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: strin
     fields,
     ...(specChanged && changed !== undefined ? classified(d.kind, changed.before, changed.after) : {}),
     notes,
-  };
-}
-
-const hinted = (hint: string | undefined): { hint?: string } => (hint === undefined ? {} : { hint });
-
-/** A record whose resource left the repository (or the selection's part of it). */
-export function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", batching: boolean): Draft {
-  const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
-  const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
-  if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, ...hinted(inDoubtHint(record.kind, record.id, "orphan")), notes: [] };
-  if (record.status === "failed" && !holdsPayload(record, "applied")) {
-    // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
-    return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
-  }
-  if (record.deactivatedAt !== undefined) return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
-  const deactivation = knownKind(record.kind)?.deactivation;
-  const byHand = "remove it on the server by hand, then forget it";
-  if (deactivation === undefined) return { ...base, action: "orphan", reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`, hint: byHand, notes: [] };
-  // only kinds that can be switched off are told about `orphans: deactivate`
-  if (policy === "report") return { ...base, action: "orphan", reason: `removed from the repository; ${kept}`, hint: `set \`orphans: deactivate\` in gatesync.yaml to switch off a ${record.kind} that leaves the repository (${deactivation.effect}), or ${byHand}`, notes: [] };
-  const applied = record.applied ?? {};
-  if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
-    return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${deactivation.refusal.reason}; ${kept}`, hint: deactivation.refusal.hint, notes: [] };
-  }
-  const effect = `deactivated (${deactivation.effect}): ${record.kind === "OrgKey" ? "its holders lose access" : "its callers lose it"}`;
-  return {
-    ...base,
-    action: "orphan",
-    deactivate: true,
-    operation: plannedOperation(deactivation.operation, record.address, deactivation.query(applied), false, batching),
-    fields: [{ path: deactivation.field, op: "change", before: deactivation.before(applied), after: deactivation.after }],
-    // switching an object off takes it away from everyone using it: as breaking as `is_inactive: true` in a spec
-    compatibility: compatibilityOf([breakingChange(deactivation.field, effect)]),
-    breaking: [{ path: deactivation.field, reason: effect }],
-    reason: `removed from the repository: deactivated (${deactivation.effect})`,
-    notes: [deactivation.note?.(applied)].filter((n): n is string => n !== undefined),
   };
 }

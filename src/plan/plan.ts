@@ -19,7 +19,8 @@ import type { Moves } from "./renames.js";
 import { isBreaking } from "./breaking/classify.js";
 import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
-import { allFieldsOfDesired, fieldsOf, isExecutable, planChange, planOrphan, refuseUnaddressable } from "./plan-change.js";
+import { allFieldsOfDesired, fieldsOf, isExecutable, planChange, refuseUnaddressable } from "./plan-change.js";
+import { planOrphan } from "./orphan.js";
 import type { Action, ChangeContext, Draft, PlannedChange } from "./plan-change.js";
 
 export const planFormatVersion = 1;
