@@ -47,8 +47,10 @@ export function checkSavedPlan(saved: Plan, current: Plan): void {
 export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
   const lock = await input.state.lock(`gatesync apply (pid ${process.pid} on ${hostname()})`);
   try {
-    // plans against the state as it is now, under the lock
-    const run = await runPlan(input);
+    // plans against the state as it is now, under the lock; a saved plan's deactivations were
+    // reviewed (made with --allow-mass-deactivation, or under the guard's share): the digest holds them to it
+    const reviewed = input.savedPlan !== undefined && input.savedPlan.summary.deactivate > 0 && input.savedPlan.massDeactivation === undefined;
+    const run = await runPlan(reviewed ? { ...input, allowMassDeactivation: true } : input);
     if (input.savedPlan !== undefined) checkSavedPlan(input.savedPlan, run.plan);
     if (input.confirm !== undefined && hasChanges(run.plan) && !(await input.confirm(run.plan))) return { plan: run.plan, run, declined: true };
     const labels = labelsById(run.resources);

@@ -129,6 +129,20 @@ describe("orphans: deactivate", () => {
     expect((await cli("plan", "--detailed-exitcode")).code).toBe(0);
   });
 
+  it("a saved plan made with --allow-mass-deactivation is applied as reviewed (apply --plan needs no flag)", async () => {
+    h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key }, configExtra: "orphans: deactivate\n" });
+    await cli("apply", "--auto-approve");
+    await rm(file("a.yaml"));
+    await rm(file("k.yaml"));
+    const guarded = await cli("plan", "--detailed-exitcode");
+    expect(guarded.code).toBe(3);
+    expect(guarded.stdout).toContain("Mass deactivation withheld");
+    const saved = path.join(h.dir, "empty.plan.json");
+    expect((await cli("plan", "--allow-mass-deactivation", "--out", saved)).stdout).toContain("(2 to deactivate)");
+    expect((await cli("apply", "--plan", saved)).code).toBe(0);
+    expect(h.sandbox.inspect.store.orgKeys.get("org-acme")!.session).toMatchObject({ is_inactive: true });
+  });
+
   it("a deactivated org key comes back on with its file", async () => {
     h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key }, configExtra: "orphans: deactivate\n" });
     await cli("apply", "--auto-approve");
