@@ -111,6 +111,8 @@ export interface Reactivation {
   declaresInactive(compare: Spec): boolean;
   /** The body that switches it on, from the body the spec sends (`query`: the call's query). */
   body(sent: unknown, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>): unknown;
+  /** Why no write built from this spec can switch it on (the plan blocks it), or undefined. */
+  refusal?(compare: Spec, address: Readonly<Record<string, string>>): { readonly reason: string; readonly hint: string } | undefined;
 }
 
 /** An id the server assigns when it creates the object. */

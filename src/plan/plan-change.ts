@@ -233,6 +233,7 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: strin
   const triggerChanged = req.trigger !== undefined && req.trigger !== record.trigger;
   if (triggerChanged) fields.push({ path: "quotaResetTrigger", op: "change", before: record.trigger, after: req.trigger });
   const reactivation = reactivationOf(d, record);
+  if (reactivation?.refused !== undefined) return { ...base, action: "blocked", fields: [reactivation.field, ...fields], reason: reactivation.refused.reason, hint: reactivation.refused.hint, notes };
   if (reactivation !== undefined) {
     fields.unshift(reactivation.field);
     notes.push(reactivation.note);

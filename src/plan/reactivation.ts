@@ -12,6 +12,8 @@ import type { FieldChange } from "./diff.js";
 export interface PlannedReactivation {
   readonly field: FieldChange;
   readonly note: string;
+  /** No write built from the spec can switch it on: the change is blocked. */
+  readonly refused?: { readonly reason: string; readonly hint: string };
 }
 
 /** Undefined when nothing needs switching on (never deactivated, or the spec itself asks for it off). */
@@ -20,7 +22,9 @@ export function reactivationOf(d: Desired, record: ResourceRecord): PlannedReact
   if (record.deactivatedAt === undefined || deactivation === undefined) return undefined;
   if (deactivation.reactivation.declaresInactive(d.request.compare)) return undefined;
   const on = typeof deactivation.after === "boolean" ? !deactivation.after : undefined;
+  const refused = deactivation.reactivation.refusal?.(d.request.compare, { ...d.request.address, ...record.address });
   return {
+    ...(refused === undefined ? {} : { refused: { reason: refused.reason, hint: refused.hint.replace("<id>", d.id) } }),
     field: { path: deactivation.field, op: "change", before: deactivation.after, after: on },
     note: `reactivated: it was deactivated on ${record.deactivatedAt} when it left the repository; declared again, it is written so that it is switched on`,
   };
