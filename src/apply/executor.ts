@@ -130,6 +130,8 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     blocked: input.plan.changes.filter((c) => c.action === "blocked").map((c) => c.id),
     unchanged: input.plan.changes.filter((c) => c.action === "no-op").length,
     orphans: input.plan.changes.filter((c) => c.action === "orphan").map((c) => c.id),
+    moved: input.plan.changes.filter((c) => c.moved !== undefined && c.action !== "blocked").map((c) => `${c.moved!.from} → ${c.id}`),
+    adopted: input.plan.changes.filter((c) => c.action === "adopt").map((c) => c.id),
     quotaResets: executable.filter((c) => c.quotaReset === true && appliedIds.has(c.id)).length,
     health: checks.health,
     calls: countCalls(interfaces, sender, checks.calls, recorder.viaBatch),

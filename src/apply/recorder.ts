@@ -117,6 +117,7 @@ export class Recorder {
       status: "in-doubt",
       error: `sent at ${t}; no answer was recorded (the process stopped before one arrived)`,
       ...(d === undefined ? {} : { attempted: d.request.compare }),
+      ...spentTrigger(c, d),
       updatedAt: t,
     };
     await this.write(record);
@@ -151,7 +152,8 @@ export class Recorder {
       // the secrets of the body sent (not resolved again: an ApiDefinition's document read again)
       response: redact(body, this.opts.hashKey, kind?.secretFields ?? [], this.opts.desired.outgoing.secretsOf(c.id)),
       ...(this.opts.commit === undefined ? {} : { commit: this.opts.commit }),
-      quotaReset: c.quotaReset === true,
+      // the reset was sent with this call, or with the write in doubt this one settles (never again)
+      quotaReset: c.quotaReset === true || this.resetSpent(c),
     });
     return note === undefined ? record : { ...record, note };
   }
@@ -160,11 +162,21 @@ export class Recorder {
     const t = this.opts.now().toISOString();
     if (verdict.kind === "in-doubt") {
       const d = this.opts.desired.find(c.id);
-      return { ...(this.record(c.id) ?? this.fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), updatedAt: t };
+      return { ...(this.record(c.id) ?? this.fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), ...spentTrigger(c, d), updatedAt: t };
     }
     // Refused, or certainly not delivered: nothing new exists on the server.
     const { attempted: _attempted, ...kept } = this.history(c) ?? this.fresh(c);
-    return { ...kept, status: "failed", error: verdict.why, updatedAt: t };
+    // a reset spent by a write in doubt before this apply stays spent
+    const before = this.opts.snapshot.resources.get(c.id);
+    const spent = before?.status === "in-doubt" && before.trigger !== undefined ? { trigger: before.trigger } : {};
+    return { ...kept, ...spent, status: "failed", error: verdict.why, updatedAt: t };
+  }
+
+  /** The record this apply started from was in doubt with the trigger the spec still names: that reset was sent. */
+  private resetSpent(c: PlannedChange): boolean {
+    const before = this.opts.snapshot.resources.get(c.id);
+    const trigger = this.opts.desired.find(c.id)?.request.trigger;
+    return before?.status === "in-doubt" && trigger !== undefined && before.trigger === trigger;
   }
 
   /** Records the final verdict of one change. */
@@ -210,6 +222,16 @@ export class Recorder {
   byStatus(status: "failed" | "in-doubt"): ResourceOutcome[] {
     return this.problems.filter((o) => o.status === status);
   }
+}
+
+/**
+ * A write carrying a quota reset whose outcome is unknown records its trigger as spent: a reset
+ * may have happened, and a reset happens at most once — the next plan writes the key again
+ * without it (a new trigger value sends a new one). A certain failure restores the history.
+ */
+function spentTrigger(c: PlannedChange, d: { readonly request: { readonly trigger?: string | undefined } } | undefined): { trigger?: string } {
+  const trigger = d?.request.trigger;
+  return c.quotaReset === true && trigger !== undefined ? { trigger } : {};
 }
 
 /** A call that reached the server, whose outcome the state could not record. */

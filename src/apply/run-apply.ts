@@ -10,6 +10,7 @@ import { hasChanges } from "../plan/plan.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
 import { recordAdoptions } from "./record-adoptions.js";
+import { recordMoves } from "./record-moves.js";
 import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
 import type { ApplyDeps, ApplySummary, Progress } from "./types.js";
 import { executePlan } from "./executor.js";
@@ -47,13 +48,17 @@ export function checkSavedPlan(saved: Plan, current: Plan): void {
 export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
   const lock = await input.state.lock(input.lockOwner ?? "gatesync apply");
   try {
-    // plans against the state as it is now, under the lock
-    const run = await runPlan(input);
+    // plans against the state as it is now, under the lock; a saved plan's deactivations were
+    // reviewed (made with --allow-mass-deactivation, or under the guard's share): the digest holds them to it
+    const reviewed = input.savedPlan !== undefined && input.savedPlan.summary.deactivate > 0 && input.savedPlan.massDeactivation === undefined;
+    const run = await runPlan(reviewed ? { ...input, allowMassDeactivation: true } : input);
     if (input.savedPlan !== undefined) checkSavedPlan(input.savedPlan, run.plan);
     if (input.confirm !== undefined && hasChanges(run.plan) && !(await input.confirm(run.plan))) return { plan: run.plan, run, declined: true };
     const labels = labelsById(run.resources);
     const state = labellingState(input.state, labels, run.state);
-    const before = await recordAdoptions(run.plan, run.desired, run.state, state, { now: (input.now ?? (() => new Date()))().toISOString(), hashKeyStore: run.hashKey.store });
+    const now = (input.now ?? (() => new Date()))().toISOString();
+    const moved = await recordMoves(run.plan, run.state, state, now);
+    const before = await recordAdoptions(run.plan, run.desired, moved, state, { now, hashKeyStore: run.hashKey.store });
     const summary = await executePlan(
       { plan: run.plan, desired: run.desired, resources: run.resources, hashKey: run.hashKey, state: before, ...(input.commit === undefined ? {} : { commit: input.commit }) },
       {

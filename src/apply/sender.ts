@@ -47,7 +47,13 @@ export class Sender {
     const out = this.opts.desired.outgoing.get(c.id);
     const op = c.operation!;
     if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(this.opts.recorder.record(c.id)!.applied ?? {}, this.opts.recorder.record(c.id)!.address) };
-    return { method: op.method, path: `${op.path}${queryString(out?.query ?? {}, c.quotaReset === true, encodeURIComponent)}`, body: out?.body };
+    const path = `${op.path}${queryString(out?.query ?? {}, c.quotaReset === true, encodeURIComponent)}`;
+    if (c.reactivate === true && out !== undefined) {
+      // a deactivated object declared again: the spec's body, switched on (reactivation.ts)
+      const address = { ...this.opts.desired.find(c.id)?.request.address, ...this.opts.recorder.record(c.id)?.address };
+      return { method: op.method, path, body: knownKind(c.kind)!.deactivation!.reactivation.body(out.body, address, out.query) };
+    }
+    return { method: op.method, path, body: out?.body };
   }
 
   observe(queue: InterfaceQueue, operation: string, outcome: CallOutcome, batchSize?: number): void {

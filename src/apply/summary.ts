@@ -2,6 +2,7 @@ import type { ResourceStatus, StateSnapshot } from "../record/state.js";
 import { scrubText } from "../redactor.js";
 import type { Paint } from "../style.js";
 import type { ApplySummary } from "./types.js";
+import { inDoubtSteps } from "../plan/in-doubt.js";
 
 /** Exit status of an apply: 0 when everything applied, 1 when anything failed or is in doubt. */
 export function applySucceeded(s: ApplySummary): boolean {
@@ -19,11 +20,18 @@ export function statusCounts(before: StateSnapshot, s: ApplySummary): Record<Res
   return counts;
 }
 
+/** What settles one resource in doubt (the same steps the plan gives), one line each. */
+function inDoubtLines(id: string): string {
+  const steps = inDoubtSteps(id.slice(0, id.indexOf("/")), id, "declared");
+  if (steps.length === 0) return "\n    nothing to resolve: the next apply writes it again, without repeating what must happen once (see `gatesync plan`)";
+  return steps.map((st) => `\n    ${st.command}   (${st.when})`).join("");
+}
+
 /** The apply summary for people; it passes through the redaction layer on its way out. */
 export function renderSummary(s: ApplySummary, paint: Paint): string {
   const lines: string[] = [];
   lines.push(
-    `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
+    `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.adopted.length > 0 ? `${s.adopted.length} adopted, ` : ""}${s.moved.length > 0 ? `${s.moved.length} moved, ` : ""}${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
   );
   const c = s.calls;
   // every request to the gateway: direct calls, batch calls and the checks' batch calls
@@ -33,8 +41,10 @@ export function renderSummary(s: ApplySummary, paint: Paint): string {
   for (const h of s.health) lines.push(`Health: ${h.id} ${h.ok ? paint("green", "ok") : paint("red", "failing")} (${h.checks.filter((x) => x.ok).length}/${h.checks.length} checks${h.error === undefined ? "" : `; ${h.error}`})`);
   if (s.skipped.length > 0) lines.push(paint("yellow", `Not started (the apply was stopped): ${s.skipped.join(", ")}`));
   if (s.failed.length > 0) lines.push(paint("red", "Failed:"), ...s.failed.map((f) => `  ${f.id}: ${f.message}`));
+  if (s.adopted.length > 0) lines.push(`Adopted (recorded under the server id the annotation or \`state adopt\` gave): ${s.adopted.join(", ")}`);
+  if (s.moved.length > 0) lines.push(`Moved (renamed; same object, no call): ${s.moved.join(", ")}`);
   if (s.inDoubt.length > 0) {
-    lines.push(paint("red", "In doubt (sent; the outcome is unknown — resolve before the next apply):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}\n    gatesync state resolve ${f.id} --id <server id>   (it exists)\n    gatesync state resolve ${f.id} --forget           (it does not)`));
+    lines.push(paint("red", "In doubt (sent; the outcome is unknown):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}${inDoubtLines(f.id)}`));
   }
   return scrubText(`${lines.join("\n")}\n`);
 }

@@ -49,6 +49,10 @@ export interface ApplySummary {
   readonly blocked: readonly string[];
   readonly unchanged: number;
   readonly orphans: readonly string[];
+  /** Records moved to a new name (renames), as `Old → New`; no call. */
+  readonly moved: readonly string[];
+  /** Resources adopted: recorded under an existing object's server id. */
+  readonly adopted: readonly string[];
   readonly quotaResets: number;
   readonly health: readonly HealthResult[];
   readonly calls: AppliedCalls;

@@ -21,7 +21,7 @@ import { configOrDefault, writeChunks } from "./plan-command.js";
 import { interruptOnSignals, signalExitCode } from "./interrupt.js";
 import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
-import { applySelection, collect, selectionHelp } from "./selection-options.js";
+import { applySelection, collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
 
 async function readSavedPlan(file: string): Promise<Plan> {
@@ -71,10 +71,11 @@ export function addApplyCommand(program: Command, io: CliIo): void {
     .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
+    .option("--allow-mass-deactivation", massDeactivationHelp)
     .action((opts: ApplyFlags) => applyAction(opts, io));
 }
 
-type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string };
+type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string; allowMassDeactivation?: boolean };
 
 async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const config = await configOrDefault(opts.config);
@@ -102,6 +103,7 @@ async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       dispatcher,
       ...(savedPlan === undefined ? {} : { savedPlan }),
       ...(selection === undefined ? {} : { selection }),
+      ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
       ...(savedPlan === undefined && opts.autoApprove !== true
         ? {
             confirm: async (plan: Plan) => {

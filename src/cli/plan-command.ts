@@ -21,7 +21,7 @@ import { checkStateRequired, openPlanState, stateUrlVariable } from "./plan-stat
 import type { PlanStateFlags } from "./plan-state.js";
 import { openResources } from "./resources.js";
 import { stateSpecHelp } from "./state-spec.js";
-import { collect, selectionFromFlags, selectionHelp } from "./selection-options.js";
+import { collect, massDeactivationHelp, selectionFromFlags, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
 
 export interface CliIo {
@@ -66,7 +66,7 @@ export function detailedExitCode(plan: Plan): number {
   return hasChanges(plan) ? 2 : 0;
 }
 
-type PlanFlags = SelectionFlags & PlanStateFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string };
+type PlanFlags = SelectionFlags & PlanStateFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string; allowMassDeactivation?: boolean };
 
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
@@ -86,6 +86,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
     .option("--exclude <Kind/name>", selectionHelp.exclude, collect)
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
+    .option("--allow-mass-deactivation", massDeactivationHelp)
     .action(async (opts: PlanFlags) => {
       const selection = selectionFromFlags(opts);
       const config = await configOrDefault(opts.config);
@@ -96,7 +97,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       });
       try {
         // a plan only: the state's payloads are read only where the plan compares them
-        const computed = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }) }).catch((err: unknown) => {
+        const computed = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }), ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}) }).catch((err: unknown) => {
           // the merge-request comment says why nothing was planned (the errors go to stderr too)
           if (err instanceof ValidationFailed && opts.format === "markdown") io.stdout(refusedPlanMarkdown(err.diagnostics));
           throw err;

@@ -7,6 +7,8 @@ import type { RunReport } from "../apply/run-report.js";
 import { createLogger } from "../logger.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
+import { massDeactivationHelp } from "./selection-options.js";
+import { UsageError } from "../errors.js";
 
 export function addRunCommand(program: Command, io: CliIo): void {
   program
@@ -15,8 +17,13 @@ export function addRunCommand(program: Command, io: CliIo): void {
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--listen <host:port>", "address of the HTTP server (default: server.listen)")
     .option("--once", "one run, then exit (0 applied or nothing to do, 1 otherwise)")
-    .action(async (opts: { config: string; listen?: string; once?: boolean }) => {
-      const config = await configOrDefault(opts.config);
+    .option("--allow-mass-deactivation", `with --once: ${massDeactivationHelp}; a running daemon reads deactivationGuard.allowCommit instead`)
+    .action(async (opts: { config: string; listen?: string; once?: boolean; allowMassDeactivation?: boolean }) => {
+      if (opts.allowMassDeactivation === true && opts.once !== true) {
+        throw new UsageError("--allow-mass-deactivation is for one run (--once)", { hint: "for a running daemon, set `deactivationGuard: { allowCommit: <commit> }` in gatesync.yaml: it lifts the guard for that commit only" });
+      }
+      const read = await configOrDefault(opts.config);
+      const config = opts.allowMassDeactivation === true ? { ...read, deactivationGuard: { ...read.deactivationGuard, allow: true } } : read;
       // refused before anything starts, with --once too
       parseListen(opts.listen ?? config.server.listen);
       const logger = createLogger({ pretty: io.isTty && io.env.GATESYNC_LOG_FORMAT !== "json" });

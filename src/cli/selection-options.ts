@@ -36,3 +36,6 @@ export function applySelection(flags: SelectionFlags, saved: Plan | undefined, c
   }
   return s === undefined ? undefined : { targets: s.targets, excludes: s.excludes, kinds: s.kinds, ...(s.selector === undefined ? {} : { selector: s.selector }) };
 }
+
+/** `--allow-mass-deactivation` of plan, apply and run --once. */
+export const massDeactivationHelp = "lift the guard against mass deactivation for this run: switch off every orphan `orphans: deactivate` would, however many (docs/renames.md)";

@@ -3,7 +3,9 @@ import { writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { UsageError } from "../errors.js";
 import { openStateBackend } from "../record/open-backend.js";
-import type { StateBackend, StateSnapshot } from "../record/state.js";
+import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
+import { declaredIds } from "./declared-ids.js";
+import type { DeclaredIds } from "./declared-ids.js";
 import type { CliIo } from "./plan-command.js";
 import { configIfPresent, configOrDefault } from "./plan-command.js";
 import { addStateAdoptCommand, adoptedText } from "./state-adopt-command.js";
@@ -23,10 +25,18 @@ async function withState<T>(opts: { config: string; state?: string }, io: CliIo,
   }
 }
 
-function listText(snapshot: StateSnapshot): string {
+/** What a record is, for people: its status; orphaned when its resource left the repository (when known); deactivated when switched off. */
+function statusText(r: ResourceRecord, declared: ReadonlySet<string> | undefined): string {
+  const orphan = declared !== undefined && !declared.has(r.id);
+  const status = orphan ? (r.status === "applied" ? "orphaned" : `orphaned, ${r.status}`) : r.status;
+  return r.deactivatedAt === undefined ? status : `${status}, deactivated ${r.deactivatedAt}`;
+}
+
+function listText(snapshot: StateSnapshot, repository: DeclaredIds): string {
   const records = [...snapshot.resources.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   const lines = [`state serial ${snapshot.serial}, ${records.length} resources`];
-  for (const r of records) lines.push(`${r.status.padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${adoptedText(r)}${r.error === undefined ? "" : ` — ${r.error}`}`);
+  if (repository.declared === undefined) lines.push(`(${repository.why}: records of resources gone from it are not marked orphaned; \`gatesync plan\` shows them)`);
+  for (const r of records) lines.push(`${statusText(r, repository.declared).padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${adoptedText(r)}${r.error === undefined ? "" : ` — ${r.error}`}`);
   return `${lines.join("\n")}\n`;
 }
 
@@ -39,8 +49,10 @@ function addList(state: Command, io: CliIo): void {
     .action((opts: { config: string; json?: boolean }) =>
       withState(opts, io, async (backend) => {
         const snapshot = await backend.read();
+        const repository = await declaredIds(opts.config, io);
         const { lineage, serial, resources } = pulledState(snapshot);
-        io.stdout(opts.json === true ? `${JSON.stringify({ lineage, serial, resources }, null, 2)}\n` : listText(snapshot));
+        const orphans = repository.declared === undefined ? {} : { orphans: [...snapshot.resources.keys()].filter((id) => !repository.declared.has(id)).sort() };
+        io.stdout(opts.json === true ? `${JSON.stringify({ lineage, serial, resources, ...orphans }, null, 2)}\n` : listText(snapshot, repository));
       }),
     );
 }

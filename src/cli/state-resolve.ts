@@ -1,7 +1,8 @@
 /** `gatesync state resolve`: settles a resource by hand (an in-doubt create, a forgotten one, a change made by hand). */
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
-import { serverIdAddress } from "../kinds/registry.js";
+import { knownKind, serverIdAddress } from "../kinds/registry.js";
+import { inDoubtHint } from "../plan/in-doubt.js";
 import { unfilledParams } from "../plan/plan-change.js";
 import { runPlan } from "../plan/run-plan.js";
 import type { PlanRun } from "../plan/run-plan.js";
@@ -68,6 +69,10 @@ export async function resolveResource(config: GatesyncConfig, id: string, opts: 
         io.stdout(`forgot ${id}\n`);
       } else if (opts.id !== undefined) {
         if (record?.status !== "in-doubt") throw new UsageError(`${id} is not in doubt`, { hint: "--id settles an in-doubt create; use --accept for other resources" });
+        if (knownKind(record.kind)?.serverId === undefined) {
+          // an org key's id is its keyId, a dashboard hook has none: a server id would record nothing true
+          throw new UsageError(`${id} has no server id to record: the server does not name ${record.kind} objects`, { hint: inDoubtHint(record.kind, id, "declared") ?? "`gatesync plan` says what the next apply does with it" });
+        }
         await backend.write(resolvedRecord(record, opts.id));
         io.stdout(`recorded ${id} as applied, server id ${opts.id}\n`);
       } else {

@@ -97,6 +97,8 @@ export interface GatesyncConfig {
   readonly state: StateConfig;
   readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
   readonly orphans: "report" | "deactivate";
+  /** The guard against mass deactivation (docs/renames.md). */
+  readonly deactivationGuard: DeactivationGuard;
   readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string; readonly stateTokenEnv?: string };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
@@ -132,6 +134,26 @@ function optional(key: string, value: unknown, map: (v: string) => string = (v) 
 
 function rate(raw: unknown): RateLimitConfig {
   return { ...defaultRate, ...(raw as Partial<RateLimitConfig> | undefined) };
+}
+
+/** The guard against mass deactivation (docs/renames.md; applied by the planner's deactivation-guard.ts). */
+export interface DeactivationGuard {
+  /** Largest share (0–1) of the deactivatable records one run may switch off; all of them never. */
+  readonly maxShare: number;
+  /** Lifted (the config's `allow`, or a one-shot command's --allow-mass-deactivation). */
+  readonly allow: boolean;
+  /** Lifted for plans of this commit (a prefix of at least 7 characters). */
+  readonly allowCommit?: string;
+}
+
+export const defaultMaxShare = 0.5;
+
+function deactivationGuard(raw: Raw | undefined): DeactivationGuard {
+  return {
+    maxShare: typeof raw?.maxShare === "number" ? raw.maxShare : defaultMaxShare,
+    allow: raw?.allow === true,
+    ...optional("allowCommit", raw?.allowCommit),
+  };
 }
 
 /** The source section: a git repository or a directory; paths relative to the config. */
@@ -207,6 +229,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       reassertIntervalMs: typeof sc.reassertInterval === "string" ? parseDuration(sc.reassertInterval) : undefined,
     },
     orphans: doc.orphans === "deactivate" ? "deactivate" : "report",
+    deactivationGuard: deactivationGuard(doc.deactivationGuard as Raw | undefined),
     server: {
       listen: typeof sv.listen === "string" ? sv.listen : "127.0.0.1:9464",
       ...(typeof sv.webhookSecretEnv === "string" ? { webhookSecretEnv: sv.webhookSecretEnv } : {}),

@@ -239,6 +239,9 @@ export class Reconciler {
       ...(this.opts.observer === undefined ? {} : { progress: this.opts.observer.progress() }),
     });
     run.plan = result.plan;
+    const mass = result.plan.massDeactivation;
+    // nothing was switched off: a person decides (deactivationGuard.allowCommit lifts it for this commit)
+    if (mass !== undefined) log.warn({ withheld: mass.withheld, of: mass.of, maxShare: mass.maxShare, allowWith: "deactivationGuard.allowCommit" }, "mass deactivation withheld");
     if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });
     const summary = result.summary;
     if (reassert) this.lastReassert = Date.now();

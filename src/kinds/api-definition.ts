@@ -1,8 +1,8 @@
 import { apiDefinitionChecks } from "./api-definition-checks.js";
-import type { AttachedDocument, KindModule, KindRequest, RuleFinding, Spec } from "./kind.js";
+import type { AttachedDocument, KindModule, KindRequest, Reactivation, RuleFinding, Spec } from "./kind.js";
 import { str } from "./kind.js";
 import { deactivationBody, deactivationNote, deactivationRefusal } from "./api-deactivation.js";
-import { documentMember, withMember } from "./document-ref.js";
+import { documentMember, materialize, withMember } from "./document-ref.js";
 
 const extensionKey = "x-gw-api-gateway";
 
@@ -48,6 +48,42 @@ const openApiDocument: AttachedDocument = {
   heldMembers: [extensionKey, "security"],
 };
 
+/**
+ * A deactivated API declared again: a document with the extension says itself whether the API
+ * is active (sent as it is); one without it would leave the API's current — switched-off —
+ * extension in place, so it gets the extension the deactivation sent, switched on.
+ */
+function apiReactivation(): Reactivation {
+  const stateOf = (definition: unknown): unknown => {
+    const info = (documentMember(definition, extensionKey) as { info?: { state?: { active?: unknown } } } | undefined)?.info;
+    return info?.state?.active;
+  };
+  /** The extension the deactivation would send for this document, switched on; undefined when none can be built. */
+  const switchedOn = (sent: unknown, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined => {
+    const switchedOff = apiDefinitionKind.deactivation!.body({ query, definition: sent }, address) as Record<string, unknown> | undefined;
+    const info = (switchedOff?.[extensionKey] as { info?: { state?: Record<string, unknown> } } | undefined)?.info;
+    if (info?.state === undefined) return undefined;
+    info.state = { ...info.state, active: true };
+    return switchedOff;
+  };
+  return {
+    declaresInactive: (compare) => stateOf(compare.definition) === false,
+    refusal(compare, address) {
+      if (documentMember(compare.definition, extensionKey) !== undefined) return undefined;
+      if (switchedOn(materialize(compare.definition), address, (compare.query ?? {}) as Spec) !== undefined) return undefined;
+      return {
+        reason: "it was deactivated, and its document has no x-gw-api-gateway extension: sent as it is, the API would keep its switched-off extension, and none can be built from it",
+        hint: "add the complete x-gw-api-gateway extension with info.state.active: true to the document, or switch the API on by hand and run `gatesync state resolve <id> --accept`",
+      };
+    },
+    body(sent, address, query) {
+      if (documentMember(sent, extensionKey) !== undefined) return sent;
+      // the plan blocked a reactivation no body can make (refusal): this one is built
+      return switchedOn(sent, address, query) ?? sent;
+    },
+  };
+}
+
 /** Operation 1: PATCH {base_url}/gw/apis/oas/{apiID}. The API must exist already. */
 export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
   kind: "ApiDefinition",
@@ -60,6 +96,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
   references: () => [],
   postApply: apiDefinitionChecks,
   identity: (spec) => `api:${str(spec, "apiId")}`,
+  objectKeys: (address) => (address.apiID === undefined ? {} : { address: `api:${address.apiID}` }),
   request(spec: Spec): KindRequest {
     const query = Object.fromEntries(Object.entries((spec.query ?? {}) as Spec).map(([k, v]) => [k, typeof v === "string" ? v.trim() : String(v)]));
     const definition = withExtensionId(spec.definition, str(spec, "apiId"));
@@ -85,6 +122,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
     body: (applied, address) => deactivationBody(applied, String(address.apiID)),
     note: deactivationNote,
     refusal: deactivationRefusal,
+    reactivation: apiReactivation(),
   },
   check(spec: Spec): RuleFinding[] {
     const findings: RuleFinding[] = [];

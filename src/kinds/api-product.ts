@@ -12,6 +12,8 @@ export const apiProductKind: KindModule<"ApiProduct"> = {
   deprecatedFields: {},
   references: (spec: Spec) => apiRefsIn(spec.APIDetails, ["spec", "APIDetails"]),
   identity: () => undefined,
+  // the portal ids products itself: a product is known again by its Name
+  objectKeys: (_address, compare) => (typeof compare.Name === "string" ? { content: `product named ${JSON.stringify(compare.Name)}` } : {}),
   request(spec: Spec, ctx: RequestContext): KindRequest {
     const body: Record<string, unknown> = { ...spec, IsDocumentationOnly: spec.IsDocumentationOnly ?? false };
     if (Array.isArray(spec.APIDetails)) body.APIDetails = spec.APIDetails.map((d) => withApiId(d, "APIID", ctx.apiIdOf));

@@ -18,6 +18,8 @@ export const dashboardWebhookKind: KindModule<"DashboardWebhook"> = {
   references: () => [],
   // The dashboard refuses a second hook with the same name, method and target (409).
   identity: (spec) => `dashboard-webhook:${str(spec, "method")} ${str(spec, "target_path")} ${str(spec, "name") ?? ""}`,
+  // what the dashboard itself refuses twice (409): the same name, method and target
+  objectKeys: (_address, compare) => ({ content: `dashboard hook ${JSON.stringify([compare.name ?? "", compare.method, compare.target_path])}` }),
   request(spec: Spec): KindRequest {
     const body = { name: spec.name ?? "", method: spec.method, target_path: spec.target_path, header_map: spec.header_map ?? {} };
     return { address: {}, create: "createDashboardWebhook", update: undefined, query: {}, body, compare: body };

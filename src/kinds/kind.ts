@@ -103,6 +103,24 @@ export interface Deactivation {
    * made from the record (a hint that holds what to write back).
    */
   readonly refusal: DeactivationRefusal | ((applied: Spec, address: Readonly<Record<string, string>>) => DeactivationRefusal);
+  /** Switching it on again (a deactivated object declared anew). */
+  readonly reactivation: Reactivation;
+}
+
+/** See KindModule.objectKeys; a key is absent when the request or record does not give it. */
+export interface ObjectKeys {
+  readonly address?: string;
+  readonly content?: string;
+}
+
+/** How a deactivated object is switched on again when the repository declares it anew. */
+export interface Reactivation {
+  /** The spec itself asks for the object switched off (then nothing is switched on). */
+  declaresInactive(compare: Spec): boolean;
+  /** The body that switches it on, from the body the spec sends (`query`: the call's query). */
+  body(sent: unknown, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>): unknown;
+  /** Why no write built from this spec can switch it on (the plan blocks it), or undefined. */
+  refusal?(compare: Spec, address: Readonly<Record<string, string>>): { readonly reason: string; readonly hint: string } | undefined;
 }
 
 /** An id the server assigns when it creates the object. */
@@ -231,6 +249,14 @@ export interface KindModule<K extends string = KindName> {
   };
   /** How an orphan is switched off under `orphans: deactivate`; absent when it cannot be. */
   readonly deactivation?: Deactivation;
+  /**
+   * The server object a request (or a record: its address and what was applied) stands for
+   * (docs/renames.md): a new resource and an orphaned record with a key in common are one object
+   * under two names. `address`: the id the calls address (certain: an undeclared rename is
+   * followed); `content`: what names an object the server ids itself (a product's Name: a
+   * likeness, so an undeclared rename is blocked rather than followed or duplicated).
+   */
+  objectKeys(address: Readonly<Record<string, string>>, compare: Readonly<Record<string, unknown>>): ObjectKeys;
   /** Checks run after an apply of this kind; their result is the resource's health. */
   readonly postApply?: PostApplyChecks;
   /** The document this kind carries besides its spec, if any. */

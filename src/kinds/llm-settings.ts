@@ -1,3 +1,4 @@
+import { contentHash } from "./canonical.js";
 import type { KindModule, KindRequest, Spec } from "./kind.js";
 import { idMember } from "./kind.js";
 
@@ -12,6 +13,8 @@ export const llmSettingsKind: KindModule<"LlmSettings"> = {
   deprecatedFields: {},
   references: () => [],
   identity: () => undefined,
+  // settings carry no name: the same settings are the same content
+  objectKeys: (_address, compare) => ({ content: `LLM settings ${contentHash(compare)}` }),
   request(spec: Spec): KindRequest {
     const data = { type: spec.type ?? "llm-settings", attributes: spec.attributes ?? {} };
     return { address: {}, create: "createLlmSettings", update: undefined, query: {}, body: { data }, compare: data };

@@ -34,6 +34,7 @@ export const orgKeyKind: KindModule<"OrgKey"> = {
   deprecatedFields,
   references: (spec: Spec) => apiRefsIn(spec.access_rights, ["spec", "access_rights"]),
   identity: (spec) => `org-key:${str(spec, "keyId")}`,
+  objectKeys: (address) => (address.keyID === undefined ? {} : { address: `org-key:${address.keyID}` }),
   request(spec: Spec, ctx: RequestContext): KindRequest {
     const body = omit(spec, ["keyId", "quotaResetTrigger", "last_updated"]);
     if (body.access_rights !== null && typeof body.access_rights === "object") {
@@ -60,6 +61,11 @@ export const orgKeyKind: KindModule<"OrgKey"> = {
     refusal: {
       reason: "the key's last body holds sensitive values the state does not keep, and the write replaces the whole key",
       hint: "put it back with is_inactive: true, apply, then remove it",
+    },
+    // the upsert replaces the whole key: the spec's body, with is_inactive false unless it says otherwise
+    reactivation: {
+      declaresInactive: (compare) => compare.is_inactive === true,
+      body: (sent) => (sent !== null && typeof sent === "object" ? { ...sent, is_inactive: false } : sent),
     },
   },
   check(spec: Spec): RuleFinding[] {

@@ -16,6 +16,11 @@ export const portalWebhookKind: KindModule<"PortalWebhook"> = {
     const id = str(spec, "webhookId");
     return id === undefined ? undefined : `portal-webhook:${id}`;
   },
+  // by its id once known (the spec's webhookId, the server's on a record); by its Name for a likeness
+  objectKeys: (address, compare) => ({
+    ...(address.webhook_id === undefined ? {} : { address: `portal-webhook:${address.webhook_id}` }),
+    ...(typeof compare.Name === "string" ? { content: `portal-webhook named ${JSON.stringify(compare.Name)}` } : {}),
+  }),
   request(spec: Spec): KindRequest {
     const body = {
       Name: spec.Name,

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { adoptAnnotation } from "./adoption.js";
+import { movedFromAnnotation } from "./renames.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, KindRequest, RequestContext } from "../kinds/kind.js";
 import { jsonTextOf } from "../kinds/json-text.js";
@@ -29,6 +30,8 @@ export interface Desired {
   readonly source: { readonly file: string; readonly line: number };
   /** The server id the `gatesync.dev/adopt` annotation adopts. */
   readonly adopt?: string;
+  /** The old name the `gatesync.dev/moved-from` annotation declares (a rename: renames.ts). */
+  readonly movedFrom?: string;
 }
 
 /** What the apply sends: bodies with secrets, keyed by resource id. Never logged or stored. */
@@ -153,6 +156,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
       ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
+      ...(r.annotations[movedFromAnnotation] === undefined ? {} : { movedFrom: r.annotations[movedFromAnnotation] }),
     };
     desired.push(d);
     sources.push(r);

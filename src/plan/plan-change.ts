@@ -8,11 +8,13 @@ import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
 import { InternalError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
-import { kindModule, knownKind } from "../kinds/registry.js";
-import { containsSensitive, isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
+import { kindModule } from "../kinds/registry.js";
+import { isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { planAdoption } from "./adoption.js";
+import { inDoubtHint, isUpsert, upsertInDoubtNote } from "./in-doubt.js";
+import { reactivationOf } from "./reactivation.js";
 import type { AdoptionClaims } from "./adoption.js";
 import { classified } from "./breaking/classify.js";
 import type { BreakingChange, Compatibility } from "./breaking/types.js";
@@ -20,7 +22,7 @@ import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
 
-export type Action = "create" | "update" | "no-op" | "blocked" | "orphan" | "adopt";
+export type Action = "create" | "update" | "no-op" | "blocked" | "orphan" | "adopt" | "moved";
 
 export interface PlannedOperation {
   readonly name: OperationName;
@@ -46,6 +48,10 @@ export interface PlannedChange {
   readonly quotaReset?: boolean;
   /** Orphan deactivated under `orphans: deactivate`. */
   readonly deactivate?: boolean;
+  /** Renamed: the record of `from` moves to this name (docs/renames.md); `moved` alone sends nothing. */
+  readonly moved?: { readonly from: string; readonly declared: boolean };
+  /** A deactivated object declared again: this write switches it on. */
+  readonly reactivate?: boolean;
   /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
   readonly adopt?: { readonly serverId: string; readonly source: "repository" | "command" };
   readonly fields: readonly FieldChange[];
@@ -98,7 +104,7 @@ export function refuseUnaddressable(c: Draft): Draft {
 
 const showQueryValue = (v: unknown): string => (isSensitiveMarker(v) ? "(sensitive)" : encodeURIComponent(String(v)));
 
-function plannedOperation(name: OperationName, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>, reset: boolean, batching: boolean): PlannedOperation {
+export function plannedOperation(name: OperationName, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>, reset: boolean, batching: boolean): PlannedOperation {
   const spec = operations[name];
   return {
     name,
@@ -111,8 +117,8 @@ function plannedOperation(name: OperationName, address: Readonly<Record<string, 
   };
 }
 
-const inDoubtHint = (id: string): string =>
-  `find out whether the object exists on the server: if it does, record it with \`gatesync state resolve ${id} --id <server id>\`; if it does not, \`gatesync state resolve ${id} --forget\` lets the next apply create it`;
+
+export const hinted = (hint: string | undefined): { hint?: string } => (hint === undefined ? {} : { hint });
 
 /** What planning one resource consults beyond its desired form and its record. */
 export interface ChangeContext {
@@ -143,13 +149,15 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
   const notes = [...(req.notes ?? [])];
-  if (record?.status === "in-doubt") {
+  if (record?.status === "in-doubt" && !isUpsert(req.create)) {
     const settle = kindModule(d.kind).settlesByResend;
     if (settle === undefined || req.create === undefined || holdsPayload(record, "applied") || !settle.sameObject(record.attempted ?? {}, req.compare)) {
-      return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, hint: inDoubtHint(d.id), notes };
+      return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, ...hinted(inDoubtHint(d.kind, d.id, "declared")), notes };
     }
     notes.push(`the last create's outcome is unknown (${record.error ?? "no answer"}): it is sent again to settle it — a duplicate is refused with ${settle.status}, which means the earlier create happened`);
   }
+  // an upsert in doubt (an org key's write carrying reset_quota=1) is written again, its reset never
+  if (record?.status === "in-doubt") notes.push(upsertInDoubtNote(record));
   const adoption = planAdoption(d, record, ctx.claims);
   if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };
   if (adoption?.action === "adopt") {
@@ -194,10 +202,15 @@ export function fieldsOf<T extends object>(change: object, d: Desired): T {
 function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefined, notes: string[], ctx: ChangeContext): Draft {
   const req = d.request;
   const address = { ...req.address, ...record?.address };
-  const reset = req.trigger !== undefined;
+  // a trigger recorded in doubt was sent once: never again (see upsertInDoubtNote)
+  const reset = req.trigger !== undefined && req.trigger !== record?.trigger;
   // every field of the request: read from the desired resource when shown (see fieldsOf)
   const fields = allFieldsOfDesired;
   if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
+  if (record?.status === "in-doubt" && req.update !== undefined) {
+    // an upsert whose write is in doubt: written again, as an update (it may exist now)
+    return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
+  }
   if (req.create !== undefined) {
     return { ...base, action: "create", operation: plannedOperation(req.create, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
   }
@@ -215,9 +228,18 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: strin
   // was applied is parsed (lazy-record.ts) only here too
   const changed = record.appliedHash === d.hash ? undefined : { before: materialize(record.applied ?? {}), after: materialize(req.compare) };
   const fields = changed === undefined ? [] : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
+  // classified below when the spec's own fields changed (not for a trigger or a reactivation alone)
+  const specChanged = fields.length > 0;
   const triggerChanged = req.trigger !== undefined && req.trigger !== record.trigger;
-  const retry = record.status === "failed";
-  if (retry) notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
+  if (triggerChanged) fields.push({ path: "quotaResetTrigger", op: "change", before: record.trigger, after: req.trigger });
+  const reactivation = reactivationOf(d, record);
+  if (reactivation?.refused !== undefined) return { ...base, action: "blocked", fields: [reactivation.field, ...fields], reason: reactivation.refused.reason, hint: reactivation.refused.hint, notes };
+  if (reactivation !== undefined) {
+    fields.unshift(reactivation.field);
+    notes.push(reactivation.note);
+  }
+  const retry = record.status === "failed" || record.status === "in-doubt" || reactivation !== undefined;
+  if (record.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (fields.length === 0 && !triggerChanged && !retry) {
     if (ctx.reassert && req.update !== undefined && operations[req.update].idempotent) {
       return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, false, ctx.batching), fields: [], notes: [...notes, "re-asserted: sent again to undo changes made outside git"] };
@@ -247,39 +269,9 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: strin
     action: "update",
     operation: plannedOperation(req.update, address, req.query, triggerChanged, ctx.batching),
     ...(triggerChanged ? { quotaReset: true } : {}),
+    ...(reactivation === undefined ? {} : { reactivate: true }),
     fields,
-    ...(fields.length > 0 && changed !== undefined ? classified(d.kind, changed.before, changed.after) : {}),
+    ...(specChanged && changed !== undefined ? classified(d.kind, changed.before, changed.after) : {}),
     notes,
   };
-}
-
-/** A record whose resource left the repository (or the selection's part of it). */
-export function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", batching: boolean): Draft {
-  const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
-  const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
-  if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, hint: inDoubtHint(record.id), notes: [] };
-  if (record.status === "failed" && !holdsPayload(record, "applied")) {
-    // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
-    return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
-  }
-  if (record.deactivatedAt !== undefined) return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
-  if (policy === "report") return { ...base, action: "orphan", reason: `removed from the repository; ${kept}`, hint: "set `orphans: deactivate` in gatesync.yaml to deactivate API definitions and org keys that leave the repository", notes: [] };
-  const deactivation = knownKind(record.kind)?.deactivation;
-  if (deactivation !== undefined) {
-    const applied = record.applied ?? {};
-    if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
-      const refusal = typeof deactivation.refusal === "function" ? deactivation.refusal(applied, record.address) : deactivation.refusal;
-      return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${refusal.reason}; ${kept}`, hint: refusal.hint, notes: [] };
-    }
-    return {
-      ...base,
-      action: "orphan",
-      deactivate: true,
-      operation: plannedOperation(deactivation.operation, record.address, deactivation.query(applied), false, batching),
-      fields: [{ path: deactivation.field, op: "change", before: deactivation.before(applied), after: deactivation.after }],
-      reason: `removed from the repository: deactivated (${deactivation.effect})`,
-      notes: [deactivation.note?.(applied)].filter((n): n is string => n !== undefined),
-    };
-  }
-  return { ...base, action: "orphan", reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`, hint: "remove it on the server by hand, then forget it", notes: [] };
 }

@@ -17,5 +17,22 @@ export function planScope(resources: readonly Resource[], state: StateSnapshot, 
   const present = new Set(items.map((i) => i.id));
   const result = selectResources(items, new Set(state.resources.keys()), scope);
   const summary = { ...result.summary(state.resources.values(), present), ...(configSelector === undefined ? {} : { configSelector }) };
-  return { plan: { present, includesRecord: result.includesRecord, summary }, only: result.selected };
+  return { plan: { present, includesRecord: result.includesRecord, summary, declaredObjects: declaredObjects(resources) }, only: result.selected };
+}
+
+/**
+ * The objects the repository's deactivatable resources address, by the kind's identity of
+ * the spec (for those kinds the same string as the address key of their requests and
+ * records: `api:<apiId>`, `org-key:<keyId>`) — no secret is resolved for it.
+ */
+function declaredObjects(resources: readonly Resource[]): Map<string, string> {
+  const apis = new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
+  const keys = new Map<string, string>();
+  for (const r of resources) {
+    const kind = kindModule(r.kind);
+    if (kind.deactivation === undefined) continue;
+    const key = kind.identity(r.spec, (name) => apis.get(name));
+    if (key !== undefined && !keys.has(key)) keys.set(key, resourceId(r));
+  }
+  return keys;
 }

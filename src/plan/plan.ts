@@ -12,10 +12,15 @@ import { isSensitiveMarker } from "../kinds/sensitive.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { PlanSelection } from "../select/selection.js";
 import { adoptionClaims } from "./adoption.js";
+import { guardDeactivations } from "./deactivation-guard.js";
+import type { DeactivationGuard, MassDeactivation } from "./deactivation-guard.js";
+import { declaredElsewhere, movedRecord, planMoves, supersededOrphan } from "./renames.js";
+import type { Moves } from "./renames.js";
 import { isBreaking } from "./breaking/classify.js";
 import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
-import { allFieldsOfDesired, fieldsOf, isExecutable, planChange, planOrphan, refuseUnaddressable } from "./plan-change.js";
+import { allFieldsOfDesired, fieldsOf, isExecutable, planChange, refuseUnaddressable } from "./plan-change.js";
+import { planOrphan } from "./orphan.js";
 import type { Action, ChangeContext, Draft, PlannedChange } from "./plan-change.js";
 
 export const planFormatVersion = 1;
@@ -42,6 +47,10 @@ export interface PlanSummary {
   readonly orphan: number;
   /** Absent in plans saved before adoption existed. */
   readonly adopt?: number;
+  /** Renames: records moved to a new name (absent in plans saved before renames existed). */
+  readonly moved?: number;
+  /** Deactivated objects declared again and switched on (absent in older plans). */
+  readonly reactivate?: number;
   readonly deactivate: number;
   readonly quotaResets: number;
   /** Changes with at least one breaking change. */
@@ -67,6 +76,8 @@ export interface Plan {
   /** Present when the plan covers part of the repository and state (`--target`, selectors …). */
   readonly selection?: PlanSelection;
   readonly changes: readonly PlannedChange[];
+  /** Present when the guard against mass deactivation withheld this plan's deactivations. */
+  readonly massDeactivation?: MassDeactivation;
   readonly summary: PlanSummary;
   /** Hash of the changes, independent of the hash key: a re-plan must match it to apply. */
   readonly digest: string;
@@ -92,6 +103,8 @@ export interface PlanOptions {
   readonly hashKey?: string;
   /** A partial plan: `desired` holds the selected resources only. */
   readonly selection?: PlanScope;
+  /** The guard against mass deactivation (absent: no guard). */
+  readonly deactivationGuard?: DeactivationGuard;
 }
 
 /** What a partial plan needs beyond its selected resources. */
@@ -100,6 +113,12 @@ export interface PlanScope {
   readonly present: ReadonlySet<string>;
   /** Whether an orphan's record lies inside the selection. */
   readonly includesRecord: (record: ResourceRecord) => boolean;
+  /**
+   * The objects (address keys, see KindModule.objectKeys) of the deactivatable kinds every
+   * resource of the repository declares → its id: an orphan whose object a resource outside
+   * the selection declares is not deactivated either.
+   */
+  readonly declaredObjects?: ReadonlyMap<string, string>;
   readonly summary: PlanSelection;
 }
 
@@ -151,6 +170,23 @@ function withWave(draft: Draft, wave: number, d?: Desired): PlannedChange {
 
 const noNotes: readonly string[] = Object.freeze([]);
 
+/** A desired resource's change, a rename (renames.ts) taken into account. */
+function planResource(d: Desired, state: StateSnapshot, moves: Moves, ctx: ChangeContext): Draft {
+  const decision = moves.decisions.get(d.id);
+  if (decision === undefined) return planChange(d, state.resources.get(d.id), ctx);
+  if (decision.action === "blocked") return { id: d.id, kind: d.kind, name: d.name, source: d.source, action: "blocked", fields: [], reason: decision.reason, hint: decision.hint, notes: [] };
+  if (decision.action === "note") {
+    const draft = planChange(d, state.resources.get(d.id), ctx);
+    return { ...draft, notes: [...draft.notes, decision.note] };
+  }
+  const draft = planChange(d, movedRecord(decision.from, d), ctx);
+  const moved = { from: decision.from.id, declared: decision.declared };
+  const notes = [decision.note, ...draft.notes];
+  // nothing changes on the server: the record changes its name, no call
+  if (draft.action === "no-op") return { ...draft, action: "moved", moved, reason: `renamed from ${decision.from.id}`, notes };
+  return draft.action === "blocked" ? { ...draft, notes } : { ...draft, moved, notes };
+}
+
 export function computePlan(desired: readonly Desired[], state: StateSnapshot, options: PlanOptions): Plan {
   const waves = planWaves(desired.map((d) => ({ id: d.id, dependsOn: d.dependsOn })));
   if (!waves.ok) {
@@ -160,12 +196,17 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
   const batching = options.batch !== undefined;
   const ctx: ChangeContext = { batching, reassert: options.reassert === true, claims: adoptionClaims(desired, state), hashKey: options.hashKey };
-  const changes: PlannedChange[] = desired.map((d) => withWave(refuseUnaddressable(planChange(d, state.resources.get(d.id), ctx)), waveOf.get(d.id) ?? 1, d));
   const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
+  const moves = planMoves(desired, state, present);
+  const planned: PlannedChange[] = desired.map((d) => withWave(refuseUnaddressable(planResource(d, state, moves, ctx)), waveOf.get(d.id) ?? 1, d));
   const orphanWave = waves.waves.length + 1;
+  const inScope = (record: ResourceRecord): boolean => options.selection?.includesRecord(record) !== false;
   for (const record of state.resources.values()) {
-    if (!present.has(record.id) && options.selection?.includesRecord(record) !== false) changes.push(withWave(refuseUnaddressable(planOrphan(record, options.orphans, batching)), orphanWave));
+    if (present.has(record.id) || moves.movedAway.has(record.id) || !inScope(record)) continue;
+    const declared = declaredElsewhere(record, moves, options.selection?.declaredObjects);
+    planned.push(withWave(declared === undefined ? refuseUnaddressable(planOrphan(record, options.orphans, batching)) : supersededOrphan(record, declared.by, declared.key), orphanWave));
   }
+  const { changes, massDeactivation } = guardDeactivations(planned, state, options.deactivationGuard, options.commit);
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const count = (a: Action): number => changes.filter((c) => c.action === a).length;
   const summary: PlanSummary = {
@@ -176,6 +217,8 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     blocked: count("blocked"),
     orphan: count("orphan"),
     adopt: count("adopt"),
+    moved: changes.filter((c) => c.moved !== undefined && c.action !== "blocked").length,
+    reactivate: changes.filter((c) => c.reactivate === true).length,
     deactivate: changes.filter((c) => c.deactivate === true).length,
     quotaResets: changes.filter((c) => c.quotaReset === true).length,
     breaking: changes.filter(isBreaking).length,
@@ -190,6 +233,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     ...(options.batch === undefined ? {} : { batch: options.batch }),
     ...(options.selection === undefined ? {} : { selection: options.selection.summary }),
     changes,
+    ...(massDeactivation === undefined ? {} : { massDeactivation }),
     summary,
     digest: planDigest(changes),
   };
@@ -197,7 +241,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
 
 /** Executable changes exist: what --detailed-exitcode reports as 2. */
 export function hasChanges(plan: Plan): boolean {
-  return plan.changes.some((c) => isExecutable(c) || c.action === "adopt");
+  return plan.changes.some((c) => isExecutable(c) || c.action === "adopt" || c.action === "moved");
 }
 
 /** Blocked changes exist: the repository asks for something no apply will do (exit code 3). */

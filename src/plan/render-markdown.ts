@@ -9,11 +9,11 @@ import type { FieldChange } from "./diff.js";
 import { codeSpan, escapeHtml, fenced, inlineText, plainText } from "./markdown-inline.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
-import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, otherClasses, showValue, stateLine, summaryLine } from "./render-shared.js";
+import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, massDeactivationLine, movedText, otherClasses, showValue, stateLine, summaryLine } from "./render-shared.js";
 
 export const markdownLimit = 65_000;
 
-const icon: Record<Action, string> = { create: "➕", update: "✏️", "no-op": "", blocked: "⛔", orphan: "🗑️", adopt: "📥" };
+const icon: Record<Action, string> = { create: "➕", update: "✏️", "no-op": "", blocked: "⛔", orphan: "🗑️", adopt: "📥", moved: "🔀" };
 
 const isBreaking = (c: PlannedChange): boolean => (c.breaking?.length ?? 0) > 0;
 
@@ -49,13 +49,15 @@ function section(c: PlannedChange): string {
   for (const n of c.notes) body.push(`# note: ${n}`);
   if (c.hint !== undefined) body.push(`# hint: ${c.hint}`);
   const fields = c.fields.length > 0 ? ` (${c.fields.length} field${c.fields.length === 1 ? "" : "s"})` : "";
-  const summary = `${icon[c.action]} <code>${escapeHtml(c.id)}</code> — ${c.action}${isBreaking(c) ? ` <b>${breakingMark}</b>` : ""}${fields}`;
+  const moved = c.moved === undefined ? "" : ` ${escapeHtml(movedText(c))}`;
+  const summary = `${icon[c.action]} <code>${escapeHtml(c.id)}</code> — ${c.action}${moved}${isBreaking(c) ? ` <b>${breakingMark}</b>` : ""}${fields}`;
   return `<details${isBreaking(c) ? " open" : ""}><summary>${summary}</summary>\n\n${compatibilityBlock(c)}${fenced("diff", body.join("\n"))}\n\n</details>\n`;
 }
 
 function row(c: PlannedChange): string {
   const call = c.operation === undefined ? inlineText(c.reason ?? "", true) : codeSpan(callText(c), true);
-  return `| ${icon[c.action]} | ${codeSpan(c.id, true)} | ${c.action}${isBreaking(c) ? ` **${breakingMark}**` : ""} | ${call} |\n`;
+  const moved = c.moved === undefined ? "" : ` ${inlineText(movedText(c), true)}`;
+  return `| ${icon[c.action]} | ${codeSpan(c.id, true)} | ${c.action}${moved}${isBreaking(c) ? ` **${breakingMark}**` : ""} | ${call} |\n`;
 }
 
 function header(plan: Plan): string[] {
@@ -64,6 +66,8 @@ function header(plan: Plan): string[] {
   const empty = emptyStateWarning(plan);
   if (empty !== undefined) head.push(`> **⚠ ${inlineText(empty)}**`, "");
   if (plan.selection !== undefined) head.push(`> ${inlineText(selectionLine(plan.selection))}`, "");
+  const mass = massDeactivationLine(plan);
+  if (mass !== undefined) head.push(`> **${inlineText(mass)}**`, "");
   const broken = plan.changes.filter(isBreaking);
   if (broken.length > 0) {
     const names = broken.slice(0, 20).map((c) => codeSpan(c.id));

@@ -5,7 +5,7 @@ import type { Action, PlannedChange } from "./plan-change.js";
 import { isDocumentRef } from "../kinds/document-ref.js";
 import { isSensitiveMarker } from "../kinds/sensitive.js";
 
-export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@" };
+export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@", moved: "~" };
 
 export const breakingMark = "⚠ breaking";
 
@@ -24,7 +24,7 @@ export function showValue(value: unknown, max = 160): string {
 
 export function callText(c: PlannedChange): string {
   if (c.operation === undefined) return "";
-  const tags = [c.operation.batchable ? "batch" : "", c.quotaReset === true ? "quota reset" : "", c.deactivate === true ? "deactivate" : ""].filter((t) => t !== "");
+  const tags = [c.operation.batchable ? "batch" : "", c.quotaReset === true ? "quota reset" : "", c.deactivate === true ? "deactivate" : "", c.reactivate === true ? "reactivate" : ""].filter((t) => t !== "");
   return `${c.operation.method} ${c.operation.path}${c.operation.query}${tags.length > 0 ? ` [${tags.join(", ")}]` : ""}`;
 }
 
@@ -47,6 +47,8 @@ export function summaryLine(plan: Plan): string {
     `${s.create} to create`,
     `${s.update} to update${s.breaking > 0 ? ` (${s.breaking} ${breakingMark})` : ""}`,
     ...((s.adopt ?? 0) > 0 ? [`${s.adopt} to adopt`] : []),
+    ...((s.moved ?? 0) > 0 ? [`${s.moved} moved`] : []),
+    ...((s.reactivate ?? 0) > 0 ? [`${s.reactivate} to reactivate`] : []),
     `${s.blocked} blocked`,
     `${s.orphan} orphaned${s.deactivate > 0 ? ` (${s.deactivate} to deactivate)` : ""}`,
     `${s.noop} unchanged`,
@@ -71,4 +73,16 @@ export function stateLine(plan: Plan): string {
 export function emptyStateWarning(plan: Plan): string | undefined {
   if (plan.state.empty !== true) return undefined;
   return "The state is empty (never written, or absent as in a fresh clone): every resource is planned as a create. If a daemon applies this repository, plan against its state (--state-url, or --state postgres:VAR/schema): see docs/merge-requests.md.";
+}
+
+/** The plan's warning when the guard against mass deactivation withheld its deactivations. */
+export function massDeactivationLine(plan: Plan): string | undefined {
+  const m = plan.massDeactivation;
+  if (m === undefined) return undefined;
+  return `Mass deactivation withheld: this plan would switch off ${m.withheld} of the ${m.of} API definitions and org keys gatesync applied (the guard allows ${Math.round(m.maxShare * 100)}%, never all): none is switched off. If it is meant, --allow-mass-deactivation (plan, apply, run --once) or deactivationGuard.allowCommit in gatesync.yaml (the daemon).`;
+}
+
+/** "from Kind/old" for a rename: what the change's first line says after its action. */
+export function movedText(c: PlannedChange): string {
+  return c.moved === undefined ? "" : `from ${c.moved.from}${c.moved.declared ? "" : " (detected: same object)"}`;
 }

@@ -5,9 +5,9 @@ import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
-import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, otherClasses, showValue, stateLine, summaryLine, symbol } from "./render-shared.js";
+import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, massDeactivationLine, movedText, otherClasses, showValue, stateLine, summaryLine, symbol } from "./render-shared.js";
 
-const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan" };
+const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan", moved: "cyan" };
 
 export function fieldLine(f: FieldChange): string {
   if (f.op === "add") return `+ ${f.path}: ${showValue(f.after)}`;
@@ -29,7 +29,8 @@ function compatibilityLines(c: PlannedChange): string[] {
 
 function changeLines(c: PlannedChange, paint: Paint): string[] {
   const mark = (c.breaking?.length ?? 0) > 0 ? `  ${paint("red", breakingMark)}` : "";
-  const lines = [`  ${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${c.operation === undefined ? "" : `  ${callText(c)}`}${mark}`];
+  const moved = c.moved === undefined ? "" : `  ${movedText(c)}`;
+  const lines = [`  ${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${moved}${c.operation === undefined ? "" : `  ${callText(c)}`}${mark}`];
   if (c.reason !== undefined) lines.push(`      ${c.reason}`);
   for (const l of compatibilityLines(c)) lines.push(`      ${l.startsWith(breakingMark) ? paint("red", l) : paint("dim", l)}`);
   for (const f of c.fields) lines.push(`      ${fieldLine(f)}`);
@@ -50,16 +51,21 @@ export function* textChunks(plan: Plan, color: boolean): Generator<string> {
   const empty = emptyStateWarning(plan);
   if (empty !== undefined) head.push(paint("yellow", `⚠ ${empty}`));
   if (plan.selection !== undefined) head.push(paint("yellow", selectionLine(plan.selection)));
+  const mass = massDeactivationLine(plan);
+  if (mass !== undefined) head.push(paint("red", mass));
   yield text(head);
   const shown = plan.changes.filter((c) => c.action !== "no-op");
   const waves = new Set(shown.map((c) => c.wave));
+  // waves of unchanged resources alone are not shown: the shown ones are counted 1, 2, 3 …
   let wave = 0;
+  let shownWave = 0;
   let first = true;
   for (const c of shown) {
     const lines: string[] = [];
     if (waves.size > 1 && c.wave !== wave) {
       wave = c.wave;
-      lines.push("", paint("dim", `wave ${wave}`));
+      shownWave++;
+      lines.push("", paint("dim", `wave ${shownWave}`));
     } else if (first) {
       lines.push("");
     }

@@ -65,6 +65,8 @@ export interface PlanRunInput {
    * 100,000 resources does not hold them while it is computed and written.
    */
   readonly keep?: "plan";
+  /** `--allow-mass-deactivation`: lifts the guard against mass deactivation for this run. */
+  readonly allowMassDeactivation?: boolean;
 }
 
 /** The refusal of a repository with errors, its files named from the repository's root. */
@@ -128,6 +130,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const batch = config.targets.gateway?.batch;
   const plan = computePlan(desired.desired, state, {
     orphans: config.orphans,
+    deactivationGuard: input.allowMassDeactivation === true ? { ...config.deactivationGuard, allow: true } : config.deactivationGuard,
     ...(batch === undefined ? {} : { batch: { maxSize: batch.maxSize } }),
     ...(input.commit === undefined ? {} : { commit: input.commit }),
     now: (input.now ?? (() => new Date()))().toISOString(),

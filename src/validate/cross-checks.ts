@@ -37,15 +37,20 @@ export function crossCheck(resources: readonly Resource[], written: readonly Wri
   });
   const bad = new Set<string>();
   const names = new Map<string, WrittenResource>();
+  const definitions = new Map<string, WrittenResource[]>();
   for (const w of written) {
     const id = `${w.kind}/${w.name}`;
-    const first = names.get(id);
-    if (first === undefined) {
-      names.set(id, w);
-      continue;
+    if (!names.has(id)) names.set(id, w);
+    else bad.add(keyOf(w.source));
+    definitions.set(id, [...(definitions.get(id) ?? []), w]);
+  }
+  // reported at every definition: the one just added may be any of them (it need not sort last)
+  for (const [id, all] of definitions) {
+    if (all.length < 2) continue;
+    for (const w of all) {
+      const others = all.filter((o) => o !== w).map((o) => `${o.source.file}:${o.source.line}`);
+      diagnostics.push(errorAt(ErrorCode.DUPLICATE_NAME, at(w, ["metadata", "name"]), `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${others.join(", ")}`, "names are unique per kind: rename the new one (to rename a resource, give it the new name in one place: docs/renames.md)"));
     }
-    diagnostics.push(errorAt(ErrorCode.DUPLICATE_NAME, at(w, ["metadata", "name"]), `${id} is defined twice; first at ${first.source.file}:${first.source.line}`, "names are unique per kind: rename one of them"));
-    bad.add(keyOf(w.source));
   }
   for (const r of resources) {
     for (const ref of kindModule(r.kind).references(r.spec)) {

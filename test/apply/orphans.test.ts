@@ -19,8 +19,9 @@ const api = (name: string, apiId: string): string =>
 
 describe("orphans: deactivate", () => {
   it("deactivates an API whose document has no x-gw-api-gateway extension: its traffic then stops", async () => {
-    // the listen path gatesync applied makes the extension it sends complete (test/conformance/orphan-deactivation.test.ts)
-    h = await harness({ files: { "a.yaml": `${api("petstore", "petstore-v1")}  query: { listenPath: /petstore/ }\n` }, configExtra: "orphans: deactivate\n" });
+    // the listen path gatesync applied makes the extension it sends complete (test/conformance/orphan-deactivation.test.ts);
+    // the only API leaves: everything there is to switch off, which the guard lets through only when allowed
+    h = await harness({ files: { "a.yaml": `${api("petstore", "petstore-v1")}  query: { listenPath: /petstore/ }\n` }, configExtra: "orphans: deactivate\ndeactivationGuard: { allow: true }\n" });
     expect((await h.apply()).summary.applied).toEqual(["ApiDefinition/petstore"]);
     const traffic = `${h.sandbox.urls.base}/petstore/pets`;
     expect((await call(traffic)).status).not.toBe(404);

@@ -81,6 +81,9 @@ describe("status page drawing", () => {
     expect(settleCommands(row())).toEqual([expect.stringContaining("gatesync state resolve PortalWebhook/audit --id <server id>"), expect.stringContaining("--forget")]);
     expect(settleCommands(row({ status: "blocked", record: undefined }))).toEqual([expect.stringContaining("--accept")]);
     expect(settleCommands(row({ status: "applied", record: undefined }))).toEqual([]);
+    // a blocked rename or a withheld mass deactivation: the plan's own steps, never --accept
+    const rename = { id: "ApiProduct/storefront", kind: "ApiProduct", name: "storefront", action: "blocked", wave: 1, fields: [], notes: [], hint: "if ApiProduct/storefront is ApiProduct/shop renamed, annotate it …; if the old object is gone from the server, `gatesync state resolve ApiProduct/shop --forget` first" } as const;
+    expect(settleCommands(row({ status: "blocked", record: undefined, change: rename }))).toEqual([expect.stringContaining("gatesync state resolve ApiProduct/shop --forget")]);
   });
 
   it("filters rows by kind, status, label and text", () => {

@@ -36,6 +36,12 @@ export function recordPlan(plan: Plan, desired: readonly Desired[], state: State
   const resources = new Map(state.resources);
   for (const c of plan.changes) {
     const d = byId.get(c.id);
+    // a rename: the record moves to the new name before its update (as recordMoves does)
+    const from = c.moved === undefined || c.action === "blocked" ? undefined : resources.get(c.moved.from);
+    if (from !== undefined && !resources.has(c.id)) {
+      resources.delete(from.id);
+      resources.set(c.id, { ...from, id: c.id, name: c.name });
+    }
     const previous = resources.get(c.id);
     if ((c.action === "create" || c.action === "update") && d !== undefined) {
       resources.set(c.id, appliedRecord(d, previous, { now: planOptions.now, ...(c.action === "create" ? { serverId: `srv-${c.name}` } : {}), quotaReset: c.quotaReset === true }));

@@ -111,3 +111,74 @@ describe("planner properties", () => {
     );
   });
 });
+
+/*
+ * Renames (issues 31 and 36): over any sequence of commits that rename, remove, bring back and
+ * (sometimes) declare the renames of APIs, org keys and products, under `orphans: deactivate`:
+ * - no deactivation is ever planned for an object the commit declares (by its address);
+ * - no two records ever hold one server object (one apiId, one keyId, one product's server id);
+ * - no product is created while a record holds a product of that Name (no second object);
+ * - an object declared again is on: after the commit is recorded, no declared object's record is deactivated
+ *   (except where its rename is blocked, waiting for a person).
+ */
+const objects = [
+  { kind: "ApiDefinition", base: "api0", spec: "apiId: a0-id\ndefinition: { openapi: 3.0.3, info: { title: A, version: '1' }, paths: {} }" },
+  { kind: "ApiDefinition", base: "api1", spec: "apiId: a1-id\ndefinition: { openapi: 3.0.3, info: { title: B, version: '1' }, paths: {} }" },
+  { kind: "OrgKey", base: "key0", spec: "keyId: k0\nrate: 1" },
+  { kind: "OrgKey", base: "key1", spec: "keyId: k1\nrate: 2" },
+  { kind: "ApiProduct", base: "prod0", spec: "Name: P0\nProviderID: 1" },
+] as const;
+
+const commitStep = fc.array(fc.record({ present: fc.boolean(), name: fc.nat(2), declare: fc.boolean(), edit: fc.boolean() }), { minLength: objects.length, maxLength: objects.length });
+
+const addressKey = (r: { kind: string; address: Readonly<Record<string, string>> }): string | undefined => (r.kind === "ApiDefinition" ? `api:${r.address.apiID}` : r.kind === "OrgKey" ? `key:${r.address.keyID}` : undefined);
+
+describe("planner properties: renames", () => {
+  it("never deactivates a declared object, never records one object twice, never makes a second product", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(commitStep, { minLength: 2, maxLength: 4 }), async (commits) => {
+        let state = emptyState;
+        // the name each object's record is kept under (where the state has it)
+        const recordedAs = new Map<number, string>();
+        for (const commit of commits) {
+          const f: Record<string, string> = {};
+          commit.forEach((o, i) => {
+            if (!o.present) return;
+            const obj = objects[i]!;
+            const name = `${obj.base}-n${o.name}`;
+            const from = recordedAs.get(i);
+            const annotation = o.declare && from !== undefined && from !== name ? `  annotations:\n    gatesync.dev/moved-from: ${from}\n` : "";
+            f[`${obj.base}.yaml`] = doc(obj.kind, name, `${obj.spec}${o.edit && obj.kind === "OrgKey" ? "\ntags: [edited]" : ""}`).replace(`  name: ${name}\n`, `  name: ${name}\n${annotation}`);
+          });
+          const set = await desiredFrom(f);
+          const plan = computePlan(set.desired, state, { ...planOptions, orphans: "deactivate" });
+          const declared = new Set(set.desired.map((d) => addressKey({ kind: d.kind, address: d.request.address })).filter((k) => k !== undefined));
+          for (const c of plan.changes.filter((x) => x.deactivate === true)) {
+            const key = addressKey(state.resources.get(c.id)!);
+            expect(declared.has(key!), `${c.id} deactivated though ${key} is declared`).toBe(false);
+          }
+          const names = new Set([...state.resources.values()].filter((r) => r.kind === "ApiProduct").map((r) => (r.applied as { Name?: string } | undefined)?.Name));
+          for (const c of plan.changes.filter((x) => x.kind === "ApiProduct" && x.action === "create")) {
+            expect(names.has("P0"), `${c.id} created while a record holds product P0`).toBe(false);
+          }
+          state = recordPlan(plan, set.desired, state);
+          const keys = [...state.resources.values()].map(addressKey).filter((k) => k !== undefined);
+          expect(new Set(keys).size, `records: ${[...state.resources.keys()].join(", ")}`).toBe(keys.length);
+          const products = [...state.resources.values()].filter((r) => r.kind === "ApiProduct" && r.serverId !== undefined);
+          expect(new Set(products.map((r) => r.serverId)).size).toBe(products.length);
+          for (const d of set.desired) {
+            const r = state.resources.get(d.id);
+            const blocked = plan.changes.find((c) => c.id === d.id)?.action === "blocked";
+            if (r !== undefined && !blocked) expect(r.deactivatedAt, `${d.id} is declared but its record says deactivated`).toBeUndefined();
+          }
+          recordedAs.clear();
+          for (const r of state.resources.values()) {
+            const i = objects.findIndex((o) => r.name.startsWith(`${o.base}-`));
+            recordedAs.set(i, r.name);
+          }
+        }
+      }),
+      { numRuns: runs },
+    );
+  }, 120_000);
+});

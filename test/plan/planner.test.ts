@@ -179,7 +179,8 @@ describe("secrets and quota resets", () => {
     expect(change(first, "OrgKey/acme")).toMatchObject({ action: "create", quotaReset: true, operation: { query: "?reset_quota=1" } });
     expect(change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("2026-10") }), "OrgKey/acme")).toMatchObject({ action: "no-op" });
     const next = change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("2026-11") }), "OrgKey/acme");
-    expect(next).toMatchObject({ action: "update", quotaReset: true, fields: [], operation: { query: "?reset_quota=1" } });
+    // a trigger-only change shows the trigger as its field (a plan of one update with no field said nothing of why)
+    expect(next).toMatchObject({ action: "update", quotaReset: true, fields: [{ path: "quotaResetTrigger", op: "change", before: "2026-10", after: "2026-11" }], operation: { query: "?reset_quota=1" } });
     expect(change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("") }), "OrgKey/acme")).toMatchObject({ action: "no-op" });
   });
 });

@@ -15,6 +15,7 @@ describe("validate reports every problem at once", () => {
       "c.yaml": doc("OrgKey", "globex", "keyId: org-acme\nper: never"),
     });
     expect(diagnostics.map((d) => [d.code, d.file])).toEqual([
+      ["DUPLICATE_NAME", "a.yaml"],
       ["SCHEMA_VIOLATION", "a.yaml"],
       ["DUPLICATE_NAME", "b.yaml"],
       ["DUPLICATE_IDENTITY", "c.yaml"],

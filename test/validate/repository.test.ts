@@ -205,11 +205,12 @@ describe("definitionFile", () => {
 });
 
 describe("across resources", () => {
-  it("reports duplicate names with the first definition's place", async () => {
+  it("reports duplicate names at every definition, each naming the others' places (the new file may sort first)", async () => {
     const dir = await tempRepo({ "a.yaml": orgKey("same", "k1"), "b.yaml": orgKey("same", "k2") });
     const result = await validator.validate({ root: dir });
     expect(result.diagnostics).toEqual([
-      expect.objectContaining({ code: "DUPLICATE_NAME", file: "b.yaml", line: 4, message: expect.stringContaining("first at a.yaml:1") as string }),
+      expect.objectContaining({ code: "DUPLICATE_NAME", file: "a.yaml", line: 4, message: expect.stringContaining("also at b.yaml:1") as string }),
+      expect.objectContaining({ code: "DUPLICATE_NAME", file: "b.yaml", line: 4, message: expect.stringContaining("also at a.yaml:1") as string }),
     ]);
     expect(result.resources.map((r) => r.source.file)).toEqual(["a.yaml"]);
   });

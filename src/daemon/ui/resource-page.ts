@@ -4,6 +4,7 @@
  * for what waits for a person the exact command that settles it.
  */
 import type { FieldChange } from "../../plan/diff.js";
+import { inDoubtSteps } from "../../plan/in-doubt.js";
 import type { PlannedChange } from "../../plan/plan-change.js";
 import { showValue } from "../../plan/render.js";
 import { isSensitiveMarker } from "../../kinds/sensitive.js";
@@ -23,9 +24,15 @@ export function pretty(value: unknown): string {
 /** The commands a person runs to settle a resource, or none. */
 export function settleCommands(row: ResourceRow): string[] {
   if (row.record?.status === "in-doubt") {
-    return [`gatesync state resolve ${row.id} --id <server id>   # it exists on the server: record its id`, `gatesync state resolve ${row.id} --forget          # it does not: the next apply creates it`];
+    // the plan's own steps for this kind (an org key in doubt needs none: the next run writes it again, its reset never)
+    return inDoubtSteps(row.record.kind, row.id, row.status === "orphaned" ? "orphan" : "declared").map((st) => `${st.command}   # ${st.when}`);
   }
-  if (row.status === "blocked") return [`gatesync state resolve ${row.id} --accept   # after making the change by hand: record the repository's spec as applied`];
+  if (row.status === "blocked") {
+    // a plan whose hint names other steps (a rename to declare, a mass deactivation withheld) is followed, not --accept
+    const hint = row.change?.hint;
+    if (hint !== undefined && !hint.includes("--accept")) return [...hint.matchAll(/`(gatesync [^`]+)`/g)].map((m) => `${m[1]!}   # see “what to do”`);
+    return [`gatesync state resolve ${row.id} --accept   # after making the change by hand: record the repository's spec as applied`];
+  }
   if (row.status === "orphaned") return [`gatesync state resolve ${row.id} --forget   # stop tracking it (the object stays on the server)`];
   return [];
 }

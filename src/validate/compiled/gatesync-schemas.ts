@@ -3002,7 +3002,7 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
@@ -3016,8 +3016,8 @@ const pattern16 = new RegExp("^https?://", "u");
 const pattern18 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", "u");
 const pattern30 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
 const pattern31 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
-const pattern39 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern43 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern40 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern44 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/gatesync-config.schema.json" */;
@@ -5051,12 +5051,12 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data68 = data.notifications;
+if(data.deactivationGuard !== undefined){
+let data68 = data.deactivationGuard;
 if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
 for(const key19 in data68){
-if(!(((key19 === "statusUrl") || (key19 === "receivers")) || (key19 === "delivery"))){
-const err156 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data68};
+if(!(((key19 === "maxShare") || (key19 === "allowCommit")) || (key19 === "allow"))){
+const err156 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data68};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5066,11 +5066,11 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data68.statusUrl !== undefined){
-let data69 = data68.statusUrl;
-if(typeof data69 === "string"){
-if(!pattern16.test(data69)){
-const err157 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data69};
+if(data68.maxShare !== undefined){
+let data69 = data68.maxShare;
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 > 1 || isNaN(data69)){
+const err157 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data69};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5079,9 +5079,8 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-else {
-const err158 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data69};
+if(data69 < 0 || isNaN(data69)){
+const err158 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data69};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5091,23 +5090,8 @@ vErrors.push(err158);
 errors++;
 }
 }
-if(data68.receivers !== undefined){
-let data70 = data68.receivers;
-if(Array.isArray(data70)){
-const len1 = data70.length;
-for(let i2=0; i2<len1; i2++){
-let data71 = data70[i2];
-const _errs211 = errors;
-let valid49 = false;
-let passing2 = null;
-const _errs212 = errors;
-const _errs213 = errors;
-let valid50 = false;
-let passing3 = null;
-const _errs214 = errors;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.url === undefined){
-const err159 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data71};
+else {
+const err159 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data69};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5117,15 +5101,11 @@ vErrors.push(err159);
 errors++;
 }
 }
-var _valid3 = _errs214 === errors;
-if(_valid3){
-valid50 = true;
-passing3 = 0;
-}
-const _errs215 = errors;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.urlEnv === undefined){
-const err160 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data71};
+if(data68.allowCommit !== undefined){
+let data70 = data68.allowCommit;
+if(typeof data70 === "string"){
+if(!pattern14.test(data70)){
+const err160 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data70};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5135,19 +5115,8 @@ vErrors.push(err160);
 errors++;
 }
 }
-var _valid3 = _errs215 === errors;
-if(_valid3 && valid50){
-valid50 = false;
-passing3 = [passing3, 1];
-}
 else {
-if(_valid3){
-valid50 = true;
-passing3 = 1;
-}
-}
-if(!valid50){
-const err161 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
+const err161 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data70};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5156,20 +5125,11 @@ vErrors.push(err161);
 }
 errors++;
 }
-else {
-errors = _errs213;
-if(vErrors !== null){
-if(_errs213){
-vErrors.length = _errs213;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.type === undefined){
-const err162 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
+if(data68.allow !== undefined){
+let data71 = data68.allow;
+if(typeof data71 !== "boolean"){
+const err162 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data71};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5178,8 +5138,10 @@ vErrors.push(err162);
 }
 errors++;
 }
-if(data71.secretEnv === undefined){
-const err163 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
+}
+}
+else {
+const err163 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data68};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5188,9 +5150,13 @@ vErrors.push(err163);
 }
 errors++;
 }
-for(const key20 in data71){
-if(!((((((key20 === "type") || (key20 === "name")) || (key20 === "url")) || (key20 === "urlEnv")) || (key20 === "secretEnv")) || (key20 === "events"))){
-const err164 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data71};
+}
+if(data.notifications !== undefined){
+let data72 = data.notifications;
+if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
+for(const key20 in data72){
+if(!(((key20 === "statusUrl") || (key20 === "receivers")) || (key20 === "delivery"))){
+const err164 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data72};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5200,10 +5166,11 @@ vErrors.push(err164);
 errors++;
 }
 }
-if(data71.type !== undefined){
-let data72 = data71.type;
-if("webhook" !== data72){
-const err165 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data72};
+if(data72.statusUrl !== undefined){
+let data73 = data72.statusUrl;
+if(typeof data73 === "string"){
+if(!pattern16.test(data73)){
+const err165 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data73};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5213,11 +5180,8 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data71.name !== undefined){
-let data73 = data71.name;
-if(typeof data73 === "string"){
-if(func1(data73) < 1){
-const err166 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data73};
+else {
+const err166 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data73};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5227,8 +5191,23 @@ vErrors.push(err166);
 errors++;
 }
 }
-else {
-const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data73};
+if(data72.receivers !== undefined){
+let data74 = data72.receivers;
+if(Array.isArray(data74)){
+const len1 = data74.length;
+for(let i2=0; i2<len1; i2++){
+let data75 = data74[i2];
+const _errs220 = errors;
+let valid50 = false;
+let passing2 = null;
+const _errs221 = errors;
+const _errs222 = errors;
+let valid51 = false;
+let passing3 = null;
+const _errs223 = errors;
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+if(data75.url === undefined){
+const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data75};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5238,11 +5217,15 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data71.url !== undefined){
-let data74 = data71.url;
-if(typeof data74 === "string"){
-if(!pattern16.test(data74)){
-const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data74};
+var _valid3 = _errs223 === errors;
+if(_valid3){
+valid51 = true;
+passing3 = 0;
+}
+const _errs224 = errors;
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+if(data75.urlEnv === undefined){
+const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data75};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5252,8 +5235,19 @@ vErrors.push(err168);
 errors++;
 }
 }
+var _valid3 = _errs224 === errors;
+if(_valid3 && valid51){
+valid51 = false;
+passing3 = [passing3, 1];
+}
 else {
-const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data74};
+if(_valid3){
+valid51 = true;
+passing3 = 1;
+}
+}
+if(!valid51){
+const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data75};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5262,12 +5256,20 @@ vErrors.push(err169);
 }
 errors++;
 }
+else {
+errors = _errs222;
+if(vErrors !== null){
+if(_errs222){
+vErrors.length = _errs222;
 }
-if(data71.urlEnv !== undefined){
-let data75 = data71.urlEnv;
-if(typeof data75 === "string"){
-if(!pattern15.test(data75)){
-const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data75};
+else {
+vErrors = null;
+}
+}
+}
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+if(data75.type === undefined){
+const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data75};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5276,9 +5278,8 @@ vErrors.push(err170);
 }
 errors++;
 }
-}
-else {
-const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data75};
+if(data75.secretEnv === undefined){
+const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data75};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5287,12 +5288,9 @@ vErrors.push(err171);
 }
 errors++;
 }
-}
-if(data71.secretEnv !== undefined){
-let data76 = data71.secretEnv;
-if(typeof data76 === "string"){
-if(!pattern15.test(data76)){
-const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data76};
+for(const key21 in data75){
+if(!((((((key21 === "type") || (key21 === "name")) || (key21 === "url")) || (key21 === "urlEnv")) || (key21 === "secretEnv")) || (key21 === "events"))){
+const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data75};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5302,8 +5300,10 @@ vErrors.push(err172);
 errors++;
 }
 }
-else {
-const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data76};
+if(data75.type !== undefined){
+let data76 = data75.type;
+if("webhook" !== data76){
+const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data76};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5313,14 +5313,11 @@ vErrors.push(err173);
 errors++;
 }
 }
-if(data71.events !== undefined){
-let data77 = data71.events;
-if(Array.isArray(data77)){
-const len2 = data77.length;
-for(let i3=0; i3<len2; i3++){
-let data78 = data77[i3];
-if(!(((((data78 === "run-failed") || (data78 === "in-doubt")) || (data78 === "commit-refused")) || (data78 === "recovered")) || (data78 === "leader-changed"))){
-const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema82.items.enum},message:"must be equal to one of the allowed values",schema:schema82.items.enum,parentSchema:schema82.items,data:data78};
+if(data75.name !== undefined){
+let data77 = data75.name;
+if(typeof data77 === "string"){
+if(func1(data77) < 1){
+const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data77};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5330,14 +5327,8 @@ vErrors.push(err174);
 errors++;
 }
 }
-let i4 = data77.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data77[i4], data77[j1])){
-const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema82,data:data77};
+else {
+const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data77};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5345,14 +5336,13 @@ else {
 vErrors.push(err175);
 }
 errors++;
-break outer0;
 }
 }
-}
-}
-}
-else {
-const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema82.type,parentSchema:schema82,data:data77};
+if(data75.url !== undefined){
+let data78 = data75.url;
+if(typeof data78 === "string"){
+if(!pattern16.test(data78)){
+const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data78};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5362,17 +5352,8 @@ vErrors.push(err176);
 errors++;
 }
 }
-}
-var _valid2 = _errs212 === errors;
-if(_valid2){
-valid49 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs236 = errors;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.type === undefined){
-const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
+else {
+const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data78};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5381,8 +5362,12 @@ vErrors.push(err177);
 }
 errors++;
 }
-if(data71.urlEnv === undefined){
-const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
+}
+if(data75.urlEnv !== undefined){
+let data79 = data75.urlEnv;
+if(typeof data79 === "string"){
+if(!pattern15.test(data79)){
+const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data79};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5391,9 +5376,9 @@ vErrors.push(err178);
 }
 errors++;
 }
-for(const key21 in data71){
-if(!((((key21 === "type") || (key21 === "name")) || (key21 === "urlEnv")) || (key21 === "events"))){
-const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data71};
+}
+else {
+const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data79};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5403,10 +5388,11 @@ vErrors.push(err179);
 errors++;
 }
 }
-if(data71.type !== undefined){
-let data79 = data71.type;
-if("slack" !== data79){
-const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data79};
+if(data75.secretEnv !== undefined){
+let data80 = data75.secretEnv;
+if(typeof data80 === "string"){
+if(!pattern15.test(data80)){
+const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data80};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5416,11 +5402,8 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data71.name !== undefined){
-let data80 = data71.name;
-if(typeof data80 === "string"){
-if(func1(data80) < 1){
-const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data80};
+else {
+const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data80};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5430,8 +5413,14 @@ vErrors.push(err181);
 errors++;
 }
 }
-else {
-const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data80};
+if(data75.events !== undefined){
+let data81 = data75.events;
+if(Array.isArray(data81)){
+const len2 = data81.length;
+for(let i3=0; i3<len2; i3++){
+let data82 = data81[i3];
+if(!(((((data82 === "run-failed") || (data82 === "in-doubt")) || (data82 === "commit-refused")) || (data82 === "recovered")) || (data82 === "leader-changed"))){
+const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema82.items.enum},message:"must be equal to one of the allowed values",schema:schema82.items.enum,parentSchema:schema82.items,data:data82};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5441,11 +5430,14 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data71.urlEnv !== undefined){
-let data81 = data71.urlEnv;
-if(typeof data81 === "string"){
-if(!pattern15.test(data81)){
-const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data81};
+let i4 = data81.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data81[i4], data81[j1])){
+const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema82,data:data81};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5453,10 +5445,14 @@ else {
 vErrors.push(err183);
 }
 errors++;
+break outer0;
+}
+}
+}
 }
 }
 else {
-const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data81};
+const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema82.type,parentSchema:schema82,data:data81};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5466,14 +5462,17 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data71.events !== undefined){
-let data82 = data71.events;
-if(Array.isArray(data82)){
-const len3 = data82.length;
-for(let i5=0; i5<len3; i5++){
-let data83 = data82[i5];
-if(!(((((data83 === "run-failed") || (data83 === "in-doubt")) || (data83 === "commit-refused")) || (data83 === "recovered")) || (data83 === "leader-changed"))){
-const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema82.items.enum},message:"must be equal to one of the allowed values",schema:schema82.items.enum,parentSchema:schema82.items,data:data83};
+}
+var _valid2 = _errs221 === errors;
+if(_valid2){
+valid50 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs245 = errors;
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+if(data75.type === undefined){
+const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data75};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5482,15 +5481,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-let i6 = data82.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data82[i6], data82[j2])){
-const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema82,data:data82};
+if(data75.urlEnv === undefined){
+const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data75};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5498,14 +5490,10 @@ else {
 vErrors.push(err186);
 }
 errors++;
-break outer1;
 }
-}
-}
-}
-}
-else {
-const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema82.type,parentSchema:schema82,data:data82};
+for(const key22 in data75){
+if(!((((key22 === "type") || (key22 === "name")) || (key22 === "urlEnv")) || (key22 === "events"))){
+const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data75};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5515,24 +5503,10 @@ vErrors.push(err187);
 errors++;
 }
 }
-}
-var _valid2 = _errs236 === errors;
-if(_valid2 && valid49){
-valid49 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid2){
-valid49 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs249 = errors;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.type === undefined){
-const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
+if(data75.type !== undefined){
+let data83 = data75.type;
+if("slack" !== data83){
+const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data83};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5541,8 +5515,12 @@ vErrors.push(err188);
 }
 errors++;
 }
-if(data71.repository === undefined){
-const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
+}
+if(data75.name !== undefined){
+let data84 = data75.name;
+if(typeof data84 === "string"){
+if(func1(data84) < 1){
+const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data84};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -5551,8 +5529,9 @@ vErrors.push(err189);
 }
 errors++;
 }
-if(data71.tokenEnv === undefined){
-const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
+}
+else {
+const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data84};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -5561,9 +5540,12 @@ vErrors.push(err190);
 }
 errors++;
 }
-for(const key22 in data71){
-if(!((((((key22 === "type") || (key22 === "name")) || (key22 === "apiUrl")) || (key22 === "repository")) || (key22 === "tokenEnv")) || (key22 === "context"))){
-const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data71};
+}
+if(data75.urlEnv !== undefined){
+let data85 = data75.urlEnv;
+if(typeof data85 === "string"){
+if(!pattern15.test(data85)){
+const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data85};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -5573,10 +5555,8 @@ vErrors.push(err191);
 errors++;
 }
 }
-if(data71.type !== undefined){
-let data84 = data71.type;
-if("github" !== data84){
-const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data84};
+else {
+const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data85};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -5586,11 +5566,14 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data71.name !== undefined){
-let data85 = data71.name;
-if(typeof data85 === "string"){
-if(func1(data85) < 1){
-const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data85};
+if(data75.events !== undefined){
+let data86 = data75.events;
+if(Array.isArray(data86)){
+const len3 = data86.length;
+for(let i5=0; i5<len3; i5++){
+let data87 = data86[i5];
+if(!(((((data87 === "run-failed") || (data87 === "in-doubt")) || (data87 === "commit-refused")) || (data87 === "recovered")) || (data87 === "leader-changed"))){
+const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema82.items.enum},message:"must be equal to one of the allowed values",schema:schema82.items.enum,parentSchema:schema82.items,data:data87};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -5600,8 +5583,14 @@ vErrors.push(err193);
 errors++;
 }
 }
-else {
-const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data85};
+let i6 = data86.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data86[i6], data86[j2])){
+const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema82,data:data86};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -5609,13 +5598,14 @@ else {
 vErrors.push(err194);
 }
 errors++;
+break outer1;
 }
 }
-if(data71.apiUrl !== undefined){
-let data86 = data71.apiUrl;
-if(typeof data86 === "string"){
-if(!pattern16.test(data86)){
-const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data86};
+}
+}
+}
+else {
+const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema82.type,parentSchema:schema82,data:data86};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -5625,8 +5615,24 @@ vErrors.push(err195);
 errors++;
 }
 }
+}
+var _valid2 = _errs245 === errors;
+if(_valid2 && valid50){
+valid50 = false;
+passing2 = [passing2, 1];
+}
 else {
-const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data86};
+if(_valid2){
+valid50 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs258 = errors;
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+if(data75.type === undefined){
+const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data75};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -5635,12 +5641,8 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-if(data71.repository !== undefined){
-let data87 = data71.repository;
-if(typeof data87 === "string"){
-if(!pattern39.test(data87)){
-const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data87};
+if(data75.repository === undefined){
+const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data75};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -5649,9 +5651,8 @@ vErrors.push(err197);
 }
 errors++;
 }
-}
-else {
-const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data87};
+if(data75.tokenEnv === undefined){
+const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data75};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -5660,12 +5661,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-}
-if(data71.tokenEnv !== undefined){
-let data88 = data71.tokenEnv;
-if(typeof data88 === "string"){
-if(!pattern15.test(data88)){
-const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data88};
+for(const key23 in data75){
+if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "repository")) || (key23 === "tokenEnv")) || (key23 === "context"))){
+const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data75};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -5675,8 +5673,10 @@ vErrors.push(err199);
 errors++;
 }
 }
-else {
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data88};
+if(data75.type !== undefined){
+let data88 = data75.type;
+if("github" !== data88){
+const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -5686,11 +5686,11 @@ vErrors.push(err200);
 errors++;
 }
 }
-if(data71.context !== undefined){
-let data89 = data71.context;
+if(data75.name !== undefined){
+let data89 = data75.name;
 if(typeof data89 === "string"){
 if(func1(data89) < 1){
-const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data89};
+const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data89};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -5701,7 +5701,7 @@ errors++;
 }
 }
 else {
-const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data89};
+const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data89};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -5711,24 +5711,11 @@ vErrors.push(err202);
 errors++;
 }
 }
-}
-var _valid2 = _errs249 === errors;
-if(_valid2 && valid49){
-valid49 = false;
-passing2 = [passing2, 2];
-}
-else {
-if(_valid2){
-valid49 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs266 = errors;
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.type === undefined){
-const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
+if(data75.apiUrl !== undefined){
+let data90 = data75.apiUrl;
+if(typeof data90 === "string"){
+if(!pattern16.test(data90)){
+const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data90};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -5737,8 +5724,9 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(data71.project === undefined){
-const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
+}
+else {
+const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data90};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -5747,8 +5735,12 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(data71.tokenEnv === undefined){
-const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
+}
+if(data75.repository !== undefined){
+let data91 = data75.repository;
+if(typeof data91 === "string"){
+if(!pattern40.test(data91)){
+const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data91};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -5757,9 +5749,9 @@ vErrors.push(err205);
 }
 errors++;
 }
-for(const key23 in data71){
-if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "project")) || (key23 === "tokenEnv")) || (key23 === "context"))){
-const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data71};
+}
+else {
+const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data91};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -5769,10 +5761,11 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data71.type !== undefined){
-let data90 = data71.type;
-if("gitlab" !== data90){
-const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data90};
+if(data75.tokenEnv !== undefined){
+let data92 = data75.tokenEnv;
+if(typeof data92 === "string"){
+if(!pattern15.test(data92)){
+const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data92};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -5782,11 +5775,8 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data71.name !== undefined){
-let data91 = data71.name;
-if(typeof data91 === "string"){
-if(func1(data91) < 1){
-const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data91};
+else {
+const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data92};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -5796,8 +5786,11 @@ vErrors.push(err208);
 errors++;
 }
 }
-else {
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data91};
+if(data75.context !== undefined){
+let data93 = data75.context;
+if(typeof data93 === "string"){
+if(func1(data93) < 1){
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data93};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -5807,11 +5800,8 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(data71.apiUrl !== undefined){
-let data92 = data71.apiUrl;
-if(typeof data92 === "string"){
-if(!pattern16.test(data92)){
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data92};
+else {
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data93};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -5821,8 +5811,24 @@ vErrors.push(err210);
 errors++;
 }
 }
+}
+var _valid2 = _errs258 === errors;
+if(_valid2 && valid50){
+valid50 = false;
+passing2 = [passing2, 2];
+}
 else {
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data92};
+if(_valid2){
+valid50 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs275 = errors;
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+if(data75.type === undefined){
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data75};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -5831,12 +5837,8 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-if(data71.project !== undefined){
-let data93 = data71.project;
-if(typeof data93 === "string"){
-if(func1(data93) < 1){
-const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data93};
+if(data75.project === undefined){
+const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data75};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -5845,9 +5847,8 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-else {
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data93};
+if(data75.tokenEnv === undefined){
+const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data75};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -5856,12 +5857,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-if(data71.tokenEnv !== undefined){
-let data94 = data71.tokenEnv;
-if(typeof data94 === "string"){
-if(!pattern15.test(data94)){
-const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data94};
+for(const key24 in data75){
+if(!((((((key24 === "type") || (key24 === "name")) || (key24 === "apiUrl")) || (key24 === "project")) || (key24 === "tokenEnv")) || (key24 === "context"))){
+const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data75};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -5871,8 +5869,10 @@ vErrors.push(err214);
 errors++;
 }
 }
-else {
-const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data94};
+if(data75.type !== undefined){
+let data94 = data75.type;
+if("gitlab" !== data94){
+const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data94};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -5882,11 +5882,11 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data71.context !== undefined){
-let data95 = data71.context;
+if(data75.name !== undefined){
+let data95 = data75.name;
 if(typeof data95 === "string"){
 if(func1(data95) < 1){
-const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data95};
+const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data95};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -5897,7 +5897,7 @@ errors++;
 }
 }
 else {
-const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data95};
+const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data95};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -5907,25 +5907,11 @@ vErrors.push(err217);
 errors++;
 }
 }
-}
-var _valid2 = _errs266 === errors;
-if(_valid2 && valid49){
-valid49 = false;
-passing2 = [passing2, 3];
-}
-else {
-if(_valid2){
-valid49 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid49){
-const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
+if(data75.apiUrl !== undefined){
+let data96 = data75.apiUrl;
+if(typeof data96 === "string"){
+if(!pattern16.test(data96)){
+const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data96};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -5934,20 +5920,9 @@ vErrors.push(err218);
 }
 errors++;
 }
-else {
-errors = _errs211;
-if(vErrors !== null){
-if(_errs211){
-vErrors.length = _errs211;
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data71 && typeof data71 == "object" && !Array.isArray(data71)){
-if(data71.type === undefined){
-const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
+const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data96};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -5956,14 +5931,12 @@ vErrors.push(err219);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data71.type !== undefined){
-let data96 = data71.type;
-if(!((((data96 === "webhook") || (data96 === "slack")) || (data96 === "github")) || (data96 === "gitlab"))){
-const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data96};
+if(data75.project !== undefined){
+let data97 = data75.project;
+if(typeof data97 === "string"){
+if(func1(data97) < 1){
+const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data97};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -5973,9 +5946,8 @@ vErrors.push(err220);
 errors++;
 }
 }
-}
 else {
-const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data71};
+const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data97};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -5985,9 +5957,11 @@ vErrors.push(err221);
 errors++;
 }
 }
-}
-else {
-const err222 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data70};
+if(data75.tokenEnv !== undefined){
+let data98 = data75.tokenEnv;
+if(typeof data98 === "string"){
+if(!pattern15.test(data98)){
+const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data98};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -5997,12 +5971,8 @@ vErrors.push(err222);
 errors++;
 }
 }
-if(data68.delivery !== undefined){
-let data97 = data68.delivery;
-if(data97 && typeof data97 == "object" && !Array.isArray(data97)){
-for(const key24 in data97){
-if(!(((((key24 === "attempts") || (key24 === "baseDelayMs")) || (key24 === "maxDelayMs")) || (key24 === "timeoutMs")) || (key24 === "queueLimit"))){
-const err223 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data97};
+else {
+const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data98};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -6012,10 +5982,11 @@ vErrors.push(err223);
 errors++;
 }
 }
-if(data97.attempts !== undefined){
-let data98 = data97.attempts;
-if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-const err224 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
+if(data75.context !== undefined){
+let data99 = data75.context;
+if(typeof data99 === "string"){
+if(func1(data99) < 1){
+const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data99};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -6024,9 +5995,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 20 || isNaN(data98)){
-const err225 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
+}
+else {
+const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data99};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -6035,8 +6006,26 @@ vErrors.push(err225);
 }
 errors++;
 }
-if(data98 < 1 || isNaN(data98)){
-const err226 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data98};
+}
+}
+var _valid2 = _errs275 === errors;
+if(_valid2 && valid50){
+valid50 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid2){
+valid50 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid50){
+const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data75};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6045,12 +6034,20 @@ vErrors.push(err226);
 }
 errors++;
 }
+else {
+errors = _errs220;
+if(vErrors !== null){
+if(_errs220){
+vErrors.length = _errs220;
+}
+else {
+vErrors = null;
 }
 }
-if(data97.baseDelayMs !== undefined){
-let data99 = data97.baseDelayMs;
-if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
-const err227 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data99};
+}
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+if(data75.type === undefined){
+const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data75};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6059,9 +6056,14 @@ vErrors.push(err227);
 }
 errors++;
 }
-if((typeof data99 == "number") && (isFinite(data99))){
-if(data99 < 1 || isNaN(data99)){
-const err228 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data99};
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
+}
+if(data75.type !== undefined){
+let data100 = data75.type;
+if(!((((data100 === "webhook") || (data100 === "slack")) || (data100 === "github")) || (data100 === "gitlab"))){
+const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data100};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6072,10 +6074,8 @@ errors++;
 }
 }
 }
-if(data97.maxDelayMs !== undefined){
-let data100 = data97.maxDelayMs;
-if(!(((typeof data100 == "number") && (!(data100 % 1) && !isNaN(data100))) && (isFinite(data100)))){
-const err229 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data100};
+else {
+const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data75};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6084,9 +6084,10 @@ vErrors.push(err229);
 }
 errors++;
 }
-if((typeof data100 == "number") && (isFinite(data100))){
-if(data100 < 1 || isNaN(data100)){
-const err230 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data100};
+}
+}
+else {
+const err230 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data74};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6096,11 +6097,12 @@ vErrors.push(err230);
 errors++;
 }
 }
-}
-if(data97.timeoutMs !== undefined){
-let data101 = data97.timeoutMs;
-if(!(((typeof data101 == "number") && (!(data101 % 1) && !isNaN(data101))) && (isFinite(data101)))){
-const err231 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data101};
+if(data72.delivery !== undefined){
+let data101 = data72.delivery;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+for(const key25 in data101){
+if(!(((((key25 === "attempts") || (key25 === "baseDelayMs")) || (key25 === "maxDelayMs")) || (key25 === "timeoutMs")) || (key25 === "queueLimit"))){
+const err231 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data101};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6109,9 +6111,11 @@ vErrors.push(err231);
 }
 errors++;
 }
-if((typeof data101 == "number") && (isFinite(data101))){
-if(data101 < 100 || isNaN(data101)){
-const err232 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data101};
+}
+if(data101.attempts !== undefined){
+let data102 = data101.attempts;
+if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
+const err232 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data102};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6120,12 +6124,9 @@ vErrors.push(err232);
 }
 errors++;
 }
-}
-}
-if(data97.queueLimit !== undefined){
-let data102 = data97.queueLimit;
-if(!(((typeof data102 == "number") && (!(data102 % 1) && !isNaN(data102))) && (isFinite(data102)))){
-const err233 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
+if((typeof data102 == "number") && (isFinite(data102))){
+if(data102 > 20 || isNaN(data102)){
+const err233 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data102};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6134,9 +6135,8 @@ vErrors.push(err233);
 }
 errors++;
 }
-if((typeof data102 == "number") && (isFinite(data102))){
-if(data102 > 10000 || isNaN(data102)){
-const err234 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
+if(data102 < 1 || isNaN(data102)){
+const err234 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data102};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6145,8 +6145,12 @@ vErrors.push(err234);
 }
 errors++;
 }
-if(data102 < 1 || isNaN(data102)){
-const err235 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data102};
+}
+}
+if(data101.baseDelayMs !== undefined){
+let data103 = data101.baseDelayMs;
+if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
+const err235 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data103};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6155,11 +6159,9 @@ vErrors.push(err235);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err236 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data97};
+if((typeof data103 == "number") && (isFinite(data103))){
+if(data103 < 1 || isNaN(data103)){
+const err236 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data103};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6170,8 +6172,10 @@ errors++;
 }
 }
 }
-else {
-const err237 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data68};
+if(data101.maxDelayMs !== undefined){
+let data104 = data101.maxDelayMs;
+if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
+const err237 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data104};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6180,12 +6184,9 @@ vErrors.push(err237);
 }
 errors++;
 }
-}
-if(data.selector !== undefined){
-let data103 = data.selector;
-if(typeof data103 === "string"){
-if(func1(data103) < 1){
-const err238 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data103};
+if((typeof data104 == "number") && (isFinite(data104))){
+if(data104 < 1 || isNaN(data104)){
+const err238 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data104};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6195,8 +6196,11 @@ vErrors.push(err238);
 errors++;
 }
 }
-else {
-const err239 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data103};
+}
+if(data101.timeoutMs !== undefined){
+let data105 = data101.timeoutMs;
+if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
+const err239 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data105};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6205,12 +6209,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-if(data.rules !== undefined){
-let data104 = data.rules;
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-if(Object.keys(data104).length < 1){
-const err240 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data104};
+if((typeof data105 == "number") && (isFinite(data105))){
+if(data105 < 100 || isNaN(data105)){
+const err240 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data105};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6219,9 +6220,12 @@ vErrors.push(err240);
 }
 errors++;
 }
-for(const key25 in data104){
-if(!(((key25 === "openapi") || (key25 === "resources")) || (key25 === "allowCustomFunctions"))){
-const err241 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data104};
+}
+}
+if(data101.queueLimit !== undefined){
+let data106 = data101.queueLimit;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
+const err241 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data106};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6230,12 +6234,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-}
-if(data104.openapi !== undefined){
-let data105 = data104.openapi;
-if(typeof data105 === "string"){
-if(func1(data105) < 1){
-const err242 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data105};
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 > 10000 || isNaN(data106)){
+const err242 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data106};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6244,9 +6245,8 @@ vErrors.push(err242);
 }
 errors++;
 }
-}
-else {
-const err243 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data105};
+if(data106 < 1 || isNaN(data106)){
+const err243 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data106};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6256,11 +6256,10 @@ vErrors.push(err243);
 errors++;
 }
 }
-if(data104.resources !== undefined){
-let data106 = data104.resources;
-if(typeof data106 === "string"){
-if(func1(data106) < 1){
-const err244 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data106};
+}
+}
+else {
+const err244 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data101};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6270,8 +6269,9 @@ vErrors.push(err244);
 errors++;
 }
 }
+}
 else {
-const err245 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data106};
+const err245 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data72};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6281,10 +6281,11 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data104.allowCustomFunctions !== undefined){
-let data107 = data104.allowCustomFunctions;
-if(typeof data107 !== "boolean"){
-const err246 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data107};
+if(data.selector !== undefined){
+let data107 = data.selector;
+if(typeof data107 === "string"){
+if(func1(data107) < 1){
+const err246 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data107};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6294,9 +6295,8 @@ vErrors.push(err246);
 errors++;
 }
 }
-}
 else {
-const err247 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data104};
+const err247 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data107};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6306,12 +6306,11 @@ vErrors.push(err247);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data108 = data.server;
+if(data.rules !== undefined){
+let data108 = data.rules;
 if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-for(const key26 in data108){
-if(!((((key26 === "listen") || (key26 === "webhookSecretEnv")) || (key26 === "syncTokenEnv")) || (key26 === "stateTokenEnv"))){
-const err248 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data108};
+if(Object.keys(data108).length < 1){
+const err248 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data108};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6320,12 +6319,9 @@ vErrors.push(err248);
 }
 errors++;
 }
-}
-if(data108.listen !== undefined){
-let data109 = data108.listen;
-if(typeof data109 === "string"){
-if(!pattern43.test(data109)){
-const err249 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data109};
+for(const key26 in data108){
+if(!(((key26 === "openapi") || (key26 === "resources")) || (key26 === "allowCustomFunctions"))){
+const err249 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data108};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6335,8 +6331,11 @@ vErrors.push(err249);
 errors++;
 }
 }
-else {
-const err250 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data109};
+if(data108.openapi !== undefined){
+let data109 = data108.openapi;
+if(typeof data109 === "string"){
+if(func1(data109) < 1){
+const err250 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data109};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6346,11 +6345,8 @@ vErrors.push(err250);
 errors++;
 }
 }
-if(data108.webhookSecretEnv !== undefined){
-let data110 = data108.webhookSecretEnv;
-if(typeof data110 === "string"){
-if(!pattern15.test(data110)){
-const err251 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data110};
+else {
+const err251 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data109};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6360,8 +6356,11 @@ vErrors.push(err251);
 errors++;
 }
 }
-else {
-const err252 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data110};
+if(data108.resources !== undefined){
+let data110 = data108.resources;
+if(typeof data110 === "string"){
+if(func1(data110) < 1){
+const err252 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data110};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6371,11 +6370,8 @@ vErrors.push(err252);
 errors++;
 }
 }
-if(data108.syncTokenEnv !== undefined){
-let data111 = data108.syncTokenEnv;
-if(typeof data111 === "string"){
-if(!pattern15.test(data111)){
-const err253 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data111};
+else {
+const err253 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data110};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6385,8 +6381,10 @@ vErrors.push(err253);
 errors++;
 }
 }
-else {
-const err254 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data111};
+if(data108.allowCustomFunctions !== undefined){
+let data111 = data108.allowCustomFunctions;
+if(typeof data111 !== "boolean"){
+const err254 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data111};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6396,11 +6394,9 @@ vErrors.push(err254);
 errors++;
 }
 }
-if(data108.stateTokenEnv !== undefined){
-let data112 = data108.stateTokenEnv;
-if(typeof data112 === "string"){
-if(!pattern15.test(data112)){
-const err255 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data112};
+}
+else {
+const err255 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data108};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6410,8 +6406,12 @@ vErrors.push(err255);
 errors++;
 }
 }
-else {
-const err256 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data112};
+if(data.server !== undefined){
+let data112 = data.server;
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+for(const key27 in data112){
+if(!((((key27 === "listen") || (key27 === "webhookSecretEnv")) || (key27 === "syncTokenEnv")) || (key27 === "stateTokenEnv"))){
+const err256 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data112};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6421,9 +6421,11 @@ vErrors.push(err256);
 errors++;
 }
 }
-}
-else {
-const err257 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data108};
+if(data112.listen !== undefined){
+let data113 = data112.listen;
+if(typeof data113 === "string"){
+if(!pattern44.test(data113)){
+const err257 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data113};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6433,12 +6435,8 @@ vErrors.push(err257);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data113 = data.secrets;
-if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
-for(const key27 in data113){
-if(!(((key27 === "fileRoot") || (key27 === "env")) || (key27 === "envPrefix"))){
-const err258 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data113};
+else {
+const err258 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data113};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6448,10 +6446,11 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(data113.fileRoot !== undefined){
-let data114 = data113.fileRoot;
-if(typeof data114 !== "string"){
-const err259 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data114};
+if(data112.webhookSecretEnv !== undefined){
+let data114 = data112.webhookSecretEnv;
+if(typeof data114 === "string"){
+if(!pattern15.test(data114)){
+const err259 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data114};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6461,15 +6460,8 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(data113.env !== undefined){
-let data115 = data113.env;
-if(Array.isArray(data115)){
-const len4 = data115.length;
-for(let i7=0; i7<len4; i7++){
-let data116 = data115[i7];
-if(typeof data116 === "string"){
-if(!pattern15.test(data116)){
-const err260 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data116};
+else {
+const err260 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data114};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -6479,8 +6471,11 @@ vErrors.push(err260);
 errors++;
 }
 }
-else {
-const err261 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data116};
+if(data112.syncTokenEnv !== undefined){
+let data115 = data112.syncTokenEnv;
+if(typeof data115 === "string"){
+if(!pattern15.test(data115)){
+const err261 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data115};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -6490,18 +6485,8 @@ vErrors.push(err261);
 errors++;
 }
 }
-let i8 = data115.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data115[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err262 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data115};
+else {
+const err262 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data115};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -6509,14 +6494,13 @@ else {
 vErrors.push(err262);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
 }
 }
-}
-else {
-const err263 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data115};
+if(data112.stateTokenEnv !== undefined){
+let data116 = data112.stateTokenEnv;
+if(typeof data116 === "string"){
+if(!pattern15.test(data116)){
+const err263 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data116};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -6526,11 +6510,8 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(data113.envPrefix !== undefined){
-let data117 = data113.envPrefix;
-if(typeof data117 === "string"){
-if(!pattern15.test(data117)){
-const err264 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data117};
+else {
+const err264 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data116};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -6540,8 +6521,9 @@ vErrors.push(err264);
 errors++;
 }
 }
+}
 else {
-const err265 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data117};
+const err265 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data112};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -6551,9 +6533,12 @@ vErrors.push(err265);
 errors++;
 }
 }
-}
-else {
-const err266 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data113};
+if(data.secrets !== undefined){
+let data117 = data.secrets;
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+for(const key28 in data117){
+if(!(((key28 === "fileRoot") || (key28 === "env")) || (key28 === "envPrefix"))){
+const err266 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data117};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -6563,12 +6548,10 @@ vErrors.push(err266);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data118 = data.limits;
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-for(const key28 in data118){
-if(!((((key28 === "maxFileBytes") || (key28 === "maxFiles")) || (key28 === "maxDepth")) || (key28 === "maxResponseBytes"))){
-const err267 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data118};
+if(data117.fileRoot !== undefined){
+let data118 = data117.fileRoot;
+if(typeof data118 !== "string"){
+const err267 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data118};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -6578,10 +6561,15 @@ vErrors.push(err267);
 errors++;
 }
 }
-if(data118.maxFileBytes !== undefined){
-let data119 = data118.maxFileBytes;
-if(!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))){
-const err268 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data119};
+if(data117.env !== undefined){
+let data119 = data117.env;
+if(Array.isArray(data119)){
+const len4 = data119.length;
+for(let i7=0; i7<len4; i7++){
+let data120 = data119[i7];
+if(typeof data120 === "string"){
+if(!pattern15.test(data120)){
+const err268 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data120};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -6590,9 +6578,9 @@ vErrors.push(err268);
 }
 errors++;
 }
-if((typeof data119 == "number") && (isFinite(data119))){
-if(data119 < 1024 || isNaN(data119)){
-const err269 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data119};
+}
+else {
+const err269 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data120};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -6602,11 +6590,18 @@ vErrors.push(err269);
 errors++;
 }
 }
+let i8 = data119.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data119[i8];
+if(typeof item1 !== "string"){
+continue;
 }
-if(data118.maxFiles !== undefined){
-let data120 = data118.maxFiles;
-if(!(((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120))) && (isFinite(data120)))){
-const err270 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data120};
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err270 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data119};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -6614,10 +6609,14 @@ else {
 vErrors.push(err270);
 }
 errors++;
+break;
 }
-if((typeof data120 == "number") && (isFinite(data120))){
-if(data120 < 1 || isNaN(data120)){
-const err271 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data120};
+indices1[item1] = i8;
+}
+}
+}
+else {
+const err271 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data119};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -6627,11 +6626,11 @@ vErrors.push(err271);
 errors++;
 }
 }
-}
-if(data118.maxDepth !== undefined){
-let data121 = data118.maxDepth;
-if(!(((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121))) && (isFinite(data121)))){
-const err272 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data121};
+if(data117.envPrefix !== undefined){
+let data121 = data117.envPrefix;
+if(typeof data121 === "string"){
+if(!pattern15.test(data121)){
+const err272 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data121};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -6640,9 +6639,9 @@ vErrors.push(err272);
 }
 errors++;
 }
-if((typeof data121 == "number") && (isFinite(data121))){
-if(data121 > 1000 || isNaN(data121)){
-const err273 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data121};
+}
+else {
+const err273 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data121};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -6651,8 +6650,10 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(data121 < 8 || isNaN(data121)){
-const err274 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data121};
+}
+}
+else {
+const err274 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data117};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -6662,11 +6663,12 @@ vErrors.push(err274);
 errors++;
 }
 }
-}
-if(data118.maxResponseBytes !== undefined){
-let data122 = data118.maxResponseBytes;
-if(!(((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122))) && (isFinite(data122)))){
-const err275 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data122};
+if(data.limits !== undefined){
+let data122 = data.limits;
+if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+for(const key29 in data122){
+if(!((((key29 === "maxFileBytes") || (key29 === "maxFiles")) || (key29 === "maxDepth")) || (key29 === "maxResponseBytes"))){
+const err275 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data122};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -6675,9 +6677,11 @@ vErrors.push(err275);
 }
 errors++;
 }
-if((typeof data122 == "number") && (isFinite(data122))){
-if(data122 < 1024 || isNaN(data122)){
-const err276 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data122};
+}
+if(data122.maxFileBytes !== undefined){
+let data123 = data122.maxFileBytes;
+if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
+const err276 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data123};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -6686,11 +6690,9 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err277 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data118};
+if((typeof data123 == "number") && (isFinite(data123))){
+if(data123 < 1024 || isNaN(data123)){
+const err277 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data123};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -6701,13 +6703,111 @@ errors++;
 }
 }
 }
-else {
-const err278 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(data122.maxFiles !== undefined){
+let data124 = data122.maxFiles;
+if(!(((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124))) && (isFinite(data124)))){
+const err278 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data124};
 if(vErrors === null){
 vErrors = [err278];
 }
 else {
 vErrors.push(err278);
+}
+errors++;
+}
+if((typeof data124 == "number") && (isFinite(data124))){
+if(data124 < 1 || isNaN(data124)){
+const err279 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data124};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+}
+}
+if(data122.maxDepth !== undefined){
+let data125 = data122.maxDepth;
+if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
+const err280 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data125};
+if(vErrors === null){
+vErrors = [err280];
+}
+else {
+vErrors.push(err280);
+}
+errors++;
+}
+if((typeof data125 == "number") && (isFinite(data125))){
+if(data125 > 1000 || isNaN(data125)){
+const err281 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data125};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+if(data125 < 8 || isNaN(data125)){
+const err282 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data125};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+}
+}
+if(data122.maxResponseBytes !== undefined){
+let data126 = data122.maxResponseBytes;
+if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
+const err283 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data126};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+if((typeof data126 == "number") && (isFinite(data126))){
+if(data126 < 1024 || isNaN(data126)){
+const err284 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data126};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err285 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data122};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+}
+}
+else {
+const err286 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
 }
 errors++;
 }
@@ -10000,12 +10100,12 @@ return errors === 0;
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate47;
-const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern54 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema116 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern55 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema116 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
 const schema117 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
 const schema119 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern55 = new RegExp("^[A-Za-z]+/.+$", "u");
+const pattern56 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10103,7 +10203,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern55.test(data0)){
+if(!pattern56.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema116.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
@@ -10153,7 +10253,7 @@ errors++;
 }
 if(data.action !== undefined){
 let data3 = data.action;
-if(!((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt"))){
+if(!(((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt")) || (data3 === "moved"))){
 const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema116.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.action.enum,parentSchema:schema116.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
@@ -10425,11 +10525,10 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data.adopt !== undefined){
-let data15 = data.adopt;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.serverId === undefined){
-const err35 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema116.properties.adopt.required,parentSchema:schema116.properties.adopt,data:data15};
+if(data.reactivate !== undefined){
+let data15 = data.reactivate;
+if(typeof data15 !== "boolean"){
+const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema116.properties.reactivate.type,parentSchema:schema116.properties.reactivate,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10438,8 +10537,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data15.source === undefined){
-const err36 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema116.properties.adopt.required,parentSchema:schema116.properties.adopt,data:data15};
+}
+if(data.moved !== undefined){
+let data16 = data.moved;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.from === undefined){
+const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema116.properties.moved.required,parentSchema:schema116.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10448,9 +10551,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-for(const key2 in data15){
-if(!((key2 === "serverId") || (key2 === "source"))){
-const err37 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.adopt,data:data15};
+if(data16.declared === undefined){
+const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema116.properties.moved.required,parentSchema:schema116.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10459,11 +10561,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data15.serverId !== undefined){
-let data16 = data15.serverId;
-if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.adopt.properties.serverId.type,parentSchema:schema116.properties.adopt.properties.serverId,data:data16};
+for(const key2 in data16){
+if(!((key2 === "from") || (key2 === "declared"))){
+const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10473,10 +10573,10 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data15.source !== undefined){
-let data17 = data15.source;
-if(!((data17 === "repository") || (data17 === "command"))){
-const err39 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema116.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.adopt.properties.source.enum,parentSchema:schema116.properties.adopt.properties.source,data:data17};
+if(data16.from !== undefined){
+let data17 = data16.from;
+if(typeof data17 !== "string"){
+const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.moved.properties.from.type,parentSchema:schema116.properties.moved.properties.from,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10486,9 +10586,10 @@ vErrors.push(err39);
 errors++;
 }
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.adopt.type,parentSchema:schema116.properties.adopt,data:data15};
+if(data16.declared !== undefined){
+let data18 = data16.declared;
+if(typeof data18 !== "boolean"){
+const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema116.properties.moved.properties.declared.type,parentSchema:schema116.properties.moved.properties.declared,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10498,15 +10599,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data.fields !== undefined){
-let data18 = data.fields;
-if(Array.isArray(data18)){
-const len0 = data18.length;
-for(let i0=0; i0<len0; i0++){
-let data19 = data18[i0];
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.path === undefined){
-const err41 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.fields.items.required,parentSchema:schema116.properties.fields.items,data:data19};
+}
+else {
+const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.moved.type,parentSchema:schema116.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10515,8 +10610,12 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data19.op === undefined){
-const err42 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema116.properties.fields.items.required,parentSchema:schema116.properties.fields.items,data:data19};
+}
+if(data.adopt !== undefined){
+let data19 = data.adopt;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.serverId === undefined){
+const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema116.properties.adopt.required,parentSchema:schema116.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10525,9 +10624,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-for(const key3 in data19){
-if(!((((key3 === "path") || (key3 === "op")) || (key3 === "before")) || (key3 === "after"))){
-const err43 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.fields.items,data:data19};
+if(data19.source === undefined){
+const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema116.properties.adopt.required,parentSchema:schema116.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10536,11 +10634,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data19.path !== undefined){
-let data20 = data19.path;
-if(typeof data20 !== "string"){
-const err44 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.fields.items.properties.path.type,parentSchema:schema116.properties.fields.items.properties.path,data:data20};
+for(const key3 in data19){
+if(!((key3 === "serverId") || (key3 === "source"))){
+const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10550,10 +10646,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data19.op !== undefined){
-let data21 = data19.op;
-if(!(((data21 === "add") || (data21 === "remove")) || (data21 === "change"))){
-const err45 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema116.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.fields.items.properties.op.enum,parentSchema:schema116.properties.fields.items.properties.op,data:data21};
+if(data19.serverId !== undefined){
+let data20 = data19.serverId;
+if(typeof data20 !== "string"){
+const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.adopt.properties.serverId.type,parentSchema:schema116.properties.adopt.properties.serverId,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10563,9 +10659,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.fields.items.type,parentSchema:schema116.properties.fields.items,data:data19};
+if(data19.source !== undefined){
+let data21 = data19.source;
+if(!((data21 === "repository") || (data21 === "command"))){
+const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema116.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.adopt.properties.source.enum,parentSchema:schema116.properties.adopt.properties.source,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10577,7 +10674,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.fields.type,parentSchema:schema116.properties.fields,data:data18};
+const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.adopt.type,parentSchema:schema116.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10587,11 +10684,15 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data.compatibility !== undefined){
-let data24 = data.compatibility;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.verdict === undefined){
-const err48 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema116.properties.compatibility.required,parentSchema:schema116.properties.compatibility,data:data24};
+if(data.fields !== undefined){
+let data22 = data.fields;
+if(Array.isArray(data22)){
+const len0 = data22.length;
+for(let i0=0; i0<len0; i0++){
+let data23 = data22[i0];
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.path === undefined){
+const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.fields.items.required,parentSchema:schema116.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10600,8 +10701,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data24.changes === undefined){
-const err49 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema116.properties.compatibility.required,parentSchema:schema116.properties.compatibility,data:data24};
+if(data23.op === undefined){
+const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema116.properties.fields.items.required,parentSchema:schema116.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10610,9 +10711,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-for(const key4 in data24){
-if(!((key4 === "verdict") || (key4 === "changes"))){
-const err50 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.compatibility,data:data24};
+for(const key4 in data23){
+if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
+const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10622,10 +10723,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data24.verdict !== undefined){
-let data25 = data24.verdict;
-if(!((((data25 === "breaking") || (data25 === "non-breaking")) || (data25 === "annotation")) || (data25 === "unclassified"))){
-const err51 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema119.enum},message:"must be equal to one of the allowed values",schema:schema119.enum,parentSchema:schema119,data:data25};
+if(data23.path !== undefined){
+let data24 = data23.path;
+if(typeof data24 !== "string"){
+const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.fields.items.properties.path.type,parentSchema:schema116.properties.fields.items.properties.path,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10635,15 +10736,10 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data24.changes !== undefined){
-let data26 = data24.changes;
-if(Array.isArray(data26)){
-const len1 = data26.length;
-for(let i1=0; i1<len1; i1++){
-let data27 = data26[i1];
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
-if(data27.path === undefined){
-const err52 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
+if(data23.op !== undefined){
+let data25 = data23.op;
+if(!(((data25 === "add") || (data25 === "remove")) || (data25 === "change"))){
+const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema116.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.fields.items.properties.op.enum,parentSchema:schema116.properties.fields.items.properties.op,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10652,8 +10748,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data27.class === undefined){
-const err53 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.fields.items.type,parentSchema:schema116.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10662,8 +10760,10 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data27.reason === undefined){
-const err54 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.fields.type,parentSchema:schema116.properties.fields,data:data22};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10672,9 +10772,12 @@ vErrors.push(err54);
 }
 errors++;
 }
-for(const key5 in data27){
-if(!(((key5 === "path") || (key5 === "class")) || (key5 === "reason"))){
-const err55 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
+}
+if(data.compatibility !== undefined){
+let data28 = data.compatibility;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.verdict === undefined){
+const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema116.properties.compatibility.required,parentSchema:schema116.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10683,11 +10786,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data27.path !== undefined){
-let data28 = data27.path;
-if(typeof data28 !== "string"){
-const err56 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema116.properties.compatibility.properties.changes.items.properties.path,data:data28};
+if(data28.changes === undefined){
+const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema116.properties.compatibility.required,parentSchema:schema116.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10696,11 +10796,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-if(data27.class !== undefined){
-let data29 = data27.class;
-if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err57 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema119.enum},message:"must be equal to one of the allowed values",schema:schema119.enum,parentSchema:schema119,data:data29};
+for(const key5 in data28){
+if(!((key5 === "verdict") || (key5 === "changes"))){
+const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10710,10 +10808,10 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data27.reason !== undefined){
-let data30 = data27.reason;
-if(typeof data30 !== "string"){
-const err58 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema116.properties.compatibility.properties.changes.items.properties.reason,data:data30};
+if(data28.verdict !== undefined){
+let data29 = data28.verdict;
+if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
+const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema119.enum},message:"must be equal to one of the allowed values",schema:schema119.enum,parentSchema:schema119,data:data29};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10723,9 +10821,15 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-else {
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.compatibility.properties.changes.items.type,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data27};
+if(data28.changes !== undefined){
+let data30 = data28.changes;
+if(Array.isArray(data30)){
+const len1 = data30.length;
+for(let i1=0; i1<len1; i1++){
+let data31 = data30[i1];
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.path === undefined){
+const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10734,10 +10838,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-}
-else {
-const err60 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.compatibility.properties.changes.type,parentSchema:schema116.properties.compatibility.properties.changes,data:data26};
+if(data31.class === undefined){
+const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10746,10 +10848,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.compatibility.type,parentSchema:schema116.properties.compatibility,data:data24};
+if(data31.reason === undefined){
+const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.properties.compatibility.properties.changes.items.required,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10758,16 +10858,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data.breaking !== undefined){
-let data31 = data.breaking;
-if(Array.isArray(data31)){
-const len2 = data31.length;
-for(let i2=0; i2<len2; i2++){
-let data32 = data31[i2];
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.path === undefined){
-const err62 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.breaking.items.required,parentSchema:schema116.properties.breaking.items,data:data32};
+for(const key6 in data31){
+if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
+const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10776,8 +10869,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data32.reason === undefined){
-const err63 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.properties.breaking.items.required,parentSchema:schema116.properties.breaking.items,data:data32};
+}
+if(data31.path !== undefined){
+let data32 = data31.path;
+if(typeof data32 !== "string"){
+const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema116.properties.compatibility.properties.changes.items.properties.path,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10786,9 +10882,11 @@ vErrors.push(err63);
 }
 errors++;
 }
-for(const key6 in data32){
-if(!((key6 === "path") || (key6 === "reason"))){
-const err64 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.breaking.items,data:data32};
+}
+if(data31.class !== undefined){
+let data33 = data31.class;
+if(!((((data33 === "breaking") || (data33 === "non-breaking")) || (data33 === "annotation")) || (data33 === "unclassified"))){
+const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema119.enum},message:"must be equal to one of the allowed values",schema:schema119.enum,parentSchema:schema119,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10798,10 +10896,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data32.path !== undefined){
-let data33 = data32.path;
-if(typeof data33 !== "string"){
-const err65 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.breaking.items.properties.path.type,parentSchema:schema116.properties.breaking.items.properties.path,data:data33};
+if(data31.reason !== undefined){
+let data34 = data31.reason;
+if(typeof data34 !== "string"){
+const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema116.properties.compatibility.properties.changes.items.properties.reason,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10811,10 +10909,9 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data32.reason !== undefined){
-let data34 = data32.reason;
-if(typeof data34 !== "string"){
-const err66 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.breaking.items.properties.reason.type,parentSchema:schema116.properties.breaking.items.properties.reason,data:data34};
+}
+else {
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.compatibility.properties.changes.items.type,parentSchema:schema116.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10826,7 +10923,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.breaking.items.type,parentSchema:schema116.properties.breaking.items,data:data32};
+const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.compatibility.properties.changes.type,parentSchema:schema116.properties.compatibility.properties.changes,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10838,7 +10935,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.breaking.type,parentSchema:schema116.properties.breaking,data:data31};
+const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.compatibility.type,parentSchema:schema116.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10848,10 +10945,15 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data.reason !== undefined){
-let data35 = data.reason;
-if(typeof data35 !== "string"){
-const err69 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.reason.type,parentSchema:schema116.properties.reason,data:data35};
+if(data.breaking !== undefined){
+let data35 = data.breaking;
+if(Array.isArray(data35)){
+const len2 = data35.length;
+for(let i2=0; i2<len2; i2++){
+let data36 = data35[i2];
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.path === undefined){
+const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema116.properties.breaking.items.required,parentSchema:schema116.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -10860,11 +10962,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-if(data.hint !== undefined){
-let data36 = data.hint;
-if(typeof data36 !== "string"){
-const err70 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.hint.type,parentSchema:schema116.properties.hint,data:data36};
+if(data36.reason === undefined){
+const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema116.properties.breaking.items.required,parentSchema:schema116.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -10873,15 +10972,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-if(data.notes !== undefined){
-let data37 = data.notes;
-if(Array.isArray(data37)){
-const len3 = data37.length;
-for(let i3=0; i3<len3; i3++){
-let data38 = data37[i3];
-if(typeof data38 !== "string"){
-const err71 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.notes.items.type,parentSchema:schema116.properties.notes.items,data:data38};
+for(const key7 in data36){
+if(!((key7 === "path") || (key7 === "reason"))){
+const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -10891,9 +10984,10 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
-else {
-const err72 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.notes.type,parentSchema:schema116.properties.notes,data:data37};
+if(data36.path !== undefined){
+let data37 = data36.path;
+if(typeof data37 !== "string"){
+const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.breaking.items.properties.path.type,parentSchema:schema116.properties.breaking.items.properties.path,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -10903,11 +10997,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data.source !== undefined){
-let data39 = data.source;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.file === undefined){
-const err73 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema116.properties.source.required,parentSchema:schema116.properties.source,data:data39};
+if(data36.reason !== undefined){
+let data38 = data36.reason;
+if(typeof data38 !== "string"){
+const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.breaking.items.properties.reason.type,parentSchema:schema116.properties.breaking.items.properties.reason,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -10916,8 +11009,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data39.line === undefined){
-const err74 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema116.properties.source.required,parentSchema:schema116.properties.source,data:data39};
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.breaking.items.type,parentSchema:schema116.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -10926,9 +11021,10 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key7 in data39){
-if(!((key7 === "file") || (key7 === "line"))){
-const err75 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.source,data:data39};
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.breaking.type,parentSchema:schema116.properties.breaking,data:data35};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -10938,10 +11034,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data39.file !== undefined){
-let data40 = data39.file;
-if(typeof data40 !== "string"){
-const err76 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.source.properties.file.type,parentSchema:schema116.properties.source.properties.file,data:data40};
+if(data.reason !== undefined){
+let data39 = data.reason;
+if(typeof data39 !== "string"){
+const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.reason.type,parentSchema:schema116.properties.reason,data:data39};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -10951,10 +11047,10 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data39.line !== undefined){
-let data41 = data39.line;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err77 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.source.properties.line.type,parentSchema:schema116.properties.source.properties.line,data:data41};
+if(data.hint !== undefined){
+let data40 = data.hint;
+if(typeof data40 !== "string"){
+const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.hint.type,parentSchema:schema116.properties.hint,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -10963,9 +11059,15 @@ vErrors.push(err77);
 }
 errors++;
 }
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 1 || isNaN(data41)){
-const err78 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.properties.source.properties.line,data:data41};
+}
+if(data.notes !== undefined){
+let data41 = data.notes;
+if(Array.isArray(data41)){
+const len3 = data41.length;
+for(let i3=0; i3<len3; i3++){
+let data42 = data41[i3];
+if(typeof data42 !== "string"){
+const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.notes.items.type,parentSchema:schema116.properties.notes.items,data:data42};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -10976,9 +11078,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err79 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.source.type,parentSchema:schema116.properties.source,data:data39};
+const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.notes.type,parentSchema:schema116.properties.notes,data:data41};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -10988,14 +11089,99 @@ vErrors.push(err79);
 errors++;
 }
 }
-}
-else {
-const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data};
+if(data.source !== undefined){
+let data43 = data.source;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+if(data43.file === undefined){
+const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema116.properties.source.required,parentSchema:schema116.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
 else {
 vErrors.push(err80);
+}
+errors++;
+}
+if(data43.line === undefined){
+const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema116.properties.source.required,parentSchema:schema116.properties.source,data:data43};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+for(const key8 in data43){
+if(!((key8 === "file") || (key8 === "line"))){
+const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema116.properties.source,data:data43};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data43.file !== undefined){
+let data44 = data43.file;
+if(typeof data44 !== "string"){
+const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.source.properties.file.type,parentSchema:schema116.properties.source.properties.file,data:data44};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data43.line !== undefined){
+let data45 = data43.line;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.source.properties.line.type,parentSchema:schema116.properties.source.properties.line,data:data45};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 < 1 || isNaN(data45)){
+const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.properties.source.properties.line,data:data45};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.properties.source.type,parentSchema:schema116.properties.source,data:data43};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+}
+else {
+const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
 }
 errors++;
 }
@@ -11742,7 +11928,7 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern54.test(data29)){
+if(!pattern55.test(data29)){
 const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema115.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
@@ -11764,19 +11950,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data.changes !== undefined){
-let data30 = data.changes;
-if(Array.isArray(data30)){
-const len5 = data30.length;
-for(let i5=0; i5<len5; i5++){
-if(!(validate48(data30[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data30,parentDataProperty:i5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.changes.type,parentSchema:schema115.properties.changes,data:data30};
+if(data.massDeactivation !== undefined){
+let data30 = data.massDeactivation;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.withheld === undefined){
+const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema115.properties.massDeactivation.required,parentSchema:schema115.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -11785,12 +11963,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data.summary !== undefined){
-let data32 = data.summary;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.resources === undefined){
-const err62 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+if(data30.of === undefined){
+const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema115.properties.massDeactivation.required,parentSchema:schema115.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -11799,8 +11973,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-if(data32.create === undefined){
-const err63 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+if(data30.maxShare === undefined){
+const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema115.properties.massDeactivation.required,parentSchema:schema115.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -11809,8 +11983,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data32.update === undefined){
-const err64 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+for(const key5 in data30){
+if(!(((key5 === "withheld") || (key5 === "of")) || (key5 === "maxShare"))){
+const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -11819,8 +11994,11 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data32.noop === undefined){
-const err65 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+}
+if(data30.withheld !== undefined){
+let data31 = data30.withheld;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.massDeactivation.properties.withheld.type,parentSchema:schema115.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -11829,8 +12007,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data32.blocked === undefined){
-const err66 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
+const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema115.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -11839,8 +12018,12 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data32.orphan === undefined){
-const err67 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+}
+}
+if(data30.of !== undefined){
+let data32 = data30.of;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.massDeactivation.properties.of.type,parentSchema:schema115.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -11849,8 +12032,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data32.deactivate === undefined){
-const err68 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -11859,8 +12043,13 @@ vErrors.push(err68);
 }
 errors++;
 }
-if(data32.quotaResets === undefined){
-const err69 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+}
+}
+if(data30.maxShare !== undefined){
+let data33 = data30.maxShare;
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 1 || isNaN(data33)){
+const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema115.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -11869,8 +12058,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-if(data32.breaking === undefined){
-const err70 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+if(data33 < 0 || isNaN(data33)){
+const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -11879,8 +12068,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(data32.calls === undefined){
-const err71 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data32};
+}
+else {
+const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema115.properties.massDeactivation.properties.maxShare.type,parentSchema:schema115.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -11889,9 +12079,10 @@ vErrors.push(err71);
 }
 errors++;
 }
-for(const key5 in data32){
-if(!(func7.call(schema115.properties.summary.properties, key5))){
-const err72 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.summary,data:data32};
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.massDeactivation.type,parentSchema:schema115.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -11901,10 +12092,19 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data32.resources !== undefined){
-let data33 = data32.resources;
-if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err73 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.resources.type,parentSchema:schema115.properties.summary.properties.resources,data:data33};
+if(data.changes !== undefined){
+let data34 = data.changes;
+if(Array.isArray(data34)){
+const len5 = data34.length;
+for(let i5=0; i5<len5; i5++){
+if(!(validate48(data34[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data34,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.changes.type,parentSchema:schema115.properties.changes,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -11913,9 +12113,12 @@ vErrors.push(err73);
 }
 errors++;
 }
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 < 0 || isNaN(data33)){
-const err74 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.resources,data:data33};
+}
+if(data.summary !== undefined){
+let data36 = data.summary;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.resources === undefined){
+const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -11924,12 +12127,8 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-}
-if(data32.create !== undefined){
-let data34 = data32.create;
-if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err75 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.create.type,parentSchema:schema115.properties.summary.properties.create,data:data34};
+if(data36.create === undefined){
+const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -11938,9 +12137,8 @@ vErrors.push(err75);
 }
 errors++;
 }
-if((typeof data34 == "number") && (isFinite(data34))){
-if(data34 < 0 || isNaN(data34)){
-const err76 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.create,data:data34};
+if(data36.update === undefined){
+const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -11949,12 +12147,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-}
-if(data32.update !== undefined){
-let data35 = data32.update;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err77 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.update.type,parentSchema:schema115.properties.summary.properties.update,data:data35};
+if(data36.noop === undefined){
+const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -11963,9 +12157,8 @@ vErrors.push(err77);
 }
 errors++;
 }
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 0 || isNaN(data35)){
-const err78 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.update,data:data35};
+if(data36.blocked === undefined){
+const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -11974,12 +12167,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-}
-if(data32.noop !== undefined){
-let data36 = data32.noop;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err79 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.noop.type,parentSchema:schema115.properties.summary.properties.noop,data:data36};
+if(data36.orphan === undefined){
+const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -11988,9 +12177,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 0 || isNaN(data36)){
-const err80 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.noop,data:data36};
+if(data36.deactivate === undefined){
+const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -11999,12 +12187,8 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-}
-if(data32.blocked !== undefined){
-let data37 = data32.blocked;
-if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err81 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.blocked.type,parentSchema:schema115.properties.summary.properties.blocked,data:data37};
+if(data36.quotaResets === undefined){
+const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -12013,9 +12197,8 @@ vErrors.push(err81);
 }
 errors++;
 }
-if((typeof data37 == "number") && (isFinite(data37))){
-if(data37 < 0 || isNaN(data37)){
-const err82 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.blocked,data:data37};
+if(data36.breaking === undefined){
+const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -12024,12 +12207,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-}
-if(data32.orphan !== undefined){
-let data38 = data32.orphan;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err83 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.orphan.type,parentSchema:schema115.properties.summary.properties.orphan,data:data38};
+if(data36.calls === undefined){
+const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema115.properties.summary.required,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -12038,9 +12217,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 0 || isNaN(data38)){
-const err84 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.orphan,data:data38};
+for(const key6 in data36){
+if(!(func7.call(schema115.properties.summary.properties, key6))){
+const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12050,11 +12229,10 @@ vErrors.push(err84);
 errors++;
 }
 }
-}
-if(data32.adopt !== undefined){
-let data39 = data32.adopt;
-if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err85 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.adopt.type,parentSchema:schema115.properties.summary.properties.adopt,data:data39};
+if(data36.resources !== undefined){
+let data37 = data36.resources;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.resources.type,parentSchema:schema115.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -12063,9 +12241,9 @@ vErrors.push(err85);
 }
 errors++;
 }
-if((typeof data39 == "number") && (isFinite(data39))){
-if(data39 < 0 || isNaN(data39)){
-const err86 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.adopt,data:data39};
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 < 0 || isNaN(data37)){
+const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -12076,10 +12254,10 @@ errors++;
 }
 }
 }
-if(data32.deactivate !== undefined){
-let data40 = data32.deactivate;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err87 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.deactivate.type,parentSchema:schema115.properties.summary.properties.deactivate,data:data40};
+if(data36.create !== undefined){
+let data38 = data36.create;
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.create.type,parentSchema:schema115.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -12088,9 +12266,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 0 || isNaN(data40)){
-const err88 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.deactivate,data:data40};
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 < 0 || isNaN(data38)){
+const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -12101,10 +12279,10 @@ errors++;
 }
 }
 }
-if(data32.quotaResets !== undefined){
-let data41 = data32.quotaResets;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err89 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.quotaResets.type,parentSchema:schema115.properties.summary.properties.quotaResets,data:data41};
+if(data36.update !== undefined){
+let data39 = data36.update;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.update.type,parentSchema:schema115.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -12113,9 +12291,9 @@ vErrors.push(err89);
 }
 errors++;
 }
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 0 || isNaN(data41)){
-const err90 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.quotaResets,data:data41};
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 < 0 || isNaN(data39)){
+const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -12126,10 +12304,10 @@ errors++;
 }
 }
 }
-if(data32.breaking !== undefined){
-let data42 = data32.breaking;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err91 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.breaking.type,parentSchema:schema115.properties.summary.properties.breaking,data:data42};
+if(data36.noop !== undefined){
+let data40 = data36.noop;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.noop.type,parentSchema:schema115.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -12138,9 +12316,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 < 0 || isNaN(data42)){
-const err92 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.breaking,data:data42};
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 0 || isNaN(data40)){
+const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -12151,11 +12329,10 @@ errors++;
 }
 }
 }
-if(data32.calls !== undefined){
-let data43 = data32.calls;
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-if(data43.gateway === undefined){
-const err93 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+if(data36.blocked !== undefined){
+let data41 = data36.blocked;
+if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.blocked.type,parentSchema:schema115.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -12164,8 +12341,9 @@ vErrors.push(err93);
 }
 errors++;
 }
-if(data43.portal === undefined){
-const err94 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 < 0 || isNaN(data41)){
+const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -12174,8 +12352,12 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(data43.dashboard === undefined){
-const err95 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+}
+}
+if(data36.orphan !== undefined){
+let data42 = data36.orphan;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.orphan.type,parentSchema:schema115.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -12184,8 +12366,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-if(data43.llm === undefined){
-const err96 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
+const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -12194,8 +12377,12 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data43.batchCalls === undefined){
-const err97 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+}
+}
+if(data36.adopt !== undefined){
+let data43 = data36.adopt;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.adopt.type,parentSchema:schema115.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -12204,8 +12391,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data43.batched === undefined){
-const err98 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 0 || isNaN(data43)){
+const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -12214,8 +12402,12 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(data43.total === undefined){
-const err99 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+}
+}
+if(data36.moved !== undefined){
+let data44 = data36.moved;
+if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
+const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.moved.type,parentSchema:schema115.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -12224,9 +12416,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-for(const key6 in data43){
-if(!(((((((key6 === "gateway") || (key6 === "portal")) || (key6 === "dashboard")) || (key6 === "llm")) || (key6 === "batchCalls")) || (key6 === "batched")) || (key6 === "total"))){
-const err100 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 < 0 || isNaN(data44)){
+const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -12236,10 +12428,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data43.gateway !== undefined){
-let data44 = data43.gateway;
-if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err101 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema115.properties.summary.properties.calls.properties.gateway,data:data44};
+}
+if(data36.reactivate !== undefined){
+let data45 = data36.reactivate;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.reactivate.type,parentSchema:schema115.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -12248,9 +12441,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-if((typeof data44 == "number") && (isFinite(data44))){
-if(data44 < 0 || isNaN(data44)){
-const err102 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.gateway,data:data44};
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 < 0 || isNaN(data45)){
+const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -12261,10 +12454,10 @@ errors++;
 }
 }
 }
-if(data43.portal !== undefined){
-let data45 = data43.portal;
-if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err103 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.portal.type,parentSchema:schema115.properties.summary.properties.calls.properties.portal,data:data45};
+if(data36.deactivate !== undefined){
+let data46 = data36.deactivate;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.deactivate.type,parentSchema:schema115.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -12273,9 +12466,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-if((typeof data45 == "number") && (isFinite(data45))){
-if(data45 < 0 || isNaN(data45)){
-const err104 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.portal,data:data45};
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 < 0 || isNaN(data46)){
+const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -12286,10 +12479,10 @@ errors++;
 }
 }
 }
-if(data43.dashboard !== undefined){
-let data46 = data43.dashboard;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err105 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema115.properties.summary.properties.calls.properties.dashboard,data:data46};
+if(data36.quotaResets !== undefined){
+let data47 = data36.quotaResets;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.quotaResets.type,parentSchema:schema115.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -12298,9 +12491,9 @@ vErrors.push(err105);
 }
 errors++;
 }
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 < 0 || isNaN(data46)){
-const err106 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.dashboard,data:data46};
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 < 0 || isNaN(data47)){
+const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -12311,10 +12504,10 @@ errors++;
 }
 }
 }
-if(data43.llm !== undefined){
-let data47 = data43.llm;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err107 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.llm.type,parentSchema:schema115.properties.summary.properties.calls.properties.llm,data:data47};
+if(data36.breaking !== undefined){
+let data48 = data36.breaking;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.breaking.type,parentSchema:schema115.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -12323,9 +12516,9 @@ vErrors.push(err107);
 }
 errors++;
 }
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
-const err108 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.llm,data:data47};
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 < 0 || isNaN(data48)){
+const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -12336,10 +12529,11 @@ errors++;
 }
 }
 }
-if(data43.batchCalls !== undefined){
-let data48 = data43.batchCalls;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err109 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema115.properties.summary.properties.calls.properties.batchCalls,data:data48};
+if(data36.calls !== undefined){
+let data49 = data36.calls;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(data49.gateway === undefined){
+const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -12348,9 +12542,8 @@ vErrors.push(err109);
 }
 errors++;
 }
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 0 || isNaN(data48)){
-const err110 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.batchCalls,data:data48};
+if(data49.portal === undefined){
+const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -12359,12 +12552,8 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-}
-if(data43.batched !== undefined){
-let data49 = data43.batched;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err111 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.batched.type,parentSchema:schema115.properties.summary.properties.calls.properties.batched,data:data49};
+if(data49.dashboard === undefined){
+const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -12373,9 +12562,8 @@ vErrors.push(err111);
 }
 errors++;
 }
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 < 0 || isNaN(data49)){
-const err112 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.batched,data:data49};
+if(data49.llm === undefined){
+const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -12384,12 +12572,8 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-}
-if(data43.total !== undefined){
-let data50 = data43.total;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err113 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.total.type,parentSchema:schema115.properties.summary.properties.calls.properties.total,data:data50};
+if(data49.batchCalls === undefined){
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -12398,9 +12582,8 @@ vErrors.push(err113);
 }
 errors++;
 }
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 < 0 || isNaN(data50)){
-const err114 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.total,data:data50};
+if(data49.batched === undefined){
+const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -12409,11 +12592,8 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.summary.properties.calls.type,parentSchema:schema115.properties.summary.properties.calls,data:data43};
+if(data49.total === undefined){
+const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema115.properties.summary.properties.calls.required,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -12422,10 +12602,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-}
-}
-else {
-const err116 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.summary.type,parentSchema:schema115.properties.summary,data:data32};
+for(const key7 in data49){
+if(!(((((((key7 === "gateway") || (key7 === "portal")) || (key7 === "dashboard")) || (key7 === "llm")) || (key7 === "batchCalls")) || (key7 === "batched")) || (key7 === "total"))){
+const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema115.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -12435,14 +12614,213 @@ vErrors.push(err116);
 errors++;
 }
 }
-}
-else {
-const err117 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data};
+if(data49.gateway !== undefined){
+let data50 = data49.gateway;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema115.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err117];
 }
 else {
 vErrors.push(err117);
+}
+errors++;
+}
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 0 || isNaN(data50)){
+const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.gateway,data:data50};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+}
+if(data49.portal !== undefined){
+let data51 = data49.portal;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.portal.type,parentSchema:schema115.properties.summary.properties.calls.properties.portal,data:data51};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 0 || isNaN(data51)){
+const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.portal,data:data51};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+if(data49.dashboard !== undefined){
+let data52 = data49.dashboard;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema115.properties.summary.properties.calls.properties.dashboard,data:data52};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 < 0 || isNaN(data52)){
+const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.dashboard,data:data52};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+}
+if(data49.llm !== undefined){
+let data53 = data49.llm;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.llm.type,parentSchema:schema115.properties.summary.properties.calls.properties.llm,data:data53};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 0 || isNaN(data53)){
+const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.llm,data:data53};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+if(data49.batchCalls !== undefined){
+let data54 = data49.batchCalls;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema115.properties.summary.properties.calls.properties.batchCalls,data:data54};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 0 || isNaN(data54)){
+const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.batchCalls,data:data54};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+}
+if(data49.batched !== undefined){
+let data55 = data49.batched;
+if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.batched.type,parentSchema:schema115.properties.summary.properties.calls.properties.batched,data:data55};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 < 0 || isNaN(data55)){
+const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.batched,data:data55};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+if(data49.total !== undefined){
+let data56 = data49.total;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.summary.properties.calls.properties.total.type,parentSchema:schema115.properties.summary.properties.calls.properties.total,data:data56};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 < 0 || isNaN(data56)){
+const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema115.properties.summary.properties.calls.properties.total,data:data56};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.summary.properties.calls.type,parentSchema:schema115.properties.summary.properties.calls,data:data49};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.properties.summary.type,parentSchema:schema115.properties.summary,data:data36};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+}
+else {
+const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
 }
 errors++;
 }
@@ -12604,7 +12982,7 @@ return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern57 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern58 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -12810,7 +13188,7 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern57.test(data6)){
+if(!pattern58.test(data6)){
 const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema121.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
@@ -13622,7 +14000,7 @@ validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
 export const v12 = validate62;
 const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
 const schema129 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern58 = new RegExp("^/", "u");
+const pattern59 = new RegExp("^/", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -13728,7 +14106,7 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern58.test(data4)){
+if(!pattern59.test(data4)){
 const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema128.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];

@@ -1,0 +1,38 @@
+/**
+ * The resources the repository declares, for `state list` to mark the records of resources gone
+ * from it as orphaned. Read as `plan` reads them (secrets need not resolve: only names are
+ * wanted); when the repository cannot be read or does not validate, nothing is marked, and
+ * the listing says why.
+ */
+import { hasErrors } from "../errors.js";
+import { resourceId } from "../kinds/resource.js";
+import { secretScope } from "../secrets/scope.js";
+import { EnvFileSecretSource } from "../secrets/env-file-source.js";
+import { RepositoryValidator } from "../validate/validate-repository.js";
+import type { CliIo } from "./plan-command.js";
+import { configOrDefault } from "./plan-command.js";
+import { openResources } from "./resources.js";
+
+export type DeclaredIds = { readonly declared: ReadonlySet<string> } | { readonly declared: undefined; readonly why: string };
+
+export async function declaredIds(configFile: string, io: CliIo): Promise<DeclaredIds> {
+  try {
+    const config = await configOrDefault(configFile);
+    const resources = await openResources(config, io.env, undefined);
+    try {
+      const result = await RepositoryValidator.oneShot().validate({
+        root: resources.input.root,
+        ...(resources.input.boundary === undefined ? {} : { boundary: resources.input.boundary }),
+        limits: config.limits,
+        appTypeProviders: new Set(config.targets.portal?.appTypeProviders ?? []),
+        secrets: { source: new EnvFileSecretSource(io.env, config.secrets.fileRoot, secretScope(config)), missing: "warning" },
+      });
+      if (hasErrors(result.diagnostics)) return { declared: undefined, why: "the repository does not validate" };
+      return { declared: new Set(result.resources.map(resourceId)) };
+    } finally {
+      await resources.close();
+    }
+  } catch (err) {
+    return { declared: undefined, why: `the repository could not be read (${(err as Error).message})` };
+  }
+}
