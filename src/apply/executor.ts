@@ -117,8 +117,9 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     checks = await runPostApply(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
   } finally {
     unlinkCaller();
+    // a pause's timer holds the process while calls wait for it; none waits any more
+    interfaces.stop();
   }
-  interfaces.stop();
 
   const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : 1);
   const problems = (s: "failed" | "in-doubt"): Array<{ id: string; message: string }> => recorder.byStatus(s).map((o) => ({ id: o.id, message: o.message ?? "" })).sort(byId);
