@@ -12,7 +12,7 @@
 // comment they can edit. Every page of comments is read (the Link header's rel="next", on the
 // API's own host only), so a long discussion does not get a new plan comment per run.
 // GATESYNC_COMMENT_AUTHOR names the author explicitly (a login on GitHub, a username on GitLab).
-/* global fetch */
+/* global fetch, URL */
 import { readFileSync } from "node:fs";
 
 const marker = "<!-- gatesync-plan -->";
