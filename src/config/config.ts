@@ -87,7 +87,7 @@ export interface GatesyncConfig {
   readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
-  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number };
+  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number; readonly maxDocumentsPerFile: number; readonly maxDocuments: number };
   /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
   readonly selector?: string;
   /** Receivers of run events and commit status (the daemon only). */
@@ -199,6 +199,8 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,
       maxDepth: typeof lim.maxDepth === "number" ? lim.maxDepth : 128,
       maxResponseBytes: typeof lim.maxResponseBytes === "number" ? lim.maxResponseBytes : 4 * 1024 * 1024,
+      maxDocumentsPerFile: typeof lim.maxDocumentsPerFile === "number" ? lim.maxDocumentsPerFile : 1000,
+      maxDocuments: typeof lim.maxDocuments === "number" ? lim.maxDocuments : 200_000,
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
