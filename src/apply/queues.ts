@@ -51,6 +51,11 @@ export class InterfaceQueue {
   private readonly waiting = new AbortWaiters();
   private closed: string | undefined;
   private readonly pacer: SendPacer;
+  /**
+   * Checked just before each call leaves, in the same turn as the send: throws when this
+   * process may no longer send (it lost the state lock). The call is then not sent.
+   */
+  fence: (() => void) | undefined;
   /** HTTP requests started through this queue. */
   started = 0;
   pauses = 0;
@@ -92,6 +97,7 @@ export class InterfaceQueue {
             await prepare();
           }
           const reserved = await this.resumed(signal, true);
+          this.fence?.();
           if (reserved !== undefined) this.pacer.started(reserved);
           this.started++;
           return send();

@@ -57,7 +57,7 @@ export type SourceConfig =
     };
 
 export type StateConfig =
-  | { readonly backend: "sqlite"; readonly path: string }
+  | { readonly backend: "sqlite"; readonly path: string; readonly lockStaleMs?: number }
   | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string };
 
 export interface GatesyncConfig {
@@ -268,5 +268,9 @@ function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string
       ...(file === undefined ? {} : { location: { file, path: "state.backend" } }),
     });
   }
-  return { backend: "sqlite", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db") };
+  return {
+    backend: "sqlite",
+    path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db"),
+    ...(typeof st.lockStaleAfter === "string" ? { lockStaleMs: parseDuration(st.lockStaleAfter) } : {}),
+  };
 }

@@ -2963,20 +2963,20 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304}}}},"$defs":{"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema61 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
-const schema72 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
-const schema78 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
+const schema71 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
+const schema79 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern14 = new RegExp("^[0-9a-f]{7,40}$", "u");
 const pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern16 = new RegExp("^https?://", "u");
-const pattern26 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
-const pattern27 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
-const pattern35 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern39 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern25 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
+const pattern27 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
+const pattern36 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern40 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/gatesync-config.schema.json" */;
@@ -4512,7 +4512,7 @@ vErrors.push(err118);
 errors++;
 }
 for(const key15 in data51){
-if(!((key15 === "backend") || (key15 === "path"))){
+if(!(((key15 === "backend") || (key15 === "path")) || (key15 === "lockStaleAfter"))){
 const err119 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[0],data:data51};
 if(vErrors === null){
 vErrors = [err119];
@@ -4549,14 +4549,39 @@ vErrors.push(err121);
 errors++;
 }
 }
-}
-else {
-const err122 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data51};
+if(data51.lockStaleAfter !== undefined){
+let data54 = data51.lockStaleAfter;
+if(typeof data54 === "string"){
+if(!pattern25.test(data54)){
+const err122 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema71,data:data54};
 if(vErrors === null){
 vErrors = [err122];
 }
 else {
 vErrors.push(err122);
+}
+errors++;
+}
+}
+else {
+const err123 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema71.type,parentSchema:schema71,data:data54};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+}
+else {
+const err124 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data51};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
 }
 errors++;
 }
@@ -4566,34 +4591,10 @@ valid33 = true;
 passing1 = 0;
 var props1 = true;
 }
-const _errs153 = errors;
+const _errs157 = errors;
 if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
 if(data51.backend === undefined){
-const err123 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data51};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
-}
-errors++;
-}
-for(const key16 in data51){
-if(!((key16 === "backend") || (key16 === "path"))){
-const err124 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data51};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-}
-if(data51.backend !== undefined){
-let data54 = data51.backend;
-if("file" !== data54){
-const err125 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data54};
+const err125 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data51};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4602,11 +4603,9 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-if(data51.path !== undefined){
-let data55 = data51.path;
-if(typeof data55 !== "string"){
-const err126 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data55};
+for(const key16 in data51){
+if(!((key16 === "backend") || (key16 === "path"))){
+const err126 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data51};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4616,9 +4615,10 @@ vErrors.push(err126);
 errors++;
 }
 }
-}
-else {
-const err127 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data51};
+if(data51.backend !== undefined){
+let data55 = data51.backend;
+if("file" !== data55){
+const err127 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4627,7 +4627,32 @@ vErrors.push(err127);
 }
 errors++;
 }
-var _valid1 = _errs153 === errors;
+}
+if(data51.path !== undefined){
+let data56 = data51.path;
+if(typeof data56 !== "string"){
+const err128 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data56};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data51};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+var _valid1 = _errs157 === errors;
 if(_valid1 && valid33){
 valid33 = false;
 passing1 = [passing1, 1];
@@ -4640,31 +4665,10 @@ if(props1 !== true){
 props1 = true;
 }
 }
-const _errs159 = errors;
+const _errs163 = errors;
 if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
 if(data51.backend === undefined){
-const err128 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data51};
-if(vErrors === null){
-vErrors = [err128];
-}
-else {
-vErrors.push(err128);
-}
-errors++;
-}
-if(data51.urlEnv === undefined){
-const err129 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data51};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-for(const key17 in data51){
-if(!(((key17 === "backend") || (key17 === "urlEnv")) || (key17 === "schema"))){
-const err130 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data51};
+const err130 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data51};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4673,11 +4677,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-}
-if(data51.backend !== undefined){
-let data56 = data51.backend;
-if("postgres" !== data56){
-const err131 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data56};
+if(data51.urlEnv === undefined){
+const err131 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data51};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4686,12 +4687,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-if(data51.urlEnv !== undefined){
-let data57 = data51.urlEnv;
-if(typeof data57 === "string"){
-if(!pattern15.test(data57)){
-const err132 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data57};
+for(const key17 in data51){
+if(!(((key17 === "backend") || (key17 === "urlEnv")) || (key17 === "schema"))){
+const err132 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data51};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4701,8 +4699,10 @@ vErrors.push(err132);
 errors++;
 }
 }
-else {
-const err133 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data57};
+if(data51.backend !== undefined){
+let data57 = data51.backend;
+if("postgres" !== data57){
+const err133 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data57};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4712,11 +4712,11 @@ vErrors.push(err133);
 errors++;
 }
 }
-if(data51.schema !== undefined){
-let data58 = data51.schema;
+if(data51.urlEnv !== undefined){
+let data58 = data51.urlEnv;
 if(typeof data58 === "string"){
-if(!pattern26.test(data58)){
-const err134 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data58};
+if(!pattern15.test(data58)){
+const err134 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data58};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4727,7 +4727,7 @@ errors++;
 }
 }
 else {
-const err135 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data58};
+const err135 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data58};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4737,9 +4737,11 @@ vErrors.push(err135);
 errors++;
 }
 }
-}
-else {
-const err136 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data51};
+if(data51.schema !== undefined){
+let data59 = data51.schema;
+if(typeof data59 === "string"){
+if(!pattern27.test(data59)){
+const err136 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data59};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4748,7 +4750,30 @@ vErrors.push(err136);
 }
 errors++;
 }
-var _valid1 = _errs159 === errors;
+}
+else {
+const err137 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data59};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+}
+else {
+const err138 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data51};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+var _valid1 = _errs163 === errors;
 if(_valid1 && valid33){
 valid33 = false;
 passing1 = [passing1, 2];
@@ -4764,12 +4789,12 @@ props1 = true;
 }
 }
 if(!valid33){
-const err137 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data51};
+const err139 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data51};
 if(vErrors === null){
-vErrors = [err137];
+vErrors = [err139];
 }
 else {
-vErrors.push(err137);
+vErrors.push(err139);
 }
 errors++;
 }
@@ -4786,36 +4811,11 @@ vErrors = null;
 }
 }
 if(data.schedule !== undefined){
-let data59 = data.schedule;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-for(const key18 in data59){
+let data60 = data.schedule;
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+for(const key18 in data60){
 if(!(((key18 === "interval") || (key18 === "jitter")) || (key18 === "reassertInterval"))){
-const err138 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data59};
-if(vErrors === null){
-vErrors = [err138];
-}
-else {
-vErrors.push(err138);
-}
-errors++;
-}
-}
-if(data59.interval !== undefined){
-let data60 = data59.interval;
-if(typeof data60 === "string"){
-if(!pattern27.test(data60)){
-const err139 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema72,data:data60};
-if(vErrors === null){
-vErrors = [err139];
-}
-else {
-vErrors.push(err139);
-}
-errors++;
-}
-}
-else {
-const err140 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.type,parentSchema:schema72,data:data60};
+const err140 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data60};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4825,11 +4825,11 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data59.jitter !== undefined){
-let data61 = data59.jitter;
-if((typeof data61 == "number") && (isFinite(data61))){
-if(data61 > 1 || isNaN(data61)){
-const err141 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data61};
+if(data60.interval !== undefined){
+let data61 = data60.interval;
+if(typeof data61 === "string"){
+if(!pattern25.test(data61)){
+const err141 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema71,data:data61};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -4838,8 +4838,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(data61 < 0 || isNaN(data61)){
-const err142 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data61};
+}
+else {
+const err142 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema71.type,parentSchema:schema71,data:data61};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -4849,8 +4850,11 @@ vErrors.push(err142);
 errors++;
 }
 }
-else {
-const err143 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data61};
+if(data60.jitter !== undefined){
+let data62 = data60.jitter;
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 > 1 || isNaN(data62)){
+const err143 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data62};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -4859,12 +4863,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-if(data59.reassertInterval !== undefined){
-let data62 = data59.reassertInterval;
-if(typeof data62 === "string"){
-if(!pattern27.test(data62)){
-const err144 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema72,data:data62};
+if(data62 < 0 || isNaN(data62)){
+const err144 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data62};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -4875,7 +4875,7 @@ errors++;
 }
 }
 else {
-const err145 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.type,parentSchema:schema72,data:data62};
+const err145 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data62};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -4885,9 +4885,11 @@ vErrors.push(err145);
 errors++;
 }
 }
-}
-else {
-const err146 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data59};
+if(data60.reassertInterval !== undefined){
+let data63 = data60.reassertInterval;
+if(typeof data63 === "string"){
+if(!pattern25.test(data63)){
+const err146 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema71,data:data63};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -4897,10 +4899,8 @@ vErrors.push(err146);
 errors++;
 }
 }
-if(data.orphans !== undefined){
-let data63 = data.orphans;
-if(!((data63 === "report") || (data63 === "deactivate"))){
-const err147 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data63};
+else {
+const err147 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema71.type,parentSchema:schema71,data:data63};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -4910,12 +4910,9 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data64 = data.notifications;
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key19 in data64){
-if(!(((key19 === "statusUrl") || (key19 === "receivers")) || (key19 === "delivery"))){
-const err148 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data64};
+}
+else {
+const err148 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data60};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4925,11 +4922,10 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data64.statusUrl !== undefined){
-let data65 = data64.statusUrl;
-if(typeof data65 === "string"){
-if(!pattern16.test(data65)){
-const err149 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data65};
+if(data.orphans !== undefined){
+let data64 = data.orphans;
+if(!((data64 === "report") || (data64 === "deactivate"))){
+const err149 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data64};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4939,8 +4935,12 @@ vErrors.push(err149);
 errors++;
 }
 }
-else {
-const err150 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data65};
+if(data.notifications !== undefined){
+let data65 = data.notifications;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+for(const key19 in data65){
+if(!(((key19 === "statusUrl") || (key19 === "receivers")) || (key19 === "delivery"))){
+const err150 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data65};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4950,23 +4950,11 @@ vErrors.push(err150);
 errors++;
 }
 }
-if(data64.receivers !== undefined){
-let data66 = data64.receivers;
-if(Array.isArray(data66)){
-const len1 = data66.length;
-for(let i2=0; i2<len1; i2++){
-let data67 = data66[i2];
-const _errs195 = errors;
-let valid45 = false;
-let passing2 = null;
-const _errs196 = errors;
-const _errs197 = errors;
-let valid46 = false;
-let passing3 = null;
-const _errs198 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.url === undefined){
-const err151 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data67};
+if(data65.statusUrl !== undefined){
+let data66 = data65.statusUrl;
+if(typeof data66 === "string"){
+if(!pattern16.test(data66)){
+const err151 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data66};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -4976,15 +4964,8 @@ vErrors.push(err151);
 errors++;
 }
 }
-var _valid3 = _errs198 === errors;
-if(_valid3){
-valid46 = true;
-passing3 = 0;
-}
-const _errs199 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.urlEnv === undefined){
-const err152 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data67};
+else {
+const err152 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data66};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -4994,19 +4975,23 @@ vErrors.push(err152);
 errors++;
 }
 }
-var _valid3 = _errs199 === errors;
-if(_valid3 && valid46){
-valid46 = false;
-passing3 = [passing3, 1];
-}
-else {
-if(_valid3){
-valid46 = true;
-passing3 = 1;
-}
-}
-if(!valid46){
-const err153 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+if(data65.receivers !== undefined){
+let data67 = data65.receivers;
+if(Array.isArray(data67)){
+const len1 = data67.length;
+for(let i2=0; i2<len1; i2++){
+let data68 = data67[i2];
+const _errs199 = errors;
+let valid46 = false;
+let passing2 = null;
+const _errs200 = errors;
+const _errs201 = errors;
+let valid47 = false;
+let passing3 = null;
+const _errs202 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.url === undefined){
+const err153 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data68};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5015,20 +5000,16 @@ vErrors.push(err153);
 }
 errors++;
 }
-else {
-errors = _errs197;
-if(vErrors !== null){
-if(_errs197){
-vErrors.length = _errs197;
 }
-else {
-vErrors = null;
+var _valid3 = _errs202 === errors;
+if(_valid3){
+valid47 = true;
+passing3 = 0;
 }
-}
-}
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err154 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+const _errs203 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.urlEnv === undefined){
+const err154 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data68};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5037,8 +5018,20 @@ vErrors.push(err154);
 }
 errors++;
 }
-if(data67.secretEnv === undefined){
-const err155 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+}
+var _valid3 = _errs203 === errors;
+if(_valid3 && valid47){
+valid47 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid3){
+valid47 = true;
+passing3 = 1;
+}
+}
+if(!valid47){
+const err155 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data68};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5047,9 +5040,20 @@ vErrors.push(err155);
 }
 errors++;
 }
-for(const key20 in data67){
-if(!((((((key20 === "type") || (key20 === "name")) || (key20 === "url")) || (key20 === "urlEnv")) || (key20 === "secretEnv")) || (key20 === "events"))){
-const err156 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data67};
+else {
+errors = _errs201;
+if(vErrors !== null){
+if(_errs201){
+vErrors.length = _errs201;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.type === undefined){
+const err156 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data68};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5058,11 +5062,8 @@ vErrors.push(err156);
 }
 errors++;
 }
-}
-if(data67.type !== undefined){
-let data68 = data67.type;
-if("webhook" !== data68){
-const err157 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data68};
+if(data68.secretEnv === undefined){
+const err157 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data68};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5071,12 +5072,9 @@ vErrors.push(err157);
 }
 errors++;
 }
-}
-if(data67.name !== undefined){
-let data69 = data67.name;
-if(typeof data69 === "string"){
-if(func1(data69) < 1){
-const err158 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data69};
+for(const key20 in data68){
+if(!((((((key20 === "type") || (key20 === "name")) || (key20 === "url")) || (key20 === "urlEnv")) || (key20 === "secretEnv")) || (key20 === "events"))){
+const err158 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data68};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5086,8 +5084,10 @@ vErrors.push(err158);
 errors++;
 }
 }
-else {
-const err159 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data69};
+if(data68.type !== undefined){
+let data69 = data68.type;
+if("webhook" !== data69){
+const err159 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data69};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5097,11 +5097,11 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data67.url !== undefined){
-let data70 = data67.url;
+if(data68.name !== undefined){
+let data70 = data68.name;
 if(typeof data70 === "string"){
-if(!pattern16.test(data70)){
-const err160 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data70};
+if(func1(data70) < 1){
+const err160 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data70};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5112,7 +5112,7 @@ errors++;
 }
 }
 else {
-const err161 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data70};
+const err161 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data70};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5122,11 +5122,11 @@ vErrors.push(err161);
 errors++;
 }
 }
-if(data67.urlEnv !== undefined){
-let data71 = data67.urlEnv;
+if(data68.url !== undefined){
+let data71 = data68.url;
 if(typeof data71 === "string"){
-if(!pattern15.test(data71)){
-const err162 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data71};
+if(!pattern16.test(data71)){
+const err162 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data71};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5137,7 +5137,7 @@ errors++;
 }
 }
 else {
-const err163 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data71};
+const err163 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data71};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5147,11 +5147,11 @@ vErrors.push(err163);
 errors++;
 }
 }
-if(data67.secretEnv !== undefined){
-let data72 = data67.secretEnv;
+if(data68.urlEnv !== undefined){
+let data72 = data68.urlEnv;
 if(typeof data72 === "string"){
 if(!pattern15.test(data72)){
-const err164 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data72};
+const err164 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data72};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5162,7 +5162,7 @@ errors++;
 }
 }
 else {
-const err165 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data72};
+const err165 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data72};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5172,14 +5172,11 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data67.events !== undefined){
-let data73 = data67.events;
-if(Array.isArray(data73)){
-const len2 = data73.length;
-for(let i3=0; i3<len2; i3++){
-let data74 = data73[i3];
-if(!(((((data74 === "run-failed") || (data74 === "in-doubt")) || (data74 === "commit-refused")) || (data74 === "recovered")) || (data74 === "leader-changed"))){
-const err166 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data74};
+if(data68.secretEnv !== undefined){
+let data73 = data68.secretEnv;
+if(typeof data73 === "string"){
+if(!pattern15.test(data73)){
+const err166 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data73};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5189,14 +5186,8 @@ vErrors.push(err166);
 errors++;
 }
 }
-let i4 = data73.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data73[i4], data73[j1])){
-const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema78,data:data73};
+else {
+const err167 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data73};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5204,14 +5195,16 @@ else {
 vErrors.push(err167);
 }
 errors++;
-break outer0;
 }
 }
-}
-}
-}
-else {
-const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data73};
+if(data68.events !== undefined){
+let data74 = data68.events;
+if(Array.isArray(data74)){
+const len2 = data74.length;
+for(let i3=0; i3<len2; i3++){
+let data75 = data74[i3];
+if(!(((((data75 === "run-failed") || (data75 === "in-doubt")) || (data75 === "commit-refused")) || (data75 === "recovered")) || (data75 === "leader-changed"))){
+const err168 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema79.items.enum},message:"must be equal to one of the allowed values",schema:schema79.items.enum,parentSchema:schema79.items,data:data75};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5221,17 +5214,14 @@ vErrors.push(err168);
 errors++;
 }
 }
-}
-var _valid2 = _errs196 === errors;
-if(_valid2){
-valid45 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs220 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+let i4 = data74.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data74[i4], data74[j1])){
+const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema79,data:data74};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5239,9 +5229,14 @@ else {
 vErrors.push(err169);
 }
 errors++;
+break outer0;
 }
-if(data67.urlEnv === undefined){
-const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+}
+}
+}
+}
+else {
+const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema79.type,parentSchema:schema79,data:data74};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5250,9 +5245,18 @@ vErrors.push(err170);
 }
 errors++;
 }
-for(const key21 in data67){
-if(!((((key21 === "type") || (key21 === "name")) || (key21 === "urlEnv")) || (key21 === "events"))){
-const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data67};
+}
+}
+var _valid2 = _errs200 === errors;
+if(_valid2){
+valid46 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs224 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.type === undefined){
+const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data68};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5261,11 +5265,8 @@ vErrors.push(err171);
 }
 errors++;
 }
-}
-if(data67.type !== undefined){
-let data75 = data67.type;
-if("slack" !== data75){
-const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data75};
+if(data68.urlEnv === undefined){
+const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data68};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5274,12 +5275,9 @@ vErrors.push(err172);
 }
 errors++;
 }
-}
-if(data67.name !== undefined){
-let data76 = data67.name;
-if(typeof data76 === "string"){
-if(func1(data76) < 1){
-const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data76};
+for(const key21 in data68){
+if(!((((key21 === "type") || (key21 === "name")) || (key21 === "urlEnv")) || (key21 === "events"))){
+const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data68};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5289,8 +5287,10 @@ vErrors.push(err173);
 errors++;
 }
 }
-else {
-const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data76};
+if(data68.type !== undefined){
+let data76 = data68.type;
+if("slack" !== data76){
+const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data76};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5300,11 +5300,11 @@ vErrors.push(err174);
 errors++;
 }
 }
-if(data67.urlEnv !== undefined){
-let data77 = data67.urlEnv;
+if(data68.name !== undefined){
+let data77 = data68.name;
 if(typeof data77 === "string"){
-if(!pattern15.test(data77)){
-const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data77};
+if(func1(data77) < 1){
+const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data77};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5315,7 +5315,7 @@ errors++;
 }
 }
 else {
-const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data77};
+const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data77};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5325,14 +5325,11 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data67.events !== undefined){
-let data78 = data67.events;
-if(Array.isArray(data78)){
-const len3 = data78.length;
-for(let i5=0; i5<len3; i5++){
-let data79 = data78[i5];
-if(!(((((data79 === "run-failed") || (data79 === "in-doubt")) || (data79 === "commit-refused")) || (data79 === "recovered")) || (data79 === "leader-changed"))){
-const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema78.items.enum},message:"must be equal to one of the allowed values",schema:schema78.items.enum,parentSchema:schema78.items,data:data79};
+if(data68.urlEnv !== undefined){
+let data78 = data68.urlEnv;
+if(typeof data78 === "string"){
+if(!pattern15.test(data78)){
+const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data78};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5342,14 +5339,8 @@ vErrors.push(err177);
 errors++;
 }
 }
-let i6 = data78.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data78[i6], data78[j2])){
-const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema78,data:data78};
+else {
+const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data78};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5357,14 +5348,16 @@ else {
 vErrors.push(err178);
 }
 errors++;
-break outer1;
 }
 }
-}
-}
-}
-else {
-const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.type,parentSchema:schema78,data:data78};
+if(data68.events !== undefined){
+let data79 = data68.events;
+if(Array.isArray(data79)){
+const len3 = data79.length;
+for(let i5=0; i5<len3; i5++){
+let data80 = data79[i5];
+if(!(((((data80 === "run-failed") || (data80 === "in-doubt")) || (data80 === "commit-refused")) || (data80 === "recovered")) || (data80 === "leader-changed"))){
+const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema79.items.enum},message:"must be equal to one of the allowed values",schema:schema79.items.enum,parentSchema:schema79.items,data:data80};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5374,24 +5367,14 @@ vErrors.push(err179);
 errors++;
 }
 }
-}
-var _valid2 = _errs220 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs233 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+let i6 = data79.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data79[i6], data79[j2])){
+const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema79,data:data79};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5399,9 +5382,14 @@ else {
 vErrors.push(err180);
 }
 errors++;
+break outer1;
 }
-if(data67.repository === undefined){
-const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+}
+}
+}
+else {
+const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema79.type,parentSchema:schema79,data:data79};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5410,8 +5398,25 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(data67.tokenEnv === undefined){
-const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+}
+}
+var _valid2 = _errs224 === errors;
+if(_valid2 && valid46){
+valid46 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid2){
+valid46 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs237 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.type === undefined){
+const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data68};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5420,9 +5425,8 @@ vErrors.push(err182);
 }
 errors++;
 }
-for(const key22 in data67){
-if(!((((((key22 === "type") || (key22 === "name")) || (key22 === "apiUrl")) || (key22 === "repository")) || (key22 === "tokenEnv")) || (key22 === "context"))){
-const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data67};
+if(data68.repository === undefined){
+const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data68};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5431,11 +5435,8 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-if(data67.type !== undefined){
-let data80 = data67.type;
-if("github" !== data80){
-const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data80};
+if(data68.tokenEnv === undefined){
+const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data68};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5444,12 +5445,9 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
-if(data67.name !== undefined){
-let data81 = data67.name;
-if(typeof data81 === "string"){
-if(func1(data81) < 1){
-const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data81};
+for(const key22 in data68){
+if(!((((((key22 === "type") || (key22 === "name")) || (key22 === "apiUrl")) || (key22 === "repository")) || (key22 === "tokenEnv")) || (key22 === "context"))){
+const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data68};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5459,8 +5457,10 @@ vErrors.push(err185);
 errors++;
 }
 }
-else {
-const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data81};
+if(data68.type !== undefined){
+let data81 = data68.type;
+if("github" !== data81){
+const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data81};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5470,11 +5470,11 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data67.apiUrl !== undefined){
-let data82 = data67.apiUrl;
+if(data68.name !== undefined){
+let data82 = data68.name;
 if(typeof data82 === "string"){
-if(!pattern16.test(data82)){
-const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data82};
+if(func1(data82) < 1){
+const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data82};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5485,7 +5485,7 @@ errors++;
 }
 }
 else {
-const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data82};
+const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data82};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5495,11 +5495,11 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data67.repository !== undefined){
-let data83 = data67.repository;
+if(data68.apiUrl !== undefined){
+let data83 = data68.apiUrl;
 if(typeof data83 === "string"){
-if(!pattern35.test(data83)){
-const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data83};
+if(!pattern16.test(data83)){
+const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data83};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -5510,7 +5510,7 @@ errors++;
 }
 }
 else {
-const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data83};
+const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data83};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -5520,11 +5520,11 @@ vErrors.push(err190);
 errors++;
 }
 }
-if(data67.tokenEnv !== undefined){
-let data84 = data67.tokenEnv;
+if(data68.repository !== undefined){
+let data84 = data68.repository;
 if(typeof data84 === "string"){
-if(!pattern15.test(data84)){
-const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data84};
+if(!pattern36.test(data84)){
+const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data84};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -5535,7 +5535,7 @@ errors++;
 }
 }
 else {
-const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data84};
+const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data84};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -5545,11 +5545,11 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data67.context !== undefined){
-let data85 = data67.context;
+if(data68.tokenEnv !== undefined){
+let data85 = data68.tokenEnv;
 if(typeof data85 === "string"){
-if(func1(data85) < 1){
-const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data85};
+if(!pattern15.test(data85)){
+const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data85};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -5560,7 +5560,7 @@ errors++;
 }
 }
 else {
-const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data85};
+const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data85};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -5570,24 +5570,11 @@ vErrors.push(err194);
 errors++;
 }
 }
-}
-var _valid2 = _errs233 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 2];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs250 = errors;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+if(data68.context !== undefined){
+let data86 = data68.context;
+if(typeof data86 === "string"){
+if(func1(data86) < 1){
+const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data86};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -5596,8 +5583,9 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(data67.project === undefined){
-const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+else {
+const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data86};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -5606,8 +5594,25 @@ vErrors.push(err196);
 }
 errors++;
 }
-if(data67.tokenEnv === undefined){
-const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+}
+}
+var _valid2 = _errs237 === errors;
+if(_valid2 && valid46){
+valid46 = false;
+passing2 = [passing2, 2];
+}
+else {
+if(_valid2){
+valid46 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs254 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.type === undefined){
+const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data68};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -5616,9 +5621,8 @@ vErrors.push(err197);
 }
 errors++;
 }
-for(const key23 in data67){
-if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "project")) || (key23 === "tokenEnv")) || (key23 === "context"))){
-const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data67};
+if(data68.project === undefined){
+const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data68};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -5627,11 +5631,8 @@ vErrors.push(err198);
 }
 errors++;
 }
-}
-if(data67.type !== undefined){
-let data86 = data67.type;
-if("gitlab" !== data86){
-const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data86};
+if(data68.tokenEnv === undefined){
+const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data68};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -5640,12 +5641,9 @@ vErrors.push(err199);
 }
 errors++;
 }
-}
-if(data67.name !== undefined){
-let data87 = data67.name;
-if(typeof data87 === "string"){
-if(func1(data87) < 1){
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data87};
+for(const key23 in data68){
+if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "project")) || (key23 === "tokenEnv")) || (key23 === "context"))){
+const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data68};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -5655,8 +5653,10 @@ vErrors.push(err200);
 errors++;
 }
 }
-else {
-const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data87};
+if(data68.type !== undefined){
+let data87 = data68.type;
+if("gitlab" !== data87){
+const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data87};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -5666,11 +5666,11 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data67.apiUrl !== undefined){
-let data88 = data67.apiUrl;
+if(data68.name !== undefined){
+let data88 = data68.name;
 if(typeof data88 === "string"){
-if(!pattern16.test(data88)){
-const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data88};
+if(func1(data88) < 1){
+const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data88};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -5681,7 +5681,7 @@ errors++;
 }
 }
 else {
-const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data88};
+const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data88};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -5691,11 +5691,11 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data67.project !== undefined){
-let data89 = data67.project;
+if(data68.apiUrl !== undefined){
+let data89 = data68.apiUrl;
 if(typeof data89 === "string"){
-if(func1(data89) < 1){
-const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data89};
+if(!pattern16.test(data89)){
+const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data89};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -5706,7 +5706,7 @@ errors++;
 }
 }
 else {
-const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data89};
+const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data89};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -5716,11 +5716,11 @@ vErrors.push(err205);
 errors++;
 }
 }
-if(data67.tokenEnv !== undefined){
-let data90 = data67.tokenEnv;
+if(data68.project !== undefined){
+let data90 = data68.project;
 if(typeof data90 === "string"){
-if(!pattern15.test(data90)){
-const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data90};
+if(func1(data90) < 1){
+const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data90};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -5731,7 +5731,7 @@ errors++;
 }
 }
 else {
-const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data90};
+const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data90};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -5741,11 +5741,11 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data67.context !== undefined){
-let data91 = data67.context;
+if(data68.tokenEnv !== undefined){
+let data91 = data68.tokenEnv;
 if(typeof data91 === "string"){
-if(func1(data91) < 1){
-const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data91};
+if(!pattern15.test(data91)){
+const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data91};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -5756,7 +5756,7 @@ errors++;
 }
 }
 else {
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data91};
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data91};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -5766,25 +5766,11 @@ vErrors.push(err209);
 errors++;
 }
 }
-}
-var _valid2 = _errs250 === errors;
-if(_valid2 && valid45){
-valid45 = false;
-passing2 = [passing2, 3];
-}
-else {
-if(_valid2){
-valid45 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid45){
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+if(data68.context !== undefined){
+let data92 = data68.context;
+if(typeof data92 === "string"){
+if(func1(data92) < 1){
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data92};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -5793,20 +5779,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-else {
-errors = _errs195;
-if(vErrors !== null){
-if(_errs195){
-vErrors.length = _errs195;
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.type === undefined){
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data92};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -5815,14 +5790,26 @@ vErrors.push(err211);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data67.type !== undefined){
-let data92 = data67.type;
-if(!((((data92 === "webhook") || (data92 === "slack")) || (data92 === "github")) || (data92 === "gitlab"))){
-const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data92};
+}
+var _valid2 = _errs254 === errors;
+if(_valid2 && valid46){
+valid46 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid2){
+valid46 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid46){
+const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data68};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -5831,10 +5818,20 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
+else {
+errors = _errs199;
+if(vErrors !== null){
+if(_errs199){
+vErrors.length = _errs199;
 }
 else {
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data67};
+vErrors = null;
+}
+}
+}
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.type === undefined){
+const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data68};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -5843,10 +5840,14 @@ vErrors.push(err213);
 }
 errors++;
 }
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
 }
-}
-else {
-const err214 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data66};
+if(data68.type !== undefined){
+let data93 = data68.type;
+if(!((((data93 === "webhook") || (data93 === "slack")) || (data93 === "github")) || (data93 === "gitlab"))){
+const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data93};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -5856,12 +5857,9 @@ vErrors.push(err214);
 errors++;
 }
 }
-if(data64.delivery !== undefined){
-let data93 = data64.delivery;
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-for(const key24 in data93){
-if(!(((((key24 === "attempts") || (key24 === "baseDelayMs")) || (key24 === "maxDelayMs")) || (key24 === "timeoutMs")) || (key24 === "queueLimit"))){
-const err215 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data93};
+}
+else {
+const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data68};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -5871,10 +5869,9 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data93.attempts !== undefined){
-let data94 = data93.attempts;
-if(!(((typeof data94 == "number") && (!(data94 % 1) && !isNaN(data94))) && (isFinite(data94)))){
-const err216 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+}
+else {
+const err216 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data67};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -5883,9 +5880,13 @@ vErrors.push(err216);
 }
 errors++;
 }
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 > 20 || isNaN(data94)){
-const err217 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+}
+if(data65.delivery !== undefined){
+let data94 = data65.delivery;
+if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
+for(const key24 in data94){
+if(!(((((key24 === "attempts") || (key24 === "baseDelayMs")) || (key24 === "maxDelayMs")) || (key24 === "timeoutMs")) || (key24 === "queueLimit"))){
+const err217 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data94};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -5894,8 +5895,11 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(data94 < 1 || isNaN(data94)){
-const err218 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data94};
+}
+if(data94.attempts !== undefined){
+let data95 = data94.attempts;
+if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
+const err218 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data95};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -5904,12 +5908,9 @@ vErrors.push(err218);
 }
 errors++;
 }
-}
-}
-if(data93.baseDelayMs !== undefined){
-let data95 = data93.baseDelayMs;
-if(!(((typeof data95 == "number") && (!(data95 % 1) && !isNaN(data95))) && (isFinite(data95)))){
-const err219 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data95};
+if((typeof data95 == "number") && (isFinite(data95))){
+if(data95 > 20 || isNaN(data95)){
+const err219 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data95};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -5918,9 +5919,8 @@ vErrors.push(err219);
 }
 errors++;
 }
-if((typeof data95 == "number") && (isFinite(data95))){
 if(data95 < 1 || isNaN(data95)){
-const err220 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data95};
+const err220 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data95};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -5931,10 +5931,10 @@ errors++;
 }
 }
 }
-if(data93.maxDelayMs !== undefined){
-let data96 = data93.maxDelayMs;
+if(data94.baseDelayMs !== undefined){
+let data96 = data94.baseDelayMs;
 if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
-const err221 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data96};
+const err221 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data96};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -5945,7 +5945,7 @@ errors++;
 }
 if((typeof data96 == "number") && (isFinite(data96))){
 if(data96 < 1 || isNaN(data96)){
-const err222 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data96};
+const err222 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data96};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -5956,10 +5956,10 @@ errors++;
 }
 }
 }
-if(data93.timeoutMs !== undefined){
-let data97 = data93.timeoutMs;
+if(data94.maxDelayMs !== undefined){
+let data97 = data94.maxDelayMs;
 if(!(((typeof data97 == "number") && (!(data97 % 1) && !isNaN(data97))) && (isFinite(data97)))){
-const err223 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data97};
+const err223 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data97};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -5969,8 +5969,8 @@ vErrors.push(err223);
 errors++;
 }
 if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 100 || isNaN(data97)){
-const err224 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data97};
+if(data97 < 1 || isNaN(data97)){
+const err224 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data97};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -5981,10 +5981,10 @@ errors++;
 }
 }
 }
-if(data93.queueLimit !== undefined){
-let data98 = data93.queueLimit;
+if(data94.timeoutMs !== undefined){
+let data98 = data94.timeoutMs;
 if(!(((typeof data98 == "number") && (!(data98 % 1) && !isNaN(data98))) && (isFinite(data98)))){
-const err225 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+const err225 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data98};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -5994,8 +5994,8 @@ vErrors.push(err225);
 errors++;
 }
 if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 > 10000 || isNaN(data98)){
-const err226 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+if(data98 < 100 || isNaN(data98)){
+const err226 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data98};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6004,8 +6004,12 @@ vErrors.push(err226);
 }
 errors++;
 }
-if(data98 < 1 || isNaN(data98)){
-const err227 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data98};
+}
+}
+if(data94.queueLimit !== undefined){
+let data99 = data94.queueLimit;
+if(!(((typeof data99 == "number") && (!(data99 % 1) && !isNaN(data99))) && (isFinite(data99)))){
+const err227 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data99};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6014,11 +6018,9 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err228 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data93};
+if((typeof data99 == "number") && (isFinite(data99))){
+if(data99 > 10000 || isNaN(data99)){
+const err228 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data99};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6027,10 +6029,8 @@ vErrors.push(err228);
 }
 errors++;
 }
-}
-}
-else {
-const err229 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data64};
+if(data99 < 1 || isNaN(data99)){
+const err229 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data99};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6040,11 +6040,10 @@ vErrors.push(err229);
 errors++;
 }
 }
-if(data.selector !== undefined){
-let data99 = data.selector;
-if(typeof data99 === "string"){
-if(func1(data99) < 1){
-const err230 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data99};
+}
+}
+else {
+const err230 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data94};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6054,8 +6053,9 @@ vErrors.push(err230);
 errors++;
 }
 }
+}
 else {
-const err231 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data99};
+const err231 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data65};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6065,12 +6065,11 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data100 = data.server;
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-for(const key25 in data100){
-if(!(((key25 === "listen") || (key25 === "webhookSecretEnv")) || (key25 === "syncTokenEnv"))){
-const err232 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data100};
+if(data.selector !== undefined){
+let data100 = data.selector;
+if(typeof data100 === "string"){
+if(func1(data100) < 1){
+const err232 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data100};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6080,11 +6079,8 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data100.listen !== undefined){
-let data101 = data100.listen;
-if(typeof data101 === "string"){
-if(!pattern39.test(data101)){
-const err233 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data101};
+else {
+const err233 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data100};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6094,8 +6090,12 @@ vErrors.push(err233);
 errors++;
 }
 }
-else {
-const err234 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data101};
+if(data.server !== undefined){
+let data101 = data.server;
+if(data101 && typeof data101 == "object" && !Array.isArray(data101)){
+for(const key25 in data101){
+if(!(((key25 === "listen") || (key25 === "webhookSecretEnv")) || (key25 === "syncTokenEnv"))){
+const err234 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data101};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6105,11 +6105,11 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data100.webhookSecretEnv !== undefined){
-let data102 = data100.webhookSecretEnv;
+if(data101.listen !== undefined){
+let data102 = data101.listen;
 if(typeof data102 === "string"){
-if(!pattern15.test(data102)){
-const err235 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data102};
+if(!pattern40.test(data102)){
+const err235 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data102};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6120,7 +6120,7 @@ errors++;
 }
 }
 else {
-const err236 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data102};
+const err236 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data102};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6130,11 +6130,11 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data100.syncTokenEnv !== undefined){
-let data103 = data100.syncTokenEnv;
+if(data101.webhookSecretEnv !== undefined){
+let data103 = data101.webhookSecretEnv;
 if(typeof data103 === "string"){
 if(!pattern15.test(data103)){
-const err237 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data103};
+const err237 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data103};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6145,7 +6145,7 @@ errors++;
 }
 }
 else {
-const err238 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data103};
+const err238 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data103};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6155,9 +6155,11 @@ vErrors.push(err238);
 errors++;
 }
 }
-}
-else {
-const err239 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data100};
+if(data101.syncTokenEnv !== undefined){
+let data104 = data101.syncTokenEnv;
+if(typeof data104 === "string"){
+if(!pattern15.test(data104)){
+const err239 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data104};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6167,12 +6169,8 @@ vErrors.push(err239);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data104 = data.secrets;
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-for(const key26 in data104){
-if(!(((key26 === "fileRoot") || (key26 === "env")) || (key26 === "envPrefix"))){
-const err240 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data104};
+else {
+const err240 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data104};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6182,10 +6180,9 @@ vErrors.push(err240);
 errors++;
 }
 }
-if(data104.fileRoot !== undefined){
-let data105 = data104.fileRoot;
-if(typeof data105 !== "string"){
-const err241 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data105};
+}
+else {
+const err241 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data101};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6195,15 +6192,12 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data104.env !== undefined){
-let data106 = data104.env;
-if(Array.isArray(data106)){
-const len4 = data106.length;
-for(let i7=0; i7<len4; i7++){
-let data107 = data106[i7];
-if(typeof data107 === "string"){
-if(!pattern15.test(data107)){
-const err242 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data107};
+if(data.secrets !== undefined){
+let data105 = data.secrets;
+if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
+for(const key26 in data105){
+if(!(((key26 === "fileRoot") || (key26 === "env")) || (key26 === "envPrefix"))){
+const err242 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data105};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6213,8 +6207,10 @@ vErrors.push(err242);
 errors++;
 }
 }
-else {
-const err243 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data107};
+if(data105.fileRoot !== undefined){
+let data106 = data105.fileRoot;
+if(typeof data106 !== "string"){
+const err243 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data106};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6224,18 +6220,15 @@ vErrors.push(err243);
 errors++;
 }
 }
-let i8 = data106.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data106[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err244 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data106};
+if(data105.env !== undefined){
+let data107 = data105.env;
+if(Array.isArray(data107)){
+const len4 = data107.length;
+for(let i7=0; i7<len4; i7++){
+let data108 = data107[i7];
+if(typeof data108 === "string"){
+if(!pattern15.test(data108)){
+const err244 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data108};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6243,14 +6236,10 @@ else {
 vErrors.push(err244);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
-}
 }
 }
 else {
-const err245 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data106};
+const err245 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data108};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6260,11 +6249,18 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data104.envPrefix !== undefined){
-let data108 = data104.envPrefix;
-if(typeof data108 === "string"){
-if(!pattern15.test(data108)){
-const err246 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data108};
+let i8 = data107.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data107[i8];
+if(typeof item1 !== "string"){
+continue;
+}
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err246 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data107};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6272,10 +6268,14 @@ else {
 vErrors.push(err246);
 }
 errors++;
+break;
+}
+indices1[item1] = i8;
+}
 }
 }
 else {
-const err247 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data108};
+const err247 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data107};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6285,9 +6285,11 @@ vErrors.push(err247);
 errors++;
 }
 }
-}
-else {
-const err248 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data104};
+if(data105.envPrefix !== undefined){
+let data109 = data105.envPrefix;
+if(typeof data109 === "string"){
+if(!pattern15.test(data109)){
+const err248 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data109};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6297,12 +6299,8 @@ vErrors.push(err248);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data109 = data.limits;
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-for(const key27 in data109){
-if(!((((key27 === "maxFileBytes") || (key27 === "maxFiles")) || (key27 === "maxDepth")) || (key27 === "maxResponseBytes"))){
-const err249 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data109};
+else {
+const err249 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data109};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6312,10 +6310,9 @@ vErrors.push(err249);
 errors++;
 }
 }
-if(data109.maxFileBytes !== undefined){
-let data110 = data109.maxFileBytes;
-if(!(((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110))) && (isFinite(data110)))){
-const err250 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data110};
+}
+else {
+const err250 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data105};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6324,9 +6321,13 @@ vErrors.push(err250);
 }
 errors++;
 }
-if((typeof data110 == "number") && (isFinite(data110))){
-if(data110 < 1024 || isNaN(data110)){
-const err251 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data110};
+}
+if(data.limits !== undefined){
+let data110 = data.limits;
+if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
+for(const key27 in data110){
+if(!((((((key27 === "maxFileBytes") || (key27 === "maxFiles")) || (key27 === "maxDepth")) || (key27 === "maxResponseBytes")) || (key27 === "maxDocumentsPerFile")) || (key27 === "maxDocuments"))){
+const err251 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data110};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6336,11 +6337,10 @@ vErrors.push(err251);
 errors++;
 }
 }
-}
-if(data109.maxFiles !== undefined){
-let data111 = data109.maxFiles;
+if(data110.maxFileBytes !== undefined){
+let data111 = data110.maxFileBytes;
 if(!(((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111))) && (isFinite(data111)))){
-const err252 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data111};
+const err252 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data111};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6350,8 +6350,8 @@ vErrors.push(err252);
 errors++;
 }
 if((typeof data111 == "number") && (isFinite(data111))){
-if(data111 < 1 || isNaN(data111)){
-const err253 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data111};
+if(data111 < 1024 || isNaN(data111)){
+const err253 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data111};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6362,10 +6362,10 @@ errors++;
 }
 }
 }
-if(data109.maxDepth !== undefined){
-let data112 = data109.maxDepth;
+if(data110.maxFiles !== undefined){
+let data112 = data110.maxFiles;
 if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
-const err254 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data112};
+const err254 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data112};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6375,8 +6375,8 @@ vErrors.push(err254);
 errors++;
 }
 if((typeof data112 == "number") && (isFinite(data112))){
-if(data112 > 1000 || isNaN(data112)){
-const err255 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data112};
+if(data112 < 1 || isNaN(data112)){
+const err255 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data112};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6385,8 +6385,12 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(data112 < 8 || isNaN(data112)){
-const err256 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data112};
+}
+}
+if(data110.maxDepth !== undefined){
+let data113 = data110.maxDepth;
+if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
+const err256 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data113};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6395,12 +6399,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-}
-}
-if(data109.maxResponseBytes !== undefined){
-let data113 = data109.maxResponseBytes;
-if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
-const err257 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data113};
+if((typeof data113 == "number") && (isFinite(data113))){
+if(data113 > 1000 || isNaN(data113)){
+const err257 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data113};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6409,9 +6410,8 @@ vErrors.push(err257);
 }
 errors++;
 }
-if((typeof data113 == "number") && (isFinite(data113))){
-if(data113 < 1024 || isNaN(data113)){
-const err258 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data113};
+if(data113 < 8 || isNaN(data113)){
+const err258 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data113};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6422,9 +6422,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err259 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data109};
+if(data110.maxResponseBytes !== undefined){
+let data114 = data110.maxResponseBytes;
+if(!(((typeof data114 == "number") && (!(data114 % 1) && !isNaN(data114))) && (isFinite(data114)))){
+const err259 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data114};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6433,15 +6434,89 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-}
-else {
-const err260 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if((typeof data114 == "number") && (isFinite(data114))){
+if(data114 < 1024 || isNaN(data114)){
+const err260 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data114};
 if(vErrors === null){
 vErrors = [err260];
 }
 else {
 vErrors.push(err260);
+}
+errors++;
+}
+}
+}
+if(data110.maxDocumentsPerFile !== undefined){
+let data115 = data110.maxDocumentsPerFile;
+if(!(((typeof data115 == "number") && (!(data115 % 1) && !isNaN(data115))) && (isFinite(data115)))){
+const err261 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data115};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+if((typeof data115 == "number") && (isFinite(data115))){
+if(data115 < 1 || isNaN(data115)){
+const err262 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data115};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+}
+}
+if(data110.maxDocuments !== undefined){
+let data116 = data110.maxDocuments;
+if(!(((typeof data116 == "number") && (!(data116 % 1) && !isNaN(data116))) && (isFinite(data116)))){
+const err263 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data116};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+if((typeof data116 == "number") && (isFinite(data116))){
+if(data116 < 1 || isNaN(data116)){
+const err264 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data116};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err265 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data110};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+}
+}
+else {
+const err266 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
 }
 errors++;
 }
@@ -6451,7 +6526,7 @@ return errors === 0;
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v6 = validate36;
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
+const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6617,7 +6692,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema87.required,parentSchema:schema87,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema88.required,parentSchema:schema88,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6627,7 +6702,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema87.required,parentSchema:schema87,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema88.required,parentSchema:schema88,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6637,7 +6712,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema87.required,parentSchema:schema87,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema88.required,parentSchema:schema88,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6647,7 +6722,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema87.required,parentSchema:schema87,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema88.required,parentSchema:schema88,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6658,7 +6733,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema87,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema88,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6684,7 +6759,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("LlmSettings" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema87.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema88.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6704,7 +6779,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.attributes === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema87.properties.spec.required,parentSchema:schema87.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema88.properties.spec.required,parentSchema:schema88.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6715,7 +6790,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "type") || (key1 === "attributes"))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema87.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema88.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6728,7 +6803,7 @@ errors++;
 if(data3.type !== undefined){
 let data4 = data3.type;
 if("llm-settings" !== data4){
-const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema87.properties.spec.properties.type,data:data4};
+const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema88.properties.spec.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6742,8 +6817,8 @@ if(data3.attributes !== undefined){
 let data5 = data3.attributes;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key2 in data5){
-if(!(func7.call(schema87.properties.spec.properties.attributes.properties, key2))){
-const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema87.properties.spec.properties.attributes,data:data5};
+if(!(func7.call(schema88.properties.spec.properties.attributes.properties, key2))){
+const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema88.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6756,7 +6831,7 @@ errors++;
 if(data5.max_length !== undefined){
 let data6 = data5.max_length;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema87.properties.spec.properties.attributes.properties.max_length,data:data6};
+const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema88.properties.spec.properties.attributes.properties.max_length,data:data6};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6769,7 +6844,7 @@ errors++;
 if(data5.max_tokens !== undefined){
 let data7 = data5.max_tokens;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema87.properties.spec.properties.attributes.properties.max_tokens,data:data7};
+const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema88.properties.spec.properties.attributes.properties.max_tokens,data:data7};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6782,7 +6857,7 @@ errors++;
 if(data5.min_length !== undefined){
 let data8 = data5.min_length;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema87.properties.spec.properties.attributes.properties.min_length,data:data8};
+const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema88.properties.spec.properties.attributes.properties.min_length,data:data8};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6795,7 +6870,7 @@ errors++;
 if(data5.metadata !== undefined){
 let data9 = data5.metadata;
 if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
-const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema87.properties.spec.properties.attributes.properties.metadata,data:data9};
+const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema88.properties.spec.properties.attributes.properties.metadata,data:data9};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6808,7 +6883,7 @@ errors++;
 if(data5.model_name !== undefined){
 let data10 = data5.model_name;
 if(typeof data10 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema87.properties.spec.properties.attributes.properties.model_name,data:data10};
+const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema88.properties.spec.properties.attributes.properties.model_name,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6821,7 +6896,7 @@ errors++;
 if(data5.repetition_penalty !== undefined){
 let data11 = data5.repetition_penalty;
 if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema87.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema87.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
+const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema88.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6834,7 +6909,7 @@ errors++;
 if(data5.seed !== undefined){
 let data12 = data5.seed;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema87.properties.spec.properties.attributes.properties.seed,data:data12};
+const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema88.properties.spec.properties.attributes.properties.seed,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6851,7 +6926,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema87.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
+const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema88.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6863,7 +6938,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema87.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema87.properties.spec.properties.attributes.properties.stop_words,data:data13};
+const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema88.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema88.properties.spec.properties.attributes.properties.stop_words,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6876,7 +6951,7 @@ errors++;
 if(data5.temperature !== undefined){
 let data15 = data5.temperature;
 if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema87.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema87.properties.spec.properties.attributes.properties.temperature,data:data15};
+const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema88.properties.spec.properties.attributes.properties.temperature,data:data15};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6889,7 +6964,7 @@ errors++;
 if(data5.top_k !== undefined){
 let data16 = data5.top_k;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema87.properties.spec.properties.attributes.properties.top_k,data:data16};
+const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema88.properties.spec.properties.attributes.properties.top_k,data:data16};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6902,7 +6977,7 @@ errors++;
 if(data5.top_p !== undefined){
 let data17 = data5.top_p;
 if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema87.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema87.properties.spec.properties.attributes.properties.top_p,data:data17};
+const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema88.properties.spec.properties.attributes.properties.top_p,data:data17};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6915,7 +6990,7 @@ errors++;
 if(data5.system_prompt !== undefined){
 let data18 = data5.system_prompt;
 if(typeof data18 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema87.properties.spec.properties.attributes.properties.system_prompt,data:data18};
+const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema88.properties.spec.properties.attributes.properties.system_prompt,data:data18};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6927,7 +7002,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.properties.spec.properties.attributes.type,parentSchema:schema87.properties.spec.properties.attributes,data:data5};
+const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.properties.spec.properties.attributes.type,parentSchema:schema88.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6939,7 +7014,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.properties.spec.type,parentSchema:schema87.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.properties.spec.type,parentSchema:schema88.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6951,7 +7026,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.type,parentSchema:schema87,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6966,7 +7041,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v7 = validate39;
-const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway.","$ref":"common.schema.json#/$defs/nonEmptyString"},"clientId":{"description":"The client ID (path parameter keyName).","$ref":"common.schema.json#/$defs/nonEmptyString"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway.","$ref":"common.schema.json#/$defs/nonEmptyString"},"clientId":{"description":"The client ID (path parameter keyName).","$ref":"common.schema.json#/$defs/nonEmptyString"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7132,7 +7207,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema91.required,parentSchema:schema91,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7142,7 +7217,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema91.required,parentSchema:schema91,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7152,7 +7227,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema91.required,parentSchema:schema91,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7162,7 +7237,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema91.required,parentSchema:schema91,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema92.required,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7173,7 +7248,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema91,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7199,7 +7274,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OAuthClient" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema91.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema92.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7223,7 +7298,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiRef === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema91.properties.spec.oneOf[0].required,parentSchema:schema91.properties.spec.oneOf[0],data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema92.properties.spec.oneOf[0].required,parentSchema:schema92.properties.spec.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7241,7 +7316,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiId === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema91.properties.spec.oneOf[1].required,parentSchema:schema91.properties.spec.oneOf[1],data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema92.properties.spec.oneOf[1].required,parentSchema:schema92.properties.spec.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7263,7 +7338,7 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema91.properties.spec.oneOf,parentSchema:schema91.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema92.properties.spec.oneOf,parentSchema:schema92.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7285,7 +7360,7 @@ vErrors = null;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.clientId === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema91.properties.spec.required,parentSchema:schema91.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema92.properties.spec.required,parentSchema:schema92.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7296,7 +7371,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "apiRef") || (key1 === "apiId")) || (key1 === "clientId")) || (key1 === "description")) || (key1 === "meta_data")) || (key1 === "policy_id")) || (key1 === "redirect_uri")) || (key1 === "secret"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema91.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema92.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7404,7 +7479,7 @@ errors++;
 if(data3.description !== undefined){
 let data7 = data3.description;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema91.properties.spec.properties.description.type,parentSchema:schema91.properties.spec.properties.description,data:data7};
+const err20 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.description.type,parentSchema:schema92.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7417,7 +7492,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data8 = data3.meta_data;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema91.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema91.properties.spec.properties.meta_data.type,parentSchema:schema91.properties.spec.properties.meta_data,data:data8};
+const err21 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema92.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema92.properties.spec.properties.meta_data.type,parentSchema:schema92.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7430,7 +7505,7 @@ errors++;
 if(data3.policy_id !== undefined){
 let data9 = data3.policy_id;
 if(typeof data9 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema91.properties.spec.properties.policy_id.type,parentSchema:schema91.properties.spec.properties.policy_id,data:data9};
+const err22 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.policy_id.type,parentSchema:schema92.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7443,7 +7518,7 @@ errors++;
 if(data3.redirect_uri !== undefined){
 let data10 = data3.redirect_uri;
 if(typeof data10 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema91.properties.spec.properties.redirect_uri.type,parentSchema:schema91.properties.spec.properties.redirect_uri,data:data10};
+const err23 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.redirect_uri.type,parentSchema:schema92.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7456,7 +7531,7 @@ errors++;
 if(data3.secret !== undefined){
 let data11 = data3.secret;
 if(typeof data11 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema91.properties.spec.properties.secret.type,parentSchema:schema91.properties.spec.properties.secret,data:data11};
+const err24 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.spec.properties.secret.type,parentSchema:schema92.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7468,7 +7543,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.properties.spec.type,parentSchema:schema91.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.properties.spec.type,parentSchema:schema92.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7480,7 +7555,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.type,parentSchema:schema91,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7495,7 +7570,7 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v8 = validate42;
-const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID).","$ref":"common.schema.json#/$defs/nonEmptyString"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":"object"},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"description":"Sensitive."},"org_id":{"type":"string"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"type":["object","null"]},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"api_name":{"type":"string"},"allowed_urls":{"type":"array","items":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":"array","items":{"type":"string"}}}}},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"rate":{"type":"number"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"versions":{"type":"array","items":{"type":"string"}}}}}};
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID).","$ref":"common.schema.json#/$defs/nonEmptyString"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":"object"},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"description":"Sensitive."},"org_id":{"type":"string"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"type":["object","null"]},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"api_name":{"type":"string"},"allowed_urls":{"type":"array","items":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":"array","items":{"type":"string"}}}}},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"rate":{"type":"number"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"versions":{"type":"array","items":{"type":"string"}}}}}};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7647,7 +7722,7 @@ return errors === 0;
 }
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema103 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"api_name":{"type":"string"},"allowed_urls":{"type":"array","items":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":"array","items":{"type":"string"}}}}},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"rate":{"type":"number"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"versions":{"type":"array","items":{"type":"string"}}}};
+const schema104 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"api_name":{"type":"string"},"allowed_urls":{"type":"array","items":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":"array","items":{"type":"string"}}}}},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"rate":{"type":"number"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"versions":{"type":"array","items":{"type":"string"}}}};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7665,7 +7740,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiRef === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema103.oneOf[0].required,parentSchema:schema103.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema104.oneOf[0].required,parentSchema:schema104.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7683,7 +7758,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.api_id === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema103.oneOf[1].required,parentSchema:schema103.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema104.oneOf[1].required,parentSchema:schema104.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7705,7 +7780,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema103.oneOf,parentSchema:schema103,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema104.oneOf,parentSchema:schema104,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7728,7 +7803,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((key0 === "apiRef") || (key0 === "api_id")) || (key0 === "api_name")) || (key0 === "allowed_urls")) || (key0 === "limit")) || (key0 === "versions"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema103,data};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema104,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7787,7 +7862,7 @@ if(data.api_id !== undefined){
 let data1 = data.api_id;
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
-const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema103.properties.api_id,data:data1};
+const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema104.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7798,7 +7873,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.api_id.type,parentSchema:schema103.properties.api_id,data:data1};
+const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.api_id.type,parentSchema:schema104.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7811,7 +7886,7 @@ errors++;
 if(data.api_name !== undefined){
 let data2 = data.api_name;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.api_name.type,parentSchema:schema103.properties.api_name,data:data2};
+const err10 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.api_name.type,parentSchema:schema104.properties.api_name,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7829,7 +7904,7 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.url === undefined){
-const err11 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema103.properties.allowed_urls.items.required,parentSchema:schema103.properties.allowed_urls.items,data:data4};
+const err11 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema104.properties.allowed_urls.items.required,parentSchema:schema104.properties.allowed_urls.items,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7840,7 +7915,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((key1 === "url") || (key1 === "methods"))){
-const err12 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema103.properties.allowed_urls.items,data:data4};
+const err12 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.allowed_urls.items,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7853,7 +7928,7 @@ errors++;
 if(data4.url !== undefined){
 let data5 = data4.url;
 if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/allowed_urls/" + i0+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.allowed_urls.items.properties.url.type,parentSchema:schema103.properties.allowed_urls.items.properties.url,data:data5};
+const err13 = {instancePath:instancePath+"/allowed_urls/" + i0+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.allowed_urls.items.properties.url.type,parentSchema:schema104.properties.allowed_urls.items.properties.url,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7870,7 +7945,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err14 = {instancePath:instancePath+"/allowed_urls/" + i0+"/methods/" + i1,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema103.properties.allowed_urls.items.properties.methods.items,data:data7};
+const err14 = {instancePath:instancePath+"/allowed_urls/" + i0+"/methods/" + i1,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema104.properties.allowed_urls.items.properties.methods.items,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7882,7 +7957,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/allowed_urls/" + i0+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema103.properties.allowed_urls.items.properties.methods.type,parentSchema:schema103.properties.allowed_urls.items.properties.methods,data:data6};
+const err15 = {instancePath:instancePath+"/allowed_urls/" + i0+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.allowed_urls.items.properties.methods.type,parentSchema:schema104.properties.allowed_urls.items.properties.methods,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7894,7 +7969,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.allowed_urls.items.type,parentSchema:schema103.properties.allowed_urls.items,data:data4};
+const err16 = {instancePath:instancePath+"/allowed_urls/" + i0,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.allowed_urls.items.type,parentSchema:schema104.properties.allowed_urls.items,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7906,7 +7981,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema103.properties.allowed_urls.type,parentSchema:schema103.properties.allowed_urls,data:data3};
+const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.allowed_urls.type,parentSchema:schema104.properties.allowed_urls,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7921,7 +7996,7 @@ let data8 = data.limit;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 for(const key2 in data8){
 if(!(((((((key2 === "per") || (key2 === "quota_max")) || (key2 === "quota_remaining")) || (key2 === "quota_renewal_rate")) || (key2 === "rate")) || (key2 === "throttle_interval")) || (key2 === "throttle_retry_limit"))){
-const err18 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema103.properties.limit,data:data8};
+const err18 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.limit,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7934,7 +8009,7 @@ errors++;
 if(data8.per !== undefined){
 let data9 = data8.per;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.limit.properties.per.type,parentSchema:schema103.properties.limit.properties.per,data:data9};
+const err19 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema104.properties.limit.properties.per.type,parentSchema:schema104.properties.limit.properties.per,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7947,7 +8022,7 @@ errors++;
 if(data8.quota_max !== undefined){
 let data10 = data8.quota_max;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.limit.properties.quota_max.type,parentSchema:schema103.properties.limit.properties.quota_max,data:data10};
+const err20 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.quota_max.type,parentSchema:schema104.properties.limit.properties.quota_max,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7960,7 +8035,7 @@ errors++;
 if(data8.quota_remaining !== undefined){
 let data11 = data8.quota_remaining;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err21 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.limit.properties.quota_remaining.type,parentSchema:schema103.properties.limit.properties.quota_remaining,data:data11};
+const err21 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.quota_remaining.type,parentSchema:schema104.properties.limit.properties.quota_remaining,data:data11};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7973,7 +8048,7 @@ errors++;
 if(data8.quota_renewal_rate !== undefined){
 let data12 = data8.quota_renewal_rate;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err22 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema103.properties.limit.properties.quota_renewal_rate,data:data12};
+const err22 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema104.properties.limit.properties.quota_renewal_rate,data:data12};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7986,7 +8061,7 @@ errors++;
 if(data8.rate !== undefined){
 let data13 = data8.rate;
 if(!((typeof data13 == "number") && (isFinite(data13)))){
-const err23 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.limit.properties.rate.type,parentSchema:schema103.properties.limit.properties.rate,data:data13};
+const err23 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema104.properties.limit.properties.rate.type,parentSchema:schema104.properties.limit.properties.rate,data:data13};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7999,7 +8074,7 @@ errors++;
 if(data8.throttle_interval !== undefined){
 let data14 = data8.throttle_interval;
 if(!((typeof data14 == "number") && (isFinite(data14)))){
-const err24 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema103.properties.limit.properties.throttle_interval.type,parentSchema:schema103.properties.limit.properties.throttle_interval,data:data14};
+const err24 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema104.properties.limit.properties.throttle_interval.type,parentSchema:schema104.properties.limit.properties.throttle_interval,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8012,7 +8087,7 @@ errors++;
 if(data8.throttle_retry_limit !== undefined){
 let data15 = data8.throttle_retry_limit;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err25 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema103.properties.limit.properties.throttle_retry_limit,data:data15};
+const err25 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema104.properties.limit.properties.throttle_retry_limit,data:data15};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8024,7 +8099,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.limit.type,parentSchema:schema103.properties.limit,data:data8};
+const err26 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.limit.type,parentSchema:schema104.properties.limit,data:data8};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8041,7 +8116,7 @@ const len2 = data16.length;
 for(let i2=0; i2<len2; i2++){
 let data17 = data16[i2];
 if(typeof data17 !== "string"){
-const err27 = {instancePath:instancePath+"/versions/" + i2,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.versions.items.type,parentSchema:schema103.properties.versions.items,data:data17};
+const err27 = {instancePath:instancePath+"/versions/" + i2,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.versions.items.type,parentSchema:schema104.properties.versions.items,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8053,7 +8128,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema103.properties.versions.type,parentSchema:schema103.properties.versions,data:data16};
+const err28 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.versions.type,parentSchema:schema104.properties.versions,data:data16};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8065,7 +8140,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8094,7 +8169,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema99.required,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8104,7 +8179,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema99.required,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8114,7 +8189,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema99.required,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8124,7 +8199,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema99.required,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8135,7 +8210,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8161,7 +8236,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OrgKey" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema98.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema99.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8181,7 +8256,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.keyId === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema98.properties.spec.required,parentSchema:schema98.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema99.properties.spec.required,parentSchema:schema99.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8191,8 +8266,8 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data3){
-if(!(func7.call(schema98.properties.spec.properties, key1))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.spec,data:data3};
+if(!(func7.call(schema99.properties.spec.properties, key1))){
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema99.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8231,7 +8306,7 @@ if(data3.quotaResetTrigger !== undefined){
 let data5 = data3.quotaResetTrigger;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err11 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema98.properties.spec.properties.quotaResetTrigger,data:data5};
+const err11 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema99.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8242,7 +8317,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema98.properties.spec.properties.quotaResetTrigger,data:data5};
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema99.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8255,7 +8330,7 @@ errors++;
 if(data3.access_rights !== undefined){
 let data6 = data3.access_rights;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err13 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema98.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema98.properties.spec.properties.access_rights.type,parentSchema:schema98.properties.spec.properties.access_rights,data:data6};
+const err13 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema99.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema99.properties.spec.properties.access_rights.type,parentSchema:schema99.properties.spec.properties.access_rights,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8276,7 +8351,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err14 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.alias.type,parentSchema:schema98.properties.spec.properties.alias,data:data8};
+const err14 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.alias.type,parentSchema:schema99.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8289,7 +8364,7 @@ errors++;
 if(data3.allowance !== undefined){
 let data9 = data3.allowance;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err15 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema98.properties.spec.properties.allowance.type,parentSchema:schema98.properties.spec.properties.allowance,data:data9};
+const err15 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.allowance.type,parentSchema:schema99.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8302,7 +8377,7 @@ errors++;
 if(data3.apply_policies !== undefined){
 let data10 = data3.apply_policies;
 if((!(Array.isArray(data10))) && (data10 !== null)){
-const err16 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema98.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema98.properties.spec.properties.apply_policies.type,parentSchema:schema98.properties.spec.properties.apply_policies,data:data10};
+const err16 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema99.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema99.properties.spec.properties.apply_policies.type,parentSchema:schema99.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8316,7 +8391,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 !== "string"){
-const err17 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.apply_policies.items.type,parentSchema:schema98.properties.spec.properties.apply_policies.items,data:data11};
+const err17 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.apply_policies.items.type,parentSchema:schema99.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8331,7 +8406,7 @@ errors++;
 if(data3.apply_policy_id !== undefined){
 let data12 = data3.apply_policy_id;
 if(typeof data12 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.apply_policy_id.type,parentSchema:schema98.properties.spec.properties.apply_policy_id,data:data12};
+const err18 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.apply_policy_id.type,parentSchema:schema99.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8344,7 +8419,7 @@ errors++;
 if(data3.basic_auth_data !== undefined){
 let data13 = data3.basic_auth_data;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err19 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.spec.properties.basic_auth_data.type,parentSchema:schema98.properties.spec.properties.basic_auth_data,data:data13};
+const err19 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.properties.basic_auth_data.type,parentSchema:schema99.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8357,7 +8432,7 @@ errors++;
 if(data3.certificate !== undefined){
 let data14 = data3.certificate;
 if(typeof data14 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.certificate.type,parentSchema:schema98.properties.spec.properties.certificate,data:data14};
+const err20 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.certificate.type,parentSchema:schema99.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8370,7 +8445,7 @@ errors++;
 if(data3.data_expires !== undefined){
 let data15 = data3.data_expires;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err21 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.data_expires.type,parentSchema:schema98.properties.spec.properties.data_expires,data:data15};
+const err21 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.data_expires.type,parentSchema:schema99.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8384,7 +8459,7 @@ if(data3.date_created !== undefined){
 let data16 = data3.date_created;
 if(typeof data16 === "string"){
 if(!(formats2.validate(data16))){
-const err22 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema98.properties.spec.properties.date_created,data:data16};
+const err22 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema99.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8395,7 +8470,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.date_created.type,parentSchema:schema98.properties.spec.properties.date_created,data:data16};
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.date_created.type,parentSchema:schema99.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8408,7 +8483,7 @@ errors++;
 if(data3.enable_detail_recording !== undefined){
 let data17 = data3.enable_detail_recording;
 if(typeof data17 !== "boolean"){
-const err24 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema98.properties.spec.properties.enable_detail_recording.type,parentSchema:schema98.properties.spec.properties.enable_detail_recording,data:data17};
+const err24 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.enable_detail_recording.type,parentSchema:schema99.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8421,7 +8496,7 @@ errors++;
 if(data3.enable_detailed_recording !== undefined){
 let data18 = data3.enable_detailed_recording;
 if(typeof data18 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema98.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema98.properties.spec.properties.enable_detailed_recording,data:data18};
+const err25 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema99.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8434,7 +8509,7 @@ errors++;
 if(data3.enable_http_signature_validation !== undefined){
 let data19 = data3.enable_http_signature_validation;
 if(typeof data19 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema98.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema98.properties.spec.properties.enable_http_signature_validation,data:data19};
+const err26 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema99.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8447,7 +8522,7 @@ errors++;
 if(data3.expires !== undefined){
 let data20 = data3.expires;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err27 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.expires.type,parentSchema:schema98.properties.spec.properties.expires,data:data20};
+const err27 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.expires.type,parentSchema:schema99.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8460,7 +8535,7 @@ errors++;
 if(data3.hmac_enabled !== undefined){
 let data21 = data3.hmac_enabled;
 if(typeof data21 !== "boolean"){
-const err28 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema98.properties.spec.properties.hmac_enabled.type,parentSchema:schema98.properties.spec.properties.hmac_enabled,data:data21};
+const err28 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.hmac_enabled.type,parentSchema:schema99.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8473,7 +8548,7 @@ errors++;
 if(data3.hmac_string !== undefined){
 let data22 = data3.hmac_string;
 if(typeof data22 !== "string"){
-const err29 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.hmac_string.type,parentSchema:schema98.properties.spec.properties.hmac_string,data:data22};
+const err29 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.hmac_string.type,parentSchema:schema99.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8486,7 +8561,7 @@ errors++;
 if(data3.id_extractor_deadline !== undefined){
 let data23 = data3.id_extractor_deadline;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err30 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema98.properties.spec.properties.id_extractor_deadline,data:data23};
+const err30 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema99.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8499,7 +8574,7 @@ errors++;
 if(data3.is_inactive !== undefined){
 let data24 = data3.is_inactive;
 if(typeof data24 !== "boolean"){
-const err31 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema98.properties.spec.properties.is_inactive.type,parentSchema:schema98.properties.spec.properties.is_inactive,data:data24};
+const err31 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema99.properties.spec.properties.is_inactive.type,parentSchema:schema99.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8512,7 +8587,7 @@ errors++;
 if(data3.jwt_data !== undefined){
 let data25 = data3.jwt_data;
 if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err32 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.spec.properties.jwt_data.type,parentSchema:schema98.properties.spec.properties.jwt_data,data:data25};
+const err32 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.properties.jwt_data.type,parentSchema:schema99.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8525,7 +8600,7 @@ errors++;
 if(data3.last_check !== undefined){
 let data26 = data3.last_check;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err33 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.last_check.type,parentSchema:schema98.properties.spec.properties.last_check,data:data26};
+const err33 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.last_check.type,parentSchema:schema99.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8538,7 +8613,7 @@ errors++;
 if(data3.last_updated !== undefined){
 let data27 = data3.last_updated;
 if(typeof data27 !== "string"){
-const err34 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.last_updated.type,parentSchema:schema98.properties.spec.properties.last_updated,data:data27};
+const err34 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.last_updated.type,parentSchema:schema99.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8551,7 +8626,7 @@ errors++;
 if(data3.max_query_depth !== undefined){
 let data28 = data3.max_query_depth;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err35 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.max_query_depth.type,parentSchema:schema98.properties.spec.properties.max_query_depth,data:data28};
+const err35 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.max_query_depth.type,parentSchema:schema99.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8564,7 +8639,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data29 = data3.meta_data;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err36 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema98.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema98.properties.spec.properties.meta_data.type,parentSchema:schema98.properties.spec.properties.meta_data,data:data29};
+const err36 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema99.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema99.properties.spec.properties.meta_data.type,parentSchema:schema99.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8577,7 +8652,7 @@ errors++;
 if(data3.monitor !== undefined){
 let data30 = data3.monitor;
 if(!(data30 && typeof data30 == "object" && !Array.isArray(data30))){
-const err37 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.spec.properties.monitor.type,parentSchema:schema98.properties.spec.properties.monitor,data:data30};
+const err37 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.properties.monitor.type,parentSchema:schema99.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8590,7 +8665,7 @@ errors++;
 if(data3.oauth_client_id !== undefined){
 let data31 = data3.oauth_client_id;
 if(typeof data31 !== "string"){
-const err38 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.oauth_client_id.type,parentSchema:schema98.properties.spec.properties.oauth_client_id,data:data31};
+const err38 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.oauth_client_id.type,parentSchema:schema99.properties.spec.properties.oauth_client_id,data:data31};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8603,7 +8678,7 @@ errors++;
 if(data3.oauth_keys !== undefined){
 let data32 = data3.oauth_keys;
 if((!(data32 && typeof data32 == "object" && !Array.isArray(data32))) && (data32 !== null)){
-const err39 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema98.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema98.properties.spec.properties.oauth_keys.type,parentSchema:schema98.properties.spec.properties.oauth_keys,data:data32};
+const err39 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema99.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema99.properties.spec.properties.oauth_keys.type,parentSchema:schema99.properties.spec.properties.oauth_keys,data:data32};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8616,7 +8691,7 @@ errors++;
 if(data3.org_id !== undefined){
 let data33 = data3.org_id;
 if(typeof data33 !== "string"){
-const err40 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.org_id.type,parentSchema:schema98.properties.spec.properties.org_id,data:data33};
+const err40 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.org_id.type,parentSchema:schema99.properties.spec.properties.org_id,data:data33};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8629,7 +8704,7 @@ errors++;
 if(data3.per !== undefined){
 let data34 = data3.per;
 if(!((typeof data34 == "number") && (isFinite(data34)))){
-const err41 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema98.properties.spec.properties.per.type,parentSchema:schema98.properties.spec.properties.per,data:data34};
+const err41 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.per.type,parentSchema:schema99.properties.spec.properties.per,data:data34};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8642,7 +8717,7 @@ errors++;
 if(data3.quota_max !== undefined){
 let data35 = data3.quota_max;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err42 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.quota_max.type,parentSchema:schema98.properties.spec.properties.quota_max,data:data35};
+const err42 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_max.type,parentSchema:schema99.properties.spec.properties.quota_max,data:data35};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8655,7 +8730,7 @@ errors++;
 if(data3.quota_remaining !== undefined){
 let data36 = data3.quota_remaining;
 if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err43 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.quota_remaining.type,parentSchema:schema98.properties.spec.properties.quota_remaining,data:data36};
+const err43 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_remaining.type,parentSchema:schema99.properties.spec.properties.quota_remaining,data:data36};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -8668,7 +8743,7 @@ errors++;
 if(data3.quota_renewal_rate !== undefined){
 let data37 = data3.quota_renewal_rate;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err44 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema98.properties.spec.properties.quota_renewal_rate,data:data37};
+const err44 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema99.properties.spec.properties.quota_renewal_rate,data:data37};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -8681,7 +8756,7 @@ errors++;
 if(data3.quota_renews !== undefined){
 let data38 = data3.quota_renews;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err45 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.quota_renews.type,parentSchema:schema98.properties.spec.properties.quota_renews,data:data38};
+const err45 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.quota_renews.type,parentSchema:schema99.properties.spec.properties.quota_renews,data:data38};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -8694,7 +8769,7 @@ errors++;
 if(data3.rate !== undefined){
 let data39 = data3.rate;
 if(!((typeof data39 == "number") && (isFinite(data39)))){
-const err46 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema98.properties.spec.properties.rate.type,parentSchema:schema98.properties.spec.properties.rate,data:data39};
+const err46 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.rate.type,parentSchema:schema99.properties.spec.properties.rate,data:data39};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -8707,7 +8782,7 @@ errors++;
 if(data3.rsa_certificate_id !== undefined){
 let data40 = data3.rsa_certificate_id;
 if(typeof data40 !== "string"){
-const err47 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema98.properties.spec.properties.rsa_certificate_id,data:data40};
+const err47 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema99.properties.spec.properties.rsa_certificate_id,data:data40};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -8720,7 +8795,7 @@ errors++;
 if(data3.session_lifetime !== undefined){
 let data41 = data3.session_lifetime;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err48 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.session_lifetime.type,parentSchema:schema98.properties.spec.properties.session_lifetime,data:data41};
+const err48 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.session_lifetime.type,parentSchema:schema99.properties.spec.properties.session_lifetime,data:data41};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -8733,7 +8808,7 @@ errors++;
 if(data3.smoothing !== undefined){
 let data42 = data3.smoothing;
 if((!(data42 && typeof data42 == "object" && !Array.isArray(data42))) && (data42 !== null)){
-const err49 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/properties/spec/properties/smoothing/type",keyword:"type",params:{type: schema98.properties.spec.properties.smoothing.type},message:"must be object,null",schema:schema98.properties.spec.properties.smoothing.type,parentSchema:schema98.properties.spec.properties.smoothing,data:data42};
+const err49 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/properties/spec/properties/smoothing/type",keyword:"type",params:{type: schema99.properties.spec.properties.smoothing.type},message:"must be object,null",schema:schema99.properties.spec.properties.smoothing.type,parentSchema:schema99.properties.spec.properties.smoothing,data:data42};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -8746,7 +8821,7 @@ errors++;
 if(data3.tags !== undefined){
 let data43 = data3.tags;
 if((!(Array.isArray(data43))) && (data43 !== null)){
-const err50 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema98.properties.spec.properties.tags.type},message:"must be array,null",schema:schema98.properties.spec.properties.tags.type,parentSchema:schema98.properties.spec.properties.tags,data:data43};
+const err50 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema99.properties.spec.properties.tags.type},message:"must be array,null",schema:schema99.properties.spec.properties.tags.type,parentSchema:schema99.properties.spec.properties.tags,data:data43};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -8760,7 +8835,7 @@ const len1 = data43.length;
 for(let i1=0; i1<len1; i1++){
 let data44 = data43[i1];
 if(typeof data44 !== "string"){
-const err51 = {instancePath:instancePath+"/spec/tags/" + i1,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.tags.items.type,parentSchema:schema98.properties.spec.properties.tags.items,data:data44};
+const err51 = {instancePath:instancePath+"/spec/tags/" + i1,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.spec.properties.tags.items.type,parentSchema:schema99.properties.spec.properties.tags.items,data:data44};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -8775,7 +8850,7 @@ errors++;
 if(data3.throttle_interval !== undefined){
 let data45 = data3.throttle_interval;
 if(!((typeof data45 == "number") && (isFinite(data45)))){
-const err52 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema98.properties.spec.properties.throttle_interval.type,parentSchema:schema98.properties.spec.properties.throttle_interval,data:data45};
+const err52 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema99.properties.spec.properties.throttle_interval.type,parentSchema:schema99.properties.spec.properties.throttle_interval,data:data45};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -8788,7 +8863,7 @@ errors++;
 if(data3.throttle_retry_limit !== undefined){
 let data46 = data3.throttle_retry_limit;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err53 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema98.properties.spec.properties.throttle_retry_limit,data:data46};
+const err53 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema99.properties.spec.properties.throttle_retry_limit,data:data46};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -8800,7 +8875,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.spec.type,parentSchema:schema98.properties.spec,data:data3};
+const err54 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.spec.type,parentSchema:schema99.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -8812,7 +8887,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -8827,12 +8902,12 @@ return errors === 0;
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate47;
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern49 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema106 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
-const schema107 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
-const schema109 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern50 = new RegExp("^[A-Za-z]+/.+$", "u");
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern50 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema107 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema108 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
+const schema110 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
+const pattern51 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8846,7 +8921,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.required,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8856,7 +8931,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema107.required,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8866,7 +8941,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.required,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8876,7 +8951,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema107.required,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8886,7 +8961,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.wave === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema107.required,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8896,7 +8971,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fields === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema107.required,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8906,7 +8981,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.notes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema106.required,parentSchema:schema106,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema107.required,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8916,8 +8991,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema106.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data};
+if(!(func7.call(schema107.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8930,8 +9005,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern50.test(data0)){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema106.properties.id,data:data0};
+if(!pattern51.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema107.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8942,7 +9017,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.id.type,parentSchema:schema106.properties.id,data:data0};
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.id.type,parentSchema:schema107.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8955,7 +9030,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.kind.type,parentSchema:schema106.properties.kind,data:data1};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.kind.type,parentSchema:schema107.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8968,7 +9043,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.name.type,parentSchema:schema106.properties.name,data:data2};
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.name.type,parentSchema:schema107.properties.name,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8981,7 +9056,7 @@ errors++;
 if(data.action !== undefined){
 let data3 = data.action;
 if(!((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt"))){
-const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema106.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.action.enum,parentSchema:schema106.properties.action,data:data3};
+const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema107.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.action.enum,parentSchema:schema107.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8994,7 +9069,7 @@ errors++;
 if(data.wave !== undefined){
 let data4 = data.wave;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.wave.type,parentSchema:schema106.properties.wave,data:data4};
+const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.wave.type,parentSchema:schema107.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9005,7 +9080,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema106.properties.wave,data:data4};
+const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema107.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9020,7 +9095,7 @@ if(data.operation !== undefined){
 let data5 = data.operation;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.name === undefined){
-const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.operation.required,parentSchema:schema106.properties.operation,data:data5};
+const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9030,7 +9105,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data5.number === undefined){
-const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema106.properties.operation.required,parentSchema:schema106.properties.operation,data:data5};
+const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9040,7 +9115,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data5.interface === undefined){
-const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema106.properties.operation.required,parentSchema:schema106.properties.operation,data:data5};
+const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9050,7 +9125,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data5.method === undefined){
-const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema106.properties.operation.required,parentSchema:schema106.properties.operation,data:data5};
+const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9060,7 +9135,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5.path === undefined){
-const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.operation.required,parentSchema:schema106.properties.operation,data:data5};
+const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9070,7 +9145,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data5.query === undefined){
-const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema106.properties.operation.required,parentSchema:schema106.properties.operation,data:data5};
+const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9080,7 +9155,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data5.batchable === undefined){
-const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema106.properties.operation.required,parentSchema:schema106.properties.operation,data:data5};
+const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema107.properties.operation.required,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9091,7 +9166,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!(((((((key1 === "name") || (key1 === "number")) || (key1 === "interface")) || (key1 === "method")) || (key1 === "path")) || (key1 === "query")) || (key1 === "batchable"))){
-const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.operation,data:data5};
+const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9104,7 +9179,7 @@ errors++;
 if(data5.name !== undefined){
 let data6 = data5.name;
 if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.operation.properties.name.type,parentSchema:schema106.properties.operation.properties.name,data:data6};
+const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.operation.properties.name.type,parentSchema:schema107.properties.operation.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9117,7 +9192,7 @@ errors++;
 if(data5.number !== undefined){
 let data7 = data5.number;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.operation.properties.number.type,parentSchema:schema106.properties.operation.properties.number,data:data7};
+const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.operation.properties.number.type,parentSchema:schema107.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9128,7 +9203,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 10 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema106.properties.operation.properties.number,data:data7};
+const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema107.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9138,7 +9213,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema106.properties.operation.properties.number,data:data7};
+const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema107.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9152,7 +9227,7 @@ errors++;
 if(data5.interface !== undefined){
 let data8 = data5.interface;
 if(!((((data8 === "gateway") || (data8 === "portal")) || (data8 === "dashboard")) || (data8 === "llm"))){
-const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema106.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.operation.properties.interface.enum,parentSchema:schema106.properties.operation.properties.interface,data:data8};
+const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema107.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.operation.properties.interface.enum,parentSchema:schema107.properties.operation.properties.interface,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9165,7 +9240,7 @@ errors++;
 if(data5.method !== undefined){
 let data9 = data5.method;
 if(!(((((data9 === "GET") || (data9 === "POST")) || (data9 === "PUT")) || (data9 === "PATCH")) || (data9 === "DELETE"))){
-const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema106.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.operation.properties.method.enum,parentSchema:schema106.properties.operation.properties.method,data:data9};
+const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema107.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.operation.properties.method.enum,parentSchema:schema107.properties.operation.properties.method,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9178,7 +9253,7 @@ errors++;
 if(data5.path !== undefined){
 let data10 = data5.path;
 if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.operation.properties.path.type,parentSchema:schema106.properties.operation.properties.path,data:data10};
+const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.operation.properties.path.type,parentSchema:schema107.properties.operation.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9191,7 +9266,7 @@ errors++;
 if(data5.query !== undefined){
 let data11 = data5.query;
 if(typeof data11 !== "string"){
-const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.operation.properties.query.type,parentSchema:schema106.properties.operation.properties.query,data:data11};
+const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.operation.properties.query.type,parentSchema:schema107.properties.operation.properties.query,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9204,7 +9279,7 @@ errors++;
 if(data5.batchable !== undefined){
 let data12 = data5.batchable;
 if(typeof data12 !== "boolean"){
-const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.operation.properties.batchable.type,parentSchema:schema106.properties.operation.properties.batchable,data:data12};
+const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema107.properties.operation.properties.batchable.type,parentSchema:schema107.properties.operation.properties.batchable,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9216,7 +9291,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.operation.type,parentSchema:schema106.properties.operation,data:data5};
+const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.operation.type,parentSchema:schema107.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9229,7 +9304,7 @@ errors++;
 if(data.quotaReset !== undefined){
 let data13 = data.quotaReset;
 if(typeof data13 !== "boolean"){
-const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.quotaReset.type,parentSchema:schema106.properties.quotaReset,data:data13};
+const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema107.properties.quotaReset.type,parentSchema:schema107.properties.quotaReset,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9242,7 +9317,7 @@ errors++;
 if(data.deactivate !== undefined){
 let data14 = data.deactivate;
 if(typeof data14 !== "boolean"){
-const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.deactivate.type,parentSchema:schema106.properties.deactivate,data:data14};
+const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema107.properties.deactivate.type,parentSchema:schema107.properties.deactivate,data:data14};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9256,7 +9331,7 @@ if(data.adopt !== undefined){
 let data15 = data.adopt;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(data15.serverId === undefined){
-const err35 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema106.properties.adopt.required,parentSchema:schema106.properties.adopt,data:data15};
+const err35 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema107.properties.adopt.required,parentSchema:schema107.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9266,7 +9341,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data15.source === undefined){
-const err36 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema106.properties.adopt.required,parentSchema:schema106.properties.adopt,data:data15};
+const err36 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema107.properties.adopt.required,parentSchema:schema107.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9277,7 +9352,7 @@ errors++;
 }
 for(const key2 in data15){
 if(!((key2 === "serverId") || (key2 === "source"))){
-const err37 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.adopt,data:data15};
+const err37 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9290,7 +9365,7 @@ errors++;
 if(data15.serverId !== undefined){
 let data16 = data15.serverId;
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.adopt.properties.serverId.type,parentSchema:schema106.properties.adopt.properties.serverId,data:data16};
+const err38 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.adopt.properties.serverId.type,parentSchema:schema107.properties.adopt.properties.serverId,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9303,7 +9378,7 @@ errors++;
 if(data15.source !== undefined){
 let data17 = data15.source;
 if(!((data17 === "repository") || (data17 === "command"))){
-const err39 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema106.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.adopt.properties.source.enum,parentSchema:schema106.properties.adopt.properties.source,data:data17};
+const err39 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema107.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.adopt.properties.source.enum,parentSchema:schema107.properties.adopt.properties.source,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9315,7 +9390,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.adopt.type,parentSchema:schema106.properties.adopt,data:data15};
+const err40 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.adopt.type,parentSchema:schema107.properties.adopt,data:data15};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9333,7 +9408,7 @@ for(let i0=0; i0<len0; i0++){
 let data19 = data18[i0];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.path === undefined){
-const err41 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.fields.items.required,parentSchema:schema106.properties.fields.items,data:data19};
+const err41 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.fields.items.required,parentSchema:schema107.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9343,7 +9418,7 @@ vErrors.push(err41);
 errors++;
 }
 if(data19.op === undefined){
-const err42 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema106.properties.fields.items.required,parentSchema:schema106.properties.fields.items,data:data19};
+const err42 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema107.properties.fields.items.required,parentSchema:schema107.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9354,7 +9429,7 @@ errors++;
 }
 for(const key3 in data19){
 if(!((((key3 === "path") || (key3 === "op")) || (key3 === "before")) || (key3 === "after"))){
-const err43 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.fields.items,data:data19};
+const err43 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9367,7 +9442,7 @@ errors++;
 if(data19.path !== undefined){
 let data20 = data19.path;
 if(typeof data20 !== "string"){
-const err44 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.fields.items.properties.path.type,parentSchema:schema106.properties.fields.items.properties.path,data:data20};
+const err44 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.fields.items.properties.path.type,parentSchema:schema107.properties.fields.items.properties.path,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9380,7 +9455,7 @@ errors++;
 if(data19.op !== undefined){
 let data21 = data19.op;
 if(!(((data21 === "add") || (data21 === "remove")) || (data21 === "change"))){
-const err45 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema106.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.fields.items.properties.op.enum,parentSchema:schema106.properties.fields.items.properties.op,data:data21};
+const err45 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema107.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.fields.items.properties.op.enum,parentSchema:schema107.properties.fields.items.properties.op,data:data21};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9392,7 +9467,7 @@ errors++;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.fields.items.type,parentSchema:schema106.properties.fields.items,data:data19};
+const err46 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.fields.items.type,parentSchema:schema107.properties.fields.items,data:data19};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9404,7 +9479,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.fields.type,parentSchema:schema106.properties.fields,data:data18};
+const err47 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.fields.type,parentSchema:schema107.properties.fields,data:data18};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9418,7 +9493,7 @@ if(data.compatibility !== undefined){
 let data24 = data.compatibility;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 if(data24.verdict === undefined){
-const err48 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema106.properties.compatibility.required,parentSchema:schema106.properties.compatibility,data:data24};
+const err48 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema107.properties.compatibility.required,parentSchema:schema107.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9428,7 +9503,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data24.changes === undefined){
-const err49 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema106.properties.compatibility.required,parentSchema:schema106.properties.compatibility,data:data24};
+const err49 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema107.properties.compatibility.required,parentSchema:schema107.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9439,7 +9514,7 @@ errors++;
 }
 for(const key4 in data24){
 if(!((key4 === "verdict") || (key4 === "changes"))){
-const err50 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.compatibility,data:data24};
+const err50 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9452,7 +9527,7 @@ errors++;
 if(data24.verdict !== undefined){
 let data25 = data24.verdict;
 if(!((((data25 === "breaking") || (data25 === "non-breaking")) || (data25 === "annotation")) || (data25 === "unclassified"))){
-const err51 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema109.enum},message:"must be equal to one of the allowed values",schema:schema109.enum,parentSchema:schema109,data:data25};
+const err51 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values",schema:schema110.enum,parentSchema:schema110,data:data25};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9470,7 +9545,7 @@ for(let i1=0; i1<len1; i1++){
 let data27 = data26[i1];
 if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
 if(data27.path === undefined){
-const err52 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+const err52 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.compatibility.properties.changes.items.required,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9480,7 +9555,7 @@ vErrors.push(err52);
 errors++;
 }
 if(data27.class === undefined){
-const err53 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+const err53 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema107.properties.compatibility.properties.changes.items.required,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9490,7 +9565,7 @@ vErrors.push(err53);
 errors++;
 }
 if(data27.reason === undefined){
-const err54 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema106.properties.compatibility.properties.changes.items.required,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+const err54 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema107.properties.compatibility.properties.changes.items.required,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9501,7 +9576,7 @@ errors++;
 }
 for(const key5 in data27){
 if(!(((key5 === "path") || (key5 === "class")) || (key5 === "reason"))){
-const err55 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+const err55 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9514,7 +9589,7 @@ errors++;
 if(data27.path !== undefined){
 let data28 = data27.path;
 if(typeof data28 !== "string"){
-const err56 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema106.properties.compatibility.properties.changes.items.properties.path,data:data28};
+const err56 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema107.properties.compatibility.properties.changes.items.properties.path,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9527,7 +9602,7 @@ errors++;
 if(data27.class !== undefined){
 let data29 = data27.class;
 if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err57 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema109.enum},message:"must be equal to one of the allowed values",schema:schema109.enum,parentSchema:schema109,data:data29};
+const err57 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values",schema:schema110.enum,parentSchema:schema110,data:data29};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9540,7 +9615,7 @@ errors++;
 if(data27.reason !== undefined){
 let data30 = data27.reason;
 if(typeof data30 !== "string"){
-const err58 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema106.properties.compatibility.properties.changes.items.properties.reason,data:data30};
+const err58 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema107.properties.compatibility.properties.changes.items.properties.reason,data:data30};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9552,7 +9627,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.compatibility.properties.changes.items.type,parentSchema:schema106.properties.compatibility.properties.changes.items,data:data27};
+const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.compatibility.properties.changes.items.type,parentSchema:schema107.properties.compatibility.properties.changes.items,data:data27};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -9564,7 +9639,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.compatibility.properties.changes.type,parentSchema:schema106.properties.compatibility.properties.changes,data:data26};
+const err60 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.compatibility.properties.changes.type,parentSchema:schema107.properties.compatibility.properties.changes,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9576,7 +9651,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.compatibility.type,parentSchema:schema106.properties.compatibility,data:data24};
+const err61 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.compatibility.type,parentSchema:schema107.properties.compatibility,data:data24};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -9594,7 +9669,7 @@ for(let i2=0; i2<len2; i2++){
 let data32 = data31[i2];
 if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
 if(data32.path === undefined){
-const err62 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema106.properties.breaking.items.required,parentSchema:schema106.properties.breaking.items,data:data32};
+const err62 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema107.properties.breaking.items.required,parentSchema:schema107.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -9604,7 +9679,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data32.reason === undefined){
-const err63 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema106.properties.breaking.items.required,parentSchema:schema106.properties.breaking.items,data:data32};
+const err63 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema107.properties.breaking.items.required,parentSchema:schema107.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -9615,7 +9690,7 @@ errors++;
 }
 for(const key6 in data32){
 if(!((key6 === "path") || (key6 === "reason"))){
-const err64 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.breaking.items,data:data32};
+const err64 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9628,7 +9703,7 @@ errors++;
 if(data32.path !== undefined){
 let data33 = data32.path;
 if(typeof data33 !== "string"){
-const err65 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.breaking.items.properties.path.type,parentSchema:schema106.properties.breaking.items.properties.path,data:data33};
+const err65 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.breaking.items.properties.path.type,parentSchema:schema107.properties.breaking.items.properties.path,data:data33};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9641,7 +9716,7 @@ errors++;
 if(data32.reason !== undefined){
 let data34 = data32.reason;
 if(typeof data34 !== "string"){
-const err66 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.breaking.items.properties.reason.type,parentSchema:schema106.properties.breaking.items.properties.reason,data:data34};
+const err66 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.breaking.items.properties.reason.type,parentSchema:schema107.properties.breaking.items.properties.reason,data:data34};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9653,7 +9728,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.breaking.items.type,parentSchema:schema106.properties.breaking.items,data:data32};
+const err67 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.breaking.items.type,parentSchema:schema107.properties.breaking.items,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9665,7 +9740,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.breaking.type,parentSchema:schema106.properties.breaking,data:data31};
+const err68 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.breaking.type,parentSchema:schema107.properties.breaking,data:data31};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9678,7 +9753,7 @@ errors++;
 if(data.reason !== undefined){
 let data35 = data.reason;
 if(typeof data35 !== "string"){
-const err69 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.reason.type,parentSchema:schema106.properties.reason,data:data35};
+const err69 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.reason.type,parentSchema:schema107.properties.reason,data:data35};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -9691,7 +9766,7 @@ errors++;
 if(data.hint !== undefined){
 let data36 = data.hint;
 if(typeof data36 !== "string"){
-const err70 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.hint.type,parentSchema:schema106.properties.hint,data:data36};
+const err70 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.hint.type,parentSchema:schema107.properties.hint,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -9708,7 +9783,7 @@ const len3 = data37.length;
 for(let i3=0; i3<len3; i3++){
 let data38 = data37[i3];
 if(typeof data38 !== "string"){
-const err71 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.notes.items.type,parentSchema:schema106.properties.notes.items,data:data38};
+const err71 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.notes.items.type,parentSchema:schema107.properties.notes.items,data:data38};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -9720,7 +9795,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.notes.type,parentSchema:schema106.properties.notes,data:data37};
+const err72 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.notes.type,parentSchema:schema107.properties.notes,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -9734,7 +9809,7 @@ if(data.source !== undefined){
 let data39 = data.source;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 if(data39.file === undefined){
-const err73 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema106.properties.source.required,parentSchema:schema106.properties.source,data:data39};
+const err73 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema107.properties.source.required,parentSchema:schema107.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -9744,7 +9819,7 @@ vErrors.push(err73);
 errors++;
 }
 if(data39.line === undefined){
-const err74 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema106.properties.source.required,parentSchema:schema106.properties.source,data:data39};
+const err74 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema107.properties.source.required,parentSchema:schema107.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -9755,7 +9830,7 @@ errors++;
 }
 for(const key7 in data39){
 if(!((key7 === "file") || (key7 === "line"))){
-const err75 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.source,data:data39};
+const err75 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -9768,7 +9843,7 @@ errors++;
 if(data39.file !== undefined){
 let data40 = data39.file;
 if(typeof data40 !== "string"){
-const err76 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.source.properties.file.type,parentSchema:schema106.properties.source.properties.file,data:data40};
+const err76 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.source.properties.file.type,parentSchema:schema107.properties.source.properties.file,data:data40};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -9781,7 +9856,7 @@ errors++;
 if(data39.line !== undefined){
 let data41 = data39.line;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err77 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.source.properties.line.type,parentSchema:schema106.properties.source.properties.line,data:data41};
+const err77 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.source.properties.line.type,parentSchema:schema107.properties.source.properties.line,data:data41};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -9792,7 +9867,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 1 || isNaN(data41)){
-const err78 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema106.properties.source.properties.line,data:data41};
+const err78 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema107.properties.source.properties.line,data:data41};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -9805,7 +9880,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.source.type,parentSchema:schema106.properties.source,data:data39};
+const err79 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.source.type,parentSchema:schema107.properties.source,data:data39};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -9817,7 +9892,7 @@ errors++;
 }
 }
 else {
-const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -9845,7 +9920,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.formatVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema106.required,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9855,7 +9930,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.createdAt === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema106.required,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9865,7 +9940,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.state === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema106.required,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9875,7 +9950,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.orphanPolicy === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema106.required,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9885,7 +9960,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.changes === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema106.required,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9895,7 +9970,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.summary === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema106.required,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9905,7 +9980,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.digest === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema106.required,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9915,8 +9990,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema105.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema105,data};
+if(!(func7.call(schema106.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9929,7 +10004,7 @@ errors++;
 if(data.$schema !== undefined){
 let data0 = data.$schema;
 if(typeof data0 !== "string"){
-const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.$schema.type,parentSchema:schema105.properties.$schema,data:data0};
+const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.$schema.type,parentSchema:schema106.properties.$schema,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9942,7 +10017,7 @@ errors++;
 if(data.formatVersion !== undefined){
 let data1 = data.formatVersion;
 if(1 !== data1){
-const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema105.properties.formatVersion,data:data1};
+const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema106.properties.formatVersion,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9956,7 +10031,7 @@ if(data.createdAt !== undefined){
 let data2 = data.createdAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema105.properties.createdAt,data:data2};
+const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema106.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9967,7 +10042,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.createdAt.type,parentSchema:schema105.properties.createdAt,data:data2};
+const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.createdAt.type,parentSchema:schema106.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9980,7 +10055,7 @@ errors++;
 if(data.commit !== undefined){
 let data3 = data.commit;
 if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.commit.type,parentSchema:schema105.properties.commit,data:data3};
+const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.commit.type,parentSchema:schema106.properties.commit,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9994,7 +10069,7 @@ if(data.state !== undefined){
 let data4 = data.state;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.lineage === undefined){
-const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema105.properties.state.required,parentSchema:schema105.properties.state,data:data4};
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema106.properties.state.required,parentSchema:schema106.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10004,7 +10079,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data4.serial === undefined){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema105.properties.state.required,parentSchema:schema105.properties.state,data:data4};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema106.properties.state.required,parentSchema:schema106.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10015,7 +10090,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((key1 === "lineage") || (key1 === "serial"))){
-const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.state,data:data4};
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10028,7 +10103,7 @@ errors++;
 if(data4.lineage !== undefined){
 let data5 = data4.lineage;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.state.properties.lineage.type,parentSchema:schema105.properties.state.properties.lineage,data:data5};
+const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.state.properties.lineage.type,parentSchema:schema106.properties.state.properties.lineage,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10041,7 +10116,7 @@ errors++;
 if(data4.serial !== undefined){
 let data6 = data4.serial;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.state.properties.serial.type,parentSchema:schema105.properties.state.properties.serial,data:data6};
+const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.state.properties.serial.type,parentSchema:schema106.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10052,7 +10127,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.state.properties.serial,data:data6};
+const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10065,7 +10140,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.state.type,parentSchema:schema105.properties.state,data:data4};
+const err19 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.state.type,parentSchema:schema106.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10078,7 +10153,7 @@ errors++;
 if(data.orphanPolicy !== undefined){
 let data7 = data.orphanPolicy;
 if(!((data7 === "report") || (data7 === "deactivate"))){
-const err20 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema105.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.orphanPolicy.enum,parentSchema:schema105.properties.orphanPolicy,data:data7};
+const err20 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema106.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.orphanPolicy.enum,parentSchema:schema106.properties.orphanPolicy,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10092,7 +10167,7 @@ if(data.batch !== undefined){
 let data8 = data.batch;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.maxSize === undefined){
-const err21 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema105.properties.batch.required,parentSchema:schema105.properties.batch,data:data8};
+const err21 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema106.properties.batch.required,parentSchema:schema106.properties.batch,data:data8};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10103,7 +10178,7 @@ errors++;
 }
 for(const key2 in data8){
 if(!(key2 === "maxSize")){
-const err22 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.batch,data:data8};
+const err22 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.batch,data:data8};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10116,7 +10191,7 @@ errors++;
 if(data8.maxSize !== undefined){
 let data9 = data8.maxSize;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err23 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.batch.properties.maxSize.type,parentSchema:schema105.properties.batch.properties.maxSize,data:data9};
+const err23 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.batch.properties.maxSize.type,parentSchema:schema106.properties.batch.properties.maxSize,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10127,7 +10202,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 1 || isNaN(data9)){
-const err24 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema105.properties.batch.properties.maxSize,data:data9};
+const err24 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema106.properties.batch.properties.maxSize,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10140,7 +10215,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.batch.type,parentSchema:schema105.properties.batch,data:data8};
+const err25 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.batch.type,parentSchema:schema106.properties.batch,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10154,7 +10229,7 @@ if(data.selection !== undefined){
 let data10 = data.selection;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.targets === undefined){
-const err26 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema105.properties.selection.required,parentSchema:schema105.properties.selection,data:data10};
+const err26 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10164,7 +10239,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data10.excludes === undefined){
-const err27 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema105.properties.selection.required,parentSchema:schema105.properties.selection,data:data10};
+const err27 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10174,7 +10249,7 @@ vErrors.push(err27);
 errors++;
 }
 if(data10.kinds === undefined){
-const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema105.properties.selection.required,parentSchema:schema105.properties.selection,data:data10};
+const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10184,7 +10259,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data10.pulledIn === undefined){
-const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema105.properties.selection.required,parentSchema:schema105.properties.selection,data:data10};
+const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10194,7 +10269,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data10.selected === undefined){
-const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema105.properties.selection.required,parentSchema:schema105.properties.selection,data:data10};
+const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10204,7 +10279,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data10.leftOut === undefined){
-const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema105.properties.selection.required,parentSchema:schema105.properties.selection,data:data10};
+const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10214,7 +10289,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data10.recordsOutside === undefined){
-const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema105.properties.selection.required,parentSchema:schema105.properties.selection,data:data10};
+const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema106.properties.selection.required,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10224,8 +10299,8 @@ vErrors.push(err32);
 errors++;
 }
 for(const key3 in data10){
-if(!(func7.call(schema105.properties.selection.properties, key3))){
-const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.selection,data:data10};
+if(!(func7.call(schema106.properties.selection.properties, key3))){
+const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10242,7 +10317,7 @@ const len0 = data11.length;
 for(let i0=0; i0<len0; i0++){
 let data12 = data11[i0];
 if(typeof data12 !== "string"){
-const err34 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.selection.properties.targets.items.type,parentSchema:schema105.properties.selection.properties.targets.items,data:data12};
+const err34 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.targets.items.type,parentSchema:schema106.properties.selection.properties.targets.items,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10254,7 +10329,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.selection.properties.targets.type,parentSchema:schema105.properties.selection.properties.targets,data:data11};
+const err35 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.targets.type,parentSchema:schema106.properties.selection.properties.targets,data:data11};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10271,7 +10346,7 @@ const len1 = data13.length;
 for(let i1=0; i1<len1; i1++){
 let data14 = data13[i1];
 if(typeof data14 !== "string"){
-const err36 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.selection.properties.excludes.items.type,parentSchema:schema105.properties.selection.properties.excludes.items,data:data14};
+const err36 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.excludes.items.type,parentSchema:schema106.properties.selection.properties.excludes.items,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10283,7 +10358,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.selection.properties.excludes.type,parentSchema:schema105.properties.selection.properties.excludes,data:data13};
+const err37 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.excludes.type,parentSchema:schema106.properties.selection.properties.excludes,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10300,7 +10375,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.selection.properties.kinds.items.type,parentSchema:schema105.properties.selection.properties.kinds.items,data:data16};
+const err38 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.kinds.items.type,parentSchema:schema106.properties.selection.properties.kinds.items,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10312,7 +10387,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.selection.properties.kinds.type,parentSchema:schema105.properties.selection.properties.kinds,data:data15};
+const err39 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.kinds.type,parentSchema:schema106.properties.selection.properties.kinds,data:data15};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10325,7 +10400,7 @@ errors++;
 if(data10.selector !== undefined){
 let data17 = data10.selector;
 if(typeof data17 !== "string"){
-const err40 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.selection.properties.selector.type,parentSchema:schema105.properties.selection.properties.selector,data:data17};
+const err40 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.selector.type,parentSchema:schema106.properties.selection.properties.selector,data:data17};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10338,7 +10413,7 @@ errors++;
 if(data10.configSelector !== undefined){
 let data18 = data10.configSelector;
 if(typeof data18 !== "string"){
-const err41 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.selection.properties.configSelector.type,parentSchema:schema105.properties.selection.properties.configSelector,data:data18};
+const err41 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.configSelector.type,parentSchema:schema106.properties.selection.properties.configSelector,data:data18};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10356,7 +10431,7 @@ for(let i3=0; i3<len3; i3++){
 let data20 = data19[i3];
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.id === undefined){
-const err42 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema105.properties.selection.properties.pulledIn.items.required,parentSchema:schema105.properties.selection.properties.pulledIn.items,data:data20};
+const err42 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.selection.properties.pulledIn.items.required,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data20};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10366,7 +10441,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data20.by === undefined){
-const err43 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema105.properties.selection.properties.pulledIn.items.required,parentSchema:schema105.properties.selection.properties.pulledIn.items,data:data20};
+const err43 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema106.properties.selection.properties.pulledIn.items.required,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10377,7 +10452,7 @@ errors++;
 }
 for(const key4 in data20){
 if(!((key4 === "id") || (key4 === "by"))){
-const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.selection.properties.pulledIn.items,data:data20};
+const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10390,7 +10465,7 @@ errors++;
 if(data20.id !== undefined){
 let data21 = data20.id;
 if(typeof data21 !== "string"){
-const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema105.properties.selection.properties.pulledIn.items.properties.id,data:data21};
+const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema106.properties.selection.properties.pulledIn.items.properties.id,data:data21};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10407,7 +10482,7 @@ const len4 = data22.length;
 for(let i4=0; i4<len4; i4++){
 let data23 = data22[i4];
 if(typeof data23 !== "string"){
-const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema105.properties.selection.properties.pulledIn.items.properties.by.items,data:data23};
+const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema106.properties.selection.properties.pulledIn.items.properties.by.items,data:data23};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10419,7 +10494,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema105.properties.selection.properties.pulledIn.items.properties.by,data:data22};
+const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema106.properties.selection.properties.pulledIn.items.properties.by,data:data22};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10431,7 +10506,7 @@ errors++;
 }
 }
 else {
-const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.selection.properties.pulledIn.items.type,parentSchema:schema105.properties.selection.properties.pulledIn.items,data:data20};
+const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.selection.properties.pulledIn.items.type,parentSchema:schema106.properties.selection.properties.pulledIn.items,data:data20};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10443,7 +10518,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.selection.properties.pulledIn.type,parentSchema:schema105.properties.selection.properties.pulledIn,data:data19};
+const err49 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.selection.properties.pulledIn.type,parentSchema:schema106.properties.selection.properties.pulledIn,data:data19};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10456,7 +10531,7 @@ errors++;
 if(data10.selected !== undefined){
 let data24 = data10.selected;
 if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err50 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.selection.properties.selected.type,parentSchema:schema105.properties.selection.properties.selected,data:data24};
+const err50 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.selection.properties.selected.type,parentSchema:schema106.properties.selection.properties.selected,data:data24};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10467,7 +10542,7 @@ errors++;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 < 0 || isNaN(data24)){
-const err51 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.selection.properties.selected,data:data24};
+const err51 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.selection.properties.selected,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10481,7 +10556,7 @@ errors++;
 if(data10.leftOut !== undefined){
 let data25 = data10.leftOut;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err52 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.selection.properties.leftOut.type,parentSchema:schema105.properties.selection.properties.leftOut,data:data25};
+const err52 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.selection.properties.leftOut.type,parentSchema:schema106.properties.selection.properties.leftOut,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10492,7 +10567,7 @@ errors++;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 < 0 || isNaN(data25)){
-const err53 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.selection.properties.leftOut,data:data25};
+const err53 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.selection.properties.leftOut,data:data25};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10506,7 +10581,7 @@ errors++;
 if(data10.recordsOutside !== undefined){
 let data26 = data10.recordsOutside;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err54 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.selection.properties.recordsOutside.type,parentSchema:schema105.properties.selection.properties.recordsOutside,data:data26};
+const err54 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.selection.properties.recordsOutside.type,parentSchema:schema106.properties.selection.properties.recordsOutside,data:data26};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10517,7 +10592,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err55 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.selection.properties.recordsOutside,data:data26};
+const err55 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.selection.properties.recordsOutside,data:data26};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10530,7 +10605,7 @@ errors++;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.selection.type,parentSchema:schema105.properties.selection,data:data10};
+const err56 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.selection.type,parentSchema:schema106.properties.selection,data:data10};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10543,8 +10618,8 @@ errors++;
 if(data.digest !== undefined){
 let data27 = data.digest;
 if(typeof data27 === "string"){
-if(!pattern49.test(data27)){
-const err57 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema105.properties.digest,data:data27};
+if(!pattern50.test(data27)){
+const err57 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema106.properties.digest,data:data27};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10555,7 +10630,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.digest.type,parentSchema:schema105.properties.digest,data:data27};
+const err58 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.digest.type,parentSchema:schema106.properties.digest,data:data27};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10577,7 +10652,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.properties.changes.type,parentSchema:schema105.properties.changes,data:data28};
+const err59 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.changes.type,parentSchema:schema106.properties.changes,data:data28};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10591,7 +10666,7 @@ if(data.summary !== undefined){
 let data30 = data.summary;
 if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.resources === undefined){
-const err60 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err60 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10601,7 +10676,7 @@ vErrors.push(err60);
 errors++;
 }
 if(data30.create === undefined){
-const err61 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err61 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10611,7 +10686,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data30.update === undefined){
-const err62 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err62 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10621,7 +10696,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data30.noop === undefined){
-const err63 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err63 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10631,7 +10706,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data30.blocked === undefined){
-const err64 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err64 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10641,7 +10716,7 @@ vErrors.push(err64);
 errors++;
 }
 if(data30.orphan === undefined){
-const err65 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err65 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10651,7 +10726,7 @@ vErrors.push(err65);
 errors++;
 }
 if(data30.deactivate === undefined){
-const err66 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err66 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10661,7 +10736,7 @@ vErrors.push(err66);
 errors++;
 }
 if(data30.quotaResets === undefined){
-const err67 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err67 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -10671,7 +10746,7 @@ vErrors.push(err67);
 errors++;
 }
 if(data30.breaking === undefined){
-const err68 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err68 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -10681,7 +10756,7 @@ vErrors.push(err68);
 errors++;
 }
 if(data30.calls === undefined){
-const err69 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema105.properties.summary.required,parentSchema:schema105.properties.summary,data:data30};
+const err69 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema106.properties.summary.required,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -10691,8 +10766,8 @@ vErrors.push(err69);
 errors++;
 }
 for(const key5 in data30){
-if(!(func7.call(schema105.properties.summary.properties, key5))){
-const err70 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.summary,data:data30};
+if(!(func7.call(schema106.properties.summary.properties, key5))){
+const err70 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -10705,7 +10780,7 @@ errors++;
 if(data30.resources !== undefined){
 let data31 = data30.resources;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err71 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.resources.type,parentSchema:schema105.properties.summary.properties.resources,data:data31};
+const err71 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.resources.type,parentSchema:schema106.properties.summary.properties.resources,data:data31};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -10716,7 +10791,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 < 0 || isNaN(data31)){
-const err72 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.resources,data:data31};
+const err72 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.resources,data:data31};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -10730,7 +10805,7 @@ errors++;
 if(data30.create !== undefined){
 let data32 = data30.create;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err73 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.create.type,parentSchema:schema105.properties.summary.properties.create,data:data32};
+const err73 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.create.type,parentSchema:schema106.properties.summary.properties.create,data:data32};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -10741,7 +10816,7 @@ errors++;
 }
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 < 0 || isNaN(data32)){
-const err74 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.create,data:data32};
+const err74 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.create,data:data32};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -10755,7 +10830,7 @@ errors++;
 if(data30.update !== undefined){
 let data33 = data30.update;
 if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err75 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.update.type,parentSchema:schema105.properties.summary.properties.update,data:data33};
+const err75 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.update.type,parentSchema:schema106.properties.summary.properties.update,data:data33};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -10766,7 +10841,7 @@ errors++;
 }
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 < 0 || isNaN(data33)){
-const err76 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.update,data:data33};
+const err76 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.update,data:data33};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -10780,7 +10855,7 @@ errors++;
 if(data30.noop !== undefined){
 let data34 = data30.noop;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err77 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.noop.type,parentSchema:schema105.properties.summary.properties.noop,data:data34};
+const err77 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.noop.type,parentSchema:schema106.properties.summary.properties.noop,data:data34};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -10791,7 +10866,7 @@ errors++;
 }
 if((typeof data34 == "number") && (isFinite(data34))){
 if(data34 < 0 || isNaN(data34)){
-const err78 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.noop,data:data34};
+const err78 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.noop,data:data34};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -10805,7 +10880,7 @@ errors++;
 if(data30.blocked !== undefined){
 let data35 = data30.blocked;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err79 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.blocked.type,parentSchema:schema105.properties.summary.properties.blocked,data:data35};
+const err79 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.blocked.type,parentSchema:schema106.properties.summary.properties.blocked,data:data35};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -10816,7 +10891,7 @@ errors++;
 }
 if((typeof data35 == "number") && (isFinite(data35))){
 if(data35 < 0 || isNaN(data35)){
-const err80 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.blocked,data:data35};
+const err80 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.blocked,data:data35};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -10830,7 +10905,7 @@ errors++;
 if(data30.orphan !== undefined){
 let data36 = data30.orphan;
 if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err81 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.orphan.type,parentSchema:schema105.properties.summary.properties.orphan,data:data36};
+const err81 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.orphan.type,parentSchema:schema106.properties.summary.properties.orphan,data:data36};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -10841,7 +10916,7 @@ errors++;
 }
 if((typeof data36 == "number") && (isFinite(data36))){
 if(data36 < 0 || isNaN(data36)){
-const err82 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.orphan,data:data36};
+const err82 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.orphan,data:data36};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -10855,7 +10930,7 @@ errors++;
 if(data30.adopt !== undefined){
 let data37 = data30.adopt;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err83 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.adopt.type,parentSchema:schema105.properties.summary.properties.adopt,data:data37};
+const err83 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.adopt.type,parentSchema:schema106.properties.summary.properties.adopt,data:data37};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -10866,7 +10941,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 0 || isNaN(data37)){
-const err84 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.adopt,data:data37};
+const err84 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.adopt,data:data37};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -10880,7 +10955,7 @@ errors++;
 if(data30.deactivate !== undefined){
 let data38 = data30.deactivate;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err85 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.deactivate.type,parentSchema:schema105.properties.summary.properties.deactivate,data:data38};
+const err85 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.deactivate.type,parentSchema:schema106.properties.summary.properties.deactivate,data:data38};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -10891,7 +10966,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 0 || isNaN(data38)){
-const err86 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.deactivate,data:data38};
+const err86 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.deactivate,data:data38};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -10905,7 +10980,7 @@ errors++;
 if(data30.quotaResets !== undefined){
 let data39 = data30.quotaResets;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err87 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.quotaResets.type,parentSchema:schema105.properties.summary.properties.quotaResets,data:data39};
+const err87 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.quotaResets.type,parentSchema:schema106.properties.summary.properties.quotaResets,data:data39};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -10916,7 +10991,7 @@ errors++;
 }
 if((typeof data39 == "number") && (isFinite(data39))){
 if(data39 < 0 || isNaN(data39)){
-const err88 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.quotaResets,data:data39};
+const err88 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.quotaResets,data:data39};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -10930,7 +11005,7 @@ errors++;
 if(data30.breaking !== undefined){
 let data40 = data30.breaking;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err89 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.breaking.type,parentSchema:schema105.properties.summary.properties.breaking,data:data40};
+const err89 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.breaking.type,parentSchema:schema106.properties.summary.properties.breaking,data:data40};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10941,7 +11016,7 @@ errors++;
 }
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 < 0 || isNaN(data40)){
-const err90 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.breaking,data:data40};
+const err90 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.breaking,data:data40};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -10956,7 +11031,7 @@ if(data30.calls !== undefined){
 let data41 = data30.calls;
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.gateway === undefined){
-const err91 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err91 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10966,7 +11041,7 @@ vErrors.push(err91);
 errors++;
 }
 if(data41.portal === undefined){
-const err92 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err92 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -10976,7 +11051,7 @@ vErrors.push(err92);
 errors++;
 }
 if(data41.dashboard === undefined){
-const err93 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err93 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -10986,7 +11061,7 @@ vErrors.push(err93);
 errors++;
 }
 if(data41.llm === undefined){
-const err94 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err94 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10996,7 +11071,7 @@ vErrors.push(err94);
 errors++;
 }
 if(data41.batchCalls === undefined){
-const err95 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err95 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -11006,7 +11081,7 @@ vErrors.push(err95);
 errors++;
 }
 if(data41.batched === undefined){
-const err96 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err96 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -11016,7 +11091,7 @@ vErrors.push(err96);
 errors++;
 }
 if(data41.total === undefined){
-const err97 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema105.properties.summary.properties.calls.required,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err97 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema106.properties.summary.properties.calls.required,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -11027,7 +11102,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!(((((((key6 === "gateway") || (key6 === "portal")) || (key6 === "dashboard")) || (key6 === "llm")) || (key6 === "batchCalls")) || (key6 === "batched")) || (key6 === "total"))){
-const err98 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err98 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -11040,7 +11115,7 @@ errors++;
 if(data41.gateway !== undefined){
 let data42 = data41.gateway;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err99 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema105.properties.summary.properties.calls.properties.gateway,data:data42};
+const err99 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema106.properties.summary.properties.calls.properties.gateway,data:data42};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -11051,7 +11126,7 @@ errors++;
 }
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 < 0 || isNaN(data42)){
-const err100 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.gateway,data:data42};
+const err100 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.gateway,data:data42};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -11065,7 +11140,7 @@ errors++;
 if(data41.portal !== undefined){
 let data43 = data41.portal;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err101 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.portal.type,parentSchema:schema105.properties.summary.properties.calls.properties.portal,data:data43};
+const err101 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.portal.type,parentSchema:schema106.properties.summary.properties.calls.properties.portal,data:data43};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -11076,7 +11151,7 @@ errors++;
 }
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 < 0 || isNaN(data43)){
-const err102 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.portal,data:data43};
+const err102 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.portal,data:data43};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -11090,7 +11165,7 @@ errors++;
 if(data41.dashboard !== undefined){
 let data44 = data41.dashboard;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err103 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema105.properties.summary.properties.calls.properties.dashboard,data:data44};
+const err103 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema106.properties.summary.properties.calls.properties.dashboard,data:data44};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -11101,7 +11176,7 @@ errors++;
 }
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 < 0 || isNaN(data44)){
-const err104 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.dashboard,data:data44};
+const err104 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.dashboard,data:data44};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -11115,7 +11190,7 @@ errors++;
 if(data41.llm !== undefined){
 let data45 = data41.llm;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err105 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.llm.type,parentSchema:schema105.properties.summary.properties.calls.properties.llm,data:data45};
+const err105 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.llm.type,parentSchema:schema106.properties.summary.properties.calls.properties.llm,data:data45};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -11126,7 +11201,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 0 || isNaN(data45)){
-const err106 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.llm,data:data45};
+const err106 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.llm,data:data45};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -11140,7 +11215,7 @@ errors++;
 if(data41.batchCalls !== undefined){
 let data46 = data41.batchCalls;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err107 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema105.properties.summary.properties.calls.properties.batchCalls,data:data46};
+const err107 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema106.properties.summary.properties.calls.properties.batchCalls,data:data46};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -11151,7 +11226,7 @@ errors++;
 }
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 < 0 || isNaN(data46)){
-const err108 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.batchCalls,data:data46};
+const err108 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.batchCalls,data:data46};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -11165,7 +11240,7 @@ errors++;
 if(data41.batched !== undefined){
 let data47 = data41.batched;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err109 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.batched.type,parentSchema:schema105.properties.summary.properties.calls.properties.batched,data:data47};
+const err109 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.batched.type,parentSchema:schema106.properties.summary.properties.calls.properties.batched,data:data47};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -11176,7 +11251,7 @@ errors++;
 }
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 < 0 || isNaN(data47)){
-const err110 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.batched,data:data47};
+const err110 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.batched,data:data47};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -11190,7 +11265,7 @@ errors++;
 if(data41.total !== undefined){
 let data48 = data41.total;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err111 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.summary.properties.calls.properties.total.type,parentSchema:schema105.properties.summary.properties.calls.properties.total,data:data48};
+const err111 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.summary.properties.calls.properties.total.type,parentSchema:schema106.properties.summary.properties.calls.properties.total,data:data48};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -11201,7 +11276,7 @@ errors++;
 }
 if((typeof data48 == "number") && (isFinite(data48))){
 if(data48 < 0 || isNaN(data48)){
-const err112 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema105.properties.summary.properties.calls.properties.total,data:data48};
+const err112 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.summary.properties.calls.properties.total,data:data48};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -11214,7 +11289,7 @@ errors++;
 }
 }
 else {
-const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.summary.properties.calls.type,parentSchema:schema105.properties.summary.properties.calls,data:data41};
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.summary.properties.calls.type,parentSchema:schema106.properties.summary.properties.calls,data:data41};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -11226,7 +11301,7 @@ errors++;
 }
 }
 else {
-const err114 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.summary.type,parentSchema:schema105.properties.summary,data:data30};
+const err114 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.summary.type,parentSchema:schema106.properties.summary,data:data30};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -11238,7 +11313,7 @@ errors++;
 }
 }
 else {
-const err115 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+const err115 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -11253,7 +11328,7 @@ return errors === 0;
 validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v10 = validate50;
-const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11405,7 +11480,7 @@ return errors === 0;
 }
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern52 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern53 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -11420,7 +11495,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema111.required,parentSchema:schema111,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema112.required,parentSchema:schema112,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11430,7 +11505,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema111.required,parentSchema:schema111,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema112.required,parentSchema:schema112,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11440,7 +11515,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema111.required,parentSchema:schema111,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema112.required,parentSchema:schema112,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11450,7 +11525,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema111.required,parentSchema:schema111,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema112.required,parentSchema:schema112,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11461,7 +11536,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema111,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema112,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11487,7 +11562,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("PortalWebhook" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema111.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema112.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11507,7 +11582,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.Name === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema111.properties.spec.required,parentSchema:schema111.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11517,7 +11592,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data3.URL === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema111.properties.spec.required,parentSchema:schema111.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11527,7 +11602,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3.Method === undefined){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema111.properties.spec.required,parentSchema:schema111.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11537,7 +11612,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data3.Events === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema111.properties.spec.required,parentSchema:schema111.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema112.properties.spec.required,parentSchema:schema112.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11548,7 +11623,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((key1 === "webhookId") || (key1 === "Name")) || (key1 === "URL")) || (key1 === "Method")) || (key1 === "Timeout")) || (key1 === "Events"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema111.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema112.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11587,7 +11662,7 @@ if(data3.Name !== undefined){
 let data5 = data3.Name;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema111.properties.spec.properties.Name,data:data5};
+const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema112.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11598,7 +11673,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.spec.properties.Name.type,parentSchema:schema111.properties.spec.properties.Name,data:data5};
+const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.spec.properties.Name.type,parentSchema:schema112.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11611,8 +11686,8 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern52.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema111.properties.spec.properties.URL,data:data6};
+if(!pattern53.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema112.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11623,7 +11698,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.spec.properties.URL.type,parentSchema:schema111.properties.spec.properties.URL,data:data6};
+const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.spec.properties.URL.type,parentSchema:schema112.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11636,7 +11711,7 @@ errors++;
 if(data3.Method !== undefined){
 let data7 = data3.Method;
 if(!(((((data7 === "GET") || (data7 === "POST")) || (data7 === "PUT")) || (data7 === "PATCH")) || (data7 === "DELETE"))){
-const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema111.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.spec.properties.Method.enum,parentSchema:schema111.properties.spec.properties.Method,data:data7};
+const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema112.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.spec.properties.Method.enum,parentSchema:schema112.properties.spec.properties.Method,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11649,7 +11724,7 @@ errors++;
 if(data3.Timeout !== undefined){
 let data8 = data3.Timeout;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.spec.properties.Timeout.type,parentSchema:schema111.properties.spec.properties.Timeout,data:data8};
+const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.spec.properties.Timeout.type,parentSchema:schema112.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11660,7 +11735,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema111.properties.spec.properties.Timeout,data:data8};
+const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema112.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11675,7 +11750,7 @@ if(data3.Events !== undefined){
 let data9 = data3.Events;
 if(Array.isArray(data9)){
 if(data9.length < 1){
-const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema111.properties.spec.properties.Events,data:data9};
+const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema112.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11688,7 +11763,7 @@ const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
 let data10 = data9[i0];
 if(!((((((((((((((data10 === "AccessRequestApproved") || (data10 === "AccessRequestRejected")) || (data10 === "AccessRequestCreated")) || (data10 === "OrganisationRequestCreated")) || (data10 === "OrganisationRequestApproved")) || (data10 === "OrganisationRequestRejected")) || (data10 === "OrganisationRegistered")) || (data10 === "UserRegistered")) || (data10 === "UserAccountActivated")) || (data10 === "UserAccountDeactivated")) || (data10 === "PasswordReset")) || (data10 === "RegisterInvite")) || (data10 === "ApplicationRegistered")) || (data10 === "CredentialRegistered"))){
-const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema111.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.spec.properties.Events.items.enum,parentSchema:schema111.properties.spec.properties.Events.items,data:data10};
+const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema112.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.spec.properties.Events.items.enum,parentSchema:schema112.properties.spec.properties.Events.items,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11705,7 +11780,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data9[i1], data9[j0])){
-const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema111.properties.spec.properties.Events,data:data9};
+const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema112.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11720,7 +11795,7 @@ break outer0;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema111.properties.spec.properties.Events.type,parentSchema:schema111.properties.spec.properties.Events,data:data9};
+const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema112.properties.spec.properties.Events.type,parentSchema:schema112.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11732,7 +11807,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.properties.spec.type,parentSchema:schema111.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.properties.spec.type,parentSchema:schema112.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11744,7 +11819,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11759,7 +11834,7 @@ return errors === 0;
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v11 = validate53;
-const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/resource.schema.json" */;
@@ -11825,7 +11900,7 @@ var props0 = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[0].if,parentSchema:schema116.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[0].if,parentSchema:schema117.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11887,7 +11962,7 @@ var props1 = true;
 }
 }
 if(!valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[1].if,parentSchema:schema116.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[1].if,parentSchema:schema117.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11958,7 +12033,7 @@ var props2 = true;
 }
 }
 if(!valid5){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[2].if,parentSchema:schema116.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[2].if,parentSchema:schema117.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12029,7 +12104,7 @@ var props3 = true;
 }
 }
 if(!valid7){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[3].if,parentSchema:schema116.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[3].if,parentSchema:schema117.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12100,7 +12175,7 @@ var props4 = true;
 }
 }
 if(!valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[4].if,parentSchema:schema116.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[4].if,parentSchema:schema117.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12171,7 +12246,7 @@ var props5 = true;
 }
 }
 if(!valid11){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[5].if,parentSchema:schema116.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[5].if,parentSchema:schema117.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12242,7 +12317,7 @@ var props6 = true;
 }
 }
 if(!valid13){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[6].if,parentSchema:schema116.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[6].if,parentSchema:schema117.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12313,7 +12388,7 @@ var props7 = true;
 }
 }
 if(!valid15){
-const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.allOf[7].if,parentSchema:schema116.allOf[7],data};
+const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema117.allOf[7].if,parentSchema:schema117.allOf[7],data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12333,7 +12408,7 @@ Object.assign(props0, props7);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema117.required,parentSchema:schema117,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12343,7 +12418,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.kind === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema117.required,parentSchema:schema117,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12353,7 +12428,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.metadata === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema117.required,parentSchema:schema117,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12363,7 +12438,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.spec === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema116.required,parentSchema:schema116,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema117.required,parentSchema:schema117,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12393,7 +12468,7 @@ errors++;
 if(data.kind !== undefined){
 let data9 = data.kind;
 if(!((((((((data9 === "ApiDefinition") || (data9 === "OAuthClient")) || (data9 === "OrgKey")) || (data9 === "ClientType")) || (data9 === "ApiProduct")) || (data9 === "PortalWebhook")) || (data9 === "DashboardWebhook")) || (data9 === "LlmSettings"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema116.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema116.properties.kind.enum,parentSchema:schema116.properties.kind,data:data9};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema117.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema117.properties.kind.enum,parentSchema:schema117.properties.kind,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12405,7 +12480,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.type,parentSchema:schema117,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12421,9 +12496,9 @@ return errors === 0;
 validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const v12 = validate62;
-const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
-const schema119 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern53 = new RegExp("^/", "u");
+const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
+const schema120 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
+const pattern54 = new RegExp("^/", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -12439,7 +12514,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((((key0 === "apis") || (key0 === "policies")) || (key0 === "oauthClients")) || (key0 === "providers")) || (key0 === "catalogues")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "keys"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema118,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema119,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12457,7 +12532,7 @@ for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.id === undefined){
-const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema118.properties.apis.items.required,parentSchema:schema118.properties.apis.items,data:data1};
+const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.properties.apis.items.required,parentSchema:schema119.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12467,7 +12542,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data1.listenPath === undefined){
-const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema118.properties.apis.items.required,parentSchema:schema118.properties.apis.items,data:data1};
+const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema119.properties.apis.items.required,parentSchema:schema119.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12477,8 +12552,8 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data1){
-if(!(func7.call(schema118.properties.apis.items.properties, key1))){
-const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.apis.items,data:data1};
+if(!(func7.call(schema119.properties.apis.items.properties, key1))){
+const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12492,7 +12567,7 @@ if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
 if(func1(data2) < 1){
-const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema118.properties.apis.items.properties.id,data:data2};
+const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema119.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12503,7 +12578,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.apis.items.properties.id.type,parentSchema:schema118.properties.apis.items.properties.id,data:data2};
+const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.id.type,parentSchema:schema119.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12516,7 +12591,7 @@ errors++;
 if(data1.name !== undefined){
 let data3 = data1.name;
 if(typeof data3 !== "string"){
-const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.apis.items.properties.name.type,parentSchema:schema118.properties.apis.items.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.name.type,parentSchema:schema119.properties.apis.items.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12529,8 +12604,8 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern53.test(data4)){
-const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema118.properties.apis.items.properties.listenPath,data:data4};
+if(!pattern54.test(data4)){
+const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema119.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12541,7 +12616,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.apis.items.properties.listenPath.type,parentSchema:schema118.properties.apis.items.properties.listenPath,data:data4};
+const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.listenPath.type,parentSchema:schema119.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12554,7 +12629,7 @@ errors++;
 if(data1.strip !== undefined){
 let data5 = data1.strip;
 if(typeof data5 !== "boolean"){
-const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.apis.items.properties.strip.type,parentSchema:schema118.properties.apis.items.properties.strip,data:data5};
+const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.strip.type,parentSchema:schema119.properties.apis.items.properties.strip,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12567,7 +12642,7 @@ errors++;
 if(data1.upstream !== undefined){
 let data6 = data1.upstream;
 if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.apis.items.properties.upstream.type,parentSchema:schema118.properties.apis.items.properties.upstream,data:data6};
+const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.apis.items.properties.upstream.type,parentSchema:schema119.properties.apis.items.properties.upstream,data:data6};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12580,7 +12655,7 @@ errors++;
 if(data1.active !== undefined){
 let data7 = data1.active;
 if(typeof data7 !== "boolean"){
-const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.apis.items.properties.active.type,parentSchema:schema118.properties.apis.items.properties.active,data:data7};
+const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.active.type,parentSchema:schema119.properties.apis.items.properties.active,data:data7};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12593,7 +12668,7 @@ errors++;
 if(data1.authentication !== undefined){
 let data8 = data1.authentication;
 if(typeof data8 !== "boolean"){
-const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.apis.items.properties.authentication.type,parentSchema:schema118.properties.apis.items.properties.authentication,data:data8};
+const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.authentication.type,parentSchema:schema119.properties.apis.items.properties.authentication,data:data8};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12606,7 +12681,7 @@ errors++;
 if(data1.batchProcessing !== undefined){
 let data9 = data1.batchProcessing;
 if(typeof data9 !== "boolean"){
-const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.apis.items.properties.batchProcessing.type,parentSchema:schema118.properties.apis.items.properties.batchProcessing,data:data9};
+const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.batchProcessing.type,parentSchema:schema119.properties.apis.items.properties.batchProcessing,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12619,7 +12694,7 @@ errors++;
 if(data1.mockResponse !== undefined){
 let data10 = data1.mockResponse;
 if(typeof data10 !== "boolean"){
-const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.apis.items.properties.mockResponse.type,parentSchema:schema118.properties.apis.items.properties.mockResponse,data:data10};
+const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema119.properties.apis.items.properties.mockResponse.type,parentSchema:schema119.properties.apis.items.properties.mockResponse,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12632,7 +12707,7 @@ errors++;
 if(data1.document !== undefined){
 let data11 = data1.document;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.apis.items.properties.document.type,parentSchema:schema118.properties.apis.items.properties.document,data:data11};
+const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.apis.items.properties.document.type,parentSchema:schema119.properties.apis.items.properties.document,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12644,7 +12719,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.apis.items.type,parentSchema:schema118.properties.apis.items,data:data1};
+const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.apis.items.type,parentSchema:schema119.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12656,7 +12731,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.apis.type,parentSchema:schema118.properties.apis,data:data0};
+const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.apis.type,parentSchema:schema119.properties.apis,data:data0};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12677,7 +12752,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.policies.items.oneOf[0].type,parentSchema:schema118.properties.policies.items.oneOf[0],data:data13};
+const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.policies.items.oneOf[0].type,parentSchema:schema119.properties.policies.items.oneOf[0],data:data13};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12694,7 +12769,7 @@ passing0 = 0;
 const _errs33 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
-const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema118.properties.policies.items.oneOf[1].required,parentSchema:schema118.properties.policies.items.oneOf[1],data:data13};
+const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.properties.policies.items.oneOf[1].required,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12704,7 +12779,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data13.apis === undefined){
-const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema118.properties.policies.items.oneOf[1].required,parentSchema:schema118.properties.policies.items.oneOf[1],data:data13};
+const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema119.properties.policies.items.oneOf[1].required,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12715,7 +12790,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "id") || (key2 === "apis"))){
-const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.policies.items.oneOf[1],data:data13};
+const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12728,7 +12803,7 @@ errors++;
 if(data13.id !== undefined){
 let data14 = data13.id;
 if(typeof data14 !== "string"){
-const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema118.properties.policies.items.oneOf[1].properties.id,data:data14};
+const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema119.properties.policies.items.oneOf[1].properties.id,data:data14};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12745,7 +12820,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema118.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
+const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema119.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12757,7 +12832,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema118.properties.policies.items.oneOf[1].properties.apis,data:data15};
+const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema119.properties.policies.items.oneOf[1].properties.apis,data:data15};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12769,7 +12844,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.policies.items.oneOf[1].type,parentSchema:schema118.properties.policies.items.oneOf[1],data:data13};
+const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.policies.items.oneOf[1].type,parentSchema:schema119.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12790,7 +12865,7 @@ passing0 = 1;
 }
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema118.properties.policies.items.oneOf,parentSchema:schema118.properties.policies.items,data:data13};
+const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema119.properties.policies.items.oneOf,parentSchema:schema119.properties.policies.items,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12813,7 +12888,7 @@ vErrors = null;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.policies.type,parentSchema:schema118.properties.policies,data:data12};
+const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.policies.type,parentSchema:schema119.properties.policies,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12831,7 +12906,7 @@ for(let i3=0; i3<len3; i3++){
 let data18 = data17[i3];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.apiId === undefined){
-const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema118.properties.oauthClients.items.required,parentSchema:schema118.properties.oauthClients.items,data:data18};
+const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema119.properties.oauthClients.items.required,parentSchema:schema119.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12841,7 +12916,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data18.clientId === undefined){
-const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema118.properties.oauthClients.items.required,parentSchema:schema118.properties.oauthClients.items,data:data18};
+const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema119.properties.oauthClients.items.required,parentSchema:schema119.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12852,7 +12927,7 @@ errors++;
 }
 for(const key3 in data18){
 if(!((((((((key3 === "apiId") || (key3 === "clientId")) || (key3 === "secret")) || (key3 === "redirect_uri")) || (key3 === "policy_id")) || (key3 === "description")) || (key3 === "meta_data")) || (key3 === "tokens"))){
-const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.oauthClients.items,data:data18};
+const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12865,7 +12940,7 @@ errors++;
 if(data18.apiId !== undefined){
 let data19 = data18.apiId;
 if(typeof data19 !== "string"){
-const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.oauthClients.items.properties.apiId.type,parentSchema:schema118.properties.oauthClients.items.properties.apiId,data:data19};
+const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.apiId.type,parentSchema:schema119.properties.oauthClients.items.properties.apiId,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -12878,7 +12953,7 @@ errors++;
 if(data18.clientId !== undefined){
 let data20 = data18.clientId;
 if(typeof data20 !== "string"){
-const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.oauthClients.items.properties.clientId.type,parentSchema:schema118.properties.oauthClients.items.properties.clientId,data:data20};
+const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.clientId.type,parentSchema:schema119.properties.oauthClients.items.properties.clientId,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12891,7 +12966,7 @@ errors++;
 if(data18.secret !== undefined){
 let data21 = data18.secret;
 if(typeof data21 !== "string"){
-const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.oauthClients.items.properties.secret.type,parentSchema:schema118.properties.oauthClients.items.properties.secret,data:data21};
+const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.secret.type,parentSchema:schema119.properties.oauthClients.items.properties.secret,data:data21};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12904,7 +12979,7 @@ errors++;
 if(data18.redirect_uri !== undefined){
 let data22 = data18.redirect_uri;
 if(typeof data22 !== "string"){
-const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema118.properties.oauthClients.items.properties.redirect_uri,data:data22};
+const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema119.properties.oauthClients.items.properties.redirect_uri,data:data22};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12917,7 +12992,7 @@ errors++;
 if(data18.policy_id !== undefined){
 let data23 = data18.policy_id;
 if(typeof data23 !== "string"){
-const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema118.properties.oauthClients.items.properties.policy_id,data:data23};
+const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema119.properties.oauthClients.items.properties.policy_id,data:data23};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12930,7 +13005,7 @@ errors++;
 if(data18.description !== undefined){
 let data24 = data18.description;
 if(typeof data24 !== "string"){
-const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.oauthClients.items.properties.description.type,parentSchema:schema118.properties.oauthClients.items.properties.description,data:data24};
+const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.oauthClients.items.properties.description.type,parentSchema:schema119.properties.oauthClients.items.properties.description,data:data24};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -12943,7 +13018,7 @@ errors++;
 if(data18.meta_data !== undefined){
 let data25 = data18.meta_data;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema118.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema118.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema118.properties.oauthClients.items.properties.meta_data,data:data25};
+const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema119.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema119.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema119.properties.oauthClients.items.properties.meta_data,data:data25};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12956,7 +13031,7 @@ errors++;
 if(data18.tokens !== undefined){
 let data26 = data18.tokens;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema118.properties.oauthClients.items.properties.tokens.type,parentSchema:schema118.properties.oauthClients.items.properties.tokens,data:data26};
+const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.properties.oauthClients.items.properties.tokens.type,parentSchema:schema119.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12967,7 +13042,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema118.properties.oauthClients.items.properties.tokens,data:data26};
+const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema119.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12980,7 +13055,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.oauthClients.items.type,parentSchema:schema118.properties.oauthClients.items,data:data18};
+const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.oauthClients.items.type,parentSchema:schema119.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12992,7 +13067,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.oauthClients.type,parentSchema:schema118.properties.oauthClients,data:data17};
+const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.oauthClients.type,parentSchema:schema119.properties.oauthClients,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13010,7 +13085,7 @@ for(let i4=0; i4<len4; i4++){
 let data28 = data27[i4];
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.id === undefined){
-const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema118.properties.providers.items.required,parentSchema:schema118.properties.providers.items,data:data28};
+const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.properties.providers.items.required,parentSchema:schema119.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13020,7 +13095,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data28.type === undefined){
-const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema118.properties.providers.items.required,parentSchema:schema118.properties.providers.items,data:data28};
+const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema119.properties.providers.items.required,parentSchema:schema119.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13031,7 +13106,7 @@ errors++;
 }
 for(const key4 in data28){
 if(!((((key4 === "id") || (key4 === "name")) || (key4 === "type")) || (key4 === "clientTypes"))){
-const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.providers.items,data:data28};
+const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13044,7 +13119,7 @@ errors++;
 if(data28.id !== undefined){
 let data29 = data28.id;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema118.properties.providers.items.properties.id.type,parentSchema:schema118.properties.providers.items.properties.id,data:data29};
+const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.properties.providers.items.properties.id.type,parentSchema:schema119.properties.providers.items.properties.id,data:data29};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13057,7 +13132,7 @@ errors++;
 if(data28.name !== undefined){
 let data30 = data28.name;
 if(typeof data30 !== "string"){
-const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.providers.items.properties.name.type,parentSchema:schema118.properties.providers.items.properties.name,data:data30};
+const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.providers.items.properties.name.type,parentSchema:schema119.properties.providers.items.properties.name,data:data30};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13070,7 +13145,7 @@ errors++;
 if(data28.type !== undefined){
 let data31 = data28.type;
 if(!((((data31 === "Keycloak") || (data31 === "Gluu")) || (data31 === "Other")) || (data31 === "AppType"))){
-const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema118.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema118.properties.providers.items.properties.type.enum,parentSchema:schema118.properties.providers.items.properties.type,data:data31};
+const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema119.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema119.properties.providers.items.properties.type.enum,parentSchema:schema119.properties.providers.items.properties.type,data:data31};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13088,7 +13163,7 @@ for(let i5=0; i5<len5; i5++){
 let data33 = data32[i5];
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.ID === undefined){
-const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema118.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema118.properties.providers.items.properties.clientTypes.items,data:data33};
+const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema119.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema119.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13098,7 +13173,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data33.Name === undefined){
-const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema118.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema118.properties.providers.items.properties.clientTypes.items,data:data33};
+const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema119.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema119.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13110,7 +13185,7 @@ errors++;
 if(data33.ID !== undefined){
 let data34 = data33.ID;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema118.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema118.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
+const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema119.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13123,7 +13198,7 @@ errors++;
 if(data33.Name !== undefined){
 let data35 = data33.Name;
 if(typeof data35 !== "string"){
-const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema118.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
+const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema119.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13135,7 +13210,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema118.properties.providers.items.properties.clientTypes.items,data:data33};
+const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema119.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13147,7 +13222,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.providers.items.properties.clientTypes.type,parentSchema:schema118.properties.providers.items.properties.clientTypes,data:data32};
+const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.providers.items.properties.clientTypes.type,parentSchema:schema119.properties.providers.items.properties.clientTypes,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13159,7 +13234,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.providers.items.type,parentSchema:schema118.properties.providers.items,data:data28};
+const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.providers.items.type,parentSchema:schema119.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13171,7 +13246,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.providers.type,parentSchema:schema118.properties.providers,data:data27};
+const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.providers.type,parentSchema:schema119.properties.providers,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13189,7 +13264,7 @@ for(let i6=0; i6<len6; i6++){
 let data37 = data36[i6];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.id === undefined){
-const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.items.required,parentSchema:schema119.items,data:data37};
+const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data37};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13199,7 +13274,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data37.name === undefined){
-const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema119.items.required,parentSchema:schema119.items,data:data37};
+const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data37};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13210,7 +13285,7 @@ errors++;
 }
 for(const key5 in data37){
 if(!((key5 === "id") || (key5 === "name"))){
-const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema119.items,data:data37};
+const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema120.items,data:data37};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13223,7 +13298,7 @@ errors++;
 if(data37.id !== undefined){
 let data38 = data37.id;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.items.properties.id.type,parentSchema:schema119.items.properties.id,data:data38};
+const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.items.properties.id.type,parentSchema:schema120.items.properties.id,data:data38};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13236,7 +13311,7 @@ errors++;
 if(data37.name !== undefined){
 let data39 = data37.name;
 if(typeof data39 !== "string"){
-const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.items.properties.name.type,parentSchema:schema119.items.properties.name,data:data39};
+const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.items.properties.name.type,parentSchema:schema120.items.properties.name,data:data39};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13248,7 +13323,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.items.type,parentSchema:schema119.items,data:data37};
+const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.items.type,parentSchema:schema120.items,data:data37};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13260,7 +13335,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.type,parentSchema:schema119,data:data36};
+const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema120.type,parentSchema:schema120,data:data36};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13278,7 +13353,7 @@ for(let i7=0; i7<len7; i7++){
 let data41 = data40[i7];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.id === undefined){
-const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.items.required,parentSchema:schema119.items,data:data41};
+const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data41};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13288,7 +13363,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data41.name === undefined){
-const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema119.items.required,parentSchema:schema119.items,data:data41};
+const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data41};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13299,7 +13374,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!((key6 === "id") || (key6 === "name"))){
-const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema119.items,data:data41};
+const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema120.items,data:data41};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13312,7 +13387,7 @@ errors++;
 if(data41.id !== undefined){
 let data42 = data41.id;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.items.properties.id.type,parentSchema:schema119.items.properties.id,data:data42};
+const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.items.properties.id.type,parentSchema:schema120.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13325,7 +13400,7 @@ errors++;
 if(data41.name !== undefined){
 let data43 = data41.name;
 if(typeof data43 !== "string"){
-const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.items.properties.name.type,parentSchema:schema119.items.properties.name,data:data43};
+const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.items.properties.name.type,parentSchema:schema120.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13337,7 +13412,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.items.type,parentSchema:schema119.items,data:data41};
+const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.items.type,parentSchema:schema120.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -13349,7 +13424,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.type,parentSchema:schema119,data:data40};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema120.type,parentSchema:schema120,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -13367,7 +13442,7 @@ for(let i8=0; i8<len8; i8++){
 let data45 = data44[i8];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.id === undefined){
-const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema119.items.required,parentSchema:schema119.items,data:data45};
+const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data45};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -13377,7 +13452,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data45.name === undefined){
-const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema119.items.required,parentSchema:schema119.items,data:data45};
+const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema120.items.required,parentSchema:schema120.items,data:data45};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -13388,7 +13463,7 @@ errors++;
 }
 for(const key7 in data45){
 if(!((key7 === "id") || (key7 === "name"))){
-const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema119.items,data:data45};
+const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema120.items,data:data45};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -13401,7 +13476,7 @@ errors++;
 if(data45.id !== undefined){
 let data46 = data45.id;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema119.items.properties.id.type,parentSchema:schema119.items.properties.id,data:data46};
+const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.items.properties.id.type,parentSchema:schema120.items.properties.id,data:data46};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -13414,7 +13489,7 @@ errors++;
 if(data45.name !== undefined){
 let data47 = data45.name;
 if(typeof data47 !== "string"){
-const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.items.properties.name.type,parentSchema:schema119.items.properties.name,data:data47};
+const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema120.items.properties.name.type,parentSchema:schema120.items.properties.name,data:data47};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -13426,7 +13501,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.items.type,parentSchema:schema119.items,data:data45};
+const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema120.items.type,parentSchema:schema120.items,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -13438,7 +13513,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.type,parentSchema:schema119,data:data44};
+const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema120.type,parentSchema:schema120,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -13456,7 +13531,7 @@ for(let i9=0; i9<len9; i9++){
 let data49 = data48[i9];
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.key === undefined){
-const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema118.properties.keys.items.required,parentSchema:schema118.properties.keys.items,data:data49};
+const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema119.properties.keys.items.required,parentSchema:schema119.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -13466,7 +13541,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data49.apis === undefined){
-const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema118.properties.keys.items.required,parentSchema:schema118.properties.keys.items,data:data49};
+const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema119.properties.keys.items.required,parentSchema:schema119.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -13477,7 +13552,7 @@ errors++;
 }
 for(const key8 in data49){
 if(!((key8 === "key") || (key8 === "apis"))){
-const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.keys.items,data:data49};
+const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema119.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -13491,7 +13566,7 @@ if(data49.key !== undefined){
 let data50 = data49.key;
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema118.properties.keys.items.properties.key,data:data50};
+const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema119.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -13502,7 +13577,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.keys.items.properties.key.type,parentSchema:schema118.properties.keys.items.properties.key,data:data50};
+const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.keys.items.properties.key.type,parentSchema:schema119.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -13519,7 +13594,7 @@ const len10 = data51.length;
 for(let i10=0; i10<len10; i10++){
 let data52 = data51[i10];
 if(typeof data52 !== "string"){
-const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.keys.items.properties.apis.items.type,parentSchema:schema118.properties.keys.items.properties.apis.items,data:data52};
+const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.keys.items.properties.apis.items.type,parentSchema:schema119.properties.keys.items.properties.apis.items,data:data52};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -13531,7 +13606,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.keys.items.properties.apis.type,parentSchema:schema118.properties.keys.items.properties.apis,data:data51};
+const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.keys.items.properties.apis.type,parentSchema:schema119.properties.keys.items.properties.apis,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -13543,7 +13618,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.keys.items.type,parentSchema:schema118.properties.keys.items,data:data49};
+const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.properties.keys.items.type,parentSchema:schema119.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -13555,7 +13630,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.keys.type,parentSchema:schema118.properties.keys,data:data48};
+const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.keys.type,parentSchema:schema119.properties.keys,data:data48};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -13567,7 +13642,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.type,parentSchema:schema118,data};
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.type,parentSchema:schema119,data};
 if(vErrors === null){
 vErrors = [err86];
 }
