@@ -84,7 +84,7 @@ export interface GatesyncConfig {
   readonly state: StateConfig;
   readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
   readonly orphans: "report" | "deactivate";
-  readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string };
+  readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string; readonly pagesTokenEnv?: string };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
   readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number; readonly maxDocumentsPerFile: number; readonly maxDocuments: number };
@@ -188,6 +188,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       listen: typeof sv.listen === "string" ? sv.listen : "127.0.0.1:9464",
       ...(typeof sv.webhookSecretEnv === "string" ? { webhookSecretEnv: sv.webhookSecretEnv } : {}),
       ...(typeof sv.syncTokenEnv === "string" ? { syncTokenEnv: sv.syncTokenEnv } : {}),
+      ...(typeof sv.pagesTokenEnv === "string" ? { pagesTokenEnv: sv.pagesTokenEnv } : {}),
     },
     secrets: {
       fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),

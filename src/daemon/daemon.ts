@@ -26,6 +26,7 @@ import { runPlan } from "../plan/run-plan.js";
 import { PlanPreview } from "./ui/plan-preview.js";
 import { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
+import { CachedState } from "./ui/page-cache.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -84,9 +85,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const own: { url?: string | undefined } = {};
   const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
   const reconciler = await createReconciler(opts, { source, state, validator, dispatcher, metrics, history, notifier, canApply: election.canApply });
+  // the pages, /status and the plan preview share one snapshot of the state (page-cache.ts)
+  const snapshots = new CachedState(state, () => String(history.live.seq), () => (history.live.running ? 2_000 : 60_000));
   const preview = new PlanPreview({
     snapshot: () => reconciler.lastSnapshot,
-    state,
+    state: snapshots,
     configHash: () => reconciler.configInForce.hash,
     plan: (snap) => runPlan({ config: reconciler.configInForce.config, root: snap.root, boundary: snap.boundary, validator, state, env, ...(snap.commit === undefined ? {} : { commit: snap.commit }) }),
   });
@@ -94,7 +97,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     config.file === undefined
       ? undefined
       : new ConfigReloader({ file: config.file, reconciler, logger, hashOf: configHashOf, ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }) });
-  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state, history, preview, reloader, source, role: election.role });
+  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state: snapshots, history, preview, reloader, source, role: election.role });
   own.url = server?.url;
   election.elector?.start();
   reconciler.start();
@@ -186,7 +189,7 @@ async function createReconciler(opts: DaemonOptions, parts: ReconcilerParts): Pr
 interface ServedParts {
   readonly reconciler: Reconciler;
   readonly metrics: DaemonMetrics;
-  readonly state: StateBackend;
+  readonly state: CachedState;
   readonly history: RunHistory;
   readonly preview: PlanPreview;
   readonly reloader: ConfigReloader | undefined;
@@ -201,6 +204,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
   const secret = (name: string | undefined): string | undefined => (name === undefined ? undefined : env[name]);
   const webhookSecret = secret(config.server.webhookSecretEnv);
   const syncToken = secret(config.server.syncTokenEnv);
+  const pagesToken = secret(config.server.pagesTokenEnv);
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler,
@@ -210,6 +214,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     sourceDescription: parts.source.description,
     ...(webhookSecret === undefined ? {} : { webhookSecret }),
     ...(syncToken === undefined ? {} : { syncToken }),
+    ...(pagesToken === undefined || pagesToken === "" ? {} : { pagesToken }),
     ...(role === undefined ? {} : { role }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
     page: statusPage({
