@@ -85,8 +85,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const own: { url?: string | undefined } = {};
   const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
   const reconciler = await createReconciler(opts, { source, state, validator, dispatcher, metrics, history, notifier, canApply: election.canApply });
-  // the pages, /status and the plan preview share one snapshot of the state (page-cache.ts)
-  const snapshots = new CachedState(state, () => String(history.live.seq), () => (history.live.running ? 2_000 : 60_000));
+  // the pages, /status and the plan preview share one snapshot of the state (page-cache.ts);
+  // a PostgreSQL state is shared by replicas (a standby's state is written by the leader): 2 s
+  const shared = config.state.backend === "postgres";
+  const snapshots = new CachedState(state, () => String(history.live.seq), () => (shared || history.live.running ? 2_000 : 60_000));
   const preview = new PlanPreview({
     snapshot: () => reconciler.lastSnapshot,
     state: snapshots,
