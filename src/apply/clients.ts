@@ -61,6 +61,11 @@ export class Interfaces {
   stop(): void {
     for (const q of this.queues.values()) q.stop();
   }
+
+  /** Checked just before every call leaves, on every interface (see InterfaceQueue.fence). */
+  fence(check: () => void): void {
+    for (const q of this.queues.values()) q.fence = check;
+  }
 }
 
 /** Opens what the executable changes need; throws ConfigError for a missing target or credential. */

@@ -8,6 +8,7 @@
  * server, and any other failure leaves them in doubt. Nothing is ever created twice.
  */
 import { AbortWaiters } from "../abort-signals.js";
+import { GatesyncError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
 import type { PlannedChange } from "../plan/plan-change.js";
@@ -102,6 +103,17 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   const policy = { max: config.retries.max, baseDelayMs: config.retries.baseDelayMs, maxDelayMs: config.retries.maxDelayMs };
   const sender = new Sender({ interfaces, recorder, desired: input.desired, policy, logger, halt: halt.signal, random: deps.random, observe: deps.observe });
   const batcher = interfaces.batch === undefined ? undefined : new Batcher(sender, interfaces.batch, logger);
+  const fence = deps.fence;
+  if (fence !== undefined) {
+    interfaces.fence(() => {
+      try {
+        fence();
+      } catch (err) {
+        if (err instanceof GatesyncError) recorder.lockLost(err);
+        throw err;
+      }
+    });
+  }
 
   progress.start(executable.length);
   let appliedIds: Set<string>;
@@ -117,8 +129,9 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     checks = await runPostApply(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
   } finally {
     unlinkCaller();
+    // a pause's timer holds the process while calls wait for it; none waits any more
+    interfaces.stop();
   }
-  interfaces.stop();
 
   const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : 1);
   const problems = (s: "failed" | "in-doubt"): Array<{ id: string; message: string }> => recorder.byStatus(s).map((o) => ({ id: o.id, message: o.message ?? "" })).sort(byId);

@@ -6,6 +6,11 @@
  * pause ends. A pause longer than the cap closes the interface for the rest of the apply:
  * every call not yet started on it fails as throttled (it was not sent). Stopping the apply
  * cuts every wait short.
+ *
+ * The rate is kept by a pacer (even spacing, never more than the rate in any window), not by
+ * p-queue's interval, which can only count whole calls per interval. A pause keeps the process
+ * alive: the calls it holds are work still to do (an unreferenced resume timer let a one-shot
+ * apply exit mid-way with Node's code 13).
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
@@ -13,12 +18,7 @@ import { AbortWaiters, linkedSignal } from "../abort-signals.js";
 import type { RateLimitConfig } from "../config/config.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import type { Logger } from "../logger.js";
-
-/** p-queue settings for a rate: small intervals keep the flow even instead of bursty. */
-export function rateWindow(rps: number): { interval: number; intervalCap: number } {
-  if (rps >= 10) return { interval: 100, intervalCap: Math.max(1, Math.round(rps / 10)) };
-  return { interval: Math.max(1, Math.round(1000 / rps)), intervalCap: 1 };
-}
+import { SendPacer } from "./send-pacer.js";
 
 /** A queued call that was not sent because the apply was stopped. */
 export class NotStarted extends Error {
@@ -50,7 +50,12 @@ export class InterfaceQueue {
   /** Calls waiting in the queue, each left when the apply stops or the interface closes. */
   private readonly waiting = new AbortWaiters();
   private closed: string | undefined;
-  private nextSlot = 0;
+  private readonly pacer: SendPacer;
+  /**
+   * Checked just before each call leaves, in the same turn as the send: throws when this
+   * process may no longer send (it lost the state lock). The call is then not sent.
+   */
+  fence: (() => void) | undefined;
   /** HTTP requests started through this queue. */
   started = 0;
   pauses = 0;
@@ -63,8 +68,9 @@ export class InterfaceQueue {
     private readonly logger: Logger,
     private readonly options: QueueOptions = {},
   ) {
-    this.queue = new PQueue({ concurrency: limit.concurrency, ...rateWindow(limit.requestsPerSecond) });
+    this.queue = new PQueue({ concurrency: limit.concurrency });
     this.now = options.now ?? (() => performance.now());
+    this.pacer = new SendPacer(limit.requestsPerSecond, this.now);
     this.rate = limit.requestsPerSecond;
   }
 
@@ -86,11 +92,13 @@ export class InterfaceQueue {
         async () => {
           unlink();
           if (signal?.aborted === true) throw new NotStarted();
-          await this.resumed(signal);
           if (prepare !== undefined) {
+            await this.resumed(signal, false);
             await prepare();
-            await this.resumed(signal);
           }
+          const reserved = await this.resumed(signal, true);
+          this.fence?.();
+          if (reserved !== undefined) this.pacer.started(reserved);
           this.started++;
           return send();
         },
@@ -101,13 +109,16 @@ export class InterfaceQueue {
     }
   }
 
-  /** Resolves once no pause holds and the adaptive rate allows a start. */
-  private async resumed(signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Resolves once no pause holds and the rate allows a start; `take`: the start is made now
+   * (it counts against the rate).
+   */
+  private async resumed(signal: AbortSignal | undefined, take: boolean): Promise<number | undefined> {
     const waking = linkedSignal([this.wake.signal, ...(signal === undefined ? [] : [signal])]);
     try {
       for (;;) {
         if (this.closed !== undefined) throw new Throttled(this.closed);
-        const wait = Math.max(this.pausedUntil, this.rate < this.limit.requestsPerSecond ? this.nextSlot : 0) - this.now();
+        const wait = Math.max(this.pausedUntil - this.now(), this.pacer.waitMs(this.rate));
         if (wait <= 0) break;
         if (signal?.aborted === true) throw new NotStarted();
         await sleep(wait, undefined, { signal: waking.signal }).catch(() => undefined);
@@ -115,7 +126,7 @@ export class InterfaceQueue {
     } finally {
       waking.unlink();
     }
-    if (this.rate < this.limit.requestsPerSecond) this.nextSlot = Math.max(this.now(), this.nextSlot) + 1000 / this.rate;
+    return take ? this.pacer.take(this.rate) : undefined;
   }
 
   /**
@@ -138,7 +149,6 @@ export class InterfaceQueue {
       this.resumeTimer = undefined;
       this.queue.start();
     }, ms);
-    this.resumeTimer.unref();
     return true;
   }
 

@@ -94,6 +94,16 @@ export class Recorder {
     }
   }
 
+  /**
+   * The state lock is lost (another process took it): no further call, and no further write —
+   * the new holder's state is not this process's to change. The apply reports it.
+   */
+  lockLost(err: GatesyncError): void {
+    if (this.stateFailure === undefined) this.opts.logger.error({ code: err.code, err: err.message }, "state lock lost: no further calls");
+    this.opts.halt.abort();
+    this.stateFailure ??= err;
+  }
+
   private fresh(c: PlannedChange): ResourceRecord {
     const t = this.opts.now().toISOString();
     return { id: c.id, kind: c.kind, name: c.name, address: this.opts.desired.find(c.id)?.request.address ?? {}, status: "failed", createdAt: t, updatedAt: t };

@@ -72,6 +72,7 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
         ...(input.progress === undefined ? {} : { progress: input.progress }),
         ...(input.signal === undefined ? {} : { signal: input.signal }),
         ...(input.observe === undefined ? {} : { observe: input.observe }),
+        fence: () => lock.check(),
       },
     );
     // unchanged resources whose labels changed: their records learn the new labels (no call)

@@ -93,6 +93,8 @@ export interface ApplyDeps {
   readonly signal?: AbortSignal;
   /** Told of every HTTP call: for metrics. */
   readonly observe?: (call: CallEvent) => void;
+  /** Throws unless this process still holds the state lock: checked before every call (StateLock.check). */
+  readonly fence?: () => void;
 }
 
 export interface ApplyInput {

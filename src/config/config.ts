@@ -70,7 +70,7 @@ export type SourceConfig =
     };
 
 export type StateConfig =
-  | { readonly backend: "sqlite"; readonly path: string }
+  | { readonly backend: "sqlite"; readonly path: string; readonly lockStaleMs?: number }
   | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string };
 
 export interface GatesyncConfig {
@@ -99,10 +99,10 @@ export interface GatesyncConfig {
   readonly orphans: "report" | "deactivate";
   /** The guard against mass deactivation (docs/renames.md). */
   readonly deactivationGuard: DeactivationGuard;
-  readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string; readonly stateTokenEnv?: string };
+  readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string; readonly stateTokenEnv?: string; readonly pagesTokenEnv?: string };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
-  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number };
+  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number; readonly maxDocumentsPerFile: number; readonly maxDocuments: number };
   /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
   readonly selector?: string;
   /** Receivers of run events and commit status (the daemon only). */
@@ -235,6 +235,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       ...(typeof sv.webhookSecretEnv === "string" ? { webhookSecretEnv: sv.webhookSecretEnv } : {}),
       ...(typeof sv.syncTokenEnv === "string" ? { syncTokenEnv: sv.syncTokenEnv } : {}),
       ...(typeof sv.stateTokenEnv === "string" ? { stateTokenEnv: sv.stateTokenEnv } : {}),
+      ...(typeof sv.pagesTokenEnv === "string" ? { pagesTokenEnv: sv.pagesTokenEnv } : {}),
     },
     secrets: {
       fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
@@ -246,6 +247,8 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,
       maxDepth: typeof lim.maxDepth === "number" ? lim.maxDepth : 128,
       maxResponseBytes: typeof lim.maxResponseBytes === "number" ? lim.maxResponseBytes : 4 * 1024 * 1024,
+      maxDocumentsPerFile: typeof lim.maxDocumentsPerFile === "number" ? lim.maxDocumentsPerFile : 1000,
+      maxDocuments: typeof lim.maxDocuments === "number" ? lim.maxDocuments : 200_000,
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
@@ -319,5 +322,9 @@ function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string
       ...(file === undefined ? {} : { location: { file, path: "state.backend" } }),
     });
   }
-  return { backend: "sqlite", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db") };
+  return {
+    backend: "sqlite",
+    path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db"),
+    ...(typeof st.lockStaleAfter === "string" ? { lockStaleMs: parseDuration(st.lockStaleAfter) } : {}),
+  };
 }

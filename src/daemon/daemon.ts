@@ -28,6 +28,7 @@ import { runPlan } from "../plan/run-plan.js";
 import { PlanPreview } from "./ui/plan-preview.js";
 import { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
+import { CachedState } from "./ui/page-cache.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -93,9 +94,13 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
   const own: { url?: string | undefined } = {};
   const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
   const reconciler = await createReconciler(opts, { source, state, validator, dispatcher, metrics, history, notifier, canApply: election.canApply });
+  // the pages, /status and the plan preview share one snapshot of the state (page-cache.ts);
+  // a PostgreSQL state is shared by replicas (a standby's state is written by the leader): 2 s
+  const shared = config.state.backend === "postgres";
+  const snapshots = new CachedState(state, () => String(history.live.seq), () => (shared || history.live.running ? 2_000 : 60_000));
   const preview = new PlanPreview({
     snapshot: () => reconciler.lastSnapshot,
-    state,
+    state: snapshots,
     configHash: () => reconciler.configInForce.hash,
     plan: (snap) => runPlan({ config: reconciler.configInForce.config, root: snap.root, boundary: snap.boundary, validator, state, env, ...(snap.commit === undefined ? {} : { commit: snap.commit }) }),
   });
@@ -103,7 +108,7 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
     config.file === undefined
       ? undefined
       : new ConfigReloader({ file: config.file, reconciler, logger, hashOf: configHashOf, ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }) });
-  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state, history, preview, reloader, source, role: election.role, elector: election.elector });
+  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state: snapshots, history, preview, reloader, source, role: election.role, elector: election.elector });
   own.url = server?.url;
   election.elector?.start();
   reconciler.start();
@@ -196,7 +201,7 @@ async function createReconciler(opts: DaemonOptions, parts: ReconcilerParts): Pr
 interface ServedParts {
   readonly reconciler: Reconciler;
   readonly metrics: DaemonMetrics;
-  readonly state: StateBackend;
+  readonly state: CachedState;
   readonly history: RunHistory;
   readonly preview: PlanPreview;
   readonly reloader: ConfigReloader | undefined;
@@ -214,6 +219,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
   const syncToken = secret(config.server.syncTokenEnv);
   const stateToken = secret(config.server.stateTokenEnv);
   warnUnsetTriggers(config, { webhookSecret, syncToken }, logger);
+  const pagesToken = secret(config.server.pagesTokenEnv);
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler,
@@ -225,6 +231,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     ...(syncToken === undefined ? {} : { syncToken }),
     ...(stateToken === undefined ? {} : { stateToken }),
     variables: { webhookSecretEnv: config.server.webhookSecretEnv, syncTokenEnv: config.server.syncTokenEnv },
+    ...(pagesToken === undefined || pagesToken === "" ? {} : { pagesToken }),
     ...(role === undefined ? {} : { role }),
     ...(parts.elector === undefined ? {} : { relay: parts.elector }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),

@@ -146,8 +146,14 @@ export class Reconciler {
       const delay = this.nextDelay();
       if (this.pendingReason === undefined) {
         this.nextRunAt = new Date(Date.now() + delay).toISOString();
-        const woken = new Promise<void>((resolve) => (this.wake = resolve));
-        await Promise.race([sleep(delay, undefined, { signal: this.abort.signal }).catch(() => undefined), woken]);
+        // A trigger ends this wait by aborting it: the timer is cleared and the listener on
+        // the daemon's signal removed (a wait merely raced against the trigger stayed pending,
+        // with its listener, until the interval ended — one per webhook).
+        const woken = new AbortController();
+        this.wake = () => woken.abort();
+        const waiting = linkedSignal([this.abort.signal, woken.signal]);
+        await sleep(delay, undefined, { signal: waiting.signal }).catch(() => undefined);
+        waiting.unlink();
         this.wake = undefined;
         this.nextRunAt = undefined;
       }

@@ -9,10 +9,10 @@ import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigError, ErrorCode } from "../errors.js";
-import { BodyTooLarge, listenError, writeReply } from "../http/http-io.js";
+import { answerDeadline, BodyTooLarge, listenError, writeReply } from "../http/http-io.js";
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
-import type { StateBackend } from "../record/state.js";
+import type { StateSnapshot } from "../record/state.js";
 import { scrubDeep } from "../redactor.js";
 import type { ConfigStatus } from "./config-reload.js";
 import type { DaemonMetrics } from "./metrics.js";
@@ -21,20 +21,25 @@ import type { StatusPage } from "./ui/status-page.js";
 import { handleStateRead } from "./state-endpoint.js";
 import { ReadSlots, handleSync, handleWebhook } from "./triggers.js";
 import type { TriggerContext, TriggerRelay } from "./triggers.js";
-import { ReplayGuard } from "./webhook.js";
+import { ReplayGuard, safeEqual } from "./webhook.js";
 
 export interface DaemonServerOptions {
   /** `host:port`; port 0 picks a free one. */
   readonly listen: string;
   readonly reconciler: Reconciler;
   readonly metrics: DaemonMetrics;
-  readonly state: StateBackend;
+  /** The state as /status and the pages read it: a shared, cached snapshot (ui/page-cache.ts). */
+  readonly state: { read(): Promise<StateSnapshot>; readonly description: string };
   readonly logger: Logger;
   readonly sourceDescription: string;
   readonly webhookSecret?: string;
   readonly syncToken?: string;
   /** The variables gatesync.yaml names for them (`server.webhookSecretEnv`, `server.syncTokenEnv`): said in a 404 while unset. */
   readonly variables?: TriggerContext["variables"];
+  /** Asked of the status page and /status when set (Bearer, or Basic with it as password). */
+  readonly pagesToken?: string;
+  /** How long a client has to take its whole answer (the live stream excepted). */
+  readonly answerDeadlineMs?: number;
   /** `leader`, `standby` or `single`. */
   readonly role?: () => string;
   /** The config file in force, and a refused reload's errors. */
@@ -68,13 +73,26 @@ export function parseListen(listen: string): { host: string; port: number } {
 const json = (status: number, body: unknown): Reply => ({ status, body });
 
 export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role" | "config">): Promise<Record<string, unknown>> {
-  const r = opts.reconciler;
   const state = await opts.state.read();
-  const resources = [...state.resources.values()]
-    .sort((a, b) => (a.id < b.id ? -1 : 1))
-    .map((x) => ({ id: x.id, status: x.status, ...(x.serverId === undefined ? {} : { serverId: x.serverId }), ...(x.error === undefined ? {} : { error: x.error }), ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }), ...(x.commit === undefined ? {} : { commit: x.commit }), updatedAt: x.updatedAt }));
+  let resources = resourcesOf.get(state);
+  if (resources === undefined) {
+    resources = scrubDeep(
+      [...state.resources.values()]
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .map((x) => ({ id: x.id, status: x.status, ...(x.serverId === undefined ? {} : { serverId: x.serverId }), ...(x.error === undefined ? {} : { error: x.error }), ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }), ...(x.commit === undefined ? {} : { commit: x.commit }), updatedAt: x.updatedAt })),
+    );
+    resourcesOf.set(state, resources);
+  }
+  return { ...scrubDeep(statusHead(opts, state)), resources };
+}
+
+/** The resources of /status, listed once per snapshot of the state (the snapshot is shared and cached). */
+const resourcesOf = new WeakMap<StateSnapshot, unknown[]>();
+
+function statusHead(opts: Pick<DaemonServerOptions, "reconciler" | "sourceDescription" | "role" | "config">, state: StateSnapshot): Record<string, unknown> {
+  const r = opts.reconciler;
   const last = r.lastRun;
-  return scrubDeep({
+  return {
     service: "gatesync",
     role: opts.role?.() ?? "single",
     ready: !r.isStopping,
@@ -102,8 +120,22 @@ export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" |
           },
     plan: last?.plan ?? null,
     state: { lineage: state.lineage, serial: state.serial },
-    resources,
-  });
+  };
+}
+
+/** Paths that never ask for the pages' token: probes and metrics, and the triggers (their own secrets). */
+const openPaths = new Set(["/healthz", "/readyz", "/metrics", "/hooks/git", "/sync"]);
+
+/** Whether the request carries the pages' token: `Bearer TOKEN`, or Basic with any user and TOKEN as password. */
+function authorised(req: IncomingMessage, token: string): boolean {
+  const header = req.headers.authorization ?? "";
+  const bearer = /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+  if (bearer !== undefined) return safeEqual(bearer, token);
+  const basic = /^Basic\s+(\S+)$/i.exec(header)?.[1];
+  if (basic === undefined) return false;
+  const decoded = Buffer.from(basic, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  return colon >= 0 && safeEqual(decoded.slice(colon + 1), token);
 }
 
 /** Open connections at most (a Prometheus scrape, probes, a few triggers and the status page need far fewer). */
@@ -164,6 +196,13 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path !== "/ui/events") answerDeadline(res, opts.answerDeadlineMs ?? 10_000);
+    if (opts.pagesToken !== undefined && !openPaths.has(path) && !authorised(req, opts.pagesToken)) {
+      res.writeHead(401, { "www-authenticate": 'Basic realm="gatesync", charset="UTF-8"', "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+      res.end("authentication required: the token server.pagesTokenEnv names, as a bearer token or as the password\n");
+      return;
+    }
     if (opts.page?.handle(req, res) === true) return;
     route(req, opts, triggers, slots)
       .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))

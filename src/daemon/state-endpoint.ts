@@ -12,7 +12,7 @@ import type { StateBackend } from "../record/state.js";
 import { pulledState } from "../record/pulled-state.js";
 import { safeEqual } from "./webhook.js";
 
-export async function handleStateRead(req: IncomingMessage, state: StateBackend, token: string | undefined): Promise<Reply> {
+export async function handleStateRead(req: IncomingMessage, state: Pick<StateBackend, "read">, token: string | undefined): Promise<Reply> {
   if (token === undefined) return { status: 404, body: { error: "the state is not served (server.stateTokenEnv)" } };
   if (!safeEqual(req.headers.authorization ?? "", `Bearer ${token}`)) return { status: 401, body: { error: "invalid or missing token" }, headers: { "www-authenticate": "Bearer" } };
   return { status: 200, body: pulledState(await state.read()), headers: { "cache-control": "no-store" } };

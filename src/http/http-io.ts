@@ -62,6 +62,19 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
   res.end(payload);
 }
 
+/**
+ * A deadline for the client to take its whole answer: one that does not read it (a slow or
+ * hostile client) is cut off, so the answer's bytes and the connection do not stay held.
+ */
+export function answerDeadline(res: ServerResponse, ms: number): void {
+  const timer = setTimeout(() => res.destroy(), ms);
+  timer.unref();
+  // handed whole to the kernel ("finish"), the answer no longer holds the process's memory,
+  // and a kept-alive connection serves the client's next request
+  res.once("finish", () => clearTimeout(timer));
+  res.once("close", () => clearTimeout(timer));
+}
+
 /** A listen failure the operator can fix, said as such (other failures pass through). */
 export function listenError(listen: string, err: NodeJS.ErrnoException, hint: string): Error {
   const why: Record<string, string> = {

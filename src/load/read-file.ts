@@ -15,6 +15,10 @@ export interface Limits {
   readonly maxFiles: number;
   readonly maxDepth: number;
   readonly maxAliasCount: number;
+  /** Most YAML documents in one file, empty ones included (counted before they are all parsed). */
+  readonly maxDocumentsPerFile: number;
+  /** Most documents in the whole repository. */
+  readonly maxDocuments: number;
 }
 
 export const defaultLimits: Limits = {
@@ -22,6 +26,8 @@ export const defaultLimits: Limits = {
   maxFiles: 50_000,
   maxDepth: defaultReadLimits.maxDepth,
   maxAliasCount: defaultReadLimits.maxAliasCount,
+  maxDocumentsPerFile: defaultReadLimits.maxDocumentsPerFile,
+  maxDocuments: 200_000,
 };
 
 /** A file to read: its path relative to the root (as findings name it), absolute path and size. */

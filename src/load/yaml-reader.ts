@@ -5,7 +5,7 @@
  * aliases are capped (alias bombs), nesting depth is capped (both during parsing, where a
  * stack overflow is caught, and after), bytes must be UTF-8 text without NUL.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments } from "yaml";
+import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Parser } from "yaml";
 import type { Document, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
@@ -16,9 +16,11 @@ export interface ReadLimits {
   readonly maxAliasCount: number;
   /** Deepest nesting of maps and sequences accepted. */
   readonly maxDepth: number;
+  /** Most documents one file may hold, empty ones included. */
+  readonly maxDocumentsPerFile: number;
 }
 
-export const defaultReadLimits: ReadLimits = { maxAliasCount: 100, maxDepth: 128 };
+export const defaultReadLimits: ReadLimits = { maxAliasCount: 100, maxDepth: 128, maxDocumentsPerFile: 1000 };
 
 export interface ParsedDocument {
   /** 0-based index of the document in its file. */
@@ -92,8 +94,9 @@ export function parseYaml(text: string, file: string, limits: ReadLimits = defau
   const lineCounter = new LineCounter();
   let docs: Document.Parsed[];
   try {
-    const parsed = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false, strict: true });
-    docs = Array.isArray(parsed) ? parsed : [];
+    const composed = composeDocuments(text, lineCounter, limits.maxDocumentsPerFile);
+    if ("tooMany" in composed) return { documents: [], diagnostics: [tooManyDocuments(file, lineCounter.linePos(composed.tooMany), limits.maxDocumentsPerFile)] };
+    docs = composed.docs;
   } catch (err) {
     diagnostics.push(tooDeep(file, err));
     return { documents: [], diagnostics };
@@ -114,6 +117,35 @@ export function parseYaml(text: string, file: string, limits: ReadLimits = defau
 }
 
 type Position = { readonly line: number; readonly col: number };
+
+/**
+ * The file's documents, composed one at a time so that counting them stops at the limit: 5 MB
+ * of `---` lines is 1.3 million empty documents, and composing them all at once took ~1.3 GB
+ * of heap (a daemon under a 352 MB heap died on every restart). `tooMany`: the offset of the
+ * first document past the limit.
+ */
+function composeDocuments(text: string, lineCounter: LineCounter, max: number): { docs: Document.Parsed[] } | { tooMany: number } {
+  const parser = new Parser(lineCounter.addNewLine);
+  const composer = new Composer({ uniqueKeys: true, prettyErrors: false, strict: true });
+  const docs: Document.Parsed[] = [];
+  for (const doc of composer.compose(parser.parse(text), true, text.length)) {
+    if (docs.length >= max) return { tooMany: doc.range[0] };
+    docs.push(doc);
+  }
+  return { docs };
+}
+
+function tooManyDocuments(file: string, at: Position, max: number): Diagnostic {
+  return {
+    severity: "error",
+    code: ErrorCode.YAML_TOO_MANY_DOCUMENTS,
+    file,
+    line: at.line,
+    column: at.col,
+    message: `file holds more than ${max} YAML documents (counting empty ones: each \`---\` starts one); this is document ${max + 1}`,
+    hint: "split it into smaller files, remove stray `---` lines, or raise limits.maxDocumentsPerFile in gatesync.yaml",
+  };
+}
 
 /** A document's syntax errors, located (a stack overflow while parsing: too deep). */
 function syntaxErrors(doc: Document.Parsed, text: string, file: string, lineCounter: LineCounter, start: Position): Diagnostic[] {

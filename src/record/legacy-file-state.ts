@@ -101,7 +101,7 @@ export class LegacyFileState implements StateBackend {
   }
 
   lock(): Promise<StateLock> {
-    return Promise.resolve({ release: () => Promise.resolve() });
+    return Promise.resolve({ release: () => Promise.resolve(), check: () => undefined });
   }
 
   write(): Promise<void> {

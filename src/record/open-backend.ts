@@ -38,7 +38,9 @@ export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<st
   if (config.state.backend === "sqlite") {
     refuseOldStateBeside(config.state.path);
     // every record passes through the redaction layer on its way to the backend
-    return redactingState(new SqliteStateBackend(config.state.path));
+    const stale = config.state.lockStaleMs;
+    // the heartbeat refreshes the lock six times per stale time (every 10 s for the default minute)
+    return redactingState(new SqliteStateBackend(config.state.path, stale === undefined ? {} : { staleMs: stale, refreshMs: Math.max(50, Math.round(stale / 6)) }));
   }
   return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema }));
 }

@@ -74,6 +74,8 @@ export class PostgresStateBackend implements StateBackend {
   private readonly s: string;
   private ready: Promise<void> | undefined;
   private lockClient: pg.Client | undefined;
+  /** Why the lock's connection (and so the lock) is gone, once it is. */
+  private lockLost: string | undefined;
   private tail: Promise<unknown> = Promise.resolve();
   /** The writes that will commit together in the transaction queued for them, and its end. */
   private group: ResourceRecord[] | undefined;
@@ -174,8 +176,13 @@ export class PostgresStateBackend implements StateBackend {
   async lock(owner: string): Promise<StateLock> {
     await this.migrate();
     if (this.lockClient !== undefined) throw new StateError(ErrorCode.STATE_LOCKED, "this process holds the state lock already");
-    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000 });
-    client.on("error", () => undefined);
+    // keepAlive: a connection cut without a FIN (a partition) is noticed, and so the lost lock
+    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
+    const lost = (why: string): void => {
+      if (this.lockClient === client) this.lockLost ??= why;
+    };
+    client.on("error", (err: Error) => lost(err.message));
+    client.on("end", () => lost("the connection ended"));
     try {
       await client.connect();
       const got = (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.state])).rows[0]?.ok === true;
@@ -193,13 +200,28 @@ export class PostgresStateBackend implements StateBackend {
       throw ioError("cannot take the state lock", err);
     }
     this.lockClient = client;
-    return { release: () => this.release(client) };
+    this.lockLost = undefined;
+    this.group = undefined;
+    return { release: () => this.release(client), check: () => this.checkLock(client) };
+  }
+
+  /** The fence: the lock is the session's, so it is held while its connection is. */
+  private checkLock(client: pg.Client): void {
+    if (this.lockClient !== client) throw new InternalError("the state lock was checked after its release");
+    if (this.lockLost !== undefined) throw this.lostError(this.lockLost);
+  }
+
+  private lostError(why: string): StateError {
+    return new StateError(ErrorCode.STATE_LOCK_LOST, `this process no longer holds the state lock (${this.description}): its database connection is gone (${why})`, {
+      hint: "a database restart, a fail-over or an idle timeout ends the session and its advisory lock; nothing more was sent or written by this run: run again (the next run takes the lock on a new connection)",
+    });
   }
 
   private async release(client: pg.Client): Promise<void> {
     if (this.lockClient !== client) return;
     await this.tail;
     this.lockClient = undefined;
+    this.group = undefined;
     try {
       await client.query(`UPDATE ${this.s}.meta SET lock_owner = NULL, lock_since = NULL WHERE id = 1`);
       await client.query("SELECT pg_advisory_unlock(hashtext($1), $2)", [this.opts.schema, lockKeys.state]);
@@ -214,11 +236,16 @@ export class PostgresStateBackend implements StateBackend {
    * Runs `work` in a transaction on the lock's connection, one at a time, in the order asked.
    * A write asked for after this no longer joins an earlier group: it would commit before `work`.
    */
-  private locked(work: (client: pg.Client) => Promise<void>): Promise<void> {
+  private locked(work: (client: pg.Client) => Promise<void>, starting?: () => void): Promise<void> {
     const client = this.lockClient;
     if (client === undefined) return Promise.reject(new InternalError("state written without holding its lock"));
     this.group = undefined;
     const run = async (): Promise<void> => {
+      // a group closes when its transaction's turn comes, whether or not it can begin: a group
+      // left open by a failed BEGIN (a dead connection) once took every later write of the
+      // process with it, each given the old rejection without touching the database
+      starting?.();
+      if (this.lockLost !== undefined) throw this.lostError(this.lockLost);
       try {
         await client.query("BEGIN");
         await work(client);
@@ -226,6 +253,7 @@ export class PostgresStateBackend implements StateBackend {
       } catch (err) {
         await client.query("ROLLBACK").catch(() => undefined);
         if (err instanceof StateError) throw err;
+        if (this.lockLost !== undefined) throw this.lostError(this.lockLost);
         throw ioError("cannot write the state (the lock may be lost with the connection)", err);
       }
     };
@@ -247,11 +275,13 @@ export class PostgresStateBackend implements StateBackend {
     let group = this.group;
     if (group === undefined) {
       const fresh: ResourceRecord[] = [];
-      this.groupDone = this.locked(async (c) => {
-        // from here on, new writes form the next group
-        if (this.group === fresh) this.group = undefined;
-        await this.writeGroup(c, fresh);
-      });
+      this.groupDone = this.locked(
+        async (c) => this.writeGroup(c, fresh),
+        () => {
+          // from here on, new writes form the next group
+          if (this.group === fresh) this.group = undefined;
+        },
+      );
       this.group = group = fresh;
     }
     group.push(boundRecord(record));

@@ -22,7 +22,7 @@ import { boundRecord } from "./bound-record.js";
 import { payloadFields } from "./lazy-record.js";
 import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
 import type { HeadRow, PayloadColumns } from "./read-rows.js";
-import { assertHolder, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
+import { assertHolder, fenceLock, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
 import { migrateSqlite } from "./sqlite-schema.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { emptySnapshot, recordProblem, stateFormatVersion } from "./state.js";
@@ -195,7 +195,8 @@ export class SqliteStateBackend implements StateBackend {
       throw stateIoError("cannot create the state's directory", path.dirname(this.file), err);
     });
     const db = this.guard("cannot open the state", () => this.connection(true)!);
-    const token = await takeLock(db, owner, { staleMs: this.opts.staleMs ?? 60_000 }, this.description).catch((err: unknown) => {
+    const timing = { staleMs: this.opts.staleMs ?? 60_000 };
+    const token = await takeLock(db, owner, timing, this.description).catch((err: unknown) => {
       throw this.failure("cannot take the state lock", err);
     });
     const timer = setInterval(() => {
@@ -207,7 +208,17 @@ export class SqliteStateBackend implements StateBackend {
     }, this.opts.refreshMs ?? 10_000);
     timer.unref();
     this.held = { token, timer };
-    return { release: () => this.release(token) };
+    return {
+      release: () => this.release(token),
+      check: () => {
+        if (this.held?.token !== token) throw new InternalError("the state lock was checked after its release");
+        try {
+          fenceLock(db, token, timing, this.description);
+        } catch (err) {
+          throw err instanceof StateError ? err : this.failure("cannot check the state lock", err);
+        }
+      },
+    };
   }
 
   private release(token: string): Promise<void> {

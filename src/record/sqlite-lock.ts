@@ -97,12 +97,29 @@ export function releaseLock(db: Database.Database, token: string): void {
   db.prepare("UPDATE lock SET token = NULL, holder = NULL, pid = NULL, host = NULL, since = NULL, heartbeat = NULL WHERE id = 1 AND token = @token").run({ token });
 }
 
+/** The error of a process that lost the lock it held. */
+export function lockLostError(row: LockRow, description: string): StateError {
+  return new StateError(ErrorCode.STATE_LOCK_LOST, `this process no longer holds the state lock (${description}); ${row.token === null ? "nobody holds it" : `it is held by ${describeHolder(row)}`}`, {
+    hint: "its heartbeat stopped for longer than the stale time (a paused or overloaded process) and another run took the lock; nothing more was sent or written by this one: run again once that run is done",
+  });
+}
+
+/**
+ * The fence before a call: throws STATE_LOCK_LOST unless `token` still holds the lock. A
+ * holder whose own heartbeat has gone stale (it was paused) but whose lock nobody took yet
+ * renews it first — a compare-and-set on its token — so no other process can take it between
+ * this check and the call.
+ */
+export function fenceLock(db: Database.Database, token: string, timing: LockTiming, description: string): void {
+  const row = readLockRow(db);
+  if (row.token !== token) throw lockLostError(row, description);
+  if (row.heartbeat === null || Date.now() - row.heartbeat > timing.staleMs / 2) {
+    if (!refreshLock(db, token)) throw lockLostError(readLockRow(db), description);
+  }
+}
+
 /** Inside a write transaction: throws unless `token` still holds the lock. */
 export function assertHolder(db: Database.Database, token: string, description: string): void {
   const row = readLockRow(db);
-  if (row.token !== token) {
-    throw new StateError(ErrorCode.STATE_LOCKED, `this process no longer holds the state lock (${description}); ${row.token === null ? "nobody holds it" : `it is held by ${describeHolder(row)}`}`, {
-      hint: "its heartbeat stopped for longer than the stale time (a paused or overloaded process); nothing more was written: run again",
-    });
-  }
+  if (row.token !== token) throw lockLostError(row, description);
 }

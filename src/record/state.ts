@@ -62,6 +62,13 @@ export interface StateSnapshot {
 /** Held while applying; other writers wait or fail. */
 export interface StateLock {
   release(): Promise<void>;
+  /**
+   * The fence: throws STATE_LOCK_LOST unless this process still holds the lock. Checked before
+   * every call an apply sends, not only before state writes — a holder paused past the lock's
+   * stale time (a frozen VM, a suspended CI runner) that wakes up after another apply took the
+   * lock must not send its older changes over the newer ones. Synchronous, and cheap.
+   */
+  check(): void;
 }
 
 export interface ReadOptions {

@@ -7,7 +7,7 @@
  * secret references, the attached document → across resources (cross-checks).
  * Nothing stops at the first problem; every stage reports all it finds.
  */
-import { compareDiagnostics } from "../errors.js";
+import { compareDiagnostics, ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { holdText } from "../kinds/json-text.js";
 import { kindModule } from "../kinds/registry.js";
@@ -221,6 +221,11 @@ class Run {
       ...(rules === undefined ? {} : { rules }),
     };
     await this.check(listed.files, ctx);
+    const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
+    if (documents > limits.maxDocuments) {
+      // each file's documents were counted as it was read (at most maxDocumentsPerFile each)
+      this.diagnostics.push({ severity: "error", code: ErrorCode.TOO_MANY_DOCUMENTS, message: `the repository holds ${documents} resource documents, over the limit of ${limits.maxDocuments}`, hint: "raise limits.maxDocuments in gatesync.yaml if this many resources are meant" });
+    }
 
     const resolved = await resolveAttachedFiles(this.fileReferences(), { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) }, this.locate);
     this.diagnostics.push(...resolved.diagnostics);

@@ -71,7 +71,7 @@ class MemoryState {
       description: "memory",
       kill: () => (dead = true),
       read: () => Promise.resolve(this.snapshot()),
-      lock: () => Promise.resolve({ release: () => Promise.resolve() }),
+      lock: () => Promise.resolve({ release: () => Promise.resolve(), check: () => undefined }),
       write: (record) => change(() => this.set(record)),
       remove: (id) => change(() => this.records.delete(id)),
       initialise: () => change(() => undefined),

@@ -16,6 +16,9 @@ const script = path.join(projectRoot, "examples/ci/post-comment.mjs");
 interface Comment {
   id: number;
   body: string;
+  /** Who wrote it, as each platform says (post-comment.mjs updates only its token user's comment). */
+  user?: { login: string };
+  author?: { username: string };
 }
 
 /** A fake of GitHub's issue-comments and GitLab's merge-request-notes APIs on loopback. */
@@ -31,9 +34,11 @@ async function fakeCommentApi(): Promise<{ url: string; comments: Comment[]; aut
       const list = /^\/(repos\/o\/r\/issues\/7\/comments|projects\/42\/merge_requests\/7\/notes)$/.test(url.pathname);
       const one = /^\/(?:repos\/o\/r\/issues\/comments|projects\/42\/merge_requests\/7\/notes)\/(\d+)$/.exec(url.pathname);
       const reply = (status: number, body: unknown): void => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+      const login = req.headers.authorization === undefined ? "gitlab-bot" : "gatesync-bot";
+      if (url.pathname === "/user" && req.method === "GET") return reply(200, { login, username: login });
       if (list && req.method === "GET") return reply(200, comments);
       if (list && req.method === "POST") {
-        const c = { id: comments.length + 1, body: (JSON.parse(text) as { body: string }).body };
+        const c = { id: comments.length + 1, body: (JSON.parse(text) as { body: string }).body, user: { login }, author: { username: login } };
         comments.push(c);
         return reply(201, c);
       }

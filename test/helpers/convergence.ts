@@ -15,6 +15,8 @@ export interface Child {
   readonly done: Promise<number | null>;
   readonly output: () => { stdout: string; stderr: string };
   readonly kill: () => void;
+  /** The process id (to pause it with SIGSTOP). */
+  readonly pid: number | undefined;
 }
 
 /** `gatesync apply --auto-approve` (or `gatesync run --once`) on the harness, as a child process. */
@@ -29,7 +31,7 @@ export function gatesyncChild(h: Harness, command: "apply" | "run" = "apply", en
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
   child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return { done: new Promise((resolve) => child.on("close", (code) => resolve(code))), output: () => ({ stdout, stderr }), kill: () => child.kill("SIGKILL") };
+  return { done: new Promise((resolve) => child.on("close", (code) => resolve(code))), output: () => ({ stdout, stderr }), kill: () => child.kill("SIGKILL"), pid: child.pid };
 }
 
 export const externalCalls = (h: Harness): number => h.sandbox.inspect.calls().log.filter((c) => !c.internal).length;

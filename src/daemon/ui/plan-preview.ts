@@ -6,7 +6,7 @@
 import { ValidationFailed } from "../../errors.js";
 import type { Diagnostic } from "../../errors.js";
 import type { PlanRun } from "../../plan/run-plan.js";
-import type { StateBackend } from "../../record/state.js";
+import type { StateSnapshot } from "../../record/state.js";
 import type { SourceSnapshot } from "../../source/source.js";
 
 export type Preview =
@@ -19,7 +19,8 @@ export interface PlanPreviewDeps {
   readonly snapshot: () => SourceSnapshot | undefined;
   /** Identifies the config in force (the daemon reloads gatesync.yaml): a new one plans anew. */
   readonly configHash: () => string;
-  readonly state: StateBackend;
+  /** The state as the pages read it (a shared, cached snapshot: page-cache.ts). */
+  readonly state: { read(): Promise<StateSnapshot> };
   readonly plan: (snapshot: SourceSnapshot) => Promise<PlanRun>;
 }
 

@@ -16,7 +16,9 @@ import { resourcePage } from "./resource-page.js";
 import { filterFrom, resourcesPage } from "./resources-page.js";
 import { runsPage } from "./runs-page.js";
 import type { LiveState } from "./run-history.js";
-import { loadView } from "./view.js";
+import { RenderedPages, TooBusy } from "./page-cache.js";
+import type { Rendered } from "./page-cache.js";
+import { viewOf } from "./view.js";
 import type { View, ViewDeps } from "./view.js";
 
 export interface StatusPageOptions extends ViewDeps {
@@ -26,6 +28,8 @@ export interface StatusPageOptions extends ViewDeps {
   readonly onError?: (err: unknown) => void;
   /** Least time between two live events to one listener. */
   readonly liveIntervalMs?: number;
+  /** Pages drawn at once; more are answered 503 with Retry-After (default 2). */
+  readonly maxRenders?: number;
 }
 
 export interface StatusPage {
@@ -74,13 +78,28 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, type: s
   res.end(req.method === "HEAD" ? undefined : buf);
 }
 
-async function renderPage(opts: StatusPageOptions, req: IncomingMessage, res: ServerResponse, page: Page, pathname: string): Promise<void> {
+/**
+ * A page, drawn from the shared snapshot of the state and the plan preview — once per snapshot,
+ * preview and finished run, whatever the number of clients asking (page-cache.ts).
+ */
+async function renderPage(opts: StatusPageOptions, pages: RenderedPages, req: IncomingMessage, res: ServerResponse, page: Page, pathname: string): Promise<void> {
   const root = rootOf(pathname);
-  const view = await loadView(opts);
-  const body = page.body(view, root);
-  const ctx: PageContext = { root, title: body === undefined ? "Not found" : page.title, nav: page.nav };
-  const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
-  send(req, res, body === undefined ? 404 : 200, "text/html; charset=utf-8", scrub(text));
+  const [state, preview] = [await opts.state.read(), await opts.preview.get()];
+  let rendered: Rendered;
+  try {
+    rendered = await pages.get(req.url ?? pathname, [state, preview, opts.history.live.seq], () => {
+      const body = page.body(viewOf(opts, state, preview), root);
+      const ctx: PageContext = { root, title: body === undefined ? "Not found" : page.title, nav: page.nav };
+      const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
+      return Promise.resolve({ status: body === undefined ? 404 : 200, body: Buffer.from(scrub(text)) });
+    });
+  } catch (err) {
+    if (!(err instanceof TooBusy)) throw err;
+    res.writeHead(503, { "retry-after": "1", "content-type": "text/plain; charset=utf-8", ...securityHeaders });
+    res.end("busy drawing other pages; try again in a second\n");
+    return;
+  }
+  send(req, res, rendered.status, "text/html; charset=utf-8", rendered.body);
 }
 
 /** The live stream (server-sent events): a run's progress, at most every `liveIntervalMs`, and its end at once. */
@@ -117,6 +136,7 @@ function live(opts: StatusPageOptions, res: ServerResponse): void {
 }
 
 export function statusPage(opts: StatusPageOptions): StatusPage {
+  const pages = new RenderedPages(opts.maxRenders ?? 2);
   return {
     handle(req, res) {
       const url = new URL(req.url ?? "/", "http://x");
@@ -130,7 +150,7 @@ export function statusPage(opts: StatusPageOptions): StatusPage {
       }
       if (asset !== undefined) send(req, res, 200, asset.type, asset.body);
       else if (page === undefined) live(opts, res);
-      else renderPage(opts, req, res, page, url.pathname).catch((err: unknown) => {
+      else renderPage(opts, pages, req, res, page, url.pathname).catch((err: unknown) => {
           opts.onError?.(err);
           send(req, res, 500, "text/plain; charset=utf-8", "the page could not be drawn; see the daemon's log\n");
         });

@@ -78,7 +78,11 @@ function rowsOf(state: StateSnapshot, preview: Preview): ResourceRow[] {
 }
 
 export async function loadView(deps: ViewDeps): Promise<View> {
-  const [state, preview] = [await deps.state.read(), await deps.preview.get()];
+  return viewOf(deps, await deps.state.read(), await deps.preview.get());
+}
+
+/** The view of a state snapshot and a preview already read. */
+export function viewOf(deps: ViewDeps, state: StateSnapshot, preview: Preview): View {
   return {
     role: deps.role(),
     source: deps.source,
