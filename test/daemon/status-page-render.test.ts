@@ -11,7 +11,6 @@ import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
 import { RunHistory } from "../../src/daemon/ui/run-history.js";
 import { planPage } from "../../src/daemon/ui/plan-page.js";
 import { PlanPreview } from "../../src/daemon/ui/plan-preview.js";
-import type { StateBackend } from "../../src/record/state.js";
 import type { PlanRun } from "../../src/plan/run-plan.js";
 import type { ResourceRow } from "../../src/daemon/ui/view.js";
 import type { RunReport } from "../../src/apply/run-report.js";
@@ -114,7 +113,7 @@ describe("status page drawing", () => {
     const preview = new PlanPreview({
       snapshot: () => ({ root: "/x", boundary: "/x", revision }),
       configHash: () => config,
-      state: { read: () => Promise.resolve({ lineage: "l", serial, hashKey: undefined, resources: new Map() }) } as unknown as StateBackend,
+      state: { read: () => Promise.resolve({ lineage: "l", serial, hashKey: undefined, resources: new Map() }) },
       plan: () => {
         computed += 1;
         return Promise.resolve({ plan: { computed } } as unknown as PlanRun);
