@@ -28,7 +28,7 @@ const withAnnotation = (text: string, annotation: string): string => text.replac
 const product = (name: string): string => doc("ApiProduct", name, "Name: Shop\nProviderID: 1");
 const hook = (name: string): string => doc("DashboardWebhook", name, "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x");
 const api = (name: string): string =>
-  doc("ApiDefinition", name, `apiId: petstore-v1\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`);
+  doc("ApiDefinition", name, `apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`);
 const key = doc("OrgKey", "acme", "keyId: org-acme\nrate: 10");
 
 describe("renaming a created object (it cannot be updated)", () => {

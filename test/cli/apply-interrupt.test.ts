@@ -145,7 +145,7 @@ describe("Ctrl-C during apply", () => {
     expect(summary, stdout + stderr).not.toBeNull();
     const inDoubt = Number(summary![2]);
     expect(inDoubt).toBeGreaterThan(0);
-    expect(stdout).toContain("In doubt (sent; the outcome is unknown — resolve before the next apply):");
+    expect(stdout).toContain("In doubt (sent; the outcome is unknown):");
     expect(stdout).toMatch(/gatesync state resolve ApiProduct\/p\d+ --id <server id>/);
     const { status, onServer } = await outcome(h);
     expect(status["in-doubt"]).toHaveLength(inDoubt);

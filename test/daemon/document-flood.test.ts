@@ -82,7 +82,7 @@ server: { listen: "127.0.0.1:0" }
     const refused = await eventually(status, (s) => s.lastRun?.revision === bad, 120_000, () => `\n${daemon!.output().slice(-2000)}`);
     expect(refused.lastRun?.result).toBe("invalid");
     expect(refused.commit).toBe(good);
-    expect(refused.lastRun?.errors?.[0]).toMatchObject({ file: "empty.yaml", line: 1001 });
+    expect(refused.lastRun?.errors?.[0]).toMatchObject({ file: "config/empty.yaml", line: 1001 });
     expect(refused.lastRun?.errors?.[0]?.message).toContain("more than 1000 YAML documents");
     // still up a few runs later (every run meets the same head), still on the good commit
     await new Promise((resolve) => setTimeout(resolve, 3000));

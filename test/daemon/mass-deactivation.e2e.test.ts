@@ -23,7 +23,7 @@ let dir: string;
 let work: string;
 
 const env = { GW_KEY: testCredentials.gatewayKey, PORTAL_KEY: testCredentials.portalKey, GATESYNC_LOG_FORMAT: "json" };
-const api = (name: string, apiId: string): string => doc("ApiDefinition", name, `apiId: ${apiId}\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://${name}.internal" }]\n  paths: {}`);
+const api = (name: string, apiId: string): string => doc("ApiDefinition", name, `apiId: ${apiId}\nquery: { listenPath: /${name}/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://${name}.internal" }]\n  paths: {}`);
 
 function push(message: string): string {
   git(work, "add", "-A");

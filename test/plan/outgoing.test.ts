@@ -33,8 +33,9 @@ describe("the bodies an apply sends", () => {
 
 describe("the compare an apply records", () => {
   it("is the one the body sent was checked against, even when a secret changed after sending; made again from the resource otherwise", async () => {
-    const keys = Array.from({ length: 5000 }, (_, i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${i}`)).join("---\n");
-    const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), "many.yaml": keys, "hmac": "first-secret-value-1234\n" });
+    // 5,000 keys in ten files (a file holds at most limits.maxDocumentsPerFile, 1,000, documents)
+    const many = Object.fromEntries(Array.from({ length: 10 }, (_, f) => [`many-${f}.yaml`, Array.from({ length: 500 }, (_, j) => f * 500 + j).map((i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${i}`)).join("---\n")]));
+    const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), ...many, "hmac": "first-secret-value-1234\n" });
     const secrets = new EnvFileSecretSource({}, dir);
     const validator = RepositoryValidator.oneShot();
     const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });

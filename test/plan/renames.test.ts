@@ -23,7 +23,8 @@ const change = (plan: Plan, id: string): PlannedChange => {
 };
 
 const api = (name: string, apiId = "petstore-v1", title = "Petstore"): string =>
-  doc("ApiDefinition", name, `apiId: ${apiId}\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${title}, version: "1" }\n  paths: {}`);
+  // listen path, upstream and title: what a complete deactivation extension is built from (api-deactivation.ts)
+  doc("ApiDefinition", name, `apiId: ${apiId}\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${title}, version: "1" }\n  servers: [{ url: "http://petstore.internal" }]\n  paths: {}`);
 const key = (name: string, keyId = "org-acme", extra = ""): string => doc("OrgKey", name, `keyId: ${keyId}\nrate: 10${extra}`);
 const product = (name: string, annotations = ""): string =>
   `apiVersion: gatesync.dev/v1\nkind: ApiProduct\nmetadata:\n  name: ${name}\n${annotations === "" ? "" : `  annotations:\n    ${annotations}\n`}spec:\n  Name: Shop\n  ProviderID: 1\n`;

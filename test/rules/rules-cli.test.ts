@@ -93,12 +93,12 @@ describe("governance rules", { timeout: 120_000 }, () => {
     h = await withRules({ resources: listenPrefix("warn") });
     const cfg = path.join(h.dir, "gatesync.yaml");
     const at = positionOf(await readFile(path.join(h.dir, "config/apis/petstore.yaml"), "utf8"), "/petstore/");
-    // annotations name files from the working directory (the repository's root in CI)
-    const prefix = path.relative(process.cwd(), path.join(h.dir, "config"));
+    // files are named from the repository's root (src/source/repository-path.ts): this temporary
+    // directory is no git work tree and lies outside the working directory, so from the resource directory
     const github = await runCli(["validate", "--config", cfg, "--format", "github"], h.env);
-    expect(github.stdout).toContain(`::warning file=${prefix}/apis/petstore.yaml,line=${at.line},col=${at.column},title=gatesync RULESET_VIOLATION/listen-path-prefix::ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`);
+    expect(github.stdout).toContain(`::warning file=apis/petstore.yaml,line=${at.line},col=${at.column},title=gatesync RULESET_VIOLATION/listen-path-prefix::ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`);
     const gitlab = JSON.parse((await runCli(["validate", "--config", cfg, "--format", "gitlab"], h.env)).stdout) as Array<Record<string, unknown>>;
-    expect(gitlab).toContainEqual(expect.objectContaining({ check_name: "RULESET_VIOLATION/listen-path-prefix", severity: "minor", location: { path: `${prefix}/apis/petstore.yaml`, lines: { begin: at.line } } }));
+    expect(gitlab).toContainEqual(expect.objectContaining({ check_name: "RULESET_VIOLATION/listen-path-prefix", severity: "minor", location: { path: "apis/petstore.yaml", lines: { begin: at.line } } }));
     const markdown = await runCli(["plan", "--config", cfg, "--format", "markdown"], h.env);
     expect(markdown.code).toBe(0);
     expect(markdown.stdout).toContain("### gatesync plan");

@@ -60,7 +60,9 @@ describe("spectral:oas on the OpenAPI corpus", () => {
     // every document without info.contact gets spectral:oas's info-contact, in its own file
     for (const [i, d] of docs.entries()) {
       const info = d.value.info as Record<string, unknown> | undefined;
-      if (info?.contact !== undefined) continue;
+      // rules run on documents the gateway accepts: one its semantic checks refuse is reported as that
+      const refused = report.diagnostics.some((x) => x.code === "OPENAPI_INVALID" && x.resource === `ApiDefinition/api-${i}`);
+      if (info?.contact !== undefined || refused) continue;
       expect(ruled, d.file).toContainEqual(expect.objectContaining({ rule: "info-contact", file: `openapi/api-${i}${path.extname(d.file)}`, resource: `ApiDefinition/api-${i}`, path: "info" }));
     }
     // located: a line in the document for each finding, and several rules at work
