@@ -8,6 +8,7 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { gitRemote } from "../helpers/git-remote.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
@@ -58,10 +59,7 @@ const key = (name: string, rate: string): string => doc("OrgKey", name, `keyId: 
 beforeAll(async () => {
   sandbox = await testSandbox();
   dir = await tempRepo();
-  execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
-  work = path.join(dir, "work");
-  execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
-  git(work, "checkout", "-q", "-b", "main");
+  work = gitRemote(dir);
   execFileSync("mkdir", ["-p", path.join(work, "config")]);
   await writeFile(path.join(work, "config/p.yaml"), product("Shop"));
   await writeFile(path.join(work, "config/k.yaml"), key("k", "5"));

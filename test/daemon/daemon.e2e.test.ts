@@ -12,6 +12,7 @@ import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { gitRemote } from "../helpers/git-remote.js";
 import { exampleSecrets } from "../helpers/apply.js";
 import { cliArgs } from "../helpers/cli.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
@@ -69,10 +70,7 @@ const payload = (): string => JSON.stringify({ ref: "refs/heads/main", delivery:
 beforeAll(async () => {
   sandbox = await testSandbox();
   dir = await tempRepo();
-  execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
-  work = path.join(dir, "work");
-  execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
-  git(work, "checkout", "-q", "-b", "main");
+  work = gitRemote(dir);
   await cp(path.join(projectRoot, "examples/config"), path.join(work, "config"), { recursive: true });
   await writeFile(path.join(work, "README.md"), "gateway config\n");
   push("initial configuration");

@@ -5,11 +5,11 @@
  * are now counted as they are composed, and a file past limits.maxDocumentsPerFile is refused
  * with a located error while the daemon keeps the last good commit.
  */
-import { execFileSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { gitRemote } from "../helpers/git-remote.js";
 import type { DaemonProcess } from "../helpers/daemon-process.js";
 import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-process.js";
 import { git } from "../helpers/git-repo.js";
@@ -43,10 +43,7 @@ let work = "";
 beforeAll(async () => {
   sandbox = await testSandbox();
   dir = await tempRepo();
-  execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
-  work = path.join(dir, "work");
-  execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
-  git(work, "checkout", "-q", "-b", "main");
+  work = gitRemote(dir);
   await import("node:fs/promises").then(async (fs) => fs.mkdir(path.join(work, "config")));
   await writeFile(path.join(work, "config/k.yaml"), doc("OrgKey", "k", "keyId: k"));
   git(work, "add", "-A");

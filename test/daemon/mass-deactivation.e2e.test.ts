@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { gitRemote } from "../helpers/git-remote.js";
 import { spawnCli } from "../helpers/cli.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
@@ -54,10 +55,7 @@ const active = (): Record<string, unknown> => ({
 beforeAll(async () => {
   sandbox = await testSandbox();
   dir = await tempRepo();
-  execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
-  work = path.join(dir, "work");
-  execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
-  git(work, "checkout", "-q", "-b", "main");
+  work = gitRemote(dir);
   await writeFile(path.join(dir, "gatesync.yaml"), config());
 }, 60_000);
 

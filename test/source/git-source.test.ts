@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GitSource } from "../../src/source/git-source.js";
 import { redactUrl } from "../../src/source/source.js";
+import { gitRemote } from "../helpers/git-remote.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
@@ -14,10 +15,7 @@ const commits: Record<string, string> = {};
 
 beforeAll(async () => {
   dir = await tempRepo();
-  execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
-  work = path.join(dir, "work");
-  execFileSync("git", ["clone", "-q", path.join(dir, "origin.git"), work], { stdio: "ignore" });
-  git("checkout", "-q", "-b", "main");
+  work = gitRemote(dir);
   await mkdir(path.join(work, "config"));
   for (const v of ["one", "two", "three"]) {
     await writeFile(path.join(work, "config/v.txt"), v);
