@@ -51,6 +51,8 @@ export class CachedState {
 export interface Rendered {
   readonly status: number;
   readonly body: Buffer;
+  /** Names this drawing of the page (sent as its ETag): a page served from the cache keeps it. */
+  readonly etag?: string;
 }
 
 /** Too many pages are being drawn at once: answer 503 and let the client come back. */
@@ -59,6 +61,8 @@ export class TooBusy extends Error {}
 export class RenderedPages {
   private readonly pages = new Map<string, { readonly basis: readonly unknown[]; readonly page: Promise<Rendered> }>();
   private drawing = 0;
+  /** Pages drawn so far: each drawing's ETag. */
+  private drawings = 0;
 
   constructor(
     private readonly maxRenders = 2,
@@ -74,7 +78,10 @@ export class RenderedPages {
     if (hit !== undefined && hit.basis.length === basis.length && hit.basis.every((b, i) => b === basis[i])) return hit.page;
     if (this.drawing >= this.maxRenders) return Promise.reject(new TooBusy());
     this.drawing++;
-    const page = draw().finally(() => this.drawing--);
+    const drawing = ++this.drawings;
+    const page = draw()
+      .then((r) => ({ ...r, etag: `W/"page-${drawing}"` }))
+      .finally(() => this.drawing--);
     this.pages.delete(url);
     if (this.pages.size >= this.maxPages) this.pages.delete(this.pages.keys().next().value!);
     const entry = { basis, page };

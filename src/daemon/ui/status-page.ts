@@ -72,9 +72,9 @@ function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["h
   };
 }
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer | string): void {
+function send(req: IncomingMessage, res: ServerResponse, status: number, type: string, body: Buffer | string, etag?: string): void {
   const buf = typeof body === "string" ? Buffer.from(body) : body;
-  res.writeHead(status, { "content-type": type, "content-length": buf.length, ...securityHeaders });
+  res.writeHead(status, { "content-type": type, "content-length": buf.length, ...(etag === undefined ? {} : { etag }), ...securityHeaders });
   res.end(req.method === "HEAD" ? undefined : buf);
 }
 
@@ -99,7 +99,7 @@ async function renderPage(opts: StatusPageOptions, pages: RenderedPages, req: In
     res.end("busy drawing other pages; try again in a second\n");
     return;
   }
-  send(req, res, rendered.status, "text/html; charset=utf-8", rendered.body);
+  send(req, res, rendered.status, "text/html; charset=utf-8", rendered.body, rendered.etag);
 }
 
 /** The live stream (server-sent events): a run's progress, at most every `liveIntervalMs`, and its end at once. */
