@@ -8,6 +8,7 @@ import type { RuleFinding } from "../kinds/kind.js";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
 import { Locator } from "../load/yaml-reader.js";
+import type { Place } from "../rules/rule-runner.js";
 import type { SchemaIssue } from "./schema-registry.js";
 
 /** Line and column of a field of one document of a file (empty when unknown). */
@@ -19,14 +20,8 @@ export function locateWith(texts: ReadonlyMap<string, string> | ((file: string) 
   return (file, index, path, key = false) => locator.locate(file, index, path, { key }) ?? {};
 }
 
-/** Where in which document findings are reported, and as what. */
-export interface Place {
-  readonly file: string;
-  readonly index: number;
-  readonly resource?: string | undefined;
-  /** Path of the checked value from the document's root. */
-  readonly base?: readonly PathSegment[];
-}
+/** Where in which document findings are reported: one definition, in the lower layer (rules/). */
+export type { Place } from "../rules/rule-runner.js";
 
 export interface IssueOptions {
   readonly code?: ErrorCode;
