@@ -17,7 +17,10 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ["*.js", "bin/*.js", "bench/*.mjs", "examples/ci/*.mjs"] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.js", "bin/*.js", "bench/*.mjs", "examples/ci/*.mjs"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     plugins: { unicorn },
     rules: {
@@ -40,7 +43,8 @@ export default tseslint.config(
         ...restricted,
         {
           selector: "CallExpression[callee.object.name='Promise'][callee.property.name=/^(all|allSettled|any)$/]",
-          message: "Unbounded fan-out: send remote calls through an interface queue (p-queue), then say what bounds this with `// eslint-disable-next-line no-restricted-syntax -- bounded by …`.",
+          message:
+            "Unbounded fan-out: send remote calls through an interface queue (p-queue), then say what bounds this with `// eslint-disable-next-line no-restricted-syntax -- bounded by …`.",
         },
       ],
     },
@@ -56,7 +60,16 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
       parserOptions: { projectService: false, project: null },
-      globals: { window: "readonly", document: "readonly", location: "readonly", history: "readonly", fetch: "readonly", EventSource: "readonly", DOMParser: "readonly", URLSearchParams: "readonly" },
+      globals: {
+        window: "readonly",
+        document: "readonly",
+        location: "readonly",
+        history: "readonly",
+        fetch: "readonly",
+        EventSource: "readonly",
+        DOMParser: "readonly",
+        URLSearchParams: "readonly",
+      },
     },
   },
   {

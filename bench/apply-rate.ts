@@ -33,18 +33,26 @@ async function withPostgres<T>(work: (client: pg.Client) => Promise<T>): Promise
 export const postgresReachable = (): Promise<boolean> => withPostgres(async () => Promise.resolve(true)).catch(() => false);
 const dropSchema = (schema: string): Promise<unknown> => withPostgres((c) => c.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`));
 
-export async function applyUnderRateLimit(batch: boolean, count: number, backend: "sqlite" | "postgres" = "sqlite"): Promise<{ seconds: Figure; calls: number }> {
+export async function applyUnderRateLimit(
+  batch: boolean,
+  count: number,
+  backend: "sqlite" | "postgres" = "sqlite",
+): Promise<{ seconds: Figure; calls: number }> {
   const samples: number[] = [];
   let calls = 0;
   const n = batch ? reps : quick ? 1 : 2;
   for (let rep = 0; rep < n; rep++) {
     const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-apply-"));
     const files: string[] = [];
-    for (let i = 0; i < count; i++) files.push(`apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: key-${i} }\nspec: { keyId: key-${i}, rate: ${i}, per: 60 }\n`);
+    for (let i = 0; i < count; i++)
+      files.push(`apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: key-${i} }\nspec: { keyId: key-${i}, rate: ${i}, per: 60 }\n`);
     await writeFile(path.join(dir, "keys.yaml"), files.join("---\n"));
     const sandbox = await startSandbox({
       credentials,
-      fixtures: { apis: [{ id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }], keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }] },
+      fixtures: {
+        apis: [{ id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }],
+        keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }],
+      },
       faults: { latencyMs: 5, rateLimit: { requestsPerSecond: 100, burst: 10 }, interfaces: ["gateway"] },
       logSize: 100,
     });
@@ -53,7 +61,9 @@ export async function applyUnderRateLimit(batch: boolean, count: number, backend
     const config: GatesyncConfig = {
       ...base,
       source: { type: "directory", directory: dir, watch: false },
-      targets: { gateway: batch ? gateway : { url: gateway.url, credentialEnv: gateway.credentialEnv, authScheme: gateway.authScheme, rateLimit: gateway.rateLimit } },
+      targets: {
+        gateway: batch ? gateway : { url: gateway.url, credentialEnv: gateway.credentialEnv, authScheme: gateway.authScheme, rateLimit: gateway.rateLimit },
+      },
     };
     const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
     const schema = `gatesync_bench_${process.pid}_${rep}`;
@@ -73,4 +83,3 @@ export async function applyUnderRateLimit(batch: boolean, count: number, backend
   }
   return { seconds: figure(samples), calls };
 }
-

@@ -46,11 +46,19 @@ const keptStdout = 32 * 1024 * 1024;
  * Runs `node args` under /usr/bin/time — inside `limit` (a memory cgroup, see memory-limit.ts)
  * when given; fails unless it exits with one of `codes`.
  */
-export async function measureProcess(args: readonly string[], env: Record<string, string>, codes: readonly number[] = [0], limit?: MemoryCgroup): Promise<ProcessSample & { stdout: string }> {
+export async function measureProcess(
+  args: readonly string[],
+  env: Record<string, string>,
+  codes: readonly number[] = [0],
+  limit?: MemoryCgroup,
+): Promise<ProcessSample & { stdout: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-time-"));
   const out = path.join(dir, "time");
   try {
-    const child = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", out, ...(limit?.wrap ?? []), process.execPath, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("/usr/bin/time", ["-f", "%e %U %S %M", "-o", out, ...(limit?.wrap ?? []), process.execPath, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     // what a large plan prints (345 MB of JSON at 100,000 resources) is read, not all kept
@@ -66,7 +74,6 @@ export async function measureProcess(args: readonly string[], env: Record<string
     await rm(dir, { recursive: true, force: true });
   }
 }
-
 
 /** A gatesync.yaml for `plan --dir`/`apply --dir` with its state at `statePath` and targets at `urls`. */
 export async function writeBenchConfig(dir: string, urls: { gateway: string; portal: string; dashboard: string; llm: string }): Promise<string> {
@@ -102,7 +109,12 @@ export async function seedState(configFile: string, g: Generated, env: Record<st
   const lock = await state.lock("bench");
   try {
     await state.initialise(hashKey);
-    await state.replaceAll({ lineage: "bench", serial: 1, hashKey, resources: new Map(desired.desired.map((d) => [d.id, appliedRecord(d, undefined, { now, quotaReset: true })])) });
+    await state.replaceAll({
+      lineage: "bench",
+      serial: 1,
+      hashKey,
+      resources: new Map(desired.desired.map((d) => [d.id, appliedRecord(d, undefined, { now, quotaReset: true })])),
+    });
   } finally {
     await lock.release();
     await state.close();
@@ -133,7 +145,8 @@ export async function coldFigures(g: Generated, n: number, env: Record<string, s
     if (planConfig !== undefined) {
       const run = await measureProcess([cli, "plan", "-c", planConfig, "--dir", g.root, "--format", "json"], env);
       const summary = (JSON.parse(run.stdout) as { summary?: Record<string, number> }).summary;
-      if (summary !== undefined && (summary.create ?? 0) + (summary.update ?? 0) > 0) throw new Error(`plan against the seeded state has changes: ${JSON.stringify(summary)}`);
+      if (summary !== undefined && (summary.create ?? 0) + (summary.update ?? 0) > 0)
+        throw new Error(`plan against the seeded state has changes: ${JSON.stringify(summary)}`);
       plan.push(run);
     }
   }

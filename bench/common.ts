@@ -5,7 +5,14 @@ import { figure } from "./figures.js";
 export const quick = process.env.BENCH_QUICK !== undefined;
 export const reps = quick ? 3 : 5;
 const secret = "bench-secret-value-0123456789";
-export const env = { BENCH_SECRET: secret, GW_KEY: "bench-gw", PORTAL_KEY: "bench-portal", DASH_KEY: "bench-dash", LLM_KEY: "bench-llm", BATCH_KEY: "bench-loopback-key" };
+export const env = {
+  BENCH_SECRET: secret,
+  GW_KEY: "bench-gw",
+  PORTAL_KEY: "bench-portal",
+  DASH_KEY: "bench-dash",
+  LLM_KEY: "bench-llm",
+  BATCH_KEY: "bench-loopback-key",
+};
 export const credentials = { gatewayKey: env.GW_KEY, portalKey: env.PORTAL_KEY, dashboardToken: env.DASH_KEY, llmKey: env.LLM_KEY };
 
 export async function repeat(n: number, fn: () => Promise<number>): Promise<Figure> {

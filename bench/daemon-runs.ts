@@ -43,7 +43,8 @@ export function benchConfig(dir: string, sandbox: SandboxHandle, gitUrl: string,
   );
 }
 
-const git = (cwd: string, ...args: string[]): string => execFileSync("git", ["-c", "user.email=b@example.com", "-c", "user.name=bench", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync("git", ["-c", "user.email=b@example.com", "-c", "user.name=bench", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
 export async function daemonRuns(g: Generated): Promise<{ full: Figure; noop: Figure; noopCalls: number; oneFile: Figure }> {
   const full: number[] = [];
@@ -61,13 +62,30 @@ export async function daemonRuns(g: Generated): Promise<{ full: Figure; noop: Fi
     git(repo, "add", "-A");
     git(repo, "commit", "-q", "-m", "bench");
     git(repo, "push", "-q", "origin", "main");
-    const fixtures = { ...g.fixtures, apis: [...(g.fixtures.apis ?? []), { id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }], keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }] };
+    const fixtures = {
+      ...g.fixtures,
+      apis: [
+        ...(g.fixtures.apis ?? []),
+        { id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true },
+      ],
+      keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }],
+    };
     const sandbox = await startSandbox({ credentials, fixtures, logSize: 1000 });
     const config = benchConfig(dir, sandbox, path.join(dir, "origin.git"), { concurrency: 32, requestsPerSecond: 5000 });
     const dispatcher = managementDispatcher();
     const validator = new RepositoryValidator();
     const state = new SqliteStateBackend(path.join(dir, "state.db"));
-    const reconciler = new Reconciler({ config, configHash: "bench", source: new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") }), state, validator, env, logger: silentLogger(), dispatcher, metrics: new DaemonMetrics() });
+    const reconciler = new Reconciler({
+      config,
+      configHash: "bench",
+      source: new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") }),
+      state,
+      validator,
+      env,
+      logger: silentLogger(),
+      dispatcher,
+      metrics: new DaemonMetrics(),
+    });
     const first = await reconciler.runOnce("start");
     if (first.result !== "applied") throw new Error(`full run: ${first.result} ${first.error ?? JSON.stringify(first.summary?.failed.slice(0, 3))}`);
     full.push(first.durationMs);
@@ -79,11 +97,15 @@ export async function daemonRuns(g: Generated): Promise<{ full: Figure; noop: Fi
     // one file changes: ten org keys get a new rate
     const target = g.files.find((f) => f.startsWith("orgkey/"))!;
     const file = path.join(repo, "config", target);
-    await writeFile(file, (await readFile(file, "utf8")).replace(/rate: (\d+)/g, (_m, r: string) => `rate: ${Number(r) + 1}`));
+    await writeFile(
+      file,
+      (await readFile(file, "utf8")).replace(/rate: (\d+)/g, (_m, r: string) => `rate: ${Number(r) + 1}`),
+    );
     git(repo, "commit", "-q", "-am", "one file");
     git(repo, "push", "-q", "origin", "main");
     const changed = await reconciler.runOnce("webhook");
-    if (changed.result !== "applied" || changed.summary?.applied.length !== 10) throw new Error(`one-file run: ${changed.result} ${changed.summary?.applied.length}`);
+    if (changed.result !== "applied" || changed.summary?.applied.length !== 10)
+      throw new Error(`one-file run: ${changed.result} ${changed.summary?.applied.length}`);
     oneFile.push(changed.durationMs);
     await reconciler.stop();
     await validator.close();
@@ -94,4 +116,3 @@ export async function daemonRuns(g: Generated): Promise<{ full: Figure; noop: Fi
   }
   return { full: figure(full), noop: figure(noop), noopCalls, oneFile: figure(oneFile) };
 }
-

@@ -31,15 +31,18 @@ export async function loadAndValidate(g: Generated): Promise<{ validate: Figure;
     try {
       return await time(async () => {
         const r = await validator.validate({ root: g.root, secrets });
-        if (r.resources.length !== g.count) throw new Error(`expected ${g.count} resources, got ${r.resources.length}: ${JSON.stringify(r.diagnostics.slice(0, 3))}`);
+        if (r.resources.length !== g.count)
+          throw new Error(`expected ${g.count} resources, got ${r.resources.length}: ${JSON.stringify(r.diagnostics.slice(0, 3))}`);
       });
     } finally {
       await validator.close();
     }
   });
-  const floor = await repeat(reps, () => time(async () => {
-    for (const f of g.files) for (const d of parseAllDocuments(await readFile(path.join(g.root, f), "utf8"))) d.toJS();
-  }));
+  const floor = await repeat(reps, () =>
+    time(async () => {
+      for (const f of g.files) for (const d of parseAllDocuments(await readFile(path.join(g.root, f), "utf8"))) d.toJS();
+    }),
+  );
   return { validate, floor };
 }
 
@@ -69,7 +72,7 @@ export async function planCost(g: Generated): Promise<{ matching: Figure; onePer
     time(async () => {
       const d = prepareDesired(result.resources, { secrets, hashKey, appTypeProviders });
       const plan = computePlan(d.desired, state, { orphans: "report", now, batch: { maxSize: 50 } });
-      if ((plan.summary.update > 0) !== expectChanges) throw new Error("unexpected plan");
+      if (plan.summary.update > 0 !== expectChanges) throw new Error("unexpected plan");
       await Promise.resolve();
     });
   return { matching: await repeat(reps, () => planOnce(matching, false)), onePercent: await repeat(reps, () => planOnce(drifted, true)) };
@@ -93,4 +96,3 @@ export async function peakRss(root: string): Promise<Figure> {
   }
   return figure(samples);
 }
-

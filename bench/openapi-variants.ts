@@ -27,8 +27,31 @@ export function loadCorpus(oasDir: string): Json[] {
   return docs;
 }
 
-const fieldTypes = [{ type: "string" }, { type: "integer", format: "int64" }, { type: "boolean" }, { type: "string", format: "date-time" }, { type: "number" }, { type: "array", items: { type: "string" } }];
-const words = ["account", "order", "invoice", "shipment", "customer", "ledger", "token", "device", "report", "tenant", "quota", "region", "channel", "policy", "session"];
+const fieldTypes = [
+  { type: "string" },
+  { type: "integer", format: "int64" },
+  { type: "boolean" },
+  { type: "string", format: "date-time" },
+  { type: "number" },
+  { type: "array", items: { type: "string" } },
+];
+const words = [
+  "account",
+  "order",
+  "invoice",
+  "shipment",
+  "customer",
+  "ledger",
+  "token",
+  "device",
+  "report",
+  "tenant",
+  "quota",
+  "region",
+  "channel",
+  "policy",
+  "session",
+];
 
 /** Document `k`: corpus document k mod n, mutated with a generator seeded by k. */
 export function openApiVariant(corpus: readonly Json[], k: number): string {
@@ -36,7 +59,12 @@ export function openApiVariant(corpus: readonly Json[], k: number): string {
   const rand = (): number => uniformFloat64(rng);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const doc = structuredClone(corpus[k % corpus.length]!);
-  doc.info = { ...(doc.info as Json), title: `${pick(words)} service ${k}`, version: `${1 + (k % 4)}.${k % 10}.${Math.floor(rand() * 20)}`, description: `Service ${k}: ${words.slice(0, 3 + (k % 8)).join(", ")}.` };
+  doc.info = {
+    ...(doc.info as Json),
+    title: `${pick(words)} service ${k}`,
+    version: `${1 + (k % 4)}.${k % 10}.${Math.floor(rand() * 20)}`,
+    description: `Service ${k}: ${words.slice(0, 3 + (k % 8)).join(", ")}.`,
+  };
   const copies = 1 + Math.floor(rand() * 4);
   const prefix = `/v${1 + (k % 3)}/${pick(words)}-${k}`;
   const paths: Json = {};
@@ -44,7 +72,8 @@ export function openApiVariant(corpus: readonly Json[], k: number): string {
     for (const [p, item] of Object.entries(doc.paths as Json)) {
       const copy = structuredClone(item) as Json;
       for (const op of Object.values(copy)) {
-        if (op !== null && typeof op === "object" && typeof (op as Json).operationId === "string") (op as Json).operationId = `${String((op as Json).operationId)}${k}c${c}`;
+        if (op !== null && typeof op === "object" && typeof (op as Json).operationId === "string")
+          (op as Json).operationId = `${String((op as Json).operationId)}${k}c${c}`;
       }
       paths[`${prefix}${c === 0 ? "" : `/r${c}`}${p}`] = copy;
     }

@@ -49,7 +49,13 @@ async function writeConfigs(dir: string, g: Generated): Promise<{ withRules: str
   await mkdir(path.join(dir, "rules"), { recursive: true });
   await writeFile(path.join(dir, "rules", "openapi.yaml"), openapiRuleset);
   await writeFile(path.join(dir, "rules", "resources.yaml"), resourcesRuleset);
-  const head = ["apiVersion: gatesync.dev/v1", "kind: GatesyncConfig", `source: { directory: ${JSON.stringify(g.root)} }`, "secrets: { env: [BENCH_SECRET] }", "targets: {}"];
+  const head = [
+    "apiVersion: gatesync.dev/v1",
+    "kind: GatesyncConfig",
+    `source: { directory: ${JSON.stringify(g.root)} }`,
+    "secrets: { env: [BENCH_SECRET] }",
+    "targets: {}",
+  ];
   const without = path.join(dir, "without.yaml");
   const withRules = path.join(dir, "gatesync.yaml");
   await writeFile(without, `${head.join("\n")}\n`);

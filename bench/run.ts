@@ -56,8 +56,20 @@ async function coldOnly(): Promise<void> {
   const rows = coldRows(cold, records);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
-  process.stdout.write(renderTable(rows, `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`));
-  const results = { date: new Date().toISOString(), parts: "cold", machine: { node: process.version, cores: cpus().length, quick, loadAverage }, durationSeconds, cold: { resources: 10_000, stateRecords: records, ...cold }, table: rows };
+  process.stdout.write(
+    renderTable(
+      rows,
+      `(cold part only; median of ${cold.floor.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`,
+    ),
+  );
+  const results = {
+    date: new Date().toISOString(),
+    parts: "cold",
+    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
+    durationSeconds,
+    cold: { resources: 10_000, stateRecords: records, ...cold },
+    table: rows,
+  };
   await writeFile(path.join(here, "results.cold.json"), `${JSON.stringify(results, null, 2)}\n`);
   await rm(dir, { recursive: true, force: true });
 }
@@ -74,8 +86,20 @@ async function rulesOnly(): Promise<void> {
   const rows = rulesRows(rules);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
-  process.stdout.write(renderTable(rows, `(rules part only; median of ${rules.with.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`));
-  const results = { date: new Date().toISOString(), parts: "rules", machine: { node: process.version, cores: cpus().length, quick, loadAverage }, durationSeconds, rules, table: rows };
+  process.stdout.write(
+    renderTable(
+      rows,
+      `(rules part only; median of ${rules.with.wallMs.runs} runs; spread min–max; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`,
+    ),
+  );
+  const results = {
+    date: new Date().toISOString(),
+    parts: "rules",
+    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
+    durationSeconds,
+    rules,
+    table: rows,
+  };
   await writeFile(path.join(here, "results.rules.json"), `${JSON.stringify(results, null, 2)}\n`);
   await rm(dir, { recursive: true, force: true });
 }
@@ -149,7 +173,13 @@ async function main(): Promise<void> {
     await save("scale", scale);
   }
 
-  const apply = { batched, direct, ...(shared === undefined ? {} : { batchedPostgres: shared }), boundBatchedSeconds: 1000 / 50 / 100, boundDirectSeconds: 1000 / 100 };
+  const apply = {
+    batched,
+    direct,
+    ...(shared === undefined ? {} : { batchedPostgres: shared }),
+    boundBatchedSeconds: 1000 / 50 / 100,
+    boundDirectSeconds: 1000 / 100,
+  };
   const rows = buildRows({ perSize, sharedDocs, cold, coldStateRecords: records, scale, apply, sandbox, rules });
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const results = {

@@ -69,8 +69,19 @@ async function appliedRecords(configFile: string): Promise<number> {
 }
 
 /** A first plan and a first apply into a fresh sandbox process and an empty state. */
-async function firstPlanAndApply(g: Generated, work: string, limit: MemoryCgroup | undefined): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number; sandboxPeakRssMb: number }> {
-  const fixtures = { ...g.fixtures, apis: [...(g.fixtures.apis ?? []), { id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }], keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }] };
+async function firstPlanAndApply(
+  g: Generated,
+  work: string,
+  limit: MemoryCgroup | undefined,
+): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number; sandboxPeakRssMb: number }> {
+  const fixtures = {
+    ...g.fixtures,
+    apis: [
+      ...(g.fixtures.apis ?? []),
+      { id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true },
+    ],
+    keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }],
+  };
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   const sandbox = await startSandboxChild({ gatesync: [cli], fixtures, dir: work, credentials });
@@ -109,5 +120,15 @@ export async function scaleFigures(g: Generated, dir: string): Promise<ScaleFigu
   }
   await limit?.remove();
   const memoryLimit = limit?.label ?? "unlimited (no memory cgroup could be made here)";
-  return { resources: g.count, runs: scaleReps, floor: processFigures(samples.floor), validate: processFigures(samples.validate), plan: processFigures(samples.plan), apply: { ...processFigures(samples.apply), applied }, sandboxPeakRssMb: figure(sandboxPeaks), memoryLimit, outOfMemory: { validate: outOfMemoryRuns(samples.validate), plan: outOfMemoryRuns(samples.plan), apply: outOfMemoryRuns(samples.apply) } };
+  return {
+    resources: g.count,
+    runs: scaleReps,
+    floor: processFigures(samples.floor),
+    validate: processFigures(samples.validate),
+    plan: processFigures(samples.plan),
+    apply: { ...processFigures(samples.apply), applied },
+    sandboxPeakRssMb: figure(sandboxPeaks),
+    memoryLimit,
+    outOfMemory: { validate: outOfMemoryRuns(samples.validate), plan: outOfMemoryRuns(samples.plan), apply: outOfMemoryRuns(samples.apply) },
+  };
 }

@@ -35,7 +35,7 @@ export async function publishedCopies(dir: string = defaultPublishedDir): Promis
 }
 
 type Json = Record<string, unknown>;
-const membersOf = (schema: unknown): string[] => Object.keys(((schema as Json | undefined)?.properties ?? {}));
+const membersOf = (schema: unknown): string[] => Object.keys((schema as Json | undefined)?.properties ?? {});
 
 /** Members of the published session that gatesync's OrgKey schema does not take, as `where.member`. */
 export async function missingSessionMembers(dir: string = defaultPublishedDir): Promise<string[]> {
@@ -47,7 +47,11 @@ export async function missingSessionMembers(dir: string = defaultPublishedDir): 
     ["access_rights", session.$defs.AccessDefinition, access],
     ["access_rights.limit", session.$defs.APILimit, (access.properties as Json).limit],
   ];
-  return pairs.flatMap(([where, published, ours]) => membersOf(published).filter((m) => !membersOf(ours).includes(m)).map((m) => `${where}.${m}`));
+  return pairs.flatMap(([where, published, ours]) =>
+    membersOf(published)
+      .filter((m) => !membersOf(ours).includes(m))
+      .map((m) => `${where}.${m}`),
+  );
 }
 
 async function main(args: readonly string[]): Promise<void> {

@@ -27,7 +27,10 @@ const code = (v: unknown): string => `\`${JSON.stringify(v)}\``;
 
 function loadSchemas(dir: string): Map<string, Schema> {
   const out = new Map<string, Schema>();
-  for (const f of readdirSync(dir).filter((n) => n.endsWith(".schema.json")).sort()) out.set(f, JSON.parse(readFileSync(path.join(dir, f), "utf8")) as Schema);
+  for (const f of readdirSync(dir)
+    .filter((n) => n.endsWith(".schema.json"))
+    .sort())
+    out.set(f, JSON.parse(readFileSync(path.join(dir, f), "utf8")) as Schema);
   return out;
 }
 
@@ -48,7 +51,13 @@ function typeOf(raw: Schema, schemas?: Map<string, Schema>, file?: string): stri
   const node = schemas === undefined || file === undefined ? raw : deref(schemas, file, raw).node;
   if ("const" in node) return `constant ${code(node.const)}`;
   const t = node.type ?? (Array.isArray(node.enum) ? [...new Set(node.enum.map((v) => (v === null ? "null" : typeof v)))] : undefined);
-  const base = Array.isArray(t) ? t.join(" \\| ") : typeof t === "string" ? t : node.oneOf !== undefined || node.anyOf !== undefined ? "one of several shapes" : "any";
+  const base = Array.isArray(t)
+    ? t.join(" \\| ")
+    : typeof t === "string"
+      ? t
+      : node.oneOf !== undefined || node.anyOf !== undefined
+        ? "one of several shapes"
+        : "any";
   const items = node.items === undefined ? undefined : typeOf(node.items, schemas, file);
   if (base === "array" && items !== undefined && items !== "any") return `array of ${items}`;
   return base;
@@ -61,7 +70,8 @@ function details(node: Schema): string {
   const items = node.items;
   if (items !== undefined && Array.isArray(items.enum)) parts.push(`Items one of: ${items.enum.map(code).join(", ")}.`);
   if ("default" in node) parts.push(`Default: ${code(node.default)}.`);
-  if (typeof node.minimum === "number" || typeof node.maximum === "number") parts.push(`Range: ${typeof node.minimum === "number" ? node.minimum : "…"} to ${typeof node.maximum === "number" ? node.maximum : "…"}.`);
+  if (typeof node.minimum === "number" || typeof node.maximum === "number")
+    parts.push(`Range: ${typeof node.minimum === "number" ? node.minimum : "…"} to ${typeof node.maximum === "number" ? node.maximum : "…"}.`);
   if (typeof node["x-error"] === "string" && (node.oneOf !== undefined || node.anyOf !== undefined)) parts.push(`Rule: ${node["x-error"]}.`);
   return parts.join(" ");
 }
@@ -104,7 +114,12 @@ function kindSection(schemas: Map<string, Schema>, file: string, schema: Schema)
 export function renderResourceDocs(schemaDir: string): string {
   const schemas = loadSchemas(schemaDir);
   const kinds = (schemas.get("resource.schema.json")?.properties?.kind?.enum ?? []) as string[];
-  const byKind = new Map([...schemas].flatMap(([f, s]) => { const k = s.properties?.kind?.const; return typeof k === "string" ? [[k, f] as const] : []; }));
+  const byKind = new Map(
+    [...schemas].flatMap(([f, s]) => {
+      const k = s.properties?.kind?.const;
+      return typeof k === "string" ? [[k, f] as const] : [];
+    }),
+  );
   const lines = [
     "# Resource kinds",
     "",

@@ -43,17 +43,28 @@ const standalone: Code = { source: true, esm: true, lines: true };
 
 /** gatesync's schemas: every file, and every fragment a kind validates an attached document against. */
 export function schemaNames(dir: string = schemaDir): string[] {
-  const files = readdirSync(dir).filter((f) => f.endsWith(".schema.json")).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith(".schema.json"))
+    .sort();
   const fragments = allKinds().flatMap((k) => (k.attached !== undefined && k.attached.schema.includes("#") ? [k.attached.schema] : []));
   return [...files, ...[...new Set(fragments)].sort()];
 }
 
 /** The ajv instance holding gatesync's schemas, with the options the error messages are made from. */
 export function gatesyncAjv(dir: string = schemaDir, code?: Code): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true, ...(code === undefined ? {} : { code }) });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    verbose: true,
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+    ...(code === undefined ? {} : { code }),
+  });
   addFormats(ajv);
   ajv.addKeyword({ keyword: "x-error", schemaType: "string" });
-  for (const file of readdirSync(dir).filter((f) => f.endsWith(".schema.json")).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith(".schema.json"))
+    .sort()) {
     ajv.addSchema(JSON.parse(readFileSync(path.join(dir, file), "utf8")) as object);
   }
   return ajv;
@@ -74,7 +85,10 @@ const fromValidator = createRequire(createRequire(import.meta.url).resolve("@ser
 /** The OpenAPI schema of `version` compiled as @seriousme's Validator#getAjvValidator does it. */
 export function openApiValidator(version: OpenApiVersion, code?: Code): { ajv: AjvCore; validate: ValidateFunction } {
   const schema = JSON.parse(readFileSync(fromValidator.resolve(`./schemas/v${version}/schema.json`), "utf8")) as { $schema: string };
-  const classes: Record<string, string> = { "http://json-schema.org/draft-04/schema#": "ajv-draft-04", "https://json-schema.org/draft/2020-12/schema": "ajv/dist/2020.js" };
+  const classes: Record<string, string> = {
+    "http://json-schema.org/draft-04/schema#": "ajv-draft-04",
+    "https://json-schema.org/draft/2020-12/schema": "ajv/dist/2020.js",
+  };
   const module = classes[schema.$schema];
   if (module === undefined) throw new Error(`OpenAPI ${version}: unexpected dialect ${schema.$schema}`);
   const loaded = fromValidator(module) as { default: new (opts: Options) => AjvCore };

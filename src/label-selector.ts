@@ -41,12 +41,14 @@ function splitTopLevel(text: string): string[] {
 }
 
 function checkKey(key: string, whole: string): string {
-  if (!keyPattern.test(key) || key.length > 316) throw new UsageError(`label selector ${JSON.stringify(whole)}: ${JSON.stringify(key)} is not a label key`, hint);
+  if (!keyPattern.test(key) || key.length > 316)
+    throw new UsageError(`label selector ${JSON.stringify(whole)}: ${JSON.stringify(key)} is not a label key`, hint);
   return key;
 }
 
 function checkValue(value: string, whole: string): string {
-  if (!valuePattern.test(value) || value.length > 63) throw new UsageError(`label selector ${JSON.stringify(whole)}: ${JSON.stringify(value)} is not a label value`, hint);
+  if (!valuePattern.test(value) || value.length > 63)
+    throw new UsageError(`label selector ${JSON.stringify(whole)}: ${JSON.stringify(value)} is not a label value`, hint);
   return value;
 }
 
@@ -55,7 +57,8 @@ function parseRequirement(part: string, whole: string): Requirement {
   const set = /^(\S+)\s+(in|notin)\s*\((.*)\)$/.exec(part);
   if (set !== null) {
     const values = set[3]!.split(",").map((v) => checkValue(v.trim(), whole));
-    if (values.length === 0 || (values.length === 1 && values[0] === "")) throw new UsageError(`label selector ${JSON.stringify(whole)}: \`${set[2]!}\` needs at least one value`, hint);
+    if (values.length === 0 || (values.length === 1 && values[0] === ""))
+      throw new UsageError(`label selector ${JSON.stringify(whole)}: \`${set[2]!}\` needs at least one value`, hint);
     return { key: checkKey(set[1]!, whole), op: set[2] as "in" | "notin", values };
   }
   const cmp = /^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/.exec(part);

@@ -47,7 +47,10 @@ export interface LoggerSettings {
 export function createLogger(settings: LoggerSettings = {}): Logger {
   const level = settings.level ?? process.env.GATESYNC_LOG_LEVEL ?? "info";
   if (level !== "silent" && !(level in pino.levels.values)) {
-    throw new UsageError(`GATESYNC_LOG_LEVEL is ${JSON.stringify(level)}, which is not a log level`, `use one of ${[...Object.keys(pino.levels.values), "silent"].join(", ")}`);
+    throw new UsageError(
+      `GATESYNC_LOG_LEVEL is ${JSON.stringify(level)}, which is not a log level`,
+      `use one of ${[...Object.keys(pino.levels.values), "silent"].join(", ")}`,
+    );
   }
   const options: LoggerOptions = {
     level,

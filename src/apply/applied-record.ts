@@ -46,4 +46,3 @@ export function appliedRecord(d: Desired, previous: ResourceRecord | undefined, 
     updatedAt: outcome.now,
   };
 }
-

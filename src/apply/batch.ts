@@ -65,7 +65,12 @@ export const maxBatchBytes = 512 * 1024;
  * a new one would open beyond `window` open batches (the oldest then leaves). Items are read
  * only as batches are asked for, so a caller sending batches as they come holds few bodies.
  */
-export function* packBatches(items: Iterable<BatchItem>, maxSize: number, maxBytes = maxBatchBytes, window = Number.POSITIVE_INFINITY): Generator<BatchItem[], void, undefined> {
+export function* packBatches(
+  items: Iterable<BatchItem>,
+  maxSize: number,
+  maxBytes = maxBatchBytes,
+  window = Number.POSITIVE_INFINITY,
+): Generator<BatchItem[], void, undefined> {
   const open: Array<{ items: BatchItem[]; bytes: number; urls: Set<string> }> = [];
   for (const item of items) {
     const bytes = (item.body?.length ?? 0) + item.relativeUrl.length + 200;
@@ -111,7 +116,9 @@ export class BatchSender {
 
   /** The route form in use when it is not production's (for the summary). */
   get routeNote(): string | undefined {
-    return this.forms[0] === false && this.refusals.length > 0 ? `the batch route answered only without its trailing slash (${batchRoute(this.settings.listenPath, false)})` : undefined;
+    return this.forms[0] === false && this.refusals.length > 0
+      ? `the batch route answered only without its trailing slash (${batchRoute(this.settings.listenPath, false)})`
+      : undefined;
   }
 
   /** Sends one batch; `before` runs when the call is about to leave (intents are written there). */
@@ -144,14 +151,21 @@ export class BatchSender {
       this.logger.warn({ route: path, refused: this.refusals[0] }, "batch route answered only without its trailing slash: batching continues there");
     }
     if (!Array.isArray(outcome.body)) {
-      return { kind: "whole", outcome: { kind: "unknown", error: `the batch route ${path} answered ${outcome.status} without the list of results (${outcome.text.slice(0, 60).trim() || "an empty body"}): every sub-request's outcome is unknown` } };
+      return {
+        kind: "whole",
+        outcome: {
+          kind: "unknown",
+          error: `the batch route ${path} answered ${outcome.status} without the list of results (${outcome.text.slice(0, 60).trim() || "an empty body"}): every sub-request's outcome is unknown`,
+        },
+      };
     }
     this.carried += items.length;
     const byUrl = new Map<string, Record<string, unknown>>();
     for (const r of outcome.body as unknown[]) {
       if (r === null || typeof r !== "object") continue;
       const item = r as Record<string, unknown>;
-      if (typeof item.relative_url === "string" && item.relative_url !== "" && typeof item.code === "number" && item.code !== 0) byUrl.set(item.relative_url, item);
+      if (typeof item.relative_url === "string" && item.relative_url !== "" && typeof item.code === "number" && item.code !== 0)
+        byUrl.set(item.relative_url, item);
     }
     return { kind: "results", outcomes: new Map(items.map((i) => [i.id, subOutcome(byUrl.get(i.relativeUrl))])) };
   }

@@ -78,7 +78,12 @@ export class Batcher {
    * One round: `pending` packed into batches as senders ask for them, each sent and settled.
    * Returns the changes no batch carried (the apply stopped, or the route proved unavailable).
    */
-  private async sendRound(pending: readonly PlannedChange[], attempts: Map<string, number>, state: { throttled: number; delay: number }, next: PlannedChange[]): Promise<PlannedChange[]> {
+  private async sendRound(
+    pending: readonly PlannedChange[],
+    attempts: Map<string, number>,
+    state: { throttled: number; delay: number },
+    next: PlannedChange[],
+  ): Promise<PlannedChange[]> {
     const { halt } = this.sender.opts;
     const byId = new Map(pending.map((c) => [c.id, c]));
     const carried = new Set<string>();
@@ -122,7 +127,13 @@ export class Batcher {
     return pending.filter((c) => !carried.has(c.id));
   }
 
-  private async sendAndSettle(items: BatchItem[], byId: ReadonlyMap<string, PlannedChange>, attempts: Map<string, number>, state: { throttled: number; delay: number }, next: PlannedChange[]): Promise<void> {
+  private async sendAndSettle(
+    items: BatchItem[],
+    byId: ReadonlyMap<string, PlannedChange>,
+    attempts: Map<string, number>,
+    state: { throttled: number; delay: number },
+    next: PlannedChange[],
+  ): Promise<void> {
     const { recorder, halt } = this.sender.opts;
     const group = items.map((i) => byId.get(i.id)!);
     let result: BatchResult;
@@ -136,7 +147,10 @@ export class Batcher {
       return;
     }
     const queue = this.sender.opts.interfaces.queue("gateway");
-    const batchOutcome: CallOutcome = result.kind === "whole" ? result.outcome : { kind: "answered", status: result.kind === "results" ? 200 : 0, retryAfterMs: undefined, body: undefined, text: "" };
+    const batchOutcome: CallOutcome =
+      result.kind === "whole"
+        ? result.outcome
+        : { kind: "answered", status: result.kind === "results" ? 200 : 0, retryAfterMs: undefined, body: undefined, text: "" };
     if (result.kind === "unavailable") {
       this.sender.observe(queue, "batch", batchOutcome, group.length);
       if (this.fallback === undefined) {

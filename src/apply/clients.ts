@@ -69,7 +69,12 @@ export class Interfaces {
 }
 
 /** Opens what the executable changes need; throws ConfigError for a missing target or credential. */
-export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<ApplyDeps, "config" | "env" | "dispatcher">, logger: Logger, also: readonly InterfaceName[] = []): Interfaces {
+export function openInterfaces(
+  executable: readonly PlannedChange[],
+  deps: Pick<ApplyDeps, "config" | "env" | "dispatcher">,
+  logger: Logger,
+  also: readonly InterfaceName[] = [],
+): Interfaces {
   const { config, env } = deps;
   const open = new Interfaces();
   const missing: string[] = [];
@@ -77,7 +82,9 @@ export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<
     const cred = credentialOf(config, iface);
     const target = config.targets[iface];
     if (cred === undefined || target === undefined) {
-      throw new ConfigError(ErrorCode.CONFIG_INVALID, `the plan calls the ${iface} interface, but gatesync.yaml has no targets.${iface}`, { hint: `add targets.${iface} with its url and credential variable` });
+      throw new ConfigError(ErrorCode.CONFIG_INVALID, `the plan calls the ${iface} interface, but gatesync.yaml has no targets.${iface}`, {
+        hint: `add targets.${iface} with its url and credential variable`,
+      });
     }
     const value = env[cred.env];
     if (value === undefined || value === "") {
@@ -85,7 +92,17 @@ export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<
       continue;
     }
     const auth = { header: cred.header, value: credentialValue(cred.scheme, value) };
-    open.clients.set(iface, new InterfaceClient({ name: iface, baseUrl: target.url, auth, dispatcher: deps.dispatcher, timeoutMs: config.retries.timeoutMs, maxResponseBytes: config.limits.maxResponseBytes }));
+    open.clients.set(
+      iface,
+      new InterfaceClient({
+        name: iface,
+        baseUrl: target.url,
+        auth,
+        dispatcher: deps.dispatcher,
+        timeoutMs: config.retries.timeoutMs,
+        maxResponseBytes: config.limits.maxResponseBytes,
+      }),
+    );
     open.queues.set(iface, new InterfaceQueue(iface, target.rateLimit, logger, { maxPauseMs: config.retries.maxRetryAfterMs }));
   }
   const batch = config.targets.gateway?.batch;
@@ -93,12 +110,21 @@ export function openInterfaces(executable: readonly PlannedChange[], deps: Pick<
     const loopbackKey = env[batch.keyEnv];
     if (loopbackKey === undefined || loopbackKey === "") missing.push(batch.keyEnv);
     else if (open.clients.has("gateway")) {
-      open.batch = new BatchSender(open.client("gateway"), open.queue("gateway"), { listenPath: batch.listenPath, loopbackKey, adminKey: env[config.targets.gateway!.credentialEnv]!, maxSize: batch.maxSize }, logger);
+      open.batch = new BatchSender(
+        open.client("gateway"),
+        open.queue("gateway"),
+        { listenPath: batch.listenPath, loopbackKey, adminKey: env[config.targets.gateway!.credentialEnv]!, maxSize: batch.maxSize },
+        logger,
+      );
     }
   }
   if (missing.length > 0) {
     const names = [...new Set(missing)].sort();
-    throw new ConfigError(ErrorCode.CONFIG_INVALID, `credentials missing: environment variable${names.length === 1 ? "" : "s"} ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not set`, { hint: "set them where gatesync runs; gatesync.yaml names them" });
+    throw new ConfigError(
+      ErrorCode.CONFIG_INVALID,
+      `credentials missing: environment variable${names.length === 1 ? "" : "s"} ${names.join(", ")} ${names.length === 1 ? "is" : "are"} not set`,
+      { hint: "set them where gatesync runs; gatesync.yaml names them" },
+    );
   }
   return open;
 }

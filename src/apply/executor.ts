@@ -73,7 +73,18 @@ function countCalls(interfaces: Interfaces, sender: Sender, checks: number, viaB
   const count = (i: InterfaceName): number => interfaces.started(i);
   const gateway = count("gateway") - batchCalls - checks;
   const total = count("gateway") + count("portal") + count("dashboard") + count("llm");
-  return { gateway, portal: count("portal"), dashboard: count("dashboard"), llm: count("llm"), batchCalls, batched: viaBatch, total, checks, retries: sender.retries, pauses: interfaces.pauses };
+  return {
+    gateway,
+    portal: count("portal"),
+    dashboard: count("dashboard"),
+    llm: count("llm"),
+    batchCalls,
+    batched: viaBatch,
+    total,
+    checks,
+    retries: sender.retries,
+    pauses: interfaces.pauses,
+  };
 }
 
 export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<ApplySummary> {
@@ -99,7 +110,17 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   const halt = new AbortController();
   // removed when the apply ends: the caller's signal may outlive it (a daemon's)
   const unlinkCaller = new AbortWaiters().add(deps.signal === undefined ? [] : [deps.signal], () => halt.abort());
-  const recorder = new Recorder({ state: deps.state, snapshot: input.state, desired: input.desired, hashKey: input.hashKey.key, commit: input.commit, now, logger, progress, halt });
+  const recorder = new Recorder({
+    state: deps.state,
+    snapshot: input.state,
+    desired: input.desired,
+    hashKey: input.hashKey.key,
+    commit: input.commit,
+    now,
+    logger,
+    progress,
+    halt,
+  });
   const policy = { max: config.retries.max, baseDelayMs: config.retries.baseDelayMs, maxDelayMs: config.retries.maxDelayMs };
   const sender = new Sender({ interfaces, recorder, desired: input.desired, policy, logger, halt: halt.signal, random: deps.random, observe: deps.observe });
   const batcher = interfaces.batch === undefined ? undefined : new Batcher(sender, interfaces.batch, logger);
@@ -134,7 +155,11 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   }
 
   const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : 1);
-  const problems = (s: "failed" | "in-doubt"): Array<{ id: string; message: string }> => recorder.byStatus(s).map((o) => ({ id: o.id, message: o.message ?? "" })).sort(byId);
+  const problems = (s: "failed" | "in-doubt"): Array<{ id: string; message: string }> =>
+    recorder
+      .byStatus(s)
+      .map((o) => ({ id: o.id, message: o.message ?? "" }))
+      .sort(byId);
   const routeNote = interfaces.batch?.routeNote;
   return {
     applied: [...appliedIds].sort(),

@@ -140,7 +140,10 @@ export class InterfaceClient implements Caller {
   private failure(err: unknown, status: number | undefined): CallOutcome {
     const answered = status === undefined ? "" : ` (status ${status} arrived; its body did not)`;
     if (err instanceof TooLarge) {
-      return { kind: "unknown", error: `the answer${status === undefined ? "" : ` (status ${status})`} is larger than limits.maxResponseBytes (${mib(this.opts.maxResponseBytes)}): reading stopped; outcome unknown` };
+      return {
+        kind: "unknown",
+        error: `the answer${status === undefined ? "" : ` (status ${status})`} is larger than limits.maxResponseBytes (${mib(this.opts.maxResponseBytes)}): reading stopped; outcome unknown`,
+      };
     }
     if (err instanceof DeadlineExceeded) {
       return { kind: "unknown", error: `no complete answer within retries.timeoutMs (${this.opts.timeoutMs} ms)${answered}: outcome unknown` };
@@ -159,7 +162,15 @@ export function answerMessage(body: unknown, text: string): string {
     if (typeof b.Message === "string") return b.Message;
     if (typeof b.error === "string") return b.error;
     if (Array.isArray(b.errors)) {
-      return b.errors.map((e) => (typeof e === "string" ? e : typeof (e as Record<string, unknown>).detail === "string" ? String((e as Record<string, unknown>).detail) : JSON.stringify(e))).join("; ");
+      return b.errors
+        .map((e) =>
+          typeof e === "string"
+            ? e
+            : typeof (e as Record<string, unknown>).detail === "string"
+              ? String((e as Record<string, unknown>).detail)
+              : JSON.stringify(e),
+        )
+        .join("; ");
     }
   }
   return text.slice(0, 300);

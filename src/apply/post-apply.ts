@@ -28,7 +28,11 @@ export function checksChanged(r: Resource, records: { record(id: string): Resour
 }
 
 /** Runs the checks; returns their results and how many calls they made. */
-export async function runPostApply(resources: readonly Resource[], applied: ReadonlySet<string>, deps: PostApplyDeps): Promise<{ health: HealthResult[]; calls: number }> {
+export async function runPostApply(
+  resources: readonly Resource[],
+  applied: ReadonlySet<string>,
+  deps: PostApplyDeps,
+): Promise<{ health: HealthResult[]; calls: number }> {
   const health: HealthResult[] = [];
   let calls = 0;
   for (const r of resources) {

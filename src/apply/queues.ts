@@ -135,7 +135,9 @@ export class InterfaceQueue {
    */
   pause(ms: number): boolean {
     if (this.options.maxPauseMs !== undefined && ms > this.options.maxPauseMs) {
-      this.close(`the ${this.name} interface asked to wait ${Math.ceil(ms / 1000)} s (Retry-After), longer than retries.maxRetryAfterMs (${Math.ceil(this.options.maxPauseMs / 1000)} s): not sent; the next run tries again`);
+      this.close(
+        `the ${this.name} interface asked to wait ${Math.ceil(ms / 1000)} s (Retry-After), longer than retries.maxRetryAfterMs (${Math.ceil(this.options.maxPauseMs / 1000)} s): not sent; the next run tries again`,
+      );
       return false;
     }
     const until = this.now() + ms;
@@ -171,7 +173,8 @@ export class InterfaceQueue {
   slowDown(): void {
     const before = this.rate;
     this.rate = Math.max(Math.min(minRate, this.limit.requestsPerSecond), this.rate / 2);
-    if (this.rate < before) this.logger.warn({ interface: this.name, rate: Number(this.rate.toFixed(2)) }, "interface rate halved after a 429 without Retry-After");
+    if (this.rate < before)
+      this.logger.warn({ interface: this.name, rate: Number(this.rate.toFixed(2)) }, "interface rate halved after a 429 without Retry-After");
   }
 
   /** An answered call: grow the rate back by a tenth of the configured one (additive increase). */

@@ -10,7 +10,13 @@ import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/stat
 import { serverIdAddress } from "../kinds/registry.js";
 
 /** Writes the adoption records (under the apply's lock) and returns the state the executor builds on. */
-export async function recordAdoptions(plan: Plan, desired: DesiredSet, snapshot: StateSnapshot, state: StateBackend, opts: { readonly now: string; readonly hashKeyStore: string | undefined }): Promise<StateSnapshot> {
+export async function recordAdoptions(
+  plan: Plan,
+  desired: DesiredSet,
+  snapshot: StateSnapshot,
+  state: StateBackend,
+  opts: { readonly now: string; readonly hashKeyStore: string | undefined },
+): Promise<StateSnapshot> {
   const { now } = opts;
   const adopted = plan.changes.filter((c) => c.action === "adopt" && c.adopt !== undefined);
   if (adopted.length === 0) return snapshot;

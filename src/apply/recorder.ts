@@ -88,7 +88,8 @@ export class Recorder {
       await this.opts.state.write(record);
     } catch (err) {
       this.opts.halt.abort();
-      this.stateFailure ??= err instanceof GatesyncError ? err : new StateError(ErrorCode.STATE_IO, `cannot write the state: ${(err as Error).message}`, { cause: err });
+      this.stateFailure ??=
+        err instanceof GatesyncError ? err : new StateError(ErrorCode.STATE_IO, `cannot write the state: ${(err as Error).message}`, { cause: err });
       this.opts.logger.error({ resource: record.id, err: (err as Error).message }, "state write failed: no further calls");
       throw err;
     }
@@ -172,7 +173,14 @@ export class Recorder {
     const t = this.opts.now().toISOString();
     if (verdict.kind === "in-doubt") {
       const d = this.opts.desired.find(c.id);
-      return { ...(this.record(c.id) ?? this.fresh(c)), status: "in-doubt", error: `outcome unknown: ${verdict.why}`, ...(d === undefined ? {} : { attempted: d.request.compare }), ...spentTrigger(c, d), updatedAt: t };
+      return {
+        ...(this.record(c.id) ?? this.fresh(c)),
+        status: "in-doubt",
+        error: `outcome unknown: ${verdict.why}`,
+        ...(d === undefined ? {} : { attempted: d.request.compare }),
+        ...spentTrigger(c, d),
+        updatedAt: t,
+      };
     }
     // Refused, or certainly not delivered: nothing new exists on the server.
     const { attempted: _attempted, ...kept } = this.history(c) ?? this.fresh(c);
@@ -195,10 +203,25 @@ export class Recorder {
     const record = verdict.kind === "success" ? this.applied(c, outcome!, verdict.note) : this.unsettled(c, verdict);
     const status = verdict.kind === "success" ? "applied" : verdict.kind;
     const message = verdict.kind === "success" ? verdict.note : verdict.why;
-    const result: ResourceOutcome = { id: c.id, status, viaBatch, attempts, ...(message === undefined ? {} : { message }), ...(httpStatus === undefined ? {} : { httpStatus }) };
+    const result: ResourceOutcome = {
+      id: c.id,
+      status,
+      viaBatch,
+      attempts,
+      ...(message === undefined ? {} : { message }),
+      ...(httpStatus === undefined ? {} : { httpStatus }),
+    };
     const log = this.opts.logger.child({ resource: c.id });
-    if (verdict.kind === "success") log.info({ operation: c.operation?.name, status: httpStatus, attempts, viaBatch, ...(verdict.note === undefined ? {} : { note: verdict.note }) }, "resource applied");
-    else log.error({ operation: c.operation?.name, status: httpStatus, reason: verdict.why }, verdict.kind === "in-doubt" ? "resource in doubt" : "resource failed");
+    if (verdict.kind === "success")
+      log.info(
+        { operation: c.operation?.name, status: httpStatus, attempts, viaBatch, ...(verdict.note === undefined ? {} : { note: verdict.note }) },
+        "resource applied",
+      );
+    else
+      log.error(
+        { operation: c.operation?.name, status: httpStatus, reason: verdict.why },
+        verdict.kind === "in-doubt" ? "resource in doubt" : "resource failed",
+      );
     let recorded = result;
     try {
       await this.write(record);
@@ -247,6 +270,11 @@ function spentTrigger(c: PlannedChange, d: { readonly request: { readonly trigge
 /** A call that reached the server, whose outcome the state could not record. */
 function unrecorded(result: ResourceOutcome, repeatableCall: boolean, serverId: string | undefined): ResourceOutcome {
   if (result.status !== "applied") return result;
-  if (repeatableCall) return { ...result, status: "failed", message: "applied on the server, but the state could not record it: the next apply sends it again" };
-  return { ...result, status: "in-doubt", message: `sent and answered${serverId === undefined ? "" : ` (server id ${serverId})`}, but the state could not record it` };
+  if (repeatableCall)
+    return { ...result, status: "failed", message: "applied on the server, but the state could not record it: the next apply sends it again" };
+  return {
+    ...result,
+    status: "in-doubt",
+    message: `sent and answered${serverId === undefined ? "" : ` (server id ${serverId})`}, but the state could not record it`,
+  };
 }

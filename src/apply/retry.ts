@@ -37,7 +37,14 @@ export type Verdict =
  * The fate of one outcome. `repeatable`: sending it twice equals sending it once (operations
  * 1, 2, 3, 7, 8 — an org key write carrying a quota reset excepted).
  */
-export function judge(outcome: CallOutcome, repeatable: boolean, attempt: number, policy: RetryPolicy, describe: (o: Extract<CallOutcome, { kind: "answered" }>) => string, random?: () => number): Verdict {
+export function judge(
+  outcome: CallOutcome,
+  repeatable: boolean,
+  attempt: number,
+  policy: RetryPolicy,
+  describe: (o: Extract<CallOutcome, { kind: "answered" }>) => string,
+  random?: () => number,
+): Verdict {
   const exhausted = attempt >= policy.max;
   if (outcome.kind === "answered") {
     const { status } = outcome;
@@ -50,13 +57,19 @@ export function judge(outcome: CallOutcome, repeatable: boolean, attempt: number
     }
     if (status >= 500) {
       if (!repeatable) return { kind: "in-doubt", why };
-      return exhausted ? { kind: "failed", why: `${why} (gave up after ${attempt + 1} tries)`, status } : { kind: "retry", delayMs: backoffMs(policy, attempt, random), pause: false, why };
+      return exhausted
+        ? { kind: "failed", why: `${why} (gave up after ${attempt + 1} tries)`, status }
+        : { kind: "retry", delayMs: backoffMs(policy, attempt, random), pause: false, why };
     }
     return { kind: "failed", why, status };
   }
   if (outcome.kind === "not-sent") {
-    return exhausted ? { kind: "failed", why: `${outcome.error} (gave up after ${attempt + 1} tries)` } : { kind: "retry", delayMs: backoffMs(policy, attempt, random), pause: false, why: outcome.error };
+    return exhausted
+      ? { kind: "failed", why: `${outcome.error} (gave up after ${attempt + 1} tries)` }
+      : { kind: "retry", delayMs: backoffMs(policy, attempt, random), pause: false, why: outcome.error };
   }
   if (!repeatable) return { kind: "in-doubt", why: outcome.error };
-  return exhausted ? { kind: "failed", why: `${outcome.error} (outcome unknown after ${attempt + 1} tries)` } : { kind: "retry", delayMs: backoffMs(policy, attempt, random), pause: false, why: outcome.error };
+  return exhausted
+    ? { kind: "failed", why: `${outcome.error} (outcome unknown after ${attempt + 1} tries)` }
+    : { kind: "retry", delayMs: backoffMs(policy, attempt, random), pause: false, why: outcome.error };
 }

@@ -31,17 +31,24 @@ export interface ApplyRunInput extends PlanRunInput {
   readonly lockOwner?: string;
 }
 
-export type ApplyRunResult = { readonly plan: Plan; readonly run: PlanRun; readonly summary: ApplySummary } | { readonly plan: Plan; readonly run: PlanRun; readonly declined: true };
+export type ApplyRunResult =
+  { readonly plan: Plan; readonly run: PlanRun; readonly summary: ApplySummary } | { readonly plan: Plan; readonly run: PlanRun; readonly declined: true };
 
 /** Refuses a saved plan made against another state, or from other files. */
 export function checkSavedPlan(saved: Plan, current: Plan): void {
   if (saved.state.lineage !== current.state.lineage || saved.state.serial !== current.state.serial) {
-    throw new StateError(ErrorCode.STATE_CHANGED, `the saved plan was made against state serial ${saved.state.serial}; the state is now at serial ${current.state.serial}`, {
-      hint: "something was applied since: make a new plan and review it",
-    });
+    throw new StateError(
+      ErrorCode.STATE_CHANGED,
+      `the saved plan was made against state serial ${saved.state.serial}; the state is now at serial ${current.state.serial}`,
+      {
+        hint: "something was applied since: make a new plan and review it",
+      },
+    );
   }
   if (saved.digest !== current.digest) {
-    throw new StateError(ErrorCode.STATE_CHANGED, "the repository no longer matches the saved plan (its changes differ)", { hint: "make a new plan from the current files and review it" });
+    throw new StateError(ErrorCode.STATE_CHANGED, "the repository no longer matches the saved plan (its changes differ)", {
+      hint: "make a new plan from the current files and review it",
+    });
   }
 }
 
@@ -60,7 +67,14 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
     const moved = await recordMoves(run.plan, run.state, state, now);
     const before = await recordAdoptions(run.plan, run.desired, moved, state, { now, hashKeyStore: run.hashKey.store });
     const summary = await executePlan(
-      { plan: run.plan, desired: run.desired, resources: run.resources, hashKey: run.hashKey, state: before, ...(input.commit === undefined ? {} : { commit: input.commit }) },
+      {
+        plan: run.plan,
+        desired: run.desired,
+        resources: run.resources,
+        hashKey: run.hashKey,
+        state: before,
+        ...(input.commit === undefined ? {} : { commit: input.commit }),
+      },
       {
         config: input.config,
         env: input.env,

@@ -46,7 +46,12 @@ export class Sender {
   requestOf(c: PlannedChange): CallRequest & { readonly method: string; readonly path: string } {
     const out = this.opts.desired.outgoing.get(c.id);
     const op = c.operation!;
-    if (c.action === "orphan") return { method: op.method, path: `${op.path}${op.query}`, body: knownKind(c.kind)!.deactivation!.body(this.opts.recorder.record(c.id)!.applied ?? {}, this.opts.recorder.record(c.id)!.address) };
+    if (c.action === "orphan")
+      return {
+        method: op.method,
+        path: `${op.path}${op.query}`,
+        body: knownKind(c.kind)!.deactivation!.body(this.opts.recorder.record(c.id)!.applied ?? {}, this.opts.recorder.record(c.id)!.address),
+      };
     const path = `${op.path}${queryString(out?.query ?? {}, c.quotaReset === true, encodeURIComponent)}`;
     if (c.reactivate === true && out !== undefined) {
       // a deactivated object declared again: the spec's body, switched on (reactivation.ts)
@@ -58,7 +63,14 @@ export class Sender {
 
   observe(queue: InterfaceQueue, operation: string, outcome: CallOutcome, batchSize?: number): void {
     const code = outcome.kind === "answered" ? String(outcome.status) : "error";
-    this.opts.observe?.({ interface: queue.name, operation, code, queueDepth: queue.depth, rate: queue.rate, ...(batchSize === undefined ? {} : { batchSize }) });
+    this.opts.observe?.({
+      interface: queue.name,
+      operation,
+      code,
+      queueDepth: queue.depth,
+      rate: queue.rate,
+      ...(batchSize === undefined ? {} : { batchSize }),
+    });
   }
 
   /**
@@ -71,12 +83,19 @@ export class Sender {
     const pauseMs = throttlePauseMs(outcome, this.opts.policy, throttleAttempt, this.opts.random);
     if (pauseMs === undefined) {
       if (outcome.kind === "answered") queue.speedUp();
-      return { verdict: this.opts.recorder.settledByResend(c, judge(outcome, repeatable(c), attempt, this.opts.policy, describe, this.opts.random)), throttle: false };
+      return {
+        verdict: this.opts.recorder.settledByResend(c, judge(outcome, repeatable(c), attempt, this.opts.policy, describe, this.opts.random)),
+        throttle: false,
+      };
     }
     const answer = outcome as Extract<CallOutcome, { kind: "answered" }>;
     if (answer.status === 429 && answer.retryAfterMs === undefined) queue.slowDown();
-    if (!queue.pause(pauseMs)) return { verdict: { kind: "failed", why: `${answer.status}: ${describe(answer)}; ${queue.closedBecause}`, status: answer.status }, throttle: true };
-    return { verdict: this.opts.recorder.settledByResend(c, judge(outcome, repeatable(c), throttleAttempt, this.opts.policy, describe, this.opts.random)), throttle: true };
+    if (!queue.pause(pauseMs))
+      return { verdict: { kind: "failed", why: `${answer.status}: ${describe(answer)}; ${queue.closedBecause}`, status: answer.status }, throttle: true };
+    return {
+      verdict: this.opts.recorder.settledByResend(c, judge(outcome, repeatable(c), throttleAttempt, this.opts.policy, describe, this.opts.random)),
+      throttle: true,
+    };
   }
 
   /** Waits, unless the apply stops meanwhile. */
@@ -122,7 +141,11 @@ export class Sender {
       let outcome: CallOutcome;
       try {
         // The intent is written just before the request leaves: a call never started leaves no trace.
-        outcome = await queue.run(() => client.call(req), this.opts.halt, () => this.opts.recorder.intent(c));
+        outcome = await queue.run(
+          () => client.call(req),
+          this.opts.halt,
+          () => this.opts.recorder.intent(c),
+        );
       } catch (err) {
         await this.notSent(err, [c], false);
         return;

@@ -35,10 +35,15 @@ export function renderSummary(s: ApplySummary, paint: Paint): string {
   );
   const c = s.calls;
   // every request to the gateway: direct calls, batch calls and the checks' batch calls
-  lines.push(`Calls: gateway ${c.gateway + c.batchCalls + c.checks}${c.batchCalls > 0 ? ` (${c.batchCalls} batch call${c.batchCalls === 1 ? "" : "s"} carrying ${c.batched} change${c.batched === 1 ? "" : "s"})` : ""}, portal ${c.portal}, dashboard ${c.dashboard}, llm ${c.llm}; ${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${c.pauses} pause${c.pauses === 1 ? "" : "s"} for Retry-After.`);
+  lines.push(
+    `Calls: gateway ${c.gateway + c.batchCalls + c.checks}${c.batchCalls > 0 ? ` (${c.batchCalls} batch call${c.batchCalls === 1 ? "" : "s"} carrying ${c.batched} change${c.batched === 1 ? "" : "s"})` : ""}, portal ${c.portal}, dashboard ${c.dashboard}, llm ${c.llm}; ${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${c.pauses} pause${c.pauses === 1 ? "" : "s"} for Retry-After.`,
+  );
   if (s.batchRoute !== undefined) lines.push(paint("yellow", `Batching: ${s.batchRoute}; production registers it with the slash.`));
   if (s.batchFallback !== undefined) lines.push(paint("yellow", `Batching was off after ${s.batchFallback}: the rest went as direct calls.`));
-  for (const h of s.health) lines.push(`Health: ${h.id} ${h.ok ? paint("green", "ok") : paint("red", "failing")} (${h.checks.filter((x) => x.ok).length}/${h.checks.length} checks${h.error === undefined ? "" : `; ${h.error}`})`);
+  for (const h of s.health)
+    lines.push(
+      `Health: ${h.id} ${h.ok ? paint("green", "ok") : paint("red", "failing")} (${h.checks.filter((x) => x.ok).length}/${h.checks.length} checks${h.error === undefined ? "" : `; ${h.error}`})`,
+    );
   if (s.skipped.length > 0) lines.push(paint("yellow", `Not started (the apply was stopped): ${s.skipped.join(", ")}`));
   if (s.failed.length > 0) lines.push(paint("red", "Failed:"), ...s.failed.map((f) => `  ${f.id}: ${f.message}`));
   if (s.adopted.length > 0) lines.push(`Adopted (recorded under the server id the annotation or \`state adopt\` gave): ${s.adopted.join(", ")}`);

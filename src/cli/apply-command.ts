@@ -29,17 +29,25 @@ async function readSavedPlan(file: string): Promise<Plan> {
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read the saved plan ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give the file written by `gatesync plan --out FILE`");
+    throw new UsageError(
+      `cannot read the saved plan ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      "give the file written by `gatesync plan --out FILE`",
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new UsageError(`${file} is not a gatesync plan: it is not JSON`, "give the file written by `gatesync plan --out FILE` (not the text or markdown output)");
+    throw new UsageError(
+      `${file} is not a gatesync plan: it is not JSON`,
+      "give the file written by `gatesync plan --out FILE` (not the text or markdown output)",
+    );
   }
   const issues = new SchemaRegistry().validate("plan.schema.json", value);
   if (issues.length > 0) {
-    throw new ValidationFailed(issues.map((i) => ({ severity: "error", code: ErrorCode.USAGE, file, path: i.path.join("."), message: `not a gatesync plan: ${i.message}` })));
+    throw new ValidationFailed(
+      issues.map((i) => ({ severity: "error", code: ErrorCode.USAGE, file, path: i.path.join("."), message: `not a gatesync plan: ${i.message}` })),
+    );
   }
   return value as Plan;
 }
@@ -134,7 +142,9 @@ function stopOnSignals(io: CliIo, apply: { readonly progress: Progress | undefin
       // the bar gives the terminal back (cursor, line wrapping) before anything else is written
       apply.progress?.stop();
       const again = signal === "SIGINT" ? "Press Ctrl-C again" : `Send ${signal} again`;
-      io.stderr(`\n${signal}: stopping — no new calls; waiting for the calls in flight (each within retries.timeoutMs, ${apply.timeoutMs} ms) to record what they did. ${again} to stop waiting (those calls are then recorded in doubt).\n`);
+      io.stderr(
+        `\n${signal}: stopping — no new calls; waiting for the calls in flight (each within retries.timeoutMs, ${apply.timeoutMs} ms) to record what they did. ${again} to stop waiting (those calls are then recorded in doubt).\n`,
+      );
     },
     onAbandon: () => {
       io.stderr("Not waiting any longer: the connections are closed; calls still in flight are recorded in doubt.\n");
@@ -157,10 +167,13 @@ function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedB
   // the summary first (what reached the servers), then why the apply stopped
   if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
   const blocked = result.summary.blocked;
-  if (blocked.length > 0) io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
+  if (blocked.length > 0)
+    io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
   if (stoppedBy !== undefined) {
     const left = result.summary.skipped.length;
-    io.stdout(`${painter(color)("yellow", `Stopped by ${stoppedBy}${left > 0 ? `: ${left} change${left === 1 ? "" : "s"} not started — \`gatesync apply\` again applies ${left === 1 ? "it" : "them"}` : ""}.`)}\n`);
+    io.stdout(
+      `${painter(color)("yellow", `Stopped by ${stoppedBy}${left > 0 ? `: ${left} change${left === 1 ? "" : "s"} not started — \`gatesync apply\` again applies ${left === 1 ? "it" : "them"}` : ""}.`)}\n`,
+    );
     process.exitCode = signalExitCode(stoppedBy);
     return;
   }

@@ -84,7 +84,8 @@ export function addDemoCommand(program: Command, io: CliIo): void {
     .option("--serve", "after the first run, stop the daemon and keep the sandbox up for exploring")
     .option("--listen <host:port>", "address of the status server", "127.0.0.1:9464")
     .action(async (opts: { once?: boolean; serve?: boolean; listen: string }) => {
-      if (opts.once === true && opts.serve === true) throw new UsageError("--once and --serve exclude each other", "--once stops everything after the first run; --serve keeps the sandbox up");
+      if (opts.once === true && opts.serve === true)
+        throw new UsageError("--once and --serve exclude each other", "--once stops everything after the first run; --serve keeps the sandbox up");
       const example = await loadConfig(`${examplesDir}gatesync.yaml`);
       // Sandbox-only credentials, handed over through the variables the config names.
       const env: Record<string, string | undefined> = { ...io.env };
@@ -151,11 +152,17 @@ async function runDemoDaemon(run: DemoRun): Promise<{ daemon: Daemon; ok: boolea
   // before the validation that is shown, so that it does not warn about what the demo supplies.
   const supplied: string[] = [];
   for (const r of (await validateDirectory(source, config, env)).resources) {
-    walkStrings(r.spec, (s) => findSecretRefs(s).forEach((ref) => ref.provider === "env" && env[ref.name] === undefined && supplied.push(ref.name) && (env[ref.name] = demoValue())));
+    walkStrings(r.spec, (s) =>
+      findSecretRefs(s).forEach((ref) => ref.provider === "env" && env[ref.name] === undefined && supplied.push(ref.name) && (env[ref.name] = demoValue())),
+    );
   }
   const checked = await validateDirectory(source, config, env);
-  io.stdout(`== gatesync validate ${path.relative(process.cwd(), source) || "."}${supplied.length === 0 ? "" : ` (demo values for ${supplied.sort().join(", ")})`}\n`);
-  io.stdout(renderValidation({ valid: checked.valid, files: checked.files, resources: checked.resources.length, diagnostics: checked.diagnostics }, "text", color));
+  io.stdout(
+    `== gatesync validate ${path.relative(process.cwd(), source) || "."}${supplied.length === 0 ? "" : ` (demo values for ${supplied.sort().join(", ")})`}\n`,
+  );
+  io.stdout(
+    renderValidation({ valid: checked.valid, files: checked.files, resources: checked.resources.length, diagnostics: checked.diagnostics }, "text", color),
+  );
 
   let first: ((ok: boolean) => void) | undefined;
   const firstRun = new Promise<boolean>((resolve) => (first = resolve));

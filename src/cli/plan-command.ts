@@ -66,12 +66,23 @@ export function detailedExitCode(plan: Plan): number {
   return hasChanges(plan) ? 2 : 0;
 }
 
-type PlanFlags = SelectionFlags & PlanStateFlags & { config: string; format: PlanFormat; out?: string; detailedExitcode?: boolean; failOnBreaking?: boolean; dir?: string; allowMassDeactivation?: boolean };
+type PlanFlags = SelectionFlags &
+  PlanStateFlags & {
+    config: string;
+    format: PlanFormat;
+    out?: string;
+    detailedExitcode?: boolean;
+    failOnBreaking?: boolean;
+    dir?: string;
+    allowMassDeactivation?: boolean;
+  };
 
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
     .command("plan")
-    .description("show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 3 blocked changes present, 1 error; with --fail-on-breaking: 4 breaking changes)")
+    .description(
+      "show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 3 blocked changes present, 1 error; with --fail-on-breaking: 4 breaking changes)",
+    )
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .addOption(new Option("--format <format>", "text, markdown (merge requests) or json").choices(["text", "markdown", "json"]).default("text"))
     .option("--out <file>", "also save the plan as JSON, for `gatesync apply --plan FILE`")
@@ -97,14 +108,30 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       });
       try {
         // a plan only: the state's payloads are read only where the plan compares them
-        const computed = await runPlan({ config, ...resources.input, validator: RepositoryValidator.oneShot(), state, env: io.env, payloads: "needed", keep: "plan", ...(selection === undefined ? {} : { selection }), ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}) }).catch((err: unknown) => {
+        const computed = await runPlan({
+          config,
+          ...resources.input,
+          validator: RepositoryValidator.oneShot(),
+          state,
+          env: io.env,
+          payloads: "needed",
+          keep: "plan",
+          ...(selection === undefined ? {} : { selection }),
+          ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
+        }).catch((err: unknown) => {
           // the merge-request comment says why nothing was planned (the errors go to stderr too)
           if (err instanceof ValidationFailed && opts.format === "markdown") io.stdout(refusedPlanMarkdown(err.diagnostics));
           throw err;
         });
         checkStateRequired(computed.plan.state.serial, state.description, io.env, opts);
         // the header says which state, and loudly when it is empty
-        const run = { ruleFindings: computed.ruleFindings, plan: { ...computed.plan, state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) } } };
+        const run = {
+          ruleFindings: computed.ruleFindings,
+          plan: {
+            ...computed.plan,
+            state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) },
+          },
+        };
         const color = io.isTty && io.env.NO_COLOR === undefined;
         // the rules' warnings: on stderr beside a text or JSON plan, a section of the comment
         if (opts.format !== "markdown") for (const d of run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
@@ -116,11 +143,16 @@ export function addPlanCommand(program: Command, io: CliIo): void {
           await ensureDirectory(path.dirname(path.resolve(out)))
             .then(async () => writeFile(out, planChunks(run.plan, "json")))
             .catch((err: unknown) => {
-              throw new UsageError(`cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give --out a path in a writable directory");
+              throw new UsageError(
+                `cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+                "give --out a path in a writable directory",
+              );
             });
         }
         if (opts.failOnBreaking === true && hasBreaking(run.plan)) {
-          io.stderr(`${run.plan.summary.breaking} planned change${run.plan.summary.breaking === 1 ? " is" : "s are"} breaking (--fail-on-breaking): exit code 4\n`);
+          io.stderr(
+            `${run.plan.summary.breaking} planned change${run.plan.summary.breaking === 1 ? " is" : "s are"} breaking (--fail-on-breaking): exit code 4\n`,
+          );
           process.exitCode = 4;
         } else {
           process.exitCode = opts.detailedExitcode === true ? detailedExitCode(run.plan) : 0;

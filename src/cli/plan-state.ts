@@ -71,14 +71,22 @@ export function checkStateRequired(serial: number, description: string, env: Env
   if (serial > 0 || flags.allowEmptyState === true) return;
   const ci = inCi(env);
   if (!ci && flags.requireState !== true) return;
-  throw new StateError(ErrorCode.STATE_EMPTY, `the state this plan would be computed against is empty (${description})${ci ? " and this runs in CI (CI is set)" : ""}: every resource would show as a create`, {
-    hint: `plan against the daemon's state: set ${stateUrlVariable} to the daemon's address and ${stateTokenVariable} to its server.stateTokenEnv token (or pass --state postgres:VARIABLE/schema); if nothing was ever applied from this repository, pass --allow-empty-state`,
-  });
+  throw new StateError(
+    ErrorCode.STATE_EMPTY,
+    `the state this plan would be computed against is empty (${description})${ci ? " and this runs in CI (CI is set)" : ""}: every resource would show as a create`,
+    {
+      hint: `plan against the daemon's state: set ${stateUrlVariable} to the daemon's address and ${stateTokenVariable} to its server.stateTokenEnv token (or pass --state postgres:VARIABLE/schema); if nothing was ever applied from this repository, pass --allow-empty-state`,
+    },
+  );
 }
 
 /** The daemon's state from its `GET /state`. */
 async function fetchDaemonState(base: string, token: string | undefined): Promise<StateBackend> {
-  if (token === undefined) throw new UsageError(`${stateTokenVariable} is not set: the daemon's state is read with it`, `set it to the value of the daemon's server.stateTokenEnv variable`);
+  if (token === undefined)
+    throw new UsageError(
+      `${stateTokenVariable} is not set: the daemon's state is read with it`,
+      `set it to the value of the daemon's server.stateTokenEnv variable`,
+    );
   registerSecret(token);
   let url: URL;
   try {
@@ -87,7 +95,8 @@ async function fetchDaemonState(base: string, token: string | undefined): Promis
     throw new UsageError(`--state-url ${JSON.stringify(base)} is not a URL`, "give the daemon's address, e.g. https://gatesync.internal:9464");
   }
   const where = `${url.origin}${url.pathname}`;
-  const unreachable = (why: string, hint: string): StateError => new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's state from ${where}: ${why}`, { hint });
+  const unreachable = (why: string, hint: string): StateError =>
+    new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's state from ${where}: ${why}`, { hint });
   let res;
   try {
     res = await request(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, headersTimeout: 30_000, bodyTimeout: 60_000 });
@@ -95,8 +104,13 @@ async function fetchDaemonState(base: string, token: string | undefined): Promis
     throw unreachable((err as Error).message, "check the address and that the CI runner can reach the daemon's server (server.listen)");
   }
   const text = await res.body.text();
-  if (res.statusCode === 401) throw unreachable("the token was refused (401)", `set ${stateTokenVariable} to the value of the daemon's server.stateTokenEnv variable`);
-  if (res.statusCode === 404) throw unreachable("the daemon does not serve its state (404)", "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it");
+  if (res.statusCode === 401)
+    throw unreachable("the token was refused (401)", `set ${stateTokenVariable} to the value of the daemon's server.stateTokenEnv variable`);
+  if (res.statusCode === 404)
+    throw unreachable(
+      "the daemon does not serve its state (404)",
+      "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it",
+    );
   if (res.statusCode !== 200) throw unreachable(`it answered ${res.statusCode}`, "see the daemon's log");
   return new SnapshotState(parsePulled(text, where), `the daemon's state at ${where}`);
 }

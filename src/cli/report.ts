@@ -76,7 +76,9 @@ function gitlabCodeQuality(diagnostics: readonly Diagnostic[]): CodeQualityIssue
       description,
       check_name: checkName(d),
       // stable across pipelines while the finding is the same, so GitLab can tell new from fixed
-      fingerprint: createHash("sha256").update(`${checkName(d)}\0${file}\0${d.resource ?? ""}\0${d.path ?? ""}\0${d.message}`).digest("hex"),
+      fingerprint: createHash("sha256")
+        .update(`${checkName(d)}\0${file}\0${d.resource ?? ""}\0${d.path ?? ""}\0${d.message}`)
+        .digest("hex"),
       severity: d.severity === "error" ? "major" : d.severity === "warning" ? "minor" : "info",
       location: { path: file, lines: { begin: d.line ?? 1 } },
     };

@@ -24,7 +24,11 @@ export async function checkoutHead(dir: string): Promise<string | undefined> {
   }
 }
 
-export async function openResources(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>, dir: string | undefined): Promise<CommandResources> {
+export async function openResources(
+  config: GatesyncConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  dir: string | undefined,
+): Promise<CommandResources> {
   const none = async (): Promise<void> => Promise.resolve();
   if (dir !== undefined) {
     const root = path.resolve(dir);

@@ -20,7 +20,9 @@ export function addRunCommand(program: Command, io: CliIo): void {
     .option("--allow-mass-deactivation", `with --once: ${massDeactivationHelp}; a running daemon reads deactivationGuard.allowCommit instead`)
     .action(async (opts: { config: string; listen?: string; once?: boolean; allowMassDeactivation?: boolean }) => {
       if (opts.allowMassDeactivation === true && opts.once !== true) {
-        throw new UsageError("--allow-mass-deactivation is for one run (--once)", { hint: "for a running daemon, set `deactivationGuard: { allowCommit: <commit> }` in gatesync.yaml: it lifts the guard for that commit only" });
+        throw new UsageError("--allow-mass-deactivation is for one run (--once)", {
+          hint: "for a running daemon, set `deactivationGuard: { allowCommit: <commit> }` in gatesync.yaml: it lifts the guard for that commit only",
+        });
       }
       const read = await configOrDefault(opts.config);
       const config = opts.allowMassDeactivation === true ? { ...read, deactivationGuard: { ...read.deactivationGuard, allow: true } } : read;

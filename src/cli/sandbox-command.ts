@@ -22,7 +22,8 @@ interface SandboxFlags {
 function number(name: string, min: number, max = Number.POSITIVE_INFINITY) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number from ${min}${max === Number.POSITIVE_INFINITY ? " up" : ` to ${max}`}`);
+    if (!Number.isFinite(n) || n < min || n > max)
+      throw new InvalidArgumentError(`${name} must be a number from ${min}${max === Number.POSITIVE_INFINITY ? " up" : ` to ${max}`}`);
     return n;
   };
 }
@@ -61,7 +62,12 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
     .option("--rate-limit <rps[:burst]>", "token bucket per interface: 429 + Retry-After beyond it", rateLimit)
     .option("--seed <n>", "seed of the fault generator", number("seed", 0), 1)
     .option("--log-size <n>", "calls kept in the call log (inspect /calls; the counts cover every call)", integer("log size", 1), 50_000)
-    .option("--max-body-mib <n>", "largest management or traffic body accepted, in MiB (413 beyond; production sets no limit)", integer("max body", 1), defaultMaxBodyBytes / (1024 * 1024))
+    .option(
+      "--max-body-mib <n>",
+      "largest management or traffic body accepted, in MiB (413 beyond; production sets no limit)",
+      integer("max body", 1),
+      defaultMaxBodyBytes / (1024 * 1024),
+    )
     .action(async (flags: SandboxFlags) => {
       const fixtures = flags.fixtures === undefined ? {} : await loadFixtures(flags.fixtures);
       const faults: Partial<FaultSettings> = {
@@ -73,7 +79,16 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
         rateLimit: flags.rateLimit,
       };
       const credentials = Object.fromEntries(Object.entries(credentialEnv).flatMap(([k, env]) => (io.env[env] === undefined ? [] : [[k, io.env[env]]])));
-      const sandbox = await startSandbox({ port: flags.port, host: flags.host, fixtures, faults, seed: flags.seed, credentials, logSize: flags.logSize, maxBodyBytes: flags.maxBodyMib * 1024 * 1024 });
+      const sandbox = await startSandbox({
+        port: flags.port,
+        host: flags.host,
+        fixtures,
+        faults,
+        seed: flags.seed,
+        credentials,
+        logSize: flags.logSize,
+        maxBodyBytes: flags.maxBodyMib * 1024 * 1024,
+      });
       const generated = Object.entries(credentialEnv).filter(([, env]) => io.env[env] === undefined);
       io.stdout(
         [
@@ -83,7 +98,12 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
           `  portal    ${sandbox.urls.portal}`,
           `  llm       ${sandbox.urls.llm}`,
           `  inspect   ${sandbox.urls.inspect}/objects | /calls | /faults | /events | /reset`,
-          ...(generated.length === 0 ? [] : ["sandbox-only credentials, generated because these variables are unset:", ...generated.map(([k, env]) => `  export ${env}=${sandbox.credentials[k as keyof typeof credentialEnv]}`)]),
+          ...(generated.length === 0
+            ? []
+            : [
+                "sandbox-only credentials, generated because these variables are unset:",
+                ...generated.map(([k, env]) => `  export ${env}=${sandbox.credentials[k as keyof typeof credentialEnv]}`),
+              ]),
           "",
         ].join("\n"),
       );

@@ -21,7 +21,12 @@ export const selectionHelp = {
 };
 
 export function selectionFromFlags(flags: SelectionFlags): SelectionRequest | undefined {
-  const request = { targets: flags.target ?? [], excludes: flags.exclude ?? [], kinds: flags.kind ?? [], ...(flags.selector === undefined ? {} : { selector: flags.selector }) };
+  const request = {
+    targets: flags.target ?? [],
+    excludes: flags.exclude ?? [],
+    kinds: flags.kind ?? [],
+    ...(flags.selector === undefined ? {} : { selector: flags.selector }),
+  };
   return request.targets.length + request.excludes.length + request.kinds.length === 0 && flags.selector === undefined ? undefined : request;
 }
 
@@ -29,13 +34,23 @@ export function selectionFromFlags(flags: SelectionFlags): SelectionRequest | un
 export function applySelection(flags: SelectionFlags, saved: Plan | undefined, configSelector: string | undefined): SelectionRequest | undefined {
   const fromFlags = selectionFromFlags(flags);
   if (saved === undefined) return fromFlags;
-  if (fromFlags !== undefined) throw new UsageError("--target, --exclude, --kind and --selector cannot be given with --plan: the saved plan's selection applies", "make a new plan with the selection you want");
+  if (fromFlags !== undefined)
+    throw new UsageError(
+      "--target, --exclude, --kind and --selector cannot be given with --plan: the saved plan's selection applies",
+      "make a new plan with the selection you want",
+    );
   const s = saved.selection;
   if ((s?.configSelector ?? undefined) !== configSelector) {
-    throw new UsageError(`the saved plan was made under config selector ${JSON.stringify(s?.configSelector ?? "(none)")}; the config now says ${JSON.stringify(configSelector ?? "(none)")}`, "make a new plan with this config");
+    throw new UsageError(
+      `the saved plan was made under config selector ${JSON.stringify(s?.configSelector ?? "(none)")}; the config now says ${JSON.stringify(configSelector ?? "(none)")}`,
+      "make a new plan with this config",
+    );
   }
-  return s === undefined ? undefined : { targets: s.targets, excludes: s.excludes, kinds: s.kinds, ...(s.selector === undefined ? {} : { selector: s.selector }) };
+  return s === undefined
+    ? undefined
+    : { targets: s.targets, excludes: s.excludes, kinds: s.kinds, ...(s.selector === undefined ? {} : { selector: s.selector }) };
 }
 
 /** `--allow-mass-deactivation` of plan, apply and run --once. */
-export const massDeactivationHelp = "lift the guard against mass deactivation for this run: switch off every orphan `orphans: deactivate` would, however many (docs/renames.md)";
+export const massDeactivationHelp =
+  "lift the guard against mass deactivation for this run: switch off every orphan `orphans: deactivate` would, however many (docs/renames.md)";

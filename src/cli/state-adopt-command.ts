@@ -12,9 +12,13 @@ import { configOrDefault } from "./plan-command.js";
 function parseTarget(id: string): { kind: KindName; name: string } {
   const slash = id.indexOf("/");
   const kind = id.slice(0, slash);
-  if (slash <= 0 || slash === id.length - 1 || !(kindNames as readonly string[]).includes(kind)) throw new UsageError(`${JSON.stringify(id)} is not Kind/name`, `e.g. ApiProduct/storefront; kinds: ${kindNames.join(", ")}`);
+  if (slash <= 0 || slash === id.length - 1 || !(kindNames as readonly string[]).includes(kind))
+    throw new UsageError(`${JSON.stringify(id)} is not Kind/name`, `e.g. ApiProduct/storefront; kinds: ${kindNames.join(", ")}`);
   if (!adoptableKinds.includes(kind as KindName)) {
-    throw new UsageError(`${kind} cannot be adopted: gatesync never creates it, it addresses the object by the id in its spec`, `kinds that can be adopted: ${adoptableKinds.join(", ")}`);
+    throw new UsageError(
+      `${kind} cannot be adopted: gatesync never creates it, it addresses the object by the id in its spec`,
+      `kinds that can be adopted: ${adoptableKinds.join(", ")}`,
+    );
   }
   return { kind: kind as KindName, name: id.slice(slash + 1) };
 }
@@ -22,7 +26,9 @@ function parseTarget(id: string): { kind: KindName; name: string } {
 export function addStateAdoptCommand(state: Command, io: CliIo): void {
   state
     .command("adopt")
-    .description(`record an object that already exists on the server (made by hand) under its id, so the next apply does not create it again (or annotate the resource with ${adoptAnnotation})`)
+    .description(
+      `record an object that already exists on the server (made by hand) under its id, so the next apply does not create it again (or annotate the resource with ${adoptAnnotation})`,
+    )
     .argument("<resource>", "Kind/name")
     .requiredOption("--id <id>", "the object's id on the server")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
@@ -37,11 +43,19 @@ export function addStateAdoptCommand(state: Command, io: CliIo): void {
           const snapshot = await backend.read();
           const existing = snapshot.resources.get(id);
           if (existing !== undefined && (existing.applied !== undefined || existing.status === "in-doubt")) {
-            const how = existing.status === "in-doubt" ? `\`gatesync state resolve ${id} --id ${serverId}\` settles an in-doubt create` : `\`gatesync state resolve ${id} --forget\` first if the record is wrong`;
-            throw new UsageError(`${id} is already recorded (${existing.status}${existing.serverId === undefined ? "" : `, server id ${existing.serverId}`})`, { hint: how });
+            const how =
+              existing.status === "in-doubt"
+                ? `\`gatesync state resolve ${id} --id ${serverId}\` settles an in-doubt create`
+                : `\`gatesync state resolve ${id} --forget\` first if the record is wrong`;
+            throw new UsageError(`${id} is already recorded (${existing.status}${existing.serverId === undefined ? "" : `, server id ${existing.serverId}`})`, {
+              hint: how,
+            });
           }
           const holder = [...snapshot.resources.values()].find((r) => r.kind === kind && r.serverId === serverId && r.id !== id);
-          if (holder !== undefined) throw new UsageError(`server id ${serverId} is already recorded for ${holder.id}: one object cannot be two resources`, { hint: `check the id; \`gatesync state resolve ${holder.id} --forget\` if that record is wrong` });
+          if (holder !== undefined)
+            throw new UsageError(`server id ${serverId} is already recorded for ${holder.id}: one object cannot be two resources`, {
+              hint: `check the id; \`gatesync state resolve ${holder.id} --forget\` if that record is wrong`,
+            });
           if (snapshot.serial === 0) await backend.initialise(undefined);
           const now = new Date().toISOString();
           const record: ResourceRecord = {

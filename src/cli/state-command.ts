@@ -17,7 +17,10 @@ import { pulledState, pushState } from "./state-transfer.js";
 
 /** Runs `work` on the state the config (or `--state SPEC`) names, and closes it. */
 async function withState<T>(opts: { config: string; state?: string }, io: CliIo, work: (backend: StateBackend) => Promise<T>): Promise<T> {
-  const backend = opts.state === undefined ? openStateBackend(await configOrDefault(opts.config), io.env) : backendFromSpec(opts.state, opts.state === "postgres" ? await configOrDefault(opts.config) : undefined, io.env);
+  const backend =
+    opts.state === undefined
+      ? openStateBackend(await configOrDefault(opts.config), io.env)
+      : backendFromSpec(opts.state, opts.state === "postgres" ? await configOrDefault(opts.config) : undefined, io.env);
   try {
     return await work(backend);
   } finally {
@@ -35,8 +38,12 @@ function statusText(r: ResourceRecord, declared: ReadonlySet<string> | undefined
 function listText(snapshot: StateSnapshot, repository: DeclaredIds): string {
   const records = [...snapshot.resources.values()].sort((a, b) => (a.id < b.id ? -1 : 1));
   const lines = [`state serial ${snapshot.serial}, ${records.length} resources`];
-  if (repository.declared === undefined) lines.push(`(${repository.why}: records of resources gone from it are not marked orphaned; \`gatesync plan\` shows them)`);
-  for (const r of records) lines.push(`${statusText(r, repository.declared).padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${adoptedText(r)}${r.error === undefined ? "" : ` — ${r.error}`}`);
+  if (repository.declared === undefined)
+    lines.push(`(${repository.why}: records of resources gone from it are not marked orphaned; \`gatesync plan\` shows them)`);
+  for (const r of records)
+    lines.push(
+      `${statusText(r, repository.declared).padEnd(9)} ${r.id}${r.serverId === undefined ? "" : ` (id ${r.serverId})`}${adoptedText(r)}${r.error === undefined ? "" : ` — ${r.error}`}`,
+    );
   return `${lines.join("\n")}\n`;
 }
 
@@ -51,7 +58,8 @@ function addList(state: Command, io: CliIo): void {
         const snapshot = await backend.read();
         const repository = await declaredIds(opts.config, io);
         const { lineage, serial, resources } = pulledState(snapshot);
-        const orphans = repository.declared === undefined ? {} : { orphans: [...snapshot.resources.keys()].filter((id) => !repository.declared.has(id)).sort() };
+        const orphans =
+          repository.declared === undefined ? {} : { orphans: [...snapshot.resources.keys()].filter((id) => !repository.declared.has(id)).sort() };
         io.stdout(opts.json === true ? `${JSON.stringify({ lineage, serial, resources, ...orphans }, null, 2)}\n` : listText(snapshot, repository));
       }),
     );
@@ -89,9 +97,10 @@ function addPullPush(state: Command, io: CliIo): void {
       withState(opts, io, async (backend) => {
         const text = `${JSON.stringify(pulledState(await backend.read()), null, 2)}\n`;
         if (opts.out === undefined) io.stdout(text);
-        else await writeFile(opts.out, text, { mode: 0o600 }).catch((err: unknown) => {
-          throw new UsageError(`cannot write ${opts.out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-        });
+        else
+          await writeFile(opts.out, text, { mode: 0o600 }).catch((err: unknown) => {
+            throw new UsageError(`cannot write ${opts.out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+          });
       }),
     );
   state
@@ -112,7 +121,9 @@ function addPullPush(state: Command, io: CliIo): void {
 function addResolve(state: Command, io: CliIo): void {
   state
     .command("resolve")
-    .description("settle a resource by hand: --id ID (an in-doubt create exists), --forget (drop the record), --accept (record the repository's spec as applied)")
+    .description(
+      "settle a resource by hand: --id ID (an in-doubt create exists), --forget (drop the record), --accept (record the repository's spec as applied)",
+    )
     .argument("<resource>", "Kind/name")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--id <id>", "the in-doubt create exists on the server with this id")

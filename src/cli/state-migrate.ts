@@ -11,7 +11,9 @@ async function copyInto(to: StateBackend, snapshot: StateSnapshot, force: boolea
   try {
     const existing = await to.read();
     if (existing.serial > 0 && !force) {
-      throw new UsageError(`the target (${to.description}) is not empty: serial ${existing.serial}, ${existing.resources.size} records`, { hint: "pass --force to replace it" });
+      throw new UsageError(`the target (${to.description}) is not empty: serial ${existing.serial}, ${existing.resources.size} records`, {
+        hint: "pass --force to replace it",
+      });
     }
     await to.replaceAll(snapshot);
   } finally {
@@ -35,9 +37,13 @@ export async function migrateState(from: StateBackend, to: StateBackend, force: 
     await copyInto(to, snapshot, force);
     const copied = await to.read();
     if (copied.serial !== snapshot.serial || copied.resources.size !== snapshot.resources.size || copied.lineage !== snapshot.lineage) {
-      throw new StateError(ErrorCode.STATE_IO, "the copy does not match the source", { hint: "the target may have been written meanwhile; run the migration again" });
+      throw new StateError(ErrorCode.STATE_IO, "the copy does not match the source", {
+        hint: "the target may have been written meanwhile; run the migration again",
+      });
     }
-    io.stdout(`migrated ${snapshot.resources.size} records (serial ${snapshot.serial}, lineage ${snapshot.lineage === "" ? "none" : snapshot.lineage}) from ${from.description} to ${to.description}\n`);
+    io.stdout(
+      `migrated ${snapshot.resources.size} records (serial ${snapshot.serial}, lineage ${snapshot.lineage === "" ? "none" : snapshot.lineage}) from ${from.description} to ${to.description}\n`,
+    );
   } finally {
     await fromLock.release();
   }

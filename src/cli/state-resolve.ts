@@ -34,7 +34,14 @@ function resolvedRecord(record: ResourceRecord, serverId: string): ResourceRecor
 }
 
 /** The repository's spec of `id`, recorded as applied without calling. */
-async function accept(config: GatesyncConfig, backend: StateBackend, id: string, record: ResourceRecord | undefined, dir: string | undefined, io: CliIo): Promise<void> {
+async function accept(
+  config: GatesyncConfig,
+  backend: StateBackend,
+  id: string,
+  record: ResourceRecord | undefined,
+  dir: string | undefined,
+  io: CliIo,
+): Promise<void> {
   const resources = await openResources(config, io.env, dir);
   let run: PlanRun;
   try {
@@ -43,11 +50,15 @@ async function accept(config: GatesyncConfig, backend: StateBackend, id: string,
     await resources.close();
   }
   const d = run.desired.desired.find((x) => x.id === id);
-  if (d === undefined) throw new UsageError(`${id} is not in the repository`, { hint: "--accept records the repository's spec; use --forget for a resource that left it" });
+  if (d === undefined)
+    throw new UsageError(`${id} is not in the repository`, { hint: "--accept records the repository's spec; use --forget for a resource that left it" });
   const missing = d.request.update === undefined ? [] : unfilledParams(d.request.update, { ...d.request.address, ...record?.address });
   if (missing.length > 0) {
     throw new UsageError(`cannot accept ${id}: its ${missing.map((m) => `\`${m}\``).join(", ")} is unknown, so no later update could address the object`, {
-      hint: record?.status === "in-doubt" ? `record its server id with \`gatesync state resolve ${id} --id <server id>\`` : "write the server id in the spec (e.g. spec.webhookId) and accept again",
+      hint:
+        record?.status === "in-doubt"
+          ? `record its server id with \`gatesync state resolve ${id} --id <server id>\``
+          : "write the server id in the spec (e.g. spec.webhookId) and accept again",
     });
   }
   const accepted = appliedRecord(d, record, { now: new Date().toISOString(), quotaReset: true });
@@ -68,10 +79,13 @@ export async function resolveResource(config: GatesyncConfig, id: string, opts: 
         await backend.remove(id);
         io.stdout(`forgot ${id}\n`);
       } else if (opts.id !== undefined) {
-        if (record?.status !== "in-doubt") throw new UsageError(`${id} is not in doubt`, { hint: "--id settles an in-doubt create; use --accept for other resources" });
+        if (record?.status !== "in-doubt")
+          throw new UsageError(`${id} is not in doubt`, { hint: "--id settles an in-doubt create; use --accept for other resources" });
         if (knownKind(record.kind)?.serverId === undefined) {
           // an org key's id is its keyId, a dashboard hook has none: a server id would record nothing true
-          throw new UsageError(`${id} has no server id to record: the server does not name ${record.kind} objects`, { hint: inDoubtHint(record.kind, id, "declared") ?? "`gatesync plan` says what the next apply does with it" });
+          throw new UsageError(`${id} has no server id to record: the server does not name ${record.kind} objects`, {
+            hint: inDoubtHint(record.kind, id, "declared") ?? "`gatesync plan` says what the next apply does with it",
+          });
         }
         await backend.write(resolvedRecord(record, opts.id));
         io.stdout(`recorded ${id} as applied, server id ${opts.id}\n`);

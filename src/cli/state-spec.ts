@@ -17,7 +17,11 @@ export function backendFromSpec(spec: string, config: GatesyncConfig | undefined
   if (spec.startsWith("file:") && spec.length > 5) return new LegacyFileState(spec.slice(5));
   if (spec.startsWith("sqlite:") && spec.length > 7) return new SqliteStateBackend(spec.slice(7));
   if (spec === "postgres") {
-    if (config?.state.backend !== "postgres") throw new UsageError("`postgres` names the config's postgres state, but the config's state is not postgres", "use postgres:VARIABLE[/schema], with the connection string in VARIABLE");
+    if (config?.state.backend !== "postgres")
+      throw new UsageError(
+        "`postgres` names the config's postgres state, but the config's state is not postgres",
+        "use postgres:VARIABLE[/schema], with the connection string in VARIABLE",
+      );
     return openStateBackend(config, env);
   }
   const m = /^postgres:([A-Za-z_][A-Za-z0-9_]*)(?:\/([a-z_][a-z0-9_]*))?$/.exec(spec);

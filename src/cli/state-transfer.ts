@@ -26,10 +26,14 @@ export async function pushState(backend: StateBackend, file: string, force: bool
     const current = await backend.read();
     if (!force && current.serial > 0) {
       if (pushed.lineage !== current.lineage) {
-        throw new StateError(ErrorCode.STATE_CHANGED, `${file} is of another state (lineage ${pushed.lineage || "none"}; this state's is ${current.lineage})`, { hint: "push a file pulled from this state, or pass --force to replace it anyway" });
+        throw new StateError(ErrorCode.STATE_CHANGED, `${file} is of another state (lineage ${pushed.lineage || "none"}; this state's is ${current.lineage})`, {
+          hint: "push a file pulled from this state, or pass --force to replace it anyway",
+        });
       }
       if (pushed.serial < current.serial) {
-        throw new StateError(ErrorCode.STATE_CHANGED, `the state was written since ${file} was pulled (serial ${pushed.serial}; it is now ${current.serial})`, { hint: "pull again and redo the edit, or pass --force to replace what was written since" });
+        throw new StateError(ErrorCode.STATE_CHANGED, `the state was written since ${file} was pulled (serial ${pushed.serial}; it is now ${current.serial})`, {
+          hint: "pull again and redo the edit, or pass --force to replace what was written since",
+        });
       }
     }
     const written: StateSnapshot = { ...pushed, hashKey: pushed.hashKey ?? current.hashKey, serial: Math.max(pushed.serial, current.serial) + 1 };

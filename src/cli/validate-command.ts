@@ -48,13 +48,21 @@ export function addValidateCommand(program: Command, io: CliIo): void {
     .description("validate a directory of resources (exit 0 valid, 1 invalid)")
     .argument("[dir]", "resource directory (default: the config's source; a git source is fetched as `plan` fetches it)")
     .option("-c, --config <file>", "gatesync.yaml (default: ./gatesync.yaml when present)")
-    .addOption(new Option("--format <format>", "output format: text, json, github (workflow annotations), gitlab (Code Quality JSON)").choices(["text", "json", "github", "gitlab"]).default("text"))
+    .addOption(
+      new Option("--format <format>", "output format: text, json, github (workflow annotations), gitlab (Code Quality JSON)")
+        .choices(["text", "json", "github", "gitlab"])
+        .default("text"),
+    )
     .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat }) => {
       const config = await configIfPresent(opts.config);
       if (dir === undefined && config === undefined) {
-        throw new UsageError("no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)", "gatesync validate config/   (or `gatesync init` to scaffold a repository with a gatesync.yaml)");
+        throw new UsageError(
+          "no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)",
+          "gatesync validate config/   (or `gatesync init` to scaffold a repository with a gatesync.yaml)",
+        );
       }
-      const resources = dir === undefined ? await openResources(config!, io.env, undefined) : { input: { root: path.resolve(dir) }, close: async () => Promise.resolve() };
+      const resources =
+        dir === undefined ? await openResources(config!, io.env, undefined) : { input: { root: path.resolve(dir) }, close: async () => Promise.resolve() };
       try {
         const { root, boundary } = resources.input as { root: string; boundary?: string };
         const result = await validateDirectory(root, config, io.env, undefined, boundary);

@@ -99,10 +99,23 @@ export interface GatesyncConfig {
   readonly orphans: "report" | "deactivate";
   /** The guard against mass deactivation (docs/renames.md). */
   readonly deactivationGuard: DeactivationGuard;
-  readonly server: { readonly listen: string; readonly webhookSecretEnv?: string; readonly syncTokenEnv?: string; readonly stateTokenEnv?: string; readonly pagesTokenEnv?: string };
+  readonly server: {
+    readonly listen: string;
+    readonly webhookSecretEnv?: string;
+    readonly syncTokenEnv?: string;
+    readonly stateTokenEnv?: string;
+    readonly pagesTokenEnv?: string;
+  };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
   readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
-  readonly limits: { readonly maxFileBytes: number; readonly maxFiles: number; readonly maxDepth: number; readonly maxResponseBytes: number; readonly maxDocumentsPerFile: number; readonly maxDocuments: number };
+  readonly limits: {
+    readonly maxFileBytes: number;
+    readonly maxFiles: number;
+    readonly maxDepth: number;
+    readonly maxResponseBytes: number;
+    readonly maxDocumentsPerFile: number;
+    readonly maxDocuments: number;
+  };
   /** Label selector: this instance owns (plans, applies, reports as orphans) only the matching resources. */
   readonly selector?: string;
   /** Receivers of run events and commit status (the daemon only). */
@@ -187,12 +200,20 @@ function targetsConfig(t: Raw): GatesyncConfig["targets"] {
       credentialEnv: String(g.credentialEnv),
       authScheme: scheme(g.authScheme, "gateway"),
       rateLimit: rate(g.rateLimit),
-      ...(b === undefined ? {} : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } }),
+      ...(b === undefined
+        ? {}
+        : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } }),
     };
   }
   if (t.portal !== undefined) {
     const p = t.portal as Raw;
-    targets.portal = { url: String(p.url), credentialEnv: String(p.credentialEnv), authScheme: scheme(p.authScheme, "portal"), rateLimit: rate(p.rateLimit), appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [] };
+    targets.portal = {
+      url: String(p.url),
+      credentialEnv: String(p.credentialEnv),
+      authScheme: scheme(p.authScheme, "portal"),
+      rateLimit: rate(p.rateLimit),
+      appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [],
+    };
   }
   if (t.dashboard !== undefined) {
     const d = t.dashboard as Raw;
@@ -221,7 +242,13 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     baseDir,
     source,
     targets,
-    retries: { max: r.max ?? 4, baseDelayMs: r.baseDelayMs ?? 200, maxDelayMs: r.maxDelayMs ?? 10_000, timeoutMs: r.timeoutMs ?? 15_000, maxRetryAfterMs: r.maxRetryAfterMs ?? 300_000 },
+    retries: {
+      max: r.max ?? 4,
+      baseDelayMs: r.baseDelayMs ?? 200,
+      maxDelayMs: r.maxDelayMs ?? 10_000,
+      timeoutMs: r.timeoutMs ?? 15_000,
+      maxRetryAfterMs: r.maxRetryAfterMs ?? 300_000,
+    },
     state,
     schedule: {
       intervalMs: parseDuration(typeof sc.interval === "string" ? sc.interval : "1m"),
@@ -274,7 +301,13 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
   const diagnostics: Diagnostic[] = [...parsed.diagnostics];
   const doc = parsed.documents[0];
   if (diagnostics.length === 0 && (parsed.documents.length !== 1 || doc === undefined || typeof doc.value !== "object" || doc.value === null)) {
-    diagnostics.push({ severity: "error", code: ErrorCode.CONFIG_INVALID, file, message: "gatesync.yaml must hold exactly one mapping", hint: "see examples/gatesync.yaml" });
+    diagnostics.push({
+      severity: "error",
+      code: ErrorCode.CONFIG_INVALID,
+      file,
+      message: "gatesync.yaml must hold exactly one mapping",
+      hint: "see examples/gatesync.yaml",
+    });
   }
   if (diagnostics.length === 0 && doc !== undefined) {
     const locator = new Locator(new Map([[file, decoded.text]]));
@@ -307,7 +340,9 @@ function selectorProblems(doc: Raw, file: string): Diagnostic[] {
     return [];
   } catch (err) {
     const e = err as GatesyncError;
-    return [{ severity: "error", code: ErrorCode.CONFIG_INVALID, file, path: "selector", message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) }];
+    return [
+      { severity: "error", code: ErrorCode.CONFIG_INVALID, file, path: "selector", message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) },
+    ];
   }
 }
 

@@ -47,13 +47,33 @@ function receiver(r: Raw, i: number): ReceiverConfig {
   const base = { name, events };
   switch (r.type) {
     case "webhook":
-      return { ...base, type: "webhook", ...(str(r.url) === undefined ? {} : { url: str(r.url)! }), ...(str(r.urlEnv) === undefined ? {} : { urlEnv: str(r.urlEnv)! }), secretEnv: String(r.secretEnv) };
+      return {
+        ...base,
+        type: "webhook",
+        ...(str(r.url) === undefined ? {} : { url: str(r.url)! }),
+        ...(str(r.urlEnv) === undefined ? {} : { urlEnv: str(r.urlEnv)! }),
+        secretEnv: String(r.secretEnv),
+      };
     case "slack":
       return { ...base, type: "slack", urlEnv: String(r.urlEnv) };
     case "github":
-      return { ...base, type: "github", apiUrl: str(r.apiUrl) ?? "https://api.github.com", repository: String(r.repository), tokenEnv: String(r.tokenEnv), context: str(r.context) ?? "gatesync" };
+      return {
+        ...base,
+        type: "github",
+        apiUrl: str(r.apiUrl) ?? "https://api.github.com",
+        repository: String(r.repository),
+        tokenEnv: String(r.tokenEnv),
+        context: str(r.context) ?? "gatesync",
+      };
     default:
-      return { ...base, type: "gitlab", apiUrl: str(r.apiUrl) ?? "https://gitlab.com/api/v4", project: String(r.project), tokenEnv: String(r.tokenEnv), context: str(r.context) ?? "gatesync" };
+      return {
+        ...base,
+        type: "gitlab",
+        apiUrl: str(r.apiUrl) ?? "https://gitlab.com/api/v4",
+        project: String(r.project),
+        tokenEnv: String(r.tokenEnv),
+        context: str(r.context) ?? "gatesync",
+      };
   }
 }
 

@@ -21,7 +21,14 @@ export interface OperationSpec {
 export const operations = {
   patchApi: { number: 1, interface: "gateway", method: "PATCH", path: "/gw/apis/oas/{apiID}", idempotent: true, batchable: true },
   updateOAuthClient: { number: 2, interface: "gateway", method: "PUT", path: "/gw/oauth/clients/{apiID}/{keyName}", idempotent: true, batchable: true },
-  updateClientType: { number: 3, interface: "portal", method: "PUT", path: "/oauth-providers/{provider_id}/client-types/{client_type_id}", idempotent: true, batchable: false },
+  updateClientType: {
+    number: 3,
+    interface: "portal",
+    method: "PUT",
+    path: "/oauth-providers/{provider_id}/client-types/{client_type_id}",
+    idempotent: true,
+    batchable: false,
+  },
   batch: { number: 4, interface: "gateway", method: "POST", path: "/{listen_path}/gw/batch/", idempotent: false, batchable: false },
   createProduct: { number: 5, interface: "portal", method: "POST", path: "/products", idempotent: false, batchable: false },
   createLlmSettings: { number: 6, interface: "llm", method: "POST", path: "/llm-settings", idempotent: false, batchable: false },

@@ -63,7 +63,11 @@ export interface Daemon {
 /** The file's text and its rulesets (a changed ruleset is a changed config: reloaded in place). */
 export async function configHashOf(config: GatesyncConfig): Promise<string> {
   const text = config.file === undefined ? JSON.stringify(config) : await readFile(config.file);
-  return createHash("sha256").update(text).update(config.rulesets?.hash ?? "").digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(text)
+    .update(config.rulesets?.hash ?? "")
+    .digest("hex")
+    .slice(0, 16);
 }
 
 export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
@@ -72,7 +76,10 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
   const { config, env, logger } = opts;
   registerCredentials(config, env);
   if (config.source.type === "git" && urlCredentials(config.source.url).length > 0) {
-    logger.warn({ setting: "source.git.url", hint: "remove the credentials from the URL and name the variable holding the token in source.git.tokenEnv" }, "the git URL carries credentials");
+    logger.warn(
+      { setting: "source.git.url", hint: "remove the credentials from the URL and name the variable holding the token in source.git.tokenEnv" },
+      "the git URL carries credentials",
+    );
   }
   const source = createSource(config, env);
   const state = opts.state ?? openStateBackend(config, env);
@@ -97,18 +104,40 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
   // the pages, /status and the plan preview share one snapshot of the state (page-cache.ts);
   // a PostgreSQL state is shared by replicas (a standby's state is written by the leader): 2 s
   const shared = config.state.backend === "postgres";
-  const snapshots = new CachedState(state, () => String(history.live.seq), () => (shared || history.live.running ? 2_000 : 60_000));
+  const snapshots = new CachedState(
+    state,
+    () => String(history.live.seq),
+    () => (shared || history.live.running ? 2_000 : 60_000),
+  );
   const preview = new PlanPreview({
     snapshot: () => reconciler.lastSnapshot,
     state: snapshots,
     configHash: () => reconciler.configInForce.hash,
-    plan: (snap) => runPlan({ config: reconciler.configInForce.config, root: snap.root, boundary: snap.boundary, validator, state, env, ...(snap.commit === undefined ? {} : { commit: snap.commit }) }),
+    plan: (snap) =>
+      runPlan({
+        config: reconciler.configInForce.config,
+        root: snap.root,
+        boundary: snap.boundary,
+        validator,
+        state,
+        env,
+        ...(snap.commit === undefined ? {} : { commit: snap.commit }),
+      }),
   });
   const reloader =
     config.file === undefined
       ? undefined
-      : new ConfigReloader({ file: config.file, reconciler, logger, hashOf: configHashOf, ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }) });
-  const server = opts.serve === false ? undefined : await serve(opts, { reconciler, metrics, state: snapshots, history, preview, reloader, source, role: election.role, elector: election.elector });
+      : new ConfigReloader({
+          file: config.file,
+          reconciler,
+          logger,
+          hashOf: configHashOf,
+          ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }),
+        });
+  const server =
+    opts.serve === false
+      ? undefined
+      : await serve(opts, { reconciler, metrics, state: snapshots, history, preview, reloader, source, role: election.role, elector: election.elector });
   own.url = server?.url;
   election.elector?.start();
   reconciler.start();
@@ -140,7 +169,11 @@ interface Election {
 }
 
 /** With a shared (postgres) state, replicas elect one leader; only it applies. */
-function electLeader(opts: DaemonOptions, metrics: DaemonMetrics, hooks: { readonly onChange: (leader: boolean) => void; readonly onTrigger: (reason: ForwardedReason) => void }): Election {
+function electLeader(
+  opts: DaemonOptions,
+  metrics: DaemonMetrics,
+  hooks: { readonly onChange: (leader: boolean) => void; readonly onTrigger: (reason: ForwardedReason) => void },
+): Election {
   const { config, env, logger } = opts;
   const elector =
     config.state.backend === "postgres" && opts.canApply === undefined
@@ -263,7 +296,10 @@ function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: stri
     if (t.variable === undefined) {
       logger.info({ route: t.route, setting: t.setting, scheduleSeconds: every }, "trigger not configured: it answers 404, runs follow the schedule");
     } else {
-      logger.warn({ route: t.route, setting: t.setting, variable: t.variable, scheduleSeconds: every, hint: `set ${t.variable} in the daemon's environment` }, "trigger variable not set: it answers 404 until it is, runs follow the schedule");
+      logger.warn(
+        { route: t.route, setting: t.setting, variable: t.variable, scheduleSeconds: every, hint: `set ${t.variable} in the daemon's environment` },
+        "trigger variable not set: it answers 404 until it is, runs follow the schedule",
+      );
     }
   }
 }

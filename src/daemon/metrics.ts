@@ -24,15 +24,40 @@ export class DaemonMetrics {
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "gatesync_" });
-    this.runDuration = new Histogram({ name: "gatesync_run_duration_seconds", help: "Duration of reconcile runs", labelNames: ["result"], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300], registers });
-    this.runs = new Counter({ name: "gatesync_runs_total", help: "Reconcile runs by result: applied (changed something), unchanged (succeeded, changed nothing), noop (nothing to do: no run), partial, invalid, error, source-error, standby", labelNames: ["result"], registers });
+    this.runDuration = new Histogram({
+      name: "gatesync_run_duration_seconds",
+      help: "Duration of reconcile runs",
+      labelNames: ["result"],
+      buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300],
+      registers,
+    });
+    this.runs = new Counter({
+      name: "gatesync_runs_total",
+      help: "Reconcile runs by result: applied (changed something), unchanged (succeeded, changed nothing), noop (nothing to do: no run), partial, invalid, error, source-error, standby",
+      labelNames: ["result"],
+      registers,
+    });
     this.resources = new Gauge({ name: "gatesync_resources", help: "Resources in the state by status", labelNames: ["status"], registers });
-    this.calls = new Counter({ name: "gatesync_interface_calls_total", help: "HTTP calls to the management interfaces", labelNames: ["interface", "operation", "code"], registers });
+    this.calls = new Counter({
+      name: "gatesync_interface_calls_total",
+      help: "HTTP calls to the management interfaces",
+      labelNames: ["interface", "operation", "code"],
+      registers,
+    });
     this.batchSize = new Histogram({ name: "gatesync_batch_size", help: "Sub-requests per batch call", buckets: [1, 5, 10, 25, 50, 100, 250], registers });
     this.queueDepth = new Gauge({ name: "gatesync_queue_depth", help: "Calls waiting or running per interface", labelNames: ["interface"], registers });
-    this.interfaceRate = new Gauge({ name: "gatesync_interface_rate", help: "Requests per second the apply allows itself per interface (halved by a 429 without Retry-After, growing back)", labelNames: ["interface"], registers });
+    this.interfaceRate = new Gauge({
+      name: "gatesync_interface_rate",
+      help: "Requests per second the apply allows itself per interface (halved by a 429 without Retry-After, growing back)",
+      labelNames: ["interface"],
+      registers,
+    });
     this.lastSuccess = new Gauge({ name: "gatesync_last_success_timestamp_seconds", help: "Time of the last successful run", registers });
-    this.commitsBehind = new Gauge({ name: "gatesync_commits_behind", help: "Commits of the fetched branch head not applied yet (0 once applied; 1 when the count is unknown)", registers });
+    this.commitsBehind = new Gauge({
+      name: "gatesync_commits_behind",
+      help: "Commits of the fetched branch head not applied yet (0 once applied; 1 when the count is unknown)",
+      registers,
+    });
     const lastSuccess = this.lastSuccess;
     const started = Date.now() / 1000;
     this.lastSuccessAge = new Gauge({

@@ -180,7 +180,10 @@ export class Reconciler {
       snapshot = await this.opts.source.fetch();
     } catch (err) {
       const code = err instanceof GatesyncError ? err.code : undefined;
-      this.log.error({ err: (err as Error).message, ...(code === undefined ? {} : { code }), source: this.opts.source.description }, "source fetch failed; the last good commit stays applied");
+      this.log.error(
+        { err: (err as Error).message, ...(code === undefined ? {} : { code }), source: this.opts.source.description },
+        "source fetch failed; the last good commit stays applied",
+      );
       return finish("source-error", { error: (err as Error).message });
     }
     this.lastSnapshot = snapshot;
@@ -191,13 +194,23 @@ export class Reconciler {
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const good = this.lastGood;
-    if (good !== undefined && good.revision === snapshot.revision && good.configHash === this.configHash && !reassert && this.consecutiveFailures === 0 && reason !== "sync") {
+    if (
+      good !== undefined &&
+      good.revision === snapshot.revision &&
+      good.configHash === this.configHash &&
+      !reassert &&
+      this.consecutiveFailures === 0 &&
+      reason !== "sync"
+    ) {
       log.debug({ reason }, "nothing changed since the last successful run");
       return finish("noop", { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) });
     }
     if (this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.configHash && reason !== "sync") {
       // the same broken revision: its errors are already reported
-      return finish("invalid", { revision: snapshot.revision, ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }) });
+      return finish("invalid", {
+        revision: snapshot.revision,
+        ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }),
+      });
     }
     // unlinked when the run ends: the daemon's own signal outlives every run
     const linked = linkedSignal([this.abort.signal, runAbort.signal]);
@@ -220,7 +233,12 @@ export class Reconciler {
   }
 
   /** Validates, plans and applies one fetched revision; its metrics and the last good commit follow the outcome. */
-  private async applyRevision(run: RunInProgress, snapshot: SourceSnapshot, how: { readonly log: Logger; readonly signal: AbortSignal; readonly reassert: boolean }, finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport): Promise<RunReport> {
+  private async applyRevision(
+    run: RunInProgress,
+    snapshot: SourceSnapshot,
+    how: { readonly log: Logger; readonly signal: AbortSignal; readonly reassert: boolean },
+    finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport,
+  ): Promise<RunReport> {
     const { log, reassert } = how;
     const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
     log.info({ reason: run.reason, reassert }, "run started");
@@ -247,7 +265,8 @@ export class Reconciler {
     run.plan = result.plan;
     const mass = result.plan.massDeactivation;
     // nothing was switched off: a person decides (deactivationGuard.allowCommit lifts it for this commit)
-    if (mass !== undefined) log.warn({ withheld: mass.withheld, of: mass.of, maxShare: mass.maxShare, allowWith: "deactivationGuard.allowCommit" }, "mass deactivation withheld");
+    if (mass !== undefined)
+      log.warn({ withheld: mass.withheld, of: mass.of, maxShare: mass.maxShare, allowWith: "deactivationGuard.allowCommit" }, "mass deactivation withheld");
     if (!("summary" in result)) return finish("error", { ...where, error: "apply declined" });
     const summary = result.summary;
     if (reassert) this.lastReassert = Date.now();
@@ -261,7 +280,8 @@ export class Reconciler {
       this.opts.metrics.commitsBehind.set(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
-    if (summary.blocked.length > 0) log.warn(blockedFields(result.plan, await repositoryPrefix(snapshot.root, snapshot.boundary)), "changes blocked: not applied until a person acts");
+    if (summary.blocked.length > 0)
+      log.warn(blockedFields(result.plan, await repositoryPrefix(snapshot.root, snapshot.boundary)), "changes blocked: not applied until a person acts");
     log.info(runFinishedFields(summary), "run finished");
     const rules = result.run.ruleFindings;
     return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary, ...(rules.length === 0 ? {} : { ruleFindings: rules }) });

@@ -33,17 +33,15 @@ function bounded<T>(items: readonly T[], name: string): Record<string, unknown> 
 /** `errors` (their number), `diagnostics` (the first errors, located) and `diagnosticsNotLogged`. */
 export function refusedCommitFields(diagnostics: readonly Diagnostic[]): Record<string, unknown> {
   const errors = diagnostics.filter((d) => d.severity === "error");
-  const located = errors.map(
-    (d): LoggedError => ({
-      code: d.code,
-      ...(d.file === undefined ? {} : { file: d.file }),
-      ...(d.line === undefined ? {} : { line: d.line }),
-      ...(d.column === undefined ? {} : { column: d.column }),
-      ...(d.resource === undefined ? {} : { resource: d.resource }),
-      ...(d.path === undefined || d.path === "" ? {} : { path: d.path }),
-      message: d.message,
-    }),
-  );
+  const located = errors.map((d): LoggedError => ({
+    code: d.code,
+    ...(d.file === undefined ? {} : { file: d.file }),
+    ...(d.line === undefined ? {} : { line: d.line }),
+    ...(d.column === undefined ? {} : { column: d.column }),
+    ...(d.resource === undefined ? {} : { resource: d.resource }),
+    ...(d.path === undefined || d.path === "" ? {} : { path: d.path }),
+    message: d.message,
+  }));
   return { errors: errors.length, ...bounded(located, "diagnostics") };
 }
 

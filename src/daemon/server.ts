@@ -72,14 +72,24 @@ export function parseListen(listen: string): { host: string; port: number } {
 
 const json = (status: number, body: unknown): Reply => ({ status, body });
 
-export async function buildStatus(opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role" | "config">): Promise<Record<string, unknown>> {
+export async function buildStatus(
+  opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role" | "config">,
+): Promise<Record<string, unknown>> {
   const state = await opts.state.read();
   let resources = resourcesOf.get(state);
   if (resources === undefined) {
     resources = scrubDeep(
       [...state.resources.values()]
         .sort((a, b) => (a.id < b.id ? -1 : 1))
-        .map((x) => ({ id: x.id, status: x.status, ...(x.serverId === undefined ? {} : { serverId: x.serverId }), ...(x.error === undefined ? {} : { error: x.error }), ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }), ...(x.commit === undefined ? {} : { commit: x.commit }), updatedAt: x.updatedAt })),
+        .map((x) => ({
+          id: x.id,
+          status: x.status,
+          ...(x.serverId === undefined ? {} : { serverId: x.serverId }),
+          ...(x.error === undefined ? {} : { error: x.error }),
+          ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }),
+          ...(x.commit === undefined ? {} : { commit: x.commit }),
+          updatedAt: x.updatedAt,
+        })),
     );
     resourcesOf.set(state, resources);
   }
@@ -116,7 +126,13 @@ function statusHead(opts: Pick<DaemonServerOptions, "reconciler" | "sourceDescri
             ...(last.ruleFindings === undefined ? {} : { ruleFindings: last.ruleFindings }),
             ...(last.summary === undefined
               ? {}
-              : { applied: last.summary.applied.length, failed: last.summary.failed, inDoubt: last.summary.inDoubt, blocked: last.summary.blocked, calls: last.summary.calls }),
+              : {
+                  applied: last.summary.applied.length,
+                  failed: last.summary.failed,
+                  inDoubt: last.summary.inDoubt,
+                  blocked: last.summary.blocked,
+                  calls: last.summary.calls,
+                }),
           },
     plan: last?.plan ?? null,
     state: { lineage: state.lineage, serial: state.serial },
@@ -145,7 +161,8 @@ export const maxConnections = 128;
 async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: TriggerContext, slots: ReadSlots): Promise<Reply> {
   const path = new URL(req.url ?? "/", "http://x").pathname;
   const method = req.method ?? "GET";
-  const get = (handler: () => Promise<Reply> | Reply): Promise<Reply> | Reply => (method === "GET" || method === "HEAD" ? handler() : json(405, { error: "method not allowed" }));
+  const get = (handler: () => Promise<Reply> | Reply): Promise<Reply> | Reply =>
+    method === "GET" || method === "HEAD" ? handler() : json(405, { error: "method not allowed" });
   const post = (handler: () => Promise<Reply>): Promise<Reply> | Reply => (method === "POST" ? handler() : json(405, { error: "method not allowed" }));
   switch (path) {
     case "/healthz":
@@ -153,9 +170,17 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
     case "/readyz":
       // ready means serving (a standby serves status and metrics, and takes over when elected);
       // whether the repository is applied is `synced` (in /status and gatesync_synced)
-      return get(() => (opts.reconciler.isStopping ? json(503, { status: "not ready", reason: "stopping" }) : json(200, { status: "ready", role: opts.role?.() ?? "single", synced: opts.reconciler.synced })));
+      return get(() =>
+        opts.reconciler.isStopping
+          ? json(503, { status: "not ready", reason: "stopping" })
+          : json(200, { status: "ready", role: opts.role?.() ?? "single", synced: opts.reconciler.synced }),
+      );
     case "/metrics":
-      return get(async () => ({ status: 200, raw: Buffer.from(await opts.metrics.registry.metrics()), headers: { "content-type": opts.metrics.registry.contentType } }));
+      return get(async () => ({
+        status: 200,
+        raw: Buffer.from(await opts.metrics.registry.metrics()),
+        headers: { "content-type": opts.metrics.registry.contentType },
+      }));
     case "/status":
       return get(async () => json(200, await buildStatus(opts)));
     case "/state":
@@ -199,13 +224,21 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (path !== "/ui/events") answerDeadline(res, opts.answerDeadlineMs ?? 10_000);
     if (opts.pagesToken !== undefined && !openPaths.has(path) && !authorised(req, opts.pagesToken)) {
-      res.writeHead(401, { "www-authenticate": 'Basic realm="gatesync", charset="UTF-8"', "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+      res.writeHead(401, {
+        "www-authenticate": 'Basic realm="gatesync", charset="UTF-8"',
+        "content-type": "text/plain; charset=utf-8",
+        "cache-control": "no-store",
+      });
       res.end("authentication required: the token server.pagesTokenEnv names, as a bearer token or as the password\n");
       return;
     }
     if (opts.page?.handle(req, res) === true) return;
     route(req, opts, triggers, slots)
-      .catch((err: unknown) => (err instanceof BodyTooLarge ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } } : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" }))))
+      .catch((err: unknown) =>
+        err instanceof BodyTooLarge
+          ? { status: 413, body: { error: "body too large" }, headers: { connection: "close" } }
+          : (log.error({ err: (err as Error).message }, "request failed"), json(500, { error: "internal error" })),
+      )
       .then((reply) => {
         // a refused request's body is never read: once the answer is out, the connection goes
         if (reply.headers?.connection === "close") {

@@ -14,6 +14,7 @@ import { safeEqual } from "./webhook.js";
 
 export async function handleStateRead(req: IncomingMessage, state: Pick<StateBackend, "read">, token: string | undefined): Promise<Reply> {
   if (token === undefined) return { status: 404, body: { error: "the state is not served (server.stateTokenEnv)" } };
-  if (!safeEqual(req.headers.authorization ?? "", `Bearer ${token}`)) return { status: 401, body: { error: "invalid or missing token" }, headers: { "www-authenticate": "Bearer" } };
+  if (!safeEqual(req.headers.authorization ?? "", `Bearer ${token}`))
+    return { status: 401, body: { error: "invalid or missing token" }, headers: { "www-authenticate": "Bearer" } };
   return { status: 200, body: pulledState(await state.read()), headers: { "cache-control": "no-store" } };
 }

@@ -73,7 +73,8 @@ const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encodin
 
 export async function handleSync(req: IncomingMessage, ctx: TriggerContext): Promise<Reply> {
   const extra = hasBody(req) ? close : {};
-  if (ctx.syncToken === undefined) return { status: 404, body: { error: notConfigured("the sync trigger", "server.syncTokenEnv", ctx.variables.syncTokenEnv) }, headers: extra };
+  if (ctx.syncToken === undefined)
+    return { status: 404, body: { error: notConfigured("the sync trigger", "server.syncTokenEnv", ctx.variables.syncTokenEnv) }, headers: extra };
   if (!safeEqual(req.headers.authorization ?? "", `Bearer ${ctx.syncToken}`)) return refuse(401, "invalid or missing token");
   return accept(ctx, "sync", extra);
 }
@@ -91,7 +92,11 @@ async function accept(ctx: TriggerContext, reason: ForwardedReason, headers: Rec
   }
   onRefused?.();
   ctx.log.warn({ reason, why: forwarded.why }, "trigger refused: this replica is a standby and no leader took it");
-  return { status: 503, body: { error: `this replica is a standby and ${forwarded.why}: deliver it again` }, headers: { ...headers, "retry-after": String(noLeaderRetryAfterSeconds) } };
+  return {
+    status: 503,
+    body: { error: `this replica is a standby and ${forwarded.why}: deliver it again` },
+    headers: { ...headers, "retry-after": String(noLeaderRetryAfterSeconds) },
+  };
 }
 
 export async function handleWebhook(req: IncomingMessage, ctx: TriggerContext, slots: ReadSlots): Promise<Reply> {

@@ -6,7 +6,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 
-export type WebhookVerdict = { readonly ok: true; readonly delivery: string | undefined; readonly provider: "github" | "gitlab" } | { readonly ok: false; readonly reason: string };
+export type WebhookVerdict =
+  { readonly ok: true; readonly delivery: string | undefined; readonly provider: "github" | "gitlab" } | { readonly ok: false; readonly reason: string };
 
 export function safeEqual(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -27,7 +28,9 @@ export function verifyWebhook(headers: IncomingHttpHeaders, body: Buffer, secret
   const github = header(headers, "x-hub-signature-256");
   if (github !== undefined) {
     const expected = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
-    return safeEqual(github, expected) ? { ok: true, delivery: header(headers, "x-github-delivery"), provider: "github" } : { ok: false, reason: "bad signature" };
+    return safeEqual(github, expected)
+      ? { ok: true, delivery: header(headers, "x-github-delivery"), provider: "github" }
+      : { ok: false, reason: "bad signature" };
   }
   const gitlab = header(headers, "x-gitlab-token");
   if (gitlab !== undefined) {

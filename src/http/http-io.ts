@@ -58,7 +58,10 @@ export function writeReply(res: ServerResponse, reply: Reply): void {
   }
   const bodiless = reply.status === 204 || reply.status === 304;
   const payload = reply.body === undefined || bodiless ? "" : JSON.stringify(reply.body);
-  res.writeHead(reply.status, bodiless ? { ...reply.headers } : { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...reply.headers });
+  res.writeHead(
+    reply.status,
+    bodiless ? { ...reply.headers } : { "content-type": "application/json", "content-length": Buffer.byteLength(payload), ...reply.headers },
+  );
   res.end(payload);
 }
 

@@ -55,7 +55,10 @@ export function scaffoldFiles(dir: string): PlannedFile[] {
   const schemas = schemasDir(dir);
   return [
     { path: at("gatesync.yaml"), content: modeline(at("gatesync.yaml"), schemas, "gatesync-config.schema.json") + configTemplate },
-    ...Object.entries(resourceTemplates).map(([name, body]) => ({ path: at("config", name), content: modeline(at("config", name), schemas, "resource.schema.json") + body })),
+    ...Object.entries(resourceTemplates).map(([name, body]) => ({
+      path: at("config", name),
+      content: modeline(at("config", name), schemas, "resource.schema.json") + body,
+    })),
     ...Object.entries(rulesetTemplates).map(([name, body]) => ({ path: at("rules", name), content: body })),
     { path: at("sandbox-fixtures.yaml"), content: modeline(at("sandbox-fixtures.yaml"), schemas, "sandbox-fixtures.schema.json") + fixturesTemplate },
     { path: at("secrets/.gitkeep"), content: "" },

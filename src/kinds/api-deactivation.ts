@@ -86,7 +86,10 @@ export function deactivationBody(applied: Spec, apiId: string): Json | undefined
 export function deactivationNote(applied: Spec): string | undefined {
   const { document, ext } = parts(applied);
   if (document === undefined) return undefined;
-  const built = Object.keys(ext).length === 0 ? "its document has no x-gw-api-gateway extension: a complete x-gw-api-gateway extension is sent" : "its document's x-gw-api-gateway extension is sent as a complete x-gw-api-gateway extension";
+  const built =
+    Object.keys(ext).length === 0
+      ? "its document has no x-gw-api-gateway extension: a complete x-gw-api-gateway extension is sent"
+      : "its document's x-gw-api-gateway extension is sent as a complete x-gw-api-gateway extension";
   return `${built}, switched off (name from info.title, upstream and listen path from the last applied query flags or servers), which replaces the API's extension on the server: middleware set only there is dropped (give it back in the document to reactivate it)`;
 }
 
@@ -95,7 +98,11 @@ export function deactivationRefusal(applied: Spec, address: Readonly<Record<stri
   const apiId = address.apiID ?? "<api id>";
   const { document, query, ext } = parts(applied);
   const pieces = document === undefined ? { name: undefined, upstream: undefined, listenPath: undefined } : piecesOf(document, query, ext);
-  const missing = [pieces.name === undefined ? "name (info.title)" : undefined, pieces.upstream === undefined ? "upstream (upstreamURL or servers)" : undefined, pieces.listenPath === undefined ? "listen path (listenPath)" : undefined].filter((m) => m !== undefined);
+  const missing = [
+    pieces.name === undefined ? "name (info.title)" : undefined,
+    pieces.upstream === undefined ? "upstream (upstreamURL or servers)" : undefined,
+    pieces.listenPath === undefined ? "listen path (listenPath)" : undefined,
+  ].filter((m) => m !== undefined);
   const extension = {
     info: { id: apiId, name: pieces.name ?? "<API name>", state: { active: false } },
     upstream: pieces.upstream ?? { url: "<upstream URL>" },

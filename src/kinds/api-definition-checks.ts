@@ -60,10 +60,17 @@ export const apiDefinitionChecks: PostApplyChecks = {
   results(spec, answer: CheckAnswer) {
     if ("error" in answer) return { checks: unanswered(spec), error: answer.error };
     if (answer.status !== 200 || !Array.isArray(answer.body)) {
-      return { checks: unanswered(spec), error: `the batch route at ${listenPathOf(spec) ?? "?"} answered ${answer.status}${answer.status === 200 ? " without a list of results" : ""} (is batch processing enabled for this API?)` };
+      return {
+        checks: unanswered(spec),
+        error: `the batch route at ${listenPathOf(spec) ?? "?"} answered ${answer.status}${answer.status === 200 ? " without a list of results" : ""} (is batch processing enabled for this API?)`,
+      };
     }
     const results = answer.body as Array<{ relative_url?: unknown; code?: unknown }>;
-    const byUrl = new Map(results.filter((x) => typeof x?.relative_url === "string" && x.relative_url !== "").map((x) => [x.relative_url as string, typeof x.code === "number" ? x.code : 0]));
+    const byUrl = new Map(
+      results
+        .filter((x) => typeof x?.relative_url === "string" && x.relative_url !== "")
+        .map((x) => [x.relative_url as string, typeof x.code === "number" ? x.code : 0]),
+    );
     const checks = checksOf(spec).map((c) => {
       const status = byUrl.get(relativeUrlOf(c.path)) ?? 0;
       const expected = c.expectStatus ?? 200;

@@ -59,7 +59,11 @@ function apiReactivation(): Reactivation {
     return info?.state?.active;
   };
   /** The extension the deactivation would send for this document, switched on; undefined when none can be built. */
-  const switchedOn = (sent: unknown, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined => {
+  const switchedOn = (
+    sent: unknown,
+    address: Readonly<Record<string, string>>,
+    query: Readonly<Record<string, unknown>>,
+  ): Record<string, unknown> | undefined => {
     const switchedOff = apiDefinitionKind.deactivation!.body({ query, definition: sent }, address) as Record<string, unknown> | undefined;
     const info = (switchedOff?.[extensionKey] as { info?: { state?: Record<string, unknown> } } | undefined)?.info;
     if (info?.state === undefined) return undefined;
@@ -72,7 +76,8 @@ function apiReactivation(): Reactivation {
       if (documentMember(compare.definition, extensionKey) !== undefined) return undefined;
       if (switchedOn(materialize(compare.definition), address, (compare.query ?? {}) as Spec) !== undefined) return undefined;
       return {
-        reason: "it was deactivated, and its document has no x-gw-api-gateway extension: sent as it is, the API would keep its switched-off extension, and none can be built from it",
+        reason:
+          "it was deactivated, and its document has no x-gw-api-gateway extension: sent as it is, the API would keep its switched-off extension, and none can be built from it",
         hint: "add the complete x-gw-api-gateway extension with info.state.active: true to the document, or switch the API on by hand and run `gatesync state resolve <id> --accept`",
       };
     },

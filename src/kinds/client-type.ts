@@ -16,7 +16,10 @@ export const clientTypeKind: KindModule<"ClientType"> = {
   deprecatedFields: {},
   references: () => [],
   identity: (spec) => `client-type:${String(spec.providerId)}/${String(spec.clientTypeId)}`,
-  objectKeys: (address) => (address.provider_id === undefined || address.client_type_id === undefined ? {} : { address: `client-type:${address.provider_id}/${address.client_type_id}` }),
+  objectKeys: (address) =>
+    address.provider_id === undefined || address.client_type_id === undefined
+      ? {}
+      : { address: `client-type:${address.provider_id}/${address.client_type_id}` },
   request(spec: Spec, ctx: RequestContext): KindRequest {
     // Optional enums are left out when not given (an empty string is not one of their values),
     // but compare as empty so that leaving them out and writing "" are the same.

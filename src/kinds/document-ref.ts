@@ -74,7 +74,8 @@ export class DocumentRef implements HasCanonicalDigest {
   member(key: string): unknown {
     if (Object.hasOwn(this.#overrides, key)) return this.#overrides[key];
     if (Object.hasOwn(this.#summary.small, key)) return this.#summary.small[key];
-    if (Object.hasOwn(this.#summary.parts, key)) throw new InternalError(`${this.#source.file}: member ${key} of a document held by reference was read without loading it`);
+    if (Object.hasOwn(this.#summary.parts, key))
+      throw new InternalError(`${this.#source.file}: member ${key} of a document held by reference was read without loading it`);
     return undefined;
   }
 

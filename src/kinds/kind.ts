@@ -161,7 +161,9 @@ export type CheckAnswer = { readonly status: number; readonly body: unknown } | 
  */
 export interface PostApplyChecks {
   /** The request, `{ error }` when the checks cannot run, or undefined when the spec asks for none. */
-  request(spec: Spec): { readonly method: string; readonly path: string; readonly body: unknown; readonly anonymous?: boolean } | { readonly error: string } | undefined;
+  request(
+    spec: Spec,
+  ): { readonly method: string; readonly path: string; readonly body: unknown; readonly anonymous?: boolean } | { readonly error: string } | undefined;
   /** The checks' results from the answer. */
   results(spec: Spec, answer: CheckAnswer): { readonly checks: readonly CheckResult[]; readonly error?: string };
   /**
@@ -265,7 +267,13 @@ export interface KindModule<K extends string = KindName> {
 
 /** `a, b ,c` → `a,b,c`: equivalent CSV spellings compare equal. */
 export function normaliseCsv(value: unknown): unknown {
-  return typeof value === "string" ? value.split(",").map((s) => s.trim()).filter((s) => s !== "").join(",") : value;
+  return typeof value === "string"
+    ? value
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "")
+        .join(",")
+    : value;
 }
 
 /** The object without the named keys. */

@@ -19,7 +19,8 @@ export const oauthClientKind: KindModule<"OAuthClient"> = {
     const apiId = ref === undefined ? str(spec, "apiId") : apiIdOf(ref);
     return apiId === undefined ? undefined : `oauth-client:${apiId}/${str(spec, "clientId")}`;
   },
-  objectKeys: (address) => (address.apiID === undefined || address.keyName === undefined ? {} : { address: `oauth-client:${address.apiID}/${address.keyName}` }),
+  objectKeys: (address) =>
+    address.apiID === undefined || address.keyName === undefined ? {} : { address: `oauth-client:${address.apiID}/${address.keyName}` },
   request(spec: Spec, ctx: RequestContext): KindRequest {
     const ref = str(spec, "apiRef");
     const apiId = ref === undefined ? String(spec.apiId) : (ctx.apiIdOf(ref) ?? "");

@@ -10,7 +10,8 @@ export function resourceSchema(kinds: readonly KindModule[]): Record<string, unk
     $schema: "https://json-schema.org/draft/2020-12/schema",
     $id: "https://gatesync.dev/schemas/resource.schema.json",
     title: "gatesync resource",
-    description: "Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.",
+    description:
+      "Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.",
     type: "object",
     required: ["apiVersion", "kind", "metadata", "spec"],
     properties: {

@@ -17,7 +17,13 @@ export interface SensitiveMarker {
 }
 
 export function isSensitiveMarker(value: unknown): value is SensitiveMarker {
-  return value !== null && typeof value === "object" && !Array.isArray(value) && typeof (value as Record<string, unknown>)[sensitiveKey] === "string" && Object.keys(value).length === 1;
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    typeof (value as Record<string, unknown>)[sensitiveKey] === "string" &&
+    Object.keys(value).length === 1
+  );
 }
 
 export function keyedHash(key: string, value: unknown): string {

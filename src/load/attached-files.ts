@@ -60,13 +60,22 @@ export async function resolveAttachedFiles(
     if (result.targets.has(key)) continue;
     // located only when reported
     const fail = (code: ErrorCode, message: string, hint: string): void => {
-      const at = { file: r.file, ...(r.resource === undefined ? {} : { resource: r.resource }), path: formatPath(r.attached.fileField), ...locate(r.file, r.index, r.attached.fileField) };
+      const at = {
+        file: r.file,
+        ...(r.resource === undefined ? {} : { resource: r.resource }),
+        path: formatPath(r.attached.fileField),
+        ...locate(r.file, r.index, r.attached.fileField),
+      };
       result.diagnostics.push({ severity: "error", code, ...at, message, hint });
     };
     const target = path.resolve(path.dirname(r.absolute), r.ref);
     const field = formatPath(r.attached.fileField.slice(1));
     if (!isInside(target, where.boundary)) {
-      fail(ErrorCode.PATH_ESCAPE, `${field} \`${r.ref}\` points outside the repository`, "keep OpenAPI documents inside the repository and refer to them with a relative path");
+      fail(
+        ErrorCode.PATH_ESCAPE,
+        `${field} \`${r.ref}\` points outside the repository`,
+        "keep OpenAPI documents inside the repository and refer to them with a relative path",
+      );
       continue;
     }
     let real: string;

@@ -23,15 +23,29 @@ export function classifyDocument(file: string, doc: ParsedDocument, locate: Fiel
   const at = { file, line: doc.line, column: 1 };
   const v = doc.value;
   if (v === null || typeof v !== "object" || Array.isArray(v)) {
-    return invalid({ ...at, code: ErrorCode.NOT_A_RESOURCE, message: "document is not a mapping, so not a resource", hint: "a resource has apiVersion, kind, metadata and spec" });
+    return invalid({
+      ...at,
+      code: ErrorCode.NOT_A_RESOURCE,
+      message: "document is not a mapping, so not a resource",
+      hint: "a resource has apiVersion, kind, metadata and spec",
+    });
   }
   const value = v as Record<string, unknown>;
   if (!("kind" in value) && !("apiVersion" in value)) {
     const attached = kindNames.map((k) => kindModule(k).attached).find((a) => a?.looksLike(value) === true);
     if (attached !== undefined) {
-      return { role: "attachment", of: attached, warning: { severity: "warning", code: ErrorCode.NOT_A_RESOURCE, ...at, message: attached.unnamed.message, hint: attached.unnamed.hint } };
+      return {
+        role: "attachment",
+        of: attached,
+        warning: { severity: "warning", code: ErrorCode.NOT_A_RESOURCE, ...at, message: attached.unnamed.message, hint: attached.unnamed.hint },
+      };
     }
-    return invalid({ ...at, code: ErrorCode.NOT_A_RESOURCE, message: "document has no `kind` and no `apiVersion`: not a gatesync resource", hint: `start it with apiVersion: gatesync.dev/v1 and kind: one of ${kindNames.join(", ")}` });
+    return invalid({
+      ...at,
+      code: ErrorCode.NOT_A_RESOURCE,
+      message: "document has no `kind` and no `apiVersion`: not a gatesync resource",
+      hint: `start it with apiVersion: gatesync.dev/v1 and kind: one of ${kindNames.join(", ")}`,
+    });
   }
   if (!isKindName(value.kind)) {
     const guess = typeof value.kind === "string" ? closest(value.kind, [...kindNames]) : undefined;

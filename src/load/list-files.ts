@@ -39,10 +39,14 @@ async function resourceDirectory(dir: string): Promise<string> {
     real = await realpath(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new LoadError(ErrorCode.FILE_READ, `the resource directory ${dir} ${code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? String(err)})`}`, {
-      hint: "give the directory that holds the resource files: `validate DIR`, `plan --dir DIR`, or source.directory in gatesync.yaml (relative to that file)",
-      cause: err,
-    });
+    throw new LoadError(
+      ErrorCode.FILE_READ,
+      `the resource directory ${dir} ${code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? String(err)})`}`,
+      {
+        hint: "give the directory that holds the resource files: `validate DIR`, `plan --dir DIR`, or source.directory in gatesync.yaml (relative to that file)",
+        cause: err,
+      },
+    );
   }
   if (!(await stat(real)).isDirectory()) {
     throw new LoadError(ErrorCode.FILE_READ, `${dir} is a file, not a directory of resource files`, { hint: "give the directory that holds it" });
@@ -51,7 +55,12 @@ async function resourceDirectory(dir: string): Promise<string> {
 }
 
 /** Where a symbolic link leads, when it leads somewhere inside the boundary (else a finding, and undefined). */
-async function followLink(full: string, rel: string, boundary: string, diagnostics: Diagnostic[]): Promise<{ target: string; isDir: boolean; isFile: boolean } | undefined> {
+async function followLink(
+  full: string,
+  rel: string,
+  boundary: string,
+  diagnostics: Diagnostic[],
+): Promise<{ target: string; isDir: boolean; isFile: boolean } | undefined> {
   let target: string;
   try {
     target = await realpath(full);
@@ -96,7 +105,9 @@ export async function listResourceFiles(opts: ListOptions): Promise<{ root: stri
       if (entry.name.startsWith(".")) continue;
       const full = path.join(dir, entry.name);
       const rel = toPosix(path.relative(root, full));
-      const found = entry.isSymbolicLink() ? await followLink(full, rel, boundary, diagnostics) : { target: full, isDir: entry.isDirectory(), isFile: entry.isFile() };
+      const found = entry.isSymbolicLink()
+        ? await followLink(full, rel, boundary, diagnostics)
+        : { target: full, isDir: entry.isDirectory(), isFile: entry.isFile() };
       if (found === undefined) continue;
       const { target, isDir, isFile } = found;
       if (isDir) {

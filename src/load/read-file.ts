@@ -49,13 +49,23 @@ export interface ReadFile extends ParsedFile {
 export async function readResourceFile(file: FileToRead, limits: Limits, sync = false): Promise<ReadFile> {
   const at = { severity: "error" as const, file: file.path };
   if (file.size > limits.maxFileBytes) {
-    return fail({ ...at, code: ErrorCode.FILE_TOO_LARGE, message: `file is ${file.size} bytes, over the limit of ${limits.maxFileBytes}`, hint: "split it into smaller files, or raise limits.maxFileBytes in gatesync.yaml" });
+    return fail({
+      ...at,
+      code: ErrorCode.FILE_TOO_LARGE,
+      message: `file is ${file.size} bytes, over the limit of ${limits.maxFileBytes}`,
+      hint: "split it into smaller files, or raise limits.maxFileBytes in gatesync.yaml",
+    });
   }
   let bytes: Buffer;
   try {
     bytes = sync ? readFileSync(file.absolute) : await readFile(file.absolute);
   } catch (err) {
-    return fail({ ...at, code: ErrorCode.FILE_READ, message: `file cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, hint: "check its permissions" });
+    return fail({
+      ...at,
+      code: ErrorCode.FILE_READ,
+      message: `file cannot be read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      hint: "check its permissions",
+    });
   }
   const decoded = decodeText(bytes, file.path);
   if ("diagnostic" in decoded) return fail(decoded.diagnostic);

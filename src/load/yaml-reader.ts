@@ -35,7 +35,6 @@ export interface ParsedFile {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Decodes bytes as UTF-8 text, or says why they are not text. */
@@ -95,7 +94,8 @@ export function parseYaml(text: string, file: string, limits: ReadLimits = defau
   let docs: Document.Parsed[];
   try {
     const composed = composeDocuments(text, lineCounter, limits.maxDocumentsPerFile);
-    if ("tooMany" in composed) return { documents: [], diagnostics: [tooManyDocuments(file, lineCounter.linePos(composed.tooMany), limits.maxDocumentsPerFile)] };
+    if ("tooMany" in composed)
+      return { documents: [], diagnostics: [tooManyDocuments(file, lineCounter.linePos(composed.tooMany), limits.maxDocumentsPerFile)] };
     docs = composed.docs;
   } catch (err) {
     diagnostics.push(tooDeep(file, err));

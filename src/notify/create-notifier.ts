@@ -7,7 +7,12 @@ import { Notifier } from "./notifier.js";
 
 export function createNotifier(
   config: GatesyncConfig,
-  deps: { readonly env: Readonly<Record<string, string | undefined>>; readonly logger: Logger; readonly registry: Registry; readonly ownUrl: () => string | undefined },
+  deps: {
+    readonly env: Readonly<Record<string, string | undefined>>;
+    readonly logger: Logger;
+    readonly registry: Registry;
+    readonly ownUrl: () => string | undefined;
+  },
 ): Notifier | undefined {
   const n = config.notifications;
   if (n === undefined || n.receivers.length === 0) return undefined;

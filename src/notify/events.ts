@@ -36,7 +36,10 @@ export function isFailing(report: RunReport): boolean {
   return failing.has(report.result);
 }
 
-const where = (r: RunReport): { commit?: string; revision?: string } => ({ ...(r.commit === undefined ? {} : { commit: r.commit }), ...(r.revision === undefined ? {} : { revision: r.revision }) });
+const where = (r: RunReport): { commit?: string; revision?: string } => ({
+  ...(r.commit === undefined ? {} : { commit: r.commit }),
+  ...(r.revision === undefined ? {} : { revision: r.revision }),
+});
 const short = (r: RunReport): string => (r.commit ?? r.revision ?? "").slice(0, 12);
 const plural = (n: number, one: string): string => `${n} ${one}${n === 1 ? "" : "s"}`;
 
@@ -46,7 +49,12 @@ export function eventsOfRun(report: RunReport, lastFailure: string | undefined):
   const events: NotificationEvent[] = [];
   if (!isFailing(report)) {
     if (lastFailure !== undefined && (report.result === "applied" || report.result === "noop")) {
-      events.push({ event: "recovered", at, ...where(report), summary: `gatesync recovered: ${short(report) === "" ? "the last run" : short(report)} applied cleanly` });
+      events.push({
+        event: "recovered",
+        at,
+        ...where(report),
+        summary: `gatesync recovered: ${short(report) === "" ? "the last run" : short(report)} applied cleanly`,
+      });
     }
     return { events, failure: undefined };
   }
@@ -54,16 +62,39 @@ export function eventsOfRun(report: RunReport, lastFailure: string | undefined):
   const inDoubt = report.summary?.inDoubt ?? [];
   const errors = report.diagnostics?.filter((d) => d.severity === "error").length ?? 0;
   // the same broken revision is reported again on every run, without its error: one key for it
-  const failure = JSON.stringify(report.result === "invalid" ? [report.result, report.revision] : [report.result, report.revision, report.error, failed.map((f) => f.id), inDoubt.map((f) => f.id)]);
+  const failure = JSON.stringify(
+    report.result === "invalid"
+      ? [report.result, report.revision]
+      : [report.result, report.revision, report.error, failed.map((f) => f.id), inDoubt.map((f) => f.id)],
+  );
   if (failure === lastFailure) return { events, failure };
   if (report.result === "invalid") {
-    events.push({ event: "commit-refused", at, ...where(report), errors, summary: `commit ${short(report)} refused by validation (${plural(errors, "error")}): nothing applied, the last good commit stays in force` });
+    events.push({
+      event: "commit-refused",
+      at,
+      ...where(report),
+      errors,
+      summary: `commit ${short(report)} refused by validation (${plural(errors, "error")}): nothing applied, the last good commit stays in force`,
+    });
   } else if (report.result === "error" || report.result === "source-error" || failed.length > 0) {
     const what = failed.length > 0 ? `${plural(failed.length, "resource")} failed` : (report.error ?? report.result);
-    events.push({ event: "run-failed", at, ...where(report), failed, ...(report.error === undefined ? {} : { error: report.error }), summary: `gatesync run failed at ${short(report) || "the current revision"}: ${what}` });
+    events.push({
+      event: "run-failed",
+      at,
+      ...where(report),
+      failed,
+      ...(report.error === undefined ? {} : { error: report.error }),
+      summary: `gatesync run failed at ${short(report) || "the current revision"}: ${what}`,
+    });
   }
   if (inDoubt.length > 0) {
-    events.push({ event: "in-doubt", at, ...where(report), inDoubt, summary: `${plural(inDoubt.length, "resource")} in doubt at ${short(report)}: a person must settle ${inDoubt.length === 1 ? "it" : "them"} (gatesync state resolve)` });
+    events.push({
+      event: "in-doubt",
+      at,
+      ...where(report),
+      inDoubt,
+      summary: `${plural(inDoubt.length, "resource")} in doubt at ${short(report)}: a person must settle ${inDoubt.length === 1 ? "it" : "them"} (gatesync state resolve)`,
+    });
   }
   return { events, failure };
 }
@@ -78,8 +109,18 @@ export function finalStatus(report: RunReport): CommitStatus | undefined {
     const errors = report.diagnostics?.filter((d) => d.severity === "error").length ?? 0;
     return { commit: report.commit, state: "failure", description: cut(`refused by validation: ${plural(errors, "error")}; nothing applied`) };
   }
-  if (inDoubt > 0) return { commit: report.commit, state: "needs-person", description: cut(`needs a person: ${plural(inDoubt, "resource")} in doubt${failed > 0 ? `, ${failed} failed` : ""}`) };
-  if (report.result === "error" || failed > 0) return { commit: report.commit, state: "failure", description: cut(failed > 0 ? `${plural(failed, "resource")} failed to apply` : `run failed: ${report.error ?? "error"}`) };
+  if (inDoubt > 0)
+    return {
+      commit: report.commit,
+      state: "needs-person",
+      description: cut(`needs a person: ${plural(inDoubt, "resource")} in doubt${failed > 0 ? `, ${failed} failed` : ""}`),
+    };
+  if (report.result === "error" || failed > 0)
+    return {
+      commit: report.commit,
+      state: "failure",
+      description: cut(failed > 0 ? `${plural(failed, "resource")} failed to apply` : `run failed: ${report.error ?? "error"}`),
+    };
   const applied = report.summary?.applied.length ?? 0;
   return { commit: report.commit, state: "success", description: cut(report.result === "noop" ? "in sync" : `applied: ${plural(applied, "change")}`) };
 }

@@ -11,8 +11,18 @@ export interface NotifyMetrics {
 export function notifyMetrics(registry: Registry): NotifyMetrics {
   const registers = [registry];
   return {
-    deliveries: new Counter({ name: "gatesync_notifications_total", help: "Notifications by receiver, event and outcome (delivered, failed after every try, dropped from a full queue)", labelNames: ["receiver", "event", "outcome"], registers }),
-    attempts: new Counter({ name: "gatesync_notification_attempts_total", help: "Delivery tries by receiver and answer (2xx, a status code, or error)", labelNames: ["receiver", "code"], registers }),
+    deliveries: new Counter({
+      name: "gatesync_notifications_total",
+      help: "Notifications by receiver, event and outcome (delivered, failed after every try, dropped from a full queue)",
+      labelNames: ["receiver", "event", "outcome"],
+      registers,
+    }),
+    attempts: new Counter({
+      name: "gatesync_notification_attempts_total",
+      help: "Delivery tries by receiver and answer (2xx, a status code, or error)",
+      labelNames: ["receiver", "code"],
+      registers,
+    }),
     queueDepth: new Gauge({ name: "gatesync_notification_queue_depth", help: "Notifications waiting per receiver", labelNames: ["receiver"], registers }),
   };
 }

@@ -38,7 +38,10 @@ interface Receiver {
 function readSecrets(r: ReceiverConfig, env: Readonly<Record<string, string | undefined>>): Receiver["secrets"] {
   const need = (name: string, setting: string): string => {
     const value = env[name];
-    if (value === undefined || value === "") throw new ConfigError(ErrorCode.CONFIG_INVALID, `notification receiver ${r.name}: ${name} is not set`, { hint: `set the variable ${setting} names, or remove the receiver` });
+    if (value === undefined || value === "")
+      throw new ConfigError(ErrorCode.CONFIG_INVALID, `notification receiver ${r.name}: ${name} is not set`, {
+        hint: `set the variable ${setting} names, or remove the receiver`,
+      });
     return value;
   };
   switch (r.type) {
@@ -64,7 +67,12 @@ export class Notifier {
     this.receivers = opts.config.receivers.map((config) => ({
       config,
       secrets: readSecrets(config, opts.env),
-      queue: new ReceiverQueue(config.name, opts.config.delivery, { dispatcher: opts.dispatcher, metrics, logger: log, ...(opts.random === undefined ? {} : { random: opts.random }) }),
+      queue: new ReceiverQueue(config.name, opts.config.delivery, {
+        dispatcher: opts.dispatcher,
+        metrics,
+        logger: log,
+        ...(opts.random === undefined ? {} : { random: opts.random }),
+      }),
     }));
   }
 
@@ -113,7 +121,12 @@ export class Notifier {
   }
 
   leaderChanged(leader: boolean): void {
-    this.notify({ event: "leader-changed", at: new Date().toISOString(), leader, summary: leader ? "this gatesync replica became the leader: it applies from now on" : "this gatesync replica lost the leadership: it stopped applying" });
+    this.notify({
+      event: "leader-changed",
+      at: new Date().toISOString(),
+      leader,
+      summary: leader ? "this gatesync replica became the leader: it applies from now on" : "this gatesync replica lost the leadership: it stopped applying",
+    });
   }
 
   /** Waits up to `graceMs` for deliveries in progress, then drops the rest. */

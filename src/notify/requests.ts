@@ -40,7 +40,12 @@ const json = { "content-type": "application/json", "user-agent": "gatesync" };
 export function eventRequest(receiver: Extract<ReceiverConfig, { type: "webhook" | "slack" }>, event: NotificationEvent, ctx: RequestContext): OutgoingRequest {
   const payload = scrubDeep({ ...event, statusUrl: ctx.statusUrl });
   if (receiver.type === "slack") {
-    const lines = [`*${payload.event}*: ${payload.summary}`, ...(payload.failed ?? []).slice(0, 10).map((f) => `• ${f.id}: ${f.message}`), ...(payload.inDoubt ?? []).slice(0, 10).map((f) => `• ${f.id}: ${f.message}`), `<${payload.statusUrl}|status>`];
+    const lines = [
+      `*${payload.event}*: ${payload.summary}`,
+      ...(payload.failed ?? []).slice(0, 10).map((f) => `• ${f.id}: ${f.message}`),
+      ...(payload.inDoubt ?? []).slice(0, 10).map((f) => `• ${f.id}: ${f.message}`),
+      `<${payload.statusUrl}|status>`,
+    ];
     return { method: "POST", url: ctx.url ?? "", headers: json, body: JSON.stringify({ text: lines.join("\n") }) };
   }
   const body = JSON.stringify({ deliveryId: ctx.deliveryId, ...payload });

@@ -23,7 +23,14 @@ export const adoptAnnotation = "gatesync.dev/adopt";
 export const adoptableKinds: readonly KindName[] = ["ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"];
 
 export type AdoptionDecision =
-  | { readonly action: "adopt"; readonly serverId: string; readonly source: "repository" | "command"; readonly address: Readonly<Record<string, string>>; readonly update?: OperationName; readonly note: string }
+  | {
+      readonly action: "adopt";
+      readonly serverId: string;
+      readonly source: "repository" | "command";
+      readonly address: Readonly<Record<string, string>>;
+      readonly update?: OperationName;
+      readonly note: string;
+    }
   | { readonly action: "blocked"; readonly reason: string; readonly hint: string };
 
 /** Which resources claim each server id (`Kind\0id`): recorded ones and annotated ones. */
@@ -48,25 +55,43 @@ export function otherClaims(claims: AdoptionClaims, kind: string, serverId: stri
   return (claims.get(claimKey(kind, serverId)) ?? []).filter((x) => x !== id).sort();
 }
 
-const forgetHint = (id: string): string => `remove the \`${adoptAnnotation}\` annotation, or \`gatesync state resolve ${id} --forget\` first if the record is wrong`;
+const forgetHint = (id: string): string =>
+  `remove the \`${adoptAnnotation}\` annotation, or \`gatesync state resolve ${id} --forget\` first if the record is wrong`;
 
 /** What the plan does about adoption for one resource; undefined when adoption plays no part. */
 export function planAdoption(d: Desired, record: ResourceRecord | undefined, claims: AdoptionClaims): AdoptionDecision | undefined {
   const wanted = d.adopt;
-  if (wanted !== undefined && wanted.trim() === "") return { action: "blocked", reason: `the \`${adoptAnnotation}\` annotation gives no server id`, hint: "write the object's id as the server shows it, or remove the annotation" };
+  if (wanted !== undefined && wanted.trim() === "")
+    return {
+      action: "blocked",
+      reason: `the \`${adoptAnnotation}\` annotation gives no server id`,
+      hint: "write the object's id as the server shows it, or remove the annotation",
+    };
   if (record !== undefined && holdsPayload(record, "applied")) {
     if (wanted === undefined || record.serverId === wanted) return undefined;
-    return { action: "blocked", reason: `the annotation adopts server id ${wanted}, but the state records this resource with server id ${record.serverId ?? "(none)"}`, hint: forgetHint(d.id) };
+    return {
+      action: "blocked",
+      reason: `the annotation adopts server id ${wanted}, but the state records this resource with server id ${record.serverId ?? "(none)"}`,
+      hint: forgetHint(d.id),
+    };
   }
   const serverId = record?.adopted !== undefined ? record.serverId : wanted;
   if (serverId === undefined) return undefined;
   const create = d.request.create;
   if (!adoptableKinds.includes(d.kind) || create === undefined || operations[create].idempotent) {
-    return { action: "blocked", reason: `${d.kind} cannot be adopted here: gatesync never creates this object, it addresses it by the id in its spec`, hint: `remove the \`${adoptAnnotation}\` annotation` };
+    return {
+      action: "blocked",
+      reason: `${d.kind} cannot be adopted here: gatesync never creates this object, it addresses it by the id in its spec`,
+      hint: `remove the \`${adoptAnnotation}\` annotation`,
+    };
   }
   const others = otherClaims(claims, d.kind, serverId, d.id);
   if (others.length > 0) {
-    return { action: "blocked", reason: `server id ${serverId} is already recorded or adopted for ${others.join(", ")}: one object cannot be two resources`, hint: forgetHint(d.id) };
+    return {
+      action: "blocked",
+      reason: `server id ${serverId} is already recorded or adopted for ${others.join(", ")}: one object cannot be two resources`,
+      hint: forgetHint(d.id),
+    };
   }
   const update = d.request.update;
   const note =

@@ -43,7 +43,10 @@ export function guardDeactivations(
   for (const r of state.resources.values()) if (deactivatable(r)) of++;
   if (planned < of && planned / of <= guard.maxShare) return { changes };
   const pct = `${Math.round(guard.maxShare * 100)}%`;
-  const why = planned >= of ? `every one of the ${of} API definitions and org keys gatesync applied` : `${planned} of the ${of} API definitions and org keys gatesync applied (more than ${pct})`;
+  const why =
+    planned >= of
+      ? `every one of the ${of} API definitions and org keys gatesync applied`
+      : `${planned} of the ${of} API definitions and org keys gatesync applied (more than ${pct})`;
   const withheld = changes.map((c): PlannedChange => {
     if (c.deactivate !== true) return c;
     const { operation: _o, deactivate: _d, compatibility: _c, breaking: _b, ...rest } = c;

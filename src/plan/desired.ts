@@ -107,7 +107,14 @@ const noDependencies: readonly string[] = Object.freeze([]);
 /** The ids a resource's references name, sorted, each the named resource's own id string where there is one. */
 function dependencies(refs: ReadonlyArray<{ kind: string; name: string }>, ids: ReadonlyMap<string, string>): readonly string[] {
   if (refs.length === 0) return noDependencies;
-  return [...new Set(refs.map((ref) => { const id = resourceId(ref); return ids.get(id) ?? id; }))].sort();
+  return [
+    ...new Set(
+      refs.map((ref) => {
+        const id = resourceId(ref);
+        return ids.get(id) ?? id;
+      }),
+    ),
+  ].sort();
 }
 
 /**
@@ -122,7 +129,12 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   const desired: Desired[] = [];
   const sources: Resource[] = [];
   // a reference names a resource by the id string of that resource (one string, not one per reference)
-  const ids = new Map(resources.map((r) => { const id = resourceId(r); return [id, id]; }));
+  const ids = new Map(
+    resources.map((r) => {
+      const id = resourceId(r);
+      return [id, id];
+    }),
+  );
   const diagnostics: Diagnostic[] = [];
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
   const recent = new ResolvedLately();
@@ -139,7 +151,8 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       diagnostics.push(...problems);
       continue;
     }
-    const memoKey = opts.memo === undefined ? "" : `${context}|${secrets.size === 0 ? "" : contentHash([...secrets].sort())}|${id}|${r.source.file}:${r.source.line}`;
+    const memoKey =
+      opts.memo === undefined ? "" : `${context}|${secrets.size === 0 ? "" : contentHash([...secrets].sort())}|${id}|${r.source.file}:${r.source.line}`;
     const known = opts.memo?.entries.get(spec);
     if (known !== undefined && known.key === memoKey) {
       desired.push(known.desired);
@@ -151,7 +164,11 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
       id,
       kind: r.kind,
       name: r.name,
-      request: new HeldRequest(request, opts.compareFrom === "resource" && opts.memo === undefined ? { from: r, remake: (remake ??= new RemadeCompare(opts, ctx, recent)) } : { compare }, query),
+      request: new HeldRequest(
+        request,
+        opts.compareFrom === "resource" && opts.memo === undefined ? { from: r, remake: (remake ??= new RemadeCompare(opts, ctx, recent)) } : { compare },
+        query,
+      ),
       hash: contentHash(compare),
       dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
@@ -193,7 +210,11 @@ class HeldRequest implements Omit<KindRequest, "body"> {
   readonly #compare: string | Readonly<Record<string, unknown>> | Resource;
   readonly #remake: RemadeCompare | undefined;
 
-  constructor(request: KindRequest, compare: { readonly compare: Readonly<Record<string, unknown>> } | { readonly from: Resource; readonly remake: RemadeCompare }, query: Readonly<Record<string, string>>) {
+  constructor(
+    request: KindRequest,
+    compare: { readonly compare: Readonly<Record<string, unknown>> } | { readonly from: Resource; readonly remake: RemadeCompare },
+    query: Readonly<Record<string, string>>,
+  ) {
     this.address = Object.keys(request.address).length === 0 ? noAddress : request.address;
     this.create = request.create;
     this.update = request.update;

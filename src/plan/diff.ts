@@ -23,7 +23,8 @@ export function diffValues(before: unknown, after: unknown, base: PathSegment[] 
   if (isDocumentRef(before) || isDocumentRef(after)) {
     // a document held by reference: equal digests are equal documents; else compare them read
     if (before !== undefined && after !== undefined && canonical(before) === canonical(after)) return [];
-    if (before === undefined || after === undefined) return before === undefined ? [{ path: formatPath(base), op: "add", after }] : [{ path: formatPath(base), op: "remove", before }];
+    if (before === undefined || after === undefined)
+      return before === undefined ? [{ path: formatPath(base), op: "add", after }] : [{ path: formatPath(base), op: "remove", before }];
     return diffValues(materialize(before), materialize(after), base);
   }
   if (isDeepStrictEqual(before, after)) return [];

@@ -16,7 +16,10 @@ export function planWaves(nodes: readonly GraphNode[]): WavesResult {
   const waves: string[][] = [];
   const done = new Set<string>();
   while (done.size < ids.size) {
-    const wave = [...deps.entries()].filter(([id, d]) => !done.has(id) && [...d].every((x) => done.has(x))).map(([id]) => id).sort();
+    const wave = [...deps.entries()]
+      .filter(([id, d]) => !done.has(id) && [...d].every((x) => done.has(x)))
+      .map(([id]) => id)
+      .sort();
     if (wave.length === 0) return { ok: false, cycle: findCycle(deps, done) };
     for (const id of wave) done.add(id);
     waves.push(wave);

@@ -42,7 +42,10 @@ export function inDoubtSteps(kind: string, id: string, where: "declared" | "orph
   const m = knownKind(kind);
   if (m?.settlesByResend !== undefined) {
     return [
-      { when: "it exists on the server: put the spec back as it was sent, and the next apply's create settles it (refused as a duplicate)", command: "gatesync apply" },
+      {
+        when: "it exists on the server: put the spec back as it was sent, and the next apply's create settles it (refused as a duplicate)",
+        command: "gatesync apply",
+      },
       { when: "it does not exist on the server", command: forget },
     ];
   }
@@ -61,6 +64,9 @@ export function inDoubtHint(kind: string, id: string, where: "declared" | "orpha
 
 /** The note of an upsert in doubt planned again: its body is written again, its reset never. */
 export function upsertInDoubtNote(record: ResourceRecord): string {
-  const reset = record.trigger === undefined ? "" : `; it carried reset_quota=1 for quotaResetTrigger ${JSON.stringify(record.trigger)}, which is not sent again (a reset sent twice resets the quota twice) — only a new quotaResetTrigger value sends another`;
+  const reset =
+    record.trigger === undefined
+      ? ""
+      : `; it carried reset_quota=1 for quotaResetTrigger ${JSON.stringify(record.trigger)}, which is not sent again (a reset sent twice resets the quota twice) — only a new quotaResetTrigger value sends another`;
   return `the last write's outcome is unknown (${record.error ?? "no answer"}): the key is written again — the same write twice is the same key${reset}`;
 }

@@ -19,17 +19,45 @@ import type { Draft } from "./plan-change.js";
 export function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", batching: boolean): Draft {
   const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
   const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
-  if (record.status === "in-doubt") return { ...base, action: "orphan", reason: `removed from the repository while in doubt; ${kept}`, ...hinted(inDoubtHint(record.kind, record.id, "orphan")), notes: [] };
+  if (record.status === "in-doubt")
+    return {
+      ...base,
+      action: "orphan",
+      reason: `removed from the repository while in doubt; ${kept}`,
+      ...hinted(inDoubtHint(record.kind, record.id, "orphan")),
+      notes: [],
+    };
   if (record.status === "failed" && !holdsPayload(record, "applied")) {
     // every attempt failed with a definite answer (e.g. 404: the API never existed): nothing of it is on the server
-    return { ...base, action: "orphan", reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`, hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`, notes: [] };
+    return {
+      ...base,
+      action: "orphan",
+      reason: `removed from the repository; it was never applied (the last attempt failed: ${record.error ?? "unknown error"}), so nothing of it is on the server`,
+      hint: `\`gatesync state resolve ${record.id} --forget\` drops its record`,
+      notes: [],
+    };
   }
-  if (record.deactivatedAt !== undefined) return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
+  if (record.deactivatedAt !== undefined)
+    return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
   const deactivation = knownKind(record.kind)?.deactivation;
   const byHand = "remove it on the server by hand, then forget it";
-  if (deactivation === undefined) return { ...base, action: "orphan", reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`, hint: byHand, notes: [] };
+  if (deactivation === undefined)
+    return {
+      ...base,
+      action: "orphan",
+      reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`,
+      hint: byHand,
+      notes: [],
+    };
   // only kinds that can be switched off are told about `orphans: deactivate`
-  if (policy === "report") return { ...base, action: "orphan", reason: `removed from the repository; ${kept}`, hint: `set \`orphans: deactivate\` in gatesync.yaml to switch off a ${record.kind} that leaves the repository (${deactivation.effect}), or ${byHand}`, notes: [] };
+  if (policy === "report")
+    return {
+      ...base,
+      action: "orphan",
+      reason: `removed from the repository; ${kept}`,
+      hint: `set \`orphans: deactivate\` in gatesync.yaml to switch off a ${record.kind} that leaves the repository (${deactivation.effect}), or ${byHand}`,
+      notes: [],
+    };
   const applied = record.applied ?? {};
   if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
     const refusal = typeof deactivation.refusal === "function" ? deactivation.refusal(applied, record.address) : deactivation.refusal;

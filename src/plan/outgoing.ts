@@ -22,14 +22,28 @@ export function resolveSpec(r: Resource, spec: Spec, source: SecretSource, probl
   const id = resourceId(r);
   const secrets = new Set<string>();
   const resolved = resolveSecrets(spec, source, secrets, (path, message) =>
-    problems.push({ severity: "error", code: ErrorCode.SECRET_UNRESOLVED, file: r.source.file, resource: id, path: formatPath(["spec", ...path]), message, hint: "set it where gatesync plans and applies" }),
+    problems.push({
+      severity: "error",
+      code: ErrorCode.SECRET_UNRESOLVED,
+      file: r.source.file,
+      resource: id,
+      path: formatPath(["spec", ...path]),
+      message,
+      hint: "set it where gatesync plans and applies",
+    }),
   ) as Spec;
   // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
   return { spec: secrets.size === 0 ? resolved : materialize(resolved), secrets };
 }
 
 /** The request of a resolved spec, and its parts redacted for the plan. */
-export function requestFor(kindName: KindName, spec: Spec, secrets: ReadonlySet<string>, hashKey: string, ctx: RequestContext): { request: KindRequest; compare: Record<string, unknown>; query: Record<string, string> } {
+export function requestFor(
+  kindName: KindName,
+  spec: Spec,
+  secrets: ReadonlySet<string>,
+  hashKey: string,
+  ctx: RequestContext,
+): { request: KindRequest; compare: Record<string, unknown>; query: Record<string, string> } {
   const kind = kindModule(kindName);
   const request = kind.request(spec, ctx);
   const compare = redact(request.compare, hashKey, kind.secretFields, secrets) as Record<string, unknown>;

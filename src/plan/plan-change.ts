@@ -71,7 +71,9 @@ type Base = Pick<PlannedChange, "id" | "kind" | "name" | "source">;
 
 /** Does the change call the server? */
 export function isExecutable(c: PlannedChange): boolean {
-  return c.operation !== undefined && (c.action === "create" || c.action === "update" || c.action === "adopt" || (c.action === "orphan" && c.deactivate === true));
+  return (
+    c.operation !== undefined && (c.action === "create" || c.action === "update" || c.action === "adopt" || (c.action === "orphan" && c.deactivate === true))
+  );
 }
 
 /** Fills a path template; a parameter without a value stays `{name}` (values are encoded, so a brace is always one). */
@@ -104,7 +106,13 @@ export function refuseUnaddressable(c: Draft): Draft {
 
 const showQueryValue = (v: unknown): string => (isSensitiveMarker(v) ? "(sensitive)" : encodeURIComponent(String(v)));
 
-export function plannedOperation(name: OperationName, address: Readonly<Record<string, string>>, query: Readonly<Record<string, unknown>>, reset: boolean, batching: boolean): PlannedOperation {
+export function plannedOperation(
+  name: OperationName,
+  address: Readonly<Record<string, string>>,
+  query: Readonly<Record<string, unknown>>,
+  reset: boolean,
+  batching: boolean,
+): PlannedOperation {
   const spec = operations[name];
   return {
     name,
@@ -116,7 +124,6 @@ export function plannedOperation(name: OperationName, address: Readonly<Record<s
     batchable: batching && spec.batchable,
   };
 }
-
 
 export const hinted = (hint: string | undefined): { hint?: string } => (hint === undefined ? {} : { hint });
 
@@ -152,9 +159,18 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   if (record?.status === "in-doubt" && !isUpsert(req.create)) {
     const settle = kindModule(d.kind).settlesByResend;
     if (settle === undefined || req.create === undefined || holdsPayload(record, "applied") || !settle.sameObject(record.attempted ?? {}, req.compare)) {
-      return { ...base, action: "blocked", fields: [], reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`, ...hinted(inDoubtHint(d.kind, d.id, "declared")), notes };
+      return {
+        ...base,
+        action: "blocked",
+        fields: [],
+        reason: `a create was sent but its outcome is unknown (${record.error ?? "no answer"}): creating it again could make a duplicate`,
+        ...hinted(inDoubtHint(d.kind, d.id, "declared")),
+        notes,
+      };
     }
-    notes.push(`the last create's outcome is unknown (${record.error ?? "no answer"}): it is sent again to settle it — a duplicate is refused with ${settle.status}, which means the earlier create happened`);
+    notes.push(
+      `the last create's outcome is unknown (${record.error ?? "no answer"}): it is sent again to settle it — a duplicate is refused with ${settle.status}, which means the earlier create happened`,
+    );
   }
   // an upsert in doubt (an org key's write carrying reset_quota=1) is written again, its reset never
   if (record?.status === "in-doubt") notes.push(upsertInDoubtNote(record));
@@ -163,7 +179,14 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   if (adoption?.action === "adopt") {
     const fields = allFields(req.compare);
     const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, ctx.batching) };
-    return { ...base, action: "adopt", adopt: { serverId: adoption.serverId, source: adoption.source }, ...operation, fields, notes: [...notes, adoption.note] };
+    return {
+      ...base,
+      action: "adopt",
+      adopt: { serverId: adoption.serverId, source: adoption.source },
+      ...operation,
+      fields,
+      notes: [...notes, adoption.note],
+    };
   }
   // what was applied is parsed (lazy-record.ts) only when it is compared: when the content hash differs
   return record === undefined || !holdsPayload(record, "applied") ? planFirstApply(base, d, record, notes, ctx) : planUpdate(base, d, record, notes, ctx);
@@ -171,7 +194,11 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
 
 /** Every field of a request's `compare`, as added (read once: it may be parsed on each read). */
 function allFields(compare: Readonly<Record<string, unknown>>): FieldChange[] {
-  return diffValues(undefined, compare).length === 0 ? [] : Object.keys(compare).sort().flatMap((k) => diffValues(undefined, compare[k], [k]));
+  return diffValues(undefined, compare).length === 0
+    ? []
+    : Object.keys(compare)
+        .sort()
+        .flatMap((k) => diffValues(undefined, compare[k], [k]));
 }
 
 /*
@@ -209,14 +236,35 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
   if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (record?.status === "in-doubt" && req.update !== undefined) {
     // an upsert whose write is in doubt: written again, as an update (it may exist now)
-    return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
+    return {
+      ...base,
+      action: "update",
+      operation: plannedOperation(req.update, address, req.query, reset, ctx.batching),
+      ...(reset ? { quotaReset: true } : {}),
+      fields,
+      notes,
+    };
   }
   if (req.create !== undefined) {
-    return { ...base, action: "create", operation: plannedOperation(req.create, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
+    return {
+      ...base,
+      action: "create",
+      operation: plannedOperation(req.create, address, req.query, reset, ctx.batching),
+      ...(reset ? { quotaReset: true } : {}),
+      fields,
+      notes,
+    };
   }
   if (req.update === undefined) throw new InternalError(`${d.id}: its kind can neither be created nor updated`);
   notes.push("first apply: the interfaces cannot create this object, so it must already exist on the server; its current values cannot be read");
-  return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, reset, ctx.batching), ...(reset ? { quotaReset: true } : {}), fields, notes };
+  return {
+    ...base,
+    action: "update",
+    operation: plannedOperation(req.update, address, req.query, reset, ctx.batching),
+    ...(reset ? { quotaReset: true } : {}),
+    fields,
+    notes,
+  };
 }
 
 /** The resource was applied before: compared with what was applied, it is left alone, updated or blocked. */
@@ -227,13 +275,17 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: strin
   // documents held by reference are read once here, for the diff and its classification; what
   // was applied is parsed (lazy-record.ts) only here too
   const changed = record.appliedHash === d.hash ? undefined : { before: materialize(record.applied ?? {}), after: materialize(req.compare) };
-  const fields = changed === undefined ? [] : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
+  const fields =
+    changed === undefined
+      ? []
+      : diffValues(changed.before, changed.after).filter((f) => ctx.hashKey === undefined || !sameAsMarker(f.before, f.after, ctx.hashKey));
   // classified below when the spec's own fields changed (not for a trigger or a reactivation alone)
   const specChanged = fields.length > 0;
   const triggerChanged = req.trigger !== undefined && req.trigger !== record.trigger;
   if (triggerChanged) fields.push({ path: "quotaResetTrigger", op: "change", before: record.trigger, after: req.trigger });
   const reactivation = reactivationOf(d, record);
-  if (reactivation?.refused !== undefined) return { ...base, action: "blocked", fields: [reactivation.field, ...fields], reason: reactivation.refused.reason, hint: reactivation.refused.hint, notes };
+  if (reactivation?.refused !== undefined)
+    return { ...base, action: "blocked", fields: [reactivation.field, ...fields], reason: reactivation.refused.reason, hint: reactivation.refused.hint, notes };
   if (reactivation !== undefined) {
     fields.unshift(reactivation.field);
     notes.push(reactivation.note);
@@ -242,14 +294,27 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: strin
   if (record.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (fields.length === 0 && !triggerChanged && !retry) {
     if (ctx.reassert && req.update !== undefined && operations[req.update].idempotent) {
-      return { ...base, action: "update", operation: plannedOperation(req.update, address, req.query, false, ctx.batching), fields: [], notes: [...notes, "re-asserted: sent again to undo changes made outside git"] };
+      return {
+        ...base,
+        action: "update",
+        operation: plannedOperation(req.update, address, req.query, false, ctx.batching),
+        fields: [],
+        notes: [...notes, "re-asserted: sent again to undo changes made outside git"],
+      };
     }
     return { ...base, action: "no-op", fields: [], notes };
   }
   const kind = kindModule(d.kind);
   if (req.update === undefined) {
     const byHand = `; once the server matches the spec, \`gatesync state resolve ${d.id} --accept\` records it as applied`;
-    return { ...base, action: "blocked", fields, reason: `${kind.noUpdate?.reason ?? "the interfaces offer no update for this kind"}; the object was created before`, hint: `${kind.noUpdate?.hint ?? "change it on the server by hand and set the spec to match"}${byHand}`, notes };
+    return {
+      ...base,
+      action: "blocked",
+      fields,
+      reason: `${kind.noUpdate?.reason ?? "the interfaces offer no update for this kind"}; the object was created before`,
+      hint: `${kind.noUpdate?.hint ?? "change it on the server by hand and set the spec to match"}${byHand}`,
+      notes,
+    };
   }
   const ignored = req.ignoredByUpdate ?? [];
   const ignoredChanges = fields.filter((f) => ignored.some((i) => f.path === i || f.path.startsWith(`${i}.`)));

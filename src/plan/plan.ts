@@ -174,7 +174,8 @@ const noNotes: readonly string[] = Object.freeze([]);
 function planResource(d: Desired, state: StateSnapshot, moves: Moves, ctx: ChangeContext): Draft {
   const decision = moves.decisions.get(d.id);
   if (decision === undefined) return planChange(d, state.resources.get(d.id), ctx);
-  if (decision.action === "blocked") return { id: d.id, kind: d.kind, name: d.name, source: d.source, action: "blocked", fields: [], reason: decision.reason, hint: decision.hint, notes: [] };
+  if (decision.action === "blocked")
+    return { id: d.id, kind: d.kind, name: d.name, source: d.source, action: "blocked", fields: [], reason: decision.reason, hint: decision.hint, notes: [] };
   if (decision.action === "note") {
     const draft = planChange(d, state.resources.get(d.id), ctx);
     return { ...draft, notes: [...draft.notes, decision.note] };
@@ -190,7 +191,9 @@ function planResource(d: Desired, state: StateSnapshot, moves: Moves, ctx: Chang
 export function computePlan(desired: readonly Desired[], state: StateSnapshot, options: PlanOptions): Plan {
   const waves = planWaves(desired.map((d) => ({ id: d.id, dependsOn: d.dependsOn })));
   if (!waves.ok) {
-    throw new PlanError(ErrorCode.DEPENDENCY_CYCLE, `references form a cycle: ${waves.cycle.join(" → ")}`, { hint: "break the cycle: a resource may not depend, through references, on itself" });
+    throw new PlanError(ErrorCode.DEPENDENCY_CYCLE, `references form a cycle: ${waves.cycle.join(" → ")}`, {
+      hint: "break the cycle: a resource may not depend, through references, on itself",
+    });
   }
   const waveOf = new Map<string, number>();
   waves.waves.forEach((ids, i) => ids.forEach((id) => waveOf.set(id, i + 1)));
@@ -204,7 +207,12 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   for (const record of state.resources.values()) {
     if (present.has(record.id) || moves.movedAway.has(record.id) || !inScope(record)) continue;
     const declared = declaredElsewhere(record, moves, options.selection?.declaredObjects);
-    planned.push(withWave(declared === undefined ? refuseUnaddressable(planOrphan(record, options.orphans, batching)) : supersededOrphan(record, declared.by, declared.key), orphanWave));
+    planned.push(
+      withWave(
+        declared === undefined ? refuseUnaddressable(planOrphan(record, options.orphans, batching)) : supersededOrphan(record, declared.by, declared.key),
+        orphanWave,
+      ),
+    );
   }
   const { changes, massDeactivation } = guardDeactivations(planned, state, options.deactivationGuard, options.commit);
   changes.sort((a, b) => a.wave - b.wave || kindOrder(a.kind) - kindOrder(b.kind) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -61,7 +61,8 @@ function fromId(d: Desired, value: string): { readonly id: string } | { readonly
   return { id: v };
 }
 
-const moveNote = (from: string, how: string): string => `moved from ${from} (${how}): its record — server id, history — is kept under the new name; nothing is sent for the rename itself`;
+const moveNote = (from: string, how: string): string =>
+  `moved from ${from} (${how}): its record — server id, history — is kept under the new name; nothing is sent for the rename itself`;
 
 /**
  * The moves of a plan. `present`: every resource of the repository (a record of one of them is
@@ -78,13 +79,23 @@ export function planMoves(desired: readonly Desired[], state: StateSnapshot, pre
   return { decisions, movedAway, declaredKeys: declaredKeys(desired, state, orphans.length > 0) };
 }
 
-function declaredMoves(annotated: readonly Desired[], state: StateSnapshot, present: ReadonlySet<string>, decisions: Map<string, MoveDecision>, movedAway: Set<string>): void {
+function declaredMoves(
+  annotated: readonly Desired[],
+  state: StateSnapshot,
+  present: ReadonlySet<string>,
+  decisions: Map<string, MoveDecision>,
+  movedAway: Set<string>,
+): void {
   const claimants = new Map<string, string[]>();
   const wanted = new Map<string, string>();
   for (const d of annotated) {
     const from = fromId(d, d.movedFrom!);
     if ("error" in from) {
-      decisions.set(d.id, { action: "blocked", reason: from.error, hint: `write the old \`metadata.name\` (\`${movedFromAnnotation}: old-name\`), or remove the annotation` });
+      decisions.set(d.id, {
+        action: "blocked",
+        reason: from.error,
+        hint: `write the old \`metadata.name\` (\`${movedFromAnnotation}: old-name\`), or remove the annotation`,
+      });
       continue;
     }
     if (from.id === d.id) {
@@ -94,16 +105,26 @@ function declaredMoves(annotated: readonly Desired[], state: StateSnapshot, pres
     const own = state.resources.get(d.id);
     const old = state.resources.get(from.id);
     if (own !== undefined) {
-      const left = old !== undefined && !present.has(from.id) ? `; ${from.id} still has a record too: if it is the same object, \`gatesync state resolve ${from.id} --forget\` drops it` : "";
+      const left =
+        old !== undefined && !present.has(from.id)
+          ? `; ${from.id} still has a record too: if it is the same object, \`gatesync state resolve ${from.id} --forget\` drops it`
+          : "";
       decisions.set(d.id, { action: "note", note: `the move from ${from.id} is recorded already: the annotation can be removed${left}` });
       continue;
     }
     if (present.has(from.id)) {
-      decisions.set(d.id, { action: "blocked", reason: `\`${movedFromAnnotation}\` names ${from.id}, which the repository still declares: a record moves only from a resource that left it`, hint: `remove ${from.id} from the repository (it is being renamed), or remove the annotation` });
+      decisions.set(d.id, {
+        action: "blocked",
+        reason: `\`${movedFromAnnotation}\` names ${from.id}, which the repository still declares: a record moves only from a resource that left it`,
+        hint: `remove ${from.id} from the repository (it is being renamed), or remove the annotation`,
+      });
       continue;
     }
     if (old === undefined) {
-      decisions.set(d.id, { action: "note", note: `\`${movedFromAnnotation}\`: nothing is recorded under ${from.id}, so nothing moves; the annotation can be removed` });
+      decisions.set(d.id, {
+        action: "note",
+        note: `\`${movedFromAnnotation}\`: nothing is recorded under ${from.id}, so nothing moves; the annotation can be removed`,
+      });
       continue;
     }
     claimants.set(from.id, [...(claimants.get(from.id) ?? []), d.id]);
@@ -111,16 +132,32 @@ function declaredMoves(annotated: readonly Desired[], state: StateSnapshot, pres
   }
   for (const [from, ids] of claimants) {
     if (ids.length > 1) {
-      for (const id of ids) decisions.set(id, { action: "blocked", reason: `${ids.join(" and ")} are all declared as moved from ${from}: one record can move to one name`, hint: `keep \`${movedFromAnnotation}: ${from.slice(from.indexOf("/") + 1)}\` on one of them` });
+      for (const id of ids)
+        decisions.set(id, {
+          action: "blocked",
+          reason: `${ids.join(" and ")} are all declared as moved from ${from}: one record can move to one name`,
+          hint: `keep \`${movedFromAnnotation}: ${from.slice(from.indexOf("/") + 1)}\` on one of them`,
+        });
       continue;
     }
-    decisions.set(ids[0]!, { action: "move", from: state.resources.get(from)!, declared: true, note: moveNote(from, `declared by \`${movedFromAnnotation}\``) });
+    decisions.set(ids[0]!, {
+      action: "move",
+      from: state.resources.get(from)!,
+      declared: true,
+      note: moveNote(from, `declared by \`${movedFromAnnotation}\``),
+    });
     movedAway.add(from);
   }
 }
 
 /** New resources (no record, no decision yet) that stand for an orphaned record's object. */
-function undeclaredMoves(desired: readonly Desired[], orphans: readonly ResourceRecord[], state: StateSnapshot, decisions: Map<string, MoveDecision>, movedAway: Set<string>): void {
+function undeclaredMoves(
+  desired: readonly Desired[],
+  orphans: readonly ResourceRecord[],
+  state: StateSnapshot,
+  decisions: Map<string, MoveDecision>,
+  movedAway: Set<string>,
+): void {
   const byKey = new Map<string, ResourceRecord[]>();
   for (const r of orphans) {
     if (movedAway.has(r.id)) continue;
@@ -147,7 +184,12 @@ function undeclaredMoves(desired: readonly Desired[], orphans: readonly Resource
     const name = id.slice(id.indexOf("/") + 1);
     if (by === "address" && records.length === 1 && rivals.length === 1) {
       const key = recordKeys(records[0]!).address!;
-      decisions.set(id, { action: "move", from: records[0]!, declared: false, note: `${moveNote(records[0]!.id, `the same ${key}: one object under a new name`)}; \`${movedFromAnnotation}: ${records[0]!.name}\` says so in the repository` });
+      decisions.set(id, {
+        action: "move",
+        from: records[0]!,
+        declared: false,
+        note: `${moveNote(records[0]!.id, `the same ${key}: one object under a new name`)}; \`${movedFromAnnotation}: ${records[0]!.name}\` says so in the repository`,
+      });
       movedAway.add(records[0]!.id);
       continue;
     }
@@ -204,7 +246,11 @@ export function supersededOrphan(record: ResourceRecord, by: string, key: string
 }
 
 /** The resource that declares the object of an orphaned record, if any, and the key they share. */
-export function declaredElsewhere(record: ResourceRecord, moves: Moves, outsideSelection?: ReadonlyMap<string, string>): { readonly by: string; readonly key: string } | undefined {
+export function declaredElsewhere(
+  record: ResourceRecord,
+  moves: Moves,
+  outsideSelection?: ReadonlyMap<string, string>,
+): { readonly by: string; readonly key: string } | undefined {
   if (moves.declaredKeys.size === 0 && (outsideSelection?.size ?? 0) === 0) return undefined;
   const key = recordKeys(record).address;
   const by = key === undefined ? undefined : (moves.declaredKeys.get(key) ?? outsideSelection?.get(key));

@@ -9,7 +9,19 @@ import type { FieldChange } from "./diff.js";
 import { codeSpan, escapeHtml, fenced, inlineText, plainText } from "./markdown-inline.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
-import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, massDeactivationLine, movedText, otherClasses, showValue, stateLine, summaryLine } from "./render-shared.js";
+import {
+  breakingMark,
+  breakingShown,
+  callText,
+  callsLine,
+  emptyStateWarning,
+  massDeactivationLine,
+  movedText,
+  otherClasses,
+  showValue,
+  stateLine,
+  summaryLine,
+} from "./render-shared.js";
 
 export const markdownLimit = 65_000;
 
@@ -35,7 +47,8 @@ function compatibilityBlock(c: PlannedChange): string {
     lines.push("");
   }
   const others = otherClasses(c.compatibility);
-  if (others !== "" || broken.length === 0) lines.push(`${broken.length > 0 ? "Also" : "Compatible"}: ${plainText(others === "" ? "takes nothing away" : others)}.`, "");
+  if (others !== "" || broken.length === 0)
+    lines.push(`${broken.length > 0 ? "Also" : "Compatible"}: ${plainText(others === "" ? "takes nothing away" : others)}.`, "");
   return `${lines.join("\n")}\n`;
 }
 
@@ -72,7 +85,10 @@ function header(plan: Plan): string[] {
   if (broken.length > 0) {
     const names = broken.slice(0, 20).map((c) => codeSpan(c.id));
     const more = broken.length > names.length ? ` and ${broken.length - names.length} more` : "";
-    head.push(`> **${breakingMark}**: ${broken.length} change${broken.length === 1 ? "" : "s"} take${broken.length === 1 ? "s" : ""} something away from the API's callers or the key's holders: ${names.join(", ")}${more}.`, "");
+    head.push(
+      `> **${breakingMark}**: ${broken.length} change${broken.length === 1 ? "" : "s"} take${broken.length === 1 ? "s" : ""} something away from the API's callers or the key's holders: ${names.join(", ")}${more}.`,
+      "",
+    );
   }
   return head;
 }

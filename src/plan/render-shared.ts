@@ -24,7 +24,12 @@ export function showValue(value: unknown, max = 160): string {
 
 export function callText(c: PlannedChange): string {
   if (c.operation === undefined) return "";
-  const tags = [c.operation.batchable ? "batch" : "", c.quotaReset === true ? "quota reset" : "", c.deactivate === true ? "deactivate" : "", c.reactivate === true ? "reactivate" : ""].filter((t) => t !== "");
+  const tags = [
+    c.operation.batchable ? "batch" : "",
+    c.quotaReset === true ? "quota reset" : "",
+    c.deactivate === true ? "deactivate" : "",
+    c.reactivate === true ? "reactivate" : "",
+  ].filter((t) => t !== "");
   return `${c.operation.method} ${c.operation.path}${c.operation.query}${tags.length > 0 ? ` [${tags.join(", ")}]` : ""}`;
 }
 

@@ -5,9 +5,30 @@ import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
-import { breakingMark, breakingShown, callText, callsLine, emptyStateWarning, massDeactivationLine, movedText, otherClasses, showValue, stateLine, summaryLine, symbol } from "./render-shared.js";
+import {
+  breakingMark,
+  breakingShown,
+  callText,
+  callsLine,
+  emptyStateWarning,
+  massDeactivationLine,
+  movedText,
+  otherClasses,
+  showValue,
+  stateLine,
+  summaryLine,
+  symbol,
+} from "./render-shared.js";
 
-const actionStyle: Record<Action, Style> = { create: "green", update: "yellow", "no-op": "dim", blocked: "red", orphan: "magenta", adopt: "cyan", moved: "cyan" };
+const actionStyle: Record<Action, Style> = {
+  create: "green",
+  update: "yellow",
+  "no-op": "dim",
+  blocked: "red",
+  orphan: "magenta",
+  adopt: "cyan",
+  moved: "cyan",
+};
 
 export function fieldLine(f: FieldChange): string {
   if (f.op === "add") return `+ ${f.path}: ${showValue(f.after)}`;
@@ -30,7 +51,9 @@ function compatibilityLines(c: PlannedChange): string[] {
 function changeLines(c: PlannedChange, paint: Paint): string[] {
   const mark = (c.breaking?.length ?? 0) > 0 ? `  ${paint("red", breakingMark)}` : "";
   const moved = c.moved === undefined ? "" : `  ${movedText(c)}`;
-  const lines = [`  ${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${moved}${c.operation === undefined ? "" : `  ${callText(c)}`}${mark}`];
+  const lines = [
+    `  ${paint(actionStyle[c.action], `${symbol[c.action]} ${c.id}`)}  ${c.action}${moved}${c.operation === undefined ? "" : `  ${callText(c)}`}${mark}`,
+  ];
   if (c.reason !== undefined) lines.push(`      ${c.reason}`);
   for (const l of compatibilityLines(c)) lines.push(`      ${l.startsWith(breakingMark) ? paint("red", l) : paint("dim", l)}`);
   for (const f of c.fields) lines.push(`      ${fieldLine(f)}`);

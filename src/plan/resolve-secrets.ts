@@ -7,7 +7,13 @@ import type { SecretSource } from "../load/secret-refs.js";
  * The value with references resolved; every resolved value joins `found`. Copy-on-write: a
  * part without references is returned as it is.
  */
-export function resolveSecrets(value: unknown, source: SecretSource, found: Set<string>, fail: (path: PathSegment[], message: string) => void, path: PathSegment[] = []): unknown {
+export function resolveSecrets(
+  value: unknown,
+  source: SecretSource,
+  found: Set<string>,
+  fail: (path: PathSegment[], message: string) => void,
+  path: PathSegment[] = [],
+): unknown {
   if (typeof value === "string") {
     if (!value.includes("${")) return value;
     const refs = findSecretRefs(value);

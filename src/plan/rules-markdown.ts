@@ -19,7 +19,9 @@ function table(findings: readonly Diagnostic[], withRule: boolean): string[] {
   const lines = [withRule ? "| | rule | where | finding |" : "| | code | where | finding |", "|---|---|---|---|"];
   for (const d of findings.slice(0, shownRows)) {
     const where = [formatPosition(d), d.resource, d.path].filter((x) => x !== undefined && x !== "").join(" ");
-    lines.push(`| ${mark[d.severity]} | ${codeSpan(withRule ? (d.rule ?? d.code) : d.code, true)} | ${codeSpan(where, true)} | ${inlineText(d.message, true)} |`);
+    lines.push(
+      `| ${mark[d.severity]} | ${codeSpan(withRule ? (d.rule ?? d.code) : d.code, true)} | ${codeSpan(where, true)} | ${inlineText(d.message, true)} |`,
+    );
   }
   if (findings.length > shownRows) lines.push("", `_… and ${findings.length - shownRows} more: \`gatesync validate\` lists them all._`);
   return lines;
@@ -40,7 +42,12 @@ export function rulesSection(diagnostics: readonly Diagnostic[]): string {
 export function refusedPlanMarkdown(diagnostics: readonly Diagnostic[]): string {
   const errors = diagnostics.filter((d) => d.severity === "error");
   const others = errors.filter((d) => !isRuleFinding(d));
-  const lines = ["### gatesync plan", "", `**Not planned: ${errors.length} error${errors.length === 1 ? "" : "s"} in the repository.** Nothing is applied until they are fixed.`, ""];
+  const lines = [
+    "### gatesync plan",
+    "",
+    `**Not planned: ${errors.length} error${errors.length === 1 ? "" : "s"} in the repository.** Nothing is applied until they are fixed.`,
+    "",
+  ];
   const rules = rulesSection(diagnostics);
   if (rules !== "") lines.push(rules);
   if (others.length > 0) lines.push("#### Other errors", "", ...table(others, false), "");

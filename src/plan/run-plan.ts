@@ -151,7 +151,12 @@ interface Prepared {
 }
 
 /** The hash key, the selection and the desired set, against `state`. */
-function prepareRun(input: PlanRunInput, resources: readonly Resource[], state: StateSnapshot, ctx: { readonly secrets: SecretSource; readonly appTypeProviders: ReadonlySet<number>; readonly scope: Scope | undefined }): Prepared {
+function prepareRun(
+  input: PlanRunInput,
+  resources: readonly Resource[],
+  state: StateSnapshot,
+  ctx: { readonly secrets: SecretSource; readonly appTypeProviders: ReadonlySet<number>; readonly scope: Scope | undefined },
+): Prepared {
   const { config, env } = input;
   const hashKey = hashKeyFor(env, state);
   const selected = ctx.scope === undefined ? undefined : planScope(resources, state, ctx.scope, config.selector);

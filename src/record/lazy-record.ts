@@ -43,7 +43,8 @@ const parseJson: PayloadDecoder = (text) => JSON.parse(text) as unknown;
 
 function materialise(record: Hidden, field: PayloadField): unknown {
   const text = record[textKey[field]] as string | typeof unreadPayload;
-  if (text === unreadPayload) throw new InternalError(`${String(record.id)}: its ${field} was not read from the state (this reading chose which payloads to read)`);
+  if (text === unreadPayload)
+    throw new InternalError(`${String(record.id)}: its ${field} was not read from the state (this reading chose which payloads to read)`);
   const value = (record[decoderKey] as PayloadDecoder)(text);
   record[textKey[field]] = undefined;
   Object.defineProperty(record, field, { value, enumerable: true, writable: true, configurable: true });
@@ -65,7 +66,8 @@ const getters: Readonly<Record<PayloadField, (this: Hidden) => unknown>> = {
   },
 };
 
-const pendingText = (record: ResourceRecord, field: PayloadField): string | typeof unreadPayload | undefined => (record as unknown as Hidden)[textKey[field]] as string | typeof unreadPayload | undefined;
+const pendingText = (record: ResourceRecord, field: PayloadField): string | typeof unreadPayload | undefined =>
+  (record as unknown as Hidden)[textKey[field]] as string | typeof unreadPayload | undefined;
 
 /**
  * `head` (a record without its payloads, a fresh object that becomes the record: copying it
@@ -100,7 +102,11 @@ export function unparsedPayloads(record: ResourceRecord): PayloadField[] {
  * still held as text (when it is read): the redaction layer scrubs records read this way
  * without parsing their payloads.
  */
-export function mapLazyRecord(record: ResourceRecord, head: (value: Record<string, unknown>) => Record<string, unknown>, decode: (value: unknown) => unknown): ResourceRecord {
+export function mapLazyRecord(
+  record: ResourceRecord,
+  head: (value: Record<string, unknown>) => Record<string, unknown>,
+  decode: (value: unknown) => unknown,
+): ResourceRecord {
   const pending = unparsedPayloads(record);
   if (pending.length === 0) return head(record as unknown as Record<string, unknown>) as unknown as ResourceRecord;
   const parsed: Record<string, unknown> = {};

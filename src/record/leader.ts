@@ -73,7 +73,9 @@ export class LeaderElector {
           failures = 0;
         }
         if (!this.leader) {
-          const got = (await this.client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.leader])).rows[0]?.ok === true;
+          const got =
+            (await this.client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.leader])).rows[0]
+              ?.ok === true;
           if (got) this.set(true);
         } else {
           await this.client.query({ text: "SELECT 1", query_timeout: heartbeat * 2 } as pg.QueryConfig);
@@ -92,10 +94,18 @@ export class LeaderElector {
 
   /** A connection that listens for triggers before it tries the lock. */
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 5_000, keepAlive: true, application_name: `gatesync ${this.replica}` });
+    const client = new pg.Client({
+      connectionString: this.opts.url,
+      connectionTimeoutMillis: 5_000,
+      keepAlive: true,
+      application_name: `gatesync ${this.replica}`,
+    });
     client.on("error", (err) => {
       if (this.client !== client) return;
-      this.opts.logger.warn({ err: err.message, leader: this.leader }, "leader election connection lost: reconnecting (leadership and forwarded triggers wait for it)");
+      this.opts.logger.warn(
+        { err: err.message, leader: this.leader },
+        "leader election connection lost: reconnecting (leadership and forwarded triggers wait for it)",
+      );
       this.set(false);
       this.client = undefined;
       client.end().catch(() => undefined);
@@ -150,7 +160,8 @@ export class LeaderElector {
       return { ok: false, why: `the trigger could not be sent to the leader (${(err as Error).message})` };
     }
     const leader = await acked;
-    if (leader === undefined || leader === "") return { ok: false, why: `no leader acknowledged it within ${timeout} ms (none elected yet, or it is reconnecting)` };
+    if (leader === undefined || leader === "")
+      return { ok: false, why: `no leader acknowledged it within ${timeout} ms (none elected yet, or it is reconnecting)` };
     return { ok: true, leader, ms: Math.round(performance.now() - t0) };
   }
 

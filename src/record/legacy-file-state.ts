@@ -22,7 +22,10 @@ interface StateFile {
   resources: Record<string, ResourceRecord>;
 }
 
-type JournalEntry = { serial: number; op: "write"; record: ResourceRecord } | { serial: number; op: "remove"; id: string } | { serial: number; op: "init"; hashKey: string | undefined; lineage: string };
+type JournalEntry =
+  | { serial: number; op: "write"; record: ResourceRecord }
+  | { serial: number; op: "remove"; id: string }
+  | { serial: number; op: "init"; hashKey: string | undefined; lineage: string };
 
 export class LegacyFileState implements StateBackend {
   readonly file: string;
@@ -34,7 +37,8 @@ export class LegacyFileState implements StateBackend {
   }
 
   async read(): Promise<StateSnapshot> {
-    const base = (await this.parse(this.file)) ?? (await this.parse(`${this.file}.bak`)) ?? { formatVersion: stateFormatVersion, lineage: "", serial: 0, resources: {} };
+    const base = (await this.parse(this.file)) ??
+      (await this.parse(`${this.file}.bak`)) ?? { formatVersion: stateFormatVersion, lineage: "", serial: 0, resources: {} };
     const state = { lineage: base.lineage, serial: base.serial, hashKey: base.hashKey, resources: new Map(Object.entries(base.resources)) };
     for (const entry of await this.journal()) {
       if (entry.serial <= state.serial) continue; // already folded in
@@ -69,8 +73,12 @@ export class LegacyFileState implements StateBackend {
     }
     const d = data as Partial<StateFile> | null;
     if (d === null || typeof d !== "object" || typeof d.formatVersion !== "number") throw this.corrupt(file, "it has no formatVersion");
-    if (d.formatVersion > stateFormatVersion) throw new StateError(ErrorCode.STATE_VERSION, `the state ${file} has format ${d.formatVersion}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
-    if (typeof d.lineage !== "string" || typeof d.serial !== "number" || d.resources === null || typeof d.resources !== "object") throw this.corrupt(file, "lineage, serial or resources is missing");
+    if (d.formatVersion > stateFormatVersion)
+      throw new StateError(ErrorCode.STATE_VERSION, `the state ${file} has format ${d.formatVersion}; this gatesync reads format ${stateFormatVersion}`, {
+        hint: "use the newer gatesync that wrote it",
+      });
+    if (typeof d.lineage !== "string" || typeof d.serial !== "number" || d.resources === null || typeof d.resources !== "object")
+      throw this.corrupt(file, "lineage, serial or resources is missing");
     for (const [id, r] of Object.entries(d.resources)) {
       const problem = recordProblem(r);
       if (problem !== undefined) throw this.corrupt(file, problem);
@@ -129,7 +137,10 @@ export class LegacyFileState implements StateBackend {
   }
 
   private corrupt(file: string, what: string): StateError {
-    return new StateError(ErrorCode.STATE_CORRUPT, `the old state ${file} is corrupt: ${what}`, { hint: "it was left untouched; restore it from a backup, or repair it by hand, then migrate again", location: { file } });
+    return new StateError(ErrorCode.STATE_CORRUPT, `the old state ${file} is corrupt: ${what}`, {
+      hint: "it was left untouched; restore it from a backup, or repair it by hand, then migrate again",
+      location: { file },
+    });
   }
 }
 

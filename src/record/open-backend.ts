@@ -12,7 +12,10 @@ export function postgresUrl(config: GatesyncConfig, env: Readonly<Record<string,
   if (config.state.backend !== "postgres") throw new ConfigError(ErrorCode.CONFIG_INVALID, "the state backend is not postgres");
   const url = env[config.state.urlEnv];
   if (url === undefined || url === "") {
-    throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.urlEnv names ${config.state.urlEnv}, which is not set`, { hint: "set it to the PostgreSQL connection string", location: { file: config.file, path: "state.urlEnv" } });
+    throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.urlEnv names ${config.state.urlEnv}, which is not set`, {
+      hint: "set it to the PostgreSQL connection string",
+      location: { file: config.file, path: "state.urlEnv" },
+    });
   }
   return url;
 }
@@ -40,7 +43,9 @@ export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<st
     // every record passes through the redaction layer on its way to the backend
     const stale = config.state.lockStaleMs;
     // the heartbeat refreshes the lock six times per stale time (every 10 s for the default minute)
-    return redactingState(new SqliteStateBackend(config.state.path, stale === undefined ? {} : { staleMs: stale, refreshMs: Math.max(50, Math.round(stale / 6)) }));
+    return redactingState(
+      new SqliteStateBackend(config.state.path, stale === undefined ? {} : { staleMs: stale, refreshMs: Math.max(50, Math.round(stale / 6)) }),
+    );
   }
   return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema }));
 }

@@ -82,7 +82,8 @@ export class PostgresStateBackend implements StateBackend {
   private groupDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: PostgresBackendOptions) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema)) throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
+    if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema))
+      throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
     this.s = pg.escapeIdentifier(opts.schema);
     this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 4, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000 });
     // an idle client that loses its connection must not crash the process
@@ -106,7 +107,11 @@ export class PostgresStateBackend implements StateBackend {
     );
     if (current === latestMigration) return;
     if (current > latestMigration) {
-      throw new StateError(ErrorCode.STATE_VERSION, `the state tables in schema ${this.opts.schema} are at version ${current}; this gatesync knows up to ${latestMigration}`, { hint: "use the newer gatesync that migrated them" });
+      throw new StateError(
+        ErrorCode.STATE_VERSION,
+        `the state tables in schema ${this.opts.schema} are at version ${current}; this gatesync knows up to ${latestMigration}`,
+        { hint: "use the newer gatesync that migrated them" },
+      );
     }
     const client = await this.pool.connect();
     try {
@@ -157,16 +162,31 @@ export class PostgresStateBackend implements StateBackend {
    * whether each payload is there, then the payloads of the records it chooses.
    */
   private async readIn(client: pg.PoolClient, chooser: ReadOptions["payloadsFor"]): Promise<StateSnapshot> {
-    const meta = (await client.query<{ format_version: number; lineage: string; serial: string; hash_key: string | null }>(`SELECT format_version, lineage, serial, hash_key FROM ${this.s}.meta WHERE id = 1`)).rows[0];
+    const meta = (
+      await client.query<{ format_version: number; lineage: string; serial: string; hash_key: string | null }>(
+        `SELECT format_version, lineage, serial, hash_key FROM ${this.s}.meta WHERE id = 1`,
+      )
+    ).rows[0];
     if (meta === undefined) throw this.corrupt("the meta row is missing");
     if (meta.format_version > stateFormatVersion) {
-      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
+      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, {
+        hint: "use the newer gatesync that wrote it",
+      });
     }
     const texts = payloadFields.map((f) => `(record -> '${f}')::text AS ${f}`).join(", ");
     const columns = chooser === undefined ? texts : payloadFields.map((f) => `(record -> '${f}') IS NOT NULL AS ${f}`).join(", ");
     const head = `CASE jsonb_typeof(record) WHEN 'object' THEN record ${payloadFields.map((f) => `- '${f}'`).join(" ")} ELSE record END AS head`;
-    const rows: HeadRow[] = (await client.query<Row>(`SELECT id, ${head}, ${columns} FROM ${this.s}.resources ORDER BY id`)).rows.map((r) => ({ id: r.id, head: r.head, texts: payloadTexts(r) }));
-    const heads: StateSnapshot = { lineage: meta.lineage, serial: Number(meta.serial), hashKey: meta.hash_key ?? undefined, resources: recordsOf(rows, (what) => this.corrupt(what)) };
+    const rows: HeadRow[] = (await client.query<Row>(`SELECT id, ${head}, ${columns} FROM ${this.s}.resources ORDER BY id`)).rows.map((r) => ({
+      id: r.id,
+      head: r.head,
+      texts: payloadTexts(r),
+    }));
+    const heads: StateSnapshot = {
+      lineage: meta.lineage,
+      serial: Number(meta.serial),
+      hashKey: meta.hash_key ?? undefined,
+      resources: recordsOf(rows, (what) => this.corrupt(what)),
+    };
     if (chooser === undefined) return heads;
     const chosen = [...chooser(heads)];
     const loaded = (await client.query<Row>(`SELECT id, ${texts} FROM ${this.s}.resources WHERE id = ANY($1::text[])`, [chosen])).rows;
@@ -185,12 +205,19 @@ export class PostgresStateBackend implements StateBackend {
     client.on("end", () => lost("the connection ended"));
     try {
       await client.connect();
-      const got = (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.state])).rows[0]?.ok === true;
+      const got =
+        (await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok", [this.opts.schema, lockKeys.state])).rows[0]?.ok === true;
       if (!got) {
-        const holder = (await client.query<{ lock_owner: string | null; lock_since: Date | null }>(`SELECT lock_owner, lock_since FROM ${this.s}.meta WHERE id = 1`)).rows[0];
-        throw new StateError(ErrorCode.STATE_LOCKED, `the state (${this.description}) is locked by ${holder?.lock_owner ?? "another process"}${holder?.lock_since == null ? "" : ` since ${holder.lock_since.toISOString()}`}`, {
-          hint: "wait for that run to finish; the lock goes when its database connection does",
-        });
+        const holder = (
+          await client.query<{ lock_owner: string | null; lock_since: Date | null }>(`SELECT lock_owner, lock_since FROM ${this.s}.meta WHERE id = 1`)
+        ).rows[0];
+        throw new StateError(
+          ErrorCode.STATE_LOCKED,
+          `the state (${this.description}) is locked by ${holder?.lock_owner ?? "another process"}${holder?.lock_since == null ? "" : ` since ${holder.lock_since.toISOString()}`}`,
+          {
+            hint: "wait for that run to finish; the lock goes when its database connection does",
+          },
+        );
       }
       // the holder as others are told of it (SQLite keeps pid and host in columns of their own)
       await client.query(`UPDATE ${this.s}.meta SET lock_owner = $1, lock_since = now() WHERE id = 1`, [`${owner} (pid ${process.pid} on ${hostname()})`]);
@@ -212,9 +239,13 @@ export class PostgresStateBackend implements StateBackend {
   }
 
   private lostError(why: string): StateError {
-    return new StateError(ErrorCode.STATE_LOCK_LOST, `this process no longer holds the state lock (${this.description}): its database connection is gone (${why})`, {
-      hint: "a database restart, a fail-over or an idle timeout ends the session and its advisory lock; nothing more was sent or written by this run: run again (the next run takes the lock on a new connection)",
-    });
+    return new StateError(
+      ErrorCode.STATE_LOCK_LOST,
+      `this process no longer holds the state lock (${this.description}): its database connection is gone (${why})`,
+      {
+        hint: "a database restart, a fail-over or an idle timeout ends the session and its advisory lock; nothing more was sent or written by this run: run again (the next run takes the lock on a new connection)",
+      },
+    );
   }
 
   private async release(client: pg.Client): Promise<void> {
@@ -289,7 +320,9 @@ export class PostgresStateBackend implements StateBackend {
   }
 
   private async writeGroup(c: pg.Client, group: readonly ResourceRecord[]): Promise<void> {
-    const last = Number((await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + $1 WHERE id = 1 RETURNING serial`, [group.length])).rows[0]!.serial);
+    const last = Number(
+      (await c.query<{ serial: string }>(`UPDATE ${this.s}.meta SET serial = serial + $1 WHERE id = 1 RETURNING serial`, [group.length])).rows[0]!.serial,
+    );
     // one row per resource (the latest of the group), with the serial of that write
     const latest = new Map<string, { record: ResourceRecord; serial: number }>();
     group.forEach((record, i) => latest.set(record.id, { record, serial: last - group.length + 1 + i }));
@@ -311,16 +344,29 @@ export class PostgresStateBackend implements StateBackend {
 
   initialise(hashKey: string | undefined): Promise<void> {
     return this.locked(async (c) => {
-      await c.query(`UPDATE ${this.s}.meta SET serial = serial + 1, lineage = gen_random_uuid()::text, hash_key = $1 WHERE id = 1 AND serial = 0 AND lineage = ''`, [hashKey ?? null]);
+      await c.query(
+        `UPDATE ${this.s}.meta SET serial = serial + 1, lineage = gen_random_uuid()::text, hash_key = $1 WHERE id = 1 AND serial = 0 AND lineage = ''`,
+        [hashKey ?? null],
+      );
     });
   }
 
   replaceAll(snapshot: StateSnapshot): Promise<void> {
     return this.locked(async (c) => {
       await c.query(`DELETE FROM ${this.s}.resources`);
-      await c.query(`UPDATE ${this.s}.meta SET lineage = $1, serial = $2, hash_key = $3, format_version = $4 WHERE id = 1`, [snapshot.lineage, snapshot.serial, snapshot.hashKey ?? null, stateFormatVersion]);
+      await c.query(`UPDATE ${this.s}.meta SET lineage = $1, serial = $2, hash_key = $3, format_version = $4 WHERE id = 1`, [
+        snapshot.lineage,
+        snapshot.serial,
+        snapshot.hashKey ?? null,
+        stateFormatVersion,
+      ]);
       for (const r of snapshot.resources.values()) {
-        await c.query(`INSERT INTO ${this.s}.resources (id, kind, record, serial) VALUES ($1, $2, $3, $4)`, [r.id, r.kind, JSON.stringify(boundRecord(r)), snapshot.serial]);
+        await c.query(`INSERT INTO ${this.s}.resources (id, kind, record, serial) VALUES ($1, $2, $3, $4)`, [
+          r.id,
+          r.kind,
+          JSON.stringify(boundRecord(r)),
+          snapshot.serial,
+        ]);
       }
     });
   }
@@ -331,6 +377,8 @@ export class PostgresStateBackend implements StateBackend {
   }
 
   private corrupt(what: string): StateError {
-    return new StateError(ErrorCode.STATE_CORRUPT, `the state (${this.description}) is corrupt: ${what}`, { hint: "it was left untouched; restore the tables from a backup, or fix the row" });
+    return new StateError(ErrorCode.STATE_CORRUPT, `the state (${this.description}) is corrupt: ${what}`, {
+      hint: "it was left untouched; restore the tables from a backup, or fix the row",
+    });
   }
 }

@@ -38,9 +38,12 @@ export function parsePulled(text: string, file: string): StateSnapshot {
     throw new UsageError(`${file} is not JSON: ${(err as Error).message}`, "give a file written by `gatesync state pull`");
   }
   const v = value as Partial<PulledState> | null;
-  if (v === null || typeof v !== "object" || v.format !== pulledFormat) throw new UsageError(`${file} is not a gatesync state (no "format": "${pulledFormat}")`, "give a file written by `gatesync state pull`");
-  if (typeof v.formatVersion !== "number" || v.formatVersion > stateFormatVersion) throw new UsageError(`${file} has state format ${String(v.formatVersion)}; this gatesync reads format ${stateFormatVersion}`);
-  if (typeof v.lineage !== "string" || !Number.isSafeInteger(v.serial) || !Array.isArray(v.resources)) throw new UsageError(`${file}: lineage, serial or resources is missing or mistyped`);
+  if (v === null || typeof v !== "object" || v.format !== pulledFormat)
+    throw new UsageError(`${file} is not a gatesync state (no "format": "${pulledFormat}")`, "give a file written by `gatesync state pull`");
+  if (typeof v.formatVersion !== "number" || v.formatVersion > stateFormatVersion)
+    throw new UsageError(`${file} has state format ${String(v.formatVersion)}; this gatesync reads format ${stateFormatVersion}`);
+  if (typeof v.lineage !== "string" || !Number.isSafeInteger(v.serial) || !Array.isArray(v.resources))
+    throw new UsageError(`${file}: lineage, serial or resources is missing or mistyped`);
   if (v.hashKey !== undefined && typeof v.hashKey !== "string") throw new UsageError(`${file}: hashKey is not a string`);
   const resources = new Map<string, ResourceRecord>();
   v.resources.forEach((r: unknown, i) => {

@@ -17,7 +17,11 @@ export class SnapshotState implements StateBackend {
   }
 
   private refuse(): Promise<never> {
-    return Promise.reject(new StateError(ErrorCode.STATE_IO, `${this.description} is read-only here (a copy for planning)`, { hint: "apply with the daemon, or with the state itself" }));
+    return Promise.reject(
+      new StateError(ErrorCode.STATE_IO, `${this.description} is read-only here (a copy for planning)`, {
+        hint: "apply with the daemon, or with the state itself",
+      }),
+    );
   }
 
   lock(): Promise<StateLock> {

@@ -153,7 +153,8 @@ export class SqliteStateBackend implements StateBackend {
     if (err instanceof StateError) return err;
     const code = (err as { code?: unknown }).code;
     // a record that is not JSON (the table's CHECK keeps them out) is met by json_remove when read
-    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || (code === "SQLITE_ERROR" && /malformed JSON/.test((err as Error).message))) return this.corrupt((err as Error).message);
+    if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || (code === "SQLITE_ERROR" && /malformed JSON/.test((err as Error).message)))
+      return this.corrupt((err as Error).message);
     return stateIoError(what, this.file, err);
   }
 
@@ -169,7 +170,12 @@ export class SqliteStateBackend implements StateBackend {
     const chooser = options?.payloadsFor;
     return db.transaction(() => {
       const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
-      const snapshot = (rows: readonly HeadRow[]): StateSnapshot => ({ lineage: meta.lineage, serial: meta.serial, hashKey: meta.hash_key ?? undefined, resources: recordsOf(rows, (what) => this.corrupt(what)) });
+      const snapshot = (rows: readonly HeadRow[]): StateSnapshot => ({
+        lineage: meta.lineage,
+        serial: meta.serial,
+        hashKey: meta.hash_key ?? undefined,
+        resources: recordsOf(rows, (what) => this.corrupt(what)),
+      });
       // row by row: the rows' texts are not all held at once beside the records made of them
       const read = (sql: string): HeadRow[] => Array.from(db.prepare(sql).iterate() as IterableIterator<Row>, headRow);
       if (chooser === undefined) return snapshot(read(selectRows));
@@ -184,7 +190,9 @@ export class SqliteStateBackend implements StateBackend {
   private checkedMeta(meta: Meta | undefined): Meta {
     if (meta === undefined) throw this.corrupt("the meta row is missing");
     if (meta.format_version > stateFormatVersion) {
-      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, { hint: "use the newer gatesync that wrote it" });
+      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, {
+        hint: "use the newer gatesync that wrote it",
+      });
     }
     return meta;
   }
@@ -296,7 +304,12 @@ export class SqliteStateBackend implements StateBackend {
     const rows = [...snapshot.resources.values()].map((r) => [r.id, r.kind, JSON.stringify(boundRecord(r))] as const);
     return this.enqueue((db) => {
       db.prepare("DELETE FROM resources").run();
-      db.prepare("UPDATE meta SET lineage = ?, serial = ?, hash_key = ?, format_version = ? WHERE id = 1").run(snapshot.lineage, snapshot.serial, snapshot.hashKey ?? null, stateFormatVersion);
+      db.prepare("UPDATE meta SET lineage = ?, serial = ?, hash_key = ?, format_version = ? WHERE id = 1").run(
+        snapshot.lineage,
+        snapshot.serial,
+        snapshot.hashKey ?? null,
+        stateFormatVersion,
+      );
       const insert = db.prepare("INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)");
       const t = new Date().toISOString();
       for (const [id, kind, text] of rows) insert.run(id, kind, text, snapshot.serial, t);

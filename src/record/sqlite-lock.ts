@@ -29,7 +29,16 @@ export interface LockTiming {
 }
 
 export function readLockRow(db: Database.Database): LockRow {
-  return (db.prepare("SELECT token, holder, pid, host, since, heartbeat FROM lock WHERE id = 1").get() as LockRow | undefined) ?? { token: null, holder: null, pid: null, host: null, since: null, heartbeat: null };
+  return (
+    (db.prepare("SELECT token, holder, pid, host, since, heartbeat FROM lock WHERE id = 1").get() as LockRow | undefined) ?? {
+      token: null,
+      holder: null,
+      pid: null,
+      host: null,
+      since: null,
+      heartbeat: null,
+    }
+  );
 }
 
 export function describeHolder(row: LockRow): string {
@@ -82,7 +91,16 @@ export async function takeLock(db: Database.Database, owner: string, timing: Loc
       `UPDATE lock SET token = @token, holder = @owner, pid = @pid, host = @host, since = @since, heartbeat = @now
        WHERE id = 1 AND token IS @seenToken AND heartbeat IS @seenHeartbeat`,
     )
-    .run({ token, owner, pid: process.pid, host: hostname(), since: new Date().toISOString(), now: Date.now(), seenToken: seen.token, seenHeartbeat: seen.heartbeat });
+    .run({
+      token,
+      owner,
+      pid: process.pid,
+      host: hostname(),
+      since: new Date().toISOString(),
+      now: Date.now(),
+      seenToken: seen.token,
+      seenHeartbeat: seen.heartbeat,
+    });
   // someone took (or refreshed) it between our check and our take
   if (took.changes !== 1) throw lockedError(readLockRow(db), description);
   return token;
@@ -94,14 +112,20 @@ export function refreshLock(db: Database.Database, token: string): boolean {
 }
 
 export function releaseLock(db: Database.Database, token: string): void {
-  db.prepare("UPDATE lock SET token = NULL, holder = NULL, pid = NULL, host = NULL, since = NULL, heartbeat = NULL WHERE id = 1 AND token = @token").run({ token });
+  db.prepare("UPDATE lock SET token = NULL, holder = NULL, pid = NULL, host = NULL, since = NULL, heartbeat = NULL WHERE id = 1 AND token = @token").run({
+    token,
+  });
 }
 
 /** The error of a process that lost the lock it held. */
 export function lockLostError(row: LockRow, description: string): StateError {
-  return new StateError(ErrorCode.STATE_LOCK_LOST, `this process no longer holds the state lock (${description}); ${row.token === null ? "nobody holds it" : `it is held by ${describeHolder(row)}`}`, {
-    hint: "its heartbeat stopped for longer than the stale time (a paused or overloaded process) and another run took the lock; nothing more was sent or written by this one: run again once that run is done",
-  });
+  return new StateError(
+    ErrorCode.STATE_LOCK_LOST,
+    `this process no longer holds the state lock (${description}); ${row.token === null ? "nobody holds it" : `it is held by ${describeHolder(row)}`}`,
+    {
+      hint: "its heartbeat stopped for longer than the stale time (a paused or overloaded process) and another run took the lock; nothing more was sent or written by this one: run again once that run is done",
+    },
+  );
 }
 
 /**

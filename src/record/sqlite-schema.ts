@@ -52,7 +52,9 @@ export function migrateSqlite(db: Database.Database, file: string): void {
   const current = currentVersion(db);
   if (current === latestSqliteMigration) return;
   if (current > latestSqliteMigration) {
-    throw new StateError(ErrorCode.STATE_VERSION, `the state ${file} is at schema version ${current}; this gatesync knows up to ${latestSqliteMigration}`, { hint: "use the newer gatesync that migrated it" });
+    throw new StateError(ErrorCode.STATE_VERSION, `the state ${file} is at schema version ${current}; this gatesync knows up to ${latestSqliteMigration}`, {
+      hint: "use the newer gatesync that migrated it",
+    });
   }
   db.transaction(() => {
     db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");

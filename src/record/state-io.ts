@@ -13,7 +13,10 @@ interface Cause {
 }
 
 const full: Cause = { cause: "the disk is full", remedy: "free space on that file system, then run again: the state is intact and nothing is planned twice" };
-const readOnly: Cause = { cause: "the file system is read-only or the file is not writable", remedy: "make it writable (remount read-write, fix the permissions), then run again" };
+const readOnly: Cause = {
+  cause: "the file system is read-only or the file is not writable",
+  remedy: "make it writable (remount read-write, fix the permissions), then run again",
+};
 const ioFailure: Cause = { cause: "an I/O error", remedy: "check the disk (dmesg, SMART); then run again: what was committed is intact" };
 
 /** Whether the file system holding `file` has (almost) no space left. */
@@ -31,7 +34,15 @@ export function storageCause(err: unknown, file?: string): (Cause & { readonly c
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return undefined;
   if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") return { code, ...full };
-  if (code === "EROFS" || code === "EACCES" || code === "EPERM" || code.startsWith("SQLITE_READONLY") || code === "SQLITE_CANTOPEN" || code.startsWith("SQLITE_CANTOPEN_")) return { code, ...readOnly };
+  if (
+    code === "EROFS" ||
+    code === "EACCES" ||
+    code === "EPERM" ||
+    code.startsWith("SQLITE_READONLY") ||
+    code === "SQLITE_CANTOPEN" ||
+    code.startsWith("SQLITE_CANTOPEN_")
+  )
+    return { code, ...readOnly };
   if (code === "EIO" || code.startsWith("SQLITE_IOERR")) {
     // SQLite may report a full disk met while writing its WAL or shm as an I/O error
     const message = (err as Error).message ?? "";
@@ -44,7 +55,10 @@ export function storageCause(err: unknown, file?: string): (Cause & { readonly c
 export function stateIoError(what: string, file: string, err: unknown): StateError {
   const known = storageCause(err, file);
   const code = (err as { code?: unknown } | null)?.code;
-  const detail = known === undefined ? `${typeof code === "string" ? `${code}: ` : ""}${(err as Error | undefined)?.message ?? String(err)}` : `${known.cause} (${known.code})`;
+  const detail =
+    known === undefined
+      ? `${typeof code === "string" ? `${code}: ` : ""}${(err as Error | undefined)?.message ?? String(err)}`
+      : `${known.cause} (${known.code})`;
   return new StateError(ErrorCode.STATE_IO, `${what} (${file}): ${detail}`, {
     hint: known?.remedy ?? "check that the file can be read and written, then run again",
     location: { file },

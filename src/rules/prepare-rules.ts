@@ -43,7 +43,12 @@ export async function prepareRules(config: RulesOwner): Promise<PreparedRules | 
     const file = rules[target];
     if (file === undefined) continue;
     try {
-      const { files: _read, ...ruleset } = await bundleRulesetFile(file, { boundary: config.baseDir, allowCustomFunctions: rules.allowCustomFunctions, configPath: `rules.${target}`, configFile });
+      const { files: _read, ...ruleset } = await bundleRulesetFile(file, {
+        boundary: config.baseDir,
+        allowCustomFunctions: rules.allowCustomFunctions,
+        configPath: `rules.${target}`,
+        configFile,
+      });
       prepared[target] = ruleset;
       hash.update(`${target}\0${ruleset.hash}\0`);
     } catch (err) {

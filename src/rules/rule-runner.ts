@@ -71,7 +71,13 @@ function spectral(): SpectralModules {
 }
 
 /** The packages the bundle may require (the bundle guard let nothing else through). */
-const allowed = new Set(["@stoplight/spectral-core", "@stoplight/spectral-functions", "@stoplight/spectral-rulesets", "@stoplight/spectral-formats", "@stoplight/spectral-parsers"]);
+const allowed = new Set([
+  "@stoplight/spectral-core",
+  "@stoplight/spectral-functions",
+  "@stoplight/spectral-rulesets",
+  "@stoplight/spectral-formats",
+  "@stoplight/spectral-parsers",
+]);
 
 function requireForRuleset(id: string): unknown {
   if (!allowed.has(id)) throw new Error(`a ruleset may not load \`${id}\``);

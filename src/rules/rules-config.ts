@@ -29,7 +29,12 @@ export function rulesFromDocument(raw: unknown, baseDir: string): RulesConfig | 
 }
 
 /** Paths that leave the config's directory or name no file: located findings. */
-export function rulesProblems(rules: RulesConfig | undefined, baseDir: string, file: string, locate: (p: readonly string[]) => { line?: number; column?: number }): Diagnostic[] {
+export function rulesProblems(
+  rules: RulesConfig | undefined,
+  baseDir: string,
+  file: string,
+  locate: (p: readonly string[]) => { line?: number; column?: number },
+): Diagnostic[] {
   if (rules === undefined) return [];
   const problems: Diagnostic[] = [];
   for (const target of rulesetTargets) {
@@ -38,9 +43,21 @@ export function rulesProblems(rules: RulesConfig | undefined, baseDir: string, f
     const where = { file, path: `rules.${target}`, ...locate(["rules", target]) };
     const real = existsSync(at) ? realpathSync(at) : at;
     if (!isInside(at, baseDir) || !isInside(real, existsSync(baseDir) ? realpathSync(baseDir) : baseDir)) {
-      problems.push({ severity: "error", code: ErrorCode.CONFIG_INVALID, ...where, message: `the ruleset ${at} lies outside ${baseDir}`, hint: "keep the ruleset in the repository, beside gatesync.yaml, and name it relative to it" });
+      problems.push({
+        severity: "error",
+        code: ErrorCode.CONFIG_INVALID,
+        ...where,
+        message: `the ruleset ${at} lies outside ${baseDir}`,
+        hint: "keep the ruleset in the repository, beside gatesync.yaml, and name it relative to it",
+      });
     } else if (!existsSync(at) || !statSync(at).isFile()) {
-      problems.push({ severity: "error", code: ErrorCode.CONFIG_INVALID, ...where, message: `no ruleset file at ${path.relative(baseDir, at)}`, hint: "give the path of a Spectral ruleset (YAML or JSON) relative to gatesync.yaml: docs/rules.md has examples for both targets" });
+      problems.push({
+        severity: "error",
+        code: ErrorCode.CONFIG_INVALID,
+        ...where,
+        message: `no ruleset file at ${path.relative(baseDir, at)}`,
+        hint: "give the path of a Spectral ruleset (YAML or JSON) relative to gatesync.yaml: docs/rules.md has examples for both targets",
+      });
     }
   }
   return problems;

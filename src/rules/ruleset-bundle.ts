@@ -62,7 +62,13 @@ interface BundlerModules {
 }
 
 /** Spectral's packages a ruleset may import: all resolved from gatesync's own installation. */
-export const spectralPackages = ["@stoplight/spectral-core", "@stoplight/spectral-functions", "@stoplight/spectral-rulesets", "@stoplight/spectral-formats", "@stoplight/spectral-parsers"] as const;
+export const spectralPackages = [
+  "@stoplight/spectral-core",
+  "@stoplight/spectral-functions",
+  "@stoplight/spectral-rulesets",
+  "@stoplight/spectral-formats",
+  "@stoplight/spectral-parsers",
+] as const;
 
 function bundlerModules(): BundlerModules {
   const { bundleRuleset } = require("@stoplight/spectral-ruleset-bundler") as Pick<BundlerModules, "bundleRuleset">;
@@ -77,7 +83,9 @@ const isRelativeOrAbsolute = (id: string): boolean => id.startsWith(".") || path
 function refusal(id: string, opts: BundleOptions): string | undefined {
   if (isUrl(id)) return `\`${id}\` is remote: rulesets are read from the repository only, nothing is fetched`;
   if (!isRelativeOrAbsolute(id)) {
-    return (spectralPackages as readonly string[]).includes(id) ? undefined : `package \`${id}\`: only Spectral's own packages (spectral:oas, the core functions) are loaded, no package from the repository`;
+    return (spectralPackages as readonly string[]).includes(id)
+      ? undefined
+      : `package \`${id}\`: only Spectral's own packages (spectral:oas, the core functions) are loaded, no package from the repository`;
   }
   if (!isInside(path.resolve(id), opts.boundary)) return `\`${id}\` lies outside ${opts.boundary}: a ruleset reads files beside gatesync.yaml only`;
   if (!/\.(ya?ml|json)$/i.test(id) && !opts.allowCustomFunctions) {
@@ -129,7 +137,8 @@ function guardedFs(opts: BundleOptions, read: Set<string>): { promises: { readFi
   };
 }
 
-const refuseFetch = (url: string): Promise<never> => Promise.reject(new Refused(`\`${url}\` is remote: rulesets are read from the repository only, nothing is fetched`));
+const refuseFetch = (url: string): Promise<never> =>
+  Promise.reject(new Refused(`\`${url}\` is remote: rulesets are read from the repository only, nothing is fetched`));
 
 interface PathedError {
   readonly message: string;
@@ -158,7 +167,10 @@ function definitionFindings(err: unknown, file: string): Diagnostic[] | undefine
   return errors.map((e) => {
     const at = [...e.path];
     const value = at.reduce<unknown>((v, k) => (v !== null && typeof v === "object" ? (v as Record<string | number, unknown>)[k] : undefined), parsed);
-    const named = at[at.length - 1] === "function" && typeof value === "string" ? `: \`${value}\` is neither a core function (truthy, pattern, schema, …) nor one listed under \`functions\`` : "";
+    const named =
+      at[at.length - 1] === "function" && typeof value === "string"
+        ? `: \`${value}\` is neither a core function (truthy, pattern, schema, …) nor one listed under \`functions\``
+        : "";
     return {
       severity: "error",
       code: ErrorCode.CONFIG_INVALID,
@@ -173,7 +185,14 @@ function definitionFindings(err: unknown, file: string): Diagnostic[] | undefine
 
 /** The finding for a ruleset that cannot be used, at the config's key and the ruleset's file. */
 function configFinding(file: string, opts: BundleOptions, message: string, hint: string): Diagnostic {
-  return { severity: "error", code: ErrorCode.CONFIG_INVALID, file: opts.configFile, path: opts.configPath, message: `ruleset ${toPosix(path.relative(process.cwd(), file))}: ${message}`, hint };
+  return {
+    severity: "error",
+    code: ErrorCode.CONFIG_INVALID,
+    file: opts.configFile,
+    path: opts.configPath,
+    message: `ruleset ${toPosix(path.relative(process.cwd(), file))}: ${message}`,
+    hint,
+  };
 }
 
 function messageOf(err: unknown): string {
@@ -196,7 +215,9 @@ const requiredIds = (code: string): string[] => [...code.matchAll(/require\(("(?
  * guard decides whether they may be).
  */
 async function rulesetCode(file: string, opts: BundleOptions, read: Set<string>, entry: string): Promise<string> {
-  const { migrateRuleset } = require("@stoplight/spectral-ruleset-migrator") as { migrateRuleset: (file: string, opts: { format: "commonjs" | "esm"; fs: unknown; fetch: unknown }) => Promise<string> };
+  const { migrateRuleset } = require("@stoplight/spectral-ruleset-migrator") as {
+    migrateRuleset: (file: string, opts: { format: "commonjs" | "esm"; fs: unknown; fetch: unknown }) => Promise<string>;
+  };
   const commonjs = await migrateRuleset(file, { format: "commonjs", fs: guardedFs(opts, read), fetch: refuseFetch });
   if (requiredIds(commonjs).every((id) => (spectralPackages as readonly string[]).includes(id))) return commonjs;
   const { bundleRuleset, stdin } = bundlerModules();

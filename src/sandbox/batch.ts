@@ -90,7 +90,13 @@ async function run(sub: SubRequest, deps: TrafficDeps): Promise<Json> {
   await deps.turns.next();
   let outcome: DispatchOutcome;
   try {
-    outcome = await deps.dispatch({ method: sub.method, url: sub.url, headers: sub.headers, body: bounded(Buffer.from(sub.body), deps.maxBodyBytes), internal: true });
+    outcome = await deps.dispatch({
+      method: sub.method,
+      url: sub.url,
+      headers: sub.headers,
+      body: bounded(Buffer.from(sub.body), deps.maxBodyBytes),
+      internal: true,
+    });
   } catch {
     outcome = { kind: "dropped" };
   }

@@ -33,13 +33,21 @@ const handlers: Record<Route, (ctx: HandlerContext, deps: TrafficDeps) => Promis
 function faultReply(verdict: Verdict, iface: InterfaceName | undefined): { reply?: Reply; status: number; fault: string } | undefined {
   switch (verdict.kind) {
     case "throttled":
-      return { reply: { ...errorReply(iface, 429, "rate limit exceeded"), headers: { "retry-after": String(verdict.retryAfterSeconds) } }, status: 429, fault: "throttled" };
+      return {
+        reply: { ...errorReply(iface, 429, "rate limit exceeded"), headers: { "retry-after": String(verdict.retryAfterSeconds) } },
+        status: 429,
+        fault: "throttled",
+      };
     case "reset":
       return { status: 0, fault: "reset" };
     case "error":
       return { reply: errorReply(iface, 500, "injected fault"), status: 500, fault: "error" };
     case "unavailable":
-      return { reply: { ...errorReply(iface, 503, "service unavailable"), headers: { "retry-after": String(verdict.retryAfterSeconds) } }, status: 503, fault: "unavailable" };
+      return {
+        reply: { ...errorReply(iface, 503, "service unavailable"), headers: { "retry-after": String(verdict.retryAfterSeconds) } },
+        status: 503,
+        fault: "unavailable",
+      };
     case "pass":
       return undefined;
   }
@@ -63,7 +71,13 @@ export function createDispatch(deps: TrafficDeps, faults: FaultInjector, log: Ca
     // One fault draw per sub-request: on the leg the batch processor sends (traffic); the
     // management call that leg is proxied to has had its chance.
     const faultable = iface !== undefined && !(internal && route !== "traffic");
-    const entry: Omit<CallRecord, "seq" | "at" | "operation" | "status"> = { interface: iface ?? "traffic", method, path: `${path}${url.search}`, internal, startedAt };
+    const entry: Omit<CallRecord, "seq" | "at" | "operation" | "status"> = {
+      interface: iface ?? "traffic",
+      method,
+      path: `${path}${url.search}`,
+      internal,
+      startedAt,
+    };
 
     const verdict = faultable ? faults.decide(iface, !internal) : { kind: "pass" as const, lostResponse: false, delayMs: 0 };
     const stopped = faultReply(verdict, iface);

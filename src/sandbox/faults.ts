@@ -165,9 +165,10 @@ export function faultProblem(change: Record<string, unknown>): string | undefine
     if (!known.includes(k)) return `unknown fault setting ${k}; known: ${known.join(", ")}`;
     if (rateFields.includes(k) && (typeof v !== "number" || v < 0 || v > 1)) return `${k} must be a number from 0 to 1`;
     if ((k === "latencyMs" || k === "jitterMs" || k === "seed") && (typeof v !== "number" || v < 0)) return `${k} must be a number, 0 or more`;
-    if (k === "rateLimit" && v !== null && v !== undefined && !(isRateLimit(v))) return "rateLimit must be {requestsPerSecond > 0, burst >= 1} or null";
+    if (k === "rateLimit" && v !== null && v !== undefined && !isRateLimit(v)) return "rateLimit must be {requestsPerSecond > 0, burst >= 1} or null";
     if (k === "scope" && !["all", "external", "internal"].includes(v as string)) return "scope must be all, external or internal";
-    if (k === "interfaces" && !(Array.isArray(v) && v.every((i) => (interfaceNames as readonly unknown[]).includes(i)))) return "interfaces must list gateway, portal, dashboard or llm";
+    if (k === "interfaces" && !(Array.isArray(v) && v.every((i) => (interfaceNames as readonly unknown[]).includes(i))))
+      return "interfaces must list gateway, portal, dashboard or llm";
   }
   if (change.rateLimit === null) change.rateLimit = undefined;
   return undefined;

@@ -79,7 +79,10 @@ export async function loadFixtures(file: string): Promise<Fixtures> {
   try {
     bytes = await readFile(file);
   } catch (err) {
-    throw new UsageError(`cannot read the fixtures file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, "give a YAML file of APIs, OAuth clients, providers, policies and keys (see examples/sandbox-fixtures.yaml)");
+    throw new UsageError(
+      `cannot read the fixtures file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      "give a YAML file of APIs, OAuth clients, providers, policies and keys (see examples/sandbox-fixtures.yaml)",
+    );
   }
   const decoded = decodeText(bytes, file);
   if ("diagnostic" in decoded) throw new ValidationFailed([decoded.diagnostic]);

@@ -46,7 +46,9 @@ const verbs = ["get", "put", "post", "delete", "options", "head", "patch", "trac
 
 function operationsOf(document: Json): Array<{ path: string; verb: string; item: Json; op: Json }> {
   const paths = isObject(document.paths) ? document.paths : {};
-  return Object.entries(paths).flatMap(([path, item]) => (isObject(item) ? verbs.filter((v) => isObject(item[v])).map((verb) => ({ path, verb, item, op: item[verb] as Json })) : []));
+  return Object.entries(paths).flatMap(([path, item]) =>
+    isObject(item) ? verbs.filter((v) => isObject(item[v])).map((verb) => ({ path, verb, item, op: item[verb] as Json })) : [],
+  );
 }
 
 function deref(document: Json, value: unknown): unknown {
@@ -65,7 +67,8 @@ function pathParams(document: Json, list: unknown): string[] {
 /** The first semantic problem, in the words of the gateway's validator, or undefined. */
 export function semanticProblem(document: Json): string | undefined {
   const schemes = isObject(document.components) && isObject(document.components.securitySchemes) ? document.components.securitySchemes : {};
-  const undeclared = (reqs: unknown): string | undefined => (Array.isArray(reqs) ? reqs.flatMap((r) => (isObject(r) ? Object.keys(r) : [])).find((name) => !(name in schemes)) : undefined);
+  const undeclared = (reqs: unknown): string | undefined =>
+    Array.isArray(reqs) ? reqs.flatMap((r) => (isObject(r) ? Object.keys(r) : [])).find((name) => !(name in schemes)) : undefined;
   const top = undeclared(document.security);
   if (top !== undefined) return `security requirement "${top}" is not defined in components.securitySchemes`;
   const seen = new Map<string, string>();
@@ -80,7 +83,8 @@ export function semanticProblem(document: Json): string | undefined {
     if (extra.length > 0) return `operation ${verb.toUpperCase()} ${path} must define exactly all path parameters (extra: [${extra.join(" ")}])`;
     if (typeof op.operationId === "string") {
       const earlier = seen.get(op.operationId);
-      if (earlier !== undefined) return `operations ${JSON.stringify(earlier)} and ${JSON.stringify(`${verb.toUpperCase()} ${path}`)} have the same operation id ${JSON.stringify(op.operationId)}`;
+      if (earlier !== undefined)
+        return `operations ${JSON.stringify(earlier)} and ${JSON.stringify(`${verb.toUpperCase()} ${path}`)} have the same operation id ${JSON.stringify(op.operationId)}`;
       seen.set(op.operationId, `${verb.toUpperCase()} ${path}`);
     }
   }

@@ -16,7 +16,11 @@ import { decodeWire } from "./wire.js";
 
 const gatewayError = (status: number, message: string): Reply => errorReply("gateway", status, message);
 
-type Route = { readonly operation: Handled["operation"]; readonly methods: readonly string[]; run?(ctx: HandlerContext, deps: SandboxDeps, method: string): Promise<Reply> };
+type Route = {
+  readonly operation: Handled["operation"];
+  readonly methods: readonly string[];
+  run?(ctx: HandlerContext, deps: SandboxDeps, method: string): Promise<Reply>;
+};
 
 /** The gateway's routes below /gw (after the trailing slash is stripped); undefined: unknown route. */
 function route(segments: readonly string[]): Route | undefined {
@@ -25,10 +29,17 @@ function route(segments: readonly string[]): Route | undefined {
   const filled = segments.every((s) => s !== "");
   if (!filled) return undefined;
   // The collection routes exist (listing, importing), outside the contract: no method of theirs is modelled.
-  if ((a === "apis" && b === "oas" && n === 2) || (a === "org" && b === "keys" && n === 2) || (a === "oauth" && b === "clients" && n === 3)) return { operation: "unknown", methods: [] };
+  if ((a === "apis" && b === "oas" && n === 2) || (a === "org" && b === "keys" && n === 2) || (a === "oauth" && b === "clients" && n === 3))
+    return { operation: "unknown", methods: [] };
   if (a === "apis" && b === "oas" && n === 3) return { operation: "patchApi", methods: ["PATCH"], run: (ctx, deps) => patchApi(ctx, deps, c!) };
-  if (a === "oauth" && b === "clients" && n === 4) return { operation: "updateOAuthClient", methods: ["PUT"], run: (ctx, deps) => updateOAuthClient(ctx, deps, c!, d!) };
-  if (a === "org" && b === "keys" && n === 3) return { operation: "upsertOrgKey", methods: ["POST", "PUT"], run: (ctx, deps, method) => upsertOrgKey(ctx, deps, c!, method === "PUT" ? "modified" : "added") };
+  if (a === "oauth" && b === "clients" && n === 4)
+    return { operation: "updateOAuthClient", methods: ["PUT"], run: (ctx, deps) => updateOAuthClient(ctx, deps, c!, d!) };
+  if (a === "org" && b === "keys" && n === 3)
+    return {
+      operation: "upsertOrgKey",
+      methods: ["POST", "PUT"],
+      run: (ctx, deps, method) => upsertOrgKey(ctx, deps, c!, method === "PUT" ? "modified" : "added"),
+    };
   return undefined;
 }
 

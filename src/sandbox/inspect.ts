@@ -64,7 +64,7 @@ export async function handleInspect(method: string, path: string, body: () => Pr
     }
     case "POST /events": {
       const event = await json();
-      if (event === undefined || typeof event.event !== "string") return { status: 400, body: { error: "give {\"event\": \"<type>\", \"message\": {...}}" } };
+      if (event === undefined || typeof event.event !== "string") return { status: 400, body: { error: 'give {"event": "<type>", "message": {...}}' } };
       const message = isObject(event.message) ? event.message : {};
       return { status: 200, body: { deliveries: await inspector.deliverEvent(event.event, message) } };
     }

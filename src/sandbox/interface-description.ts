@@ -78,7 +78,11 @@ const accessRights: WireType = {
     api_id: "string",
     api_name: "string",
     disable_introspection: "bool",
-    endpoints: { array: { object: { path: "string", methods: { array: { object: { name: "string", limit: { object: { per: "number", rate: "number", smoothing } } } } } } } },
+    endpoints: {
+      array: {
+        object: { path: "string", methods: { array: { object: { name: "string", limit: { object: { per: "number", rate: "number", smoothing } } } } } },
+      },
+    },
     field_access_rights: { array: { object: { field_name: "string", type_name: "string", limits: { object: { max_query_depth: "integer" } } } } },
     json_rpc_methods: { array: anyObject },
     json_rpc_methods_access_rights: anyObject,

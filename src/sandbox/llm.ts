@@ -23,8 +23,10 @@ function authorised(header: string | undefined, key: string): boolean {
 
 export async function handleLlm(ctx: HandlerContext, deps: SandboxDeps): Promise<Handled> {
   if (!authorised(ctx.headers.authorization, deps.credentials.llmKey)) return { operation: "unknown", reply: { status: 401, body: { error: "Unauthorized" } } };
-  if (ctx.path !== "/llm-settings") return { operation: "unknown", reply: { status: 404, body: { errors: [{ title: "Not Found", detail: `no route ${ctx.path}` }] } } };
-  if (ctx.method !== "POST") return { operation: "createLlmSettings", reply: { status: 405, body: { errors: [{ title: "Method Not Allowed", detail: ctx.method }] } } };
+  if (ctx.path !== "/llm-settings")
+    return { operation: "unknown", reply: { status: 404, body: { errors: [{ title: "Not Found", detail: `no route ${ctx.path}` }] } } };
+  if (ctx.method !== "POST")
+    return { operation: "createLlmSettings", reply: { status: 405, body: { errors: [{ title: "Method Not Allowed", detail: ctx.method }] } } };
   return { operation: "createLlmSettings", reply: await createSettings(ctx, deps) };
 }
 

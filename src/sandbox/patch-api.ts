@@ -89,7 +89,8 @@ function rebuildDefaults(extension: Json, document: Json, flags: QueryFlags, cur
     server.customDomain = { name: flags.customDomain, enabled: !(isObject(existing) && existing.enabled === false) };
   }
   if (flags.authentication !== undefined) {
-    if (flags.authentication && (!Array.isArray(document.security) || document.security.length === 0)) return "authentication requires a security requirement in the OpenAPI document";
+    if (flags.authentication && (!Array.isArray(document.security) || document.security.length === 0))
+      return "authentication requires a security requirement in the OpenAPI document";
     obj(server, "authentication").enabled = flags.authentication;
   }
   return undefined;

@@ -84,7 +84,10 @@ async function updateClientType(ctx: HandlerContext, deps: SandboxDeps, provider
 }
 
 function slug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "");
 }
 
 /** A product's APIDetails as the portal fills them in from the gateway's APIs. */
@@ -181,7 +184,8 @@ async function writeWebhook(ctx: HandlerContext, deps: SandboxDeps, id: string |
   if (typeof body.Name !== "string" || body.Name === "") return errors(422, "Name is required");
   if (typeof body.URL !== "string" || !/^https?:\/\/[^/]/.test(body.URL)) return errors(422, "URL must be an absolute http(s) URL");
   if (typeof body.Method !== "string" || !webhookMethods.includes(body.Method)) return errors(422, `Method must be one of ${webhookMethods.join(", ")}`);
-  if ("Timeout" in body && (typeof body.Timeout !== "number" || !Number.isInteger(body.Timeout) || body.Timeout < 0)) return errors(422, "Timeout must be a whole number of seconds, 0 or more");
+  if ("Timeout" in body && (typeof body.Timeout !== "number" || !Number.isInteger(body.Timeout) || body.Timeout < 0))
+    return errors(422, "Timeout must be a whole number of seconds, 0 or more");
   const events = body.Events ?? [];
   if (!Array.isArray(events) || events.some((e) => typeof e !== "string" || !(portalEventTypes as readonly string[]).includes(e))) {
     return errors(422, `Events must be event types: ${portalEventTypes.join(", ")}`);

@@ -56,7 +56,10 @@ export function stripTrailingSlashes(path: string): string {
 /** Path segments, each percent-decoded; undefined when an escape is broken. */
 export function decodedSegments(path: string): string[] | undefined {
   try {
-    return path.split("/").slice(1).map((s) => decodeURIComponent(s));
+    return path
+      .split("/")
+      .slice(1)
+      .map((s) => decodeURIComponent(s));
   } catch {
     return undefined;
   }

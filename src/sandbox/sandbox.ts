@@ -58,7 +58,14 @@ export interface SandboxOptions {
 }
 
 export interface SandboxHandle {
-  readonly urls: { readonly base: string; readonly gateway: string; readonly dashboard: string; readonly portal: string; readonly llm: string; readonly inspect: string };
+  readonly urls: {
+    readonly base: string;
+    readonly gateway: string;
+    readonly dashboard: string;
+    readonly portal: string;
+    readonly llm: string;
+    readonly inspect: string;
+  };
   readonly credentials: SandboxCredentials;
   readonly inspect: SandboxInspector;
   /**

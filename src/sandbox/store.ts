@@ -111,13 +111,11 @@ export class SandboxStore {
   /** Back to the fixtures: everything created or changed since is forgotten. */
   reset(): void {
     const f = this.fixtures;
-    this.apis = new Map(
-      (f.apis ?? []).map((a) => [a.id, fixtureApi(a, () => this.selfUrl())]),
+    this.apis = new Map((f.apis ?? []).map((a) => [a.id, fixtureApi(a, () => this.selfUrl())]));
+    this.policies = new Map(
+      (f.policies ?? []).map((p): [string, ReadonlySet<string> | "all"] => (typeof p === "string" ? [p, "all"] : [p.id, new Set(p.apis)])),
     );
-    this.policies = new Map((f.policies ?? []).map((p): [string, ReadonlySet<string> | "all"] => (typeof p === "string" ? [p, "all"] : [p.id, new Set(p.apis)])));
-    this.oauthClients = new Map(
-      (f.oauthClients ?? []).map((c) => [oauthKey(c.apiId, c.clientId), fixtureOauthClient(c)]),
-    );
+    this.oauthClients = new Map((f.oauthClients ?? []).map((c) => [oauthKey(c.apiId, c.clientId), fixtureOauthClient(c)]));
     const created = portalTimestamp(this.now());
     this.providers = new Map(
       (f.providers ?? []).map((p) => [

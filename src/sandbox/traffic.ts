@@ -119,7 +119,8 @@ export async function handleTraffic(ctx: HandlerContext, deps: TrafficDeps): Pro
   const { api, listenPath, rest } = match;
   const info = (api.extension.info ?? {}) as Json;
   if ((info.state as Json | undefined)?.active === false) return { operation: "traffic", reply: trafficError(404, "API is not active") };
-  if (isBatchRoute(api, rest)) return { operation: "batch", reply: ctx.method === "POST" ? await handleBatch(ctx, deps, listenPath) : { status: 200, raw: Buffer.alloc(0) } };
+  if (isBatchRoute(api, rest))
+    return { operation: "batch", reply: ctx.method === "POST" ? await handleBatch(ctx, deps, listenPath) : { status: 200, raw: Buffer.alloc(0) } };
   const auth = ((api.extension.server as Json | undefined)?.authentication as Json | undefined)?.enabled === true;
   if (auth) {
     const key = ctx.headers.authorization;
@@ -176,7 +177,13 @@ async function proxy(ctx: HandlerContext, deps: TrafficDeps, api: StoredApi, res
   const body = ctx.method === "GET" || ctx.method === "HEAD" ? undefined : await ctx.body();
   if (target.startsWith(`${deps.selfUrl()}/`)) {
     // a loopback API: the hop back into the sandbox travels in-process
-    const outcome = await deps.dispatch({ method: ctx.method, url: new URL(target), headers, body: bounded(body ?? Buffer.alloc(0), deps.maxBodyBytes), internal: true });
+    const outcome = await deps.dispatch({
+      method: ctx.method,
+      url: new URL(target),
+      headers,
+      body: bounded(body ?? Buffer.alloc(0), deps.maxBodyBytes),
+      internal: true,
+    });
     if (outcome.kind === "dropped") return trafficError(502, "There was a problem proxying the request");
     const bytes = replyBytes(outcome.reply);
     return { status: outcome.reply.status, headers: bytes.headers, raw: bytes.body };

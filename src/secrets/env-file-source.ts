@@ -34,9 +34,7 @@ export class EnvFileSecretSource implements SecretSource {
       const refused = this.scope === undefined ? undefined : envRefusal(this.scope, ref.name);
       if (refused !== undefined) return { ok: false, reason: "scope", ...refused };
       const value = this.env[ref.name];
-      return value === undefined
-        ? { ok: false, reason: "missing", message: `environment variable ${ref.name} is not set` }
-        : { ok: true, value };
+      return value === undefined ? { ok: false, reason: "missing", message: `environment variable ${ref.name} is not set` } : { ok: true, value };
     }
     const target = path.resolve(this.fileRoot, ref.name);
     if (!isInside(target, this.fileRoot)) {

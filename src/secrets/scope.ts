@@ -63,7 +63,12 @@ export function envRefusal(scope: SecretScope, name: string): ScopeRefusal | und
 /** Undefined when the file at real path `file` may be read by `${file:}`. */
 export function fileRefusal(scope: SecretScope, file: string): ScopeRefusal | undefined {
   for (const f of scope.reservedFiles) {
-    const hit = f.match === "tree" ? isInside(file, f.path) : f.match === "prefix" ? path.dirname(file) === path.dirname(f.path) && path.basename(file).startsWith(path.basename(f.path)) : file === f.path;
+    const hit =
+      f.match === "tree"
+        ? isInside(file, f.path)
+        : f.match === "prefix"
+          ? path.dirname(file) === path.dirname(f.path) && path.basename(file).startsWith(path.basename(f.path))
+          : file === f.path;
     if (hit) {
       return {
         message: `the file is one gatesync itself uses (${f.setting}): resources may never read it`,

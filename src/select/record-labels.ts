@@ -21,7 +21,10 @@ const sameLabels = (a: Readonly<Record<string, string>> | undefined, b: Readonly
 /** What a rewrite keeps of the record it replaces. */
 export type Stamp = Pick<ResourceRecord, "labels" | "adopted">;
 
-const stampOf = (r: ResourceRecord): Stamp => ({ ...(r.labels === undefined ? {} : { labels: r.labels }), ...(r.adopted === undefined ? {} : { adopted: r.adopted }) });
+const stampOf = (r: ResourceRecord): Stamp => ({
+  ...(r.labels === undefined ? {} : { labels: r.labels }),
+  ...(r.adopted === undefined ? {} : { adopted: r.adopted }),
+});
 
 /** The record as it should be stored: current labels, and the adoption mark of the record it replaces. */
 export function stampRecord(record: ResourceRecord, labels: LabelsById, previous: Stamp | undefined): ResourceRecord {

@@ -10,6 +10,9 @@ export function selectionLine(s: PlanSelection): string {
     ...s.excludes.map((e) => `--exclude ${e}`),
   ];
   const pulled = s.pulledIn.length === 0 ? "" : `; pulled in by reference: ${s.pulledIn.map((p) => `${p.id} (by ${p.by.join(", ")})`).join(", ")}`;
-  const records = s.recordsOutside === 0 ? "" : `; ${s.recordsOutside} state record${s.recordsOutside === 1 ? "" : "s"} of removed resources outside the selection left alone`;
+  const records =
+    s.recordsOutside === 0
+      ? ""
+      : `; ${s.recordsOutside} state record${s.recordsOutside === 1 ? "" : "s"} of removed resources outside the selection left alone`;
   return `Selection: ${asked.join(", ")} — ${s.selected} of ${s.selected + s.leftOut} resources selected, ${s.leftOut} left out${pulled}${records}.`;
 }

@@ -58,7 +58,9 @@ export interface SelectionResult {
 export const emptyRequest: SelectionRequest = { targets: [], excludes: [], kinds: [] };
 
 export function isSelective(request: SelectionRequest, configSelector: string | undefined): boolean {
-  return request.targets.length > 0 || request.excludes.length > 0 || request.kinds.length > 0 || request.selector !== undefined || configSelector !== undefined;
+  return (
+    request.targets.length > 0 || request.excludes.length > 0 || request.kinds.length > 0 || request.selector !== undefined || configSelector !== undefined
+  );
 }
 
 function checkId(id: string, flag: string): string {
@@ -110,7 +112,8 @@ function pullIn(targets: readonly string[], byId: ReadonlyMap<string, SelectionI
 export function selectResources(items: readonly SelectionItem[], recordIds: ReadonlySet<string>, scope: Scope): SelectionResult {
   const { request, selector, owner } = scope;
   const byId = new Map(items.map((i) => [i.id, i]));
-  const owns = (labels: Readonly<Record<string, string>> | undefined): boolean => owner === undefined || (labels !== undefined && matchesSelector(owner, labels));
+  const owns = (labels: Readonly<Record<string, string>> | undefined): boolean =>
+    owner === undefined || (labels !== undefined && matchesSelector(owner, labels));
   const filtered = (kind: string, labels: Readonly<Record<string, string>> | undefined): boolean =>
     (request.kinds.length === 0 || request.kinds.includes(kind)) && (selector === undefined || (labels !== undefined && matchesSelector(selector, labels)));
   for (const t of request.targets) {
@@ -119,7 +122,8 @@ export function selectResources(items: readonly SelectionItem[], recordIds: Read
       if (recordIds.has(t)) continue;
       throw new UsageError(`--target ${t}: no such resource in the repository or the state${closest(t, byId.keys())}`);
     }
-    if (!owns(item.labels)) throw new UsageError(`--target ${t}: outside this instance's selector`, "the config's `selector` says which resources this gatesync owns");
+    if (!owns(item.labels))
+      throw new UsageError(`--target ${t}: outside this instance's selector`, "the config's `selector` says which resources this gatesync owns");
     if (!filtered(item.kind, item.labels)) throw new UsageError(`--target ${t}: it does not match --kind/--selector`, "drop the filter, or the target");
   }
   const excluded = new Set(request.excludes);
@@ -132,7 +136,10 @@ export function selectResources(items: readonly SelectionItem[], recordIds: Read
   }
   const includesRecord = (r: ResourceRecord): boolean =>
     !excluded.has(r.id) && owns(r.labels) && (request.targets.length > 0 ? request.targets.includes(r.id) : filtered(r.kind, r.labels));
-  const pulledIn = [...pulled].filter(([id]) => selected.has(id)).map(([id, by]) => ({ id, by: [...by].sort() })).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const pulledIn = [...pulled]
+    .filter(([id]) => selected.has(id))
+    .map(([id, by]) => ({ id, by: [...by].sort() }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
   return {
     selected,
     includesRecord,

@@ -11,7 +11,8 @@ export function createSource(config: GatesyncConfig, env: Readonly<Record<string
   let token: string | undefined;
   if (s.tokenEnv !== undefined) {
     token = env[s.tokenEnv];
-    if (token === undefined || token === "") throw new ConfigError(ErrorCode.CONFIG_INVALID, `source.git.tokenEnv names ${s.tokenEnv}, which is not set`, { hint: "set it where gatesync runs" });
+    if (token === undefined || token === "")
+      throw new ConfigError(ErrorCode.CONFIG_INVALID, `source.git.tokenEnv names ${s.tokenEnv}, which is not set`, { hint: "set it where gatesync runs" });
   }
   return new GitSource({
     url: s.url,

@@ -37,7 +37,6 @@ export interface GitSourceOptions {
   readonly configFile?: string;
 }
 
-
 const allowedEnvironment = ["GIT_SSH_COMMAND", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0"];
 
 export class GitSource implements Source {
@@ -89,12 +88,15 @@ export class GitSource implements Source {
       // Forced refspecs: a force-pushed branch replaces what was fetched before.
       await git.fetch(["--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
       if (this.opts.commit === undefined && this.opts.tag === undefined && this.opts.branch !== undefined) await this.checkBranch(git, this.opts.branch);
-      const target = this.opts.commit ?? (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
+      const target =
+        this.opts.commit ??
+        (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
       const commit = (await git.revparse([`${target}^{commit}`])).trim();
       await git.checkout(["--force", "--detach", "--quiet", commit]);
       await git.clean("f", ["-d", "-x", "-q"]);
       const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");
-      if (!(await exists(root))) throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
+      if (!(await exists(root)))
+        throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
       await this.contain(root, commit);
       this.last = { root, boundary: this.dir, revision: commit, commit };
       return this.last;
@@ -106,7 +108,9 @@ export class GitSource implements Source {
         .filter((l) => l.trim() !== "")
         .slice(0, 3)
         .join(" ");
-      throw new SourceError(ErrorCode.SOURCE_FETCH, `cannot fetch ${this.description}: ${message}`, { hint: "check the URL, the ref and the credentials; the last good commit stays applied" });
+      throw new SourceError(ErrorCode.SOURCE_FETCH, `cannot fetch ${this.description}: ${message}`, {
+        hint: "check the URL, the ref and the credentials; the last good commit stays applied",
+      });
     }
   }
 
@@ -153,7 +157,10 @@ export class GitSource implements Source {
     if (this.opts.branch === undefined && this.opts.tag === undefined) return false;
     const ref = this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/heads/${this.opts.branch}`;
     const out = await this.git(this.dir).listRemote(["origin", ref, `${ref}^{}`]);
-    const lines = out.trim().split("\n").map((l) => l.split("\t"));
+    const lines = out
+      .trim()
+      .split("\n")
+      .map((l) => l.split("\t"));
     const peeled = lines.find(([, r]) => r === `${ref}^{}`) ?? lines.find(([, r]) => r === ref);
     return peeled?.[0] === last.commit;
   }

@@ -12,7 +12,13 @@ import { isInside, toPosix } from "../file-paths.js";
 
 /** `file` (relative to the resource directory) below `prefix` (the resource directory in the repository), with `/` separators. */
 export function repositoryPath(prefix: string, file: string): string {
-  return path.posix.normalize([prefix, file].filter((x) => x !== "" && x !== ".").join("/").split(path.sep).join("/"));
+  return path.posix.normalize(
+    [prefix, file]
+      .filter((x) => x !== "" && x !== ".")
+      .join("/")
+      .split(path.sep)
+      .join("/"),
+  );
 }
 
 /** Diagnostics whose files are named from the repository's root. */

@@ -62,10 +62,23 @@ export async function attachDocument(
 ): Promise<Attached | undefined> {
   const { file, doc, spec, resource } = owner;
   const name = attached.file(spec);
-  let found: { document: unknown; where: { file: string; index: number; base: readonly (string | number)[] }; verdict: AttachmentVerdict; refs: readonly SecretRefAt[]; source?: ResourceSource } | undefined;
+  let found:
+    | {
+        document: unknown;
+        where: { file: string; index: number; base: readonly (string | number)[] };
+        verdict: AttachmentVerdict;
+        refs: readonly SecretRefAt[];
+        source?: ResourceSource;
+      }
+    | undefined;
   if (name === undefined) {
     if (doc.attachment === undefined) return undefined;
-    found = { document: valueAt(doc.value, attached.inlineField), where: { file: file.path, index: doc.index, base: attached.inlineField }, verdict: doc.attachment, refs: [] };
+    found = {
+      document: valueAt(doc.value, attached.inlineField),
+      where: { file: file.path, index: doc.index, base: attached.inlineField },
+      verdict: doc.attachment,
+      refs: [],
+    };
   } else {
     const rel = ctx.targets.get(referenceKey(file.path, name));
     const record = rel === undefined ? undefined : ctx.records.get(rel);
@@ -76,7 +89,9 @@ export async function attachDocument(
       if (record.documents.length === 0 && !record.diagnostics.some((d) => d.severity === "error")) {
         ctx.report([errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds no document`, "put one OpenAPI document in it")]);
       } else if (record.documents.length > 1) {
-        ctx.report([errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds ${record.documents.length} documents`, "put exactly one OpenAPI document in it")]);
+        ctx.report([
+          errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds ${record.documents.length} documents`, "put exactly one OpenAPI document in it"),
+        ]);
       }
       return undefined;
     }
@@ -84,9 +99,16 @@ export async function attachDocument(
     const where = { file: rel, index: first.index, base: [] };
     // a document that did not look like one (or looked like a resource) is checked now
     const checked = first.kind === undefined ? first.attachment : undefined;
-    const verdict = checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate, rulesetsFor(ctx.rules, record, undefined)));
+    const verdict =
+      checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate, rulesetsFor(ctx.rules, record, undefined)));
     const refs = checked === undefined ? secretRefsIn(first.value, []) : first.secretRefs;
-    found = { document: first.summary === undefined ? first.value : documentRef(record, first, first.summary), where, verdict, refs, source: { file: rel, index: first.index, line: first.line } };
+    found = {
+      document: first.summary === undefined ? first.value : documentRef(record, first, first.summary),
+      where,
+      verdict,
+      refs,
+      source: { file: rel, index: first.index, line: first.line },
+    };
   }
   const { document, where, verdict } = found;
   // a shared file's findings go under the first resource naming it (they count for each)

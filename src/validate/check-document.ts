@@ -63,7 +63,14 @@ export interface DocumentRulesets {
 }
 
 /** Schema, then format, then the OpenAPI ruleset (when the document passed both): a document a resource carries. */
-export async function checkAttachment(attached: AttachedDocument, document: unknown, place: Place, checkers: Checkers, locate: Locate, rulesets?: DocumentRulesets): Promise<AttachmentVerdict> {
+export async function checkAttachment(
+  attached: AttachedDocument,
+  document: unknown,
+  place: Place,
+  checkers: Checkers,
+  locate: Locate,
+  rulesets?: DocumentRulesets,
+): Promise<AttachmentVerdict> {
   const schema = checkers.schemas.validate(attached.schema, document);
   if (schema.length > 0) {
     return { findings: issueDiagnostics(schema, place, locate), errors: schema.length };
@@ -98,7 +105,12 @@ export async function checkResourceDocument(
   const rules = ruleDiagnostics(kind.check(spec, ctx), place, locate);
   // the whole envelope (apiVersion, kind, metadata, spec), as written
   const governed = rulesets?.resources === undefined ? [] : await rulesets.resources.check(value, place, rulesets.absolute, locate, rulesets.contentKey);
-  const verdict = { findings: [...findings, ...rules, ...governed], passed: true, ruleErrors: errorCount(rules) + errorCount(governed), secretRefs: secretRefsIn(spec, ["spec"]) };
+  const verdict = {
+    findings: [...findings, ...rules, ...governed],
+    passed: true,
+    ruleErrors: errorCount(rules) + errorCount(governed),
+    secretRefs: secretRefsIn(spec, ["spec"]),
+  };
   const attached = kind.attached;
   if (attached === undefined || attached.file(spec) !== undefined) return verdict;
   const inline = valueAt(value, attached.inlineField);

@@ -115,7 +115,13 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
       const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate, rulesets);
       const text = ctx.compact === true && cls.kind.attached === undefined ? asText(doc.value) : undefined;
-      documents.push({ ...base, ...(text === undefined ? {} : { value: undefined, text }), kind: cls.kind.kind, ...(cls.name === undefined ? {} : { name: cls.name }), ...verdict });
+      documents.push({
+        ...base,
+        ...(text === undefined ? {} : { value: undefined, text }),
+        kind: cls.kind.kind,
+        ...(cls.name === undefined ? {} : { name: cls.name }),
+        ...verdict,
+      });
     }
   }
   return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };

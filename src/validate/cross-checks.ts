@@ -27,9 +27,16 @@ export interface WrittenResource {
 const keyOf = (s: { readonly file: string; readonly index: number }): string => `${s.file}\0${s.index}`;
 
 /** The resources without such errors, and the errors. */
-export function crossCheck(resources: readonly Resource[], written: readonly WrittenResource[], locate: Locate): { valid: Resource[]; diagnostics: Diagnostic[] } {
+export function crossCheck(
+  resources: readonly Resource[],
+  written: readonly WrittenResource[],
+  locate: Locate,
+): { valid: Resource[]; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
-  const at = (r: { readonly kind: string; readonly name: string; readonly source: WrittenResource["source"] }, p: readonly PathSegment[]): Omit<Diagnostic, "severity" | "code" | "message"> => ({
+  const at = (
+    r: { readonly kind: string; readonly name: string; readonly source: WrittenResource["source"] },
+    p: readonly PathSegment[],
+  ): Omit<Diagnostic, "severity" | "code" | "message"> => ({
     file: r.source.file,
     resource: `${r.kind}/${r.name}`,
     path: formatPath(p),
@@ -49,16 +56,29 @@ export function crossCheck(resources: readonly Resource[], written: readonly Wri
     if (all.length < 2) continue;
     for (const w of all) {
       const others = all.filter((o) => o !== w).map((o) => `${o.source.file}:${o.source.line}`);
-      diagnostics.push(errorAt(ErrorCode.DUPLICATE_NAME, at(w, ["metadata", "name"]), `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${others.join(", ")}`, "names are unique per kind: rename the new one (to rename a resource, give it the new name in one place: docs/renames.md)"));
+      diagnostics.push(
+        errorAt(
+          ErrorCode.DUPLICATE_NAME,
+          at(w, ["metadata", "name"]),
+          `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${others.join(", ")}`,
+          "names are unique per kind: rename the new one (to rename a resource, give it the new name in one place: docs/renames.md)",
+        ),
+      );
     }
   }
   for (const r of resources) {
     for (const ref of kindModule(r.kind).references(r.spec)) {
       // A target that is written but invalid has its own error; do not cascade.
       if (names.has(`${ref.kind}/${ref.name}`)) continue;
-      const known = [...names.values()].filter((w) => w.kind === ref.kind).map((w) => w.name).sort();
+      const known = [...names.values()]
+        .filter((w) => w.kind === ref.kind)
+        .map((w) => w.name)
+        .sort();
       const guess = known.length > 0 ? closest(ref.name, known) : undefined;
-      const hint = guess === undefined ? `define ${ref.kind}/${ref.name}, or give the raw id instead of a reference` : `did you mean \`${guess}\`? (known: ${known.slice(0, 10).join(", ")}${known.length > 10 ? ", ..." : ""})`;
+      const hint =
+        guess === undefined
+          ? `define ${ref.kind}/${ref.name}, or give the raw id instead of a reference`
+          : `did you mean \`${guess}\`? (known: ${known.slice(0, 10).join(", ")}${known.length > 10 ? ", ..." : ""})`;
       diagnostics.push(errorAt(ErrorCode.UNRESOLVED_REFERENCE, at(r, ref.path), `${ref.kind} \`${ref.name}\` does not exist in this repository`, hint));
       bad.add(keyOf(r.source));
     }
@@ -68,7 +88,11 @@ export function crossCheck(resources: readonly Resource[], written: readonly Wri
 }
 
 /** Two written resources addressing one server object (an identity built from a missing field is none). */
-function duplicateIdentities(written: readonly WrittenResource[], bad: Set<string>, at: (w: WrittenResource, p: readonly PathSegment[]) => Omit<Diagnostic, "severity" | "code" | "message">): Diagnostic[] {
+function duplicateIdentities(
+  written: readonly WrittenResource[],
+  bad: Set<string>,
+  at: (w: WrittenResource, p: readonly PathSegment[]) => Omit<Diagnostic, "severity" | "code" | "message">,
+): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   const apiIds = new Map(written.filter((w) => w.kind === "ApiDefinition" && typeof w.spec.apiId === "string").map((w) => [w.name, String(w.spec.apiId)]));
   const identities = new Map<string, WrittenResource>();
@@ -82,7 +106,14 @@ function duplicateIdentities(written: readonly WrittenResource[], bad: Set<strin
       identities.set(id, w);
       continue;
     }
-    diagnostics.push(errorAt(ErrorCode.DUPLICATE_IDENTITY, at(w, ["spec"]), `${w.kind}/${w.name} and ${first.kind}/${first.name} (${first.source.file}:${first.source.line}) address the same server object (${id})`, "each server object may be managed by one resource: remove or merge one of them"));
+    diagnostics.push(
+      errorAt(
+        ErrorCode.DUPLICATE_IDENTITY,
+        at(w, ["spec"]),
+        `${w.kind}/${w.name} and ${first.kind}/${first.name} (${first.source.file}:${first.source.line}) address the same server object (${id})`,
+        "each server object may be managed by one resource: remove or merge one of them",
+      ),
+    );
     bad.add(keyOf(w.source));
   }
   return diagnostics;

@@ -81,7 +81,10 @@ function pathParameterIssues(document: Json): SchemaIssue[] {
   for (const { path, method, item, operation } of operations(document)) {
     const template = new Set([...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!));
     // an operation's parameter overrides the path item's of the same name and location
-    const declared = new Map([...declaredPathParameters(document, item.parameters, ["paths", path]), ...declaredPathParameters(document, operation.parameters, ["paths", path, method])]);
+    const declared = new Map([
+      ...declaredPathParameters(document, item.parameters, ["paths", path]),
+      ...declaredPathParameters(document, operation.parameters, ["paths", path, method]),
+    ]);
     const verb = method.toUpperCase();
     for (const name of template) {
       if (declared.has(name)) continue;
@@ -94,7 +97,12 @@ function pathParameterIssues(document: Json): SchemaIssue[] {
     }
     for (const [name, at] of declared) {
       if (template.has(name)) continue;
-      issues.push({ path: at, key: false, message: `the path parameter \`${name}\` of ${verb} ${path} is not in the path`, hint: `add \`{${name}}\` to the path, or remove the parameter` });
+      issues.push({
+        path: at,
+        key: false,
+        message: `the path parameter \`${name}\` of ${verb} ${path} is not in the path`,
+        hint: `add \`{${name}}\` to the path, or remove the parameter`,
+      });
     }
   }
   return issues;
@@ -109,7 +117,13 @@ function operationIdIssues(document: Json): SchemaIssue[] {
     const here = `${method.toUpperCase()} ${path}`;
     const earlier = first.get(id);
     if (earlier === undefined) first.set(id, here);
-    else issues.push({ path: ["paths", path, method, "operationId"], key: false, message: `operationId \`${id}\` is used by ${earlier} already`, hint: "give each operation its own operationId" });
+    else
+      issues.push({
+        path: ["paths", path, method, "operationId"],
+        key: false,
+        message: `operationId \`${id}\` is used by ${earlier} already`,
+        hint: "give each operation its own operationId",
+      });
   }
   return issues;
 }

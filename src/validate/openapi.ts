@@ -52,7 +52,14 @@ export class OpenApiChecker {
       if (result.errors.includes("only internal refs are supported")) {
         return {
           errors: [],
-          warnings: [{ path: [], key: false, message: `not checked: ${result.errors.replace(", only internal refs are supported.", "")}`, hint: "only references inside the document can be checked offline" }],
+          warnings: [
+            {
+              path: [],
+              key: false,
+              message: `not checked: ${result.errors.replace(", only internal refs are supported.", "")}`,
+              hint: "only references inside the document can be checked offline",
+            },
+          ],
           gateway: [...extension, ...semanticIssues(doc)],
         };
       }
@@ -84,8 +91,13 @@ function refine(errors: readonly ErrorObject[], document: unknown): SchemaIssue[
     const here = at.get(e.instancePath)!;
     const value = valueAt(document, e.instancePath);
     const isObject = value !== null && typeof value === "object" && !Array.isArray(value);
-    if (e.keyword === "required" && (e.params as { missingProperty?: string }).missingProperty === "$ref" && isObject && !("$ref" in value) && here.length > 1) return false;
-    if ((e.keyword === "oneOf" || e.keyword === "anyOf" || e.keyword === "if") && here.some((x) => x.keyword !== "oneOf" && x.keyword !== "anyOf" && x.keyword !== "if")) return false;
+    if (e.keyword === "required" && (e.params as { missingProperty?: string }).missingProperty === "$ref" && isObject && !("$ref" in value) && here.length > 1)
+      return false;
+    if (
+      (e.keyword === "oneOf" || e.keyword === "anyOf" || e.keyword === "if") &&
+      here.some((x) => x.keyword !== "oneOf" && x.keyword !== "anyOf" && x.keyword !== "if")
+    )
+      return false;
     return true;
   });
   // the validators are not verbose: an error carries no value, and a `null` would read as "not undefined"
@@ -97,7 +109,12 @@ function refine(errors: readonly ErrorObject[], document: unknown): SchemaIssue[
     const members = Object.keys(value).filter((k) => k !== field && !k.startsWith("x-"));
     const near = members.length === 0 ? undefined : closest(field, members);
     if (near === undefined || !similar(near, field)) return issue;
-    return { path: [...issue.path, near], key: true, message: `unknown field \`${near}\`: the required \`${field}\` is missing`, hint: `did you mean \`${field}\`?` };
+    return {
+      path: [...issue.path, near],
+      key: true,
+      message: `unknown field \`${near}\`: the required \`${field}\` is missing`,
+      hint: `did you mean \`${field}\`?`,
+    };
   });
   // with every error collected, the misspelt member also came as an unknown field: said once
   const misspelt = new Set(issues.filter((i) => i.message.includes("` is missing")).map((i) => i.path.join("\0")));

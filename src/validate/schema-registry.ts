@@ -90,11 +90,16 @@ function describe(e: ErrorObject): SchemaIssue {
       const field = String(params.missingProperty);
       const props = (parent.properties ?? {}) as Record<string, { description?: string }>;
       const description = props[field]?.description;
-      return { path, key: false, message: `missing required field \`${field}\``, hint: description === undefined ? `add \`${field}\`` : `add \`${field}\`: ${description}` };
+      return {
+        path,
+        key: false,
+        message: `missing required field \`${field}\``,
+        hint: description === undefined ? `add \`${field}\`` : `add \`${field}\`: ${description}`,
+      };
     }
     case "additionalProperties": {
       const field = String(params.additionalProperty);
-      const known = Object.keys((parent.properties ?? {}));
+      const known = Object.keys(parent.properties ?? {});
       const suggestion = known.length > 0 ? closest(field, known) : undefined;
       return {
         path: [...path, field],

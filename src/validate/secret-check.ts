@@ -26,7 +26,12 @@ export function secretDiagnostics(
   const out: Diagnostic[] = [];
   for (const { path, ref } of refs) {
     // positions are looked up only for findings: locating parses the file again
-    const at = (): Omit<Diagnostic, "severity" | "code" | "message"> => ({ file: place.file, resource: place.resource, path: formatPath(path), ...locate(place.file, place.index, path) });
+    const at = (): Omit<Diagnostic, "severity" | "code" | "message"> => ({
+      file: place.file,
+      resource: place.resource,
+      path: formatPath(path),
+      ...locate(place.file, place.index, path),
+    });
     const syntax = refSyntaxProblem(ref);
     if (syntax !== undefined) {
       out.push(errorAt(ErrorCode.SECRET_SYNTAX, at(), syntax, "write ${env:NAME} or ${file:PATH}; `$${` gives a literal `${`"));
@@ -36,7 +41,13 @@ export function secretDiagnostics(
     const found = secrets.source.lookup(ref);
     if (found.ok) {
       if (found.value.length > 0 && found.value.length < minScrubLength) {
-        out.push({ severity: "warning", code: ErrorCode.SECRET_TOO_SHORT, ...at(), message: `the value of ${formatRef(ref)} is shorter than ${minScrubLength} characters: it cannot be scrubbed from server answers and logs`, hint: "use a longer secret" });
+        out.push({
+          severity: "warning",
+          code: ErrorCode.SECRET_TOO_SHORT,
+          ...at(),
+          message: `the value of ${formatRef(ref)} is shorter than ${minScrubLength} characters: it cannot be scrubbed from server answers and logs`,
+          hint: "use a longer secret",
+        });
       }
       continue;
     }
@@ -45,7 +56,13 @@ export function secretDiagnostics(
     } else if (found.reason === "escape") {
       out.push(errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot"));
     } else {
-      out.push({ severity: secrets.missing, code: ErrorCode.SECRET_UNRESOLVED, ...at(), message: `${formatRef(ref)} cannot be resolved: ${found.message}`, hint: "it must be resolvable where gatesync plans and applies" });
+      out.push({
+        severity: secrets.missing,
+        code: ErrorCode.SECRET_UNRESOLVED,
+        ...at(),
+        message: `${formatRef(ref)} cannot be resolved: ${found.message}`,
+        hint: "it must be resolvable where gatesync plans and applies",
+      });
     }
   }
   return out;

@@ -210,7 +210,11 @@ class Run {
 
   async execute(): Promise<RepositoryResult> {
     const limits = { ...defaultLimits, ...this.opts.limits };
-    const listed = await listResourceFiles({ root: this.opts.root, ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }), maxFiles: limits.maxFiles });
+    const listed = await listResourceFiles({
+      root: this.opts.root,
+      ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }),
+      maxFiles: limits.maxFiles,
+    });
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;
     const rules = rulesetsCode(this.opts.rules);
@@ -224,10 +228,19 @@ class Run {
     const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
     if (documents > limits.maxDocuments) {
       // each file's documents were counted as it was read (at most maxDocumentsPerFile each)
-      this.diagnostics.push({ severity: "error", code: ErrorCode.TOO_MANY_DOCUMENTS, message: `the repository holds ${documents} resource documents, over the limit of ${limits.maxDocuments}`, hint: "raise limits.maxDocuments in gatesync.yaml if this many resources are meant" });
+      this.diagnostics.push({
+        severity: "error",
+        code: ErrorCode.TOO_MANY_DOCUMENTS,
+        message: `the repository holds ${documents} resource documents, over the limit of ${limits.maxDocuments}`,
+        hint: "raise limits.maxDocuments in gatesync.yaml if this many resources are meant",
+      });
     }
 
-    const resolved = await resolveAttachedFiles(this.fileReferences(), { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) }, this.locate);
+    const resolved = await resolveAttachedFiles(
+      this.fileReferences(),
+      { root: listed.root, boundary: listed.boundary, listed: new Set(this.records.keys()) },
+      this.locate,
+    );
     this.diagnostics.push(...resolved.diagnostics);
     await this.check(resolved.extra, ctx);
     await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
@@ -250,7 +263,12 @@ class Run {
     }
     const crossed = crossCheck(resources, written, this.locate);
     this.diagnostics.push(...crossed.diagnostics);
-    return { resources: crossed.valid, diagnostics: this.diagnostics.sort(compareDiagnostics), files: listed.files.length, stats: { filesRead: this.filesRead, filesReused: this.filesReused } };
+    return {
+      resources: crossed.valid,
+      diagnostics: this.diagnostics.sort(compareDiagnostics),
+      files: listed.files.length,
+      stats: { filesRead: this.filesRead, filesReused: this.filesReused },
+    };
   }
 
   private async check(files: readonly SourceFile[], ctx: FileCheckContext): Promise<void> {
@@ -273,7 +291,14 @@ class Run {
         const spec = (doc.value as { spec?: unknown } | undefined)?.spec;
         const ref = attached === undefined || spec === null || typeof spec !== "object" ? undefined : attached.file(spec as Spec);
         if (attached === undefined || ref === undefined) continue;
-        refs.push({ file: record.path, absolute: record.absolute, index: doc.index, resource: doc.name === undefined ? undefined : `${doc.kind}/${doc.name}`, attached, ref });
+        refs.push({
+          file: record.path,
+          absolute: record.absolute,
+          index: doc.index,
+          resource: doc.name === undefined ? undefined : `${doc.kind}/${doc.name}`,
+          attached,
+          ref,
+        });
       }
     }
     return refs;

@@ -21,7 +21,8 @@ afterEach(async () => {
   h = undefined;
 });
 
-const annotated = (kind: string, name: string, id: string, spec: string): string => doc(kind, name, spec).replace(`  name: ${name}\n`, `  name: ${name}\n  annotations:\n    gatesync.dev/adopt: "${id}"\n`);
+const annotated = (kind: string, name: string, id: string, spec: string): string =>
+  doc(kind, name, spec).replace(`  name: ${name}\n`, `  name: ${name}\n  annotations:\n    gatesync.dev/adopt: "${id}"\n`);
 const productSpec = "Name: shop\nProviderID: 1";
 const hookSpec = "Name: CRM\nURL: https://crm.example.com/hook\nMethod: POST\nTimeout: 10\nEvents: [UserRegistered]";
 const llmSpec = "attributes:\n  model_name: support-large\n  max_tokens: 512";
@@ -29,10 +30,26 @@ const dashSpec = "name: alerts\nmethod: POST\ntarget_path: https://chat.example.
 
 /** The four creatable kinds, made by hand on the servers: their ids. */
 async function madeByHand(sandbox: SandboxHandle): Promise<{ product: string; hook: string; llm: string }> {
-  const p = await call(`${sandbox.urls.portal}/products`, { method: "POST", headers: portal, body: { Name: "shop", ProviderID: 1, IsDocumentationOnly: false } });
-  const w = await call(`${sandbox.urls.portal}/webhooks`, { method: "POST", headers: portal, body: { Name: "old name", URL: "https://crm.example.com/old", Method: "POST", Timeout: 3, Events: ["UserRegistered"] } });
-  const l = await call(`${sandbox.urls.llm}/llm-settings`, { method: "POST", headers: llm, body: { data: { type: "llm-settings", attributes: { model_name: "support-large", max_tokens: 512 } } } });
-  const d = await call(`${sandbox.urls.dashboard}/api/hooks`, { method: "POST", headers: dash, body: { name: "alerts", method: "POST", target_path: "https://chat.example.com/alerts", header_map: {} } });
+  const p = await call(`${sandbox.urls.portal}/products`, {
+    method: "POST",
+    headers: portal,
+    body: { Name: "shop", ProviderID: 1, IsDocumentationOnly: false },
+  });
+  const w = await call(`${sandbox.urls.portal}/webhooks`, {
+    method: "POST",
+    headers: portal,
+    body: { Name: "old name", URL: "https://crm.example.com/old", Method: "POST", Timeout: 3, Events: ["UserRegistered"] },
+  });
+  const l = await call(`${sandbox.urls.llm}/llm-settings`, {
+    method: "POST",
+    headers: llm,
+    body: { data: { type: "llm-settings", attributes: { model_name: "support-large", max_tokens: 512 } } },
+  });
+  const d = await call(`${sandbox.urls.dashboard}/api/hooks`, {
+    method: "POST",
+    headers: dash,
+    body: { name: "alerts", method: "POST", target_path: "https://chat.example.com/alerts", header_map: {} },
+  });
   expect([p.status, w.status, l.status, d.status].every((s) => s >= 200 && s < 300)).toBe(true);
   const id = (body: unknown, ...keys: string[]): string => String(keys.reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], body));
   return { product: id(p.body, "ID"), hook: id(w.body, "ID"), llm: id(l.body, "data", "id") };
@@ -56,7 +73,12 @@ describe("adoption", () => {
     h.sandbox.inspect.resetCalls();
     await writeFile(
       path.join(h.dir, "config/adopted.yaml"),
-      [annotated("ApiProduct", "shop", ids.product, productSpec), annotated("PortalWebhook", "crm", ids.hook, hookSpec), annotated("LlmSettings", "assistant", ids.llm, llmSpec), annotated("DashboardWebhook", "alerts", "hook-1", dashSpec)].join("---\n"),
+      [
+        annotated("ApiProduct", "shop", ids.product, productSpec),
+        annotated("PortalWebhook", "crm", ids.hook, hookSpec),
+        annotated("LlmSettings", "assistant", ids.llm, llmSpec),
+        annotated("DashboardWebhook", "alerts", "hook-1", dashSpec),
+      ].join("---\n"),
     );
     const plan = await h.plan();
     expect(plan.changes.map((c) => [c.id, c.action, c.operation?.method ?? null, c.adopt?.serverId])).toEqual([
@@ -72,9 +94,15 @@ describe("adoption", () => {
     expect(summary.applied).toEqual(["PortalWebhook/crm"]);
     expect(managementCalls(h.sandbox)).toEqual([`PUT /portal/api/webhooks/${ids.hook}`]);
     expect(counts(h.sandbox)).toEqual(before);
-    expect((h.sandbox.inspect.objects() as { portalWebhooks: Array<{ ID: unknown; URL: string }> }).portalWebhooks.find((w) => String(w.ID) === ids.hook)!.URL).toBe("https://crm.example.com/hook");
+    expect(
+      (h.sandbox.inspect.objects() as { portalWebhooks: Array<{ ID: unknown; URL: string }> }).portalWebhooks.find((w) => String(w.ID) === ids.hook)!.URL,
+    ).toBe("https://crm.example.com/hook");
     const state = await h.state.read();
-    expect(state.resources.get("ApiProduct/shop")).toMatchObject({ serverId: ids.product, status: "applied", adopted: { source: "repository", verified: false } });
+    expect(state.resources.get("ApiProduct/shop")).toMatchObject({
+      serverId: ids.product,
+      status: "applied",
+      adopted: { source: "repository", verified: false },
+    });
     expect(state.resources.get("PortalWebhook/crm")).toMatchObject({ serverId: ids.hook, address: { webhook_id: ids.hook }, adopted: { verified: true } });
     expect(state.resources.get("LlmSettings/assistant")!.adopted!.verified).toBe(false);
 
@@ -106,7 +134,9 @@ describe("adoption", () => {
     ]);
     expect(summary.applied).toEqual(["ApiProduct/other"]);
     expect(managementCalls(h.sandbox)).toEqual(["POST /portal/api/products"]);
-    expect((await runCli(["state", "adopt", "ApiProduct/shop", "--id", "999", "--config", cfg], h.env)).stderr).toContain("ApiProduct/shop is already recorded");
+    expect((await runCli(["state", "adopt", "ApiProduct/shop", "--id", "999", "--config", cfg], h.env)).stderr).toContain(
+      "ApiProduct/shop is already recorded",
+    );
   });
 
   it("blocks an annotation whose id another resource holds, or that contradicts the record", async () => {

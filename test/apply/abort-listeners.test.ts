@@ -42,7 +42,14 @@ function dependants(signal: AbortSignal): number {
 describe("abort listeners", () => {
   it("calls queued under one signal, against a local server, add one listener to it while they wait and none once done", async () => {
     const queue = new InterfaceQueue("gateway", { concurrency: 2, requestsPerSecond: 10_000 }, silentLogger());
-    const client = new InterfaceClient({ name: "gateway", baseUrl, auth: { header: "x-key", value: "k" }, dispatcher, timeoutMs: 5_000, maxResponseBytes: 1_000_000 });
+    const client = new InterfaceClient({
+      name: "gateway",
+      baseUrl,
+      auth: { header: "x-key", value: "k" },
+      dispatcher,
+      timeoutMs: 5_000,
+      maxResponseBytes: 1_000_000,
+    });
     const halt = new AbortController();
     let most = 0;
     const calls = Array.from({ length: 200 }, async () => {

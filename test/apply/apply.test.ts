@@ -24,7 +24,12 @@ afterEach(async () => {
 const orgKeys = (n: number, extra = ""): Record<string, string> =>
   Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}.yaml`, doc("OrgKey", `k${i}`, `keyId: key-${i}\nrate: ${i}${extra}`)]));
 const product = (name: string): string => doc("ApiProduct", name, `Name: ${name}\nProviderID: 1`);
-const apiDef = (name: string, id: string): string => doc("ApiDefinition", name, `apiId: ${id}\ndefinition:\n  openapi: 3.1.0\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://up" }]\n  paths: {}`);
+const apiDef = (name: string, id: string): string =>
+  doc(
+    "ApiDefinition",
+    name,
+    `apiId: ${id}\ndefinition:\n  openapi: 3.1.0\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://up" }]\n  paths: {}`,
+  );
 
 describe("apply of the examples", () => {
   it("applies every kind, records server ids, and leaves a second plan empty", async () => {
@@ -43,9 +48,15 @@ describe("apply of the examples", () => {
     const store = h.sandbox.inspect.store;
     expect(store.apis.get("orders-api")!.extension).toMatchObject({ info: { name: "Orders" }, server: { authentication: { enabled: true } } });
     expect(store.apis.get("petstore-v1")!.flags).toEqual({ allowList: false, validateRequest: true, mockResponse: true });
-    expect(store.oauthClients.get("petstore-v1\0petstore-mobile-app")).toMatchObject({ redirect_uri: "https://shop.example.com/oauth/callback", meta_data: { platform: "ios" } });
+    expect(store.oauthClients.get("petstore-v1\0petstore-mobile-app")).toMatchObject({
+      redirect_uri: "https://shop.example.com/oauth/callback",
+      meta_data: { platform: "ios" },
+    });
     expect(store.providers.get(3)!.clientTypes.get(31)).toMatchObject({ IdpAppType: "service", GrantType: "client_credentials" });
-    expect(store.orgKeys.get("acme")).toMatchObject({ quotaResets: 1, session: { hmac_string: "demo-hmac-not-a-real-secret", access_rights: { orders: { api_id: "orders-api" } } } });
+    expect(store.orgKeys.get("acme")).toMatchObject({
+      quotaResets: 1,
+      session: { hmac_string: "demo-hmac-not-a-real-secret", access_rights: { orders: { api_id: "orders-api" } } },
+    });
     expect(summary.health).toEqual([expect.objectContaining({ id: "ApiDefinition/petstore", ok: true })]);
 
     const again = await h.plan();
@@ -56,7 +67,8 @@ describe("apply of the examples", () => {
     const hook = state.resources.get("PortalWebhook/access-approvals")!;
     expect(hook.address.webhook_id).toBe(hook.serverId);
     const stateText = await rawStateText(path.join(h.dir, "state/state.db"));
-    for (const secret of [...Object.values(exampleSecrets), "demo-hmac-not-a-real-secret", "sandbox-only-client-secret"]) expect(stateText).not.toContain(secret);
+    for (const secret of [...Object.values(exampleSecrets), "demo-hmac-not-a-real-secret", "sandbox-only-client-secret"])
+      expect(stateText).not.toContain(secret);
   });
 
   it("updates a created portal webhook by its recorded id, creating nothing new", async () => {
@@ -67,7 +79,11 @@ describe("apply of the examples", () => {
     const plan = await h.plan();
     const change = plan.changes.find((c) => c.id === "PortalWebhook/user-lifecycle")!;
     const id = (await h.state.read()).resources.get("PortalWebhook/user-lifecycle")!.serverId!;
-    expect(change).toMatchObject({ action: "update", operation: { method: "PUT", path: `/webhooks/${id}` }, fields: [{ path: "Timeout", before: 5, after: 7 }] });
+    expect(change).toMatchObject({
+      action: "update",
+      operation: { method: "PUT", path: `/webhooks/${id}` },
+      fields: [{ path: "Timeout", before: 5, after: 7 }],
+    });
     const { summary } = await h.apply();
     expect(summary.applied).toEqual(["PortalWebhook/user-lifecycle"]);
     expect(h.sandbox.inspect.store.portalWebhooks.size).toBe(2);
@@ -149,7 +165,10 @@ describe("batching", () => {
   });
 
   it("retries sub-requests whose outcome is unknown (code 0 items)", async () => {
-    h = await harness({ files: { ...orgKeys(12), "a.yaml": apiDef("pets", "petstore-v1") }, sandbox: { seed: 3, faults: { resetRate: 0.4, scope: "internal", interfaces: ["gateway"] } } });
+    h = await harness({
+      files: { ...orgKeys(12), "a.yaml": apiDef("pets", "petstore-v1") },
+      sandbox: { seed: 3, faults: { resetRate: 0.4, scope: "internal", interfaces: ["gateway"] } },
+    });
     const { summary } = await h.apply();
     expect(summary.failed).toEqual([]);
     expect(summary.applied).toHaveLength(13);
@@ -180,7 +199,12 @@ describe("rate limits and retries", () => {
 
   it("pauses for Retry-After even when the throttled call gives up", async () => {
     const files = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`p${i}.yaml`, product(`p${i}`)]));
-    h = await harness({ files, batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }", sandbox: { faults: { rateLimit: { requestsPerSecond: 1, burst: 1 }, interfaces: ["portal"] } } });
+    h = await harness({
+      files,
+      batch: false,
+      rate: "{ concurrency: 1, requestsPerSecond: 1000 }",
+      sandbox: { faults: { rateLimit: { requestsPerSecond: 1, burst: 1 }, interfaces: ["portal"] } },
+    });
     const cfg = path.join(h.dir, "gatesync.yaml");
     await writeFile(cfg, (await readFile(cfg, "utf8")).replace("retries: { max: 4,", "retries: { max: 0,"));
     const { summary } = await h.apply();
@@ -197,7 +221,11 @@ describe("rate limits and retries", () => {
   });
 
   it("retries 5xx answers of idempotent operations until they apply", async () => {
-    const files = { ...orgKeys(8), "a.yaml": apiDef("pets", "petstore-v1"), "c.yaml": doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nName: Web\nResponseTypes: code\nGrantType: pkce") };
+    const files = {
+      ...orgKeys(8),
+      "a.yaml": apiDef("pets", "petstore-v1"),
+      "c.yaml": doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nName: Web\nResponseTypes: code\nGrantType: pkce"),
+    };
     h = await harness({ files, batch: false, sandbox: { seed: 11, faults: { errorRate: 0.3, interfaces: ["gateway", "portal"] } }, configExtra: "" });
     const cfg = path.join(h.dir, "gatesync.yaml");
     await writeFile(cfg, (await readFile(cfg, "utf8")).replace("retries: { max: 4,", "retries: { max: 10,"));
@@ -211,7 +239,11 @@ describe("rate limits and retries", () => {
   });
 
   it("retries a create only when it certainly did not arrive (503 with Retry-After)", async () => {
-    h = await harness({ files: { "p1.yaml": product("one"), "p2.yaml": product("two") }, batch: false, sandbox: { seed: 5, faults: { unavailableRate: 0.5, interfaces: ["portal"] } } });
+    h = await harness({
+      files: { "p1.yaml": product("one"), "p2.yaml": product("two") },
+      batch: false,
+      sandbox: { seed: 5, faults: { unavailableRate: 0.5, interfaces: ["portal"] } },
+    });
     const { summary } = await h.apply();
     expect(summary.applied).toHaveLength(2);
     expect(h.sandbox.inspect.store.products.size).toBe(2);
@@ -256,7 +288,10 @@ describe("creates are never duplicated", () => {
   });
 
   it("records the intent before sending: a create with no answer stays in doubt, and --forget lets it be created", async () => {
-    h = await harness({ files: { "w.yaml": doc("DashboardWebhook", "d", "method: GET\ntarget_path: https://x") }, sandbox: { faults: { lostResponseRate: 1, interfaces: ["dashboard"] } } });
+    h = await harness({
+      files: { "w.yaml": doc("DashboardWebhook", "d", "method: GET\ntarget_path: https://x") },
+      sandbox: { faults: { lostResponseRate: 1, interfaces: ["dashboard"] } },
+    });
     const { summary } = await h.apply();
     expect(summary.inDoubt.map((x) => x.id)).toEqual(["DashboardWebhook/d"]);
     expect(h.sandbox.inspect.store.dashboardHooks).toHaveLength(1);
@@ -273,7 +308,9 @@ describe("creates are never duplicated", () => {
 
 describe("quota resets", () => {
   it("sends reset_quota=1 exactly once per new trigger", async () => {
-    const key = (trigger: string): Record<string, string> => ({ "k.yaml": doc("OrgKey", "acme", `keyId: acme\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "${trigger}"`) });
+    const key = (trigger: string): Record<string, string> => ({
+      "k.yaml": doc("OrgKey", "acme", `keyId: acme\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "${trigger}"`),
+    });
     h = await harness({ files: key("2026-10") });
     await h.apply();
     await h.apply();
@@ -309,11 +346,17 @@ describe("orphans", () => {
       operation: { method: "PATCH", path: "/gw/apis/oas/orders-api", query: "?authentication=true" },
       fields: [{ path: "definition.x-gw-api-gateway.info.state.active", before: true, after: false }],
     });
-    expect(plan.changes.find((c) => c.id === "OrgKey/acme")).toMatchObject({ action: "orphan", reason: expect.stringMatching(/not deactivated: the key's last body holds sensitive values/) as string });
+    expect(plan.changes.find((c) => c.id === "OrgKey/acme")).toMatchObject({
+      action: "orphan",
+      reason: expect.stringMatching(/not deactivated: the key's last body holds sensitive values/) as string,
+    });
     expect(plan.changes.find((c) => c.id === "OrgKey/acme")!.deactivate).toBeUndefined();
     expect([...summary.applied].sort()).toEqual(["ApiDefinition/orders", "OrgKey/globex"]);
     const store = h.sandbox.inspect.store;
-    expect(store.apis.get("orders-api")!.extension).toMatchObject({ info: { name: "Orders", state: { active: false } }, server: { authentication: { enabled: true } } });
+    expect(store.apis.get("orders-api")!.extension).toMatchObject({
+      info: { name: "Orders", state: { active: false } },
+      server: { authentication: { enabled: true } },
+    });
     expect(store.orgKeys.get("globex")!.session).toMatchObject({ org_id: "globex", rate: 100, is_inactive: true });
     expect(store.orgKeys.get("acme")!.session).not.toHaveProperty("is_inactive", true);
 

@@ -41,13 +41,26 @@ async function sender(rules: Rule[]): Promise<{ batch: BatchSender; lines: Array
   sb = await testSandbox();
   proxy = await misbehavingProxy(sb.urls.base, rules);
   const { logger, lines } = capture();
-  const client = new InterfaceClient({ name: "gateway", baseUrl: proxy.url, auth: { header: "x-gw-authorization", value: testCredentials.gatewayKey }, dispatcher: agent, timeoutMs: 5000, maxResponseBytes: 1024 * 1024 });
+  const client = new InterfaceClient({
+    name: "gateway",
+    baseUrl: proxy.url,
+    auth: { header: "x-gw-authorization", value: testCredentials.gatewayKey },
+    dispatcher: agent,
+    timeoutMs: 5000,
+    maxResponseBytes: 1024 * 1024,
+  });
   const queue = new InterfaceQueue("gateway", { concurrency: 2, requestsPerSecond: 1000 }, logger);
-  const batch = new BatchSender(client, queue, { listenPath: "/gw-batch/", loopbackKey: "sandbox-loopback-key", adminKey: testCredentials.gatewayKey, maxSize: 50, routeForms: [true, false] }, logger);
+  const batch = new BatchSender(
+    client,
+    queue,
+    { listenPath: "/gw-batch/", loopbackKey: "sandbox-loopback-key", adminKey: testCredentials.gatewayKey, maxSize: 50, routeForms: [true, false] },
+    logger,
+  );
   return { batch, lines };
 }
 
-const items = (names: string[]) => names.map((n) => ({ id: `OrgKey/${n}`, method: "POST", relativeUrl: relativeUrl(`/gw/org/keys/${n}`), body: JSON.stringify({ rate: 1 }) }));
+const items = (names: string[]) =>
+  names.map((n) => ({ id: `OrgKey/${n}`, method: "POST", relativeUrl: relativeUrl(`/gw/org/keys/${n}`), body: JSON.stringify({ rate: 1 }) }));
 
 describe("the batch route's forms", () => {
   it("tries the slash-less form once when the trailing-slash form is not processed, then batches there with one warning", async () => {
@@ -64,7 +77,9 @@ describe("the batch route's forms", () => {
     expect(sb!.inspect.store.orgKeys.size).toBe(3);
     expect(proxy!.calls.map((c) => c.path)).toEqual(["/gw-batch/gw/batch/", "/gw-batch/gw/batch", "/gw-batch/gw/batch"]);
     expect(batch.routeNote).toMatch(/answered only without its trailing slash \(\/gw-batch\/gw\/batch\)/);
-    expect(lines.filter((l) => l.level === 40).map((l) => [l.msg, l.route])).toEqual([["batch route answered only without its trailing slash: batching continues there", "/gw-batch/gw/batch"]]);
+    expect(lines.filter((l) => l.level === 40).map((l) => [l.msg, l.route])).toEqual([
+      ["batch route answered only without its trailing slash: batching continues there", "/gw-batch/gw/batch"],
+    ]);
   });
 
   it("says 'unavailable', naming both forms, when neither takes the batch; sends nothing else", async () => {

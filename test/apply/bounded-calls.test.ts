@@ -31,12 +31,18 @@ const clientType = doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nNa
 const orgKey = (name: string, extra = ""): string => doc("OrgKey", name, `keyId: ${name}\nrate: 5${extra}`);
 
 /** A harness whose `iface` target goes through a misbehaving proxy; `settings` edits gatesync.yaml. */
-async function throughProxy(iface: "gateway" | "portal", rules: Rule[], opts: HarnessOptions, settings: (yaml: string) => string = (y) => y): Promise<{ h: Harness; proxy: MisbehavingProxy }> {
+async function throughProxy(
+  iface: "gateway" | "portal",
+  rules: Rule[],
+  opts: HarnessOptions,
+  settings: (yaml: string) => string = (y) => y,
+): Promise<{ h: Harness; proxy: MisbehavingProxy }> {
   const hh = await harness(opts);
   const p = await misbehavingProxy(hh.sandbox.urls.base, rules);
   const cfg = path.join(hh.dir, "gatesync.yaml");
   let yaml = await readFile(cfg, "utf8");
-  yaml = iface === "portal" ? yaml.replace(`url: ${hh.sandbox.urls.portal}`, `url: ${p.url}/portal/api`) : yaml.replace(/(gateway:\n\s+url: )\S+/, `$1${p.url}`);
+  yaml =
+    iface === "portal" ? yaml.replace(`url: ${hh.sandbox.urls.portal}`, `url: ${p.url}/portal/api`) : yaml.replace(/(gateway:\n\s+url: )\S+/, `$1${p.url}`);
   await writeFile(cfg, settings(yaml));
   return { h: hh, proxy: p };
 }
@@ -50,7 +56,12 @@ const timed = async <T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> 
 describe("a Retry-After over the cap", () => {
   it("fails the interface's remaining calls as throttled (not sent, not in doubt) and ends the apply", async () => {
     const files = { ...Object.fromEntries(["a", "b", "c"].map((n) => [`${n}.yaml`, product(n)])), "k.yaml": orgKey("k1") };
-    ({ h, proxy } = await throughProxy("portal", [{ method: "POST", path: /\/products$/, then: { kind: "answer", status: 429, headers: { "retry-after": "86400" }, body: '{"errors":["slow down"]}' } }], { files, batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }" }, (y) => y.replace("timeoutMs: 5000", "timeoutMs: 5000, maxRetryAfterMs: 2000")));
+    ({ h, proxy } = await throughProxy(
+      "portal",
+      [{ method: "POST", path: /\/products$/, then: { kind: "answer", status: 429, headers: { "retry-after": "86400" }, body: '{"errors":["slow down"]}' } }],
+      { files, batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }" },
+      (y) => y.replace("timeoutMs: 5000", "timeoutMs: 5000, maxRetryAfterMs: 2000"),
+    ));
     const { value, ms } = await timed(() => h!.apply());
     const { summary } = value;
     expect(ms, "the apply ends at once instead of waiting a day").toBeLessThan(10_000);
@@ -58,7 +69,8 @@ describe("a Retry-After over the cap", () => {
     expect(summary.applied).toEqual(["OrgKey/k1"]);
     expect(summary.inDoubt).toEqual([]);
     expect(summary.failed.map((f) => f.id)).toEqual(["ApiProduct/a", "ApiProduct/b", "ApiProduct/c"]);
-    for (const f of summary.failed) expect(f.message).toMatch(/asked to wait 86400 s \(Retry-After\), longer than retries\.maxRetryAfterMs \(2 s\): not sent; the next run tries again/);
+    for (const f of summary.failed)
+      expect(f.message).toMatch(/asked to wait 86400 s \(Retry-After\), longer than retries\.maxRetryAfterMs \(2 s\): not sent; the next run tries again/);
     // one call met the 429; the others were never sent
     expect(proxy.calls.filter((c) => c.path.endsWith("/products"))).toHaveLength(1);
     expect(h.sandbox.inspect.store.products.size).toBe(0);
@@ -72,8 +84,16 @@ describe("a Retry-After over the cap", () => {
 describe("SIGTERM during a pause", () => {
   it("ends the daemon within its graceful window while an interface waits out a Retry-After", async () => {
     const files = { "a.yaml": product("a"), "b.yaml": product("b") };
-    ({ h, proxy } = await throughProxy("portal", [{ method: "POST", path: /\/products$/, then: { kind: "answer", status: 429, headers: { "retry-after": "120" }, body: '{"errors":["slow down"]}' } }], { files, batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }" }));
-    const daemon = spawn(process.execPath, cliArgs("run", "--config", path.join(h.dir, "gatesync.yaml"), "--listen", "127.0.0.1:0"), { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "info" }, stdio: ["ignore", "pipe", "pipe"] });
+    ({ h, proxy } = await throughProxy(
+      "portal",
+      [{ method: "POST", path: /\/products$/, then: { kind: "answer", status: 429, headers: { "retry-after": "120" }, body: '{"errors":["slow down"]}' } }],
+      { files, batch: false, rate: "{ concurrency: 1, requestsPerSecond: 1000 }" },
+    ));
+    const daemon = spawn(process.execPath, cliArgs("run", "--config", path.join(h.dir, "gatesync.yaml"), "--listen", "127.0.0.1:0"), {
+      cwd: h.dir,
+      env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     daemon.stderr.on("data", (b: Buffer) => (output += b.toString()));
     daemon.stdout.on("data", (b: Buffer) => (output += b.toString()));
@@ -102,14 +122,28 @@ describe("SIGTERM during a pause", () => {
 describe("one deadline per call", () => {
   it("ends a call whose answer drips one byte every 2 s: a create in doubt (sent once), an update retried then failed", async () => {
     const drip: Rule["then"] = { kind: "drip", everyMs: 2000 };
-    ({ h, proxy } = await throughProxy("portal", [{ path: /\/products$|\/client-types\//, then: drip }], { files: { "p.yaml": product("shop"), "c.yaml": clientType }, batch: false }, (y) => y.replace("retries: { max: 4,", "retries: { max: 1,").replace("timeoutMs: 5000", "timeoutMs: 1000")));
+    ({ h, proxy } = await throughProxy(
+      "portal",
+      [{ path: /\/products$|\/client-types\//, then: drip }],
+      { files: { "p.yaml": product("shop"), "c.yaml": clientType }, batch: false },
+      (y) => y.replace("retries: { max: 4,", "retries: { max: 1,").replace("timeoutMs: 5000", "timeoutMs: 1000"),
+    ));
     const { value, ms } = await timed(() => h!.apply());
     const { summary } = value;
     // two tries of at most 1 s each for the update, one for the create, plus backoff: far below the drip's 2 s per byte
     expect(ms).toBeLessThan(12_000);
     process.stdout.write(`dripping answers (1 byte / 2 s, timeoutMs 1000, 3 calls): apply ${Math.round(ms)} ms\n`);
-    expect(summary.inDoubt).toEqual([{ id: "ApiProduct/shop", message: expect.stringMatching(/no complete answer within retries\.timeoutMs \(1000 ms\) \(status 201 arrived; its body did not\): outcome unknown/) as string }]);
-    expect(summary.failed).toEqual([{ id: "ClientType/web", message: expect.stringMatching(/no complete answer within retries\.timeoutMs .*outcome unknown after 2 tries/) as string }]);
+    expect(summary.inDoubt).toEqual([
+      {
+        id: "ApiProduct/shop",
+        message: expect.stringMatching(
+          /no complete answer within retries\.timeoutMs \(1000 ms\) \(status 201 arrived; its body did not\): outcome unknown/,
+        ) as string,
+      },
+    ]);
+    expect(summary.failed).toEqual([
+      { id: "ClientType/web", message: expect.stringMatching(/no complete answer within retries\.timeoutMs .*outcome unknown after 2 tries/) as string },
+    ]);
     expect(proxy.calls.filter((c) => c.method === "POST" && c.path.endsWith("/products"))).toHaveLength(1);
     expect(h.sandbox.inspect.store.products.size).toBe(1);
     expect(proxy.calls.filter((c) => c.path.includes("/client-types/"))).toHaveLength(2);
@@ -119,7 +153,12 @@ describe("one deadline per call", () => {
 describe("limits.maxResponseBytes", () => {
   it("stops reading a 300 MB answer at the limit: outcome unknown, said so, memory bounded", async () => {
     const huge: Rule["then"] = { kind: "huge", bytes: 300 * 1024 * 1024 };
-    ({ h, proxy } = await throughProxy("portal", [{ path: /\/products$|\/client-types\//, then: huge }], { files: { "p.yaml": product("shop"), "c.yaml": clientType }, batch: false }, (y) => y.replace("retries: { max: 4,", "retries: { max: 1,")));
+    ({ h, proxy } = await throughProxy(
+      "portal",
+      [{ path: /\/products$|\/client-types\//, then: huge }],
+      { files: { "p.yaml": product("shop"), "c.yaml": clientType }, batch: false },
+      (y) => y.replace("retries: { max: 4,", "retries: { max: 1,"),
+    ));
     global.gc?.();
     const before = process.memoryUsage().rss;
     let peak = before;
@@ -128,21 +167,45 @@ describe("limits.maxResponseBytes", () => {
     clearInterval(sampler);
     const { summary } = value;
     expect(ms).toBeLessThan(20_000);
-    expect(summary.inDoubt).toEqual([{ id: "ApiProduct/shop", message: expect.stringMatching(/the answer \(status 201\) is larger than limits\.maxResponseBytes \(4 MiB\): reading stopped; outcome unknown/) as string }]);
-    expect(summary.failed).toEqual([{ id: "ClientType/web", message: expect.stringMatching(/larger than limits\.maxResponseBytes .*outcome unknown after 2 tries/) as string }]);
+    expect(summary.inDoubt).toEqual([
+      {
+        id: "ApiProduct/shop",
+        message: expect.stringMatching(
+          /the answer \(status 201\) is larger than limits\.maxResponseBytes \(4 MiB\): reading stopped; outcome unknown/,
+        ) as string,
+      },
+    ]);
+    expect(summary.failed).toEqual([
+      { id: "ClientType/web", message: expect.stringMatching(/larger than limits\.maxResponseBytes .*outcome unknown after 2 tries/) as string },
+    ]);
     expect(h.sandbox.inspect.store.products.size).toBe(1);
     // the client hung up long before the 900 MB the three answers offered, and held little of it
     expect(proxy.written.bytes).toBeLessThan(100 * 1024 * 1024);
     expect(peak - before, `RSS grew by ${Math.round((peak - before) / 1024 / 1024)} MB`).toBeLessThan(120 * 1024 * 1024);
-    process.stdout.write(`huge answers: apply ${Math.round(ms)} ms, RSS +${Math.round((peak - before) / 1024 / 1024)} MB, ${Math.round(proxy.written.bytes / 1024 / 1024)} MB written of 900 MB offered\n`);
+    process.stdout.write(
+      `huge answers: apply ${Math.round(ms)} ms, RSS +${Math.round((peak - before) / 1024 / 1024)} MB, ${Math.round(proxy.written.bytes / 1024 / 1024)} MB written of 900 MB offered\n`,
+    );
   }, 40_000);
 });
 
 describe("an oversized answer and the state", () => {
   it("a 3 MiB 2xx that parses (under the response limit) is recorded capped: the state grows by less than 1 MB and stays readable", async () => {
-    ({ h, proxy } = await throughProxy("portal", [{ method: "POST", path: /\/products$/, then: { kind: "bloat", bytes: 3 * 1024 * 1024 } }], { files: { "p.yaml": product("shop"), "q.yaml": product("shop2") }, batch: false }));
+    ({ h, proxy } = await throughProxy("portal", [{ method: "POST", path: /\/products$/, then: { kind: "bloat", bytes: 3 * 1024 * 1024 } }], {
+      files: { "p.yaml": product("shop"), "q.yaml": product("shop2") },
+      batch: false,
+    }));
     const files = ["state.db", "state.db-wal"].map((f) => path.join(h!.dir, "state", f));
-    const size = async (): Promise<number> => (await Promise.all(files.map((f) => stat(f).then((s) => s.size, () => 0)))).reduce((a, b) => a + b, 0);
+    const size = async (): Promise<number> =>
+      (
+        await Promise.all(
+          files.map((f) =>
+            stat(f).then(
+              (s) => s.size,
+              () => 0,
+            ),
+          ),
+        )
+      ).reduce((a, b) => a + b, 0);
     await h.state.read();
     const before = await size();
     const { summary } = await h.apply();
@@ -161,12 +224,20 @@ describe("an oversized answer and the state", () => {
 
 describe("batch outcomes", () => {
   it("takes a 2xx that is not the list of results as 'outcome unknown': the quota reset in doubt and never sent again, nothing sent directly", async () => {
-    const files = { "r.yaml": orgKey("reset", '\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "2026-11"'), "a.yaml": orgKey("a"), "b.yaml": orgKey("b") };
-    ({ h, proxy } = await throughProxy("gateway", [{ method: "POST", path: /\/gw\/batch\/?$/, then: { kind: "garbage" } }], { files }, (y) => y.replace("retries: { max: 4,", "retries: { max: 2,")));
+    const files = {
+      "r.yaml": orgKey("reset", '\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "2026-11"'),
+      "a.yaml": orgKey("a"),
+      "b.yaml": orgKey("b"),
+    };
+    ({ h, proxy } = await throughProxy("gateway", [{ method: "POST", path: /\/gw\/batch\/?$/, then: { kind: "garbage" } }], { files }, (y) =>
+      y.replace("retries: { max: 4,", "retries: { max: 2,"),
+    ));
     const { value, ms } = await timed(() => h!.apply());
     const { summary } = value;
     expect(ms).toBeLessThan(10_000);
-    expect(summary.inDoubt).toEqual([{ id: "OrgKey/reset", message: expect.stringMatching(/answered 200 without the list of results .*every sub-request's outcome is unknown/) as string }]);
+    expect(summary.inDoubt).toEqual([
+      { id: "OrgKey/reset", message: expect.stringMatching(/answered 200 without the list of results .*every sub-request's outcome is unknown/) as string },
+    ]);
     expect(summary.failed.map((f) => [f.id, /outcome unknown after 3 tries/.test(f.message)])).toEqual([
       ["OrgKey/a", true],
       ["OrgKey/b", true],

@@ -33,25 +33,29 @@ describe("ByteBudget", () => {
 
   it("never holds more than its limit while workers of any sizes take and give, and every worker finishes", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 1000 }), fc.array(fc.integer({ min: 1, max: 1000 }), { minLength: 1, maxLength: 40 }), async (limit, sizes) => {
-        const budget = new ByteBudget(limit);
-        let peak = 0;
-        let done = 0;
-        await Promise.all(
-          sizes.map(async (bytes, i) => {
-            await budget.take(bytes);
-            peak = Math.max(peak, budget.held);
-            // only a taker larger than the limit may hold more, and then it holds alone
-            if (budget.held > limit) expect(budget.held).toBe(bytes);
-            for (let k = 0; k < i % 3; k++) await Promise.resolve();
-            budget.give(bytes);
-            done++;
-          }),
-        );
-        expect(done).toBe(sizes.length);
-        expect(budget.held).toBe(0);
-        expect(peak).toBeLessThanOrEqual(Math.max(limit, ...sizes));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 1000 }),
+        fc.array(fc.integer({ min: 1, max: 1000 }), { minLength: 1, maxLength: 40 }),
+        async (limit, sizes) => {
+          const budget = new ByteBudget(limit);
+          let peak = 0;
+          let done = 0;
+          await Promise.all(
+            sizes.map(async (bytes, i) => {
+              await budget.take(bytes);
+              peak = Math.max(peak, budget.held);
+              // only a taker larger than the limit may hold more, and then it holds alone
+              if (budget.held > limit) expect(budget.held).toBe(bytes);
+              for (let k = 0; k < i % 3; k++) await Promise.resolve();
+              budget.give(bytes);
+              done++;
+            }),
+          );
+          expect(done).toBe(sizes.length);
+          expect(budget.held).toBe(0);
+          expect(peak).toBeLessThanOrEqual(Math.max(limit, ...sizes));
+        },
+      ),
     );
   });
 });

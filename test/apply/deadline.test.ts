@@ -31,7 +31,14 @@ async function serve(delayMs: number | undefined): Promise<InterfaceClient> {
   const script = `const s = require("node:http").createServer((req, res) => { req.resume(); ${answer} }); s.listen(0, "127.0.0.1", () => console.log(s.address().port));`;
   server = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<string>((resolve) => server!.stdout!.once("data", (b: Buffer) => resolve(b.toString().trim())));
-  return new InterfaceClient({ name: "gateway", baseUrl: `http://127.0.0.1:${port}`, auth: { header: "x-gw-authorization", value: "k" }, dispatcher: agent, timeoutMs: 200, maxResponseBytes: 1024 });
+  return new InterfaceClient({
+    name: "gateway",
+    baseUrl: `http://127.0.0.1:${port}`,
+    auth: { header: "x-gw-authorization", value: "k" },
+    dispatcher: agent,
+    timeoutMs: 200,
+    maxResponseBytes: 1024,
+  });
 }
 
 /** Holds the event loop for `ms` (as a long synchronous stretch of work would). */
@@ -54,7 +61,10 @@ describe("call deadlines", () => {
   it("a server that does not answer still times out", async () => {
     const client = await serve(undefined);
     const started = performance.now();
-    expect(await client.call({ method: "GET", path: "/x" })).toMatchObject({ kind: "unknown", error: expect.stringContaining("no complete answer within retries.timeoutMs (200 ms)") as string });
+    expect(await client.call({ method: "GET", path: "/x" })).toMatchObject({
+      kind: "unknown",
+      error: expect.stringContaining("no complete answer within retries.timeoutMs (200 ms)") as string,
+    });
     expect(performance.now() - started).toBeLessThan(2_000);
   });
 });

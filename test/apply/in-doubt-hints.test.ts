@@ -53,7 +53,10 @@ function summarySteps(text: string, id: string): Step[] {
 
 /** Runs a printed command as it is, `<server id>` replaced by what the server shows. */
 async function follow(step: Step, serverId?: string): Promise<Awaited<ReturnType<typeof runCli>>> {
-  const words = step.command.replace("<server id>", serverId ?? "<server id>").split(/\s+/).slice(1);
+  const words = step.command
+    .replace("<server id>", serverId ?? "<server id>")
+    .split(/\s+/)
+    .slice(1);
   return cli(words[0] === "apply" ? [...words, "--auto-approve"] : words);
 }
 
@@ -63,7 +66,9 @@ const pick = (steps: readonly Step[], exists: boolean): Step => {
   return step;
 };
 
-const key = (trigger: string): Record<string, string> => ({ "k.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: 10\nquota_max: 100\nquotaResetTrigger: "${trigger}"`) });
+const key = (trigger: string): Record<string, string> => ({
+  "k.yaml": doc("OrgKey", "acme", `keyId: org-acme\nrate: 10\nquota_max: 100\nquotaResetTrigger: "${trigger}"`),
+});
 
 describe("an org key whose write carrying reset_quota=1 lost its answer", () => {
   const inDoubtKey = async (): Promise<{ apply: string }> => {
@@ -128,15 +133,33 @@ interface Created {
 }
 
 const created: readonly Created[] = [
-  { id: "ApiProduct/shop", files: { "p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1") }, iface: "portal", serverIds: (hh) => [...hh.sandbox.inspect.store.products.keys()].map(String) },
-  { id: "PortalWebhook/crm", files: { "w.yaml": doc("PortalWebhook", "crm", "Name: crm\nURL: https://crm.example.com/h\nMethod: POST\nEvents: [UserRegistered]") }, iface: "portal", serverIds: (hh) => [...hh.sandbox.inspect.store.portalWebhooks.keys()] },
-  { id: "LlmSettings/assistant", files: { "l.yaml": doc("LlmSettings", "assistant", "attributes: { model_name: m }") }, iface: "llm", serverIds: (hh) => [...hh.sandbox.inspect.store.llmSettings.keys()] },
+  {
+    id: "ApiProduct/shop",
+    files: { "p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1") },
+    iface: "portal",
+    serverIds: (hh) => [...hh.sandbox.inspect.store.products.keys()].map(String),
+  },
+  {
+    id: "PortalWebhook/crm",
+    files: { "w.yaml": doc("PortalWebhook", "crm", "Name: crm\nURL: https://crm.example.com/h\nMethod: POST\nEvents: [UserRegistered]") },
+    iface: "portal",
+    serverIds: (hh) => [...hh.sandbox.inspect.store.portalWebhooks.keys()],
+  },
+  {
+    id: "LlmSettings/assistant",
+    files: { "l.yaml": doc("LlmSettings", "assistant", "attributes: { model_name: m }") },
+    iface: "llm",
+    serverIds: (hh) => [...hh.sandbox.inspect.store.llmSettings.keys()],
+  },
 ];
 
 describe.each(created)("$id: a create in doubt", (kind) => {
   for (const exists of [true, false]) {
     it(`${exists ? "happened (answer lost)" : "did not happen (reset before processing)"}: the printed step for it leaves exactly one object`, async () => {
-      h = await harness({ files: kind.files, sandbox: { faults: exists ? { lostResponseRate: 1, interfaces: [kind.iface] } : { resetRate: 1, interfaces: [kind.iface] } } });
+      h = await harness({
+        files: kind.files,
+        sandbox: { faults: exists ? { lostResponseRate: 1, interfaces: [kind.iface] } : { resetRate: 1, interfaces: [kind.iface] } },
+      });
       const apply = await cli(["apply", "--auto-approve"]);
       h.sandbox.inspect.setFaults({ lostResponseRate: 0, resetRate: 0 });
       expect((await h.state.read()).resources.get(kind.id)!.status).toBe("in-doubt");
@@ -158,7 +181,10 @@ describe("DashboardWebhook: a create in doubt whose spec changed since", () => {
   const hook = (target: string): string => doc("DashboardWebhook", "alerts", `name: alerts\nmethod: POST\ntarget_path: ${target}`);
   for (const exists of [true, false]) {
     it(`${exists ? "happened" : "did not happen"}: the printed step leaves one hook`, async () => {
-      h = await harness({ files: { "w.yaml": hook("https://chat.example.com/a") }, sandbox: { faults: exists ? { lostResponseRate: 1, interfaces: ["dashboard"] } : { resetRate: 1, interfaces: ["dashboard"] } } });
+      h = await harness({
+        files: { "w.yaml": hook("https://chat.example.com/a") },
+        sandbox: { faults: exists ? { lostResponseRate: 1, interfaces: ["dashboard"] } : { resetRate: 1, interfaces: ["dashboard"] } },
+      });
       await cli(["apply", "--auto-approve"]);
       h.sandbox.inspect.setFaults({ lostResponseRate: 0, resetRate: 0 });
       await writeFile(path.join(h.dir, "config/w.yaml"), hook("https://chat.example.com/b"));

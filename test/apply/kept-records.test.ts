@@ -56,7 +56,11 @@ describe("records kept after their verdict", () => {
     expect(h.sandbox.inspect.store.apis.get("orders-api")!.extension).toMatchObject({ info: { state: { active: false } } });
     expect(await call(`${h.sandbox.urls.base}/orders/pets`)).toMatchObject({ status: 404 });
     const final = (await h.state.read()).resources;
-    expect(final.get("ApiDefinition/orders")).toMatchObject({ status: "applied", deactivatedAt: expect.any(String) as string, applied: { definition: { info: { title: "orders" } } } });
+    expect(final.get("ApiDefinition/orders")).toMatchObject({
+      status: "applied",
+      deactivatedAt: expect.any(String) as string,
+      applied: { definition: { info: { title: "orders" } } },
+    });
     expect(final.get("OrgKey/k1")).toMatchObject({ status: "applied", applied: { rate: 10 } });
     expect(final.get("ApiDefinition/petstore")).toMatchObject({ health: { ok: true } });
     expect((await h.plan()).changes.every((c) => c.action === "no-op" || c.action === "orphan")).toBe(true);

@@ -15,13 +15,20 @@ afterEach(async () => {
 });
 
 const api = (name: string, apiId: string): string =>
-  doc("ApiDefinition", name, `apiId: ${apiId}\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`);
+  doc(
+    "ApiDefinition",
+    name,
+    `apiId: ${apiId}\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`,
+  );
 
 describe("orphans: deactivate", () => {
   it("deactivates an API whose document has no x-gw-api-gateway extension: its traffic then stops", async () => {
     // the listen path gatesync applied makes the extension it sends complete (test/conformance/orphan-deactivation.test.ts);
     // the only API leaves: everything there is to switch off, which the guard lets through only when allowed
-    h = await harness({ files: { "a.yaml": `${api("petstore", "petstore-v1")}  query: { listenPath: /petstore/ }\n` }, configExtra: "orphans: deactivate\ndeactivationGuard: { allow: true }\n" });
+    h = await harness({
+      files: { "a.yaml": `${api("petstore", "petstore-v1")}  query: { listenPath: /petstore/ }\n` },
+      configExtra: "orphans: deactivate\ndeactivationGuard: { allow: true }\n",
+    });
     expect((await h.apply()).summary.applied).toEqual(["ApiDefinition/petstore"]);
     const traffic = `${h.sandbox.urls.base}/petstore/pets`;
     expect((await call(traffic)).status).not.toBe(404);
@@ -37,7 +44,9 @@ describe("orphans: deactivate", () => {
 
   it("does not report an API that failed with 404 (it never existed) as staying on the server once removed", async () => {
     h = await harness({ files: { "a.yaml": api("ghost", "no-such-api") }, configExtra: "orphans: deactivate\n" });
-    expect((await h.apply()).summary.failed).toEqual([expect.objectContaining({ id: "ApiDefinition/ghost", message: expect.stringContaining("404") as string })]);
+    expect((await h.apply()).summary.failed).toEqual([
+      expect.objectContaining({ id: "ApiDefinition/ghost", message: expect.stringContaining("404") as string }),
+    ]);
     await rm(path.join(h.dir, "config/a.yaml"));
     await writeFile(path.join(h.dir, "config/k.yaml"), doc("OrgKey", "k", "keyId: k"));
     const before = h.sandbox.inspect.calls().log.length;
@@ -49,7 +58,12 @@ describe("orphans: deactivate", () => {
     expect(ghost.reason).toContain("nothing of it is on the server");
     expect(ghost.reason).not.toContain("stays on the server");
     expect(ghost.hint).toContain("gatesync state resolve ApiDefinition/ghost --forget");
-    expect(h.sandbox.inspect.calls().log.slice(before).map((c) => c.path)).not.toContain("/gw/apis/oas/no-such-api");
+    expect(
+      h.sandbox.inspect
+        .calls()
+        .log.slice(before)
+        .map((c) => c.path),
+    ).not.toContain("/gw/apis/oas/no-such-api");
   });
 });
 
@@ -61,7 +75,9 @@ describe("verify: checks", () => {
     await writeFile(path.join(h.dir, "config/a.yaml"), `${files["a.yaml"]}  verify:\n    - path: pets\n      expectStatus: 404\n`);
     const added = await h.apply();
     expect(added.plan.changes[0]!.action).toBe("no-op");
-    expect(added.summary.health).toEqual([expect.objectContaining({ id: "ApiDefinition/petstore", checks: [expect.objectContaining({ path: "pets", expected: 404 })] })]);
+    expect(added.summary.health).toEqual([
+      expect.objectContaining({ id: "ApiDefinition/petstore", checks: [expect.objectContaining({ path: "pets", expected: 404 })] }),
+    ]);
     expect((await h.apply()).summary.health).toEqual([]);
     await writeFile(path.join(h.dir, "config/a.yaml"), `${files["a.yaml"]}  verify:\n    - path: pets\n      expectStatus: 200\n`);
     expect((await h.apply()).summary.health).toEqual([expect.objectContaining({ checks: [expect.objectContaining({ expected: 200 })] })]);

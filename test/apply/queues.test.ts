@@ -38,10 +38,14 @@ describe("interface queue", () => {
     stop.abort();
     await expect(q.run(async () => Promise.resolve("sent"), stop.signal)).rejects.toBeInstanceOf(NotStarted);
     const late = new AbortController();
-    const sent = await q.run(async () => Promise.resolve("sent"), late.signal, async () => {
-      late.abort();
-      return Promise.resolve();
-    });
+    const sent = await q.run(
+      async () => Promise.resolve("sent"),
+      late.signal,
+      async () => {
+        late.abort();
+        return Promise.resolve();
+      },
+    );
     expect(sent).toBe("sent");
     expect(q.started).toBe(1);
     q.stop();

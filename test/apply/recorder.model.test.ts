@@ -47,7 +47,12 @@ class MemoryState {
 
   set(record: ResourceRecord): void {
     const prev = this.records.get(record.id);
-    if (record.kind === "OrgKey" && record.status === "applied" && record.trigger !== undefined && record.trigger !== (prev?.applied === undefined ? undefined : prev.trigger)) {
+    if (
+      record.kind === "OrgKey" &&
+      record.status === "applied" &&
+      record.trigger !== undefined &&
+      record.trigger !== (prev?.applied === undefined ? undefined : prev.trigger)
+    ) {
       this.accounted.set(record.name, (this.accounted.get(record.name) ?? 0) + 1);
     }
     this.records.set(record.id, record);
@@ -89,7 +94,15 @@ interface Model {
 }
 
 const source = { file: "r.yaml", index: 0, line: 1 };
-const resource = (kind: Resource["kind"], name: string, spec: Record<string, unknown>): Resource => ({ apiVersion: "gatesync.dev/v1", kind, name, labels: {}, annotations: {}, spec, source });
+const resource = (kind: Resource["kind"], name: string, spec: Record<string, unknown>): Resource => ({
+  apiVersion: "gatesync.dev/v1",
+  kind,
+  name,
+  labels: {},
+  annotations: {},
+  spec,
+  source,
+});
 
 function resources(m: Model): Resource[] {
   return [
@@ -116,7 +129,9 @@ class Real {
     model.triggers.forEach((n, i) => expect(s.resets.get(`k${i}`) ?? 0, `quota resets of k${i}`).toBeLessThanOrEqual(n));
     for (const [id, p] of s.products) {
       const r = this.state.records.get(`ApiProduct/${p.name}`);
-      expect(r?.status === "in-doubt" || (r?.status === "applied" && r.serverId === id), `product ${p.name} (${id}) recorded as applied or in doubt`).toBe(true);
+      expect(r?.status === "in-doubt" || (r?.status === "applied" && r.serverId === id), `product ${p.name} (${id}) recorded as applied or in doubt`).toBe(
+        true,
+      );
     }
     for (const r of this.state.records.values()) {
       if (r.status === "applied" && r.kind === "ApiProduct") expect(s.products.get(r.serverId ?? "")?.name, `applied record ${r.id} exists`).toBe(r.name);
@@ -138,7 +153,12 @@ class Real {
       interfaces.clients.set(iface, this.server.caller());
       interfaces.queues.set(iface, new InterfaceQueue(iface, { concurrency: 3, requestsPerSecond: 100_000 }, logger, { maxPauseMs: 50 }));
     }
-    interfaces.batch = new BatchSender(interfaces.client("gateway"), interfaces.queue("gateway"), { listenPath: "/lb/", loopbackKey: "l", adminKey: "a", maxSize: 3 }, logger);
+    interfaces.batch = new BatchSender(
+      interfaces.client("gateway"),
+      interfaces.queue("gateway"),
+      { listenPath: "/lb/", loopbackKey: "l", adminKey: "a", maxSize: 3 },
+      logger,
+    );
     const input = { plan, desired, resources: [], hashKey: { key: "h", store: undefined }, state: snapshot };
     // a killed process's apply ends with its failed state write, or not at all: either way it is over
     await executeWith(input, { config, state, logger, random: () => 0.5 }, interfaces).catch((err: Error) => expect(err.message).toMatch(/killed/));
@@ -153,9 +173,11 @@ class Real {
     for (const r of [...this.state.records.values()].filter((x) => x.status === "in-doubt")) {
       const found = [...this.server.products].find(([, p]) => p.name === r.name)?.[0];
       const d = desired.desired.find((x) => x.id === r.id);
-      if (r.kind === "ApiProduct" && found !== undefined) this.state.records.set(r.id, { ...r, status: "applied", serverId: found, applied: r.attempted ?? {} });
+      if (r.kind === "ApiProduct" && found !== undefined)
+        this.state.records.set(r.id, { ...r, status: "applied", serverId: found, applied: r.attempted ?? {} });
       // the reset happened when the server saw more resets than the records account for
-      else if (r.kind === "OrgKey" && d !== undefined && (this.server.resets.get(r.name) ?? 0) > (this.state.accounted.get(r.name) ?? 0)) this.state.set(appliedRecord(d, r, { now: r.updatedAt, quotaReset: true }));
+      else if (r.kind === "OrgKey" && d !== undefined && (this.server.resets.get(r.name) ?? 0) > (this.state.accounted.get(r.name) ?? 0))
+        this.state.set(appliedRecord(d, r, { now: r.updatedAt, quotaReset: true }));
       else this.state.records.delete(r.id);
     }
     this.check(model);
@@ -189,7 +211,13 @@ const editCommand = (what: "product" | "rate" | "trigger", index: number): Comma
 });
 
 const apply = fc
-  .record({ rate: fc.integer({ min: 0, max: 60 }).map((n) => n / 100), batchAbsent: fc.nat({ max: 4 }).map((n) => n === 0), killAfter: fc.option(fc.nat({ max: 12 }), { freq: 2 }), seed: fc.nat(), reassert: fc.boolean() })
+  .record({
+    rate: fc.integer({ min: 0, max: 60 }).map((n) => n / 100),
+    batchAbsent: fc.nat({ max: 4 }).map((n) => n === 0),
+    killAfter: fc.option(fc.nat({ max: 12 }), { freq: 2 }),
+    seed: fc.nat(),
+    reassert: fc.boolean(),
+  })
   .map(({ seed, reassert, killAfter, ...faults }) => applyCommand({ ...faults, killAfter: killAfter ?? undefined }, seed, reassert));
 const commands = fc.commands(
   [

@@ -28,7 +28,11 @@ const withAnnotation = (text: string, annotation: string): string => text.replac
 const product = (name: string): string => doc("ApiProduct", name, "Name: Shop\nProviderID: 1");
 const hook = (name: string): string => doc("DashboardWebhook", name, "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x");
 const api = (name: string): string =>
-  doc("ApiDefinition", name, `apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`);
+  doc(
+    "ApiDefinition",
+    name,
+    `apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: Petstore, version: "1" }\n  servers: [{ url: "http://petstore.internal:8080" }]\n  paths: {}`,
+  );
 const key = doc("OrgKey", "acme", "keyId: org-acme\nrate: 10");
 
 describe("renaming a created object (it cannot be updated)", () => {
@@ -94,7 +98,10 @@ describe("orphans: deactivate", () => {
 
   it("a partial apply (--selector) never deactivates the old name of an object a resource outside the selection declares", async () => {
     const labelled = (name: string, team: string): string => api(name).replace(`  name: ${name}\n`, `  name: ${name}\n  labels: { team: ${team} }\n`);
-    h = await harness({ files: { "a.yaml": labelled("petstore", "a"), "k.yaml": key.replace("  name: acme\n", "  name: acme\n  labels: { team: a }\n") }, configExtra: "orphans: deactivate\n" });
+    h = await harness({
+      files: { "a.yaml": labelled("petstore", "a"), "k.yaml": key.replace("  name: acme\n", "  name: acme\n  labels: { team: a }\n") },
+      configExtra: "orphans: deactivate\n",
+    });
     await cli("apply", "--auto-approve");
     // renamed and handed to team b: the old record (team a) is in team a's selection, the new resource is not
     await writeFile(file("a.yaml"), labelled("pets", "b"));
@@ -183,7 +190,11 @@ describe("what the plan, the apply summary and `state list` say (issue 31, point
   });
 
   it("numbers the waves it shows 1, 2 … even when a wave holds only unchanged resources", async () => {
-    const client = doc("OAuthClient", "app", "apiRef: petstore\nclientId: petstore-mobile-app\nredirect_uri: https://app.example.com/cb\npolicy_id: mobile-default");
+    const client = doc(
+      "OAuthClient",
+      "app",
+      "apiRef: petstore\nclientId: petstore-mobile-app\nredirect_uri: https://app.example.com/cb\npolicy_id: mobile-default",
+    );
     h = await harness({ files: { "a.yaml": api("petstore"), "c.yaml": client, "k.yaml": key } });
     await cli("apply", "--auto-approve");
     // wave 1 (the API) changes, wave 2 (the client) does not, and the orphaned key comes last

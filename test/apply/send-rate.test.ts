@@ -48,10 +48,20 @@ interface Measured {
   readonly started: { readonly most: number; readonly mean: number };
 }
 
-const rateOf = (times: readonly number[]): { most: number; mean: number } => ({ most: mostInWindow(times, 1000), mean: ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!) });
+const rateOf = (times: readonly number[]): { most: number; mean: number } => ({
+  most: mostInWindow(times, 1000),
+  mean: ((times.length - 1) * 1000) / (times.at(-1)! - times[0]!),
+});
 
 async function measure(rps: number, calls: number): Promise<Measured> {
-  const client = new InterfaceClient({ name: "gateway", baseUrl, auth: { header: "x-key", value: "k" }, dispatcher, timeoutMs: 5_000, maxResponseBytes: 1_000_000 });
+  const client = new InterfaceClient({
+    name: "gateway",
+    baseUrl,
+    auth: { header: "x-key", value: "k" },
+    dispatcher,
+    timeoutMs: 5_000,
+    maxResponseBytes: 1_000_000,
+  });
   // The connections are opened first, as they are after the first calls of an apply: opening
   // four at once on a busy machine delays the first requests by up to ~150 ms and bunches
   // them on arrival — jitter no client-side pacing can undo. The starts below are measured cold.
@@ -77,15 +87,19 @@ describe("the configured send rate", () => {
     [25, 100],
     [14, 56],
     [2.5, 10],
-  ])("%s/s: never more started in any second, and within 3%% of it on average", async (rps, calls) => {
-    const { received, started } = await measure(rps, calls);
-    expect(started.most).toBeLessThanOrEqual(Math.ceil(rps));
-    expect(Math.abs(started.mean - rps) / rps).toBeLessThan(0.03);
-    expect(Math.abs(received.mean - rps) / rps).toBeLessThan(0.03);
-    // on arrival, one more at most: a request delayed ~30 ms on its way (this machine is
-    // shared) lands in the next window — the pacer keeps a 10 ms margin, not more, to stay at the rate
-    expect(received.most).toBeLessThanOrEqual(Math.ceil(rps) + 1);
-  }, 30_000);
+  ])(
+    "%s/s: never more started in any second, and within 3%% of it on average",
+    async (rps, calls) => {
+      const { received, started } = await measure(rps, calls);
+      expect(started.most).toBeLessThanOrEqual(Math.ceil(rps));
+      expect(Math.abs(started.mean - rps) / rps).toBeLessThan(0.03);
+      expect(Math.abs(received.mean - rps) / rps).toBeLessThan(0.03);
+      // on arrival, one more at most: a request delayed ~30 ms on its way (this machine is
+      // shared) lands in the next window — the pacer keeps a 10 ms margin, not more, to stay at the rate
+      expect(received.most).toBeLessThanOrEqual(Math.ceil(rps) + 1);
+    },
+    30_000,
+  );
 });
 
 describe("against a gateway enforcing the published limit", () => {
@@ -93,7 +107,12 @@ describe("against a gateway enforcing the published limit", () => {
     const { harness } = await import("../helpers/apply.js");
     const { doc } = await import("../helpers/plan.js");
     const files = Object.fromEntries(Array.from({ length: 45 }, (_, i) => [`k${i}.yaml`, doc("OrgKey", `k${i}`, `keyId: k${i}`)]));
-    const h = await harness({ files, batch: false, rate: "{ concurrency: 4, requestsPerSecond: 15 }", sandbox: { faults: { rateLimit: { requestsPerSecond: 15, burst: 3 }, interfaces: ["gateway"] } } });
+    const h = await harness({
+      files,
+      batch: false,
+      rate: "{ concurrency: 4, requestsPerSecond: 15 }",
+      sandbox: { faults: { rateLimit: { requestsPerSecond: 15, burst: 3 }, interfaces: ["gateway"] } },
+    });
     try {
       const { summary } = await h.apply();
       expect(summary.applied.length).toBe(45);

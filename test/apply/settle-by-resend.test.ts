@@ -18,7 +18,9 @@ afterEach(async () => {
 });
 afterAll(removeTempRepos);
 
-const hook = (target = "https://chat.example.com/x"): Record<string, string> => ({ "w.yaml": doc("DashboardWebhook", "d", `name: alerts\nmethod: POST\ntarget_path: ${target}`) });
+const hook = (target = "https://chat.example.com/x"): Record<string, string> => ({
+  "w.yaml": doc("DashboardWebhook", "d", `name: alerts\nmethod: POST\ntarget_path: ${target}`),
+});
 
 describe("DashboardWebhook: a create in doubt is settled by sending it again", () => {
   it("409: the earlier create happened — recorded as applied, saying no id came back, and nothing duplicated", async () => {

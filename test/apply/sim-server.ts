@@ -33,7 +33,13 @@ export interface SimFaults {
 type Fault = "lost" | "reset-after" | "timeout" | "refused" | "500" | "429" | "429-long";
 const faults: readonly Fault[] = ["lost", "reset-after", "timeout", "refused", "500", "429", "429-long"];
 
-const answered = (status: number, body: unknown, retryAfterMs?: number): CallOutcome => ({ kind: "answered", status, retryAfterMs, body, text: JSON.stringify(body) });
+const answered = (status: number, body: unknown, retryAfterMs?: number): CallOutcome => ({
+  kind: "answered",
+  status,
+  retryAfterMs,
+  body,
+  text: JSON.stringify(body),
+});
 
 export class SimServer {
   /** Products by server id. */
@@ -112,7 +118,9 @@ export class SimServer {
   /** A request, or each sub-request of a batch, done without answering. */
   private processAll(req: CallRequest): void {
     if (!req.path.includes("/gw/batch")) this.process(req);
-    else for (const r of (req.body as { requests: Array<{ method: string; relative_url: string; body?: string }> }).requests) this.process({ method: r.method, path: `/gw/${r.relative_url}`, body: r.body === undefined ? undefined : JSON.parse(r.body) });
+    else
+      for (const r of (req.body as { requests: Array<{ method: string; relative_url: string; body?: string }> }).requests)
+        this.process({ method: r.method, path: `/gw/${r.relative_url}`, body: r.body === undefined ? undefined : JSON.parse(r.body) });
   }
 
   /** Does what the request asks; returns its answer. */
@@ -149,7 +157,10 @@ export class SimServer {
       const sub: CallRequest = { method: r.method, path: `/gw/${r.relative_url}`, body: r.body === undefined ? undefined : JSON.parse(r.body) };
       const fault = whole === undefined ? this.fault() : "lost";
       if (fault === "refused" || fault === "429" || fault === "429-long") continue; // a missing item
-      const outcome = fault === "500" ? answered(500, { message: "oops" }) : this.direct(sub, fault === "lost" || fault === "reset-after" || fault === "timeout" ? undefined : fault);
+      const outcome =
+        fault === "500"
+          ? answered(500, { message: "oops" })
+          : this.direct(sub, fault === "lost" || fault === "reset-after" || fault === "timeout" ? undefined : fault);
       if (outcome.kind !== "answered" || fault !== undefined) results.push({ relative_url: "", code: 0, headers: null, body: "" });
       else results.push({ relative_url: r.relative_url, code: outcome.status, headers: {}, body: outcome.text });
     }

@@ -20,7 +20,8 @@ afterEach(async () => {
   h = undefined;
 });
 
-const products = (n: number): Record<string, string> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}.yaml`, doc("ApiProduct", `p${i}`, `Name: P${i}\nProviderID: 1`)]));
+const products = (n: number): Record<string, string> =>
+  Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}.yaml`, doc("ApiProduct", `p${i}`, `Name: P${i}\nProviderID: 1`)]));
 
 describe("a throttled apply in a real process", () => {
   it("waits out 429 + Retry-After: 1 and finishes: every create applied once, none in doubt, exit 0", async () => {

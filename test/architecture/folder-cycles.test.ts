@@ -20,10 +20,7 @@ function findCycles(edges: ReadonlyMap<string, ReadonlyMap<string, string>>): st
   return cycles;
 }
 
-function shortestCycle(
-  edges: ReadonlyMap<string, ReadonlyMap<string, string>>,
-  start: string,
-): string[] | undefined {
+function shortestCycle(edges: ReadonlyMap<string, ReadonlyMap<string, string>>, start: string): string[] | undefined {
   const parent = new Map<string, string>();
   const queue = [start];
   while (queue.length > 0) {
@@ -57,10 +54,23 @@ describe("folder cycles", () => {
       for (const [a, b] of pairs) edges.set(a, (edges.get(a) ?? new Map<string, string>()).set(b, "x"));
       return edges;
     };
-    expect(findCycles(graph([["a/", "b/"], ["b/", "c.ts"]]))).toEqual([]);
-    expect(findCycles(graph([["a/", "b/"], ["b/", "c.ts"], ["c.ts", "a/"]]))).toEqual([
-      ["a/", "b/", "c.ts", "a/"],
-    ]);
+    expect(
+      findCycles(
+        graph([
+          ["a/", "b/"],
+          ["b/", "c.ts"],
+        ]),
+      ),
+    ).toEqual([]);
+    expect(
+      findCycles(
+        graph([
+          ["a/", "b/"],
+          ["b/", "c.ts"],
+          ["c.ts", "a/"],
+        ]),
+      ),
+    ).toEqual([["a/", "b/", "c.ts", "a/"]]);
     expect(moduleOf("plan/breaking/classify.ts")).toBe("plan/");
     expect(moduleOf("errors.ts")).toBe("errors.ts");
   });

@@ -45,4 +45,3 @@ export function importEdges(): Edges {
   }
   return edges;
 }
-

@@ -17,7 +17,10 @@ describe("the bench's memory limit", () => {
     expect(manifestMemory().limitMiB).toBe(512);
     const dir = await mkdtemp(path.join(tmpdir(), "gatesync-manifest-"));
     const file = path.join(dir, "m.yaml");
-    await writeFile(file, "kind: ConfigMap\n---\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: sidecar\n          resources: { limits: { memory: 64Mi } }\n        - name: gatesync\n          env: [{ name: NODE_OPTIONS, value: --max-old-space-size=300 }]\n          resources: { limits: { memory: 768Mi } }\n");
+    await writeFile(
+      file,
+      "kind: ConfigMap\n---\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n        - name: sidecar\n          resources: { limits: { memory: 64Mi } }\n        - name: gatesync\n          env: [{ name: NODE_OPTIONS, value: --max-old-space-size=300 }]\n          resources: { limits: { memory: 768Mi } }\n",
+    );
     expect(manifestMemory(file)).toEqual({ limitMiB: 768, nodeOptions: "--max-old-space-size=300" });
     await writeFile(file, "kind: Deployment\nspec: {}\n");
     expect(() => manifestMemory(file)).toThrow(/no gatesync container/);
@@ -38,7 +41,10 @@ describe("the bench's memory limit", () => {
       // V8's young generation is three semi-spaces
       expect(old! + 3 * semi! + 100, name).toBeLessThanOrEqual(limitMiB);
     }
-    const env = (await readFile(path.join(projectRoot, "Dockerfile"), "utf8")).split("\n").filter((line) => line.startsWith("ENV ")).join("\n");
+    const env = (await readFile(path.join(projectRoot, "Dockerfile"), "utf8"))
+      .split("\n")
+      .filter((line) => line.startsWith("ENV "))
+      .join("\n");
     expect(flag(env, "max-semi-space-size")).toBe(16);
   });
 

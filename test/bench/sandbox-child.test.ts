@@ -30,8 +30,21 @@ afterAll(async () => {
 
 describe("the benchmark's sandbox process", () => {
   it("reads the addresses `gatesync sandbox` prints", () => {
-    const out = ["sandbox listening on http://127.0.0.1:4000", "  gateway   http://127.0.0.1:4000/gw/", "  dashboard http://127.0.0.1:4000/api/hooks", "  portal    http://127.0.0.1:4000/portal/api", "  llm       http://127.0.0.1:4000/llm/api", ""].join("\n");
-    expect(printedUrls(out)).toEqual({ base: "http://127.0.0.1:4000", gateway: "http://127.0.0.1:4000", dashboard: "http://127.0.0.1:4000", portal: "http://127.0.0.1:4000/portal/api", llm: "http://127.0.0.1:4000/llm/api" });
+    const out = [
+      "sandbox listening on http://127.0.0.1:4000",
+      "  gateway   http://127.0.0.1:4000/gw/",
+      "  dashboard http://127.0.0.1:4000/api/hooks",
+      "  portal    http://127.0.0.1:4000/portal/api",
+      "  llm       http://127.0.0.1:4000/llm/api",
+      "",
+    ].join("\n");
+    expect(printedUrls(out)).toEqual({
+      base: "http://127.0.0.1:4000",
+      gateway: "http://127.0.0.1:4000",
+      dashboard: "http://127.0.0.1:4000",
+      portal: "http://127.0.0.1:4000/portal/api",
+      llm: "http://127.0.0.1:4000/llm/api",
+    });
     expect(printedUrls("sandbox listening on http://127.0.0.1:4000\n")).toBeUndefined();
   });
 

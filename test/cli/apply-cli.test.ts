@@ -40,7 +40,10 @@ describe("gatesync apply", () => {
     const other = path.join(h.dir, "checkout");
     await mkdir(other);
     await writeFile(path.join(other, "p.yaml"), doc("ApiProduct", "p", "Name: P\nProviderID: 1"));
-    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--dir", other, "--auto-approve"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
+    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--dir", other, "--auto-approve"], {
+      ...h.env,
+      GATESYNC_LOG_LEVEL: "silent",
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Apply: 1 applied");
     expect([...(await h.state.read()).resources.keys()]).toEqual(["ApiProduct/p"]);

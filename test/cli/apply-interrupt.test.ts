@@ -60,7 +60,12 @@ describe("Ctrl-C during apply", () => {
     child = spawn("script", ["-qfec", cmd, "/dev/null"], { cwd: h.dir, env, stdio: ["pipe", "pipe", "pipe"] });
     const out = collect(child);
     // the bar shows at least one product done: some are applied, some in flight, most not started
-    await eventually(() => /applying \[.*\] ([1-9]\d*)\/16/.exec(out.text()), (m) => m !== null, 30_000, () => out.text());
+    await eventually(
+      () => /applying \[.*\] ([1-9]\d*)\/16/.exec(out.text()),
+      (m) => m !== null,
+      30_000,
+      () => out.text(),
+    );
     const typedAt = Date.now();
     child.stdin!.write("\x03");
     const code = await out.closed;
@@ -92,7 +97,10 @@ describe("Ctrl-C during apply", () => {
     expect(status.applied).toHaveLength(applied);
     expect(onServer).toHaveLength(applied);
     // and the next apply makes the rest, no duplicates
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" } });
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+      cwd: h.dir,
+      env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
+    });
     const rest = collect(child);
     expect(await rest.closed, rest.text()).toBe(0);
     expect(rest.text()).toContain(`Apply: ${products - applied} applied`);
@@ -101,13 +109,21 @@ describe("Ctrl-C during apply", () => {
 
   it("off a terminal: the same, with the summary on stdout", async () => {
     h = await slowHarness();
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" }, stdio: ["ignore", "pipe", "pipe"] });
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+      cwd: h.dir,
+      env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout!.on("data", (b: Buffer) => (stdout += b.toString()));
     child.stderr!.on("data", (b: Buffer) => (stderr += b.toString()));
     const closed = new Promise<number | null>((resolve) => child!.once("close", resolve));
-    await eventually(() => h!.sandbox.inspect.store.products.size, (n) => n >= 1, 30_000);
+    await eventually(
+      () => h!.sandbox.inspect.store.products.size,
+      (n) => n >= 1,
+      30_000,
+    );
     child.kill("SIGINT");
     const code = await closed;
     expect(code, stdout + stderr).toBe(130);
@@ -123,16 +139,28 @@ describe("Ctrl-C during apply", () => {
 
   it("a second Ctrl-C stops waiting: the calls still in flight are recorded in doubt and listed with what to do", async () => {
     h = await slowHarness();
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" }, stdio: ["ignore", "pipe", "pipe"] });
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+      cwd: h.dir,
+      env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout!.on("data", (b: Buffer) => (stdout += b.toString()));
     child.stderr!.on("data", (b: Buffer) => (stderr += b.toString()));
     const closed = new Promise<number | null>((resolve) => child!.once("close", resolve));
     // calls are in flight as soon as the sandbox has received some
-    await eventually(() => h!.sandbox.inspect.calls().log.length, (n) => n >= 1, 30_000);
+    await eventually(
+      () => h!.sandbox.inspect.calls().log.length,
+      (n) => n >= 1,
+      30_000,
+    );
     child.kill("SIGINT");
-    await eventually(() => stderr, (s) => s.includes("Press Ctrl-C again"), 10_000);
+    await eventually(
+      () => stderr,
+      (s) => s.includes("Press Ctrl-C again"),
+      10_000,
+    );
     const secondAt = Date.now();
     child.kill("SIGINT");
     const code = await closed;
@@ -158,9 +186,17 @@ describe("Ctrl-C during apply", () => {
   it("Ctrl-C at the confirmation prompt cancels: nothing is sent, the terminal is given back", async () => {
     h = await slowHarness();
     const cmd = [process.execPath, ...cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"))].map(shellQuote).join(" ");
-    child = spawn("script", ["-qfec", cmd, "/dev/null"], { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "warn", TERM: "xterm" }, stdio: ["pipe", "pipe", "pipe"] });
+    child = spawn("script", ["-qfec", cmd, "/dev/null"], {
+      cwd: h.dir,
+      env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "warn", TERM: "xterm" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     const out = collect(child);
-    await eventually(() => out.text(), (t) => t.includes("Apply these changes? Only 'yes' is accepted:"), 30_000);
+    await eventually(
+      () => out.text(),
+      (t) => t.includes("Apply these changes? Only 'yes' is accepted:"),
+      30_000,
+    );
     child.stdin!.write("\x03");
     const code = await out.closed;
     const words = stripVTControlCharacters(out.text());
@@ -172,9 +208,17 @@ describe("Ctrl-C during apply", () => {
 
   it("SIGTERM stops the same way (exit 143)", async () => {
     h = await slowHarness();
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), { cwd: h.dir, env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" }, stdio: ["ignore", "pipe", "pipe"] });
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+      cwd: h.dir,
+      env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const out = collect(child);
-    await eventually(() => h!.sandbox.inspect.store.products.size, (n) => n >= 1, 30_000);
+    await eventually(
+      () => h!.sandbox.inspect.store.products.size,
+      (n) => n >= 1,
+      30_000,
+    );
     child.kill("SIGTERM");
     expect(await out.closed, out.text()).toBe(143);
     const summary = /Apply: (\d+) applied, 0 failed, 0 in doubt/.exec(out.text());

@@ -40,7 +40,8 @@ describe("blocked changes are a distinct signal", () => {
 });
 
 describe("no request leaves with an unfilled path parameter", () => {
-  const hook = (timeout: number): string => doc("PortalWebhook", "audit", `Name: audit\nURL: https://hooks.example.com/a\nMethod: POST\nTimeout: ${timeout}\nEvents: [UserRegistered]`);
+  const hook = (timeout: number): string =>
+    doc("PortalWebhook", "audit", `Name: audit\nURL: https://hooks.example.com/a\nMethod: POST\nTimeout: ${timeout}\nEvents: [UserRegistered]`);
 
   it("state resolve --accept refuses a portal webhook whose id is unknown", async () => {
     h = await harness({ files: { "w.yaml": hook(5) } });

@@ -85,21 +85,31 @@ describe("CI examples: one comment per merge request, updated", () => {
     const bin = await tempRepo();
     // `gatesync` on PATH, as the CI job installs it
     await mkdir(path.join(bin, "bin"));
-    await writeFile(path.join(bin, "bin/gatesync"), `#!/bin/sh\nexec "${process.execPath}" ${cliArgs().map((a) => `"${a}"`).join(" ")} "$@"\n`);
+    await writeFile(
+      path.join(bin, "bin/gatesync"),
+      `#!/bin/sh\nexec "${process.execPath}" ${cliArgs()
+        .map((a) => `"${a}"`)
+        .join(" ")} "$@"\n`,
+    );
     await chmod(path.join(bin, "bin/gatesync"), 0o755);
     const repo = await tempRepo({
-      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }\nstate: { backend: sqlite, path: ./state.db }\n",
+      "gatesync.yaml":
+        "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }\nstate: { backend: sqlite, path: ./state.db }\n",
       "config/k.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: fast"),
     });
     const env = { ...process.env, PATH: `${path.join(bin, "bin")}:${process.env.PATH ?? ""}` };
-    const r = await run("bash", [path.join(projectRoot, "examples/ci/plan-comment.sh"), "gatesync.yaml", "config"], { cwd: repo, env }).catch((e: { code: number; stdout: string }) => e);
+    const r = await run("bash", [path.join(projectRoot, "examples/ci/plan-comment.sh"), "gatesync.yaml", "config"], { cwd: repo, env }).catch(
+      (e: { code: number; stdout: string }) => e,
+    );
     expect((r as { code?: number }).code).toBe(1);
     const comment = await readFile(path.join(repo, "comment.md"), "utf8");
     expect(comment).toContain("does not validate");
     expect(comment).toMatch(/error\[SCHEMA_VIOLATION\] .*k\.yaml:\d+:\d+ OrgKey\/acme spec\.rate/);
     // and the plan when it validates
     await writeFile(path.join(repo, "config/k.yaml"), doc("OrgKey", "acme", "keyId: org-acme\nrate: 5"));
-    const ok = await run("bash", [path.join(projectRoot, "examples/ci/plan-comment.sh"), "gatesync.yaml", "config"], { cwd: repo, env }).catch((e: { code: number }) => e);
+    const ok = await run("bash", [path.join(projectRoot, "examples/ci/plan-comment.sh"), "gatesync.yaml", "config"], { cwd: repo, env }).catch(
+      (e: { code: number }) => e,
+    );
     expect((ok as { code?: number }).code).toBe(2);
     expect(await readFile(path.join(repo, "comment.md"), "utf8")).toContain("OrgKey/acme");
   }, 60_000);

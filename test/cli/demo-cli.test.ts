@@ -8,7 +8,11 @@ import { projectRoot } from "../helpers/temp-repo.js";
 
 /** Starts `gatesync demo ARGS`, resolves once its output matches `until`; the caller stops it. */
 function startDemo(args: string[], until: RegExp): Promise<{ output: () => string; match: RegExpExecArray; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, cliArgs("demo", ...args), { cwd: projectRoot, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, cliArgs("demo", ...args), {
+    cwd: projectRoot,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
   return new Promise((resolve, reject) => {

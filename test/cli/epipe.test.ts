@@ -11,7 +11,9 @@ describe("output into a pipe closed early (`| head`)", () => {
     // far more than a pipe's buffer of output: 2,000 located errors
     const many = Array.from({ length: 2000 }, (_, i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: fast`)).join("---\n");
     const dir = await tempRepo({ "keys.yaml": many });
-    const cmd = `"${process.execPath}" ${cliArgs("validate", dir).map((a) => `"${a}"`).join(" ")} | head -n 1`;
+    const cmd = `"${process.execPath}" ${cliArgs("validate", dir)
+      .map((a) => `"${a}"`)
+      .join(" ")} | head -n 1`;
     const child = spawn("bash", ["-o", "pipefail", "-c", cmd], { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";

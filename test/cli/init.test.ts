@@ -30,7 +30,9 @@ describe("gatesync init", () => {
       seen.push(/^kind: (\w+)$/m.exec(text)?.[1] ?? "");
     }
     expect(seen.sort()).toEqual([...kinds].sort());
-    expect(await readFile(path.join(dir, ".github/workflows/gatesync-plan.yaml"), "utf8")).toBe(await readFile(path.join(projectRoot, "examples/ci/github-actions-plan.yaml"), "utf8"));
+    expect(await readFile(path.join(dir, ".github/workflows/gatesync-plan.yaml"), "utf8")).toBe(
+      await readFile(path.join(projectRoot, "examples/ci/github-actions-plan.yaml"), "utf8"),
+    );
 
     const validated = await spawnCli(["validate"], { cwd: dir, env: { NO_COLOR: "1" } });
     expect(validated.stderr).toBe("");
@@ -64,7 +66,9 @@ describe("gatesync init", () => {
     expect(r.code, r.stderr).toBe(0);
     const text = await readFile(path.join(dir, "config/org-key.yaml"), "utf8");
     expect(text.split("\n")[0]).toBe("# yaml-language-server: $schema=../node_modules/gatesync/schemas/resource.schema.json");
-    expect((await readFile(path.join(dir, "gatesync.yaml"), "utf8")).split("\n")[0]).toBe("# yaml-language-server: $schema=node_modules/gatesync/schemas/gatesync-config.schema.json");
+    expect((await readFile(path.join(dir, "gatesync.yaml"), "utf8")).split("\n")[0]).toBe(
+      "# yaml-language-server: $schema=node_modules/gatesync/schemas/gatesync-config.schema.json",
+    );
   });
 
   it("refuses to overwrite existing files, naming them, unless --force", async () => {

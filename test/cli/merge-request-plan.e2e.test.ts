@@ -29,13 +29,22 @@ let daemon: DaemonProcess;
 let bin: string;
 
 /** The scaffold's credential variables, holding the sandbox's credentials. */
-const credentials = { GW_ADMIN_KEY: testCredentials.gatewayKey, PORTAL_API_KEY: testCredentials.portalKey, DASHBOARD_TOKEN: testCredentials.dashboardToken, LLM_API_KEY: testCredentials.llmKey };
+const credentials = {
+  GW_ADMIN_KEY: testCredentials.gatewayKey,
+  PORTAL_API_KEY: testCredentials.portalKey,
+  DASHBOARD_TOKEN: testCredentials.dashboardToken,
+  LLM_API_KEY: testCredentials.llmKey,
+};
 
 /** Runs the job's script in `dir` with the variables the workflow sets; resolves to its exit code and the comment. */
 function planJob(dir: string, env: Record<string, string>, ...flags: string[]): { code: number; comment: string } {
   let code = 0;
   try {
-    execFileSync("bash", ["ci/plan-comment.sh", "gatesync.yaml", "config", ...flags], { cwd: dir, env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", ...env }, stdio: "pipe" });
+    execFileSync("bash", ["ci/plan-comment.sh", "gatesync.yaml", "config", ...flags], {
+      cwd: dir,
+      env: { PATH: `${bin}:${process.env.PATH ?? ""}`, HOME: process.env.HOME ?? "/tmp", NO_COLOR: "1", ...env },
+      stdio: "pipe",
+    });
   } catch (err) {
     code = (err as { status: number }).status;
   }
@@ -63,7 +72,10 @@ beforeAll(async () => {
   // `gatesync init`, pointed at this sandbox, with a ${file:} secret: the team's repository
   const work = await tempRepo();
   expect((await runCli(["init", work])).code).toBe(0);
-  sandbox = await startSandbox({ credentials: testCredentials, fixtures: checkFixtures(parse(await readFile(path.join(work, "sandbox-fixtures.yaml"), "utf8"))) });
+  sandbox = await startSandbox({
+    credentials: testCredentials,
+    fixtures: checkFixtures(parse(await readFile(path.join(work, "sandbox-fixtures.yaml"), "utf8"))),
+  });
   const targets = [sandbox.urls.gateway, sandbox.urls.portal, sandbox.urls.dashboard, sandbox.urls.llm];
   let n = 0;
   const config = (await readFile(path.join(work, "gatesync.yaml"), "utf8"))
@@ -74,7 +86,13 @@ beforeAll(async () => {
   const key = path.join(work, "config/org-key.yaml");
   await writeFile(key, `${await readFile(key, "utf8")}  hmac_string: \${file:acme-hmac.txt}\n`);
   const hook = path.join(work, "config/portal-webhook.yaml");
-  await writeFile(hook, (await readFile(hook, "utf8")).replace("URL: https://audit.example.com/portal-events", "URL: https://audit.example.com/portal-events?token=${env:AUDIT_HOOK_TOKEN}"));
+  await writeFile(
+    hook,
+    (await readFile(hook, "utf8")).replace(
+      "URL: https://audit.example.com/portal-events",
+      "URL: https://audit.example.com/portal-events?token=${env:AUDIT_HOOK_TOKEN}",
+    ),
+  );
   await writeFile(path.join(work, ".gitignore"), ".gatesync/\nsecrets/*\n!secrets/.gitkeep\n");
   git(work, "init", "-q", "-b", "main");
   git(work, "add", "-A");
@@ -86,11 +104,21 @@ beforeAll(async () => {
   execFileSync("git", ["clone", "-q", origin, deployed]);
   await writeFile(path.join(deployed, "secrets/acme-hmac.txt"), hmac);
   daemon = await spawnDaemon("gatesync.yaml", deployed, { ...credentials, GATESYNC_STATE_TOKEN: stateToken, AUDIT_HOOK_TOKEN: auditToken });
-  await eventually(() => call(`${daemon.url}/status`).then((r) => r.body as { synced: boolean; lastRun: { result: string } | null }), (s) => s.synced, 60_000, () => daemon.output().slice(-3000));
+  await eventually(
+    () => call(`${daemon.url}/status`).then((r) => r.body as { synced: boolean; lastRun: { result: string } | null }),
+    (s) => s.synced,
+    60_000,
+    () => daemon.output().slice(-3000),
+  );
   // `gatesync` on PATH, as the job installs it
   bin = path.join(await tempRepo(), "bin");
   await mkdir(bin);
-  await writeFile(path.join(bin, "gatesync"), `#!/bin/sh\nexec "${process.execPath}" ${cliArgs().map((a) => `"${a}"`).join(" ")} "$@"\n`);
+  await writeFile(
+    path.join(bin, "gatesync"),
+    `#!/bin/sh\nexec "${process.execPath}" ${cliArgs()
+      .map((a) => `"${a}"`)
+      .join(" ")} "$@"\n`,
+  );
   await chmod(path.join(bin, "gatesync"), 0o755);
 }, 120_000);
 
@@ -103,9 +131,19 @@ afterAll(async () => {
 describe("the merge-request plan job on a fresh clone", () => {
   it("plans against the daemon's state: only the merge request's change, the state named in the header", async () => {
     const dir = await mergeRequestClone();
-    const job = planJob(dir, { CI: "true", GATESYNC_STATE_URL: daemon.url, GATESYNC_STATE_TOKEN: stateToken, GATESYNC_PLAN_ENV: `# the plan's secrets\nAUDIT_HOOK_TOKEN=${auditToken}\n`, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
+    const job = planJob(dir, {
+      CI: "true",
+      GATESYNC_STATE_URL: daemon.url,
+      GATESYNC_STATE_TOKEN: stateToken,
+      GATESYNC_PLAN_ENV: `# the plan's secrets\nAUDIT_HOOK_TOKEN=${auditToken}\n`,
+      GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable(),
+    });
     expect(job.code, job.comment).toBe(2);
-    const plan = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as { state: { serial: number; source: string; empty?: boolean }; summary: Record<string, number>; changes: Array<{ id: string; action: string; fields: Array<{ path: string }> }> };
+    const plan = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as {
+      state: { serial: number; source: string; empty?: boolean };
+      summary: Record<string, number>;
+      changes: Array<{ id: string; action: string; fields: Array<{ path: string }> }>;
+    };
     expect(plan.summary).toMatchObject({ create: 0, update: 1, orphan: 0, blocked: 0 });
     const changed = plan.changes.filter((c) => c.action !== "no-op");
     expect(changed.map((c) => c.id)).toEqual(["OrgKey/acme"]);
@@ -128,16 +166,25 @@ describe("the merge-request plan job on a fresh clone", () => {
     const job = planJob(dir, { CI: "true", GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}`, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
     expect(job.code).toBe(1);
     expect(job.comment).toContain("### gatesync plan: the daemon's state could not be used, so no plan was made");
-    expect(job.comment).toMatch(/error\[STATE_EMPTY\] the state this plan would be computed against is empty \(sqlite \S+\.gatesync\/state\.db \(does not exist\)\) and this runs in CI/);
+    expect(job.comment).toMatch(
+      /error\[STATE_EMPTY\] the state this plan would be computed against is empty \(sqlite \S+\.gatesync\/state\.db \(does not exist\)\) and this runs in CI/,
+    );
     expect(job.comment).toContain("set GATESYNC_STATE_URL to the daemon's address and GATESYNC_STATE_TOKEN");
     expect(job.comment).toContain("pass --allow-empty-state");
     expect(existsSync(path.join(dir, ".gatesync"))).toBe(false);
     expect(existsSync(path.join(dir, "plan.json"))).toBe(false);
     // following the hint for a repository nothing was applied from: the plan, with the empty state said loudly
-    const allowed = planJob(dir, { CI: "true", GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}`, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() }, "--allow-empty-state");
+    const allowed = planJob(
+      dir,
+      { CI: "true", GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}`, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() },
+      "--allow-empty-state",
+    );
     expect(allowed.code).toBe(2);
     expect(allowed.comment).toContain("**⚠ The state is empty (never written, or absent as in a fresh clone): every resource is planned as a create.");
-    const plan = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as { state: { serial: number; empty?: boolean }; summary: { create: number; update: number; noop: number } };
+    const plan = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as {
+      state: { serial: number; empty?: boolean };
+      summary: { create: number; update: number; noop: number };
+    };
     expect(plan.state).toMatchObject({ serial: 0, empty: true });
     // every resource is a change (creates; updates of the kinds that exist already on the servers)
     expect(plan.summary).toMatchObject({ create: 5, update: 3, noop: 0 });
@@ -145,11 +192,21 @@ describe("the merge-request plan job on a fresh clone", () => {
 
   it("a wrong token or an unreachable daemon fails the job with the reason, never a plan from nothing", async () => {
     const dir = await mergeRequestClone();
-    const wrong = planJob(dir, { CI: "true", GATESYNC_STATE_URL: daemon.url, GATESYNC_STATE_TOKEN: "not-the-token", GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
+    const wrong = planJob(dir, {
+      CI: "true",
+      GATESYNC_STATE_URL: daemon.url,
+      GATESYNC_STATE_TOKEN: "not-the-token",
+      GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable(),
+    });
     expect(wrong.code).toBe(1);
     expect(wrong.comment).toContain(`error[STATE_UNREACHABLE] cannot read the daemon's state from ${daemon.url}/state: the token was refused (401)`);
     expect(wrong.comment).not.toContain("not-the-token");
-    const gone = planJob(dir, { CI: "true", GATESYNC_STATE_URL: "http://127.0.0.1:1", GATESYNC_STATE_TOKEN: stateToken, GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable() });
+    const gone = planJob(dir, {
+      CI: "true",
+      GATESYNC_STATE_URL: "http://127.0.0.1:1",
+      GATESYNC_STATE_TOKEN: stateToken,
+      GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable(),
+    });
     expect(gone.code).toBe(1);
     expect(gone.comment).toContain("error[STATE_UNREACHABLE] cannot read the daemon's state from http://127.0.0.1:1/state");
   }, 60_000);
@@ -176,15 +233,26 @@ describe("the merge-request plan job on a fresh clone", () => {
     const gitlab = await readFile(path.join(projectRoot, "examples/ci/gitlab-ci-plan.yaml"), "utf8");
     expect(gitlab).not.toMatch(/DATABASE_URL|PETSTORE|CRM_HOOK|CHAT_WEBHOOK/);
     for (const name of ["GATESYNC_STATE_URL", "GATESYNC_STATE_TOKEN", "GATESYNC_PLAN_ENV", "GATESYNC_PLAN_SECRET_FILES"]) expect(gitlab).toContain(name);
-    expect((parse(gitlab) as { "gatesync-plan": { script: string[] } })["gatesync-plan"].script.join("\n")).toContain("bash ci/plan-comment.sh gatesync.yaml config");
+    expect((parse(gitlab) as { "gatesync-plan": { script: string[] } })["gatesync-plan"].script.join("\n")).toContain(
+      "bash ci/plan-comment.sh gatesync.yaml config",
+    );
   });
 
   it("a GATESYNC_PLAN_ENV line that is not NAME=value is named by its number, never shown", async () => {
     const dir = await mergeRequestClone();
-    const job = planJob(dir, { CI: "true", GATESYNC_STATE_URL: daemon.url, GATESYNC_STATE_TOKEN: stateToken, GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}\n${auditToken}` });
+    const job = planJob(dir, {
+      CI: "true",
+      GATESYNC_STATE_URL: daemon.url,
+      GATESYNC_STATE_TOKEN: stateToken,
+      GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}\n${auditToken}`,
+    });
     let stderr = "";
     try {
-      execFileSync("bash", ["ci/plan-comment.sh", "gatesync.yaml", "config"], { cwd: dir, env: { PATH: `${bin}:${process.env.PATH ?? ""}`, GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}\n${auditToken}` }, stdio: "pipe" });
+      execFileSync("bash", ["ci/plan-comment.sh", "gatesync.yaml", "config"], {
+        cwd: dir,
+        env: { PATH: `${bin}:${process.env.PATH ?? ""}`, GATESYNC_PLAN_ENV: `AUDIT_HOOK_TOKEN=${auditToken}\n${auditToken}` },
+        stdio: "pipe",
+      });
     } catch (err) {
       stderr = String((err as { stderr: Buffer }).stderr);
     }

@@ -33,10 +33,18 @@ const quiet = { GATESYNC_LOG_LEVEL: "silent" };
 describe("a state locked by the daemon", () => {
   it("names the daemon, not `gatesync apply`, and its pid once", async () => {
     // every portal answer takes 20 s: the daemon's first run holds the lock meanwhile
-    h = await harness({ files: { "p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1") }, sandbox: { faults: { latencyMs: 20_000, interfaces: ["portal"] } }, configExtra: 'server: { listen: "127.0.0.1:0" }\nschedule: { interval: 1h }\n' });
+    h = await harness({
+      files: { "p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1") },
+      sandbox: { faults: { latencyMs: 20_000, interfaces: ["portal"] } },
+      configExtra: 'server: { listen: "127.0.0.1:0" }\nschedule: { interval: 1h }\n',
+    });
     const cfg = path.join(h.dir, "gatesync.yaml");
     daemon = await spawnDaemon(cfg, h.dir, h.env);
-    await eventually(() => daemon!.output(), (out) => out.includes('"msg":"run started"'), 30_000);
+    await eventually(
+      () => daemon!.output(),
+      (out) => out.includes('"msg":"run started"'),
+      30_000,
+    );
     // the call is on its way (or about to be): the lock is held until it answers
     const r = await eventually(
       () => spawnCli(["apply", "--config", cfg, "--auto-approve"], { cwd: h!.dir, env: { ...h!.env, ...quiet } }),
@@ -58,7 +66,13 @@ describe("./gatesync.yaml is found by every command", () => {
     // the team moves to PostgreSQL: the config now names it, the old SQLite file stays
     const schema = testSchema();
     const config = path.join(h.dir, "gatesync.yaml");
-    await writeFile(config, (await readFile(config, "utf8")).replace("state: { backend: sqlite, path: ./state/state.db }", `state: { backend: postgres, urlEnv: PG_URL, schema: ${schema} }`));
+    await writeFile(
+      config,
+      (await readFile(config, "utf8")).replace(
+        "state: { backend: sqlite, path: ./state/state.db }",
+        `state: { backend: postgres, urlEnv: PG_URL, schema: ${schema} }`,
+      ),
+    );
     const r = await spawnCli(["state", "migrate", "--from", "sqlite:state/state.db", "--to", "postgres"], { cwd: h.dir, env: { PG_URL: pgUrl } });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -101,7 +115,9 @@ describe("a wrong `branch:`", () => {
     const r = await spawnCli(["plan"], { cwd: work, env: quiet });
     expect(r.code).toBe(1);
     const at = positionOf(text, "mian");
-    expect(r.stderr).toContain(`error[SOURCE_INVALID] gatesync.yaml:${at.line}:${at.column} source.git.branch: the branch \`mian\` does not exist in ${origin.dir}`);
+    expect(r.stderr).toContain(
+      `error[SOURCE_INVALID] gatesync.yaml:${at.line}:${at.column} source.git.branch: the branch \`mian\` does not exist in ${origin.dir}`,
+    );
     expect(r.stderr).toContain("hint: did you mean `main`? its branches: main; set source.git.branch in gatesync.yaml");
     expect(r.stderr).not.toContain("ambiguous argument");
   });

@@ -40,13 +40,18 @@ describe("gatesync plan --fail-on-breaking", () => {
       expect(r.stderr).toContain("planned change is breaking (--fail-on-breaking): exit code 4");
       const row = tableCells(r.stdout).find((cells) => cells[1] === "ApiDefinition/petstore");
       expect(row?.[2]).toBe("update ⚠ breaking");
-      expect(r.stdout).toContain('> **⚠ breaking**: 1 change takes something away from the API\'s callers or the key\'s holders: `ApiDefinition/petstore`.');
+      expect(r.stdout).toContain("> **⚠ breaking**: 1 change takes something away from the API's callers or the key's holders: `ApiDefinition/petstore`.");
       expect(r.stdout).toContain('- `definition.paths["/pets"].post` — \\[Removed\\] operation POST /pets');
       // without the flag: changes, exit 2
       expect((await plan("--detailed-exitcode")).code).toBe(2);
-      const json = JSON.parse((await plan("--format", "json")).stdout) as { changes: Array<{ id: string; breaking?: unknown[] }>; summary: { breaking: number } };
+      const json = JSON.parse((await plan("--format", "json")).stdout) as {
+        changes: Array<{ id: string; breaking?: unknown[] }>;
+        summary: { breaking: number };
+      };
       expect(json.summary.breaking).toBe(1);
-      expect(json.changes.find((c) => c.id === "ApiDefinition/petstore")?.breaking).toEqual([{ path: 'definition.paths["/pets"].post', reason: "[Removed] operation POST /pets" }]);
+      expect(json.changes.find((c) => c.id === "ApiDefinition/petstore")?.breaking).toEqual([
+        { path: 'definition.paths["/pets"].post', reason: "[Removed] operation POST /pets" },
+      ]);
     } finally {
       await writeFile(spec(), original);
     }

@@ -79,7 +79,9 @@ describe("gatesync plan", () => {
   it("exits 1 naming a secret that cannot be resolved, with its position", async () => {
     const r = await runCli(["plan", "--config", path.join(await repo(), "gatesync.yaml"), "--detailed-exitcode"], {});
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("error[SECRET_UNRESOLVED] keys.yaml:8:16 OrgKey/acme spec.hmac_string: ${env:ACME_HMAC} cannot be resolved: environment variable ACME_HMAC is not set");
+    expect(r.stderr).toContain(
+      "error[SECRET_UNRESOLVED] keys.yaml:8:16 OrgKey/acme spec.hmac_string: ${env:ACME_HMAC} cannot be resolved: environment variable ACME_HMAC is not set",
+    );
   });
 
   it("exits 1 with a clear message when the state is corrupt or locked", async () => {
@@ -105,11 +107,15 @@ describe("gatesync plan", () => {
 });
 
 describe("gatesync plan and apply on a git source, or on a checkout given with --dir", () => {
-  const git = (cwd: string, ...args: string[]): string => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+  const git = (cwd: string, ...args: string[]): string =>
+    execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
   it("plans the commit the daemon would apply, and a merge request's checkout against the same state", async () => {
     const dir = await tempRepo({
-      "gatesync.yaml": config.replace("source: { directory: ./config }", "source: { git: { url: ./origin.git, branch: main, subdirectory: config, cacheDir: ./cache } }"),
+      "gatesync.yaml": config.replace(
+        "source: { directory: ./config }",
+        "source: { git: { url: ./origin.git, branch: main, subdirectory: config, cacheDir: ./cache } }",
+      ),
     });
     execFileSync("git", ["init", "-q", "--bare", "-b", "main", path.join(dir, "origin.git")]);
     const work = path.join(dir, "work");
@@ -131,7 +137,10 @@ describe("gatesync plan and apply on a git source, or on a checkout given with -
     // a merge request's branch, checked out locally and not pushed: --dir plans it instead
     await writeFile(path.join(work, "config/keys.yaml"), doc("OrgKey", "acme", "keyId: org-acme\nrate: 5\nhmac_string: ${env:ACME_HMAC}"));
     const fromDir = await runCli(["plan", "--config", cfg, "--dir", path.join(work, "config"), "--format", "json"], env);
-    expect((JSON.parse(fromDir.stdout) as { changes: Array<{ id: string; action: string }> }).changes.map((c) => `${c.action} ${c.id}`).sort()).toEqual(["create ApiProduct/shop", "create OrgKey/acme"]);
+    expect((JSON.parse(fromDir.stdout) as { changes: Array<{ id: string; action: string }> }).changes.map((c) => `${c.action} ${c.id}`).sort()).toEqual([
+      "create ApiProduct/shop",
+      "create OrgKey/acme",
+    ]);
     expect((await runCli(["plan", "--config", cfg, "--format", "json"], env)).stdout).not.toContain("OrgKey/acme");
 
     // a git source that cannot be fetched is an error that says so
@@ -165,14 +174,19 @@ describe("the merge-request plan jobs in examples/ci", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^### gatesync plan/);
-    const saved = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as { changes: Array<{ id: string; action: string; operation?: { method: string; path: string; query: string } }> };
+    const saved = JSON.parse(await readFile(path.join(dir, "plan.json"), "utf8")) as {
+      changes: Array<{ id: string; action: string; operation?: { method: string; path: string; query: string } }>;
+    };
     expect(saved).toMatchObject({ changes: expect.any(Array) as unknown });
     // rendered as GitHub renders it: every call cell reads as the call itself, `&` and all
     const rows = tableCells(r.stdout).slice(1);
     const shown = saved.changes.filter((c) => c.action !== "no-op");
     expect(rows.map((cells) => cells[1])).toEqual(shown.map((c) => c.id));
     for (const [i, c] of shown.entries()) {
-      if (c.operation !== undefined) expect(rows[i]?.[3]).toMatch(new RegExp(`^${(c.operation.method + " " + c.operation.path + c.operation.query).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}( \\[.*\\])?$`));
+      if (c.operation !== undefined)
+        expect(rows[i]?.[3]).toMatch(
+          new RegExp(`^${(c.operation.method + " " + c.operation.path + c.operation.query).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}( \\[.*\\])?$`),
+        );
     }
     expect(rows.some((cells) => cells[3]?.includes("&mockResponse=true"))).toBe(true);
     expect(rows.flat().join(" ")).not.toContain("&amp;");

@@ -25,7 +25,9 @@ afterAll(async () => {
 
 describe("plan --state postgres:VARIABLE/schema with a read-only role", () => {
   it("plans against the shared state (only the change), in CI, without being able to write it", async () => {
-    const h = await harness({ files: { "k.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10"), "p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1") } });
+    const h = await harness({
+      files: { "k.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 10"), "p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1") },
+    });
     const schema = testSchema();
     const shared = postgresBackend(schema);
     try {
@@ -38,7 +40,12 @@ describe("plan --state postgres:VARIABLE/schema with a read-only role", () => {
       expect(readOnlyUrl).not.toBe(pgUrl);
       const file = path.join(h.dir, "config/k.yaml");
       await writeFile(file, (await readFile(file, "utf8")).replace("rate: 10", "rate: 20"));
-      const r = await runCli(["plan", "--config", path.join(h.dir, "gatesync.yaml"), "--state", `postgres:GATESYNC_RO_URL/${schema}`, "--detailed-exitcode"], { ...h.env, GATESYNC_RO_URL: readOnlyUrl, CI: "true", NO_COLOR: "1" });
+      const r = await runCli(["plan", "--config", path.join(h.dir, "gatesync.yaml"), "--state", `postgres:GATESYNC_RO_URL/${schema}`, "--detailed-exitcode"], {
+        ...h.env,
+        GATESYNC_RO_URL: readOnlyUrl,
+        CI: "true",
+        NO_COLOR: "1",
+      });
       expect(r.stderr).toBe("");
       expect(r.code).toBe(2);
       expect(r.stdout).toMatch(new RegExp(`^gatesync plan \\(state serial \\d+, postgres schema ${schema}\\)\\n`));

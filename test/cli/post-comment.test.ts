@@ -40,10 +40,17 @@ async function fakeCommentApi(platform: "github" | "gitlab", tokens: Record<stri
       const token = String(platform === "github" ? (req.headers.authorization ?? "").replace("Bearer ", "") : req.headers["private-token"]);
       const who = tokens[token];
       const url = new URL(req.url ?? "/", "http://x");
-      const reply = (status: number, body: unknown, headers: Record<string, string> = {}): void => void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+      const reply = (status: number, body: unknown, headers: Record<string, string> = {}): void =>
+        void res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
       if (who === undefined) return reply(401, { message: "Bad credentials" });
-      const shape = (c: Comment): unknown => (platform === "github" ? { id: c.id, body: c.body, user: { login: c.author } } : { id: c.id, body: c.body, author: { username: c.author }, system: false });
-      if (url.pathname === "/user") return userStatus === 200 ? reply(200, platform === "github" ? { login: who } : { username: who }) : reply(userStatus, { message: "Resource not accessible by integration" });
+      const shape = (c: Comment): unknown =>
+        platform === "github"
+          ? { id: c.id, body: c.body, user: { login: c.author } }
+          : { id: c.id, body: c.body, author: { username: c.author }, system: false };
+      if (url.pathname === "/user")
+        return userStatus === 200
+          ? reply(200, platform === "github" ? { login: who } : { username: who })
+          : reply(userStatus, { message: "Resource not accessible by integration" });
       const list = /^\/(repos\/o\/r\/issues\/7\/comments|projects\/42\/merge_requests\/7\/notes)$/.test(url.pathname);
       const one = /^\/(?:repos\/o\/r\/issues\/comments|projects\/42\/merge_requests\/7\/notes)\/(\d+)$/.exec(url.pathname);
       if (list && req.method === "GET") {
@@ -92,7 +99,8 @@ describe("post-comment.mjs finds only its own comment, on every page", () => {
         expect(first.stdout).toContain("posted");
         expect(api.comments[0]!.body).toBe(`${marker}\n0 changes (trust me)`);
         // a long discussion follows: 150 comments, another planted marker among them
-        for (let i = 0; i < 150; i++) api.comments.push({ id: api.comments.length + 1, body: i === 70 ? `${marker}\nplanted` : `comment ${i}`, author: i % 2 === 0 ? "alice" : "mallory" });
+        for (let i = 0; i < 150; i++)
+          api.comments.push({ id: api.comments.length + 1, body: i === 70 ? `${marker}\nplanted` : `comment ${i}`, author: i % 2 === 0 ? "alice" : "mallory" });
         await import("node:fs/promises").then(async (fs) => fs.writeFile(path.join(dir, "comment.md"), "### gatesync plan\nsecond\n"));
         const second = await run(process.execPath, [script, platform, "comment.md"], { cwd: dir, env });
         expect(second.stdout).toContain("updated");
@@ -137,7 +145,9 @@ describe("post-comment.mjs finds only its own comment, on every page", () => {
       expect(api.comments).toEqual([]);
       const hinted = await run(process.execPath, [script, "github", "comment.md"], { cwd: dir, env: { ...env, GATESYNC_COMMENT_AUTHOR: "my-app[bot]" } });
       expect(hinted.stdout).toContain("posted");
-      expect((await run(process.execPath, [script, "github", "comment.md"], { cwd: dir, env: { ...env, GATESYNC_COMMENT_AUTHOR: "my-app[bot]" } })).stdout).toContain("updated");
+      expect(
+        (await run(process.execPath, [script, "github", "comment.md"], { cwd: dir, env: { ...env, GATESYNC_COMMENT_AUTHOR: "my-app[bot]" } })).stdout,
+      ).toContain("updated");
       expect(api.comments).toHaveLength(1);
     } finally {
       await api.close();

@@ -25,7 +25,19 @@ describe("stdout written a chunk at a time", () => {
   it("writes every chunk in order, waiting after each for the reader", async () => {
     const written: string[] = [];
     let waits = 0;
-    await writeChunks({ stdout: (t) => written.push(t), stderr: () => undefined, env: {}, isTty: false, drained: async () => { waits++; await Promise.resolve(); } }, ["a", "b", "c"]);
+    await writeChunks(
+      {
+        stdout: (t) => written.push(t),
+        stderr: () => undefined,
+        env: {},
+        isTty: false,
+        drained: async () => {
+          waits++;
+          await Promise.resolve();
+        },
+      },
+      ["a", "b", "c"],
+    );
     expect(written).toEqual(["a", "b", "c"]);
     expect(waits).toBe(3);
   });

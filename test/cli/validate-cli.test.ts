@@ -64,10 +64,12 @@ describe("gatesync validate", () => {
   });
 
   it("reports a broken config with its position and exits 1", async () => {
-    const dir = await tempRepo({ "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: . }\ntargets:\n  gateway: { url: ftp://x, credentialEnv: K }\n" });
+    const dir = await tempRepo({
+      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: . }\ntargets:\n  gateway: { url: ftp://x, credentialEnv: K }\n",
+    });
     const r = await runCli(["validate", "--config", path.join(dir, "gatesync.yaml")]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("gatesync.yaml:5:19 targets.gateway.url: \"ftp://x\": must be an http(s) URL");
+    expect(r.stderr).toContain('gatesync.yaml:5:19 targets.gateway.url: "ftp://x": must be an http(s) URL');
   });
 
   it("exits 1 with a clear message for a missing directory or bad option", async () => {

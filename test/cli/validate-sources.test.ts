@@ -39,7 +39,9 @@ describe("gatesync validate --format github|gitlab", () => {
     const r = await spawnCli(["validate", "config", "--format", "github"], { cwd: repo });
     expect(r.code).toBe(1);
     const at = positionOf(broken, "fast");
-    expect(r.stdout).toMatch(new RegExp(`^::error file=config/keys\\.yaml,line=${at.line},col=${at.column},title=gatesync SCHEMA_VIOLATION::OrgKey/acme spec\\.rate: must be`, "m"));
+    expect(r.stdout).toMatch(
+      new RegExp(`^::error file=config/keys\\.yaml,line=${at.line},col=${at.column},title=gatesync SCHEMA_VIOLATION::OrgKey/acme spec\\.rate: must be`, "m"),
+    );
     expect(r.stdout).toContain("gatesync validate: 1 error(s), 0 warning(s)");
   });
 
@@ -69,7 +71,11 @@ describe("gatesync validate --format github|gitlab", () => {
     expect(first.code).toBe(1);
     const report = JSON.parse(first.stdout) as Array<Record<string, unknown>>;
     expect(report).toHaveLength(1);
-    expect(report[0]).toMatchObject({ check_name: "SCHEMA_VIOLATION", severity: "major", location: { path: "config/keys.yaml", lines: { begin: positionOf(broken, "fast").line } } });
+    expect(report[0]).toMatchObject({
+      check_name: "SCHEMA_VIOLATION",
+      severity: "major",
+      location: { path: "config/keys.yaml", lines: { begin: positionOf(broken, "fast").line } },
+    });
     expect(report[0]!.description).toContain("OrgKey/acme spec.rate");
     const again = JSON.parse((await spawnCli(["validate", "config", "--format", "gitlab"], { cwd: repo })).stdout) as Array<Record<string, unknown>>;
     expect(again[0]!.fingerprint).toBe(report[0]!.fingerprint);

@@ -60,7 +60,11 @@ const cases: Case[] = [
   { name: "blank name", change: (e) => ({ ...e, info: { ...info(e), name: "  " } }), at: ".info.name" },
   { name: "empty listen path", change: (e) => ({ ...e, server: { listenPath: { value: "" } } }), at: ".server.listenPath.value" },
   { name: "customDomain as a string", change: (e) => ({ ...e, server: { ...server(e), customDomain: "api.example.com" } }), at: ".server.customDomain" },
-  { name: "authentication without enabled", change: (e) => ({ ...e, server: { ...server(e), authentication: { stripAuthorizationData: true } } }), at: ".server.authentication" },
+  {
+    name: "authentication without enabled",
+    change: (e) => ({ ...e, server: { ...server(e), authentication: { stripAuthorizationData: true } } }),
+    at: ".server.authentication",
+  },
   { name: "batchProcessing without enabled", change: (e) => ({ ...e, server: { ...server(e), batchProcessing: {} } }), at: ".server.batchProcessing" },
   { name: "an upstream URL that is no URI reference", change: (e) => ({ ...e, upstream: { url: "http://bad host/" } }), at: ".upstream.url" },
   { name: "an empty extension", change: () => ({}), at: "" },
@@ -74,7 +78,8 @@ async function errorsOf(files: Record<string, string>): Promise<Diagnostic[]> {
   return (await validator.validate({ root: dir })).diagnostics.filter((d) => d.severity === "error");
 }
 
-const patch = (body: unknown): ReturnType<typeof call> => call(`${sb.urls.gateway}/gw/apis/oas/${apiId}`, { method: "PATCH", headers: gw, body: body as object });
+const patch = (body: unknown): ReturnType<typeof call> =>
+  call(`${sb.urls.gateway}/gw/apis/oas/${apiId}`, { method: "PATCH", headers: gw, body: body as object });
 
 describe("the gateway extension, against the published schema", () => {
   it("a complete extension is valid for validate and accepted by the sandbox", async () => {
@@ -108,7 +113,13 @@ describe("the gateway extension, against the published schema", () => {
     const file = stringify(documentWith(ext));
     const errors = await errorsOf({ "api.yaml": doc("ApiDefinition", "petstore", `apiId: ${apiId}\ndefinitionFile: openapi.yaml`), "openapi.yaml": file });
     const at = (p: string): Diagnostic | undefined => errors.find((e) => e.path === p);
-    for (const p of ["x-gw-api-gateway", "x-gw-api-gateway.info.name", "x-gw-api-gateway.info.state", "x-gw-api-gateway.server.listenPath.value", "x-gw-api-gateway.server.customDomain"].map((x) => formatPath(x.split(".")))) {
+    for (const p of [
+      "x-gw-api-gateway",
+      "x-gw-api-gateway.info.name",
+      "x-gw-api-gateway.info.state",
+      "x-gw-api-gateway.server.listenPath.value",
+      "x-gw-api-gateway.server.customDomain",
+    ].map((x) => formatPath(x.split(".")))) {
       expect(at(p), p).toMatchObject({ file: "openapi.yaml", resource: "ApiDefinition/petstore" });
     }
     const lines = file.split("\n");
@@ -121,14 +132,23 @@ describe("the gateway extension, against the published schema", () => {
 describe("the gateway's semantic checks", () => {
   const semantic = documentWith(undefined, {
     security: [{ apiKey: [] }],
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } }, schemas: { "Pet Shop": { type: "object" }, "Pet.v1_ok-2": { type: "object" } } },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: { "Pet Shop": { type: "object" }, "Pet.v1_ok-2": { type: "object" } },
+    },
     paths: {
       "/pets": { get: { operationId: "listPets", responses: { "200": { description: "ok" } } } },
       "/pets/{petId}": {
         get: { operationId: "listPets", responses: { "200": { description: "ok" } } },
-        delete: { parameters: [{ name: "petId", in: "path", required: true, schema: { type: "string" } }], security: [{ oauth: [] }], responses: { "204": { description: "gone" } } },
+        delete: {
+          parameters: [{ name: "petId", in: "path", required: true, schema: { type: "string" } }],
+          security: [{ oauth: [] }],
+          responses: { "204": { description: "gone" } },
+        },
       },
-      "/stores": { get: { parameters: [{ name: "storeId", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "ok" } } } },
+      "/stores": {
+        get: { parameters: [{ name: "storeId", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "ok" } } },
+      },
     },
   });
 
@@ -151,16 +171,46 @@ describe("the gateway's semantic checks", () => {
       expect(byPath.get(p)!.line).toBeGreaterThan(0);
     }
     expect(errors).toHaveLength(expected.length);
-    const fixed = documentWith(undefined, { paths: { "/pets/{petId}": { parameters: [{ name: "petId", in: "path", required: true, schema: { type: "string" } }], get: { operationId: "getPet", responses: { "200": { description: "ok" } } } } } });
+    const fixed = documentWith(undefined, {
+      paths: {
+        "/pets/{petId}": {
+          parameters: [{ name: "petId", in: "path", required: true, schema: { type: "string" } }],
+          get: { operationId: "getPet", responses: { "200": { description: "ok" } } },
+        },
+      },
+    });
     expect(await errorsOf({ "api.yaml": resource(fixed) })).toEqual([]);
     expect((await patch(fixed)).status).toBe(200);
   });
 
   const single: Array<[string, Json, RegExp]> = [
     ["an undeclared security scheme", documentWith(undefined, { security: [{ apiKey: [] }] }), /apiKey/],
-    ["a {param} without a path parameter", documentWith(undefined, { paths: { "/pets/{petId}": { get: { responses: { "200": { description: "ok" } } } } } }), /petId/],
-    ["a path parameter not in the path", documentWith(undefined, { paths: { "/pets": { get: { parameters: [{ name: "x", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "ok" } } } } } }), /\bx\b/],
-    ["a duplicate operationId", documentWith(undefined, { paths: { "/a": { get: { operationId: "same", responses: { "200": { description: "ok" } } } }, "/b": { get: { operationId: "same", responses: { "200": { description: "ok" } } } } } }), /same/],
+    [
+      "a {param} without a path parameter",
+      documentWith(undefined, { paths: { "/pets/{petId}": { get: { responses: { "200": { description: "ok" } } } } } }),
+      /petId/,
+    ],
+    [
+      "a path parameter not in the path",
+      documentWith(undefined, {
+        paths: {
+          "/pets": {
+            get: { parameters: [{ name: "x", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "ok" } } },
+          },
+        },
+      }),
+      /\bx\b/,
+    ],
+    [
+      "a duplicate operationId",
+      documentWith(undefined, {
+        paths: {
+          "/a": { get: { operationId: "same", responses: { "200": { description: "ok" } } } },
+          "/b": { get: { operationId: "same", responses: { "200": { description: "ok" } } } },
+        },
+      }),
+      /same/,
+    ],
     ["a component name outside ^[a-zA-Z0-9._-]+$", documentWith(undefined, { components: { schemas: { "Pet/Shop": { type: "object" } } } }), /Pet\/Shop/],
   ];
   it.each(single)("%s: 400 from the sandbox with the validator's message", async (_name, body, message) => {
@@ -171,7 +221,13 @@ describe("the gateway's semantic checks", () => {
   });
 
   it("does not validate examples (a wrong example is accepted)", async () => {
-    const body = documentWith(undefined, { paths: { "/pets": { get: { responses: { "200": { description: "ok", content: { "application/json": { schema: { type: "integer" }, example: "not a number" } } } } } } } });
+    const body = documentWith(undefined, {
+      paths: {
+        "/pets": {
+          get: { responses: { "200": { description: "ok", content: { "application/json": { schema: { type: "integer" }, example: "not a number" } } } } },
+        },
+      },
+    });
     expect((await patch(body)).status).toBe(200);
     expect(await errorsOf({ "api.yaml": resource(body) })).toEqual([]);
   });

@@ -17,7 +17,9 @@ afterEach(async () => {
 function largeDocument(mb: number): string {
   const description = "A long description of this operation, as large public API descriptions have. ".repeat(25);
   const count = Math.ceil((mb * 1.1 * 1024 * 1024) / (description.length + 120));
-  const paths = Object.fromEntries(Array.from({ length: count }, (_, i) => [`/items${i}`, { get: { operationId: `item${i}`, description, responses: { "200": { description: "ok" } } } }]));
+  const paths = Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [`/items${i}`, { get: { operationId: `item${i}`, description, responses: { "200": { description: "ok" } } } }]),
+  );
   return JSON.stringify({ openapi: "3.0.3", info: { title: "Large", version: "1" }, servers: [{ url: "http://large.internal" }], paths });
 }
 
@@ -27,7 +29,16 @@ describe("the management body limit", () => {
     const doc = largeDocument(12);
     expect(doc.length).toBeGreaterThan(12 * 1024 * 1024);
     expect((await call(`${sb.urls.gateway}/gw/apis/oas/petstore-v1`, { method: "PATCH", headers: gw, body: doc })).status).toBe(200);
-    const batch = { requests: [{ method: "PATCH", relative_url: "apis/oas/uspto-datasets", headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey }, body: doc }] };
+    const batch = {
+      requests: [
+        {
+          method: "PATCH",
+          relative_url: "apis/oas/uspto-datasets",
+          headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey },
+          body: doc,
+        },
+      ],
+    };
     const answer = await call(`${sb.urls.base}/gw-batch/gw/batch/`, { method: "POST", body: batch });
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject([{ relative_url: "apis/oas/uspto-datasets", code: 200 }]);

@@ -69,7 +69,10 @@ describe("the LLM service's credential", () => {
     const file = path.join(h.dir, "gatesync.yaml");
     const { readFile } = await import("node:fs/promises");
     await writeFile(file, (await readFile(file, "utf8")).replace("credentialEnv: LLM_KEY,", 'credentialEnv: LLM_KEY, authScheme: "Bearer token",'));
-    const err = await h.config().then(() => undefined, (e: unknown) => e);
+    const err = await h.config().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ValidationFailed);
     const d = (err as ValidationFailed).diagnostics[0]!;
     expect(d).toMatchObject({ path: "targets.llm.authScheme" });

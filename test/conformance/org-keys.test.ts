@@ -68,7 +68,7 @@ describe("an organisation key's id", () => {
     const found = (await validate({ "k.yaml": text })).filter((d) => d.severity === "error");
     expect(found).toHaveLength(1);
     expect(found[0]).toMatchObject({ file: "k.yaml", path: "spec.keyId", ...positionOf(text, "org-acme") });
-    expect(found[0]!.message).toContain("not the organisation's id \"acme\"");
+    expect(found[0]!.message).toContain('not the organisation\'s id "acme"');
     expect(found[0]!.message).toContain("limit nothing");
     expect(found[0]!.hint).toMatch(/^set keyId: acme /);
     const fixed = text.replace("keyId: org-acme", found[0]!.hint!.match(/^set (keyId: \S+)/)![1]!);
@@ -77,8 +77,13 @@ describe("an organisation key's id", () => {
 
   it("is the organisation's id in the examples and in `gatesync init`'s templates", async () => {
     const { resourceTemplates } = await import("../../src/init/templates.js");
-    const texts = [await readFile(path.join(projectRoot, "examples/config/gateway/org-keys.yaml"), "utf8"), ...Object.values(resourceTemplates).filter((t) => t.includes("kind: OrgKey"))];
-    const keys = texts.flatMap((t) => parseAllDocuments(t).map((d) => d.toJS() as { kind?: string; spec?: { keyId?: string; org_id?: string } })).filter((d) => d.kind === "OrgKey");
+    const texts = [
+      await readFile(path.join(projectRoot, "examples/config/gateway/org-keys.yaml"), "utf8"),
+      ...Object.values(resourceTemplates).filter((t) => t.includes("kind: OrgKey")),
+    ];
+    const keys = texts
+      .flatMap((t) => parseAllDocuments(t).map((d) => d.toJS() as { kind?: string; spec?: { keyId?: string; org_id?: string } }))
+      .filter((d) => d.kind === "OrgKey");
     expect(keys.length).toBeGreaterThanOrEqual(3);
     for (const k of keys) expect(k.spec?.keyId).toBe(k.spec?.org_id);
   });
@@ -94,7 +99,13 @@ describe("an organisation key's session", () => {
     expect(h.sandbox.inspect.store.orgKeys.get("acme")!.session).toMatchObject({
       post_expiry_action: "retain",
       post_expiry_grace_period: -1,
-      access_rights: { petstore: { allowed_urls: [{ methods: null }, { url: "/pets", methods: ["GET"] }], mcp_access_rights: { tools: { allowed: ["search"] } }, limit: { max_query_depth: 4 } } },
+      access_rights: {
+        petstore: {
+          allowed_urls: [{ methods: null }, { url: "/pets", methods: ["GET"] }],
+          mcp_access_rights: { tools: { allowed: ["search"] } },
+          limit: { max_query_depth: 4 },
+        },
+      },
     });
   });
 
@@ -105,7 +116,10 @@ describe("an organisation key's session", () => {
     const sb = await testSandbox();
     try {
       expect((await call(`${sb.urls.gateway}/gw/org/keys/acme`, { method: "POST", headers: gw, body: { oauth_keys: { a: 42 } } })).status).toBe(400);
-      expect((await call(`${sb.urls.gateway}/gw/org/keys/acme`, { method: "POST", headers: gw, body: { oauth_keys: { a: "b" }, tags: null, apply_policies: null } })).status).toBe(200);
+      expect(
+        (await call(`${sb.urls.gateway}/gw/org/keys/acme`, { method: "POST", headers: gw, body: { oauth_keys: { a: "b" }, tags: null, apply_policies: null } }))
+          .status,
+      ).toBe(200);
     } finally {
       await sb.stop();
     }

@@ -33,7 +33,11 @@ describe("orphans: deactivate of an ApiDefinition", () => {
   it("sends for the examples' petstore (no extension in its document) a body the merged published schema accepts, and the API stops", async () => {
     // the examples' petstore alone (in the whole examples, other resources refer to it)
     const example = (file: string): Promise<string> => readFile(path.join(projectRoot, "examples/config", file), "utf8");
-    const files = { "apis/petstore.yaml": await example("apis/petstore.yaml"), "openapi/petstore.yaml": await example("openapi/petstore.yaml"), "k.yaml": doc("OrgKey", "k", "keyId: k") };
+    const files = {
+      "apis/petstore.yaml": await example("apis/petstore.yaml"),
+      "openapi/petstore.yaml": await example("openapi/petstore.yaml"),
+      "k.yaml": doc("OrgKey", "k", "keyId: k"),
+    };
     h = await harness({ files, configExtra: "orphans: deactivate\n", batch: false });
     expect((await h.apply()).summary.failed).toEqual([]);
     const body = await deactivationBody("ApiDefinition/petstore");
@@ -61,7 +65,10 @@ describe("orphans: deactivate of an ApiDefinition", () => {
     await h.apply();
     const body = await deactivationBody("ApiDefinition/orders");
     expect(mergedValidator(String(body.openapi))(body)).toBe(true);
-    expect(body["x-gw-api-gateway"]).toMatchObject({ info: { id: "orders-api", name: "Orders", state: { active: false } }, server: { listenPath: { value: "/orders/", strip: true } } });
+    expect(body["x-gw-api-gateway"]).toMatchObject({
+      info: { id: "orders-api", name: "Orders", state: { active: false } },
+      server: { listenPath: { value: "/orders/", strip: true } },
+    });
   });
 
   it("refuses at plan time when no complete extension can be built, and following the hint deactivates the API", async () => {
@@ -87,7 +94,12 @@ spec:
     expect(change.deactivate).toBeUndefined();
     expect(change.reason).toContain("not deactivated");
     expect(change.reason).toContain("listen path");
-    expect(h.sandbox.inspect.calls().log.slice(before).map((c) => c.path)).not.toContain("/gw/apis/oas/petstore-v1");
+    expect(
+      h.sandbox.inspect
+        .calls()
+        .log.slice(before)
+        .map((c) => c.path),
+    ).not.toContain("/gw/apis/oas/petstore-v1");
 
     // the hint: put it back with the extension it gives (its one placeholder filled in), apply, remove it
     const hint = change.hint!;

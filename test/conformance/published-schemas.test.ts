@@ -36,7 +36,10 @@ async function recordingProxy(target: string): Promise<{ url: string; recorded: 
     req.on("end", () => {
       const body = Buffer.concat(chunks);
       recorded.push({ method: req.method ?? "", path: req.url ?? "", authorization: req.headers.authorization, body: body.toString("utf8") });
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k))) as Record<string, string>;
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k))) as Record<
+        string,
+        string
+      >;
       request(`${target}${req.url ?? ""}`, { method: (req.method ?? "GET") as "GET", headers, body: body.length === 0 ? null : body })
         .then(async (answer) => {
           const text = await answer.body.text();
@@ -68,13 +71,22 @@ describe("what gatesync sends for the examples", () => {
     proxies = [gateway, llm];
     const file = path.join(h.dir, "gatesync.yaml");
     const text = await readFile(file, "utf8");
-    await writeFile(file, text.replace(`    url: ${h.sandbox.urls.gateway}\n`, `    url: ${gateway.url}\n`).replace(`llm: { url: ${h.sandbox.urls.llm},`, `llm: { url: ${llm.url},`));
+    await writeFile(
+      file,
+      text
+        .replace(`    url: ${h.sandbox.urls.gateway}\n`, `    url: ${gateway.url}\n`)
+        .replace(`llm: { url: ${h.sandbox.urls.llm},`, `llm: { url: ${llm.url},`),
+    );
     const { summary } = await h.apply();
     expect(summary.failed).toEqual([]);
 
     const apis = gateway.recorded.filter((r) => r.method === "PATCH" && r.path.startsWith("/gw/apis/oas/"));
     const keys = gateway.recorded.filter((r) => r.method === "POST" && r.path.startsWith("/gw/org/keys/"));
-    expect([...new Set(apis.map((r) => r.path.split("?")[0]))].sort()).toEqual(["/gw/apis/oas/orders-api", "/gw/apis/oas/petstore-v1", "/gw/apis/oas/uspto-datasets"]);
+    expect([...new Set(apis.map((r) => r.path.split("?")[0]))].sort()).toEqual([
+      "/gw/apis/oas/orders-api",
+      "/gw/apis/oas/petstore-v1",
+      "/gw/apis/oas/uspto-datasets",
+    ]);
     expect([...new Set(keys.map((r) => r.path.split("?")[0]))].sort()).toEqual(["/gw/org/keys/acme", "/gw/org/keys/globex"]);
     for (const r of apis) {
       const body = parse(r.body) as Record<string, unknown>;
@@ -99,8 +111,19 @@ describe("what gatesync sends for the examples", () => {
     const merged = mergedValidator("3.0.3");
     const doc = { openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} };
     expect(merged({ ...doc, "x-gw-api-gateway": { info: { id: "a", state: { active: false } } } })).toBe(false);
-    expect(merged({ ...doc, "x-gw-api-gateway": { info: { id: "a", name: "A", state: { active: false } }, upstream: { url: "http://u" }, server: { listenPath: { value: "/a/" } } } })).toBe(true);
-    expect(mergedValidator("3.1.0")({ ...doc, openapi: "3.1.0", "x-gw-api-gateway": { info: { name: "A", state: {} }, upstream: {}, server: { listenPath: { value: "/" } } } })).toBe(false);
+    expect(
+      merged({
+        ...doc,
+        "x-gw-api-gateway": { info: { id: "a", name: "A", state: { active: false } }, upstream: { url: "http://u" }, server: { listenPath: { value: "/a/" } } },
+      }),
+    ).toBe(true);
+    expect(
+      mergedValidator("3.1.0")({
+        ...doc,
+        openapi: "3.1.0",
+        "x-gw-api-gateway": { info: { name: "A", state: {} }, upstream: {}, server: { listenPath: { value: "/" } } },
+      }),
+    ).toBe(false);
   });
 });
 

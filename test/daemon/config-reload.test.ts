@@ -62,20 +62,34 @@ describe("gatesync.yaml reload", () => {
     // whole seconds: a modification time that can be put back exactly
     const stamp = 1_700_000_000;
     await utimes(file, stamp, stamp);
-    const child = spawn(process.execPath, cliArgs("run", "--config", file, "--listen", "127.0.0.1:0"), { cwd: projectRoot, env: { ...process.env, ...h.env, GATESYNC_LOG_FORMAT: "json" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, cliArgs("run", "--config", file, "--listen", "127.0.0.1:0"), {
+      cwd: projectRoot,
+      env: { ...process.env, ...h.env, GATESYNC_LOG_FORMAT: "json" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let log = "";
     child.stderr.on("data", (b: Buffer) => (log += b.toString()));
     child.stdout.on("data", (b: Buffer) => (log += b.toString()));
     try {
-      const url = (await until(() => Promise.resolve(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(log)), (m) => m !== null, 60_000))![1]!;
-      await until(async () => ((await call(`${url}/status`)).body as ConfigStatus).lastRun, (r) => r !== null);
+      const url = (await until(
+        () => Promise.resolve(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(log)),
+        (m) => m !== null,
+        60_000,
+      ))![1]!;
+      await until(
+        async () => ((await call(`${url}/status`)).body as ConfigStatus).lastRun,
+        (r) => r !== null,
+      );
       // same size and modification time: only the signal can tell
       await writeFile(file, (await readFile(file, "utf8")).replace("maxDelayMs: 200", "maxDelayMs: 300"));
       await utimes(file, stamp, stamp);
       await sleep(1_500);
       expect(log.split("\n").filter((l) => l.includes("reloaded"))).toEqual([]);
       child.kill("SIGHUP");
-      await until(() => Promise.resolve(log), (l) => /"reason":"SIGHUP".*"msg":"gatesync.yaml reloaded"/.test(l));
+      await until(
+        () => Promise.resolve(log),
+        (l) => /"reason":"SIGHUP".*"msg":"gatesync.yaml reloaded"/.test(l),
+      );
       expect(child.exitCode).toBeNull();
     } finally {
       child.kill("SIGTERM");

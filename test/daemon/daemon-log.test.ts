@@ -39,7 +39,15 @@ function logLines(): LogLine[] {
 
 /** Waits for the first line with `msg` after the first `skip` lines. */
 async function lineAfter(skip: number, msg: string): Promise<LogLine> {
-  const found = await eventually(() => logLines().slice(skip).find((l) => l.msg === msg), (l) => l !== undefined, 30_000, () => `\n${daemon.output().slice(-3000)}`);
+  const found = await eventually(
+    () =>
+      logLines()
+        .slice(skip)
+        .find((l) => l.msg === msg),
+    (l) => l !== undefined,
+    30_000,
+    () => `\n${daemon.output().slice(-3000)}`,
+  );
   return found!;
 }
 
@@ -96,7 +104,9 @@ describe("the daemon's log", () => {
     expect(logLines().filter((l) => l.msg.startsWith("trigger"))).toHaveLength(1);
     const hook = await call(`${daemon.url}/hooks/git`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
     expect(hook.status).toBe(404);
-    expect((hook.body as { error: string }).error).toBe("the push webhook is not configured: HOOK_SECRET (named by server.webhookSecretEnv) is not set in the daemon's environment");
+    expect((hook.body as { error: string }).error).toBe(
+      "the push webhook is not configured: HOOK_SECRET (named by server.webhookSecretEnv) is not set in the daemon's environment",
+    );
   });
 
   it("status page: never 'synced: yes' while the branch head is being applied, and '1 call', not '1 calls'", async () => {
@@ -125,7 +135,15 @@ describe("the daemon's log", () => {
     const seen = await pushAndSync({ "p.yaml": product("Shop renamed") }, "rename the product");
     const blocked = await lineAfter(seen, "changes blocked: not applied until a person acts");
     expect(blocked.level).toBe(40);
-    expect(blocked.blocked).toEqual([expect.objectContaining({ resource: "ApiProduct/shop", file: "config/p.yaml", line: 1, reason: expect.any(String) as string, hint: expect.stringContaining("gatesync state resolve ApiProduct/shop --accept") as string })]);
+    expect(blocked.blocked).toEqual([
+      expect.objectContaining({
+        resource: "ApiProduct/shop",
+        file: "config/p.yaml",
+        line: 1,
+        reason: expect.any(String) as string,
+        hint: expect.stringContaining("gatesync state resolve ApiProduct/shop --accept") as string,
+      }),
+    ]);
     expect(blocked.blockedNotLogged).toBeUndefined();
     const finished = await lineAfter(seen, "run finished");
     expect(finished).toMatchObject({ applied: 0, failed: 0, inDoubt: 0, blocked: 1 });
@@ -152,7 +170,15 @@ describe("the daemon's log", () => {
     expect(refused.diagnosticsNotLogged).toBe(2);
     const lines = keys.split("\n");
     const firstRate = lines.findIndex((l) => l.startsWith("  rate: fast")) + 1;
-    expect((refused.diagnostics as unknown[])[0]).toEqual({ code: "SCHEMA_VIOLATION", file: "config/k.yaml", line: firstRate, column: 9, resource: "OrgKey/k0", path: "spec.rate", message: expect.stringContaining("must be") as string });
+    expect((refused.diagnostics as unknown[])[0]).toEqual({
+      code: "SCHEMA_VIOLATION",
+      file: "config/k.yaml",
+      line: firstRate,
+      column: 9,
+      resource: "OrgKey/k0",
+      path: "spec.rate",
+      message: expect.stringContaining("must be") as string,
+    });
     expect(refused.commit).toBe(git(work, "rev-parse", "HEAD"));
   });
 });

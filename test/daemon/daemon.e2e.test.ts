@@ -28,7 +28,8 @@ let daemon: ChildProcess;
 let url: string;
 let stderr = "";
 
-const git = (cwd: string, ...args: string[]): string => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
 function push(message: string): string {
   git(work, "add", "-A");
@@ -49,7 +50,10 @@ function hook(body: string, headers: Record<string, string> = {}): ReturnType<ty
  */
 function announcedOnly(target: string, bytes: number): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(target, { method: "POST", headers: { "content-type": "application/json", "content-length": bytes, "x-hub-signature-256": "sha256=00" } });
+    const req = httpRequest(target, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": bytes, "x-hub-signature-256": "sha256=00" },
+    });
     req.on("response", (res) => {
       res.resume();
       resolve(res.statusCode);
@@ -166,7 +170,11 @@ describe("gatesync run (daemon)", () => {
     const commit = push("longer audit timeout");
     const started = Date.now();
     expect((await hook(payload())).status).toBe(202);
-    await eventually(() => [...sandbox.inspect.store.portalWebhooks.values()].find((w) => w.Name === "User lifecycle to audit log"), (w) => w?.Timeout === 9, 10_000);
+    await eventually(
+      () => [...sandbox.inspect.store.portalWebhooks.values()].find((w) => w.Name === "User lifecycle to audit log"),
+      (w) => w?.Timeout === 9,
+      10_000,
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
     const s = await eventually(status, (x) => x.commit === commit);
     expect(s.lastRun?.result).toBe("applied");
@@ -183,8 +191,17 @@ describe("gatesync run (daemon)", () => {
   it("applies nothing of a commit that does not validate, shows its errors, and keeps the last good commit", async () => {
     const good = (await status()).commit;
     const before = sandbox.inspect.calls().log.length;
-    await writeFile(path.join(work, "config/llm/settings.yaml"), (await readFile(path.join(work, "config/llm/settings.yaml"), "utf8")).replace("temperature: 0.0", "temperature: icy"));
-    await writeFile(path.join(work, "config/gateway/org-keys.yaml"), (await readFile(path.join(work, "config/gateway/org-keys.yaml"), "utf8")).replace("  rate: 100\n  per: 60\n  quota_max: 10000\n", "  rate: 250\n  per: 60\n  quota_max: 10000\n"));
+    await writeFile(
+      path.join(work, "config/llm/settings.yaml"),
+      (await readFile(path.join(work, "config/llm/settings.yaml"), "utf8")).replace("temperature: 0.0", "temperature: icy"),
+    );
+    await writeFile(
+      path.join(work, "config/gateway/org-keys.yaml"),
+      (await readFile(path.join(work, "config/gateway/org-keys.yaml"), "utf8")).replace(
+        "  rate: 100\n  per: 60\n  quota_max: 10000\n",
+        "  rate: 250\n  per: 60\n  quota_max: 10000\n",
+      ),
+    );
     const bad = push("broken settings");
     expect((await hook(payload())).status).toBe(202);
     const s = await eventually(status, (x) => x.lastRun?.result === "invalid" && x.lastRun.revision === bad);
@@ -202,7 +219,10 @@ describe("gatesync run (daemon)", () => {
     await writeFile(file, text.replace("  rate: 100\n  per: 60\n  quota_max: 10000\n", "  rate: 175\n  per: 60\n  quota_max: 10000\n"));
     const rewritten = push("rewritten history");
     expect((await hook(payload())).status).toBe(202);
-    await eventually(() => sandbox.inspect.store.orgKeys.get("globex")!.session.rate, (rate) => rate === 175);
+    await eventually(
+      () => sandbox.inspect.store.orgKeys.get("globex")!.session.rate,
+      (rate) => rate === 175,
+    );
     expect((await eventually(status, (x) => x.commit === rewritten)).lastRun?.result).toBe("applied");
   });
 
@@ -225,8 +245,20 @@ describe("gatesync run (daemon)", () => {
     expect(String(r.headers["content-type"])).toMatch(/text\/plain/);
     const lines = r.text.split("\n").filter((l) => l !== "" && !l.startsWith("#"));
     for (const line of lines) expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? [-+0-9.eE]+|NaN|[+-]Inf$/);
-    for (const name of ["gatesync_run_duration_seconds_bucket", "gatesync_runs_total", "gatesync_resources", "gatesync_interface_calls_total", "gatesync_batch_size_bucket", "gatesync_queue_depth", "gatesync_last_success_timestamp_seconds", "gatesync_commit_info"]) {
-      expect(lines.some((l) => l.startsWith(name)), name).toBe(true);
+    for (const name of [
+      "gatesync_run_duration_seconds_bucket",
+      "gatesync_runs_total",
+      "gatesync_resources",
+      "gatesync_interface_calls_total",
+      "gatesync_batch_size_bucket",
+      "gatesync_queue_depth",
+      "gatesync_last_success_timestamp_seconds",
+      "gatesync_commit_info",
+    ]) {
+      expect(
+        lines.some((l) => l.startsWith(name)),
+        name,
+      ).toBe(true);
     }
     expect(r.text).toMatch(/gatesync_runs_total\{result="invalid"\} 1/);
     // nothing throttled these interfaces: each runs at its configured rate (the default 50/s)
@@ -238,7 +270,8 @@ describe("gatesync run (daemon)", () => {
   });
 
   it("never puts a secret in its logs", () => {
-    for (const s of [...Object.values(exampleSecrets), secret, syncToken, testCredentials.gatewayKey, testCredentials.portalKey, "demo-hmac-not-a-real-secret"]) expect(stderr).not.toContain(s);
+    for (const s of [...Object.values(exampleSecrets), secret, syncToken, testCredentials.gatewayKey, testCredentials.portalKey, "demo-hmac-not-a-real-secret"])
+      expect(stderr).not.toContain(s);
     expect(stderr).toContain('"commit":"');
     expect(stderr).toContain('"resource":"');
   });

@@ -76,7 +76,12 @@ server: { listen: "127.0.0.1:0" }
     git(work, "push", "-q", "origin", "HEAD:main");
     const bad = git(work, "rev-parse", "HEAD");
 
-    const refused = await eventually(status, (s) => s.lastRun?.revision === bad, 120_000, () => `\n${daemon!.output().slice(-2000)}`);
+    const refused = await eventually(
+      status,
+      (s) => s.lastRun?.revision === bad,
+      120_000,
+      () => `\n${daemon!.output().slice(-2000)}`,
+    );
     expect(refused.lastRun?.result).toBe("invalid");
     expect(refused.commit).toBe(good);
     expect(refused.lastRun?.errors?.[0]).toMatchObject({ file: "config/empty.yaml", line: 1001 });

@@ -22,11 +22,15 @@ const rssOf = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileS
 /** One POST with a 1 MiB body; its status, or `error` when the server cut the connection. */
 function post(url: string, pathName: string, headers: Record<string, string>): Promise<number | "error"> {
   return new Promise((resolve) => {
-    const req = request(`${url}${pathName}`, { method: "POST", agent: false, headers: { "content-length": String(mib.length), ...headers }, timeout: 30_000 }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-      res.on("error", () => resolve(res.statusCode ?? "error"));
-    });
+    const req = request(
+      `${url}${pathName}`,
+      { method: "POST", agent: false, headers: { "content-length": String(mib.length), ...headers }, timeout: 30_000 },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+        res.on("error", () => resolve(res.statusCode ?? "error"));
+      },
+    );
     req.on("error", () => resolve("error"));
     req.on("timeout", () => req.destroy());
     req.end(mib);
@@ -56,7 +60,13 @@ schedule: { interval: 1h }
 server: { listen: "127.0.0.1:0", webhookSecretEnv: HOOK_SECRET, syncTokenEnv: SYNC_TOKEN }
 `,
     });
-    const env = { ...process.env, GW_KEY: "flood-test-gateway-key", HOOK_SECRET: "flood-test-webhook-secret", SYNC_TOKEN: "flood-test-sync-token", GATESYNC_LOG_LEVEL: "info" };
+    const env = {
+      ...process.env,
+      GW_KEY: "flood-test-gateway-key",
+      HOOK_SECRET: "flood-test-webhook-secret",
+      SYNC_TOKEN: "flood-test-sync-token",
+      GATESYNC_LOG_LEVEL: "info",
+    };
     const daemon = spawn(process.execPath, cliArgs("run", "--config", path.join(dir, "gatesync.yaml")), { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
     let logs = "";
     daemon.stdout.on("data", (b: Buffer) => (logs += b.toString()));

@@ -31,7 +31,8 @@ async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 
   for (;;) {
     const v = await read();
     if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 300)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-3000)}`).join("\n")}`);
+    if (Date.now() > end)
+      throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 300)}\n${replicas.map((r) => `--- ${r.name}\n${r.log.slice(-3000)}`).join("\n")}`);
     await sleep(100);
   }
 }
@@ -39,7 +40,14 @@ async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 
 function startReplica(name: string): Replica {
   const child = spawn(process.execPath, cliArgs("run", "--config", path.join(dir, "gatesync.yaml")), {
     cwd: dir,
-    env: { ...process.env, GW_KEY: testCredentials.gatewayKey, PORTAL_KEY: testCredentials.portalKey, DASH_TOKEN: testCredentials.dashboardToken, LLM_KEY: testCredentials.llmKey, DATABASE_URL: pgUrl },
+    env: {
+      ...process.env,
+      GW_KEY: testCredentials.gatewayKey,
+      PORTAL_KEY: testCredentials.portalKey,
+      DASH_TOKEN: testCredentials.dashboardToken,
+      LLM_KEY: testCredentials.llmKey,
+      DATABASE_URL: pgUrl,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const r: Replica = { name, child, log: "" };
@@ -86,15 +94,28 @@ describe("replicas on a shared PostgreSQL state", () => {
   it("elect one leader; only it applies; the standby serves status from the shared state", async () => {
     const a = startReplica("a");
     const b = startReplica("b");
-    await until(() => a.url !== undefined && b.url !== undefined, (ok) => ok);
-    const roles = await until(async () => [await role(a), await role(b)].sort(), (x) => x.join() === "leader,standby");
+    await until(
+      () => a.url !== undefined && b.url !== undefined,
+      (ok) => ok,
+    );
+    const roles = await until(
+      async () => [await role(a), await role(b)].sort(),
+      (x) => x.join() === "leader,standby",
+    );
     expect(roles).toEqual(["leader", "standby"]);
-    await until(() => sandbox.inspect.store.orgKeys.size === 2 && sandbox.inspect.store.products.size === 1, (ok) => ok);
+    await until(
+      () => sandbox.inspect.store.orgKeys.size === 2 && sandbox.inspect.store.products.size === 1,
+      (ok) => ok,
+    );
     await sleep(2_000); // several more loop intervals on both replicas
     expect(sandbox.inspect.calls().counts.createProduct?.total).toBe(1);
     expect(sandbox.inspect.store.products.size).toBe(1);
     const standby = (await role(a)) === "standby" ? a : b;
-    const status = (await call(`${standby.url}/status`)).body as { role: string; lastRun: { result: string }; resources: Array<{ id: string; status: string }> };
+    const status = (await call(`${standby.url}/status`)).body as {
+      role: string;
+      lastRun: { result: string };
+      resources: Array<{ id: string; status: string }>;
+    };
     expect(status.role).toBe("standby");
     expect(status.lastRun.result).toBe("standby");
     expect(status.resources.map((x) => x.id).sort()).toEqual(["ApiProduct/shop", "OrgKey/acme", "OrgKey/globex"]);
@@ -111,7 +132,11 @@ describe("replicas on a shared PostgreSQL state", () => {
     const killedAt = Date.now();
     const file = path.join(dir, "config/keys.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace("rate: 20", "rate: 99"));
-    await until(() => sandbox.inspect.store.orgKeys.get("org-globex")?.session.rate, (rate) => rate === 99, 15_000);
+    await until(
+      () => sandbox.inspect.store.orgKeys.get("org-globex")?.session.rate,
+      (rate) => rate === 99,
+      15_000,
+    );
     expect(Date.now() - killedAt).toBeLessThan(15_000);
     expect(await role(standby)).toBe("leader");
     expect((await call(`${standby.url}/metrics`)).text).toMatch(/^gatesync_leader 1$/m);

@@ -24,7 +24,12 @@ let dir: string;
 let work: string;
 
 const env = { GW_KEY: testCredentials.gatewayKey, PORTAL_KEY: testCredentials.portalKey, GATESYNC_LOG_FORMAT: "json" };
-const api = (name: string, apiId: string): string => doc("ApiDefinition", name, `apiId: ${apiId}\nquery: { listenPath: /${name}/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://${name}.internal" }]\n  paths: {}`);
+const api = (name: string, apiId: string): string =>
+  doc(
+    "ApiDefinition",
+    name,
+    `apiId: ${apiId}\nquery: { listenPath: /${name}/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${name}, version: "1" }\n  servers: [{ url: "http://${name}.internal" }]\n  paths: {}`,
+  );
 
 function push(message: string): string {
   git(work, "add", "-A");
@@ -45,7 +50,8 @@ ${guard}server: { listen: "127.0.0.1:0" }
 retries: { max: 1, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 `;
 
-const runOnce = async (...extra: string[]): Promise<Awaited<ReturnType<typeof spawnCli>>> => spawnCli(["run", "--once", "-c", path.join(dir, "gatesync.yaml"), ...extra], { env, cwd: dir });
+const runOnce = async (...extra: string[]): Promise<Awaited<ReturnType<typeof spawnCli>>> =>
+  spawnCli(["run", "--once", "-c", path.join(dir, "gatesync.yaml"), ...extra], { env, cwd: dir });
 const active = (): Record<string, unknown> => ({
   petstore: (sandbox.inspect.store.apis.get("petstore-v1")!.extension as { info: { state: { active: boolean } } }).info.state.active,
   orders: (sandbox.inspect.store.apis.get("orders-api")!.extension as { info: { state: { active: boolean } } }).info.state.active,

@@ -56,7 +56,7 @@ describe("readiness means serving; synced is separate", () => {
     expect((await call(`${daemon.url}/metrics`)).text).toMatch(/^gatesync_synced 0$/m);
   });
 
-  it("synced and gatesync_synced follow the runs; blocked changes count in gatesync_resources{status=\"blocked\"} and unsync", async () => {
+  it('synced and gatesync_synced follow the runs; blocked changes count in gatesync_resources{status="blocked"} and unsync', async () => {
     h = await harness({ files });
     const s = await start(h);
     daemon = s.daemon;

@@ -49,7 +49,15 @@ function build(config: GatesyncConfig, source: Source, extra: { onRun?: (r: RunR
 
 describe("reconciler", () => {
   it("re-asserts idempotent resources when due, undoing a change made outside git", async () => {
-    h = await harness({ files: { "c.yaml": doc("OAuthClient", "app", "apiId: petstore-v1\nclientId: petstore-mobile-app\nredirect_uri: https://git.example.com/cb\npolicy_id: mobile-default") } });
+    h = await harness({
+      files: {
+        "c.yaml": doc(
+          "OAuthClient",
+          "app",
+          "apiId: petstore-v1\nclientId: petstore-mobile-app\nredirect_uri: https://git.example.com/cb\npolicy_id: mobile-default",
+        ),
+      },
+    });
     const base = await h.config();
     const config = { ...base, schedule: { ...base.schedule, reassertIntervalMs: 1 } };
     reconciler = build(config, new LocalSource(path.join(h.dir, "config")));
@@ -116,7 +124,10 @@ describe("reconciler", () => {
     await local.runOnce("start");
     const good = local.lastGood;
     await local.stop();
-    reconciler = build(await h.config(), new GitSource({ url: "http://127.0.0.1:9/unreachable.git", branch: "main", cacheDir: path.join(h.dir, "cache"), timeoutMs: 5000 }));
+    reconciler = build(
+      await h.config(),
+      new GitSource({ url: "http://127.0.0.1:9/unreachable.git", branch: "main", cacheDir: path.join(h.dir, "cache"), timeoutMs: 5000 }),
+    );
     reconciler.lastGood = good;
     const report = await reconciler.runOnce("schedule");
     expect(report.result).toBe("source-error");
@@ -129,7 +140,11 @@ describe("reconciler", () => {
     h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k\nrate: 1") } });
     const config = await h.config();
     const runs: RunReport[] = [];
-    reconciler = build({ ...config, schedule: { ...config.schedule, intervalMs: 3_600_000 } }, new LocalSource(path.join(h.dir, "config"), { debounceMs: 100, watch: true }), { onRun: (r) => runs.push(r) });
+    reconciler = build(
+      { ...config, schedule: { ...config.schedule, intervalMs: 3_600_000 } },
+      new LocalSource(path.join(h.dir, "config"), { debounceMs: 100, watch: true }),
+      { onRun: (r) => runs.push(r) },
+    );
     reconciler.start();
     for (let i = 0; i < 100 && runs.length === 0; i++) await sleep(50);
     await sleep(300);

@@ -41,10 +41,31 @@ describe("the daemon server's address", () => {
     const dir = await tempRepo({ "config/.keep": "" });
     const state = new SqliteStateBackend(path.join(dir, "state.db"));
     const dispatcher = new Agent();
-    const config = configFromDocument({ apiVersion: "gatesync.dev/v1", kind: "GatesyncConfig", source: { directory: "./config" }, targets: {} }, undefined, dir);
-    const reconciler = new Reconciler({ config, configHash: "h", source: new LocalSource(path.join(dir, "config")), state, validator: new RepositoryValidator(), env: {}, logger: silentLogger(), dispatcher, metrics: new DaemonMetrics() });
+    const config = configFromDocument(
+      { apiVersion: "gatesync.dev/v1", kind: "GatesyncConfig", source: { directory: "./config" }, targets: {} },
+      undefined,
+      dir,
+    );
+    const reconciler = new Reconciler({
+      config,
+      configHash: "h",
+      source: new LocalSource(path.join(dir, "config")),
+      state,
+      validator: new RepositoryValidator(),
+      env: {},
+      logger: silentLogger(),
+      dispatcher,
+      metrics: new DaemonMetrics(),
+    });
     try {
-      const err = await startDaemonServer({ listen: taken, reconciler, metrics: new DaemonMetrics(), state, logger: silentLogger(), sourceDescription: "test" }).catch((e: unknown) => e);
+      const err = await startDaemonServer({
+        listen: taken,
+        reconciler,
+        metrics: new DaemonMetrics(),
+        state,
+        logger: silentLogger(),
+        sourceDescription: "test",
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ConfigError);
       expect((err as Error).message).toBe(`cannot listen on ${taken}: another process is listening there (EADDRINUSE)`);
     } finally {

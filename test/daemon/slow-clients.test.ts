@@ -61,7 +61,14 @@ async function realisticState(file: string): Promise<void> {
         serverId: name,
         status: "applied",
         commit: "0123456789abcdef0123456789abcdef01234567",
-        applied: { org_id: "acme", rate: 100 + (i % 50), per: 60, quota_max: 10_000, access_rights: { [`api-${i % 97}`]: { api_id: `api-${i % 97}`, versions: ["Default"] } }, meta_data: { team: `team-${i % 13}`, owner: `owner-${i}@example.com` } },
+        applied: {
+          org_id: "acme",
+          rate: 100 + (i % 50),
+          per: 60,
+          quota_max: 10_000,
+          access_rights: { [`api-${i % 97}`]: { api_id: `api-${i % 97}`, versions: ["Default"] } },
+          meta_data: { team: `team-${i % 13}`, owner: `owner-${i}@example.com` },
+        },
         createdAt: t,
         updatedAt: t,
       }),
@@ -97,7 +104,11 @@ server: { listen: "127.0.0.1:0", pagesTokenEnv: PAGES_TOKEN }
     daemon = await spawnDaemon(path.join(dir, "gatesync.yaml"), dir, { PAGES_TOKEN: token, NODE_OPTIONS: await manifestNodeOptions() });
     const url = daemon.url;
     const pid = daemon.child.pid!;
-    await eventually(async () => (await fetch(`${url}/status`, { headers: auth })).json() as Promise<{ lastRun: unknown }>, (s) => s.lastRun !== null, 120_000);
+    await eventually(
+      async () => (await fetch(`${url}/status`, { headers: auth })).json() as Promise<{ lastRun: unknown }>,
+      (s) => s.lastRun !== null,
+      120_000,
+    );
 
     // the token: asked of the pages and /status, not of the probes
     expect((await timed(`${url}/resources`)).status).toBe(401);
@@ -140,7 +151,11 @@ server: { listen: "127.0.0.1:0", pagesTokenEnv: PAGES_TOKEN }
     // what was buffered and then its end
     await sleep(Math.max(0, 11_000 - (Date.now() - until + 8_000)));
     for (const s of sockets) s.resume();
-    await eventually(() => closed, (n) => n === 120, 15_000);
+    await eventually(
+      () => closed,
+      (n) => n === 120,
+      15_000,
+    );
     rssMost = Math.max(rssMost, rssMiB(pid));
     const after = await timed(`${url}/resources`, auth).catch((err: unknown) => {
       throw new Error(`${String(err)} exit=${daemon!.child.exitCode} closed=${closed}\n${daemon!.output().slice(-3000)}`);

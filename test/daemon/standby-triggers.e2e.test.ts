@@ -69,7 +69,15 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
   );
   const child = spawn(process.execPath, cliArgs("run", "--config", config), {
     cwd: dir,
-    env: { ...process.env, GATESYNC_LOG_LEVEL: "info", GW_KEY: testCredentials.gatewayKey, PORTAL_KEY: testCredentials.portalKey, DATABASE_URL: pgUrl, HOOK_SECRET: secret, SYNC_TOKEN: syncToken },
+    env: {
+      ...process.env,
+      GATESYNC_LOG_LEVEL: "info",
+      GW_KEY: testCredentials.gatewayKey,
+      PORTAL_KEY: testCredentials.portalKey,
+      DATABASE_URL: pgUrl,
+      HOOK_SECRET: secret,
+      SYNC_TOKEN: syncToken,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const r: Replica = { name, child, log: "" };
@@ -80,16 +88,23 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
   child.stdout.on("data", take);
   child.stderr.on("data", take);
   replicas.push(r);
-  await until(() => r.url, (u) => u !== undefined);
+  await until(
+    () => r.url,
+    (u) => u !== undefined,
+  );
   return r;
 }
 
 const alive = (): Replica[] => replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
-const status = async (r: Replica): Promise<{ role: string; commit: string | null; lastRun: { reason: string; result: string } | null }> => (await call(`${r.url}/status`)).body as never;
+const status = async (r: Replica): Promise<{ role: string; commit: string | null; lastRun: { reason: string; result: string } | null }> =>
+  (await call(`${r.url}/status`)).body as never;
 
 /** The one leader among the live replicas, once there is exactly one, and the standbys. */
 async function roles(): Promise<{ leader: Replica; standbys: Replica[] }> {
-  const seen = await until(async () => Promise.all(alive().map(async (r) => ({ r, role: (await status(r)).role }))), (xs) => xs.filter((x) => x.role === "leader").length === 1);
+  const seen = await until(
+    async () => Promise.all(alive().map(async (r) => ({ r, role: (await status(r)).role }))),
+    (xs) => xs.filter((x) => x.role === "leader").length === 1,
+  );
   return { leader: seen.find((x) => x.role === "leader")!.r, standbys: seen.filter((x) => x.role === "standby").map((x) => x.r) };
 }
 
@@ -104,7 +119,11 @@ let deliveries = 0;
 function hook(r: Replica, delivery = `d-${++deliveries}`): ReturnType<typeof call> {
   const body = JSON.stringify({ ref: "refs/heads/main" });
   const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
-  return call(`${r.url}/hooks/git`, { method: "POST", headers: { "content-type": "application/json", "x-hub-signature-256": signature, "x-github-delivery": delivery }, body });
+  return call(`${r.url}/hooks/git`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-hub-signature-256": signature, "x-github-delivery": delivery },
+    body,
+  });
 }
 
 const rate = (): number | undefined => (sandbox.inspect.store.orgKeys.get("org-acme")?.session as { rate?: number } | undefined)?.rate;
@@ -147,11 +166,20 @@ describe("triggers received by a standby replica", () => {
     console.log(`webhook at a standby → leader applied the commit: ${appliedMs} ms`);
     expect(appliedMs).toBeLessThan(10_000);
     expect(keyWrites() - writesBefore).toBe(1);
-    const s = await until(() => status(leader), (x) => x.commit === commit);
+    const s = await until(
+      () => status(leader),
+      (x) => x.commit === commit,
+    );
     expect(s.lastRun?.reason).toBe("webhook");
-    const forwarded = await until(() => /"ms":(\d+)[^\n]*"msg":"trigger forwarded to the leader"/.exec(standbys[0]!.log), (m) => m !== null);
+    const forwarded = await until(
+      () => /"ms":(\d+)[^\n]*"msg":"trigger forwarded to the leader"/.exec(standbys[0]!.log),
+      (m) => m !== null,
+    );
     console.log(`the leader acknowledged the forwarded trigger in ${forwarded![1]} ms`);
-    await until(() => leader.log, (l) => l.includes("trigger received from a standby"));
+    await until(
+      () => leader.log,
+      (l) => l.includes("trigger received from a standby"),
+    );
   }, 30_000);
 
   it("POST /sync to a standby runs on the leader", async () => {
@@ -159,21 +187,35 @@ describe("triggers received by a standby replica", () => {
     const answer = await call(`${standbys[1]!.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
     expect(answer.status, dump()).toBe(202);
     expect((answer.body as { forwardedTo?: string }).forwardedTo).toBe("leader");
-    await until(() => status(leader), (x) => x.lastRun?.reason === "sync");
+    await until(
+      () => status(leader),
+      (x) => x.lastRun?.reason === "sync",
+    );
   }, 30_000);
 
   it("the leader's connection to PostgreSQL drops: it reconnects, says so, and triggers reach the leader again", async () => {
     const { leader } = await roles();
-    const killed = await sql<{ n: number }>("SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name LIKE $1", [`gatesync %:${leader.child.pid}`]);
+    const killed = await sql<{ n: number }>("SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name LIKE $1", [
+      `gatesync %:${leader.child.pid}`,
+    ]);
     expect(killed[0]!.n).toBe(1);
-    await until(() => leader.log, (l) => l.includes("leader election connection lost: reconnecting"));
-    await until(() => leader.log, (l) => /"reconnected":true[^\n]*leader election connected; listening for triggers/.test(l));
+    await until(
+      () => leader.log,
+      (l) => l.includes("leader election connection lost: reconnecting"),
+    );
+    await until(
+      () => leader.log,
+      (l) => /"reconnected":true[^\n]*leader election connected; listening for triggers/.test(l),
+    );
     const after = await roles();
     const commit = push(30);
     const answer = await hook(after.standbys[0]!);
     expect(answer.status, dump()).toBe(202);
     await until(rate, (x) => x === 30);
-    await until(() => status(after.leader), (x) => x.commit === commit);
+    await until(
+      () => status(after.leader),
+      (x) => x.commit === commit,
+    );
   }, 40_000);
 
   it("the leader is killed: a webhook to a standby is taken by the new leader (refused with 503 + Retry-After while there is none), then applied", async () => {
@@ -202,7 +244,10 @@ describe("triggers received by a standby replica", () => {
     await until(rate, (x) => x === 40);
     const next = await roles();
     expect(next.leader).not.toBe(leader);
-    await until(() => status(next.leader), (x) => x.commit === commit);
+    await until(
+      () => status(next.leader),
+      (x) => x.commit === commit,
+    );
   }, 40_000);
 
   it("a standby with no leader at all refuses (503) and logs it; once a leader is elected the redelivery is applied", async () => {
@@ -217,20 +262,32 @@ describe("triggers received by a standby replica", () => {
     try {
       await holder.query("SELECT pg_advisory_lock(hashtext($1), $2)", [schema, lockKeys.leader]);
       const lone = await startReplica("d");
-      await until(() => status(lone), (s) => s.role === "standby");
+      await until(
+        () => status(lone),
+        (s) => s.role === "standby",
+      );
       const commit = push(50);
       const refused = await hook(lone, "d-lone");
       expect(refused.status).toBe(503);
       expect(refused.headers["retry-after"]).toBe("5");
       expect((refused.body as { error: string }).error).toMatch(/this replica is a standby and no leader acknowledged it within 2000 ms.*deliver it again/);
-      await until(() => lone.log, (l) => l.includes("trigger refused: this replica is a standby and no leader took it"));
+      await until(
+        () => lone.log,
+        (l) => l.includes("trigger refused: this replica is a standby and no leader took it"),
+      );
       expect(rate()).toBe(40);
       await holder.query("SELECT pg_advisory_unlock(hashtext($1), $2)", [schema, lockKeys.leader]);
-      await until(() => status(lone), (s) => s.role === "leader");
+      await until(
+        () => status(lone),
+        (s) => s.role === "leader",
+      );
       // the same delivery again: not a replay, since it was refused
       expect((await hook(lone, "d-lone")).status).toBe(202);
       await until(rate, (x) => x === 50);
-      await until(() => status(lone), (x) => x.commit === commit);
+      await until(
+        () => status(lone),
+        (x) => x.commit === commit,
+      );
     } finally {
       await holder.end();
     }

@@ -61,7 +61,13 @@ describe("status page drawing", () => {
   it("passes every value through the redaction layer before escaping it", () => {
     const secret = `tok&en<"value">-42`;
     registerSecret(secret);
-    const echoed = row({ record: { ...row().record!, error: `422 the portal says: header ${secret} is not allowed`, response: { echo: { Authorization: secret, url: `https://h/?t=${encodeURIComponent(secret)}` } } } });
+    const echoed = row({
+      record: {
+        ...row().record!,
+        error: `422 the portal says: header ${secret} is not allowed`,
+        response: { echo: { Authorization: secret, url: `https://h/?t=${encodeURIComponent(secret)}` } },
+      },
+    });
     const page = resourcePage(echoed, []).text;
     expect(page).not.toContain(secret);
     expect(page).not.toContain(escapeHtml(secret));
@@ -77,12 +83,26 @@ describe("status page drawing", () => {
   });
 
   it("gives the command that settles what waits for a person", () => {
-    expect(settleCommands(row())).toEqual([expect.stringContaining("gatesync state resolve PortalWebhook/audit --id <server id>"), expect.stringContaining("--forget")]);
+    expect(settleCommands(row())).toEqual([
+      expect.stringContaining("gatesync state resolve PortalWebhook/audit --id <server id>"),
+      expect.stringContaining("--forget"),
+    ]);
     expect(settleCommands(row({ status: "blocked", record: undefined }))).toEqual([expect.stringContaining("--accept")]);
     expect(settleCommands(row({ status: "applied", record: undefined }))).toEqual([]);
     // a blocked rename or a withheld mass deactivation: the plan's own steps, never --accept
-    const rename = { id: "ApiProduct/storefront", kind: "ApiProduct", name: "storefront", action: "blocked", wave: 1, fields: [], notes: [], hint: "if ApiProduct/storefront is ApiProduct/shop renamed, annotate it …; if the old object is gone from the server, `gatesync state resolve ApiProduct/shop --forget` first" } as const;
-    expect(settleCommands(row({ status: "blocked", record: undefined, change: rename }))).toEqual([expect.stringContaining("gatesync state resolve ApiProduct/shop --forget")]);
+    const rename = {
+      id: "ApiProduct/storefront",
+      kind: "ApiProduct",
+      name: "storefront",
+      action: "blocked",
+      wave: 1,
+      fields: [],
+      notes: [],
+      hint: "if ApiProduct/storefront is ApiProduct/shop renamed, annotate it …; if the old object is gone from the server, `gatesync state resolve ApiProduct/shop --forget` first",
+    } as const;
+    expect(settleCommands(row({ status: "blocked", record: undefined, change: rename }))).toEqual([
+      expect.stringContaining("gatesync state resolve ApiProduct/shop --forget"),
+    ]);
   });
 
   it("filters rows by kind, status, label and text", () => {
@@ -97,9 +117,23 @@ describe("status page drawing", () => {
   });
 
   it("marks breaking changes on the plan page, each with its path and reason", () => {
-    const change = { id: "OrgKey/acme", kind: "OrgKey", name: "acme", action: "update", wave: 0, notes: [], fields: [{ path: "rate", op: "change", before: 100, after: 50 }], breaking: [{ path: "rate", reason: "the rate limit is lowered" }] };
+    const change = {
+      id: "OrgKey/acme",
+      kind: "OrgKey",
+      name: "acme",
+      action: "update",
+      wave: 0,
+      notes: [],
+      fields: [{ path: "rate", op: "change", before: 100, after: 50 }],
+      breaking: [{ path: "rate", reason: "the rate limit is lowered" }],
+    };
     const plain = { ...change, id: "OrgKey/globex", name: "globex", breaking: [] };
-    const plan = { commit: "c", state: { lineage: "l", serial: 3 }, summary: { resources: 2, create: 0, update: 2, noop: 0, blocked: 0, orphan: 0, deactivate: 0, quotaResets: 0, breaking: 1, calls: {} }, changes: [change, plain] };
+    const plan = {
+      commit: "c",
+      state: { lineage: "l", serial: 3 },
+      summary: { resources: 2, create: 0, update: 2, noop: 0, blocked: 0, orphan: 0, deactivate: 0, quotaResets: 0, breaking: 1, calls: {} },
+      changes: [change, plain],
+    };
     const page = planPage({ kind: "plan", run: { plan } as unknown as PlanRun }, "./").text;
     expect(page.match(/data-breaking/g)).toHaveLength(1);
     expect(page).toContain("<code>rate</code>: the rate limit is lowered");
@@ -140,8 +174,17 @@ describe("status page drawing", () => {
 
   it("keeps the last runs, folds quiet ones, and follows one resource's changes by commit", () => {
     const history = new RunHistory(3);
-    const report = (result: RunReport["result"], commit: string): RunReport => ({ reason: "schedule", startedAt: "t", finishedAt: "t2", durationMs: 5, result, revision: commit, commit });
-    const plan = (action: "update" | "no-op"): Plan => ({ changes: [{ id: "OrgKey/acme", kind: "OrgKey", name: "acme", action, wave: 0, fields: [], notes: [] }] }) as unknown as Plan;
+    const report = (result: RunReport["result"], commit: string): RunReport => ({
+      reason: "schedule",
+      startedAt: "t",
+      finishedAt: "t2",
+      durationMs: 5,
+      result,
+      revision: commit,
+      commit,
+    });
+    const plan = (action: "update" | "no-op"): Plan =>
+      ({ changes: [{ id: "OrgKey/acme", kind: "OrgKey", name: "acme", action, wave: 0, fields: [], notes: [] }] }) as unknown as Plan;
     history.runFinished(report("applied", "c1"), plan("update"));
     history.runFinished(report("noop", "c1"), plan("no-op"));
     history.runFinished(report("noop", "c1"), plan("no-op"));

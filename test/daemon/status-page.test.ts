@@ -32,7 +32,8 @@ interface Status {
   lastRun: { result: string; reason: string } | null;
 }
 const status = async (): Promise<Status> => (await call(`${url}/status`)).body as Status;
-const eventually = <T>(read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> => poll(read, check, 20_000, () => `\n${daemon.output().slice(-3000)}`);
+const eventually = <T>(read: () => Promise<T> | T, check: (v: T) => boolean): Promise<T> =>
+  poll(read, check, 20_000, () => `\n${daemon.output().slice(-3000)}`);
 
 /** A reverse proxy serving the daemon below /gatesync/ (as an ingress with a path prefix would). */
 async function startProxy(target: string): Promise<Server> {
@@ -42,11 +43,14 @@ async function startProxy(target: string): Promise<Server> {
       res.writeHead(404).end("not behind the prefix");
       return;
     }
-    const upstream = httpRequest({ host: t.hostname, port: t.port, method: req.method, path: req.url!.slice("/gatesync".length), headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.on("error", () => res.destroy());
-      answer.pipe(res);
-    });
+    const upstream = httpRequest(
+      { host: t.hostname, port: t.port, method: req.method, path: req.url!.slice("/gatesync".length), headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.on("error", () => res.destroy());
+        answer.pipe(res);
+      },
+    );
     // a page that navigates away closes its live stream mid-answer: each side just ends
     upstream.on("error", () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
     req.on("error", () => upstream.destroy());
@@ -198,8 +202,17 @@ describe("the status page", () => {
   it("plan: what the next run would do, and the live progress of a run", async () => {
     const file = path.join(dir, "config/llm/settings.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace("temperature: icy", "temperature: 0.0"));
-    await writeFile(path.join(dir, "config/gateway/org-keys.yaml"), (await readFile(path.join(dir, "config/gateway/org-keys.yaml"), "utf8")).replace("  rate: 100\n  per: 60\n  quota_max: 10000\n", "  rate: 120\n  per: 60\n  quota_max: 10000\n"));
-    await eventually(() => sandbox.inspect.store.orgKeys.get("globex")?.session.rate, (rate) => rate === 120);
+    await writeFile(
+      path.join(dir, "config/gateway/org-keys.yaml"),
+      (await readFile(path.join(dir, "config/gateway/org-keys.yaml"), "utf8")).replace(
+        "  rate: 100\n  per: 60\n  quota_max: 10000\n",
+        "  rate: 120\n  per: 60\n  quota_max: 10000\n",
+      ),
+    );
+    await eventually(
+      () => sandbox.inspect.store.orgKeys.get("globex")?.session.rate,
+      (rate) => rate === 120,
+    );
     await eventually(status, (s) => s.lastRun?.result === "applied" && s.lastRun.reason === "file change");
     const page = await browser.newPage();
     const problems = pageProblems(page);
@@ -255,7 +268,8 @@ describe("the status page", () => {
     expect(root.text).not.toMatch(/<script>|<script[^>]*>[^<]|\son[a-z]+=|style=/);
     expect(root.text).not.toMatch(/<form[^>]*method="post"/i);
     for (const method of ["POST", "PUT", "DELETE", "PATCH"]) {
-      for (const p of ["/", "/resources", "/runs", "/plan", "/resources/LlmSettings/support-assistant"]) expect((await call(`${url}${p}`, { method })).status).toBe(405);
+      for (const p of ["/", "/resources", "/runs", "/plan", "/resources/LlmSettings/support-assistant"])
+        expect((await call(`${url}${p}`, { method })).status).toBe(405);
     }
     await page.close();
   });

@@ -12,7 +12,8 @@ describe("docs/dev/performance.md's benchmark table", () => {
   });
 
   it("replaces only what is between its markers", () => {
-    const doc = "intro\n<!-- bench-table:start (generated from bench/results.json by `npm run bench:table`; do not edit) -->\nold\n<!-- bench-table:end -->\nrest\n";
+    const doc =
+      "intro\n<!-- bench-table:start (generated from bench/results.json by `npm run bench:table`; do not edit) -->\nold\n<!-- bench-table:end -->\nrest\n";
     expect(withBenchTable(doc, "new\n")).toBe(doc.replace("old\n", "new\n"));
     expect(() => withBenchTable("no markers", "x")).toThrow(/markers/);
   });

@@ -13,7 +13,8 @@ describe("docs/resources.md", () => {
 
   it("documents every kind's fields with type, required, description and enum values", () => {
     const text = renderResourceDocs(path.join(projectRoot, "schemas"));
-    for (const kind of ["ApiDefinition", "OAuthClient", "OrgKey", "ClientType", "ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"]) expect(text).toContain(`## ${kind}\n`);
+    for (const kind of ["ApiDefinition", "OAuthClient", "OrgKey", "ClientType", "ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"])
+      expect(text).toContain(`## ${kind}\n`);
     expect(text).toContain("| `spec.apiId` | string | yes | Identifier of the API on the gateway (path parameter apiID of operation 1). |");
     expect(text).toMatch(/\| `spec\.method` \| string \| yes \| .*One of: `"DELETE"`, `"GET"`, `"PUT"`, `"POST"`, `"PATCH"`\./);
     expect(text).toContain("| `spec.query.listenPath` | string | no | Listen path of the API, e.g. /petstore/. |");

@@ -55,7 +55,11 @@ async function freshClone(root: string): Promise<string> {
 
 /** `gatesync sandbox` as a child process on a free port; resolves with its address once it listens. */
 function startSandbox(gatesync: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [gatesync, "sandbox", "--port", "0", "--fixtures", "sandbox-fixtures.yaml"], { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [gatesync, "sandbox", "--port", "0", "--fixtures", "sandbox-fixtures.yaml"], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const closed = new Promise<void>((resolve) => child.on("close", () => resolve()));
   const stop = async (): Promise<void> => {
     child.kill("SIGTERM");
@@ -116,7 +120,17 @@ describe("the README, as written", () => {
 
     // every kind reached the sandbox
     const objects = JSON.stringify(await (await fetch(`${sandbox.url}/__sandbox/objects`)).json());
-    for (const written of ['"operationId":"listPets"', '"redirect_uri":"https://shop.example.com/oauth/callback"', '"alias":"ACME Corp"', '"GrantType":"authorization_code,refresh_token"', '"DisplayName":"Storefront APIs"', '"Events":["UserRegistered"]', '"name":"alerts-to-chat"', '"model_name":"support-large"']) expect(objects).toContain(written);
+    for (const written of [
+      '"operationId":"listPets"',
+      '"redirect_uri":"https://shop.example.com/oauth/callback"',
+      '"alias":"ACME Corp"',
+      '"GrantType":"authorization_code,refresh_token"',
+      '"DisplayName":"Storefront APIs"',
+      '"Events":["UserRegistered"]',
+      '"name":"alerts-to-chat"',
+      '"model_name":"support-large"',
+    ])
+      expect(objects).toContain(written);
     await sandbox.stop();
   }, 420_000);
 });

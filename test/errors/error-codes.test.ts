@@ -37,7 +37,8 @@ describe("error codes", () => {
     execFileSync("git", ["init", "-q", "--bare", "-b", "main", origin]);
     const work = path.join(dir, "work");
     execFileSync("git", ["clone", "-q", origin, work], { stdio: "ignore" });
-    const git = (...args: string[]): string => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: work, encoding: "utf8" });
+    const git = (...args: string[]): string =>
+      execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: work, encoding: "utf8" });
     git("checkout", "-q", "-b", "main");
     git("commit", "-q", "--allow-empty", "-m", "empty");
     git("push", "-q", "origin", "main");
@@ -48,7 +49,11 @@ describe("error codes", () => {
   });
 
   it("a state command asked for what is not there is USAGE, said as such", async () => {
-    const dir = await tempRepo({ "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: \"http://127.0.0.1:9\", credentialEnv: GW_KEY }\n", "config/.keep": "" });
+    const dir = await tempRepo({
+      "gatesync.yaml":
+        'apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY }\n',
+      "config/.keep": "",
+    });
     const r = await runCli(["state", "resolve", "OrgKey/nope", "--forget", "--config", path.join(dir, "gatesync.yaml")]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error\[USAGE\] OrgKey\/nope is not in the state/);

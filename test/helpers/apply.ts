@@ -97,7 +97,16 @@ ${opts.configExtra ?? ""}`,
     config,
     plan: async () => (await runPlan({ config: await config(), root: path.join(dir, "config"), validator, state, env })).plan,
     apply: async (extra = {}) => {
-      const result = await runApply({ config: await config(), root: path.join(dir, "config"), validator, state, env, logger: silentLogger(), dispatcher, ...extra });
+      const result = await runApply({
+        config: await config(),
+        root: path.join(dir, "config"),
+        validator,
+        state,
+        env,
+        logger: silentLogger(),
+        dispatcher,
+        ...extra,
+      });
       if (!("summary" in result)) throw new Error("apply declined");
       return result;
     },

@@ -15,12 +15,21 @@ export const chromiumPath = process.env.GATESYNC_CHROMIUM ?? "/usr/bin/chromium"
 export const screenshotDir = path.join(projectRoot, "test-output", "screenshots");
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium; .ci/run does it) or set GATESYNC_CHROMIUM`);
+  if (!existsSync(chromiumPath))
+    throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium; .ci/run does it) or set GATESYNC_CHROMIUM`);
   await mkdir(screenshotDir, { recursive: true });
   // the flags keep Chromium off the network it would call at start (this machine has none)
   return chromium.launch({
     executablePath: chromiumPath,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 

@@ -24,7 +24,9 @@ function newest(dir: string): number {
  */
 const compiledIsFresh = ((): boolean => {
   const built = path.join(projectRoot, "dist/cli.js");
-  return existsSync(built) && statSync(built).mtimeMs >= Math.max(newest(path.join(projectRoot, "src")), statSync(path.join(projectRoot, "package.json")).mtimeMs);
+  return (
+    existsSync(built) && statSync(built).mtimeMs >= Math.max(newest(path.join(projectRoot, "src")), statSync(path.join(projectRoot, "package.json")).mtimeMs)
+  );
 })();
 
 /** `node` arguments that run the CLI (compiled if fresh, else from sources), from any working directory. */

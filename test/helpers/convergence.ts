@@ -31,7 +31,12 @@ export function gatesyncChild(h: Harness, command: "apply" | "run" = "apply", en
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
   child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-  return { done: new Promise((resolve) => child.on("close", (code) => resolve(code))), output: () => ({ stdout, stderr }), kill: () => child.kill("SIGKILL"), pid: child.pid };
+  return {
+    done: new Promise((resolve) => child.on("close", (code) => resolve(code))),
+    output: () => ({ stdout, stderr }),
+    kill: () => child.kill("SIGKILL"),
+    pid: child.pid,
+  };
 }
 
 export const externalCalls = (h: Harness): number => h.sandbox.inspect.calls().log.filter((c) => !c.internal).length;
@@ -63,7 +68,9 @@ function findCreated(h: Harness, r: ResourceRecord): string | undefined {
     }
     case "LlmSettings": {
       const model = (attempted.attributes as Record<string, unknown> | undefined)?.model_name;
-      const l = [...s.llmSettings.values()].find((x) => (r.serverId === undefined ? (x.attributes as Record<string, unknown>).model_name === model : x.id === r.serverId));
+      const l = [...s.llmSettings.values()].find((x) =>
+        r.serverId === undefined ? (x.attributes as Record<string, unknown>).model_name === model : x.id === r.serverId,
+      );
       return l === undefined ? undefined : String(l.id);
     }
     case "DashboardWebhook":
@@ -82,11 +89,13 @@ export async function assertStateMatches(h: Harness): Promise<void> {
     if (r.status !== "applied") continue;
     if (createKinds.has(r.kind)) expect(findCreated(h, r), `${r.id} recorded as applied but not on the server`).toBeDefined();
     if (r.kind === "OrgKey") expect(s.orgKeys.has(r.address.keyID!), r.id).toBe(true);
-    if (r.kind === "OAuthClient") expect(s.oauthClients.get(`${r.address.apiID}\0${r.address.keyName}`)?.redirect_uri, r.id).toBe((r.applied as Record<string, unknown>).redirect_uri);
+    if (r.kind === "OAuthClient")
+      expect(s.oauthClients.get(`${r.address.apiID}\0${r.address.keyName}`)?.redirect_uri, r.id).toBe((r.applied as Record<string, unknown>).redirect_uri);
     if (r.kind === "ApiDefinition") expect(s.apis.get(r.address.apiID!)?.document, r.id).toBeDefined();
   }
   // and every object created on the server is accounted for: applied, or in doubt
-  const accounted = (kind: string, exists: (r: ResourceRecord) => boolean): number => [...state.resources.values()].filter((r) => r.kind === kind && (r.status === "in-doubt" || (r.status === "applied" && exists(r)))).length;
+  const accounted = (kind: string, exists: (r: ResourceRecord) => boolean): number =>
+    [...state.resources.values()].filter((r) => r.kind === kind && (r.status === "in-doubt" || (r.status === "applied" && exists(r)))).length;
   expect(accounted("ApiProduct", (r) => findCreated(h, r) !== undefined)).toBeGreaterThanOrEqual(s.products.size);
   expect(accounted("PortalWebhook", (r) => findCreated(h, r) !== undefined)).toBeGreaterThanOrEqual(s.portalWebhooks.size);
   expect(accounted("LlmSettings", (r) => findCreated(h, r) !== undefined)).toBeGreaterThanOrEqual(s.llmSettings.size);

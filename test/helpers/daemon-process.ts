@@ -42,7 +42,12 @@ export interface DaemonProcess {
 }
 
 /** Spawns `gatesync run --config CONFIG` in `cwd` and waits until its HTTP server listens. */
-export async function spawnDaemon(config: string, cwd: string, env: Readonly<Record<string, string>> = {}, extraArgs: readonly string[] = []): Promise<DaemonProcess> {
+export async function spawnDaemon(
+  config: string,
+  cwd: string,
+  env: Readonly<Record<string, string>> = {},
+  extraArgs: readonly string[] = [],
+): Promise<DaemonProcess> {
   const child = spawn(process.execPath, cliArgs("run", "--config", config, ...extraArgs), {
     cwd,
     env: { ...process.env, GATESYNC_LOG_LEVEL: "info", ...daemonEnv, ...env },

@@ -22,8 +22,13 @@ export async function startEchoServer(): Promise<EchoServer> {
       const body = Buffer.concat(chunks).toString();
       const echo = { method: req.method, url: req.url, headers: req.headers, body };
       if (/\/gw\/batch\/?$/.test(new URL(req.url ?? "/", "http://x").pathname)) {
-        const requests = ((JSON.parse(body || "{}") as { requests?: Array<Record<string, unknown>> }).requests ?? []);
-        const items = requests.map((r, i) => ({ relative_url: r.relative_url, code: i % 2 === 0 ? 400 : 500, headers: {}, body: JSON.stringify({ error: "refused", echo: r, outer: echo.headers }) }));
+        const requests = (JSON.parse(body || "{}") as { requests?: Array<Record<string, unknown>> }).requests ?? [];
+        const items = requests.map((r, i) => ({
+          relative_url: r.relative_url,
+          code: i % 2 === 0 ? 400 : 500,
+          headers: {},
+          body: JSON.stringify({ error: "refused", echo: r, outer: echo.headers }),
+        }));
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify(items));
         return;

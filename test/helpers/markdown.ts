@@ -27,7 +27,10 @@ export function tableCells(markdown: string): string[][] {
 
 /** The contents of fenced code blocks with their info strings. */
 export function fences(markdown: string): Array<{ info: string; content: string }> {
-  return md.parse(markdown, {}).filter((t) => t.type === "fence").map((t) => ({ info: t.info, content: t.content }));
+  return md
+    .parse(markdown, {})
+    .filter((t) => t.type === "fence")
+    .map((t) => ({ info: t.info, content: t.content }));
 }
 
 /** The rendered text of list items, in order. */

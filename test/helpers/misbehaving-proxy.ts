@@ -56,10 +56,11 @@ async function writeHuge(res: ServerResponse, head: Buffer, bytes: number, writt
   written.bytes += head.length;
   for (let sent = head.length; sent < bytes && !res.destroyed; sent += block.length) {
     written.bytes += block.length;
-    if (!res.write(block)) await new Promise<void>((resolve) => {
-      res.once("drain", resolve);
-      res.once("close", resolve);
-    });
+    if (!res.write(block))
+      await new Promise<void>((resolve) => {
+        res.once("drain", resolve);
+        res.once("close", resolve);
+      });
   }
   res.end();
 }
@@ -78,7 +79,9 @@ export async function misbehavingProxy(target: string, rules: readonly Rule[]): 
   const written = { bytes: 0 };
   const used = new Map<Rule, number>();
   const matching = (method: string, path: string): Rule | undefined => {
-    const rule = rules.find((r) => (r.method === undefined || r.method === method) && r.path.test(path) && (r.times === undefined || (used.get(r) ?? 0) < r.times));
+    const rule = rules.find(
+      (r) => (r.method === undefined || r.method === method) && r.path.test(path) && (r.times === undefined || (used.get(r) ?? 0) < r.times),
+    );
     if (rule !== undefined) used.set(rule, (used.get(rule) ?? 0) + 1);
     return rule;
   };
@@ -94,8 +97,16 @@ export async function misbehavingProxy(target: string, rules: readonly Rule[]): 
       res.end(rule.then.body);
       return;
     }
-    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k))) as Record<string, string>;
-    const upstream = await request(`${target}${rule?.then.kind === "rewrite" ? rule.then.path : path}`, { method, headers, body: body.length > 0 ? body : null, dispatcher: agent });
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !["host", "connection", "content-length"].includes(k))) as Record<
+      string,
+      string
+    >;
+    const upstream = await request(`${target}${rule?.then.kind === "rewrite" ? rule.then.path : path}`, {
+      method,
+      headers,
+      body: body.length > 0 ? body : null,
+      dispatcher: agent,
+    });
     const answer = Buffer.from(await upstream.body.arrayBuffer());
     const type = String(upstream.headers["content-type"] ?? "application/json");
     switch (rule?.then.kind) {

@@ -25,7 +25,20 @@ const repairs: Record<string, (doc: Json) => Json> = {
     const paths = obj(doc.paths);
     const { ["/pets/{id}"]: item, ...rest } = paths;
     const components = obj(doc.components ?? {});
-    return { ...doc, paths: { ...rest, "/pets/{petId}": item }, components: { ...components, securitySchemes: { ...obj(components.securitySchemes ?? {}), petstore_auth: { type: "oauth2", flows: { implicit: { authorizationUrl: "https://example.com/auth", scopes: { "write:pets": "w", "read:pets": "r" } } } } } } };
+    return {
+      ...doc,
+      paths: { ...rest, "/pets/{petId}": item },
+      components: {
+        ...components,
+        securitySchemes: {
+          ...obj(components.securitySchemes ?? {}),
+          petstore_auth: {
+            type: "oauth2",
+            flows: { implicit: { authorizationUrl: "https://example.com/auth", scopes: { "write:pets": "w", "read:pets": "r" } } },
+          },
+        },
+      },
+    };
   },
 };
 
@@ -65,8 +78,14 @@ export function firstTypedProperty(doc: Json): string[] | undefined {
     if (typeof ref === "string" && ref.startsWith("#/")) {
       if (seen.has(ref)) return undefined;
       seen.add(ref);
-      const target = ref.slice(2).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
-      return visit(target.reduce<unknown>((n, k) => obj(n ?? {})[k], doc), target);
+      const target = ref
+        .slice(2)
+        .split("/")
+        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+      return visit(
+        target.reduce<unknown>((n, k) => obj(n ?? {})[k], doc),
+        target,
+      );
     }
     if (loc.at(-2) === "properties" && typeof obj(node).type === "string") return loc;
     if (loc.at(-1) === "parameters") return undefined;
@@ -108,7 +127,10 @@ export const mutations = {
       if (op === undefined) return undefined;
       return edit(doc, (c) => {
         const o = at(c, ["paths", ...op]);
-        o.parameters = [...((o.parameters as unknown[] | undefined) ?? []), { name: "gatesync_tenant", in: "query", required: true, schema: { type: "string" } }];
+        o.parameters = [
+          ...((o.parameters as unknown[] | undefined) ?? []),
+          { name: "gatesync_tenant", in: "query", required: true, schema: { type: "string" } },
+        ];
       });
     },
   },

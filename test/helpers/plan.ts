@@ -15,10 +15,17 @@ export const planOptions: PlanOptions = { orphans: "report", now: "2026-11-21T00
 export const emptyState: StateSnapshot = { lineage: "lineage-1", serial: 0, hashKey, resources: new Map() };
 
 /** Validates files in a temp repository and prepares the desired set; fails on any error. */
-export async function desiredFrom(files: Record<string, string>, opts: { env?: Record<string, string>; appTypeProviders?: number[]; hashKey?: string } = {}): Promise<DesiredSet> {
+export async function desiredFrom(
+  files: Record<string, string>,
+  opts: { env?: Record<string, string>; appTypeProviders?: number[]; hashKey?: string } = {},
+): Promise<DesiredSet> {
   const dir = await tempRepo(files);
   const secrets = new EnvFileSecretSource(opts.env ?? {}, dir);
-  const result = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" }, appTypeProviders: new Set(opts.appTypeProviders ?? []) });
+  const result = await validator.validate({
+    root: dir,
+    secrets: { source: secrets, missing: "error" },
+    appTypeProviders: new Set(opts.appTypeProviders ?? []),
+  });
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) throw new Error(JSON.stringify(errors, null, 2));
   const set = prepareDesired(result.resources, { secrets, hashKey: opts.hashKey ?? hashKey, appTypeProviders: new Set(opts.appTypeProviders ?? []) });
@@ -44,7 +51,14 @@ export function recordPlan(plan: Plan, desired: readonly Desired[], state: State
     }
     const previous = resources.get(c.id);
     if ((c.action === "create" || c.action === "update") && d !== undefined) {
-      resources.set(c.id, appliedRecord(d, previous, { now: planOptions.now, ...(c.action === "create" ? { serverId: `srv-${c.name}` } : {}), quotaReset: c.quotaReset === true }));
+      resources.set(
+        c.id,
+        appliedRecord(d, previous, {
+          now: planOptions.now,
+          ...(c.action === "create" ? { serverId: `srv-${c.name}` } : {}),
+          quotaReset: c.quotaReset === true,
+        }),
+      );
     } else if (c.action === "orphan" && c.deactivate === true && previous !== undefined) {
       resources.set(c.id, { ...previous, deactivatedAt: planOptions.now });
     }
@@ -56,13 +70,18 @@ export function planFor(set: DesiredSet, state: StateSnapshot = emptyState, opti
   return computePlan(set.desired, state, { ...planOptions, ...options });
 }
 
-export const doc = (kind: string, name: string, spec: string): string => `apiVersion: gatesync.dev/v1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec.replace(/^/gm, "  ")}\n`;
+export const doc = (kind: string, name: string, spec: string): string =>
+  `apiVersion: gatesync.dev/v1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec.replace(/^/gm, "  ")}\n`;
 
-export const petstore = doc("ApiDefinition", "petstore", `apiId: petstore-v1
+export const petstore = doc(
+  "ApiDefinition",
+  "petstore",
+  `apiId: petstore-v1
 query: { listenPath: /petstore/ }
 definition:
   openapi: 3.0.3
   info: { title: Petstore, version: "1" }
   paths: {}
   x-gw-api-gateway:
-    { info: { name: Petstore, state: { active: true } }, upstream: { url: "http://petstore.internal" }, server: { listenPath: { value: /petstore/ } } }`);
+    { info: { name: Petstore, state: { active: true } }, upstream: { url: "http://petstore.internal" }, server: { listenPath: { value: /petstore/ } } }`,
+);

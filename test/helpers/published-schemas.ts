@@ -51,12 +51,20 @@ export function mergedValidator(openapi: string): ValidateFunction {
   const { definitions, $schema: _dialect, ...extension } = read(path.join(publishedDir, "x-gw-api-gateway.schema.json"));
   let validate: ValidateFunction;
   if (version === "3.0") {
-    const merged = { ...oas, properties: { ...(oas.properties as Json), "x-gw-api-gateway": extension }, definitions: { ...(oas.definitions as Json), ...(definitions as Json) } };
+    const merged = {
+      ...oas,
+      properties: { ...(oas.properties as Json), "x-gw-api-gateway": extension },
+      definitions: { ...(oas.definitions as Json), ...(definitions as Json) },
+    };
     const ajv = new AjvDraft04({ strict: false, allErrors: true });
     addFormats(ajv);
     validate = ajv.compile(merged);
   } else {
-    const merged = { ...oas, properties: { ...(oas.properties as Json), "x-gw-api-gateway": as2020(extension) }, $defs: { ...(oas.$defs as Json), ...(as2020(definitions) as Json) } };
+    const merged = {
+      ...oas,
+      properties: { ...(oas.properties as Json), "x-gw-api-gateway": as2020(extension) },
+      $defs: { ...(oas.$defs as Json), ...(as2020(definitions) as Json) },
+    };
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     addFormats(ajv as unknown as AjvLike);
     ajv.addFormat("media-range", true);

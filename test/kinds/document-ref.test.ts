@@ -49,7 +49,15 @@ describe("a document held by reference", () => {
       expect(JSON.parse(JSON.stringify({ definition: ref })), file).toEqual(JSON.parse(JSON.stringify({ definition: tree })));
       expect(diffValues(tree, ref), file).toEqual([]);
       expect(materialize({ spec: { definition: ref } }), file).toEqual({ spec: { definition: tree } });
-      const change = (definition: unknown): PlannedChange => ({ id: "ApiDefinition/a", kind: "ApiDefinition", name: "a", action: "update", wave: 0, fields: [{ path: "definition", op: "add", after: definition }], notes: [] });
+      const change = (definition: unknown): PlannedChange => ({
+        id: "ApiDefinition/a",
+        kind: "ApiDefinition",
+        name: "a",
+        action: "update",
+        wave: 0,
+        fields: [{ path: "definition", op: "add", after: definition }],
+        notes: [],
+      });
       expect(planDigest([change(ref)]), file).toBe(planDigest([change(tree)]));
     }
   });

@@ -14,7 +14,21 @@ describe("values held as JSON text", () => {
   it("takes plain JSON only: what text would not give back stays an object", () => {
     expect(isPlainJson({ a: [1, "x", true, null, { b: -1.5 }] })).toBe(true);
     expect(isPlainJson(Object.create(null))).toBe(true);
-    for (const value of [Number.POSITIVE_INFINITY, Number.NaN, -0, { n: Number.NEGATIVE_INFINITY }, [undefined], { u: undefined }, new Date(0), { d: new Map() }, 1n, () => 1, Symbol("s"), { [Symbol("k")]: 1 }, holey()]) {
+    for (const value of [
+      Number.POSITIVE_INFINITY,
+      Number.NaN,
+      -0,
+      { n: Number.NEGATIVE_INFINITY },
+      [undefined],
+      { u: undefined },
+      new Date(0),
+      { d: new Map() },
+      1n,
+      () => 1,
+      Symbol("s"),
+      { [Symbol("k")]: 1 },
+      holey(),
+    ]) {
       expect(isPlainJson(value), String(typeof value)).toBe(false);
       expect(jsonTextOf(value)).toBeUndefined();
     }
@@ -41,9 +55,20 @@ describe("values held as JSON text", () => {
   });
 
   it("a resource with its spec as text: each read parses it, JSON shows it", () => {
-    const r = new TextResource({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", name: "k", labels: {}, annotations: {}, source: { file: "k.yaml", index: 0, line: 1 } }, '{"keyId":"k","tags":["a"]}');
+    const r = new TextResource(
+      { apiVersion: "gatesync.dev/v1", kind: "OrgKey", name: "k", labels: {}, annotations: {}, source: { file: "k.yaml", index: 0, line: 1 } },
+      '{"keyId":"k","tags":["a"]}',
+    );
     (r.spec.tags as string[]).push("mutated");
     expect(r.spec).toEqual({ keyId: "k", tags: ["a"] });
-    expect(JSON.parse(JSON.stringify(r))).toEqual({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", name: "k", labels: {}, annotations: {}, source: { file: "k.yaml", index: 0, line: 1 }, spec: { keyId: "k", tags: ["a"] } });
+    expect(JSON.parse(JSON.stringify(r))).toEqual({
+      apiVersion: "gatesync.dev/v1",
+      kind: "OrgKey",
+      name: "k",
+      labels: {},
+      annotations: {},
+      source: { file: "k.yaml", index: 0, line: 1 },
+      spec: { keyId: "k", tags: ["a"] },
+    });
   });
 });

@@ -106,7 +106,11 @@ describe("ApiDefinition: the extension's info.id", () => {
     const applied = { query: { listenPath: "/old/" }, definition: { ...doc, "x-gw-api-gateway": { info: { name: "Old" }, upstream: { url: "http://u" } } } };
     expect(kind.deactivation!.body(applied, { apiID: "old-api" })).toEqual({
       ...doc,
-      "x-gw-api-gateway": { info: { name: "Old", id: "old-api", state: { active: false } }, upstream: { url: "http://u" }, server: { listenPath: { value: "/old/", strip: true } } },
+      "x-gw-api-gateway": {
+        info: { name: "Old", id: "old-api", state: { active: false } },
+        upstream: { url: "http://u" },
+        server: { listenPath: { value: "/old/", strip: true } },
+      },
     });
     // without a listen path anywhere, no body the gateway would accept can be built
     expect(kind.deactivation!.body({ query: {}, definition: applied.definition }, { apiID: "old-api" })).toBeUndefined();

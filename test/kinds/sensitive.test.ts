@@ -7,7 +7,11 @@ describe("content hash", () => {
   it("is equal for equal values whatever their key order, and differs otherwise", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
-        const reordered = JSON.parse(JSON.stringify(a, (_k, v: unknown) => (v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v))) as unknown;
+        const reordered = JSON.parse(
+          JSON.stringify(a, (_k, v: unknown) =>
+            v !== null && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v,
+          ),
+        ) as unknown;
         expect(contentHash(reordered)).toBe(contentHash(a));
         if (JSON.stringify(a) !== JSON.stringify(b) && contentHash(a) === contentHash(b)) {
           // only values that differ in key order may share a hash

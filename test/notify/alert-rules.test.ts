@@ -27,7 +27,7 @@ describe("examples/alerts/gatesync-rules.yaml", () => {
       expect(names.length).toBeGreaterThan(0);
       for (const name of names) {
         expect(served.has(name), `${rule.alert}: ${name}`).toBe(true);
-        const labelNames = ((served.get(name) as unknown as { labelNames?: string[] }).labelNames ?? []);
+        const labelNames = (served.get(name) as unknown as { labelNames?: string[] }).labelNames ?? [];
         for (const m of rule.expr.matchAll(new RegExp(`${name}\\{([^}]*)\\}`, "g"))) {
           for (const label of m[1]!.split(",").map((l) => l.split(/[=!~]/)[0]!.trim())) expect(labelNames, `${rule.alert}: ${name}{${label}}`).toContain(label);
         }

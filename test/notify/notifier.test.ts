@@ -27,10 +27,21 @@ afterAll(async () => {
 
 const report = (r: Partial<RunReport>): RunReport => ({ reason: "sync", startedAt: "t0", finishedAt: "t1", durationMs: 5, result: "applied", ...r });
 const summary = (failed: string[], inDoubt: string[]): NonNullable<RunReport["summary"]> =>
-  ({ applied: [], failed: failed.map((id) => ({ id, message: "refused" })), inDoubt: inDoubt.map((id) => ({ id, message: "no answer" })) }) as unknown as NonNullable<RunReport["summary"]>;
+  ({
+    applied: [],
+    failed: failed.map((id) => ({ id, message: "refused" })),
+    inDoubt: inDoubt.map((id) => ({ id, message: "no answer" })),
+  }) as unknown as NonNullable<RunReport["summary"]>;
 
 function make(config: Partial<NotificationsConfig> & Pick<NotificationsConfig, "receivers">, registry = new Registry()): Notifier {
-  notifier = new Notifier({ config: { delivery: { ...defaultDelivery, attempts: 3, baseDelayMs: 20, maxDelayMs: 50, timeoutMs: 500 }, ...config }, env: { S: "hmac-secret-for-tests" }, logger: silentLogger(), registry, dispatcher, ownUrl: () => "http://127.0.0.1:9" });
+  notifier = new Notifier({
+    config: { delivery: { ...defaultDelivery, attempts: 3, baseDelayMs: 20, maxDelayMs: 50, timeoutMs: 500 }, ...config },
+    env: { S: "hmac-secret-for-tests" },
+    logger: silentLogger(),
+    registry,
+    dispatcher,
+    ownUrl: () => "http://127.0.0.1:9",
+  });
   return notifier;
 }
 
@@ -48,7 +59,9 @@ describe("events of runs", () => {
     const first = eventsOfRun(failing, undefined);
     expect(first.events.map((e) => e.event)).toEqual(["run-failed"]);
     expect(eventsOfRun(failing, first.failure).events).toEqual([]);
-    expect(eventsOfRun(report({ result: "partial", revision: "r1", summary: summary(["OrgKey/a", "OrgKey/b"], []) }), first.failure).events.map((e) => e.event)).toEqual(["run-failed"]);
+    expect(
+      eventsOfRun(report({ result: "partial", revision: "r1", summary: summary(["OrgKey/a", "OrgKey/b"], []) }), first.failure).events.map((e) => e.event),
+    ).toEqual(["run-failed"]);
     expect(eventsOfRun(report({ result: "applied" }), first.failure).events.map((e) => e.event)).toEqual(["recovered"]);
     expect(eventsOfRun(report({ result: "applied" }), undefined).events).toEqual([]);
     // the same refused revision, reported again without its error: once
@@ -57,7 +70,10 @@ describe("events of runs", () => {
   });
 
   it("gives the commit status: needs a person for in-doubt, failure for failed or refused, success otherwise", () => {
-    expect(finalStatus(report({ result: "partial", commit: "c", summary: summary(["a"], ["b"]) }))).toMatchObject({ state: "needs-person", description: "needs a person: 1 resource in doubt, 1 failed" });
+    expect(finalStatus(report({ result: "partial", commit: "c", summary: summary(["a"], ["b"]) }))).toMatchObject({
+      state: "needs-person",
+      description: "needs a person: 1 resource in doubt, 1 failed",
+    });
     expect(finalStatus(report({ result: "partial", commit: "c", summary: summary(["a"], []) }))!.state).toBe("failure");
     expect(finalStatus(report({ result: "invalid", commit: "c", diagnostics: [] }))!.state).toBe("failure");
     expect(finalStatus(report({ result: "error", commit: "c", error: "x".repeat(300) }))!.description.length).toBe(140);
@@ -71,7 +87,9 @@ describe("the notifier", () => {
     const r = await startReceiver();
     receivers.push(r);
     registerSecret("a-secret-from-a-server-echo");
-    const n = make({ receivers: [{ name: "flaky", type: "webhook", url: `${r.url}/hook?status=503`, secretEnv: "S", events: ["leader-changed", "run-failed"] }] });
+    const n = make({
+      receivers: [{ name: "flaky", type: "webhook", url: `${r.url}/hook?status=503`, secretEnv: "S", events: ["leader-changed", "run-failed"] }],
+    });
     n.leaderChanged(true);
     n.runFinished(report({ result: "error", revision: "r", error: "server said a-secret-from-a-server-echo" }));
     await until(() => r.received.length >= 6);
@@ -87,7 +105,13 @@ describe("the notifier", () => {
     const r = await startReceiver();
     receivers.push(r);
     const registry = new Registry();
-    const n = make({ receivers: [{ name: "refusing", type: "webhook", url: `${r.url}/x?status=400&delay=100`, secretEnv: "S", events: ["leader-changed"] }], delivery: { ...defaultDelivery, attempts: 3, baseDelayMs: 10, maxDelayMs: 10, timeoutMs: 500, queueLimit: 2 } }, registry);
+    const n = make(
+      {
+        receivers: [{ name: "refusing", type: "webhook", url: `${r.url}/x?status=400&delay=100`, secretEnv: "S", events: ["leader-changed"] }],
+        delivery: { ...defaultDelivery, attempts: 3, baseDelayMs: 10, maxDelayMs: 10, timeoutMs: 500, queueLimit: 2 },
+      },
+      registry,
+    );
     const t0 = performance.now();
     for (let i = 0; i < 6; i++) n.leaderChanged(i % 2 === 0);
     expect(performance.now() - t0).toBeLessThan(50);
@@ -102,6 +126,8 @@ describe("the notifier", () => {
   });
 
   it("refuses to start when a receiver's secret is not set", () => {
-    expect(() => make({ receivers: [{ name: "gh", type: "github", apiUrl: "http://127.0.0.1:1", repository: "a/b", tokenEnv: "NOPE", context: "gatesync", events: [] }] })).toThrow(/receiver gh: NOPE is not set/);
+    expect(() =>
+      make({ receivers: [{ name: "gh", type: "github", apiUrl: "http://127.0.0.1:1", repository: "a/b", tokenEnv: "NOPE", context: "gatesync", events: [] }] }),
+    ).toThrow(/receiver gh: NOPE is not set/);
   });
 });

@@ -99,7 +99,10 @@ notifications:
     const events = (): string[] => hook.received.map((r) => (JSON.parse(r.body) as { event: string }).event);
 
     // 1. a good commit: pending then success, no event
-    await until(() => runs.length, (n) => n >= 1);
+    await until(
+      () => runs.length,
+      (n) => n >= 1,
+    );
     expect(runs[0]!.result).toBe("applied");
     // 2. a commit refused by validation
     await push("bad.yaml", "kind: OrgKey\nmetadata: {\n");
@@ -135,12 +138,18 @@ notifications:
     const inDoubt = JSON.parse(hook.received[3]!.body) as { inDoubt: Array<{ id: string }> };
     expect(inDoubt.inDoubt.map((x) => x.id)).toEqual(["ApiProduct/shop"]);
     // Slack gets the events it asked for, as an incoming-webhook message
-    await until(() => slack.received.length, (n) => n >= 3);
+    await until(
+      () => slack.received.length,
+      (n) => n >= 3,
+    );
     expect(slack.received.map((r) => r.url)).toEqual(Array(3).fill("/services/T0/B0/slack-token-xyz"));
     expect(slack.received.map((r) => (JSON.parse(r.body) as { text: string }).text.split(":")[0])).toEqual(["*commit-refused*", "*run-failed*", "*in-doubt*"]);
 
     // commit statuses, in GitHub's and GitLab's documented shapes
-    await until(() => forge.received.length, (n) => n >= 20);
+    await until(
+      () => forge.received.length,
+      (n) => n >= 20,
+    );
     const gh = forge.received.filter((r) => r.url.startsWith("/api/v3/"));
     const gl = forge.received.filter((r) => r.url.startsWith("/api/v4/"));
     for (const r of gh) {
@@ -166,13 +175,29 @@ notifications:
     const states = (list: typeof gh): string[] => list.map((r) => `${r.url.slice(-40, -33)} ${(JSON.parse(r.body) as { state: string }).state}`);
     const short = commits.map((c) => c.slice(0, 7));
     expect(states(gh)).toEqual([
-      `${short[0]} pending`, `${short[0]} success`,
-      `${short[1]} pending`, `${short[1]} failure`,
-      `${short[2]} pending`, `${short[2]} failure`,
-      `${short[2]} pending`, `${short[2]} success`,
-      `${short[3]} pending`, `${short[3]} error`,
+      `${short[0]} pending`,
+      `${short[0]} success`,
+      `${short[1]} pending`,
+      `${short[1]} failure`,
+      `${short[2]} pending`,
+      `${short[2]} failure`,
+      `${short[2]} pending`,
+      `${short[2]} success`,
+      `${short[3]} pending`,
+      `${short[3]} error`,
     ]);
-    expect(states(gl).map((s) => s.split(" ")[1])).toEqual(["running", "success", "running", "failed", "running", "failed", "running", "success", "running", "failed"]);
+    expect(states(gl).map((s) => s.split(" ")[1])).toEqual([
+      "running",
+      "success",
+      "running",
+      "failed",
+      "running",
+      "failed",
+      "running",
+      "success",
+      "running",
+      "failed",
+    ]);
     expect((JSON.parse(gh.at(-1)!.body) as { description: string }).description).toBe("needs a person: 1 resource in doubt");
 
     // the down and slow receivers held no run back
@@ -189,6 +214,14 @@ notifications:
 
     // nothing secret left the process
     const everything = [...hook.received, ...slack.received, ...forge.received].map((r) => r.body).join("\n");
-    for (const secret of [hmacSecret, "github-token-value-123", "gitlab-token-value-456", testCredentials.gatewayKey, testCredentials.portalKey, "slack-token-xyz"]) expect(everything).not.toContain(secret);
+    for (const secret of [
+      hmacSecret,
+      "github-token-value-123",
+      "gitlab-token-value-456",
+      testCredentials.gatewayKey,
+      testCredentials.portalKey,
+      "slack-token-xyz",
+    ])
+      expect(everything).not.toContain(secret);
   });
 });

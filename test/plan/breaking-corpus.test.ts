@@ -32,7 +32,10 @@ const expected: Array<[Mutation, Expectation]> = [
 ];
 
 /** Plans the mutated documents of one corpus version against the state of the originals. */
-async function planMutation(version: "3.0" | "3.1", mutation: Mutation): Promise<{ changes: PlannedChange[]; files: string[]; plan: ReturnType<typeof planFor> }> {
+async function planMutation(
+  version: "3.0" | "3.1",
+  mutation: Mutation,
+): Promise<{ changes: PlannedChange[]; files: string[]; plan: ReturnType<typeof planFor> }> {
   const pairs = corpusDocs(version).flatMap(({ file, doc: d }) => {
     const after = mutation.apply(d);
     return after === undefined ? [] : [{ file, before: d, after }];
@@ -49,7 +52,9 @@ describe.each(["3.0", "3.1"] as const)("OpenAPI %s corpus pairs", (version) => {
     const { plan, files, changes } = await planMutation(version, mutation);
     expect(files.length).toBeGreaterThanOrEqual(3);
     const text = renderPlan(plan, "text");
-    const json = JSON.parse(renderPlan(plan, "json")) as { changes: Array<{ id: string; breaking?: Array<{ path: string; reason: string }>; compatibility?: { verdict: string } }> };
+    const json = JSON.parse(renderPlan(plan, "json")) as {
+      changes: Array<{ id: string; breaking?: Array<{ path: string; reason: string }>; compatibility?: { verdict: string } }>;
+    };
     expect(schemas.validate("plan.schema.json", json)).toEqual([]);
     const rows = tableCells(renderPlan(plan, "markdown"));
     changes.forEach((c, i) => {

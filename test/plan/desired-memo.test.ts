@@ -11,7 +11,11 @@ afterAll(removeTempRepos);
 
 describe("prepared resources across runs", () => {
   it("are reused while spec and inputs are unchanged, and prepared again when a secret, a referenced API or the file changes", async () => {
-    const dir = await tempRepo({ "a.yaml": petstore, "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_string: ${env:H}\naccess_rights:\n  p: { apiRef: petstore }"), "o.yaml": doc("OrgKey", "o", "keyId: o") });
+    const dir = await tempRepo({
+      "a.yaml": petstore,
+      "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_string: ${env:H}\naccess_rights:\n  p: { apiRef: petstore }"),
+      "o.yaml": doc("OrgKey", "o", "keyId: o"),
+    });
     const validator = new RepositoryValidator();
     const memo = newDesiredMemo();
     const prepare = async (env: Record<string, string>): Promise<ReturnType<typeof prepareDesired>> => {
@@ -30,8 +34,14 @@ describe("prepared resources across runs", () => {
     await new Promise((r) => setTimeout(r, 5));
     await writeFile(path.join(dir, "a.yaml"), petstore.replace("apiId: petstore-v1", "apiId: petstore-v2"));
     const moved = await prepare({ H: "two" });
-    expect((byId(moved, "OrgKey/k") as { request: { compare: { access_rights: unknown } } }).request.compare.access_rights).toEqual({ p: { api_id: "petstore-v2" } });
-    const fresh = prepareDesired((await new RepositoryValidator().validate({ root: dir })).resources, { secrets: new EnvFileSecretSource({ H: "two" }, dir), hashKey: "key", appTypeProviders: new Set() });
+    expect((byId(moved, "OrgKey/k") as { request: { compare: { access_rights: unknown } } }).request.compare.access_rights).toEqual({
+      p: { api_id: "petstore-v2" },
+    });
+    const fresh = prepareDesired((await new RepositoryValidator().validate({ root: dir })).resources, {
+      secrets: new EnvFileSecretSource({ H: "two" }, dir),
+      hashKey: "key",
+      appTypeProviders: new Set(),
+    });
     expect(moved.desired).toEqual(fresh.desired);
   });
 });

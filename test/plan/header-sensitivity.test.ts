@@ -4,12 +4,17 @@ import { renderPlan } from "../../src/plan/render.js";
 import { isSensitiveMarker, marker } from "../../src/kinds/sensitive.js";
 import { desiredFrom, doc, emptyState, hashKey, planOptions, recordPlan } from "../helpers/plan.js";
 
-const hook = (headers: string): string => doc("DashboardWebhook", "alerts", `name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x\nheader_map:\n${headers}`);
+const hook = (headers: string): string =>
+  doc("DashboardWebhook", "alerts", `name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x\nheader_map:\n${headers}`);
 
 describe("a dashboard webhook's header_map", () => {
   it("hides only credential-like headers and values from secret references", async () => {
     const set = await desiredFrom(
-      { "d.yaml": hook("  X-Source: gitops\n  Authorization: Bearer abc\n  X-Api-Key: k1\n  X-Auth-Token: t1\n  Cookie: c=1\n  X-Client-Secret: s\n  X-Trace: ${env:TRACE}\n  Content-Type: application/json") },
+      {
+        "d.yaml": hook(
+          "  X-Source: gitops\n  Authorization: Bearer abc\n  X-Api-Key: k1\n  X-Auth-Token: t1\n  Cookie: c=1\n  X-Client-Secret: s\n  X-Trace: ${env:TRACE}\n  Content-Type: application/json",
+        ),
+      },
       { env: { TRACE: "trace-value" } },
     );
     const headers = set.desired[0]!.request.compare.header_map as Record<string, unknown>;

@@ -5,7 +5,11 @@ import { codeSpan, fenced, inlineText, plainText } from "../../src/plan/markdown
 import { fences, renderHtml, tableCells } from "../helpers/markdown.js";
 
 // printable ASCII (every markdown metacharacter) and a few non-ASCII characters
-const text = fc.string({ unit: fc.oneof(fc.constantFrom(..."`|&<>*_[]()#!~\\ -+.:;\"'é→⚠"), fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 1 })), minLength: 1, maxLength: 40 });
+const text = fc.string({
+  unit: fc.oneof(fc.constantFrom(..."`|&<>*_[]()#!~\\ -+.:;\"'é→⚠"), fc.string({ unit: "grapheme-ascii", minLength: 1, maxLength: 1 })),
+  minLength: 1,
+  maxLength: 40,
+});
 const visibleLine = (s: string): string => s.replace(/\r?\n|\r/g, " ");
 const cellOf = (cell: string): string | undefined => tableCells(`| a |\n|---|\n| ${cell} |\n`)[1]?.[0];
 
@@ -47,7 +51,9 @@ describe("markdown inline pieces", () => {
   });
 
   it("an ampersand in a code span is an ampersand, not an entity", () => {
-    expect(cellOf(codeSpan("PATCH /gw/apis/oas/p?listenPath=%2Fp%2F&mockResponse=true", true))).toBe("PATCH /gw/apis/oas/p?listenPath=%2Fp%2F&mockResponse=true");
+    expect(cellOf(codeSpan("PATCH /gw/apis/oas/p?listenPath=%2Fp%2F&mockResponse=true", true))).toBe(
+      "PATCH /gw/apis/oas/p?listenPath=%2Fp%2F&mockResponse=true",
+    );
     expect(cellOf(codeSpan("a | b", true))).toBe("a | b");
     expect(cellOf(inlineText("the update ignores `a|b` & <c>", true))).toBe("the update ignores a|b & <c>");
   });

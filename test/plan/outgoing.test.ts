@@ -11,7 +11,11 @@ afterAll(removeTempRepos);
 
 describe("the bodies an apply sends", () => {
   it("are resolved when asked for, with their secrets, and refused with SOURCE_CHANGED when a secret changed after the plan", async () => {
-    const dir = await tempRepo({ "a.yaml": petstore, "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}\naccess_rights:\n  p: { apiRef: petstore }"), "hmac": "first-secret-value-1234\n" });
+    const dir = await tempRepo({
+      "a.yaml": petstore,
+      "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}\naccess_rights:\n  p: { apiRef: petstore }"),
+      hmac: "first-secret-value-1234\n",
+    });
     const secrets = new EnvFileSecretSource({}, dir);
     const validator = RepositoryValidator.oneShot();
     const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
@@ -34,8 +38,19 @@ describe("the bodies an apply sends", () => {
 describe("the compare an apply records", () => {
   it("is the one the body sent was checked against, even when a secret changed after sending; made again from the resource otherwise", async () => {
     // 5,000 keys in ten files (a file holds at most limits.maxDocumentsPerFile, 1,000, documents)
-    const many = Object.fromEntries(Array.from({ length: 10 }, (_, f) => [`many-${f}.yaml`, Array.from({ length: 500 }, (_, j) => f * 500 + j).map((i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${i}`)).join("---\n")]));
-    const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), ...many, "hmac": "first-secret-value-1234\n" });
+    const many = Object.fromEntries(
+      Array.from({ length: 10 }, (_, f) => [
+        `many-${f}.yaml`,
+        Array.from({ length: 500 }, (_, j) => f * 500 + j)
+          .map((i) => doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${i}`))
+          .join("---\n"),
+      ]),
+    );
+    const dir = await tempRepo({
+      "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"),
+      ...many,
+      hmac: "first-secret-value-1234\n",
+    });
     const secrets = new EnvFileSecretSource({}, dir);
     const validator = RepositoryValidator.oneShot();
     const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
@@ -60,7 +75,7 @@ describe("the compare an apply records", () => {
 
 describe("the secrets an answer is redacted of", () => {
   it("are those the body sent held, even when the secret changed after sending; none for a resource not in the set", async () => {
-    const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), "hmac": "first-secret-value-1234\n" });
+    const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), hmac: "first-secret-value-1234\n" });
     const secrets = new EnvFileSecretSource({}, dir);
     const validator = RepositoryValidator.oneShot();
     const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });

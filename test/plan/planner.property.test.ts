@@ -21,9 +21,19 @@ const secretValue = fc.stringMatching(/^[A-Za-z0-9]{16,28}$/);
 const repository = fc.record({
   apis: fc.uniqueArray(word, { minLength: 1, maxLength: 3 }),
   titles: fc.array(text, { minLength: 3, maxLength: 3 }),
-  keys: fc.array(fc.record({ rate: fc.integer({ min: 0, max: 10_000 }), tags: fc.array(word, { maxLength: 3 }), api: fc.nat(), trigger: fc.option(word, { nil: undefined }) }), { maxLength: 4 }),
+  keys: fc.array(
+    fc.record({
+      rate: fc.integer({ min: 0, max: 10_000 }),
+      tags: fc.array(word, { maxLength: 3 }),
+      api: fc.nat(),
+      trigger: fc.option(word, { nil: undefined }),
+    }),
+    { maxLength: 4 },
+  ),
   clients: fc.array(fc.record({ description: text, api: fc.nat() }), { maxLength: 3 }),
-  hooks: fc.array(fc.record({ events: fc.subarray(["UserRegistered", "PasswordReset", "AccessRequestApproved"], { minLength: 1 }), timeout: fc.nat(60) }), { maxLength: 3 }),
+  hooks: fc.array(fc.record({ events: fc.subarray(["UserRegistered", "PasswordReset", "AccessRequestApproved"], { minLength: 1 }), timeout: fc.nat(60) }), {
+    maxLength: 3,
+  }),
   products: fc.array(text, { maxLength: 2 }),
   secrets: fc.uniqueArray(secretValue, { minLength: 12, maxLength: 12 }),
 });
@@ -35,23 +45,43 @@ function files(r: Repo): { files: Record<string, string>; env: Record<string, st
   const out: Record<string, string> = {};
   const q = (s: string): string => JSON.stringify(s);
   r.apis.forEach((name, i) => {
-    out[`apis/${name}.yaml`] = doc("ApiDefinition", name, `apiId: ${name}-id\nquery: { upstreamURL: "http://user:\${env:SECRET_${i}}@up.internal" }\ndefinition:\n  openapi: 3.1.0\n  info: { title: ${q(r.titles[i] ?? "t")}, version: "1" }\n  paths: {}`);
+    out[`apis/${name}.yaml`] = doc(
+      "ApiDefinition",
+      name,
+      `apiId: ${name}-id\nquery: { upstreamURL: "http://user:\${env:SECRET_${i}}@up.internal" }\ndefinition:\n  openapi: 3.1.0\n  info: { title: ${q(r.titles[i] ?? "t")}, version: "1" }\n  paths: {}`,
+    );
   });
   r.keys.forEach((k, i) => {
     const api = r.apis[k.api % r.apis.length]!;
-    out[`keys/k${i}.yaml`] = doc("OrgKey", `k${i}`, `keyId: key-${i}\nrate: ${k.rate}\ntags: ${JSON.stringify(k.tags)}\nhmac_string: \${env:SECRET_${3 + (i % 3)}}\naccess_rights:\n  a: { apiRef: ${api} }${k.trigger === undefined ? "" : `\nquotaResetTrigger: ${k.trigger}`}`);
+    out[`keys/k${i}.yaml`] = doc(
+      "OrgKey",
+      `k${i}`,
+      `keyId: key-${i}\nrate: ${k.rate}\ntags: ${JSON.stringify(k.tags)}\nhmac_string: \${env:SECRET_${3 + (i % 3)}}\naccess_rights:\n  a: { apiRef: ${api} }${k.trigger === undefined ? "" : `\nquotaResetTrigger: ${k.trigger}`}`,
+    );
   });
   r.clients.forEach((c, i) => {
-    out[`clients/c${i}.yaml`] = doc("OAuthClient", `c${i}`, `apiRef: ${r.apis[c.api % r.apis.length]!}\nclientId: client-${i}\ndescription: ${q(c.description)}\nsecret: \${env:SECRET_${6 + (i % 2)}}`);
+    out[`clients/c${i}.yaml`] = doc(
+      "OAuthClient",
+      `c${i}`,
+      `apiRef: ${r.apis[c.api % r.apis.length]!}\nclientId: client-${i}\ndescription: ${q(c.description)}\nsecret: \${env:SECRET_${6 + (i % 2)}}`,
+    );
   });
   r.hooks.forEach((h, i) => {
-    out[`hooks/h${i}.yaml`] = doc("PortalWebhook", `h${i}`, `Name: hook ${i}\nURL: "https://crm.example.com/hook?token=\${env:SECRET_8}"\nMethod: POST\nTimeout: ${h.timeout}\nEvents: ${JSON.stringify(h.events)}`);
-    out[`dash/d${i}.yaml`] = doc("DashboardWebhook", `d${i}`, `name: d${i}\nmethod: POST\ntarget_path: https://chat.example.com/x${i}\nheader_map: { Authorization: "Bearer \${env:SECRET_9}" }`);
+    out[`hooks/h${i}.yaml`] = doc(
+      "PortalWebhook",
+      `h${i}`,
+      `Name: hook ${i}\nURL: "https://crm.example.com/hook?token=\${env:SECRET_8}"\nMethod: POST\nTimeout: ${h.timeout}\nEvents: ${JSON.stringify(h.events)}`,
+    );
+    out[`dash/d${i}.yaml`] = doc(
+      "DashboardWebhook",
+      `d${i}`,
+      `name: d${i}\nmethod: POST\ntarget_path: https://chat.example.com/x${i}\nheader_map: { Authorization: "Bearer \${env:SECRET_9}" }`,
+    );
   });
   r.products.forEach((p, i) => {
     out[`products/p${i}.yaml`] = doc("ApiProduct", `p${i}`, `Name: product ${i}\nProviderID: 1\nDescription: ${q(p)}\nAPIDetails: [{ apiRef: ${r.apis[0]!} }]`);
   });
-  out["llm.yaml"] = doc("LlmSettings", "assistant", "attributes: { system_prompt: \"${env:SECRET_10}\", model_name: m }");
+  out["llm.yaml"] = doc("LlmSettings", "assistant", 'attributes: { system_prompt: "${env:SECRET_10}", model_name: m }');
   return { files: out, env };
 }
 
@@ -77,7 +107,11 @@ describe("planner properties", () => {
         const state = recordPlan(firstPlan, set.desired, emptyState);
 
         const plan = computePlan(set.desired, state, planOptions);
-        const again = computePlan(shuffled(set.desired, seed), { ...state, resources: new Map(shuffled([...state.resources.entries()], seed + 1)) }, planOptions);
+        const again = computePlan(
+          shuffled(set.desired, seed),
+          { ...state, resources: new Map(shuffled([...state.resources.entries()], seed + 1)) },
+          planOptions,
+        );
         expect(again).toEqual(plan);
 
         const recorded = recordPlan(plan, set.desired, state);
@@ -85,7 +119,13 @@ describe("planner properties", () => {
         expect(settled.changes.filter((c) => c.action !== "no-op")).toEqual([]);
         expect(hasChanges(settled)).toBe(false);
 
-        const outputs = [renderPlan(plan, "text"), renderPlan(plan, "text", { color: true }), renderPlan(plan, "markdown"), renderPlan(plan, "json"), JSON.stringify(recorded.resources.get(set.desired[0]!.id))];
+        const outputs = [
+          renderPlan(plan, "text"),
+          renderPlan(plan, "text", { color: true }),
+          renderPlan(plan, "markdown"),
+          renderPlan(plan, "json"),
+          JSON.stringify(recorded.resources.get(set.desired[0]!.id)),
+        ];
         for (const out of outputs) for (const secret of repo.secrets) expect(out.includes(secret), `secret leaked into ${out.slice(0, 80)}`).toBe(false);
       }),
       { numRuns: runs },
@@ -129,9 +169,13 @@ const objects = [
   { kind: "ApiProduct", base: "prod0", spec: "Name: P0\nProviderID: 1" },
 ] as const;
 
-const commitStep = fc.array(fc.record({ present: fc.boolean(), name: fc.nat(2), declare: fc.boolean(), edit: fc.boolean() }), { minLength: objects.length, maxLength: objects.length });
+const commitStep = fc.array(fc.record({ present: fc.boolean(), name: fc.nat(2), declare: fc.boolean(), edit: fc.boolean() }), {
+  minLength: objects.length,
+  maxLength: objects.length,
+});
 
-const addressKey = (r: { kind: string; address: Readonly<Record<string, string>> }): string | undefined => (r.kind === "ApiDefinition" ? `api:${r.address.apiID}` : r.kind === "OrgKey" ? `key:${r.address.keyID}` : undefined);
+const addressKey = (r: { kind: string; address: Readonly<Record<string, string>> }): string | undefined =>
+  r.kind === "ApiDefinition" ? `api:${r.address.apiID}` : r.kind === "OrgKey" ? `key:${r.address.keyID}` : undefined;
 
 describe("planner properties: renames", () => {
   it("never deactivates a declared object, never records one object twice, never makes a second product", async () => {
@@ -148,7 +192,10 @@ describe("planner properties: renames", () => {
             const name = `${obj.base}-n${o.name}`;
             const from = recordedAs.get(i);
             const annotation = o.declare && from !== undefined && from !== name ? `  annotations:\n    gatesync.dev/moved-from: ${from}\n` : "";
-            f[`${obj.base}.yaml`] = doc(obj.kind, name, `${obj.spec}${o.edit && obj.kind === "OrgKey" ? "\ntags: [edited]" : ""}`).replace(`  name: ${name}\n`, `  name: ${name}\n${annotation}`);
+            f[`${obj.base}.yaml`] = doc(obj.kind, name, `${obj.spec}${o.edit && obj.kind === "OrgKey" ? "\ntags: [edited]" : ""}`).replace(
+              `  name: ${name}\n`,
+              `  name: ${name}\n${annotation}`,
+            );
           });
           const set = await desiredFrom(f);
           const plan = computePlan(set.desired, state, { ...planOptions, orphans: "deactivate" });
@@ -157,7 +204,9 @@ describe("planner properties: renames", () => {
             const key = addressKey(state.resources.get(c.id)!);
             expect(declared.has(key!), `${c.id} deactivated though ${key} is declared`).toBe(false);
           }
-          const names = new Set([...state.resources.values()].filter((r) => r.kind === "ApiProduct").map((r) => (r.applied as { Name?: string } | undefined)?.Name));
+          const names = new Set(
+            [...state.resources.values()].filter((r) => r.kind === "ApiProduct").map((r) => (r.applied as { Name?: string } | undefined)?.Name),
+          );
           for (const c of plan.changes.filter((x) => x.kind === "ApiProduct" && x.action === "create")) {
             expect(names.has("P0"), `${c.id} created while a record holds product P0`).toBe(false);
           }

@@ -19,7 +19,11 @@ const change = (plan: { changes: readonly PlannedChange[] }, id: string): Planne
 };
 
 /** Plans `before`, records it, then plans `after` against that state. */
-async function replan(before: Record<string, string>, after: Record<string, string>, opts: { env?: Record<string, string>; envAfter?: Record<string, string>; appTypeProviders?: number[] } = {}): Promise<ReturnType<typeof planFor>> {
+async function replan(
+  before: Record<string, string>,
+  after: Record<string, string>,
+  opts: { env?: Record<string, string>; envAfter?: Record<string, string>; appTypeProviders?: number[] } = {},
+): Promise<ReturnType<typeof planFor>> {
   const first = await desiredFrom(before, opts);
   const state = recordPlan(planFor(first), first.desired, emptyState);
   const second = await desiredFrom(after, { ...opts, ...(opts.envAfter === undefined ? {} : { env: opts.envAfter }) });
@@ -51,9 +55,14 @@ describe("create", () => {
   });
 
   it("plans a first apply of kinds that cannot be created as an update of the existing object", async () => {
-    const plan = planFor(await desiredFrom({ "a.yaml": petstore, "c.yaml": doc("OAuthClient", "app", "apiRef: petstore\nclientId: app-1\nredirect_uri: https://x") }));
+    const plan = planFor(
+      await desiredFrom({ "a.yaml": petstore, "c.yaml": doc("OAuthClient", "app", "apiRef: petstore\nclientId: app-1\nredirect_uri: https://x") }),
+    );
     const api = change(plan, "ApiDefinition/petstore");
-    expect(api).toMatchObject({ action: "update", operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1", query: "?listenPath=%2Fpetstore%2F", number: 1 } });
+    expect(api).toMatchObject({
+      action: "update",
+      operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1", query: "?listenPath=%2Fpetstore%2F", number: 1 },
+    });
     expect(api.notes.join(" ")).toMatch(/must already exist/);
     expect(change(plan, "OAuthClient/app")).toMatchObject({ action: "update", operation: { path: "/gw/oauth/clients/petstore-v1/app-1" } });
     // as a create's, its fields are every field of the request, read from the desired resource when shown (not held twice)
@@ -65,7 +74,9 @@ describe("create", () => {
   });
 
   it("adopts an existing portal webhook given its id: an update, not a create", async () => {
-    const plan = planFor(await desiredFrom({ "w.yaml": doc("PortalWebhook", "hook", "webhookId: wh-7\nName: n\nURL: https://h/x\nMethod: POST\nEvents: [UserRegistered]") }));
+    const plan = planFor(
+      await desiredFrom({ "w.yaml": doc("PortalWebhook", "hook", "webhookId: wh-7\nName: n\nURL: https://h/x\nMethod: POST\nEvents: [UserRegistered]") }),
+    );
     expect(change(plan, "PortalWebhook/hook")).toMatchObject({ action: "update", operation: { method: "PUT", path: "/webhooks/wh-7" } });
   });
 });
@@ -76,8 +87,14 @@ describe("update and no-op", () => {
     const same = await replan(before, before);
     expect(same.changes.map((c) => c.action)).toEqual(["no-op", "no-op"]);
     expect(hasChanges(same)).toBe(false);
-    const changed = await replan(before, { "a.yaml": petstore.replace("title: Petstore", "title: Pet Store"), "k.yaml": orgKey("rate: 20\nper: 1\ntags: [a, b]") });
-    expect(change(changed, "ApiDefinition/petstore")).toMatchObject({ action: "update", fields: [{ path: "definition.info.title", op: "change", before: "Petstore", after: "Pet Store" }] });
+    const changed = await replan(before, {
+      "a.yaml": petstore.replace("title: Petstore", "title: Pet Store"),
+      "k.yaml": orgKey("rate: 20\nper: 1\ntags: [a, b]"),
+    });
+    expect(change(changed, "ApiDefinition/petstore")).toMatchObject({
+      action: "update",
+      fields: [{ path: "definition.info.title", op: "change", before: "Petstore", after: "Pet Store" }],
+    });
     expect(change(changed, "OrgKey/acme").fields).toEqual([
       { path: "rate", op: "change", before: 10, after: 20 },
       { path: "tags", op: "change", before: ["a"], after: ["a", "b"] },
@@ -105,31 +122,67 @@ describe("stability: nothing but a real change makes a diff", () => {
     ["key order and YAML style", orgKey("rate: 10\nper: 1\nmeta_data: { a: 1, b: 2 }"), orgKey("meta_data:\n  b: 2\n  a: 1\nper: 1\nrate: 10")],
     ["equal numbers written differently", orgKey("rate: 10\nper: 1.0"), orgKey("rate: 1.0e1\nper: 1")],
     ["a default left out or written", product(), product("IsDocumentationOnly: false")],
-    ["CSV spacing", doc("ClientType", "ct", "providerId: 1\nclientTypeId: 2\nName: n\nResponseTypes: code,token\nGrantType: pkce"), doc("ClientType", "ct", "providerId: 1\nclientTypeId: 2\nName: n\nResponseTypes: ' code , token '\nGrantType: pkce\nDescription: ''")],
-    ["the order of a webhook's events", doc("PortalWebhook", "h", "Name: n\nURL: https://h\nMethod: POST\nEvents: [UserRegistered, PasswordReset]"), doc("PortalWebhook", "h", "Name: n\nURL: https://h\nMethod: POST\nTimeout: 0\nEvents: [PasswordReset, UserRegistered]")],
-    ["an OAuth client's empty fields left out", doc("OAuthClient", "c", "apiId: a\nclientId: c"), doc("OAuthClient", "c", "apiId: a\nclientId: c\ndescription: ''\nmeta_data: null\npolicy_id: ''")],
+    [
+      "CSV spacing",
+      doc("ClientType", "ct", "providerId: 1\nclientTypeId: 2\nName: n\nResponseTypes: code,token\nGrantType: pkce"),
+      doc("ClientType", "ct", "providerId: 1\nclientTypeId: 2\nName: n\nResponseTypes: ' code , token '\nGrantType: pkce\nDescription: ''"),
+    ],
+    [
+      "the order of a webhook's events",
+      doc("PortalWebhook", "h", "Name: n\nURL: https://h\nMethod: POST\nEvents: [UserRegistered, PasswordReset]"),
+      doc("PortalWebhook", "h", "Name: n\nURL: https://h\nMethod: POST\nTimeout: 0\nEvents: [PasswordReset, UserRegistered]"),
+    ],
+    [
+      "an OAuth client's empty fields left out",
+      doc("OAuthClient", "c", "apiId: a\nclientId: c"),
+      doc("OAuthClient", "c", "apiId: a\nclientId: c\ndescription: ''\nmeta_data: null\npolicy_id: ''"),
+    ],
     ["JSON instead of YAML", orgKey("rate: 10"), ""],
   ])("%s", async (_label, a, b) => {
-    const after = b === "" ? { "k.json": JSON.stringify({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", metadata: { name: "acme" }, spec: { keyId: "org-acme", rate: 10 } }) } : { "r.yaml": b };
+    const after =
+      b === ""
+        ? { "k.json": JSON.stringify({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", metadata: { name: "acme" }, spec: { keyId: "org-acme", rate: 10 } }) }
+        : { "r.yaml": b };
     const plan = await replan({ "r.yaml": a }, after);
     expect(plan.changes.map((c) => [c.id, c.action, c.fields])).toEqual([[plan.changes[0]!.id, "no-op", []]]);
   });
 
   it("never diffs the fields an app-type provider derives", async () => {
-    const ct = (auth: string, grant: string): string => doc("ClientType", "m2m", `providerId: 3\nclientTypeId: 31\nName: M2M\nIdpAppType: service\nResponseTypes: token\nGrantType: ${grant}\nTokenEndpointAuthMethod: ${auth}`);
-    const plan = await replan({ "c.yaml": ct("client_secret_post", "client_credentials") }, { "c.yaml": ct("client_secret_basic", "pkce") }, { appTypeProviders: [3] });
+    const ct = (auth: string, grant: string): string =>
+      doc(
+        "ClientType",
+        "m2m",
+        `providerId: 3\nclientTypeId: 31\nName: M2M\nIdpAppType: service\nResponseTypes: token\nGrantType: ${grant}\nTokenEndpointAuthMethod: ${auth}`,
+      );
+    const plan = await replan(
+      { "c.yaml": ct("client_secret_post", "client_credentials") },
+      { "c.yaml": ct("client_secret_basic", "pkce") },
+      { appTypeProviders: [3] },
+    );
     expect(change(plan, "ClientType/m2m").action).toBe("no-op");
     // for a regular provider the same edit is a change
     const regular = await replan({ "c.yaml": ct("client_secret_post", "pkce") }, { "c.yaml": ct("client_secret_basic", "pkce") });
-    expect(change(regular, "ClientType/m2m").fields).toEqual([{ path: "TokenEndpointAuthMethod", op: "change", before: "client_secret_post", after: "client_secret_basic" }]);
+    expect(change(regular, "ClientType/m2m").fields).toEqual([
+      { path: "TokenEndpointAuthMethod", op: "change", before: "client_secret_post", after: "client_secret_basic" },
+    ]);
   });
 });
 
 describe("blocked", () => {
   it.each([
     ["ApiProduct", product("Description: a"), product("Description: b"), /no update for API products/],
-    ["LlmSettings", doc("LlmSettings", "l", "attributes: { temperature: 0.1 }"), doc("LlmSettings", "l", "attributes: { temperature: 0.2 }"), /LLM-settings interface offers no update/],
-    ["DashboardWebhook", doc("DashboardWebhook", "d", "method: GET\ntarget_path: https://a"), doc("DashboardWebhook", "d", "method: POST\ntarget_path: https://a"), /dashboard interface offers no update/],
+    [
+      "LlmSettings",
+      doc("LlmSettings", "l", "attributes: { temperature: 0.1 }"),
+      doc("LlmSettings", "l", "attributes: { temperature: 0.2 }"),
+      /LLM-settings interface offers no update/,
+    ],
+    [
+      "DashboardWebhook",
+      doc("DashboardWebhook", "d", "method: GET\ntarget_path: https://a"),
+      doc("DashboardWebhook", "d", "method: POST\ntarget_path: https://a"),
+      /dashboard interface offers no update/,
+    ],
   ])("blocks a change to a created %s, saying why and what to do", async (_k, a, b, reason) => {
     const plan = await replan({ "r.yaml": a }, { "r.yaml": b });
     const c = plan.changes[0]!;
@@ -147,14 +200,29 @@ describe("blocked", () => {
     expect(change(only, "OAuthClient/app")).toMatchObject({ action: "blocked", fields: [{ path: "secret", op: "change" }] });
     expect(change(only, "OAuthClient/app").reason).toMatch(/ignores `secret`/);
     expect(change(only, "OAuthClient/app").hint).toMatch(/state resolve OAuthClient\/app --accept/);
-    const both = await replan({ "c.yaml": client("") }, { "c.yaml": client("description: new") }, { env: { S: "old-secret-value" }, envAfter: { S: "new-secret-value" } });
+    const both = await replan(
+      { "c.yaml": client("") },
+      { "c.yaml": client("description: new") },
+      { env: { S: "old-secret-value" }, envAfter: { S: "new-secret-value" } },
+    );
     expect(change(both, "OAuthClient/app")).toMatchObject({ action: "update" });
     expect(change(both, "OAuthClient/app").notes.join()).toMatch(/secret will not change/);
   });
 
   it("blocks a create whose outcome is in doubt, and explains how to resolve it", async () => {
     const set = await desiredFrom({ "p.yaml": product() });
-    const state = stateOf([{ id: "ApiProduct/shop", kind: "ApiProduct", name: "shop", address: {}, status: "in-doubt", error: "timeout after sending", createdAt: "t", updatedAt: "t" }]);
+    const state = stateOf([
+      {
+        id: "ApiProduct/shop",
+        kind: "ApiProduct",
+        name: "shop",
+        address: {},
+        status: "in-doubt",
+        error: "timeout after sending",
+        createdAt: "t",
+        updatedAt: "t",
+      },
+    ]);
     const c = change(planFor(set, state), "ApiProduct/shop");
     expect(c).toMatchObject({ action: "blocked" });
     expect(c.reason).toMatch(/outcome is unknown.*timeout after sending.*duplicate/);
@@ -169,7 +237,12 @@ describe("secrets and quota resets", () => {
     const c = change(plan, "OrgKey/acme");
     expect(c.action).toBe("update");
     expect(c.fields).toHaveLength(1);
-    expect(c.fields[0]).toMatchObject({ path: "hmac_string", op: "change", before: { $sensitive: expect.any(String) as string }, after: { $sensitive: expect.any(String) as string } });
+    expect(c.fields[0]).toMatchObject({
+      path: "hmac_string",
+      op: "change",
+      before: { $sensitive: expect.any(String) as string },
+      after: { $sensitive: expect.any(String) as string },
+    });
     expect(JSON.stringify(plan)).not.toMatch(/first-value|second-value/);
   });
 
@@ -180,7 +253,12 @@ describe("secrets and quota resets", () => {
     expect(change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("2026-10") }), "OrgKey/acme")).toMatchObject({ action: "no-op" });
     const next = change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("2026-11") }), "OrgKey/acme");
     // a trigger-only change shows the trigger as its field (a plan of one update with no field said nothing of why)
-    expect(next).toMatchObject({ action: "update", quotaReset: true, fields: [{ path: "quotaResetTrigger", op: "change", before: "2026-10", after: "2026-11" }], operation: { query: "?reset_quota=1" } });
+    expect(next).toMatchObject({
+      action: "update",
+      quotaReset: true,
+      fields: [{ path: "quotaResetTrigger", op: "change", before: "2026-10", after: "2026-11" }],
+      operation: { query: "?reset_quota=1" },
+    });
     expect(change(await replan({ "k.yaml": key("2026-10") }, { "k.yaml": key("") }), "OrgKey/acme")).toMatchObject({ action: "no-op" });
   });
 });
@@ -206,7 +284,11 @@ describe("orphans", () => {
     const state = await recorded({ "a.yaml": petstore, "k.yaml": orgKey("rate: 1"), "p.yaml": product() });
     const set = await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") });
     const plan = planFor(set, state, { orphans: "deactivate" });
-    expect(change(plan, "ApiDefinition/petstore")).toMatchObject({ action: "orphan", deactivate: true, operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" } });
+    expect(change(plan, "ApiDefinition/petstore")).toMatchObject({
+      action: "orphan",
+      deactivate: true,
+      operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" },
+    });
     expect(change(plan, "OrgKey/acme")).toMatchObject({ action: "orphan", deactivate: true, fields: [{ path: "is_inactive", before: false, after: true }] });
     expect(change(plan, "ApiProduct/shop").operation).toBeUndefined();
     const after = recordPlan(plan, set.desired, state);
@@ -224,16 +306,31 @@ describe("orphans", () => {
   });
 
   it("deactivates an API whose document has no gateway extension, with a complete one built from the document and its flags", async () => {
-    const state = await recorded({ "a.yaml": petstore.replace(/ {2}x-gw-api-gateway:\n.*\n/, "").replace("    paths: {}", '    servers: [{ url: "http://petstore.internal" }]\n    paths: {}') });
+    const state = await recorded({
+      "a.yaml": petstore
+        .replace(/ {2}x-gw-api-gateway:\n.*\n/, "")
+        .replace("    paths: {}", '    servers: [{ url: "http://petstore.internal" }]\n    paths: {}'),
+    });
     const plan = planFor(await desiredFrom({ "x.yaml": doc("LlmSettings", "x", "attributes: {}") }), state, { orphans: "deactivate" });
-    expect(change(plan, "ApiDefinition/petstore")).toMatchObject({ action: "orphan", deactivate: true, operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" } });
+    expect(change(plan, "ApiDefinition/petstore")).toMatchObject({
+      action: "orphan",
+      deactivate: true,
+      operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" },
+    });
     expect(change(plan, "ApiDefinition/petstore").notes[0]).toMatch(/no x-gw-api-gateway extension: a complete x-gw-api-gateway extension is sent/);
   });
 });
 
 describe("order, dependencies and calls", () => {
   it("puts resources after the APIs they reference, in waves", async () => {
-    const plan = planFor(await desiredFrom({ "a.yaml": petstore, "k.yaml": orgKey("access_rights:\n  p: { apiRef: petstore }"), "p.yaml": product("APIDetails: [{ apiRef: petstore }]"), "l.yaml": doc("LlmSettings", "l", "attributes: {}") }));
+    const plan = planFor(
+      await desiredFrom({
+        "a.yaml": petstore,
+        "k.yaml": orgKey("access_rights:\n  p: { apiRef: petstore }"),
+        "p.yaml": product("APIDetails: [{ apiRef: petstore }]"),
+        "l.yaml": doc("LlmSettings", "l", "attributes: {}"),
+      }),
+    );
     expect(plan.changes.map((c) => [c.wave, c.id])).toEqual([
       [1, "ApiDefinition/petstore"],
       [1, "LlmSettings/l"],
@@ -244,11 +341,34 @@ describe("order, dependencies and calls", () => {
   });
 
   it("names cycles", () => {
-    expect(planWaves([{ id: "a", dependsOn: ["b"] }, { id: "b", dependsOn: ["c"] }, { id: "c", dependsOn: ["a"] }, { id: "d", dependsOn: [] }])).toEqual({ ok: false, cycle: ["a", "b", "c", "a"] });
+    expect(
+      planWaves([
+        { id: "a", dependsOn: ["b"] },
+        { id: "b", dependsOn: ["c"] },
+        { id: "c", dependsOn: ["a"] },
+        { id: "d", dependsOn: [] },
+      ]),
+    ).toEqual({ ok: false, cycle: ["a", "b", "c", "a"] });
     expect(planWaves([{ id: "a", dependsOn: ["a"] }])).toEqual({ ok: false, cycle: ["a", "a"] });
     const desired = [
-      { id: "X/a", kind: "OrgKey" as const, name: "a", hash: "ha", request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} }, dependsOn: ["X/b"], source: { file: "f", line: 1 } },
-      { id: "X/b", kind: "OrgKey" as const, name: "b", hash: "hb", request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} }, dependsOn: ["X/a"], source: { file: "f", line: 1 } },
+      {
+        id: "X/a",
+        kind: "OrgKey" as const,
+        name: "a",
+        hash: "ha",
+        request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} },
+        dependsOn: ["X/b"],
+        source: { file: "f", line: 1 },
+      },
+      {
+        id: "X/b",
+        kind: "OrgKey" as const,
+        name: "b",
+        hash: "hb",
+        request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} },
+        dependsOn: ["X/a"],
+        source: { file: "f", line: 1 },
+      },
     ];
     expect(() => computePlan(desired, emptyState, { orphans: "report", now: "t" })).toThrow(PlanError);
     expect(() => computePlan(desired, emptyState, { orphans: "report", now: "t" })).toThrow(/X\/a → X\/b → X\/a/);
@@ -275,9 +395,15 @@ describe("order, dependencies and calls", () => {
   it("digests the canonical form of the changes, secrets hidden, the same under another hash key", async () => {
     const files = { "k.yaml": orgKey("rate: 1\nhmac_string: s3cret"), "p.yaml": product(), "a.yaml": petstore };
     const plan = planFor(await desiredFrom(files));
-    const hidden = JSON.parse(JSON.stringify(plan.changes, (_k, v: unknown) => (v !== null && typeof v === "object" && sensitiveKey in v ? "(sensitive)" : v))) as unknown;
+    const hidden = JSON.parse(
+      JSON.stringify(plan.changes, (_k, v: unknown) => (v !== null && typeof v === "object" && sensitiveKey in v ? "(sensitive)" : v)),
+    ) as unknown;
     // each change in the canonical (Merkle) form content hashes use, the list hashed as it is written
-    expect(plan.digest).toBe(createHash("sha256").update(`[${(hidden as unknown[]).map((c) => canonical(c)).join(",")}]`).digest("hex"));
+    expect(plan.digest).toBe(
+      createHash("sha256")
+        .update(`[${(hidden as unknown[]).map((c) => canonical(c)).join(",")}]`)
+        .digest("hex"),
+    );
     expect(planFor(await desiredFrom(files, { hashKey: "another-key" })).digest).toBe(plan.digest);
     expect(planFor(await desiredFrom({ ...files, "k.yaml": orgKey("rate: 2\nhmac_string: s3cret") })).digest).not.toBe(plan.digest);
   });

@@ -24,7 +24,11 @@ const change = (plan: Plan, id: string): PlannedChange => {
 
 const api = (name: string, apiId = "petstore-v1", title = "Petstore"): string =>
   // listen path, upstream and title: what a complete deactivation extension is built from (api-deactivation.ts)
-  doc("ApiDefinition", name, `apiId: ${apiId}\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${title}, version: "1" }\n  servers: [{ url: "http://petstore.internal" }]\n  paths: {}`);
+  doc(
+    "ApiDefinition",
+    name,
+    `apiId: ${apiId}\nquery: { listenPath: /petstore/ }\ndefinition:\n  openapi: 3.0.3\n  info: { title: ${title}, version: "1" }\n  servers: [{ url: "http://petstore.internal" }]\n  paths: {}`,
+  );
 const key = (name: string, keyId = "org-acme", extra = ""): string => doc("OrgKey", name, `keyId: ${keyId}\nrate: 10${extra}`);
 const product = (name: string, annotations = ""): string =>
   `apiVersion: gatesync.dev/v1\nkind: ApiProduct\nmetadata:\n  name: ${name}\n${annotations === "" ? "" : `  annotations:\n    ${annotations}\n`}spec:\n  Name: Shop\n  ProviderID: 1\n`;
@@ -58,7 +62,11 @@ describe("renames", () => {
 
   it("moves an org key renamed and changed: one update to the same key, its quota trigger not reset again", async () => {
     const state = await applied({ "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-10"') });
-    const plan = await next(state, { "k.yaml": doc("OrgKey", "acme-main", 'keyId: org-acme\nrate: 20\nquotaResetTrigger: "2026-10"') }, { orphans: "deactivate" });
+    const plan = await next(
+      state,
+      { "k.yaml": doc("OrgKey", "acme-main", 'keyId: org-acme\nrate: 20\nquotaResetTrigger: "2026-10"') },
+      { orphans: "deactivate" },
+    );
     const c = change(plan, "OrgKey/acme-main");
     expect(c).toMatchObject({ action: "update", moved: { from: "OrgKey/acme" }, operation: { path: "/gw/org/keys/org-acme", query: "" } });
     expect(c.quotaReset).toBeUndefined();
@@ -83,11 +91,20 @@ describe("renames", () => {
     const llm = (name: string): string => doc("LlmSettings", name, "attributes: { model_name: m }");
     const state = await applied({ "w.yaml": hook("alerts"), "l.yaml": llm("assistant") });
     const plan = await next(state, { "w.yaml": hook("chat-alerts"), "l.yaml": llm("helper") });
-    expect(change(plan, "DashboardWebhook/chat-alerts")).toMatchObject({ action: "blocked", hint: expect.stringContaining("gatesync.dev/moved-from: alerts") as string });
-    expect(change(plan, "LlmSettings/helper")).toMatchObject({ action: "blocked", hint: expect.stringContaining("gatesync.dev/moved-from: assistant") as string });
+    expect(change(plan, "DashboardWebhook/chat-alerts")).toMatchObject({
+      action: "blocked",
+      hint: expect.stringContaining("gatesync.dev/moved-from: alerts") as string,
+    });
+    expect(change(plan, "LlmSettings/helper")).toMatchObject({
+      action: "blocked",
+      hint: expect.stringContaining("gatesync.dev/moved-from: assistant") as string,
+    });
     expect(plan.summary.calls.total).toBe(0);
     // a hook for another target is no likeness: created
-    const other = await next(state, { "w.yaml": doc("DashboardWebhook", "chat-alerts", "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/y"), "l.yaml": llm("assistant") });
+    const other = await next(state, {
+      "w.yaml": doc("DashboardWebhook", "chat-alerts", "name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/y"),
+      "l.yaml": llm("assistant"),
+    });
     expect(change(other, "DashboardWebhook/chat-alerts").action).toBe("create");
   });
 
@@ -107,8 +124,12 @@ describe("renames", () => {
 
   it("accepts `Kind/name` in the annotation, refuses another kind, a resource still declared, and two claims on one record", async () => {
     const state = await applied({ "p.yaml": product("shop"), "a.yaml": api("petstore") });
-    expect(change(await next(state, { "p.yaml": product("storefront", moved("ApiProduct/shop")), "a.yaml": api("petstore") }), "ApiProduct/storefront").action).toBe("moved");
-    expect(change(await next(state, { "p.yaml": product("storefront", moved("OrgKey/shop")), "a.yaml": api("petstore") }), "ApiProduct/storefront")).toMatchObject({ action: "blocked", reason: expect.stringContaining("names another kind") as string });
+    expect(
+      change(await next(state, { "p.yaml": product("storefront", moved("ApiProduct/shop")), "a.yaml": api("petstore") }), "ApiProduct/storefront").action,
+    ).toBe("moved");
+    expect(
+      change(await next(state, { "p.yaml": product("storefront", moved("OrgKey/shop")), "a.yaml": api("petstore") }), "ApiProduct/storefront"),
+    ).toMatchObject({ action: "blocked", reason: expect.stringContaining("names another kind") as string });
     const stillThere = await next(state, { "p.yaml": product("shop"), "q.yaml": product("storefront", moved("shop")), "a.yaml": api("petstore") });
     expect(change(stillThere, "ApiProduct/storefront")).toMatchObject({ action: "blocked", reason: expect.stringContaining("still declares") as string });
     const twice = await next(state, { "p.yaml": product("one", moved("shop")), "q.yaml": product("two", moved("shop")), "a.yaml": api("petstore") });
@@ -216,7 +237,11 @@ describe("reactivation", () => {
   it("switches a deactivated key back on, unless its spec itself says is_inactive: true", async () => {
     const state = await applied({ "k.yaml": key("acme"), "a.yaml": api("petstore") });
     const off = recordPlan(await next(state, { "a.yaml": api("petstore") }, { orphans: "deactivate" }), [], state);
-    expect(change(await next(off, { "k.yaml": key("acme"), "a.yaml": api("petstore") }), "OrgKey/acme")).toMatchObject({ action: "update", reactivate: true, fields: [{ path: "is_inactive", before: true, after: false }] });
+    expect(change(await next(off, { "k.yaml": key("acme"), "a.yaml": api("petstore") }), "OrgKey/acme")).toMatchObject({
+      action: "update",
+      reactivate: true,
+      fields: [{ path: "is_inactive", before: true, after: false }],
+    });
     const declaredOff = await next(off, { "k.yaml": key("acme", "org-acme", "\nis_inactive: true"), "a.yaml": api("petstore") });
     expect(change(declaredOff, "OrgKey/acme").reactivate).toBeUndefined();
   });
@@ -235,7 +260,10 @@ describe("an org key whose write is in doubt", () => {
     const record = state.resources.get("OrgKey/acme")!;
     // what the recorder leaves when the write carrying reset_quota=1 for 2026-11 got no answer
     const inDoubt: ResourceRecord = { ...record, status: "in-doubt", trigger: "2026-11", error: "outcome unknown: socket hang up", attempted: record.applied! };
-    const plan = await next({ ...state, resources: new Map([["OrgKey/acme", inDoubt]]) }, { "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-11"') });
+    const plan = await next(
+      { ...state, resources: new Map([["OrgKey/acme", inDoubt]]) },
+      { "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-11"') },
+    );
     const c = change(plan, "OrgKey/acme");
     expect(c).toMatchObject({ action: "update", operation: { path: "/gw/org/keys/org-acme", query: "" } });
     expect(c.quotaReset).toBeUndefined();
@@ -246,13 +274,26 @@ describe("an org key whose write is in doubt", () => {
     expect(text).not.toContain("--id");
     expect(text).toContain("not sent again");
     // a new trigger afterwards is a new reset
-    const newer = await next({ ...state, resources: new Map([["OrgKey/acme", inDoubt]]) }, { "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-12"') });
+    const newer = await next(
+      { ...state, resources: new Map([["OrgKey/acme", inDoubt]]) },
+      { "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-12"') },
+    );
     expect(change(newer, "OrgKey/acme")).toMatchObject({ quotaReset: true, operation: { query: "?reset_quota=1" } });
   });
 
   it("of a first write (nothing applied before) is written again without the reset too", async () => {
     const set = await desiredFrom({ "k.yaml": key("acme", "org-acme", '\nquotaResetTrigger: "2026-10"') });
-    const inDoubt: ResourceRecord = { id: "OrgKey/acme", kind: "OrgKey", name: "acme", address: { keyID: "org-acme" }, status: "in-doubt", trigger: "2026-10", attempted: {}, createdAt: "t", updatedAt: "t" };
+    const inDoubt: ResourceRecord = {
+      id: "OrgKey/acme",
+      kind: "OrgKey",
+      name: "acme",
+      address: { keyID: "org-acme" },
+      status: "in-doubt",
+      trigger: "2026-10",
+      attempted: {},
+      createdAt: "t",
+      updatedAt: "t",
+    };
     const c = change(planFor(set, { ...emptyState, serial: 1, resources: new Map([["OrgKey/acme", inDoubt]]) }), "OrgKey/acme");
     expect(c).toMatchObject({ action: "update", operation: { query: "" } });
     expect(c.quotaReset).toBeUndefined();

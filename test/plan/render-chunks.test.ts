@@ -25,7 +25,12 @@ async function planOf(n: number, seed: number): Promise<Plan> {
       if (round === 1 && (i + seed) % 5 === 0) continue; // removed: an orphan
       const v = round === 1 && (i + seed) % 3 === 0 ? "changed" : "first";
       const pick = (i + seed) % 4;
-      if (pick === 0) files[`k${i}.yaml`] = doc("OrgKey", `key-${i}`, `keyId: org-${i}\nrate: ${v === "first" ? 10 : 20}\nhmac_enabled: true\nhmac_string: \${env:BENCH_SECRET}`);
+      if (pick === 0)
+        files[`k${i}.yaml`] = doc(
+          "OrgKey",
+          `key-${i}`,
+          `keyId: org-${i}\nrate: ${v === "first" ? 10 : 20}\nhmac_enabled: true\nhmac_string: \${env:BENCH_SECRET}`,
+        );
       else if (pick === 1) files[`w${i}.yaml`] = doc("PortalWebhook", `hook-${i}`, `Name: ${v}\nURL: https://h/${i}\nMethod: POST\nEvents: [UserRegistered]`);
       else if (pick === 2) Object.assign(files, api(i, `${v} \u00e9 "quoted"`));
       else files[`d${i}.yaml`] = doc("DashboardWebhook", `dash-${i}`, `method: GET\ntarget_path: https://h/${v}/${i}`);

@@ -67,7 +67,13 @@ describe("renderers", () => {
 
   it("keeps every cell literal whatever the values hold: ampersands, pipes, backticks, angle brackets, emphasis", async () => {
     const nasty = "a&b | `c` ``d`` <e> *f* _g_ [h](i) &amp;";
-    const set = await desiredFrom({ "w.yaml": doc("ApiDefinition", "w", `apiId: "${nasty.replace(/"/g, '\\"')}"\nquery: { listenPath: "/x/?a=1&b=2" }\ndefinition:\n  openapi: 3.0.3\n  info: { title: T, version: "1" }\n  paths: {}`) });
+    const set = await desiredFrom({
+      "w.yaml": doc(
+        "ApiDefinition",
+        "w",
+        `apiId: "${nasty.replace(/"/g, '\\"')}"\nquery: { listenPath: "/x/?a=1&b=2" }\ndefinition:\n  openapi: 3.0.3\n  info: { title: T, version: "1" }\n  paths: {}`,
+      ),
+    });
     const md = renderMarkdown(planFor(set));
     const row = tableCells(md)[1] ?? [];
     expect(row[2]).toBe("update");
@@ -77,7 +83,8 @@ describe("renderers", () => {
 
   it("stays under 65,000 characters on a large plan and says what it cut", async () => {
     const files: Record<string, string> = {};
-    for (let i = 0; i < 1500; i++) files[`k${i}.yaml`] = doc("OrgKey", `key-${i}`, `keyId: key-${i}\nrate: ${i}\nmeta_data: { note: "${"x".repeat(60)}" }\ntags: [a, b, c]`);
+    for (let i = 0; i < 1500; i++)
+      files[`k${i}.yaml`] = doc("OrgKey", `key-${i}`, `keyId: key-${i}\nrate: ${i}\nmeta_data: { note: "${"x".repeat(60)}" }\ntags: [a, b, c]`);
     const plan = planFor(await desiredFrom(files));
     const md = renderMarkdown(plan);
     expect(md.length).toBeLessThanOrEqual(markdownLimit);
@@ -86,10 +93,15 @@ describe("renderers", () => {
   });
 
   it("marks a breaking update on its row and lists its breaking changes first, as list items GitHub renders", async () => {
-    const withOp = petstore.replace("paths: {}", "paths: { /pets: { get: { responses: { '200': { description: ok } } }, post: { responses: { '201': { description: ok } } } } }");
+    const withOp = petstore.replace(
+      "paths: {}",
+      "paths: { /pets: { get: { responses: { '200': { description: ok } } }, post: { responses: { '201': { description: ok } } } } }",
+    );
     const before = await desiredFrom({ "a.yaml": withOp });
     const state = recordPlan(planFor(before), before.desired, emptyState);
-    const after = await desiredFrom({ "a.yaml": withOp.replace(", post: { responses: { '201': { description: ok } } }", "").replace("listenPath: /petstore/", "listenPath: /pets/") });
+    const after = await desiredFrom({
+      "a.yaml": withOp.replace(", post: { responses: { '201': { description: ok } } }", "").replace("listenPath: /petstore/", "listenPath: /pets/"),
+    });
     const plan = planFor(after, state);
     const md = renderMarkdown(plan);
     expect(tableCells(md)[1]).toEqual(["✏️", "ApiDefinition/petstore", "update ⚠ breaking", "PATCH /gw/apis/oas/petstore-v1?listenPath=%2Fpets%2F"]);

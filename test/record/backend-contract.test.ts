@@ -262,8 +262,14 @@ describe("postgres state backend", () => {
   });
 
   it("says clearly when the database cannot be reached", async () => {
-    const a = new (await import("../../src/record/postgres-backend.js")).PostgresStateBackend({ url: "postgresql://postgres@127.0.0.1:9/none", schema: "gs_unreachable" });
-    await expect(a.read()).rejects.toMatchObject({ code: "STATE_IO", message: expect.stringMatching(/cannot prepare the state tables.*ECONNREFUSED/) as string });
+    const a = new (await import("../../src/record/postgres-backend.js")).PostgresStateBackend({
+      url: "postgresql://postgres@127.0.0.1:9/none",
+      schema: "gs_unreachable",
+    });
+    await expect(a.read()).rejects.toMatchObject({
+      code: "STATE_IO",
+      message: expect.stringMatching(/cannot prepare the state tables.*ECONNREFUSED/) as string,
+    });
     await a.close();
   });
 });

@@ -30,7 +30,9 @@ await b.close();
 `;
 
 function open(file: string, startAt: number): Promise<string> {
-  const child = spawn(process.execPath, ["--import", tsxLoader, "--input-type=module", "-e", opener, file, String(startAt)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", tsxLoader, "--input-type=module", "-e", opener, file, String(startAt)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   let out = "";
   child.stdout.on("data", (b: Buffer) => (out += b.toString()));
   return new Promise((resolve) => child.on("close", () => resolve(out.trim())));
@@ -44,7 +46,10 @@ describe("a new SQLite state opened by two processes at once", () => {
       const startAt = Date.now() + 1_500;
       outcomes.push(...(await Promise.all([open(file, startAt), open(file, startAt)])));
     }
-    expect(outcomes.filter((o) => o !== "locked" && !o.startsWith("STATE_LOCKED")), outcomes.join("\n")).toEqual([]);
+    expect(
+      outcomes.filter((o) => o !== "locked" && !o.startsWith("STATE_LOCKED")),
+      outcomes.join("\n"),
+    ).toEqual([]);
     expect(outcomes.filter((o) => o === "locked").length).toBeGreaterThanOrEqual(24);
   }, 120_000);
 });

@@ -35,7 +35,8 @@ describe("ensureDirectory", () => {
 
   it("makes an unwritable --out a clear error, not a hang or an internal one", async () => {
     const dir = await tempRepo({
-      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets: { portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY } }\nstate: { backend: sqlite, path: ./state/state.db }\n",
+      "gatesync.yaml":
+        "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets: { portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY } }\nstate: { backend: sqlite, path: ./state/state.db }\n",
       "config/p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1"),
     });
     await writeFile(path.join(dir, "blocker"), "a file where a directory should be");

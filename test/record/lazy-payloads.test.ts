@@ -46,7 +46,16 @@ const full: ResourceRecord = {
   createdAt: "2026-11-21T00:00:00.000Z",
   updatedAt: "2026-11-21T00:00:00.000Z",
 };
-const bare: ResourceRecord = { id: "OrgKey/k", kind: "OrgKey", name: "k", address: { keyID: "k" }, status: "failed", error: "refused", createdAt: "2026-11-21T00:00:00.000Z", updatedAt: "2026-11-21T00:00:00.000Z" };
+const bare: ResourceRecord = {
+  id: "OrgKey/k",
+  kind: "OrgKey",
+  name: "k",
+  address: { keyID: "k" },
+  status: "failed",
+  error: "refused",
+  createdAt: "2026-11-21T00:00:00.000Z",
+  updatedAt: "2026-11-21T00:00:00.000Z",
+};
 
 async function writeAll(backend: StateBackend, records: readonly ResourceRecord[]): Promise<void> {
   const lock = await backend.lock("test");
@@ -143,7 +152,9 @@ describe.each(backends)("%s backend: payloads read only for the records chosen",
           return new Set([full.id]);
         },
       });
-      expect(seen).toEqual([["ApiDefinition/other applied,attempted,response,health", "ApiDefinition/petstore applied,attempted,response,health", "OrgKey/k "]]);
+      expect(seen).toEqual([
+        ["ApiDefinition/other applied,attempted,response,health", "ApiDefinition/petstore applied,attempted,response,health", "OrgKey/k "],
+      ]);
       expect([state.resources.get(full.id), state.resources.get(bare.id)]).toEqual([full, bare]);
       const unread = state.resources.get(other.id)!;
       expect([holdsPayload(unread, "applied"), unread.appliedHash, unread.labels]).toEqual([true, "h1", { team: "pets" }]);
@@ -191,11 +202,16 @@ describe("a plan against a state read from storage", () => {
       expect(plan.summary).toMatchObject({ noop: 6, orphan: 1 });
       // an orphan's last request is read once: it says which server object the record stands for,
       // and whether the repository still declares that object under another name (plan/renames.ts)
-      expect([...state.resources.values()].map((r) => [r.id, unparsedPayloads(r)])).toEqual([...state.resources.values()].map((r) => [r.id, r.id === "OrgKey/gone" ? [] : ["applied"]]));
+      expect([...state.resources.values()].map((r) => [r.id, unparsedPayloads(r)])).toEqual(
+        [...state.resources.values()].map((r) => [r.id, r.id === "OrgKey/gone" ? [] : ["applied"]]),
+      );
 
       const changed = await desiredFrom({ ...files, "keys.yaml": files["keys.yaml"].replace("rate: 3", "rate: 30") });
       const again = await backend.read();
-      expect(planFor(changed, again).changes.find((c) => c.id === "OrgKey/k3")).toMatchObject({ action: "update", fields: [{ path: "rate", before: 3, after: 30 }] });
+      expect(planFor(changed, again).changes.find((c) => c.id === "OrgKey/k3")).toMatchObject({
+        action: "update",
+        fields: [{ path: "rate", before: 3, after: 30 }],
+      });
       expect([...again.resources.values()].filter((r) => unparsedPayloads(r).length === 0).map((r) => r.id)).toEqual(["OrgKey/k3"]);
     } finally {
       await backend.close();
@@ -205,7 +221,9 @@ describe("a plan against a state read from storage", () => {
   it("reads only the payloads the plan needs, and plans exactly as with every payload read", async () => {
     const first = await desiredFrom(files);
     const recorded = recordPlan(planFor(first), first.desired, emptyState);
-    const records = [...recorded.resources.values()].map((r) => (r.id === "OrgKey/k2" ? { ...r, status: "failed" as const, error: "500" } : r.id === "OrgKey/k4" ? { ...r, status: "in-doubt" as const } : r));
+    const records = [...recorded.resources.values()].map((r) =>
+      r.id === "OrgKey/k2" ? { ...r, status: "failed" as const, error: "500" } : r.id === "OrgKey/k4" ? { ...r, status: "in-doubt" as const } : r,
+    );
     const backend = await sqliteBackend();
     try {
       await writeAll(backend, records);

@@ -34,7 +34,13 @@ async function writeOldFormat(file: string, s: StateSnapshot, opts: { onlyBak?: 
   await mkdir(path.dirname(file), { recursive: true });
   const records = [...s.resources.values()];
   const folded = records.slice(0, 5);
-  const base = { formatVersion: 1, lineage: s.lineage, serial: 5, ...(s.hashKey === undefined ? {} : { hashKey: s.hashKey }), resources: Object.fromEntries(folded.map((r) => [r.id, r])) };
+  const base = {
+    formatVersion: 1,
+    lineage: s.lineage,
+    serial: 5,
+    ...(s.hashKey === undefined ? {} : { hashKey: s.hashKey }),
+    resources: Object.fromEntries(folded.map((r) => [r.id, r])),
+  };
   await writeFile(opts.onlyBak === true ? `${file}.bak` : file, JSON.stringify(base, null, 2));
   const lines = records.slice(5).map((record, i) => JSON.stringify({ serial: 6 + i, op: "write", record }));
   // a torn line (the write in flight when a process died), with the next entry glued to it
@@ -99,11 +105,18 @@ describe("gatesync state migrate", () => {
   it("stops a run that finds an old state.json where the database would be, saying the exact command", async () => {
     h = await harness();
     const old = path.join(h.dir, "state/state.json");
-    await writeOldFormat(old, { lineage: "l", serial: 6, hashKey: undefined, resources: new Map([["OrgKey/a", { id: "OrgKey/a", kind: "OrgKey", name: "a", address: {}, status: "applied", createdAt: "t", updatedAt: "t" }]]) });
+    await writeOldFormat(old, {
+      lineage: "l",
+      serial: 6,
+      hashKey: undefined,
+      resources: new Map([["OrgKey/a", { id: "OrgKey/a", kind: "OrgKey", name: "a", address: {}, status: "applied", createdAt: "t", updatedAt: "t" }]]),
+    });
     for (const command of [["plan"], ["apply", "--auto-approve"]]) {
       const r = await runCli([...command, "--config", path.join(h.dir, "gatesync.yaml")], h.env);
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`error[STATE_OLD_FORMAT] ${old}: an old gatesync state (${old}) lies where the state database ${path.join(h.dir, "state/state.db")} would be`);
+      expect(r.stderr).toContain(
+        `error[STATE_OLD_FORMAT] ${old}: an old gatesync state (${old}) lies where the state database ${path.join(h.dir, "state/state.db")} would be`,
+      );
       expect(r.stderr).toContain(`gatesync state migrate --from file:${old} --to sqlite:${path.join(h.dir, "state/state.db")}`);
     }
     expect(existsSync(path.join(h.dir, "state/state.db"))).toBe(false);
@@ -111,7 +124,11 @@ describe("gatesync state migrate", () => {
   });
 
   it("refuses the retired `backend: file` with the command that moves it", async () => {
-    const dir = await tempRepo({ "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets: { portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY } }\nstate: { backend: file, path: ./s/state.json }\n", "config/.keep": "" });
+    const dir = await tempRepo({
+      "gatesync.yaml":
+        "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets: { portal: { url: http://127.0.0.1:1/portal, credentialEnv: P_KEY } }\nstate: { backend: file, path: ./s/state.json }\n",
+      "config/.keep": "",
+    });
     const r = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml")], {});
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("`state: { backend: file }` is retired");

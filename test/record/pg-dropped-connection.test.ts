@@ -18,7 +18,16 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-const record = (name: string): ResourceRecord => ({ id: `OrgKey/${name}`, kind: "OrgKey", name, address: { keyID: name }, applied: { rate: 1 }, status: "applied", createdAt: "2026-11-21T00:00:00.000Z", updatedAt: "2026-11-21T00:00:00.000Z" });
+const record = (name: string): ResourceRecord => ({
+  id: `OrgKey/${name}`,
+  kind: "OrgKey",
+  name,
+  address: { keyID: name },
+  applied: { rate: 1 },
+  status: "applied",
+  createdAt: "2026-11-21T00:00:00.000Z",
+  updatedAt: "2026-11-21T00:00:00.000Z",
+});
 
 const terminateLockSession = async (schema: string): Promise<void> => {
   await sql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 1 AND classid = hashtext($1)::oid`, [schema]);

@@ -9,7 +9,15 @@ describe("trigger relay messages", () => {
     // replicas of another state on the same database share the channel: not theirs
     expect(decodeMessage(trigger, "gs_b")).toBeUndefined();
     expect(decodeMessage(encodeMessage({ kind: "ack", schema: "gs_a", nonce: "n1", from: "host:2" }), "gs_a")).toMatchObject({ kind: "ack", nonce: "n1" });
-    for (const bad of [undefined, "", "not json", "null", '{"kind":"trigger","schema":"gs_a","reason":"apply-everything","nonce":"n","from":"x"}', '{"kind":"other","schema":"gs_a","nonce":"n","from":"x"}', '{"kind":"ack","schema":"gs_a","from":"x"}']) {
+    for (const bad of [
+      undefined,
+      "",
+      "not json",
+      "null",
+      '{"kind":"trigger","schema":"gs_a","reason":"apply-everything","nonce":"n","from":"x"}',
+      '{"kind":"other","schema":"gs_a","nonce":"n","from":"x"}',
+      '{"kind":"ack","schema":"gs_a","from":"x"}',
+    ]) {
       expect(decodeMessage(bad, "gs_a"), String(bad)).toBeUndefined();
     }
     expect(trigger.length).toBeLessThan(8000);

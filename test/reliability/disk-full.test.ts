@@ -55,38 +55,44 @@ async function fill(file: string): Promise<void> {
 }
 
 describe("a full disk under the state", () => {
-  it.skipIf(mounted !== undefined)("stops cleanly with its summary and STATE_IO, and converges once space is back", async () => {
-    const statePath = path.join(mountPoint, "state.db");
-    const filler = path.join(mountPoint, "filler");
-    const h = await harness({ statePath, sandbox: { faults: { latencyMs: 40, interfaces: ["gateway", "portal", "dashboard", "llm"] } } });
-    try {
-      const child = gatesyncChild(h);
-      let exited = false;
-      const filled = (async () => {
-        while (!exited && externalCalls(h) < 3) await sleep(1);
-        if (!exited) await fill(filler);
-      })();
-      const code = await child.done;
-      exited = true;
-      await filled;
-      const { stdout, stderr } = child.output();
-      expect(code, stderr).toBe(1);
-      expect(stdout).toMatch(/^Apply: \d+ applied, \d+ failed, \d+ in doubt/m);
-      // what the state could not take is reported: calls not started, or answers not recorded
-      expect(stdout).toMatch(/Not started \(the apply was stopped\)|the state could not record it/);
-      expect(stderr).toMatch(new RegExp(`error\\[STATE_IO\\] ${statePath}: cannot write the state \\(${statePath}\\): the disk is full \\(SQLITE_(FULL|IOERR\\w*)\\)`));
-      expect(stderr).toMatch(/hint: free space on that file system, then run again/);
-      expect(externalCalls(h)).toBeLessThan(13);
-      assertNoDuplicates(h);
-      // still full: the state reads as last committed
-      await assertStateMatches(h);
+  it.skipIf(mounted !== undefined)(
+    "stops cleanly with its summary and STATE_IO, and converges once space is back",
+    async () => {
+      const statePath = path.join(mountPoint, "state.db");
+      const filler = path.join(mountPoint, "filler");
+      const h = await harness({ statePath, sandbox: { faults: { latencyMs: 40, interfaces: ["gateway", "portal", "dashboard", "llm"] } } });
+      try {
+        const child = gatesyncChild(h);
+        let exited = false;
+        const filled = (async () => {
+          while (!exited && externalCalls(h) < 3) await sleep(1);
+          if (!exited) await fill(filler);
+        })();
+        const code = await child.done;
+        exited = true;
+        await filled;
+        const { stdout, stderr } = child.output();
+        expect(code, stderr).toBe(1);
+        expect(stdout).toMatch(/^Apply: \d+ applied, \d+ failed, \d+ in doubt/m);
+        // what the state could not take is reported: calls not started, or answers not recorded
+        expect(stdout).toMatch(/Not started \(the apply was stopped\)|the state could not record it/);
+        expect(stderr).toMatch(
+          new RegExp(`error\\[STATE_IO\\] ${statePath}: cannot write the state \\(${statePath}\\): the disk is full \\(SQLITE_(FULL|IOERR\\w*)\\)`),
+        );
+        expect(stderr).toMatch(/hint: free space on that file system, then run again/);
+        expect(externalCalls(h)).toBeLessThan(13);
+        assertNoDuplicates(h);
+        // still full: the state reads as last committed
+        await assertStateMatches(h);
 
-      await rm(filler);
-      const done = await converge(h);
-      expect(done.applies).toBeGreaterThanOrEqual(1);
-    } finally {
-      await h.stop();
-      await rm(filler, { force: true });
-    }
-  }, 120_000);
+        await rm(filler);
+        const done = await converge(h);
+        expect(done.applies).toBeGreaterThanOrEqual(1);
+      } finally {
+        await h.stop();
+        await rm(filler, { force: true });
+      }
+    },
+    120_000,
+  );
 });

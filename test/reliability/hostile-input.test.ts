@@ -33,7 +33,12 @@ interface Hostile {
   readonly plant: (config: string, repo: string) => Promise<void>;
 }
 
-const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]", "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]", "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]", "d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]"].join("\n");
+const bomb = [
+  "a: &a [x, x, x, x, x, x, x, x, x, x]",
+  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]",
+  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]",
+  "d: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]",
+].join("\n");
 
 const inputs: Hostile[] = [
   { name: "an alias bomb", code: "YAML_ALIAS_LIMIT", plant: (c) => writeFile(path.join(c, "bomb.yaml"), bomb) },
@@ -47,8 +52,24 @@ const inputs: Hostile[] = [
     },
   },
   { name: "10,000-deep nesting", code: "YAML_TOO_DEEP", plant: (c) => writeFile(path.join(c, "deep.yaml"), `${"[".repeat(10_000)}${"]".repeat(10_000)}`) },
-  { name: "a binary file", code: "FILE_NOT_TEXT", plant: (c) => writeFile(path.join(c, "image.yaml"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d])) },
-  { name: "invalid UTF-8", code: "FILE_NOT_TEXT", plant: (c) => writeFile(path.join(c, "latin1.yaml"), Buffer.concat([Buffer.from("apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: caf"), Buffer.from([0xe9]), Buffer.from(" }\nspec: { keyId: k }\n")])) },
+  {
+    name: "a binary file",
+    code: "FILE_NOT_TEXT",
+    plant: (c) => writeFile(path.join(c, "image.yaml"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d])),
+  },
+  {
+    name: "invalid UTF-8",
+    code: "FILE_NOT_TEXT",
+    plant: (c) =>
+      writeFile(
+        path.join(c, "latin1.yaml"),
+        Buffer.concat([
+          Buffer.from("apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: caf"),
+          Buffer.from([0xe9]),
+          Buffer.from(" }\nspec: { keyId: k }\n"),
+        ]),
+      ),
+  },
   {
     name: "a symbolic link leaving the repository",
     code: "PATH_ESCAPE",
@@ -57,30 +78,50 @@ const inputs: Hostile[] = [
       await symlink(path.join(repo, "..", "outside.yaml"), path.join(c, "link.yaml"));
     },
   },
-  { name: "path traversal in definitionFile", code: "PATH_ESCAPE", plant: (c) => writeFile(path.join(c, "evil-api.yaml"), doc("ApiDefinition", "evil", "apiId: petstore-v1\ndefinitionFile: ../../../../../../etc/passwd")) },
-  { name: "path traversal in ${file:}", code: "PATH_ESCAPE", plant: (c) => writeFile(path.join(c, "evil-key.yaml"), doc("OrgKey", "evil", "keyId: evil\nhmac_string: ${file:../../../../../etc/shadow}")) },
-  { name: "duplicate keys", code: "YAML_DUPLICATE_KEY", plant: (c) => writeFile(path.join(c, "dup.yaml"), "apiVersion: gatesync.dev/v1\nkind: OrgKey\nkind: OrgKey\nmetadata: { name: d }\nspec: { keyId: d }\n") },
-  { name: "a BOM and CRLF with an error inside", code: "SCHEMA_VIOLATION", plant: (c) => writeFile(path.join(c, "windows.yaml"), `\ufeff${doc("OrgKey", "win", "keyId: win\nrate: fast")}`.replace(/\n/g, "\r\n")) },
+  {
+    name: "path traversal in definitionFile",
+    code: "PATH_ESCAPE",
+    plant: (c) => writeFile(path.join(c, "evil-api.yaml"), doc("ApiDefinition", "evil", "apiId: petstore-v1\ndefinitionFile: ../../../../../../etc/passwd")),
+  },
+  {
+    name: "path traversal in ${file:}",
+    code: "PATH_ESCAPE",
+    plant: (c) => writeFile(path.join(c, "evil-key.yaml"), doc("OrgKey", "evil", "keyId: evil\nhmac_string: ${file:../../../../../etc/shadow}")),
+  },
+  {
+    name: "duplicate keys",
+    code: "YAML_DUPLICATE_KEY",
+    plant: (c) => writeFile(path.join(c, "dup.yaml"), "apiVersion: gatesync.dev/v1\nkind: OrgKey\nkind: OrgKey\nmetadata: { name: d }\nspec: { keyId: d }\n"),
+  },
+  {
+    name: "a BOM and CRLF with an error inside",
+    code: "SCHEMA_VIOLATION",
+    plant: (c) => writeFile(path.join(c, "windows.yaml"), `\ufeff${doc("OrgKey", "win", "keyId: win\nrate: fast")}`.replace(/\n/g, "\r\n")),
+  },
   { name: "a document that is not a resource", code: "NOT_A_RESOURCE", plant: (c) => writeFile(path.join(c, "notes.yaml"), "- just\n- a list\n") },
   { name: "an unknown kind", code: "UNKNOWN_KIND", plant: (c) => writeFile(path.join(c, "kind.yaml"), doc("Gateway", "g", "x: 1")) },
 ];
 
 describe("hostile input", () => {
-  it.each(inputs)("refuses $name with $code, located, and applies nothing", async (input) => {
-    const h = await harness();
-    try {
-      await input.plant(path.join(h.dir, "config"), h.dir);
-      const err = await h.apply().catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ValidationFailed);
-      const found = (err as ValidationFailed).diagnostics.filter((d) => d.code === input.code && d.severity === "error");
-      expect(found.length, JSON.stringify((err as ValidationFailed).diagnostics)).toBeGreaterThan(0);
-      for (const d of found) expect(d.file).toBeDefined();
-      expect(h.sandbox.inspect.calls().log).toEqual([]);
-      expect((await h.state.read()).resources.size).toBe(0);
-    } finally {
-      await h.stop();
-    }
-  }, 60_000);
+  it.each(inputs)(
+    "refuses $name with $code, located, and applies nothing",
+    async (input) => {
+      const h = await harness();
+      try {
+        await input.plant(path.join(h.dir, "config"), h.dir);
+        const err = await h.apply().catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ValidationFailed);
+        const found = (err as ValidationFailed).diagnostics.filter((d) => d.code === input.code && d.severity === "error");
+        expect(found.length, JSON.stringify((err as ValidationFailed).diagnostics)).toBeGreaterThan(0);
+        for (const d of found) expect(d.file).toBeDefined();
+        expect(h.sandbox.inspect.calls().log).toEqual([]);
+        expect((await h.state.read()).resources.size).toBe(0);
+      } finally {
+        await h.stop();
+      }
+    },
+    60_000,
+  );
 
   it("never throws or hangs on random structures written as resources", async () => {
     const dir = await tempRepo();
@@ -88,15 +129,37 @@ describe("hostile input", () => {
     const runs = Number(process.env.GATESYNC_FUZZ_RUNS ?? 60);
     let located = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(fc.anything(), fc.record({ apiVersion: fc.constant("gatesync.dev/v1"), kind: fc.constantFrom("OrgKey", "ApiDefinition", "PortalWebhook"), metadata: fc.anything(), spec: fc.anything() })), { maxLength: 4 }), async (docs) => {
-        const text = docs.map((d) => { try { return stringify(d); } catch { return "x: 1\n"; } }).join("---\n");
-        await writeFile(path.join(dir, "fuzz.yaml"), text);
-        const r = await validator.validate({ root: dir });
-        for (const d of r.diagnostics) {
-          expect(d.file).toBe("fuzz.yaml");
-          if (d.line !== undefined) located++;
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.anything(),
+            fc.record({
+              apiVersion: fc.constant("gatesync.dev/v1"),
+              kind: fc.constantFrom("OrgKey", "ApiDefinition", "PortalWebhook"),
+              metadata: fc.anything(),
+              spec: fc.anything(),
+            }),
+          ),
+          { maxLength: 4 },
+        ),
+        async (docs) => {
+          const text = docs
+            .map((d) => {
+              try {
+                return stringify(d);
+              } catch {
+                return "x: 1\n";
+              }
+            })
+            .join("---\n");
+          await writeFile(path.join(dir, "fuzz.yaml"), text);
+          const r = await validator.validate({ root: dir });
+          for (const d of r.diagnostics) {
+            expect(d.file).toBe("fuzz.yaml");
+            if (d.line !== undefined) located++;
+          }
+        },
+      ),
       { numRuns: runs },
     );
     expect(located).toBeGreaterThan(0);
@@ -110,9 +173,31 @@ describe("the webhook receiver", () => {
     await mkdir(path.join(dir, "state"));
     const state = new SqliteStateBackend(path.join(dir, "state/state.db"));
     const dispatcher = new Agent();
-    const config = (await import("../../src/config/config.js")).configFromDocument({ apiVersion: "gatesync.dev/v1", kind: "GatesyncConfig", source: { directory: "./config" }, targets: {} }, undefined, dir);
-    const reconciler = new Reconciler({ config, configHash: "h", source: new LocalSource(path.join(dir, "config")), state, validator: new RepositoryValidator(), env: {}, logger: silentLogger(), dispatcher, metrics: new DaemonMetrics() });
-    const server = await startDaemonServer({ listen: "127.0.0.1:0", reconciler, metrics: new DaemonMetrics(), state, logger: silentLogger(), sourceDescription: "test", webhookSecret: "s" });
+    const config = (await import("../../src/config/config.js")).configFromDocument(
+      { apiVersion: "gatesync.dev/v1", kind: "GatesyncConfig", source: { directory: "./config" }, targets: {} },
+      undefined,
+      dir,
+    );
+    const reconciler = new Reconciler({
+      config,
+      configHash: "h",
+      source: new LocalSource(path.join(dir, "config")),
+      state,
+      validator: new RepositoryValidator(),
+      env: {},
+      logger: silentLogger(),
+      dispatcher,
+      metrics: new DaemonMetrics(),
+    });
+    const server = await startDaemonServer({
+      listen: "127.0.0.1:0",
+      reconciler,
+      metrics: new DaemonMetrics(),
+      state,
+      logger: silentLogger(),
+      sourceDescription: "test",
+      webhookSecret: "s",
+    });
     try {
       const url = new URL(server.url);
       // slowloris: headers trickle in a byte at a time

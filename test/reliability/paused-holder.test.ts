@@ -16,14 +16,18 @@ import { removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
-const keys = (rate: number): Record<string, string> => Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}.yaml`, doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${rate}`)]));
+const keys = (rate: number): Record<string, string> =>
+  Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}.yaml`, doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${rate}`)]));
 
 describe("an apply paused past the lock's stale time", () => {
   it("loses the lock to a second apply and, resumed, sends nothing more and says the lock was lost", async () => {
     const h = await harness({ files: keys(100), batch: false, rate: "{ concurrency: 1, requestsPerSecond: 4 }" });
     try {
       const cfg = path.join(h.dir, "gatesync.yaml");
-      await writeFile(cfg, (await readFile(cfg, "utf8")).replace(/state: \{ backend: sqlite, path: ([^}]+) \}/, "state: { backend: sqlite, path: $1, lockStaleAfter: 1s }"));
+      await writeFile(
+        cfg,
+        (await readFile(cfg, "utf8")).replace(/state: \{ backend: sqlite, path: ([^}]+) \}/, "state: { backend: sqlite, path: $1, lockStaleAfter: 1s }"),
+      );
       await h.apply();
       for (const [name, text] of Object.entries(keys(150))) await writeFile(path.join(h.dir, "config", name), text);
       const puts = (): number => h.sandbox.inspect.calls().log.filter((c) => c.method !== "GET" && !c.internal).length;
@@ -60,4 +64,3 @@ describe("an apply paused past the lock's stale time", () => {
     }
   }, 120_000);
 });
-

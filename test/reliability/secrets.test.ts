@@ -44,7 +44,14 @@ const hitsOf = (outputs: ReadonlyArray<[string, string]>, values: readonly strin
   outputs.flatMap(([where, text]) => values.filter((v) => text.includes(v)).map((v) => `${v.slice(0, 30)} in ${where}`));
 
 /** `gatesync run` until its first run finished: its endpoints, then its logs (returned too). */
-async function daemonOutputs(cfgFile: string, cwd: string, env: Record<string, string>, syncToken: string, outputs: Array<[string, string]>, until = "run finished"): Promise<string> {
+async function daemonOutputs(
+  cfgFile: string,
+  cwd: string,
+  env: Record<string, string>,
+  syncToken: string,
+  outputs: Array<[string, string]>,
+  until = "run finished",
+): Promise<string> {
   const daemon = spawn(process.execPath, cliArgs("run", "--config", cfgFile), { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let logs = "";
   daemon.stdout.on("data", (b: Buffer) => (logs += b.toString()));
@@ -78,13 +85,37 @@ describe("secrets", () => {
     // a secret in a LLM system prompt and a basic-auth password, by reference too
     const extra = { LLM_PROMPT_SECRET: planted("llm-prompt"), BASIC_PASSWORD: planted("basic-auth") };
     const llm = path.join(h.dir, "config/llm/settings.yaml");
-    await writeFile(llm, (await readFile(llm, "utf8")).replace("system_prompt: You answer questions about our APIs, briefly and accurately.", "system_prompt: ${env:LLM_PROMPT_SECRET}"));
+    await writeFile(
+      llm,
+      (await readFile(llm, "utf8")).replace(
+        "system_prompt: You answer questions about our APIs, briefly and accurately.",
+        "system_prompt: ${env:LLM_PROMPT_SECRET}",
+      ),
+    );
     const keys = path.join(h.dir, "config/gateway/org-keys.yaml");
-    await writeFile(keys, (await readFile(keys, "utf8")).replace("  alias: Globex\n", "  alias: Globex\n  basic_auth_data: { password: \"${env:BASIC_PASSWORD}\", hash_type: plain }\n"));
+    await writeFile(
+      keys,
+      (await readFile(keys, "utf8")).replace(
+        "  alias: Globex\n",
+        '  alias: Globex\n  basic_auth_data: { password: "${env:BASIC_PASSWORD}", hash_type: plain }\n',
+      ),
+    );
     const env = { ...h.env, ...secrets, ...extra, GATESYNC_LOG_LEVEL: "debug" };
     const cfgFile = path.join(h.dir, "gatesync.yaml");
-    await writeFile(cfgFile, `${await readFile(cfgFile, "utf8")}server: { listen: "127.0.0.1:0", webhookSecretEnv: GATESYNC_WEBHOOK_SECRET, syncTokenEnv: GATESYNC_SYNC_TOKEN }\nschedule: { interval: 1h }\n`);
-    const values = [...Object.values(secrets), ...Object.values(extra), fileSecret, h.env.GW_KEY!, h.env.PORTAL_KEY!, h.env.DASH_TOKEN!, h.env.LLM_KEY!, h.env.BATCH_KEY!];
+    await writeFile(
+      cfgFile,
+      `${await readFile(cfgFile, "utf8")}server: { listen: "127.0.0.1:0", webhookSecretEnv: GATESYNC_WEBHOOK_SECRET, syncTokenEnv: GATESYNC_SYNC_TOKEN }\nschedule: { interval: 1h }\n`,
+    );
+    const values = [
+      ...Object.values(secrets),
+      ...Object.values(extra),
+      fileSecret,
+      h.env.GW_KEY!,
+      h.env.PORTAL_KEY!,
+      h.env.DASH_TOKEN!,
+      h.env.LLM_KEY!,
+      h.env.BATCH_KEY!,
+    ];
     const outputs: Array<[string, string]> = [];
     const cli = async (label: string, ...args: string[]): Promise<number> => {
       const r = await spawnCli(args, { env, cwd: h.dir });
@@ -94,14 +125,20 @@ describe("secrets", () => {
 
     expect(await cli("validate text", "validate", "--config", cfgFile)).toBe(0);
     expect(await cli("validate json", "validate", "--config", cfgFile, "--format", "json")).toBe(0);
-    for (const format of ["text", "markdown", "json"]) expect(await cli(`plan ${format}`, "plan", "--config", cfgFile, "--format", format, "--out", path.join(h.dir, `plan-${format}.json`))).toBe(0);
+    for (const format of ["text", "markdown", "json"])
+      expect(await cli(`plan ${format}`, "plan", "--config", cfgFile, "--format", format, "--out", path.join(h.dir, `plan-${format}.json`))).toBe(0);
     expect(await cli("apply", "apply", "--config", cfgFile, "--auto-approve")).toBe(0);
     expect(await cli("state list", "state", "list", "--config", cfgFile, "--json")).toBe(0);
     // rotate every secret, and plan again: old and new values both planted
-    const rotated = Object.fromEntries(Object.keys(secrets).filter((k) => !k.startsWith("GATESYNC_")).map((k) => [k, planted(`rotated-${k}`)]));
+    const rotated = Object.fromEntries(
+      Object.keys(secrets)
+        .filter((k) => !k.startsWith("GATESYNC_"))
+        .map((k) => [k, planted(`rotated-${k}`)]),
+    );
     values.push(...Object.values(rotated));
     Object.assign(env, rotated);
-    for (const format of ["text", "markdown", "json"]) expect(await cli(`plan after rotation ${format}`, "plan", "--config", cfgFile, "--format", format)).toBe(0);
+    for (const format of ["text", "markdown", "json"])
+      expect(await cli(`plan after rotation ${format}`, "plan", "--config", cfgFile, "--format", format)).toBe(0);
     // a failing apply: the gateway refuses the credential
     await writeFile(keys, (await readFile(keys, "utf8")).replace("  alias: Globex\n", "  alias: Globex Corp\n"));
     const wrongKey = planted("wrong-gw-key");
@@ -150,7 +187,10 @@ ${extra}`,
 describe("secrets against a server that echoes every request", () => {
   it("appear nowhere: not in 4xx/5xx answers, batch item bodies, logs, state, /status or saved plans", async () => {
     const echo = await startEchoServer();
-    const { dir, cfgFile } = await echoRepo(echo.url, "secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }\n");
+    const { dir, cfgFile } = await echoRepo(
+      echo.url,
+      "secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }\n",
+    );
     const fileSecret = planted("hmac-file");
     await writeFile(path.join(dir, "secrets/acme-hmac.txt"), `${fileSecret}\n`);
     const env: Record<string, string> = {
@@ -177,7 +217,8 @@ describe("secrets against a server that echoes every request", () => {
       return r.code;
     };
     expect(await cli("validate", "validate", "--config", cfgFile)).toBe(0);
-    for (const format of ["text", "markdown", "json"]) expect(await cli(`plan ${format}`, "plan", "--config", cfgFile, "--format", format, "--out", path.join(dir, `plan-${format}.json`))).toBe(0);
+    for (const format of ["text", "markdown", "json"])
+      expect(await cli(`plan ${format}`, "plan", "--config", cfgFile, "--format", format, "--out", path.join(dir, `plan-${format}.json`))).toBe(0);
     expect(await cli("apply", "apply", "--config", cfgFile, "--auto-approve")).toBe(1);
     expect(await cli("state list", "state", "list", "--config", cfgFile, "--json")).toBe(0);
     expect(await cli("apply again", "apply", "--config", cfgFile, "--auto-approve")).toBe(1);
@@ -200,7 +241,9 @@ describe("secrets against a server that echoes every request", () => {
     const { dir, cfgFile } = await echoRepo(echo.url, `secrets: { fileRoot: ., env: [${own.join(", ")}] }\n`);
     await writeFile(path.join(dir, "id_ed25519"), "not really a key\n");
     const refs = [...own.map((n) => `\${env:${n}}`), "${file:gatesync.yaml}", "${file:state/state.db}", "${file:state/state.db-wal}"];
-    const keys = refs.map((r, i) => `---\napiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: thief-${i} }\nspec:\n  keyId: thief-${i}\n  hmac_string: "${r}"\n`).join("");
+    const keys = refs
+      .map((r, i) => `---\napiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: thief-${i} }\nspec:\n  keyId: thief-${i}\n  hmac_string: "${r}"\n`)
+      .join("");
     await writeFile(path.join(dir, "config/thief.yaml"), keys);
     const env = Object.fromEntries(own.map((n) => [n, planted(n)]));
     const validate = await spawnCli(["validate", "--config", cfgFile], { env, cwd: dir });
@@ -216,7 +259,15 @@ describe("secrets against a server that echoes every request", () => {
     expect(apply.code).toBe(1);
     expect(apply.stderr).toContain("error[SECRET_SCOPE]");
     expect(echo.requests()).toBe(0);
-    expect(hitsOf([["validate", validate.stdout + validate.stderr], ["apply", apply.stdout + apply.stderr]], Object.values(env))).toEqual([]);
+    expect(
+      hitsOf(
+        [
+          ["validate", validate.stdout + validate.stderr],
+          ["apply", apply.stdout + apply.stderr],
+        ],
+        Object.values(env),
+      ),
+    ).toEqual([]);
     await echo.stop();
   }, 60_000);
 });

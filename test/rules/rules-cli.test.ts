@@ -58,13 +58,19 @@ describe("governance rules", { timeout: 120_000 }, () => {
 
     const validate = await runCli(["validate", "--config", cfg], h.env);
     expect(validate.code).toBe(1);
-    expect(validate.stdout).toContain(`error[RULESET_VIOLATION listen-path-prefix] apis/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`);
+    expect(validate.stdout).toContain(
+      `error[RULESET_VIOLATION listen-path-prefix] apis/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`,
+    );
     // an OpenAPI finding is located in the definitionFile, under the resource that names it
-    expect(validate.stdout).toContain(`error[RULESET_VIOLATION api-contact] openapi/petstore.yaml:${info.line}:${info.column} ApiDefinition/petstore info: every API names a contact (info.contact)`);
+    expect(validate.stdout).toContain(
+      `error[RULESET_VIOLATION api-contact] openapi/petstore.yaml:${info.line}:${info.column} ApiDefinition/petstore info: every API names a contact (info.contact)`,
+    );
 
     const plan = await runCli(["plan", "--config", cfg], h.env);
     expect(plan.code).toBe(1);
-    expect(plan.stderr).toContain(`apis/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`);
+    expect(plan.stderr).toContain(
+      `apis/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`,
+    );
 
     const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], { ...h.env, ...silent });
     expect(apply.code).toBe(1);
@@ -80,9 +86,22 @@ describe("governance rules", { timeout: 120_000 }, () => {
     const validate = await runCli(["validate", "--config", cfg], h.env);
     expect(validate.code).toBe(0);
     expect(validate.stdout).toContain(`warning[RULESET_VIOLATION listen-path-prefix] apis/petstore.yaml:${at.line}:${at.column}`);
-    const json = JSON.parse((await runCli(["validate", "--config", cfg, "--format", "json"], h.env)).stdout) as { valid: boolean; diagnostics: Array<Record<string, unknown>> };
+    const json = JSON.parse((await runCli(["validate", "--config", cfg, "--format", "json"], h.env)).stdout) as {
+      valid: boolean;
+      diagnostics: Array<Record<string, unknown>>;
+    };
     expect(json.valid).toBe(true);
-    expect(json.diagnostics).toContainEqual(expect.objectContaining({ severity: "warning", code: "RULESET_VIOLATION", rule: "listen-path-prefix", file: "apis/petstore.yaml", ...at, resource: "ApiDefinition/petstore", path: "spec.query.listenPath" }));
+    expect(json.diagnostics).toContainEqual(
+      expect.objectContaining({
+        severity: "warning",
+        code: "RULESET_VIOLATION",
+        rule: "listen-path-prefix",
+        file: "apis/petstore.yaml",
+        ...at,
+        resource: "ApiDefinition/petstore",
+        path: "spec.query.listenPath",
+      }),
+    );
     const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], { ...h.env, ...silent });
     expect(apply.code).toBe(0);
     expect(apply.stderr).toContain(`warning[RULESET_VIOLATION listen-path-prefix] apis/petstore.yaml:${at.line}:${at.column}`);
@@ -96,14 +115,24 @@ describe("governance rules", { timeout: 120_000 }, () => {
     // files are named from the repository's root (src/source/repository-path.ts): this temporary
     // directory is no git work tree and lies outside the working directory, so from the resource directory
     const github = await runCli(["validate", "--config", cfg, "--format", "github"], h.env);
-    expect(github.stdout).toContain(`::warning file=apis/petstore.yaml,line=${at.line},col=${at.column},title=gatesync RULESET_VIOLATION/listen-path-prefix::ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`);
+    expect(github.stdout).toContain(
+      `::warning file=apis/petstore.yaml,line=${at.line},col=${at.column},title=gatesync RULESET_VIOLATION/listen-path-prefix::ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`,
+    );
     const gitlab = JSON.parse((await runCli(["validate", "--config", cfg, "--format", "gitlab"], h.env)).stdout) as Array<Record<string, unknown>>;
-    expect(gitlab).toContainEqual(expect.objectContaining({ check_name: "RULESET_VIOLATION/listen-path-prefix", severity: "minor", location: { path: "apis/petstore.yaml", lines: { begin: at.line } } }));
+    expect(gitlab).toContainEqual(
+      expect.objectContaining({
+        check_name: "RULESET_VIOLATION/listen-path-prefix",
+        severity: "minor",
+        location: { path: "apis/petstore.yaml", lines: { begin: at.line } },
+      }),
+    );
     const markdown = await runCli(["plan", "--config", cfg, "--format", "markdown"], h.env);
     expect(markdown.code).toBe(0);
     expect(markdown.stdout).toContain("### gatesync plan");
     expect(markdown.stdout).toContain("#### Rules: 0 errors, 2 other findings");
-    expect(markdown.stdout).toContain(`| ⚠️ warn | \`listen-path-prefix\` | \`apis/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore spec.query.listenPath\` | listen path /petstore/ must start with /shop/ |`);
+    expect(markdown.stdout).toContain(
+      `| ⚠️ warn | \`listen-path-prefix\` | \`apis/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore spec.query.listenPath\` | listen path /petstore/ must start with /shop/ |`,
+    );
   });
 
   it("a merge request that breaks an error rule gets a comment saying why nothing was planned", async () => {
@@ -119,8 +148,18 @@ describe("governance rules", { timeout: 120_000 }, () => {
     h = await withRules({ openapi: contactRule });
     const orders = await readFile(path.join(h.dir, "config/apis/orders.yaml"), "utf8");
     const info = positionOf(orders, "title:");
-    const json = JSON.parse((await runCli(["validate", "--config", path.join(h.dir, "gatesync.yaml"), "--format", "json"], h.env)).stdout) as { diagnostics: Array<Record<string, unknown>> };
-    expect(json.diagnostics).toContainEqual(expect.objectContaining({ rule: "api-contact", file: "apis/orders.yaml", line: info.line, resource: "ApiDefinition/orders", path: "spec.definition.info" }));
+    const json = JSON.parse((await runCli(["validate", "--config", path.join(h.dir, "gatesync.yaml"), "--format", "json"], h.env)).stdout) as {
+      diagnostics: Array<Record<string, unknown>>;
+    };
+    expect(json.diagnostics).toContainEqual(
+      expect.objectContaining({
+        rule: "api-contact",
+        file: "apis/orders.yaml",
+        line: info.line,
+        resource: "ApiDefinition/orders",
+        path: "spec.definition.info",
+      }),
+    );
   });
 
   it("spectral:oas on a document that refers to another file: a warning that it is not followed, not an error", async () => {
@@ -162,11 +201,17 @@ describe("rulesets that cannot be used", { timeout: 120_000 }, () => {
     const unknown = await runCli(["validate", "--config", cfg], h.env);
     expect(unknown.code).toBe(1);
     // at the function's line in the ruleset
-    expect(unknown.stderr).toMatch(/error\[CONFIG_INVALID\] \S*rules\/resources\.spectral\.yaml:4:\d+ rules\.x\.then\.function: ruleset: Function is not defined: `noSuchFunction` is neither a core function/);
+    expect(unknown.stderr).toMatch(
+      /error\[CONFIG_INVALID\] \S*rules\/resources\.spectral\.yaml:4:\d+ rules\.x\.then\.function: ruleset: Function is not defined: `noSuchFunction` is neither a core function/,
+    );
     await writeFile(path.join(h.dir, "rules/resources.spectral.yaml"), "extends: [./missing.yaml]\n");
     const missing = await runCli(["validate", "--config", cfg], h.env);
     // at the key that names the ruleset in gatesync.yaml
-    expect(missing.stderr).toMatch(new RegExp(`error\\[CONFIG_INVALID\\] \\S*gatesync\\.yaml:${positionOf(config, "rules/resources.spectral.yaml").line}:\\d+ rules\\.resources: ruleset \\S*resources\\.spectral\\.yaml: .*missing\\.yaml`));
+    expect(missing.stderr).toMatch(
+      new RegExp(
+        `error\\[CONFIG_INVALID\\] \\S*gatesync\\.yaml:${positionOf(config, "rules/resources.spectral.yaml").line}:\\d+ rules\\.resources: ruleset \\S*resources\\.spectral\\.yaml: .*missing\\.yaml`,
+      ),
+    );
     await writeFile(path.join(h.dir, "rules/resources.spectral.yaml"), "extends: [https://example.com/ruleset.yaml]\n");
     const remote = await runCli(["validate", "--config", cfg], h.env);
     expect(remote.stderr).toContain("`https://example.com/ruleset.yaml` is remote: rulesets are read from the repository only, nothing is fetched");
@@ -180,7 +225,9 @@ describe("rulesets that cannot be used", { timeout: 120_000 }, () => {
     await writeFile(path.join(h.dir, "rules/functions/noTodo.js"), fn);
     const cfg = path.join(h.dir, "gatesync.yaml");
     const refused = await runCli(["validate", "--config", cfg], h.env);
-    expect(refused.stderr).toContain("custom function `rules/functions/noTodo.js` is JavaScript from the repository: it is not loaded unless gatesync.yaml sets `rules.allowCustomFunctions: true`");
+    expect(refused.stderr).toContain(
+      "custom function `rules/functions/noTodo.js` is JavaScript from the repository: it is not loaded unless gatesync.yaml sets `rules.allowCustomFunctions: true`",
+    );
     await writeFile(cfg, (await readFile(cfg, "utf8")).replace("rules: {", "rules: { allowCustomFunctions: true,"));
     const allowed = await runCli(["validate", "--config", cfg], h.env);
     expect(allowed.stdout).toContain("error[RULESET_VIOLATION no-todo] apis/petstore.yaml:7:9 ApiDefinition/petstore metadata.name: names say what, not pet");
@@ -192,7 +239,9 @@ describe("rulesets that cannot be used", { timeout: 120_000 }, () => {
     const text = await readFile(cfg, "utf8");
     const r = await runCli(["validate", "--config", cfg], h.env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`gatesync.yaml:${positionOf(text, "../elsewhere.yaml").line}:${positionOf(text, "../elsewhere.yaml").column} rules.openapi: the ruleset`);
+    expect(r.stderr).toContain(
+      `gatesync.yaml:${positionOf(text, "../elsewhere.yaml").line}:${positionOf(text, "../elsewhere.yaml").column} rules.openapi: the ruleset`,
+    );
     expect(r.stderr).toContain("lies outside");
     expect(r.stderr).toContain(`rules.resources: no ruleset file at ${path.join("rules", "none.yaml")}`);
   });
@@ -206,7 +255,13 @@ describe("gatesync init", { timeout: 120_000 }, () => {
     const config = await readFile(path.join(dir, "gatesync.yaml"), "utf8");
     expect(config).toContain("# rules:");
     expect(config).toContain("#   openapi: rules/openapi.spectral.yaml");
-    await writeFile(path.join(dir, "gatesync.yaml"), config.replace("# rules:\n#   openapi: rules/openapi.spectral.yaml\n#   resources: rules/resources.spectral.yaml", "rules:\n  openapi: rules/openapi.spectral.yaml\n  resources: rules/resources.spectral.yaml"));
+    await writeFile(
+      path.join(dir, "gatesync.yaml"),
+      config.replace(
+        "# rules:\n#   openapi: rules/openapi.spectral.yaml\n#   resources: rules/resources.spectral.yaml",
+        "rules:\n  openapi: rules/openapi.spectral.yaml\n  resources: rules/resources.spectral.yaml",
+      ),
+    );
     const r = await runCli(["validate", "--config", path.join(dir, "gatesync.yaml"), path.join(dir, "config")]);
     expect(r.stderr).toBe("");
     expect(r.stdout).toMatch(/RULESET_VIOLATION/);

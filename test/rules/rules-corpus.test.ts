@@ -24,7 +24,8 @@ function corpusDocuments(): Array<{ file: string; value: Record<string, unknown>
   for (const dir of ["3.0/pass", "3.1/pass"]) {
     for (const f of readdirSync(path.join(corpus, dir)).sort()) {
       const value = parse(readFileSync(path.join(corpus, dir, f), "utf8")) as Record<string, unknown> | null;
-      if (value !== null && typeof value === "object" && value.paths !== undefined && Object.keys(value.paths as object).length > 0) docs.push({ file: path.join(dir, f), value });
+      if (value !== null && typeof value === "object" && value.paths !== undefined && Object.keys(value.paths as object).length > 0)
+        docs.push({ file: path.join(dir, f), value });
     }
   }
   return docs;
@@ -39,7 +40,8 @@ describe("spectral:oas on the OpenAPI corpus", () => {
     const docs = corpusDocuments();
     expect(docs.length).toBeGreaterThan(5);
     const dir = await tempRepo({
-      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets: {}\nrules: { openapi: rules/openapi.yaml }\n",
+      "gatesync.yaml":
+        "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets: {}\nrules: { openapi: rules/openapi.yaml }\n",
       "rules/openapi.yaml": "extends: [[spectral:oas, recommended]]\n",
     });
     await mkdir(path.join(dir, "config/openapi"), { recursive: true });
@@ -47,7 +49,10 @@ describe("spectral:oas on the OpenAPI corpus", () => {
       const name = `api-${i}`;
       const target = `openapi/${name}${path.extname(d.file)}`;
       await copyFile(path.join(corpus, d.file), path.join(dir, "config", target));
-      await writeFile(path.join(dir, "config", `${name}.yaml`), `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata: { name: ${name} }\nspec:\n  apiId: ${name}\n  definitionFile: ${target}\n`);
+      await writeFile(
+        path.join(dir, "config", `${name}.yaml`),
+        `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata: { name: ${name} }\nspec:\n  apiId: ${name}\n  definitionFile: ${target}\n`,
+      );
     }
     const cfg = path.join(dir, "gatesync.yaml");
     const [fast, asIs] = await Promise.all([
@@ -63,7 +68,9 @@ describe("spectral:oas on the OpenAPI corpus", () => {
       // rules run on documents the gateway accepts: one its semantic checks refuse is reported as that
       const refused = report.diagnostics.some((x) => x.code === "OPENAPI_INVALID" && x.resource === `ApiDefinition/api-${i}`);
       if (info?.contact !== undefined || refused) continue;
-      expect(ruled, d.file).toContainEqual(expect.objectContaining({ rule: "info-contact", file: `openapi/api-${i}${path.extname(d.file)}`, resource: `ApiDefinition/api-${i}`, path: "info" }));
+      expect(ruled, d.file).toContainEqual(
+        expect.objectContaining({ rule: "info-contact", file: `openapi/api-${i}${path.extname(d.file)}`, resource: `ApiDefinition/api-${i}`, path: "info" }),
+      );
     }
     // located: a line in the document for each finding, and several rules at work
     expect(ruled.every((d) => d.file?.startsWith("openapi/") === true && typeof d.line === "number")).toBe(true);

@@ -70,7 +70,17 @@ describe("governance rules in the daemon", () => {
     expect(refused.result).toBe("invalid");
     expect(refused.commit).toBe(bad);
     const at = positionOf(broken, "5000");
-    expect(refused.diagnostics).toContainEqual(expect.objectContaining({ severity: "error", code: "RULESET_VIOLATION", rule: "org-key-rate", file: "keys.yaml", ...at, resource: "OrgKey/acme", message: "rate 5000 is above the agreed 1000 per period" }));
+    expect(refused.diagnostics).toContainEqual(
+      expect.objectContaining({
+        severity: "error",
+        code: "RULESET_VIOLATION",
+        rule: "org-key-rate",
+        file: "keys.yaml",
+        ...at,
+        resource: "OrgKey/acme",
+        message: "rate 5000 is above the agreed 1000 per period",
+      }),
+    );
     expect(h.sandbox.inspect.calls().log.length).toBe(calls);
     expect(daemon.reconciler.lastGood?.commit).toBe(good);
     expect(h.sandbox.inspect.store.orgKeys.get("acme")?.session.rate).toBe(100);
@@ -86,7 +96,10 @@ describe("governance rules in the daemon", () => {
   }, 60_000);
 
   it("shows a warning rule's findings with the applied run", async () => {
-    h = await harness({ files: { "keys.yaml": doc("OrgKey", "acme", "keyId: acme\nrate: 5000") }, configExtra: "rules: { resources: rules/resources.yaml }\n" });
+    h = await harness({
+      files: { "keys.yaml": doc("OrgKey", "acme", "keyId: acme\nrate: 5000") },
+      configExtra: "rules: { resources: rules/resources.yaml }\n",
+    });
     await mkdir(path.join(h.dir, "rules"));
     await writeFile(path.join(h.dir, "rules/resources.yaml"), rateRule(1000, "warn"));
     daemon = await startDaemon({ config: await h.config(), env: h.env, logger: silentLogger(), listen: "127.0.0.1:0", state: h.state, watchConfig: false });
@@ -100,7 +113,10 @@ describe("governance rules in the daemon", () => {
   }, 60_000);
 
   it("keeps the last good configuration and its rulesets when a reload brings a ruleset that does not load", async () => {
-    h = await harness({ files: { "keys.yaml": doc("OrgKey", "acme", "keyId: acme\nrate: 5000") }, configExtra: "rules: { resources: rules/resources.yaml }\n" });
+    h = await harness({
+      files: { "keys.yaml": doc("OrgKey", "acme", "keyId: acme\nrate: 5000") },
+      configExtra: "rules: { resources: rules/resources.yaml }\n",
+    });
     await mkdir(path.join(h.dir, "rules"));
     const rules = path.join(h.dir, "rules/resources.yaml");
     await writeFile(rules, rateRule(1000, "warn"));
@@ -109,7 +125,9 @@ describe("governance rules in the daemon", () => {
     await writeFile(rules, "rules:\n  org-key-rate:\n    given: $.spec.rate\n    then: { function: nope }\n");
     expect(await daemon.reload("SIGHUP")).toBe("refused");
     const status = (await call(`${daemon.url}/status`)).body as StatusBody;
-    expect(status.config.error?.diagnostics).toContainEqual(expect.objectContaining({ code: "CONFIG_INVALID", line: 4, message: expect.stringContaining("`nope` is neither a core function") as string }));
+    expect(status.config.error?.diagnostics).toContainEqual(
+      expect.objectContaining({ code: "CONFIG_INVALID", line: 4, message: expect.stringContaining("`nope` is neither a core function") as string }),
+    );
     expect(daemon.reconciler.configInForce.hash).toBe(inForce);
     // the rulesets in force are the ones bundled before: the run still lints with them
     const run = await daemon.reconciler.runOnce("sync");

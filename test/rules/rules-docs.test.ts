@@ -52,19 +52,44 @@ describe("docs/rules.md", { timeout: 120_000 }, () => {
     const read = async (f: string): Promise<string> => readFile(path.join(h!.dir, "config", f), "utf8");
 
     // openapi: the petstore document names no contact and requires no authentication; the orders one does
-    expect(found).toContainEqual(expect.objectContaining({ severity: "error", rule: "api-contact", file: "openapi/petstore.yaml", resource: "ApiDefinition/petstore", path: "info" }));
-    expect(found).toContainEqual(expect.objectContaining({ severity: "error", rule: "api-authentication", file: "openapi/petstore.yaml", resource: "ApiDefinition/petstore" }));
+    expect(found).toContainEqual(
+      expect.objectContaining({ severity: "error", rule: "api-contact", file: "openapi/petstore.yaml", resource: "ApiDefinition/petstore", path: "info" }),
+    );
+    expect(found).toContainEqual(
+      expect.objectContaining({ severity: "error", rule: "api-authentication", file: "openapi/petstore.yaml", resource: "ApiDefinition/petstore" }),
+    );
     expect(found.filter((d) => d.rule === "api-authentication" && d.resource === "ApiDefinition/orders")).toEqual([]);
     expect(found.filter((d) => d.rule === "operation-summary")).toEqual([
-      expect.objectContaining({ severity: "warning", file: "openapi/petstore.yaml", path: 'paths["/pets"].get', line: positionOf(definition, "get:").line + 1 }),
+      expect.objectContaining({
+        severity: "warning",
+        file: "openapi/petstore.yaml",
+        path: 'paths["/pets"].get',
+        line: positionOf(definition, "get:").line + 1,
+      }),
     ]);
 
     // resources: listen paths, rates (the key's own and an API's), webhooks
     const petstore = await read("apis/petstore.yaml");
-    expect(found).toContainEqual(expect.objectContaining({ severity: "error", rule: "listen-path-prefix", file: "apis/petstore.yaml", ...positionOf(petstore, "/petstore/"), message: "listen path /petstore/ does not start with /shop/" }));
+    expect(found).toContainEqual(
+      expect.objectContaining({
+        severity: "error",
+        rule: "listen-path-prefix",
+        file: "apis/petstore.yaml",
+        ...positionOf(petstore, "/petstore/"),
+        message: "listen path /petstore/ does not start with /shop/",
+      }),
+    );
     const keys = await read("gateway/org-keys.yaml");
     const rate = positionOf(keys, "rate: 1000");
-    expect(found).toContainEqual(expect.objectContaining({ rule: "org-key-rate", file: "gateway/org-keys.yaml", line: rate.line, column: rate.column + "rate: ".length, message: "rate 1000 is above the agreed 500" }));
+    expect(found).toContainEqual(
+      expect.objectContaining({
+        rule: "org-key-rate",
+        file: "gateway/org-keys.yaml",
+        line: rate.line,
+        column: rate.column + "rate: ".length,
+        message: "rate 1000 is above the agreed 500",
+      }),
+    );
     expect(found.filter((d) => d.rule === "org-key-rate" && d.message.startsWith("rate 100 "))).toEqual([]);
     // every example webhook calls an example.com host: none is reported
     expect(found.filter((d) => d.rule === "webhook-inside-company")).toEqual([]);

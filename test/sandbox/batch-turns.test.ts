@@ -21,14 +21,26 @@ describe("batch sub-requests, turn by turn", () => {
   it("a call that arrives while a batch is under way is answered before the batch is done", async () => {
     sb = await startSandbox({
       credentials,
-      fixtures: { apis: [{ id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }], keys: [{ key: "lb", apis: ["gw-loopback"] }] },
+      fixtures: {
+        apis: [{ id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }],
+        keys: [{ key: "lb", apis: ["gw-loopback"] }],
+      },
     });
-    const requests = Array.from({ length: 200 }, (_, i) => ({ method: "POST", relative_url: `org/keys/k${i}`, headers: { "x-gw-authorization": credentials.gatewayKey, authorization: "lb" }, body: JSON.stringify({ org_id: `o${i}`, rate: 1, per: 1 }) }));
+    const requests = Array.from({ length: 200 }, (_, i) => ({
+      method: "POST",
+      relative_url: `org/keys/k${i}`,
+      headers: { "x-gw-authorization": credentials.gatewayKey, authorization: "lb" },
+      body: JSON.stringify({ org_id: `o${i}`, rate: 1, per: 1 }),
+    }));
     const done: string[] = [];
     const batch = call(`${sb.urls.gateway}/gw-batch/gw/batch/`, { method: "POST", body: { requests } }).then((r) => (done.push("batch"), r));
     // the batch is under way once its first sub-request reached the gateway
     while (!sb.inspect.calls().log.some((c) => c.internal)) await nextTurn();
-    const direct = call(`${sb.urls.gateway}/gw/org/keys/direct`, { method: "POST", headers: { "x-gw-authorization": credentials.gatewayKey }, body: { org_id: "o", rate: 1, per: 1 } }).then((r) => (done.push("direct"), r));
+    const direct = call(`${sb.urls.gateway}/gw/org/keys/direct`, {
+      method: "POST",
+      headers: { "x-gw-authorization": credentials.gatewayKey },
+      body: { org_id: "o", rate: 1, per: 1 },
+    }).then((r) => (done.push("direct"), r));
     const [b, c] = await Promise.all([batch, direct]);
     expect(b.status).toBe(200);
     expect((b.body as unknown[]).length).toBe(200);

@@ -48,7 +48,15 @@ afterAll(async () => {
 });
 beforeEach(() => {
   world.sb.inspect.reset();
-  world.sb.inspect.setFaults({ resetRate: 0, errorRate: 0, unavailableRate: 0, lostResponseRate: 0, rateLimit: undefined, scope: "all", interfaces: ["gateway", "portal", "dashboard", "llm"] });
+  world.sb.inspect.setFaults({
+    resetRate: 0,
+    errorRate: 0,
+    unavailableRate: 0,
+    lostResponseRate: 0,
+    rateLimit: undefined,
+    scope: "all",
+    interfaces: ["gateway", "portal", "dashboard", "llm"],
+  });
   upstream.received.length = 0;
 });
 
@@ -67,21 +75,24 @@ describe("the reference, sentence by sentence", () => {
 
 const sections = [...new Set(rows.map((r) => r.section))];
 describe.each(sections)("%s", (section) => {
-  it.each(rows.filter((r) => r.section === section).map((r) => [`${r.quote}${r.case === undefined ? "" : ` — ${r.case}`}`, r] as const))("%s", async (_title, row) => {
-    await row.before?.(world);
-    for (const step of row.prepare ?? []) {
-      if (typeof step === "function") await step(world);
-      else await send(world, step).catch(() => undefined);
-    }
-    const answer = await send(world, row.send);
-    expect(answer.status, answer.text.slice(0, 300)).toBe(row.expect.status);
-    if ("body" in row.expect) expect(answer.body).toEqual(row.expect.body);
-    if (row.expect.match !== undefined) expect(answer.body).toMatchObject(row.expect.match);
-    if (row.expect.text !== undefined) expect(answer.text).toBe(row.expect.text);
-    for (const [name, value] of Object.entries(row.expect.headers ?? {})) {
-      if (typeof value === "string") expect(answer.headers[name]).toBe(value);
-      else expect(String(answer.headers[name])).toMatch(value);
-    }
-    await row.after?.(world, answer);
-  });
+  it.each(rows.filter((r) => r.section === section).map((r) => [`${r.quote}${r.case === undefined ? "" : ` — ${r.case}`}`, r] as const))(
+    "%s",
+    async (_title, row) => {
+      await row.before?.(world);
+      for (const step of row.prepare ?? []) {
+        if (typeof step === "function") await step(world);
+        else await send(world, step).catch(() => undefined);
+      }
+      const answer = await send(world, row.send);
+      expect(answer.status, answer.text.slice(0, 300)).toBe(row.expect.status);
+      if ("body" in row.expect) expect(answer.body).toEqual(row.expect.body);
+      if (row.expect.match !== undefined) expect(answer.body).toMatchObject(row.expect.match);
+      if (row.expect.text !== undefined) expect(answer.text).toBe(row.expect.text);
+      for (const [name, value] of Object.entries(row.expect.headers ?? {})) {
+        if (typeof value === "string") expect(answer.headers[name]).toBe(value);
+        else expect(String(answer.headers[name])).toMatch(value);
+      }
+      await row.after?.(world, answer);
+    },
+  );
 });

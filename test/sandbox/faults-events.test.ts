@@ -24,7 +24,18 @@ afterAll(async () => {
 });
 beforeEach(() => {
   sb.inspect.reset();
-  sb.inspect.setFaults({ resetRate: 0, errorRate: 0, unavailableRate: 0, lostResponseRate: 0, rateLimit: undefined, latencyMs: 0, jitterMs: 0, scope: "all", interfaces: ["gateway", "portal", "dashboard", "llm"], seed: 7 });
+  sb.inspect.setFaults({
+    resetRate: 0,
+    errorRate: 0,
+    unavailableRate: 0,
+    lostResponseRate: 0,
+    rateLimit: undefined,
+    latencyMs: 0,
+    jitterMs: 0,
+    scope: "all",
+    interfaces: ["gateway", "portal", "dashboard", "llm"],
+    seed: 7,
+  });
   receiver.received.length = 0;
 });
 
@@ -35,7 +46,12 @@ describe("faults", () => {
     sb.inspect.setFaults({ latencyMs: 400 });
     const started = Date.now();
     const gone = new AbortController();
-    const sent = fetch(`${sb.urls.gateway}/gw/org/keys/slow`, { method: "POST", headers: { ...gw, "content-type": "application/json" }, body: JSON.stringify({ rate: 1 }), signal: gone.signal }).catch(() => undefined);
+    const sent = fetch(`${sb.urls.gateway}/gw/org/keys/slow`, {
+      method: "POST",
+      headers: { ...gw, "content-type": "application/json" },
+      body: JSON.stringify({ rate: 1 }),
+      signal: gone.signal,
+    }).catch(() => undefined);
     await sleep(100);
     gone.abort();
     await sent;
@@ -57,7 +73,11 @@ describe("faults", () => {
     expect(wait).toBeGreaterThanOrEqual(1);
     expect(sb.inspect.store.orgKeys.has("c")).toBe(false);
     // the bucket is per interface: the portal is not limited by the gateway's calls
-    const portalCall = await call(`${sb.urls.portal}/webhooks`, { method: "POST", headers: portal, body: { Name: "n", URL: "https://x", Method: "POST", Events: [] } });
+    const portalCall = await call(`${sb.urls.portal}/webhooks`, {
+      method: "POST",
+      headers: portal,
+      body: { Name: "n", URL: "https://x", Method: "POST", Events: [] },
+    });
     expect(portalCall.status).toBe(201);
     await sleep(wait * 1000);
     expect((await upsert("c")).status).toBe(200);
@@ -67,7 +87,10 @@ describe("faults", () => {
   it("answers 500 or 503 + Retry-After before processing: nothing changes", async () => {
     sb.inspect.setFaults({ errorRate: 1 });
     expect(await upsert("a")).toMatchObject({ status: 500, body: { status: "error" } });
-    expect(await call(`${sb.urls.portal}/webhooks`, { method: "POST", headers: portal, body: {} })).toMatchObject({ status: 500, body: { errors: ["injected fault"] } });
+    expect(await call(`${sb.urls.portal}/webhooks`, { method: "POST", headers: portal, body: {} })).toMatchObject({
+      status: 500,
+      body: { errors: ["injected fault"] },
+    });
     sb.inspect.setFaults({ errorRate: 0, unavailableRate: 1 });
     const r = await call(`${sb.urls.dashboard}/api/hooks`, { method: "POST", headers: dash, body: { method: "GET", target_path: "x" } });
     expect(r).toMatchObject({ status: 503, body: { Status: "Error" } });
@@ -83,7 +106,10 @@ describe("faults", () => {
     await expect(call(`${sb.urls.llm}/llm-settings`, { method: "POST", headers: llm, body: { data: { attributes: {} } } })).rejects.toThrow();
     expect(sb.inspect.store.llmSettings.size).toBe(1); // created, though the client never heard
     const log = sb.inspect.calls().log;
-    expect(log.map((c) => [c.fault, c.status])).toEqual([["reset", 0], ["lostResponse", 0]]);
+    expect(log.map((c) => [c.fault, c.status])).toEqual([
+      ["reset", 0],
+      ["lostResponse", 0],
+    ]);
   });
 
   it("applies faults only to the interfaces named", async () => {
@@ -115,10 +141,16 @@ describe("faults", () => {
 describe("robustness", () => {
   it("refuses bodies over the limit and JSON nested too deeply with 413, changing nothing", async () => {
     const big = JSON.stringify({ rate: 1, pad: "x".repeat(70 * 1024) });
-    expect(await call(`${sb.urls.gateway}/gw/org/keys/a`, { method: "POST", headers: gw, body: big })).toMatchObject({ status: 413, body: { status: "error" } });
+    expect(await call(`${sb.urls.gateway}/gw/org/keys/a`, { method: "POST", headers: gw, body: big })).toMatchObject({
+      status: 413,
+      body: { status: "error" },
+    });
     const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
     expect(await call(`${sb.urls.gateway}/gw/org/keys/a`, { method: "POST", headers: gw, body: deep })).toMatchObject({ status: 413 });
-    expect(await call(`${sb.urls.portal}/products`, { method: "POST", headers: portal, body: `{"a":${deep}}` })).toMatchObject({ status: 413, body: { errors: ["request body too large"] } });
+    expect(await call(`${sb.urls.portal}/products`, { method: "POST", headers: portal, body: `{"a":${deep}}` })).toMatchObject({
+      status: 413,
+      body: { errors: ["request body too large"] },
+    });
     const deepYaml = `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\nx: ${"[".repeat(5000)}${"]".repeat(5000)}\n`;
     expect((await call(`${sb.urls.gateway}/gw/apis/oas/petstore-v1`, { method: "PATCH", headers: gw, body: deepYaml })).status).toBeGreaterThanOrEqual(400);
     expect(sb.inspect.store.orgKeys.size + sb.inspect.store.products.size).toBe(0);
@@ -137,7 +169,7 @@ describe("robustness", () => {
       ["POST", "/llm/api/llm-settings", llm, 400],
     ];
     // (`null` is JSON, and an empty update or session for some operations: see the contract table)
-    for (const body of ["\u0000\u0001binary", "{\"unterminated", "12", "[1]"]) {
+    for (const body of ["\u0000\u0001binary", '{"unterminated', "12", "[1]"]) {
       for (const [method, p, headers, status] of cases) {
         const r = await call(`${sb.urls.base}${p}`, { method, headers, body });
         expect([status, 422], `${method} ${p} ${body}`).toContain(r.status);
@@ -160,7 +192,11 @@ describe("robustness", () => {
 describe("event delivery", () => {
   it("delivers an event to the webhooks subscribed to it, with their method, and gives up after Timeout", async () => {
     const create = async (name: string, url: string, method: string, events: string[], timeout: number): Promise<string> => {
-      const r = await call(`${sb.urls.portal}/webhooks`, { method: "POST", headers: portal, body: { Name: name, URL: url, Method: method, Timeout: timeout, Events: events } });
+      const r = await call(`${sb.urls.portal}/webhooks`, {
+        method: "POST",
+        headers: portal,
+        body: { Name: name, URL: url, Method: method, Timeout: timeout, Events: events },
+      });
       return (r.body as { ID: string }).ID;
     };
     const approved = await create("approved", `${receiver.url}/hook`, "PUT", ["AccessRequestApproved", "UserRegistered"], 5);
@@ -191,7 +227,10 @@ describe("inspection interface", () => {
     expect(calls.body).toMatchObject({ counts: { upsertOrgKey: { total: 1, byStatus: { "200": 1 } } } });
     expect(await call(`${sb.urls.inspect}/faults`, { method: "PUT", body: { errorRate: 2 } })).toMatchObject({ status: 400 });
     expect(await call(`${sb.urls.inspect}/faults`, { method: "PUT", body: { bogus: 1 } })).toMatchObject({ status: 400 });
-    expect(await call(`${sb.urls.inspect}/faults`, { method: "PUT", body: { latencyMs: 5, rateLimit: { requestsPerSecond: 10, burst: 5 } } })).toMatchObject({ status: 200, body: { latencyMs: 5 } });
+    expect(await call(`${sb.urls.inspect}/faults`, { method: "PUT", body: { latencyMs: 5, rateLimit: { requestsPerSecond: 10, burst: 5 } } })).toMatchObject({
+      status: 200,
+      body: { latencyMs: 5 },
+    });
     expect(await call(`${sb.urls.inspect}/faults`, { method: "PUT", body: { rateLimit: null } })).toMatchObject({ status: 200 });
     expect((await call(`${sb.urls.inspect}/reset`, { method: "POST" })).status).toBe(204);
     expect(sb.inspect.store.orgKeys.size).toBe(0);
@@ -201,11 +240,15 @@ describe("inspection interface", () => {
 
 describe("gatesync sandbox", () => {
   it("starts from the command line with fixtures and faults, serves, and stops on SIGTERM", async () => {
-    const child = spawn(process.execPath, cliArgs("sandbox", "--port", "0", "--fixtures", "examples/sandbox-fixtures.yaml", "--rate-limit", "50:5", "--latency", "1"), {
-      cwd: projectRoot,
-      env: { ...process.env, GW_ADMIN_KEY: "cli-gw-key" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      cliArgs("sandbox", "--port", "0", "--fixtures", "examples/sandbox-fixtures.yaml", "--rate-limit", "50:5", "--latency", "1"),
+      {
+        cwd: projectRoot,
+        env: { ...process.env, GW_ADMIN_KEY: "cli-gw-key" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let out = "";
     child.stdout.on("data", (b: Buffer) => (out += b.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
@@ -214,7 +257,11 @@ describe("gatesync sandbox", () => {
     expect(base).toBeDefined();
     expect(out).not.toContain("cli-gw-key");
     expect(out).toContain("export PORTAL_API_KEY=");
-    const r = await call(`${base}/gw/apis/oas/petstore-v1`, { method: "PATCH", headers: { "x-gw-authorization": "cli-gw-key" }, body: { openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} } });
+    const r = await call(`${base}/gw/apis/oas/petstore-v1`, {
+      method: "PATCH",
+      headers: { "x-gw-authorization": "cli-gw-key" },
+      body: { openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} },
+    });
     expect(r.status).toBe(200);
     const faults = await call(`${base}/__sandbox/faults`);
     expect(faults.body).toMatchObject({ latencyMs: 1, rateLimit: { requestsPerSecond: 50, burst: 5 } });

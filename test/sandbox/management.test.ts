@@ -24,7 +24,11 @@ describe("gateway credential (operations 1, 2, 7)", () => {
     ["missing", {}],
     ["wrong", { "x-gw-authorization": "nope" }],
   ])("answers 403 to a %s key, before any routing", async (_label, headers) => {
-    for (const [method, p] of [["PATCH", "/gw/apis/oas/petstore-v1"], ["GET", "/gw/does/not/exist"], ["POST", "/gw/org/keys/k"]] as const) {
+    for (const [method, p] of [
+      ["PATCH", "/gw/apis/oas/petstore-v1"],
+      ["GET", "/gw/does/not/exist"],
+      ["POST", "/gw/org/keys/k"],
+    ] as const) {
       const r = await call(`${sb.urls.gateway}${p}`, { method, headers, body: "{}" });
       expect(r.status).toBe(403);
       expect(r.body).toEqual(gwError("Attempted administrative access with invalid or missing key!"));
@@ -48,7 +52,10 @@ describe("operation 1: PATCH /gw/apis/oas/{apiID}", () => {
     expect(r).toMatchObject({ status: 200, body: { key: "petstore-v1", status: "ok", action: "modified" } });
     const api = sb.inspect.store.apis.get("petstore-v1")!;
     expect(api.document).toEqual(oas);
-    expect(api.extension).toMatchObject({ info: { id: "petstore-v1", name: "Swagger Petstore", state: { active: true } }, server: { listenPath: { value: "/pets/" }, customDomain: { name: "pets.example.com", enabled: true } } });
+    expect(api.extension).toMatchObject({
+      info: { id: "petstore-v1", name: "Swagger Petstore", state: { active: true } },
+      server: { listenPath: { value: "/pets/" }, customDomain: { name: "pets.example.com", enabled: true } },
+    });
     // `yes` is not a boolean: ignored, not an error
     expect(api.flags).toEqual({ allowList: false, validateRequest: true, mockResponse: true });
   });
@@ -56,9 +63,16 @@ describe("operation 1: PATCH /gw/apis/oas/{apiID}", () => {
   it("accepts a YAML body, and replaces the extension when the body carries one", async () => {
     const yaml = await readFile(path.join(projectRoot, "examples/config/openapi/petstore.yaml"), "utf8");
     expect((await call(`${sb.urls.gateway}/gw/apis/oas/petstore-v1`, { method: "PATCH", headers: gw, body: yaml })).status).toBe(200);
-    const ext = { info: { id: "petstore-v1", name: "Renamed", state: { active: false } }, server: { listenPath: { value: "/" } }, upstream: { url: "http://x" } };
+    const ext = {
+      info: { id: "petstore-v1", name: "Renamed", state: { active: false } },
+      server: { listenPath: { value: "/" } },
+      upstream: { url: "http://x" },
+    };
     expect((await patch("petstore-v1", { ...oas, "x-gw-api-gateway": ext })).status).toBe(200);
-    expect(sb.inspect.store.apis.get("petstore-v1")!.extension).toMatchObject({ info: { name: "Renamed", state: { active: false } }, server: { listenPath: { value: "/" } } });
+    expect(sb.inspect.store.apis.get("petstore-v1")!.extension).toMatchObject({
+      info: { name: "Renamed", state: { active: false } },
+      server: { listenPath: { value: "/" } },
+    });
   });
 
   it.each([
@@ -66,9 +80,30 @@ describe("operation 1: PATCH /gw/apis/oas/{apiID}", () => {
     ["bad JSON sent to an unknown API", "nope", "{{{", "", 400, "request malformed"],
     ["an empty apiID (the collection route, which has no PATCH)", "", oas, "", 405, "Method not supported"],
     ["an unknown apiID", "nope", oas, "", 404, "API not found"],
-    ["a definition whose id differs from the path's", "petstore-v1", { ...oas, "x-gw-api-gateway": { info: { id: "other", name: "P", state: { active: true } }, upstream: { url: "http://u" }, server: { listenPath: { value: "/p/" } } } }, "", 400, "Request APIID does not match that in Definition! For Update operations these must match."],
+    [
+      "a definition whose id differs from the path's",
+      "petstore-v1",
+      {
+        ...oas,
+        "x-gw-api-gateway": {
+          info: { id: "other", name: "P", state: { active: true } },
+          upstream: { url: "http://u" },
+          server: { listenPath: { value: "/p/" } },
+        },
+      },
+      "",
+      400,
+      "Request APIID does not match that in Definition! For Update operations these must match.",
+    ],
     ["a relative upstreamURL", "petstore-v1", oas, "?upstreamURL=/relative", 400, "invalid upstreamURL: it must be an absolute URL"],
-    ["authentication=true without security", "petstore-v1", oas, "?authentication=true", 400, "authentication requires a security requirement in the OpenAPI document"],
+    [
+      "authentication=true without security",
+      "petstore-v1",
+      oas,
+      "?authentication=true",
+      400,
+      "authentication requires a security requirement in the OpenAPI document",
+    ],
   ])("refuses %s", async (_label, id, body, query, status, message) => {
     const before = structuredClone(sb.inspect.store.apis.get("petstore-v1"));
     const r = await call(`${sb.urls.gateway}/gw/apis/oas/${id}${query}`, { method: "PATCH", headers: gw, body: body as string });
@@ -96,10 +131,24 @@ describe("operation 2: PUT /gw/oauth/clients/{apiID}/{keyName}", () => {
     const r = await call(url("petstore-v1", "petstore-mobile-app"), {
       method: "PUT",
       headers: gw,
-      body: { redirect_uri: "https://new/cb", policy_id: "mobile-default", meta_data: { a: 1 }, secret: "attempted-change", client_id: "other", api_id: "other" },
+      body: {
+        redirect_uri: "https://new/cb",
+        policy_id: "mobile-default",
+        meta_data: { a: 1 },
+        secret: "attempted-change",
+        client_id: "other",
+        api_id: "other",
+      },
     });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ client_id: "petstore-mobile-app", redirect_uri: "https://new/cb", policy_id: "mobile-default", secret: "sandbox-only-client-secret", meta_data: { a: 1 }, description: "" });
+    expect(r.body).toEqual({
+      client_id: "petstore-mobile-app",
+      redirect_uri: "https://new/cb",
+      policy_id: "mobile-default",
+      secret: "sandbox-only-client-secret",
+      meta_data: { a: 1 },
+      description: "",
+    });
     const left = await call(url("petstore-v1", "petstore-mobile-app"), { method: "PUT", headers: gw, body: { policy_id: "mobile-default" } });
     expect(left.body).toMatchObject({ redirect_uri: "", meta_data: null, description: "" });
   });
@@ -189,7 +238,13 @@ describe("operation 3: PUT client types", () => {
   it("derives the OAuth fields from IdpAppType for an app-type provider: the answer differs from the request", async () => {
     const r = await call(url(3, 31), { method: "PUT", headers: portal, body: { ...valid, IdpAppType: "service" } });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ Name: "Web", IdpAppType: "service", TokenEndpointAuthMethod: "client_secret_basic", GrantType: "client_credentials", ResponseTypes: "token" });
+    expect(r.body).toMatchObject({
+      Name: "Web",
+      IdpAppType: "service",
+      TokenEndpointAuthMethod: "client_secret_basic",
+      GrantType: "client_credentials",
+      ResponseTypes: "token",
+    });
   });
 
   it.each([
@@ -215,14 +270,37 @@ describe("operation 3: PUT client types", () => {
 });
 
 describe("operation 5: POST /products", () => {
-  const product = { Name: "Storefront APIs", ProviderID: 1, IsDocumentationOnly: false, APIDetails: [{ APIID: "petstore-v1", Description: "pets" }], Catalogues: [1], Tags: [3], Templates: [1], Scopes: "read" };
+  const product = {
+    Name: "Storefront APIs",
+    ProviderID: 1,
+    IsDocumentationOnly: false,
+    APIDetails: [{ APIID: "petstore-v1", Description: "pets" }],
+    Catalogues: [1],
+    Tags: [3],
+    Templates: [1],
+    Scopes: "read",
+  };
 
   it("creates a product with a server-assigned id and names for the ids it was given", async () => {
     const r = await call(`${sb.urls.portal}/products`, { method: "POST", headers: portal, body: product });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ Name: "Storefront APIs", Catalogues: ["Public"], Tags: ["pets"], Templates: ["default-oauth"], Path: "storefront-apis", IsDocumentationOnly: false, SpecDetails: null });
+    expect(r.body).toMatchObject({
+      Name: "Storefront APIs",
+      Catalogues: ["Public"],
+      Tags: ["pets"],
+      Templates: ["default-oauth"],
+      Path: "storefront-apis",
+      IsDocumentationOnly: false,
+      SpecDetails: null,
+    });
     expect((r.body as { ID: number }).ID).toEqual(expect.any(Number));
-    expect((r.body as { APIDetails: unknown[] }).APIDetails[0]).toMatchObject({ APIID: "petstore-v1", ListenPath: "/petstore/", Name: "Swagger Petstore", Status: true, APIType: "oas" });
+    expect((r.body as { APIDetails: unknown[] }).APIDetails[0]).toMatchObject({
+      APIID: "petstore-v1",
+      ListenPath: "/petstore/",
+      Name: "Swagger Petstore",
+      Status: true,
+      APIType: "oas",
+    });
     const second = await call(`${sb.urls.portal}/products`, { method: "POST", headers: portal, body: product });
     expect((second.body as { ID: number }).ID).not.toBe((r.body as { ID: number }).ID);
     expect(sb.inspect.store.products.size).toBe(2); // not idempotent
@@ -252,14 +330,25 @@ describe("operations 9 and 8: portal webhooks", () => {
     expect(typeof body.ID).toBe("string");
     expect(body.Headers).toEqual([]);
     expect(body.CreatedAt).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$/);
-    const updated = await call(`${sb.urls.portal}/webhooks/${body.ID}`, { method: "PUT", headers: portal, body: { ...hook, Timeout: 9, Events: ["UserRegistered"] } });
+    const updated = await call(`${sb.urls.portal}/webhooks/${body.ID}`, {
+      method: "PUT",
+      headers: portal,
+      body: { ...hook, Timeout: 9, Events: ["UserRegistered"] },
+    });
     expect(updated).toMatchObject({ status: 200, body: { ID: body.ID, Timeout: 9, Events: ["UserRegistered"], CreatedAt: body.CreatedAt } });
     expect(sb.inspect.store.portalWebhooks.size).toBe(1);
   });
 
   it("answers 404 to an unknown id and 422 to invalid webhooks", async () => {
     expect((await call(`${sb.urls.portal}/webhooks/ghost`, { method: "PUT", headers: portal, body: hook })).status).toBe(404);
-    for (const bad of [{ ...hook, Events: ["KeyRotated"] }, { ...hook, Timeout: -1 }, { ...hook, Timeout: 1.5 }, { ...hook, Method: "FETCH" }, { ...hook, URL: "relative" }, { ...hook, Name: "" }]) {
+    for (const bad of [
+      { ...hook, Events: ["KeyRotated"] },
+      { ...hook, Timeout: -1 },
+      { ...hook, Timeout: 1.5 },
+      { ...hook, Method: "FETCH" },
+      { ...hook, URL: "relative" },
+      { ...hook, Name: "" },
+    ]) {
       expect((await call(`${sb.urls.portal}/webhooks`, { method: "POST", headers: portal, body: bad })).status).toBe(422);
     }
     expect(sb.inspect.store.portalWebhooks.size).toBe(0);
@@ -268,7 +357,8 @@ describe("operations 9 and 8: portal webhooks", () => {
 
 describe("operation 10: POST /api/hooks", () => {
   const hook = { name: "alerts", method: "POST", target_path: "https://chat.example.com/x", header_map: { "x-token": "t" } };
-  const post = (headers: Record<string, string>, body: unknown): ReturnType<typeof call> => call(`${sb.urls.dashboard}/api/hooks`, { method: "POST", headers, body: body as object });
+  const post = (headers: Record<string, string>, body: unknown): ReturnType<typeof call> =>
+    call(`${sb.urls.dashboard}/api/hooks`, { method: "POST", headers, body: body as object });
 
   it("creates a hook, answering with no id, and refuses a duplicate with 409", async () => {
     expect(await post(dash, hook)).toMatchObject({ status: 200, body: { Status: "OK", Message: "Webhook created", Meta: null } });

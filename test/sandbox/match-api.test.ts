@@ -31,20 +31,35 @@ const pathOf = (segments: string[]): string => `/${segments.join("/")}`;
 describe("traffic routing by listen path", () => {
   it("finds the API a scan of every API finds, for any APIs and any path", () => {
     fc.assert(
-      fc.property(fc.array(fc.array(segment, { maxLength: 3 }), { maxLength: 6 }), fc.array(fc.array(segment, { maxLength: 4 }), { minLength: 1, maxLength: 8 }), fc.boolean(), (listenPaths, paths, slash) => {
-        const apis = listenPaths.map((s, i) => ({ id: `api-${i}`, listenPath: `${pathOf(s)}${slash ? "/" : ""}` }));
-        const store = new SandboxStore({ apis }, () => "http://127.0.0.1:1");
-        for (const p of paths.map(pathOf)) {
-          const found = matchApi(store, p);
-          const expected = scan(store, p);
-          expect(found === undefined ? undefined : { id: found.api.id, listenPath: found.listenPath, rest: found.rest }).toEqual(expected === undefined ? undefined : { id: expected.api.id, listenPath: expected.listenPath, rest: expected.rest });
-        }
-      }),
+      fc.property(
+        fc.array(fc.array(segment, { maxLength: 3 }), { maxLength: 6 }),
+        fc.array(fc.array(segment, { maxLength: 4 }), { minLength: 1, maxLength: 8 }),
+        fc.boolean(),
+        (listenPaths, paths, slash) => {
+          const apis = listenPaths.map((s, i) => ({ id: `api-${i}`, listenPath: `${pathOf(s)}${slash ? "/" : ""}` }));
+          const store = new SandboxStore({ apis }, () => "http://127.0.0.1:1");
+          for (const p of paths.map(pathOf)) {
+            const found = matchApi(store, p);
+            const expected = scan(store, p);
+            expect(found === undefined ? undefined : { id: found.api.id, listenPath: found.listenPath, rest: found.rest }).toEqual(
+              expected === undefined ? undefined : { id: expected.api.id, listenPath: expected.listenPath, rest: expected.rest },
+            );
+          }
+        },
+      ),
     );
   });
 
   it("follows an API whose listen path a patch changed, and the APIs a reset brings back", () => {
-    const store = new SandboxStore({ apis: [{ id: "a", listenPath: "/one/" }, { id: "b", listenPath: "/two/" }] }, () => "http://127.0.0.1:1");
+    const store = new SandboxStore(
+      {
+        apis: [
+          { id: "a", listenPath: "/one/" },
+          { id: "b", listenPath: "/two/" },
+        ],
+      },
+      () => "http://127.0.0.1:1",
+    );
     expect(matchApi(store, "/one/x")?.api.id).toBe("a");
     const a = store.apis.get("a")!;
     a.extension = { ...a.extension, server: { ...(a.extension.server as object), listenPath: { value: "/three/", strip: true } } };

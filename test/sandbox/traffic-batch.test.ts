@@ -13,7 +13,12 @@ const ordersDoc = {
   openapi: "3.1.0",
   info: { title: "Orders", version: "1" },
   paths: {
-    "/orders/{id}": { get: { parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "one", content: { "application/json": { example: { id: "o-1", total: 3 } } } } } } },
+    "/orders/{id}": {
+      get: {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+        responses: { "200": { description: "one", content: { "application/json": { example: { id: "o-1", total: 3 } } } } },
+      },
+    },
     "/health": { get: { responses: { "204": { description: "ok" } } } },
   },
 };
@@ -74,13 +79,18 @@ describe("API traffic", () => {
   });
 
   it("turns mock responses on through operation 1's flag", async () => {
-    await call(`${sb.urls.gateway}/gw/apis/oas/echo?mockResponse=true`, { method: "PATCH", headers: gw, body: { ...ordersDoc, servers: [{ url: upstream.url }] } });
+    await call(`${sb.urls.gateway}/gw/apis/oas/echo?mockResponse=true`, {
+      method: "PATCH",
+      headers: gw,
+      body: { ...ordersDoc, servers: [{ url: upstream.url }] },
+    });
     expect(await call(`${sb.urls.base}/echo/orders/1`)).toMatchObject({ status: 200, body: { id: "o-1" } });
   });
 });
 
 describe("operation 4: batch", () => {
-  const batch = (listenPath: string, body: unknown): ReturnType<typeof call> => call(`${sb.urls.base}${listenPath}gw/batch/`, { method: "POST", body: body as object });
+  const batch = (listenPath: string, body: unknown): ReturnType<typeof call> =>
+    call(`${sb.urls.base}${listenPath}gw/batch/`, { method: "POST", body: body as object });
 
   it("runs sub-requests in parallel and answers in completion order", async () => {
     const r = await batch("/echo/", {
@@ -134,7 +144,12 @@ describe("operation 4: batch", () => {
     const items = r.body as Array<{ relative_url: string; code: number; body: string }>;
     expect(items).toHaveLength(3);
     for (const item of items) expect(item.code).toBe(200);
-    expect(items.map((i) => JSON.parse(i.body) as { key: string }).map((b) => b.key).sort()).toEqual(["org-1", "org-2", "org-3"]);
+    expect(
+      items
+        .map((i) => JSON.parse(i.body) as { key: string })
+        .map((b) => b.key)
+        .sort(),
+    ).toEqual(["org-1", "org-2", "org-3"]);
     expect(sb.inspect.store.orgKeys.get("org-2")).toMatchObject({ quotaResets: 1, session: { rate: 2 } });
     const calls = sb.inspect.calls();
     expect(calls.counts.batch?.total).toBe(1);
@@ -144,7 +159,14 @@ describe("operation 4: batch", () => {
 
   it("reports a management error of a sub-request as its code", async () => {
     const r = await batch("/gw-batch/", {
-      requests: [{ method: "PATCH", relative_url: "apis/oas/ghost", headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey }, body: JSON.stringify({ openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} }) }],
+      requests: [
+        {
+          method: "PATCH",
+          relative_url: "apis/oas/ghost",
+          headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey },
+          body: JSON.stringify({ openapi: "3.1.0", info: { title: "t", version: "1" }, paths: {} }),
+        },
+      ],
     });
     const [item] = r.body as Array<{ code: number; body: string }>;
     expect(item!.code).toBe(404);
@@ -154,7 +176,12 @@ describe("operation 4: batch", () => {
   it("answers an empty item with code 0 for a sub-request that fails below HTTP", async () => {
     sb.inspect.setFaults({ resetRate: 1, scope: "internal", interfaces: ["gateway"] });
     const r = await batch("/gw-batch/", {
-      requests: ["a", "b"].map((k) => ({ method: "POST", relative_url: `org/keys/${k}`, headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey }, body: "{}" })),
+      requests: ["a", "b"].map((k) => ({
+        method: "POST",
+        relative_url: `org/keys/${k}`,
+        headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey },
+        body: "{}",
+      })),
     });
     expect(r.status).toBe(200);
     expect(r.body).toEqual([
@@ -185,7 +212,12 @@ describe("operation 4: batch", () => {
   it("completes many concurrent loopback batches whose sub-requests outnumber the connection pool", async () => {
     const one = (b: number): ReturnType<typeof call> =>
       batch("/gw-batch/", {
-        requests: Array.from({ length: 80 }, (_, i) => ({ method: "POST", relative_url: `org/keys/c-${b}-${i}`, headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey }, body: "{}" })),
+        requests: Array.from({ length: 80 }, (_, i) => ({
+          method: "POST",
+          relative_url: `org/keys/c-${b}-${i}`,
+          headers: { authorization: "sandbox-loopback-key", "x-gw-authorization": testCredentials.gatewayKey },
+          body: "{}",
+        })),
       });
     const answers = await Promise.all(Array.from({ length: 8 }, (_, b) => one(b)));
     for (const a of answers) expect((a.body as Array<{ code: number }>).every((i) => i.code === 200)).toBe(true);

@@ -51,7 +51,9 @@ describe("the redaction layer", () => {
 
 describe("URL credentials in git's output", () => {
   it("are removed whatever the configured URL looked like", () => {
-    expect(stripUrlCredentials("fatal: could not read Password for 'https://ghp_abc123@github.com': terminal prompts disabled")).toBe("fatal: could not read Password for 'https://github.com': terminal prompts disabled");
+    expect(stripUrlCredentials("fatal: could not read Password for 'https://ghp_abc123@github.com': terminal prompts disabled")).toBe(
+      "fatal: could not read Password for 'https://github.com': terminal prompts disabled",
+    );
     expect(stripUrlCredentials("remote: https://user:p%40ss@host:8443/x.git and ssh://git@host/y")).toBe("remote: https://host:8443/x.git and ssh://host/y");
     expect(stripUrlCredentials("git@host:org/repo.git")).toBe("git@host:org/repo.git");
   });

@@ -13,7 +13,16 @@ import type { ResourceRecord, StateLock, StateSnapshot } from "../../src/record/
 import { labellingState } from "../../src/select/record-labels.js";
 
 const t = "2026-11-23T00:00:00.000Z";
-const record = (id: string, extra: Partial<ResourceRecord> = {}): ResourceRecord => ({ id, kind: id.split("/")[0]!, name: id.split("/")[1]!, address: {}, status: "applied", createdAt: t, updatedAt: t, ...extra });
+const record = (id: string, extra: Partial<ResourceRecord> = {}): ResourceRecord => ({
+  id,
+  kind: id.split("/")[0]!,
+  name: id.split("/")[1]!,
+  address: {},
+  status: "applied",
+  createdAt: t,
+  updatedAt: t,
+  ...extra,
+});
 
 let dir: string;
 let backend: SqliteStateBackend;
@@ -57,7 +66,11 @@ describe("labellingState", () => {
     await state.write(record("OrgKey/gone", { deactivatedAt: t }));
     await state.write(record("OrgKey/gone", { deactivatedAt: t, note: "again" }));
     const stored = (await backend.read()).resources;
-    expect(stored.get("OrgKey/adopted")).toMatchObject({ labels: { team: "new" }, adopted: { at: t, source: "repository", verified: true }, health: { ok: true } });
+    expect(stored.get("OrgKey/adopted")).toMatchObject({
+      labels: { team: "new" },
+      adopted: { at: t, source: "repository", verified: true },
+      health: { ok: true },
+    });
     expect(stored.get("OrgKey/plain")).toMatchObject({ labels: { team: "p" }, status: "applied" });
     expect(stored.get("OrgKey/plain")!.adopted).toBeUndefined();
     expect(stored.get("OrgKey/gone")).toMatchObject({ labels: { team: "kept" }, note: "again" });

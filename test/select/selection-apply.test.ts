@@ -41,7 +41,12 @@ describe("selection on the examples", () => {
   it("a targeted apply changes only the target and what it references, and says so", async () => {
     h = await harness();
     const { plan, summary } = await h.apply({ selection: select({ targets: ["OAuthClient/petstore-mobile"] }) });
-    expect(plan.selection).toMatchObject({ targets: ["OAuthClient/petstore-mobile"], selected: 2, leftOut: 15, pulledIn: [{ id: "ApiDefinition/petstore", by: ["OAuthClient/petstore-mobile"] }] });
+    expect(plan.selection).toMatchObject({
+      targets: ["OAuthClient/petstore-mobile"],
+      selected: 2,
+      leftOut: 15,
+      pulledIn: [{ id: "ApiDefinition/petstore", by: ["OAuthClient/petstore-mobile"] }],
+    });
     expect([...summary.applied].sort()).toEqual(["ApiDefinition/petstore", "OAuthClient/petstore-mobile"]);
     expect(operations(h.sandbox)).toEqual(["PATCH /gw/apis/oas/petstore-v1", "PUT /gw/oauth/clients/petstore-v1/petstore-mobile-app"]);
     expect([...(await h.state.read()).resources.keys()].sort()).toEqual(["ApiDefinition/petstore", "OAuthClient/petstore-mobile"]);
@@ -84,7 +89,10 @@ describe("selection on the examples", () => {
     h = await harness({ configExtra: "selector: team=storefront\n" });
     const configA = path.join(h.dir, "gatesync.yaml");
     const configB = path.join(h.dir, "gatesync-b.yaml");
-    await writeFile(configB, (await readFile(configA, "utf8")).replace("selector: team=storefront", "selector: team!=storefront").replace("./state/state.db", "./state-b/state.db"));
+    await writeFile(
+      configB,
+      (await readFile(configA, "utf8")).replace("selector: team=storefront", "selector: team!=storefront").replace("./state/state.db", "./state-b/state.db"),
+    );
     const stateB = new SqliteStateBackend(path.join(h.dir, "state-b/state.db"));
     const validator = new RepositoryValidator();
     const dispatcher = new Agent();
@@ -127,7 +135,9 @@ describe("selection on the command line", () => {
     const out = path.join(h.dir, "plan.json");
     const plan = await runCli(["plan", "--config", cfg, "--target", "ApiProduct/storefront", "--out", out], h.env);
     expect(plan.code).toBe(0);
-    expect(plan.stdout).toContain("Selection: --target ApiProduct/storefront — 3 of 17 resources selected, 14 left out; pulled in by reference: ApiDefinition/orders (by ApiProduct/storefront), ApiDefinition/petstore (by ApiProduct/storefront).");
+    expect(plan.stdout).toContain(
+      "Selection: --target ApiProduct/storefront — 3 of 17 resources selected, 14 left out; pulled in by reference: ApiDefinition/orders (by ApiProduct/storefront), ApiDefinition/petstore (by ApiProduct/storefront).",
+    );
     const md = await runCli(["plan", "--config", cfg, "--kind", "OrgKey", "--format", "markdown"], h.env);
     expect(md.stdout).toContain("> Selection: --kind OrgKey — 2 of 17 resources selected, 15 left out.");
     expect((await runCli(["apply", "--config", cfg, "--plan", out, "--kind", "OrgKey"], h.env)).stderr).toContain("cannot be given with --plan");
@@ -137,7 +147,9 @@ describe("selection on the command line", () => {
     expect([...(await h.state.read()).resources.keys()].sort()).toEqual(["ApiDefinition/orders", "ApiDefinition/petstore", "ApiProduct/storefront"]);
     const bad = await runCli(["plan", "--config", cfg, "--target", "ApiProduct/shop"], h.env);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("--target ApiProduct/shop: no such resource in the repository or the state (known: ApiProduct/open-data, ApiProduct/storefront)");
+    expect(bad.stderr).toContain(
+      "--target ApiProduct/shop: no such resource in the repository or the state (known: ApiProduct/open-data, ApiProduct/storefront)",
+    );
   });
 
   it("a malformed config selector is a CONFIG_INVALID error at load", async () => {

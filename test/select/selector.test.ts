@@ -28,14 +28,17 @@ describe("label selectors", () => {
     expect(m("example.com/team=x", { "example.com/team": "x" })).toBe(true);
   });
 
-  it.each(["", "team=", "=x", "team in ()", "team in (a", "team in a)", "te am=x", "team=a b", "team=x,,tier=y", "team=" + "v".repeat(64)])("refuses %j with a USAGE error", (text) => {
-    if (text === "team=") {
-      // an empty value is allowed, as in Kubernetes
-      expect(m(text, { team: "" })).toBe(true);
-      return;
-    }
-    expect(() => parseSelector(text)).toThrow(UsageError);
-  });
+  it.each(["", "team=", "=x", "team in ()", "team in (a", "team in a)", "te am=x", "team=a b", "team=x,,tier=y", "team=" + "v".repeat(64)])(
+    "refuses %j with a USAGE error",
+    (text) => {
+      if (text === "team=") {
+        // an empty value is allowed, as in Kubernetes
+        expect(m(text, { team: "" })).toBe(true);
+        return;
+      }
+      expect(() => parseSelector(text)).toThrow(UsageError);
+    },
+  );
 
   it("never throws anything but a USAGE error, whatever the text", () => {
     fc.assert(
@@ -83,16 +86,27 @@ describe("selection", () => {
   });
 
   it("--exclude wins over a target's references; --kind and --selector filter", () => {
-    expect([...selectResources(items, new Set(), scopeOf(request({ targets: ["OAuthClient/petstore-mobile"], excludes: ["ApiDefinition/petstore"] }), undefined)).selected]).toEqual(["OAuthClient/petstore-mobile"]);
-    expect([...selectResources(items, new Set(), scopeOf(request({ kinds: ["ApiDefinition"] }), undefined)).selected].sort()).toEqual(["ApiDefinition/orders", "ApiDefinition/petstore"]);
-    expect([...selectResources(items, new Set(), scopeOf(request({ selector: "team=storefront" }), undefined)).selected].sort()).toEqual(["ApiDefinition/petstore", "ApiProduct/storefront"]);
+    expect([
+      ...selectResources(items, new Set(), scopeOf(request({ targets: ["OAuthClient/petstore-mobile"], excludes: ["ApiDefinition/petstore"] }), undefined))
+        .selected,
+    ]).toEqual(["OAuthClient/petstore-mobile"]);
+    expect([...selectResources(items, new Set(), scopeOf(request({ kinds: ["ApiDefinition"] }), undefined)).selected].sort()).toEqual([
+      "ApiDefinition/orders",
+      "ApiDefinition/petstore",
+    ]);
+    expect([...selectResources(items, new Set(), scopeOf(request({ selector: "team=storefront" }), undefined)).selected].sort()).toEqual([
+      "ApiDefinition/petstore",
+      "ApiProduct/storefront",
+    ]);
   });
 
   it("the config's selector bounds everything, references included", () => {
     const r = selectResources(items, new Set(), scopeOf(request({ targets: ["ApiProduct/storefront"] }), "team=storefront"));
     expect([...r.selected].sort()).toEqual(["ApiDefinition/petstore", "ApiProduct/storefront"]);
     // OrgKey/acme is outside the instance's selector: no target there, and its references are not pulled
-    expect(() => selectResources(items, new Set(), scopeOf(request({ targets: ["OrgKey/acme"] }), "team=storefront"))).toThrow(/outside this instance's selector/);
+    expect(() => selectResources(items, new Set(), scopeOf(request({ targets: ["OrgKey/acme"] }), "team=storefront"))).toThrow(
+      /outside this instance's selector/,
+    );
     const owned = selectResources(items, new Set(), scopeOf(request({}), "team=storefront"));
     expect([...owned.selected].sort()).toEqual(["ApiDefinition/petstore", "ApiProduct/storefront"]);
   });
@@ -101,7 +115,9 @@ describe("selection", () => {
     expect(() => scopeOf(request({ kinds: ["Api"] }), undefined)).toThrow(/unknown kind/);
     expect(() => scopeOf(request({ targets: ["petstore"] }), undefined)).toThrow(/give Kind\/name/);
     expect(() => scopeOf(request({ excludes: ["Nope/x"] }), undefined)).toThrow(/unknown kind "Nope"/);
-    expect(() => selectResources(items, new Set(), scopeOf(request({ targets: ["ApiDefinition/petstor"] }), undefined))).toThrow(/known: ApiDefinition\/orders, ApiDefinition\/petstore/);
+    expect(() => selectResources(items, new Set(), scopeOf(request({ targets: ["ApiDefinition/petstor"] }), undefined))).toThrow(
+      /known: ApiDefinition\/orders, ApiDefinition\/petstore/,
+    );
     expect(() => scopeOf(request({ selector: "team in (" }), undefined)).toThrow(UsageError);
   });
 
@@ -118,7 +134,10 @@ describe("selection", () => {
     expect(targeted.selected.size).toBe(0);
     expect(targeted.includesRecord(record("OrgKey/gone"))).toBe(true);
     expect(targeted.includesRecord(record("OrgKey/other"))).toBe(false);
-    const s = r.summary([record("ApiDefinition/theirs", { team: "data" }), record("ApiDefinition/legacy"), record("ApiDefinition/petstore")], new Set(items.map((i) => i.id)));
+    const s = r.summary(
+      [record("ApiDefinition/theirs", { team: "data" }), record("ApiDefinition/legacy"), record("ApiDefinition/petstore")],
+      new Set(items.map((i) => i.id)),
+    );
     expect(s.recordsOutside).toBe(2);
   });
 

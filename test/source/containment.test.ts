@@ -38,9 +38,12 @@ async function escapingOrigin(link: string, subdirectory: string): Promise<{ dir
 describe("containment of the git source", () => {
   it("refuses a sub-directory that a commit replaced with a link out of the checkout", async () => {
     const o = await escapingOrigin("config", "config");
-    const at = (commit: string): GitSource => new GitSource({ url: o.origin, commit, subdirectory: "config", cacheDir: path.join(o.dir, `cache-${commit.slice(0, 6)}`) });
+    const at = (commit: string): GitSource =>
+      new GitSource({ url: o.origin, commit, subdirectory: "config", cacheDir: path.join(o.dir, `cache-${commit.slice(0, 6)}`) });
     expect((await at(o.good).fetch()).commit).toBe(o.good);
-    const refused = await at(o.bad).fetch().catch((err: unknown) => err as Error & { code: string });
+    const refused = await at(o.bad)
+      .fetch()
+      .catch((err: unknown) => err as Error & { code: string });
     expect((refused as { code?: string }).code).toBe("PATH_ESCAPE");
     expect((refused as Error).message).toContain("leads outside the repository");
   });

@@ -10,7 +10,12 @@ import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 afterAll(removeTempRepos);
 let dir: string;
 let work: string;
-const git = (...args: string[]): string => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd: work, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+const git = (...args: string[]): string =>
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+    cwd: work,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  }).trim();
 const commits: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -60,9 +65,18 @@ describe("git source", () => {
   });
 
   it("never shows a token or URL credentials", async () => {
-    const s = new GitSource({ url: "https://user:pa55word@127.0.0.1:9/repo.git", branch: "main", cacheDir: path.join(dir, "cache2"), token: "tok-123456", timeoutMs: 5000 });
+    const s = new GitSource({
+      url: "https://user:pa55word@127.0.0.1:9/repo.git",
+      branch: "main",
+      cacheDir: path.join(dir, "cache2"),
+      token: "tok-123456",
+      timeoutMs: 5000,
+    });
     expect(s.description).not.toMatch(/pa55word|tok-123456/);
-    const err = (await s.fetch().then(() => undefined, (e: unknown) => e)) as Error;
+    const err = (await s.fetch().then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as Error;
     expect(err.message).not.toMatch(/pa55word|tok-123456/);
     expect(redactUrl("https://u:p@host/x.git")).toBe("https://host/x.git (credentials removed)");
   });

@@ -25,7 +25,10 @@ async function vitestOn(files: Record<string, string>): Promise<{ code: number |
     path.join(dir, "vitest.config.ts"),
     `import { defineConfig } from "vitest/config";\nimport { SummaryReporter } from "../test/helpers/summary-reporter.js";\nexport default defineConfig({ test: { root: ${JSON.stringify(dir)}, include: ["*.fixture.ts"], reporters: [new SummaryReporter()] } });\n`,
   );
-  const child = spawn(process.execPath, [path.join(projectRoot, "node_modules/vitest/vitest.mjs"), "run", "--config", path.join(dir, "vitest.config.ts")], { cwd: projectRoot, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [path.join(projectRoot, "node_modules/vitest/vitest.mjs"), "run", "--config", path.join(dir, "vitest.config.ts")], {
+    cwd: projectRoot,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout.on("data", (b: Buffer) => (out += b.toString()));
   child.stderr.on("data", () => undefined);
@@ -36,13 +39,18 @@ async function vitestOn(files: Record<string, string>): Promise<{ code: number |
 describe("the closing line of npm test", () => {
   it("counts files that failed outside their tests and unhandled errors, and names the files", async () => {
     const r = await vitestOn({
-      "hook.fixture.ts": 'import { beforeAll, expect, it } from "vitest";\nbeforeAll(() => { throw new Error("no database"); });\nit("one", () => expect(1).toBe(1));\nit("two", () => expect(1).toBe(1));\n',
-      "cleanup.fixture.ts": 'import { afterAll, describe, expect, it } from "vitest";\ndescribe("s", () => { afterAll(() => { throw new Error("cleanup failed"); }); it("ok", () => expect(1).toBe(1)); });\n',
-      "late.fixture.ts": 'import { expect, it } from "vitest";\nit("passes", () => { setTimeout(() => { throw new Error("late"); }, 1); expect(1).toBe(1); });\nit("waits", async () => { await new Promise((r) => setTimeout(r, 50)); });\n',
+      "hook.fixture.ts":
+        'import { beforeAll, expect, it } from "vitest";\nbeforeAll(() => { throw new Error("no database"); });\nit("one", () => expect(1).toBe(1));\nit("two", () => expect(1).toBe(1));\n',
+      "cleanup.fixture.ts":
+        'import { afterAll, describe, expect, it } from "vitest";\ndescribe("s", () => { afterAll(() => { throw new Error("cleanup failed"); }); it("ok", () => expect(1).toBe(1)); });\n',
+      "late.fixture.ts":
+        'import { expect, it } from "vitest";\nit("passes", () => { setTimeout(() => { throw new Error("late"); }, 1); expect(1).toBe(1); });\nit("waits", async () => { await new Promise((r) => setTimeout(r, 50)); });\n',
       "fine.fixture.ts": 'import { expect, it } from "vitest";\nit("fine", () => expect(2).toBe(2));\n',
     });
     expect(r.code).toBe(1);
-    expect(r.closing).toMatch(/^tests: 4 passed, 3 failed, 2 skipped \(2 files failed outside tests: \S+(cleanup|hook)\.fixture\.ts, \S+(cleanup|hook)\.fixture\.ts; 1 unhandled error\)$/);
+    expect(r.closing).toMatch(
+      /^tests: 4 passed, 3 failed, 2 skipped \(2 files failed outside tests: \S+(cleanup|hook)\.fixture\.ts, \S+(cleanup|hook)\.fixture\.ts; 1 unhandled error\)$/,
+    );
   });
 
   it("says 0 failed only when the run passed", async () => {

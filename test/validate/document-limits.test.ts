@@ -17,7 +17,14 @@ describe("document limits", () => {
   it("refuses a file past maxDocumentsPerFile, empty documents counted, at the first one past it", () => {
     const parsed = parseYaml("a: 1\n---\nb: 2\n---\n---\n---\nc: 3\n", "f.yaml", limits);
     expect(parsed.documents).toEqual([]);
-    expect(parsed.diagnostics).toEqual([expect.objectContaining({ code: "YAML_TOO_MANY_DOCUMENTS", file: "f.yaml", line: 5, hint: expect.stringContaining("limits.maxDocumentsPerFile") as string })]);
+    expect(parsed.diagnostics).toEqual([
+      expect.objectContaining({
+        code: "YAML_TOO_MANY_DOCUMENTS",
+        file: "f.yaml",
+        line: 5,
+        hint: expect.stringContaining("limits.maxDocumentsPerFile") as string,
+      }),
+    ]);
     expect(parseYaml("a: 1\n---\nb: 2\n---\n", "f.yaml", limits).diagnostics).toEqual([]);
   });
 
@@ -32,7 +39,8 @@ describe("document limits", () => {
     const dir = await tempRepo({
       "config/a.yaml": `${doc("OrgKey", "a", "keyId: a")}---\n${doc("OrgKey", "b", "keyId: b")}`,
       "config/c.yaml": doc("OrgKey", "c", "keyId: c"),
-      "gatesync.yaml": "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }\nlimits: { maxDocuments: 2 }\n",
+      "gatesync.yaml":
+        "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\ntargets:\n  gateway: { url: http://127.0.0.1:1, credentialEnv: GW_KEY }\nlimits: { maxDocuments: 2 }\n",
     });
     const r = await runCli(["validate", "--config", path.join(dir, "gatesync.yaml")]);
     expect(r.code).not.toBe(0);

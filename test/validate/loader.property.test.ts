@@ -17,7 +17,10 @@ afterAll(removeTempRepos);
 
 const runs = Number(process.env.GATESYNC_FUZZ_RUNS ?? 60);
 
-function assertLocated(diagnostics: ReadonlyArray<{ file?: string | undefined; line?: number | undefined; column?: number | undefined; severity: string }>, texts: Record<string, string>): void {
+function assertLocated(
+  diagnostics: ReadonlyArray<{ file?: string | undefined; line?: number | undefined; column?: number | undefined; severity: string }>,
+  texts: Record<string, string>,
+): void {
   for (const d of diagnostics) {
     expect(d.file, JSON.stringify(d)).toBeDefined();
     const text = texts[d.file!];
@@ -48,8 +51,22 @@ describe("loader properties", () => {
     const source = await readFile(path.join(projectRoot, "examples/config/gateway/org-keys.yaml"), "utf8");
     const docs = source.split(/^---$/m).map((d) => parseYaml(d, "x").documents[0]!.value as Record<string, unknown>);
     const dir = await tempRepo();
-    const junk = fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }));
-    const mutation = fc.record({ doc: fc.nat(docs.length - 1), pathPick: fc.array(fc.nat(40), { minLength: 1, maxLength: 4 }), op: fc.constantFrom("delete", "replace", "add"), value: junk, key: fc.string({ minLength: 1, maxLength: 10 }) });
+    const junk = fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.integer(),
+      fc.double(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.integer(), { maxLength: 3 }),
+      fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }),
+    );
+    const mutation = fc.record({
+      doc: fc.nat(docs.length - 1),
+      pathPick: fc.array(fc.nat(40), { minLength: 1, maxLength: 4 }),
+      op: fc.constantFrom("delete", "replace", "add"),
+      value: junk,
+      key: fc.string({ minLength: 1, maxLength: 10 }),
+    });
 
     await fc.assert(
       fc.asyncProperty(fc.array(mutation, { minLength: 1, maxLength: 4 }), async (mutations) => {

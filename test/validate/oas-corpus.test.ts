@@ -20,7 +20,8 @@ async function asApiDefinitions(dir: string): Promise<{ root: string; names: str
   files.forEach((file, i) => {
     const name = `api-${i}`;
     names.push(file);
-    resources[`apis/${name}.yaml`] = `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\n  annotations: { source: ${file} }\nspec:\n  apiId: id-${i}\n  definitionFile: ../oas/${file}\n`;
+    resources[`apis/${name}.yaml`] =
+      `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\n  annotations: { source: ${file} }\nspec:\n  apiId: id-${i}\n  definitionFile: ../oas/${file}\n`;
   });
   const root = await tempRepo(resources);
   await mkdir(path.join(root, "oas"));

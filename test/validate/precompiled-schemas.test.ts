@@ -61,15 +61,21 @@ function mutations(value: unknown, limit: number): unknown[] {
       out.push(edited(value, at, (parent, key) => ((parent as Json)[key] = replacement)));
     }
     out.push(edited(value, at, (parent, key) => (Array.isArray(parent) ? parent.splice(Number(key), 1) : delete parent[key])));
-    out.push(edited(value, at, (parent, key) => {
-      const v = (parent as Json)[key];
-      if (v !== null && typeof v === "object" && !Array.isArray(v)) (v as Json).descriptoin = "misspelt";
-    }));
+    out.push(
+      edited(value, at, (parent, key) => {
+        const v = (parent as Json)[key];
+        if (v !== null && typeof v === "object" && !Array.isArray(v)) (v as Json).descriptoin = "misspelt";
+      }),
+    );
   }
   return out;
 }
 
-const examples = [...yamlFiles(path.join(projectRoot, "examples/config")), path.join(projectRoot, "examples/gatesync.yaml"), path.join(projectRoot, "examples/sandbox-fixtures.yaml")];
+const examples = [
+  ...yamlFiles(path.join(projectRoot, "examples/config")),
+  path.join(projectRoot, "examples/gatesync.yaml"),
+  path.join(projectRoot, "examples/sandbox-fixtures.yaml"),
+];
 
 const corpus = (set: string): unknown[] => yamlFiles(path.join(sharedRoot, "corpus/oas", set)).flatMap(yamlDocuments);
 const oasSets = ["3.0/pass", "3.1/pass", "3.1/fail"];
@@ -82,7 +88,12 @@ describe("the precompiled schemas", () => {
   });
 
   it("cover every schema the kinds and the commands validate against", () => {
-    const used = [...allKinds().flatMap((k) => [k.schemaFile, ...(k.attached === undefined ? [] : [k.attached.schema])]), "gatesync-config.schema.json", "plan.schema.json", "sandbox-fixtures.schema.json"];
+    const used = [
+      ...allKinds().flatMap((k) => [k.schemaFile, ...(k.attached === undefined ? [] : [k.attached.schema])]),
+      "gatesync-config.schema.json",
+      "plan.schema.json",
+      "sandbox-fixtures.schema.json",
+    ];
     expect(Object.keys(compiled).sort()).toEqual(schemaNames().sort());
     for (const name of used) expect(Object.keys(compiled)).toContain(name);
     expect(() => new SchemaRegistry().validate("nothing.schema.json", {})).toThrow(/not registered/);
@@ -98,7 +109,8 @@ describe("the precompiled schemas", () => {
         const [slow, fast] = [runtime(name)!, compiled[name]!];
         const verdict = fast(value);
         const same = verdict === slow(value) && (verdict || JSON.stringify(fast.errors) === JSON.stringify(slow.errors));
-        if (!same || JSON.stringify(precompiledRegistry.validate(name, value)) !== JSON.stringify(runtimeRegistry.validate(name, value))) differences.push({ name, value });
+        if (!same || JSON.stringify(precompiledRegistry.validate(name, value)) !== JSON.stringify(runtimeRegistry.validate(name, value)))
+          differences.push({ name, value });
         if (verdict) valid++;
         else invalid++;
       }
@@ -122,16 +134,15 @@ function schemaCases(): Array<{ schemas: readonly string[]; value: unknown }> {
   };
   const documents = [
     ...examples.flatMap((file) => yamlDocuments(file).map((value) => ({ file, value }))),
-    ...corpus("3.1/pass").slice(0, 4).map((value) => ({ file: "oas", value })),
+    ...corpus("3.1/pass")
+      .slice(0, 4)
+      .map((value) => ({ file: "oas", value })),
   ];
   return documents.flatMap(({ file, value }) => [value, ...mutations(value, 10)].map((v) => ({ schemas: schemasOf(file, value), value: v })));
 }
 
 describe("the precompiled OpenAPI schemas", () => {
-  const documents = [
-    ...oasSets.flatMap(corpus),
-    ...yamlFiles(path.join(projectRoot, "examples/config/openapi")).flatMap(yamlDocuments),
-  ];
+  const documents = [...oasSets.flatMap(corpus), ...yamlFiles(path.join(projectRoot, "examples/config/openapi")).flatMap(yamlDocuments)];
   const extra: unknown[] = [
     { swagger: "2.0", info: { title: "t", version: "1" }, paths: {} },
     { openapi: "3.2.0", info: { title: "t", version: "1" }, paths: {} },

@@ -21,12 +21,17 @@ describe("validate reports every problem at once", () => {
       ["DUPLICATE_IDENTITY", "c.yaml"],
       ["SCHEMA_VIOLATION", "c.yaml"],
     ]);
-    expect(diagnostics.find((d) => d.code === "DUPLICATE_IDENTITY")!.message).toContain("OrgKey/globex and OrgKey/acme (a.yaml:1) address the same server object (org-key:org-acme)");
+    expect(diagnostics.find((d) => d.code === "DUPLICATE_IDENTITY")!.message).toContain(
+      "OrgKey/globex and OrgKey/acme (a.yaml:1) address the same server object (org-key:org-acme)",
+    );
   });
 
   it("suggests a reference's target that is excluded for another error", async () => {
     const diagnostics = await validate({
-      "apis.yaml": [doc("ApiDefinition", "weather", "apiId: weather-v1\ndefinition: { openapi: 3.0.3, info: { title: W, version: '1' }, paths: {} }"), doc("ApiDefinition", "billing", "apiId: 7")].join("---\n"),
+      "apis.yaml": [
+        doc("ApiDefinition", "weather", "apiId: weather-v1\ndefinition: { openapi: 3.0.3, info: { title: W, version: '1' }, paths: {} }"),
+        doc("ApiDefinition", "billing", "apiId: 7"),
+      ].join("---\n"),
       "client.yaml": doc("OAuthClient", "c", "apiRef: biling\nclientId: c1"),
     });
     const unresolved = diagnostics.find((d) => d.code === "UNRESOLVED_REFERENCE")!;
@@ -54,7 +59,8 @@ describe("OpenAPI errors", () => {
 
   it("reports every error of a document, not the first, and names a `null` as null", async () => {
     // three mistakes far apart: a missing version, a misspelt member, a parameter schema left empty
-    const broken = 'openapi: 3.0.3\ninfo: { title: A }\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          descriptoin: ok\n  /owners:\n    get:\n      parameters:\n        - { name: q, in: query, schema: null }\n      responses:\n        "200": { description: ok }\n';
+    const broken =
+      'openapi: 3.0.3\ninfo: { title: A }\npaths:\n  /pets:\n    get:\n      responses:\n        "200":\n          descriptoin: ok\n  /owners:\n    get:\n      parameters:\n        - { name: q, in: query, schema: null }\n      responses:\n        "200": { description: ok }\n';
     const diagnostics = await validate({ "apis/one.yaml": api("one"), "openapi/shared.yaml": broken });
     expect(diagnostics.map((d) => [d.code, d.path, d.message])).toEqual([
       ["OPENAPI_INVALID", "info", "missing required field `version`"],
@@ -65,7 +71,16 @@ describe("OpenAPI errors", () => {
   });
 
   it("suggests the file meant by a wrong definitionFile path", async () => {
-    const diagnostics = await validate({ "apis/one.yaml": doc("ApiDefinition", "one", "apiId: one-v1\ndefinitionFile: ../openapi/shraed.yaml"), "openapi/shared.yaml": shared.replace("descriptoin", "description") });
-    expect(diagnostics.filter((d) => d.severity === "error")).toEqual([expect.objectContaining({ code: "DEFINITION_FILE", message: "definitionFile `../openapi/shraed.yaml` does not exist", hint: "did you mean `../openapi/shared.yaml`? the path is relative to apis/one.yaml" })]);
+    const diagnostics = await validate({
+      "apis/one.yaml": doc("ApiDefinition", "one", "apiId: one-v1\ndefinitionFile: ../openapi/shraed.yaml"),
+      "openapi/shared.yaml": shared.replace("descriptoin", "description"),
+    });
+    expect(diagnostics.filter((d) => d.severity === "error")).toEqual([
+      expect.objectContaining({
+        code: "DEFINITION_FILE",
+        message: "definitionFile `../openapi/shraed.yaml` does not exist",
+        hint: "did you mean `../openapi/shared.yaml`? the path is relative to apis/one.yaml",
+      }),
+    ]);
   });
 });

@@ -27,7 +27,16 @@ describe("the example repository", () => {
     expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
     expect(result.valid).toBe(true);
     const kinds = new Set(result.resources.map((r) => r.kind));
-    expect([...kinds].sort()).toEqual(["ApiDefinition", "ApiProduct", "ClientType", "DashboardWebhook", "LlmSettings", "OAuthClient", "OrgKey", "PortalWebhook"]);
+    expect([...kinds].sort()).toEqual([
+      "ApiDefinition",
+      "ApiProduct",
+      "ClientType",
+      "DashboardWebhook",
+      "LlmSettings",
+      "OAuthClient",
+      "OrgKey",
+      "PortalWebhook",
+    ]);
     // secrets by reference: unset env vars are warnings in validate, never errors
     expect(result.diagnostics.every((d) => d.code === "SECRET_UNRESOLVED" && d.severity === "warning")).toBe(true);
     // the definitionFile is the resource's definition: held by reference, read again on demand
@@ -50,13 +59,29 @@ describe("the example repository", () => {
     };
     const planted = [
       { code: "SCHEMA_VIOLATION", file: "portal/webhooks.yaml", ...(await edit("portal/webhooks.yaml", "Timeout: 10", "Timeout: -3")) },
-      { code: "UNRESOLVED_REFERENCE", file: "gateway/oauth-clients.yaml", ...(await edit("gateway/oauth-clients.yaml", "apiRef: petstore\n", "apiRef: petstor\n")) },
-      { code: "SCHEMA_VIOLATION", file: "portal/client-types.yaml", ...(await edit("portal/client-types.yaml", "GrantType: client_credentials", "GrantType: client_credentials,magic")) },
-      { code: "SCHEMA_VIOLATION", file: "portal/products.yaml", ...(await edit("portal/products.yaml", "IsDocumentationOnly: false", "IsDocumentationOnly: true")) },
+      {
+        code: "UNRESOLVED_REFERENCE",
+        file: "gateway/oauth-clients.yaml",
+        ...(await edit("gateway/oauth-clients.yaml", "apiRef: petstore\n", "apiRef: petstor\n")),
+      },
+      {
+        code: "SCHEMA_VIOLATION",
+        file: "portal/client-types.yaml",
+        ...(await edit("portal/client-types.yaml", "GrantType: client_credentials", "GrantType: client_credentials,magic")),
+      },
+      {
+        code: "SCHEMA_VIOLATION",
+        file: "portal/products.yaml",
+        ...(await edit("portal/products.yaml", "IsDocumentationOnly: false", "IsDocumentationOnly: true")),
+      },
       { code: "SCHEMA_VIOLATION", file: "dashboard/webhooks.yaml", ...(await edit("dashboard/webhooks.yaml", "method: PUT", "method: FETCH")) },
       { code: "SCHEMA_VIOLATION", file: "llm/settings.yaml", ...(await edit("llm/settings.yaml", "temperature: 0.0", "temperature: cold")) },
       { code: "RULE_VIOLATION", file: "apis/orders.yaml", ...(await edit("apis/orders.yaml", "id: orders-api", "id: orders-apx")) },
-      { code: "YAML_DUPLICATE_KEY", file: "gateway/org-keys.yaml", ...(await edit("gateway/org-keys.yaml", "  alias: Globex\n", "  alias: Globex\n  alias: Globex Inc\n", "alias: Globex Inc")) },
+      {
+        code: "YAML_DUPLICATE_KEY",
+        file: "gateway/org-keys.yaml",
+        ...(await edit("gateway/org-keys.yaml", "  alias: Globex\n", "  alias: Globex\n  alias: Globex Inc\n", "alias: Globex Inc")),
+      },
     ];
     // the planted positions point at the edited token; fix up ones that point at keys or values
     const result = await validator.validate({ root: dir });
@@ -112,11 +137,19 @@ describe("files", () => {
   it("reports syntax errors with their position", async () => {
     const dir = await tempRepo({ "bad.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: x\n" });
     const result = await validator.validate({ root: dir });
-    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "YAML_SYNTAX", file: "bad.yaml", line: 4, message: expect.stringContaining("end with a }") as string })]);
+    expect(result.diagnostics).toEqual([
+      expect.objectContaining({ code: "YAML_SYNTAX", file: "bad.yaml", line: 4, message: expect.stringContaining("end with a }") as string }),
+    ]);
   });
 
   it("refuses alias bombs and absurd nesting without hanging or crashing", async () => {
-    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]", "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]", "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]", "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]", "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]"].join("\n");
+    const bomb = [
+      "a: &a [x, x, x, x, x, x, x, x, x, x]",
+      "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]",
+      "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]",
+      "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]",
+      "e: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]",
+    ].join("\n");
     const deep = `${"[".repeat(10_000)}${"]".repeat(10_000)}\n`;
     const deepMap = `${Array.from({ length: 300 }, (_, i) => `${"  ".repeat(i)}k${i}:`).join("\n")} 1\n`;
     const dir = await tempRepo({ "bomb.yaml": bomb, "deep.yaml": deep, "deep-map.yaml": deepMap, "ok.yaml": orgKey("ok") });
@@ -147,7 +180,12 @@ describe("files", () => {
     await symlink(path.join(outside, "secret.yaml"), path.join(dir, "link.yaml"));
     await symlink(outside, path.join(dir, "linkdir"));
     const result = await validator.validate({ root: dir });
-    expect(result.diagnostics.filter((d) => d.code === "PATH_ESCAPE").map((d) => d.file).sort()).toEqual(["link.yaml", "linkdir"]);
+    expect(
+      result.diagnostics
+        .filter((d) => d.code === "PATH_ESCAPE")
+        .map((d) => d.file)
+        .sort(),
+    ).toEqual(["link.yaml", "linkdir"]);
     expect(result.resources.map((r) => r.name)).toEqual(["ok"]);
   });
 
@@ -216,12 +254,15 @@ describe("across resources", () => {
   });
 
   it("allows the same name in different kinds", async () => {
-    const dir = await tempRepo({ "a.yaml": `${orgKey("x")}---\n${api("x", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n")}` });
+    const dir = await tempRepo({
+      "a.yaml": `${orgKey("x")}---\n${api("x", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n")}`,
+    });
     expect((await validator.validate({ root: dir })).diagnostics).toEqual([]);
   });
 
   it("reports two resources addressing the same server object, by raw id or by reference", async () => {
-    const client = (name: string, apiLine: string): string => `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: ${name}\nspec:\n  ${apiLine}\n  clientId: shared\n`;
+    const client = (name: string, apiLine: string): string =>
+      `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: ${name}\nspec:\n  ${apiLine}\n  clientId: shared\n`;
     const dir = await tempRepo({
       "keys.yaml": `${orgKey("one", "org-1")}---\n${orgKey("two", "org-1")}`,
       "api.yaml": api("pets", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n"),
@@ -266,11 +307,15 @@ describe("incremental loading", () => {
 });
 
 describe("secret references", () => {
-  const client = (secret: string): string => `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: c\nspec:\n  apiId: a\n  clientId: c\n  secret: ${secret}\n`;
+  const client = (secret: string): string =>
+    `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: c\nspec:\n  apiId: a\n  clientId: c\n  secret: ${secret}\n`;
 
   it("warns about a missing secret in validate, and accepts a present one", async () => {
     const secretsDir = await tempRepo({ "s.txt": "the-file-secret-value" });
-    const dir = await tempRepo({ "a.yaml": client("${env:MISSING_ONE}"), "b.yaml": client("${file:s.txt}").replace("name: c", "name: d").replace("clientId: c", "clientId: d") });
+    const dir = await tempRepo({
+      "a.yaml": client("${env:MISSING_ONE}"),
+      "b.yaml": client("${file:s.txt}").replace("name: c", "name: d").replace("clientId: c", "clientId: d"),
+    });
     const result = await validator.validate({ root: dir, secrets: { source: new EnvFileSecretSource({}, secretsDir), missing: "warning" } });
     expect(result.diagnostics).toEqual([expect.objectContaining({ code: "SECRET_UNRESOLVED", severity: "warning", file: "a.yaml", line: 8, column: 11 })]);
     expect(result.resources).toHaveLength(2);

@@ -12,8 +12,10 @@ import { projectRoot, removeTempRepos, sharedRoot, tempRepo } from "../helpers/t
 afterAll(removeTempRepos);
 
 const oas = path.join(sharedRoot, "corpus/oas");
-const orgKey = (name: string, extra = ""): string => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${name}\n  rate: 10\n  per: 60\n${extra}`;
-const api = (name: string, spec: string): string => `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\nspec:\n  apiId: ${name}-id\n${spec}`;
+const orgKey = (name: string, extra = ""): string =>
+  `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata:\n  name: ${name}\nspec:\n  keyId: ${name}\n  rate: 10\n  per: 60\n${extra}`;
+const api = (name: string, spec: string): string =>
+  `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: ${name}\nspec:\n  apiId: ${name}-id\n${spec}`;
 
 /** A repository with something of everything: valid resources, each kind of finding, definition files good and bad. */
 async function mixedRepository(): Promise<string> {
@@ -43,7 +45,10 @@ async function mixedRepository(): Promise<string> {
 const options = (root: string): ValidateOptions => ({ root, secrets: { source: new EnvFileSecretSource({}, root), missing: "error" } });
 
 async function expectWorkerFailure(run: Promise<unknown>): Promise<void> {
-  const err = await run.then(() => undefined, (e: unknown) => e);
+  const err = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(InternalError);
   expect((err as InternalError).code).toBe("INTERNAL");
   expect((err as InternalError).message).toContain("worker");
@@ -53,7 +58,10 @@ describe("one-shot validation (resources held compactly)", () => {
   it("gives the same resources, specs and findings as the default, holding specs that are plain JSON as text", async () => {
     const root = await mixedRepository();
     // values text would not give back (.inf, -0) keep their spec an object
-    await writeFile(path.join(root, "keys/odd.yaml"), "apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata: { name: odd }\nspec:\n  apiRef: good\n  clientId: odd\n  meta_data: { big: .inf, zero: -0.0 }\n");
+    await writeFile(
+      path.join(root, "keys/odd.yaml"),
+      "apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata: { name: odd }\nspec:\n  apiRef: good\n  clientId: odd\n  meta_data: { big: .inf, zero: -0.0 }\n",
+    );
     const reference = await new RepositoryValidator({ workers: { threads: 0 } }).validate(options(root));
     const oneShot = RepositoryValidator.oneShot();
     try {
@@ -93,7 +101,17 @@ describe("the worker pool", () => {
       expect(result.stats).toEqual(single.stats);
       // the repository does hold every kind of finding, each located
       const codes = new Set(single.diagnostics.map((d) => d.code));
-      for (const code of ["SCHEMA_VIOLATION", "YAML_SYNTAX", "UNKNOWN_KIND", "SECRET_UNRESOLVED", "UNRESOLVED_REFERENCE", "DUPLICATE_NAME", "DEFINITION_FILE", "NOT_A_RESOURCE"]) expect(codes).toContain(code);
+      for (const code of [
+        "SCHEMA_VIOLATION",
+        "YAML_SYNTAX",
+        "UNKNOWN_KIND",
+        "SECRET_UNRESOLVED",
+        "UNRESOLVED_REFERENCE",
+        "DUPLICATE_NAME",
+        "DEFINITION_FILE",
+        "NOT_A_RESOURCE",
+      ])
+        expect(codes).toContain(code);
       expect(single.diagnostics.filter((d) => d.code !== "DEFINITION_FILE" || d.line !== undefined).every((d) => d.file !== undefined)).toBe(true);
       expect(single.resources.map((r) => r.name)).toContain("good");
       expect(materialize(single.resources.find((r) => r.name === "good")?.spec.definition)).toMatchObject({ openapi: "3.0.0" });
@@ -174,7 +192,9 @@ describe("the worker pool", () => {
     const files: Record<string, string> = { "big.yaml": `${orgKey("big")}  meta:\n${rows}\n` };
     for (let i = 0; i < 20; i++) files[`small-${i}.yaml`] = orgKey(`small-${i}`);
     // the largest task goes first, to the worker
-    const shared = new RepositoryValidator({ workers: { threads: 1, callerChecks: true, minFiles: 0, filesPerTask: 1, resourceLimits: { maxOldGenerationSizeMb: 32 } } });
+    const shared = new RepositoryValidator({
+      workers: { threads: 1, callerChecks: true, minFiles: 0, filesPerTask: 1, resourceLimits: { maxOldGenerationSizeMb: 32 } },
+    });
     try {
       await expectWorkerFailure(shared.validate({ root: await tempRepo(files), limits: { maxFileBytes: 50_000_000 } }));
     } finally {
@@ -183,7 +203,9 @@ describe("the worker pool", () => {
   }, 120_000);
 
   it("reports workers that cannot even start instead of waiting for them", async () => {
-    const pooled = new RepositoryValidator({ workers: { threads: 1, minFiles: 0, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 } } });
+    const pooled = new RepositoryValidator({
+      workers: { threads: 1, minFiles: 0, resourceLimits: { maxOldGenerationSizeMb: 1, maxYoungGenerationSizeMb: 1 } },
+    });
     try {
       await expectWorkerFailure(pooled.validate({ root: await tempRepo({ "a.yaml": orgKey("a") }) }));
     } finally {
@@ -198,7 +220,10 @@ describe("the worker pool", () => {
     const spawned = await spawnCli(["validate", root, "--format", "json"], { cwd: projectRoot, env: { MISSING_SECRET: undefined } });
     expect(spawned.stderr).not.toContain("worker");
     expect(spawned.code).toBe(1);
-    const single = await new RepositoryValidator({ workers: { threads: 0 } }).validate({ ...options(root), secrets: { source: new EnvFileSecretSource({}, root), missing: "warning" } });
+    const single = await new RepositoryValidator({ workers: { threads: 0 } }).validate({
+      ...options(root),
+      secrets: { source: new EnvFileSecretSource({}, root), missing: "warning" },
+    });
     const report = JSON.parse(spawned.stdout) as { diagnostics: unknown[] };
     expect(report.diagnostics).toEqual(JSON.parse(JSON.stringify(single.diagnostics)));
   }, 180_000);

@@ -87,7 +87,13 @@ export class RunHistory {
   runFinished(report: RunReport, plan: Plan | undefined): void {
     const changes = (plan?.changes ?? []).filter((c) => c.action !== "no-op").map((c) => ({ id: c.id, action: c.action }));
     const newest = this.runs[0];
-    if (quiet.has(report.result) && changes.length === 0 && newest !== undefined && newest.report.result === report.result && newest.report.revision === report.revision) {
+    if (
+      quiet.has(report.result) &&
+      changes.length === 0 &&
+      newest !== undefined &&
+      newest.report.result === report.result &&
+      newest.report.revision === report.revision
+    ) {
       this.runs[0] = { ...newest, repeats: newest.repeats + 1, lastAt: report.finishedAt };
     } else {
       this.seq += 1;
@@ -103,7 +109,13 @@ export class RunHistory {
     for (const run of this.runs) {
       const change = run.changes.find((c) => c.id === id);
       if (change === undefined) continue;
-      items.push({ seq: run.seq, at: run.report.startedAt, commit: run.report.commit ?? run.report.revision, action: change.action, outcome: outcomeOf(run.report, id, change.action) });
+      items.push({
+        seq: run.seq,
+        at: run.report.startedAt,
+        commit: run.report.commit ?? run.report.revision,
+        action: change.action,
+        outcome: outcomeOf(run.report, id, change.action),
+      });
     }
     return items;
   }

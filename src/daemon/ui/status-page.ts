@@ -37,9 +37,15 @@ export interface StatusPage {
   handle(req: IncomingMessage, res: ServerResponse): boolean;
 }
 
-export const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+export const contentSecurityPolicy =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-const securityHeaders = { "content-security-policy": contentSecurityPolicy, "x-content-type-options": "nosniff", "referrer-policy": "no-referrer", "cache-control": "no-store" };
+const securityHeaders = {
+  "content-security-policy": contentSecurityPolicy,
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
 
 const assetsDir = new URL("../../../ui/", import.meta.url);
 const assets: Record<string, { type: string; body: Buffer }> = {
@@ -82,7 +88,14 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, type: s
  * A page, drawn from the shared snapshot of the state and the plan preview — once per snapshot,
  * preview and finished run, whatever the number of clients asking (page-cache.ts).
  */
-async function renderPage(opts: StatusPageOptions, pages: RenderedPages, req: IncomingMessage, res: ServerResponse, page: Page, pathname: string): Promise<void> {
+async function renderPage(
+  opts: StatusPageOptions,
+  pages: RenderedPages,
+  req: IncomingMessage,
+  res: ServerResponse,
+  page: Page,
+  pathname: string,
+): Promise<void> {
   const root = rootOf(pathname);
   const [state, preview] = [await opts.state.read(), await opts.preview.get()];
   let rendered: Rendered;
@@ -150,7 +163,8 @@ export function statusPage(opts: StatusPageOptions): StatusPage {
       }
       if (asset !== undefined) send(req, res, 200, asset.type, asset.body);
       else if (page === undefined) live(opts, res);
-      else renderPage(opts, pages, req, res, page, url.pathname).catch((err: unknown) => {
+      else
+        renderPage(opts, pages, req, res, page, url.pathname).catch((err: unknown) => {
           opts.onError?.(err);
           send(req, res, 500, "text/plain; charset=utf-8", "the page could not be drawn; see the daemon's log\n");
         });

@@ -27,7 +27,14 @@ function limits(base: string, before: unknown, after: unknown): ClassifiedChange
   const [rb, ra] = [rate(before), rate(after)];
   const shownRate = (v: unknown): string => `${String(field(v, "rate"))} per ${String(field(v, "per"))} s`;
   if (ra !== undefined && (rb === undefined || ra < rb)) {
-    out.push(breaking(`${base}rate`, rb === undefined ? `a rate limit is set (${shownRate(after)}): callers above it get 429` : `the rate limit is lowered from ${shownRate(before)} to ${shownRate(after)}: callers above it get 429`));
+    out.push(
+      breaking(
+        `${base}rate`,
+        rb === undefined
+          ? `a rate limit is set (${shownRate(after)}): callers above it get 429`
+          : `the rate limit is lowered from ${shownRate(before)} to ${shownRate(after)}: callers above it get 429`,
+      ),
+    );
   } else if (rb !== undefined && rb !== ra) {
     out.push(nonBreaking(`${base}rate`, "the rate limit is raised or lifted"));
   }
@@ -37,15 +44,18 @@ function limits(base: string, before: unknown, after: unknown): ClassifiedChange
     return q === undefined || q < 0 ? undefined : q;
   };
   const [qb, qa] = [quota(before), quota(after)];
-  if (qa !== undefined && (qb === undefined || qa < qb)) out.push(breaking(`${base}quota_max`, qb === undefined ? `a quota of ${qa} requests is set` : `the quota is lowered from ${qb} to ${qa} requests`));
+  if (qa !== undefined && (qb === undefined || qa < qb))
+    out.push(breaking(`${base}quota_max`, qb === undefined ? `a quota of ${qa} requests is set` : `the quota is lowered from ${qb} to ${qa} requests`));
   else if (qb !== undefined && qa !== qb) out.push(nonBreaking(`${base}quota_max`, "the quota is raised or lifted"));
   const [pb, pa] = [num(field(before, "quota_renewal_rate")), num(field(after, "quota_renewal_rate"))];
-  if (qa !== undefined && pb !== undefined && pa !== undefined && pa > pb) out.push(breaking(`${base}quota_renewal_rate`, `the quota renews less often: every ${pa} s instead of ${pb} s`));
+  if (qa !== undefined && pb !== undefined && pa !== undefined && pa > pb)
+    out.push(breaking(`${base}quota_renewal_rate`, `the quota renews less often: every ${pa} s instead of ${pb} s`));
   return out;
 }
 
 function allowedUrls(base: string, before: unknown, after: unknown): ClassifiedChange[] {
-  const list = (v: unknown): Array<{ url: string; methods: string[] }> => (Array.isArray(v) ? v.filter(isRecord).map((e) => ({ url: String(e.url), methods: strings(e.methods) })) : []);
+  const list = (v: unknown): Array<{ url: string; methods: string[] }> =>
+    Array.isArray(v) ? v.filter(isRecord).map((e) => ({ url: String(e.url), methods: strings(e.methods) })) : [];
   const [b, a] = [list(before), list(after)];
   if (isDeepStrictEqual(b, a)) return [];
   if (a.length === 0) return [nonBreaking(`${base}allowed_urls`, "the URL restrictions are lifted")];
@@ -56,7 +66,9 @@ function allowedUrls(base: string, before: unknown, after: unknown): ClassifiedC
     const gone = e.methods.filter((m) => !now.methods.includes(m));
     return gone.length === 0 ? [] : [`${gone.join(", ")} on ${e.url}`];
   });
-  return lost.length > 0 ? [breaking(`${base}allowed_urls`, `no longer allowed: ${lost.join("; ")}`)] : [nonBreaking(`${base}allowed_urls`, "more URLs or methods are allowed")];
+  return lost.length > 0
+    ? [breaking(`${base}allowed_urls`, `no longer allowed: ${lost.join("; ")}`)]
+    : [nonBreaking(`${base}allowed_urls`, "more URLs or methods are allowed")];
 }
 
 function accessRights(before: unknown, after: unknown): ClassifiedChange[] {
@@ -71,13 +83,15 @@ function accessRights(before: unknown, after: unknown): ClassifiedChange[] {
       out.push(breaking(path, `access to API ${api} is removed: calls to it with this key are refused`));
       continue;
     }
-    if (field(ra, "api_id") !== field(rb, "api_id")) out.push(breaking(`${path}.api_id`, `access moves from API ${api} to API ${apiOf(ra, label)}: calls to ${api} are refused`));
+    if (field(ra, "api_id") !== field(rb, "api_id"))
+      out.push(breaking(`${path}.api_id`, `access moves from API ${api} to API ${apiOf(ra, label)}: calls to ${api} are refused`));
     const versions = strings(field(rb, "versions")).filter((v) => !strings(field(ra, "versions")).includes(v));
     if (versions.length > 0) out.push(breaking(`${path}.versions`, `no longer allowed: version ${versions.join(", ")} of API ${api}`));
     out.push(...allowedUrls(`${path}.`, field(rb, "allowed_urls"), field(ra, "allowed_urls")));
     out.push(...limits(`${path}.limit.`, field(rb, "limit"), field(ra, "limit")));
   }
-  for (const label of Object.keys(a).sort()) if (b[label] === undefined) out.push(nonBreaking(`access_rights.${label}`, `access to API ${apiOf(a[label], label)} is added`));
+  for (const label of Object.keys(a).sort())
+    if (b[label] === undefined) out.push(nonBreaking(`access_rights.${label}`, `access to API ${apiOf(a[label], label)} is added`));
   return out;
 }
 
@@ -92,10 +106,12 @@ export function classifyOrgKey(before: Spec, after: Spec): ClassifiedChange[] {
   out.push(...switchedOn(before, after, "enable_http_signature_validation", "HTTP signature validation is switched on: unsigned requests are refused"));
   const never = (v: unknown): boolean => num(v) === undefined || (num(v) ?? 0) <= 0;
   const [eb, ea] = [before.expires, after.expires];
-  if (!never(ea) && (never(eb) || (num(ea) ?? 0) < (num(eb) ?? 0))) out.push(breaking("expires", `the key expires ${never(eb) ? "from now on" : "earlier"}: at ${new Date((num(ea) ?? 0) * 1000).toISOString()}`));
+  if (!never(ea) && (never(eb) || (num(ea) ?? 0) < (num(eb) ?? 0)))
+    out.push(breaking("expires", `the key expires ${never(eb) ? "from now on" : "earlier"}: at ${new Date((num(ea) ?? 0) * 1000).toISOString()}`));
   const policies = strings(before.apply_policies).filter((p) => !strings(after.apply_policies).includes(p));
   if (policies.length > 0) out.push(breaking("apply_policies", `policy ${policies.join(", ")} no longer applied: the access it grants is lost`));
-  if (typeof before.apply_policy_id === "string" && before.apply_policy_id !== "" && before.apply_policy_id !== after.apply_policy_id) out.push(breaking("apply_policy_id", `policy ${before.apply_policy_id} no longer applied: the access it grants is lost`));
+  if (typeof before.apply_policy_id === "string" && before.apply_policy_id !== "" && before.apply_policy_id !== after.apply_policy_id)
+    out.push(breaking("apply_policy_id", `policy ${before.apply_policy_id} no longer applied: the access it grants is lost`));
   return out;
 }
 
@@ -104,9 +120,19 @@ export function classifyOAuthClient(before: Spec, after: Spec): ClassifiedChange
   // a value that holds a secret is a marker: not empty, and shown only as (sensitive)
   const text = (v: unknown): string => (typeof v === "string" ? v : isSensitiveMarker(v) ? "(sensitive)" : "");
   const [pb, pa] = [text(before.policy_id), text(after.policy_id)];
-  if (pb !== pa) out.push(pb === "" ? nonBreaking("policy_id", `policy ${pa} is set: tokens issued so far are kept`) : breaking("policy_id", `the policy changes from ${pb} to ${pa === "" ? "none" : pa}: the gateway revokes every token issued to the client`));
+  if (pb !== pa)
+    out.push(
+      pb === ""
+        ? nonBreaking("policy_id", `policy ${pa} is set: tokens issued so far are kept`)
+        : breaking("policy_id", `the policy changes from ${pb} to ${pa === "" ? "none" : pa}: the gateway revokes every token issued to the client`),
+    );
   const [rb, ra] = [text(before.redirect_uri), text(after.redirect_uri)];
-  if (rb !== ra) out.push(rb === "" ? nonBreaking("redirect_uri", "a redirect URI is set") : breaking("redirect_uri", `the redirect URI changes from ${rb} to ${ra === "" ? "none" : ra}: authorisation requests with the old one are refused`));
+  if (rb !== ra)
+    out.push(
+      rb === ""
+        ? nonBreaking("redirect_uri", "a redirect URI is set")
+        : breaking("redirect_uri", `the redirect URI changes from ${rb} to ${ra === "" ? "none" : ra}: authorisation requests with the old one are refused`),
+    );
   if (!isDeepStrictEqual(before.description, after.description)) out.push(annotation("description", "the description changed"));
   if (!isDeepStrictEqual(before.meta_data, after.meta_data)) out.push(nonBreaking("meta_data", "the client's metadata changed"));
   return out;

@@ -70,7 +70,13 @@ interface Toggle {
 }
 
 const toggles: readonly Toggle[] = [
-  { flag: "authentication", ext: ["server", "authentication", "enabled"], name: "authentication", breaksWhen: true, effect: "callers without valid credentials are refused (401/403)" },
+  {
+    flag: "authentication",
+    ext: ["server", "authentication", "enabled"],
+    name: "authentication",
+    breaksWhen: true,
+    effect: "callers without valid credentials are refused (401/403)",
+  },
   { flag: "allowList", name: "the allow-list", breaksWhen: true, effect: "only endpoints with an allow-list entry stay reachable; others answer 403" },
   { flag: "validateRequest", name: "request validation", breaksWhen: true, effect: "requests whose body does not match the document's schema are refused" },
   { flag: "mockResponse", name: "mock responses", breaksWhen: true, effect: "callers get the document's mock responses instead of the upstream's" },
@@ -85,22 +91,43 @@ function toggleValue(s: Side, t: Toggle): boolean | undefined {
 function toggled(b: Side, a: Side, t: Toggle): ClassifiedChange[] {
   const raw = t.flag === undefined ? undefined : a.query[t.flag];
   if (t.flag !== undefined && raw !== undefined && parseFlag(raw) === undefined && !isDeepStrictEqual(raw, b.query[t.flag])) {
-    return [{ path: `query.${t.flag}`, class: "unclassified", reason: `${JSON.stringify(raw)} is not a boolean the gateway reads (1, t, true, 0, f, false…): it ignores the flag` }];
+    return [
+      {
+        path: `query.${t.flag}`,
+        class: "unclassified",
+        reason: `${JSON.stringify(raw)} is not a boolean the gateway reads (1, t, true, 0, f, false…): it ignores the flag`,
+      },
+    ];
   }
   const before = toggleValue(b, t);
   const after = toggleValue(a, t);
   if (after === undefined || before === after) return [];
   const path = t.flag !== undefined && a.query[t.flag] !== undefined ? `query.${t.flag}` : `definition.${extensionKey}.${(t.ext ?? []).join(".")}`;
   const state = after ? "on" : "off";
-  if (after === t.breaksWhen) return [breaking(path, `${t.name} ${t.breaksWhen ? "switched on" : "switched off"}${before === undefined ? " (its previous setting is not recorded)" : ""}: ${t.effect}`)];
+  if (after === t.breaksWhen)
+    return [
+      breaking(
+        path,
+        `${t.name} ${t.breaksWhen ? "switched on" : "switched off"}${before === undefined ? " (its previous setting is not recorded)" : ""}: ${t.effect}`,
+      ),
+    ];
   return [nonBreaking(path, `${t.name} switched ${state}: existing callers keep working`)];
 }
 
 /** Extension and query paths the rules above cover; other changes there are listed as unclassified. */
 const covered = [
-  "query.listenPath", "query.upstreamURL", "query.customDomain", "query.authentication", "query.allowList", "query.validateRequest", "query.mockResponse",
-  `definition.${extensionKey}.server.listenPath.value`, `definition.${extensionKey}.upstream.url`, `definition.${extensionKey}.server.authentication.enabled`,
-  `definition.${extensionKey}.info.state.active`, `definition.${extensionKey}.server.listenPath.strip`,
+  "query.listenPath",
+  "query.upstreamURL",
+  "query.customDomain",
+  "query.authentication",
+  "query.allowList",
+  "query.validateRequest",
+  "query.mockResponse",
+  `definition.${extensionKey}.server.listenPath.value`,
+  `definition.${extensionKey}.upstream.url`,
+  `definition.${extensionKey}.server.authentication.enabled`,
+  `definition.${extensionKey}.info.state.active`,
+  `definition.${extensionKey}.server.listenPath.strip`,
 ];
 
 /** Leaf values by dotted path (arrays count as leaves). */
@@ -117,20 +144,42 @@ function rest(before: Spec, after: Spec): ClassifiedChange[] {
   return [...new Set([...b.keys(), ...a.keys()])]
     .sort()
     .filter((p) => !isDeepStrictEqual(b.get(p), a.get(p)) && !covered.includes(p))
-    .map((p) => (p === `definition.${extensionKey}.info.name` ? annotation(p, "the API's display name changed") : { path: p, class: "unclassified" as const, reason: "a gateway setting gatesync does not classify changed: review it by hand" }));
+    .map((p) =>
+      p === `definition.${extensionKey}.info.name`
+        ? annotation(p, "the API's display name changed")
+        : { path: p, class: "unclassified" as const, reason: "a gateway setting gatesync does not classify changed: review it by hand" },
+    );
 }
 
 /** Classifies an ApiDefinition's gateway settings: `before` and `after` are its compared specs. */
 export function classifyGateway(before: Spec, after: Spec): ClassifiedChange[] {
-  if (isDeepStrictEqual(before.query, after.query) && isDeepStrictEqual(field(before, "definition", extensionKey), field(after, "definition", extensionKey)) && isDeepStrictEqual(field(before, "definition", "servers"), field(after, "definition", "servers"))) return [];
+  if (
+    isDeepStrictEqual(before.query, after.query) &&
+    isDeepStrictEqual(field(before, "definition", extensionKey), field(after, "definition", extensionKey)) &&
+    isDeepStrictEqual(field(before, "definition", "servers"), field(after, "definition", "servers"))
+  )
+    return [];
   const b = side(before);
   const a = side(after);
   const strip = [field(b.ext, "server", "listenPath", "strip"), field(a.ext, "server", "listenPath", "strip")];
   return [
     ...moved("the listen path", where(a, "listenPath", ["server", "listenPath", "value"]), listenPath(b), listenPath(a), "callers of the old path get 404"),
     ...moved("the upstream", where(a, "upstreamURL", ["upstream", "url"]), upstream(b), upstream(a), "traffic goes to a different service"),
-    ...moved("the custom domain", { path: "query.customDomain", note: "" }, text(b.query.customDomain), text(a.query.customDomain), "callers of the old domain are no longer served"),
-    ...(strip[1] !== undefined && strip[0] !== strip[1] ? [breaking(`definition.${extensionKey}.server.listenPath.strip`, `stripping the listen path switched ${strip[1] === true ? "on" : "off"}: the upstream receives different paths`)] : []),
+    ...moved(
+      "the custom domain",
+      { path: "query.customDomain", note: "" },
+      text(b.query.customDomain),
+      text(a.query.customDomain),
+      "callers of the old domain are no longer served",
+    ),
+    ...(strip[1] !== undefined && strip[0] !== strip[1]
+      ? [
+          breaking(
+            `definition.${extensionKey}.server.listenPath.strip`,
+            `stripping the listen path switched ${strip[1] === true ? "on" : "off"}: the upstream receives different paths`,
+          ),
+        ]
+      : []),
     ...toggles.flatMap((t) => toggled(b, a, t)),
     ...rest(before, after),
   ];

@@ -57,10 +57,19 @@ function retyped(d: Diff): Diff {
   if (b.length === 0 || a.length === 0) return d;
   const inResponse = path.includes("responses");
   const schemaAt = path.lastIndexOf("schema");
-  const field = path.slice(schemaAt + 1, -1).filter((s) => s !== "properties" && s !== "items").join(".");
+  const field = path
+    .slice(schemaAt + 1, -1)
+    .filter((s) => s !== "properties" && s !== "items")
+    .join(".");
   const where = inResponse ? `the ${path[path.indexOf("responses") + 1] ?? ""} response` : path.includes("requestBody") ? "the request body" : "a parameter";
   const ok = inResponse ? within(a, b) : within(b, a);
-  const consequence = ok ? (inResponse ? "it returns a subset of what it did" : "it accepts everything it did") : inResponse ? "clients that read it get values of another type" : "requests valid before are refused";
+  const consequence = ok
+    ? inResponse
+      ? "it returns a subset of what it did"
+      : "it accepts everything it did"
+    : inResponse
+      ? "clients that read it get values of another type"
+      : "requests valid before are refused";
   const description = `type of ${field === "" ? "the value" : `\`${field}\``} in ${where} changed from ${b.join("|")} to ${a.join("|")}: ${consequence}`;
   return { ...d, type: ok ? "non-breaking" : "breaking", description };
 }

@@ -60,11 +60,14 @@ export function classifyOpenApi(before: unknown, after: unknown, base = "definit
     // copies: the library writes into its inputs while it compares, and the plan's values must stay intact
     diffs = corrected(apiCompare(...withParameterLists(b, a)).diffs);
   } catch (err) {
-    return [{ path: base, class: "unclassified", reason: `the OpenAPI diff failed (${err instanceof Error ? err.message : String(err)}): review the change by hand` }];
+    return [
+      { path: base, class: "unclassified", reason: `the OpenAPI diff failed (${err instanceof Error ? err.message : String(err)}): review the change by hand` },
+    ];
   }
   // components alone changed (nothing uses them): their own entries are all there is to show
   const used = diffs.some(shown) ? diffs.filter(shown) : diffs;
-  if (used.length === 0) return [{ path: base, class: "unclassified", reason: "the OpenAPI diff finds no difference it can classify in this change: review it by hand" }];
+  if (used.length === 0)
+    return [{ path: base, class: "unclassified", reason: "the OpenAPI diff finds no difference it can classify in this change: review it by hand" }];
   return used.map((d) => {
     const path = d.path.filter((seg) => seg !== sensitiveKey);
     return { path: formatPath([base, ...path]), class: classOf[d.type], reason: reasonOf(d, path) };

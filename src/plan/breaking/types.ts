@@ -27,7 +27,8 @@ const rank: Record<ChangeClass, number> = { annotation: 0, "non-breaking": 1, un
 
 /** Nothing classified: the change takes nothing away (non-breaking). */
 export function compatibilityOf(changes: readonly ClassifiedChange[]): Compatibility {
-  const verdict = changes.length === 0 ? "non-breaking" : changes.reduce<ChangeClass>((worst, c) => (rank[c.class] > rank[worst] ? c.class : worst), "annotation");
+  const verdict =
+    changes.length === 0 ? "non-breaking" : changes.reduce<ChangeClass>((worst, c) => (rank[c.class] > rank[worst] ? c.class : worst), "annotation");
   // breaking first, so a cut list still shows them
   const ordered = [...changes].sort((a, b) => rank[b.class] - rank[a.class]);
   return { verdict, changes: ordered };
