@@ -26,7 +26,7 @@ import { assertHolder, fenceLock, refreshLock, releaseLock, takeLock } from "./s
 import { migrateSqlite } from "./sqlite-schema.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { emptySnapshot, recordProblem, stateFormatVersion } from "./state.js";
-import { stateIoError } from "./state-io.js";
+import { busyError, stateIoError } from "./state-io.js";
 
 export interface SqliteBackendOptions {
   /** A lock not refreshed for this long is taken over (default 60 s). */
@@ -155,6 +155,9 @@ export class SqliteStateBackend implements StateBackend {
     // a record that is not JSON (the table's CHECK keeps them out) is met by json_remove when read
     if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || (code === "SQLITE_ERROR" && /malformed JSON/.test((err as Error).message)))
       return this.corrupt((err as Error).message);
+    // SQLite's own file lock, not gatesync's: a process stopped in the middle of a write (SIGSTOP,
+    // a frozen VM) keeps it, and no stale time can take it over — only resuming or ending it can
+    if (code === "SQLITE_BUSY") return busyError(what, this.file, this.opts.busyTimeoutMs ?? 5_000, err);
     return stateIoError(what, this.file, err);
   }
 

@@ -65,3 +65,19 @@ export function stateIoError(what: string, file: string, err: unknown): StateErr
     cause: err,
   });
 }
+
+/**
+ * STATE_LOCKED for SQLITE_BUSY: another process held SQLite's write lock on the file for the whole
+ * busy timeout. gatesync's own lock names its holder; this one cannot (SQLite does not record it).
+ */
+export function busyError(what: string, file: string, waitedMs: number, err: unknown): StateError {
+  return new StateError(
+    ErrorCode.STATE_LOCKED,
+    `${what} (${file}): another process has been writing the state database for over ${Math.round(waitedMs / 1000)} s`,
+    {
+      hint: "a gatesync (or another program) is writing it, or is stopped in the middle of a write (SIGSTOP, a frozen VM, a suspended job): let it finish, resume or end it, then run again",
+      location: { file },
+      cause: err,
+    },
+  );
+}

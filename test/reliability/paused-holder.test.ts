@@ -5,6 +5,7 @@
  * (the fence), not only state writes — it once sent its older updates over the newer commit's,
  * while the state recorded the newer values, so every later plan said "0 changes".
  */
+import Database from "better-sqlite3";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -15,6 +16,32 @@ import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
+
+/**
+ * SIGSTOPs `pid` at a moment it holds no SQLite write transaction. Stopped inside one it would keep
+ * SQLite's own file lock, which no stale time can take over (that case is busy-writer.test.ts):
+ * probe the write lock, and resume and stop again until it is free.
+ */
+async function pauseOutsideWrite(pid: number, stateFile: string): Promise<void> {
+  const probe = new Database(stateFile, { timeout: 0 });
+  try {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      process.kill(pid, "SIGSTOP");
+      try {
+        probe.prepare("BEGIN IMMEDIATE").run();
+        probe.prepare("ROLLBACK").run();
+        return;
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== "SQLITE_BUSY") throw err;
+      }
+      process.kill(pid, "SIGCONT");
+      await sleep(7);
+    }
+    throw new Error("the apply was never outside a state write");
+  } finally {
+    probe.close();
+  }
+}
 
 const keys = (rate: number): Record<string, string> =>
   Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}.yaml`, doc("OrgKey", `k${i}`, `keyId: k${i}\nrate: ${rate}`)]));
@@ -38,7 +65,7 @@ describe("an apply paused past the lock's stale time", () => {
       for (let i = 0; i < 3000 && puts() < before + 2; i++) await sleep(5);
       expect(puts() - before, JSON.stringify(a.output())).toBeGreaterThanOrEqual(2);
       const paused = a.pid!;
-      process.kill(paused, "SIGSTOP");
+      await pauseOutsideWrite(paused, path.join(h.dir, "state/state.db"));
       const sentByA = puts() - before;
       try {
         await sleep(1500); // past the 1 s stale time
