@@ -4,6 +4,7 @@
  * (the loop retries a failing run often); `recovered` closes it.
  */
 import type { RunReport } from "../apply/run-report.js";
+import { settlesOnNextApply } from "../plan/in-doubt.js";
 import type { EventName } from "../config/notifications.js";
 
 export interface NotificationEvent {
@@ -93,7 +94,10 @@ export function eventsOfRun(report: RunReport, lastFailure: string | undefined):
       at,
       ...where(report),
       inDoubt,
-      summary: `${plural(inDoubt.length, "resource")} in doubt at ${short(report)}: a person must settle ${inDoubt.length === 1 ? "it" : "them"} (gatesync state resolve)`,
+      summary: inDoubtSummary(
+        inDoubt.map((d) => d.id),
+        short(report),
+      ),
     });
   }
   return { events, failure };
@@ -103,18 +107,22 @@ export function eventsOfRun(report: RunReport, lastFailure: string | undefined):
 export function finalStatus(report: RunReport): CommitStatus | undefined {
   if (report.commit === undefined || report.result === "standby" || report.result === "source-error") return undefined;
   const inDoubt = report.summary?.inDoubt.length ?? 0;
+  const needPerson = needingPerson(report.summary?.inDoubt.map((d) => d.id) ?? []).length;
   const failed = report.summary?.failed.length ?? 0;
   const cut = (s: string): string => (s.length > 140 ? `${s.slice(0, 139)}…` : s);
   if (report.result === "invalid") {
     const errors = report.diagnostics?.filter((d) => d.severity === "error").length ?? 0;
     return { commit: report.commit, state: "failure", description: cut(`refused by validation: ${plural(errors, "error")}; nothing applied`) };
   }
-  if (inDoubt > 0)
+  if (needPerson > 0)
     return {
       commit: report.commit,
       state: "needs-person",
-      description: cut(`needs a person: ${plural(inDoubt, "resource")} in doubt${failed > 0 ? `, ${failed} failed` : ""}`),
+      description: cut(`needs a person: ${plural(needPerson, "resource")} in doubt${failed > 0 ? `, ${failed} failed` : ""}`),
     };
+  if (report.result !== "error" && failed === 0 && inDoubt > 0)
+    // only upserts in doubt: applied once the next run writes them again
+    return { commit: report.commit, state: "pending", description: cut(`${plural(inDoubt, "resource")} in doubt, written again by the next run`) };
   if (report.result === "error" || failed > 0)
     return {
       commit: report.commit,
@@ -123,4 +131,24 @@ export function finalStatus(report: RunReport): CommitStatus | undefined {
     };
   const applied = report.summary?.applied.length ?? 0;
   return { commit: report.commit, state: "success", description: cut(report.result === "noop" ? "in sync" : `applied: ${plural(applied, "change")}`) };
+}
+
+/** The ids in doubt whose kind does not settle by the next apply (see plan/in-doubt.ts). */
+function needingPerson(ids: readonly string[]): readonly string[] {
+  return ids.filter((id) => !settlesOnNextApply(id.split("/")[0]!));
+}
+
+/**
+ * What an in-doubt event says: an org key's write is simply written again by the next apply (its
+ * quota reset never), so only the others are a person's to settle — asking for all of them sent
+ * people to `state resolve` keys that needed nothing.
+ */
+function inDoubtSummary(ids: readonly string[], at: string): string {
+  const person = needingPerson(ids).length;
+  const itself = ids.length - person;
+  const parts = [
+    ...(person > 0 ? [`${person === ids.length ? "" : `${person} `}for a person to settle (gatesync state resolve)`] : []),
+    ...(itself > 0 ? [`${itself === ids.length ? "" : `${itself} `}written again by the next apply, nothing to do`] : []),
+  ];
+  return `${plural(ids.length, "resource")} in doubt at ${at}: ${parts.join("; ")}`;
 }

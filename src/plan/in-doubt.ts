@@ -23,6 +23,14 @@ function kindUpserts(kind: string): boolean {
   return m !== undefined && m.serverId === undefined && m.settlesByResend === undefined && m.noUpdate === undefined;
 }
 
+/**
+ * Whether a resource of `kind` in doubt settles without anyone: its next apply writes it again
+ * (an upsert). Notifications and commit statuses ask a person only for the others.
+ */
+export function settlesOnNextApply(kind: string): boolean {
+  return kindUpserts(kind);
+}
+
 /** One command to run, and when. */
 export interface ResolveStep {
   readonly when: string;

@@ -80,6 +80,20 @@ describe("events of runs", () => {
     expect(finalStatus(report({ result: "applied", commit: "c", summary: summary([], []) }))!.state).toBe("success");
     expect(finalStatus(report({ result: "applied" }))).toBeUndefined();
   });
+
+  it("asks a person only for what the next apply does not settle: an org key in doubt is written again", () => {
+    const keyOnly = report({ result: "partial", commit: "c", revision: "r3", summary: summary([], ["OrgKey/acme"]) });
+    const [keyEvent] = eventsOfRun(keyOnly, undefined).events;
+    expect(keyEvent).toMatchObject({ event: "in-doubt", summary: "1 resource in doubt at c: written again by the next apply, nothing to do" });
+    expect(finalStatus(keyOnly)).toMatchObject({ state: "pending", description: "1 resource in doubt, written again by the next run" });
+
+    const mixed = report({ result: "partial", commit: "c", revision: "r4", summary: summary([], ["OrgKey/acme", "ApiProduct/shop", "PortalWebhook/crm"]) });
+    const [mixedEvent] = eventsOfRun(mixed, undefined).events;
+    expect(mixedEvent!.summary).toBe(
+      "3 resources in doubt at c: 2 for a person to settle (gatesync state resolve); 1 written again by the next apply, nothing to do",
+    );
+    expect(finalStatus(mixed)).toMatchObject({ state: "needs-person", description: "needs a person: 2 resources in doubt" });
+  });
 });
 
 describe("the notifier", () => {
@@ -112,9 +126,9 @@ describe("the notifier", () => {
       },
       registry,
     );
-    const t0 = performance.now();
+    // leaderChanged returns void (it cannot make the daemon wait); a wall-clock bound here broke on a loaded machine
     for (let i = 0; i < 6; i++) n.leaderChanged(i % 2 === 0);
-    expect(performance.now() - t0).toBeLessThan(50);
+    expect(r.received).toHaveLength(0); // nothing was sent before the caller went on
     await until(() => r.received.length >= 3);
     await new Promise((res) => setTimeout(res, 300));
     // the first went out at once; of the five queued behind it, two were kept
