@@ -25,29 +25,17 @@ export function runChart(entries: readonly RunEntry[]): Html {
   const y = (v: number, max: number): number => height - pad - ((height - 2 * pad) * v) / max;
   const bars = runs.map((e, i) => {
     const top = y(durations[i]!, maxDuration);
-    return html`<rect
-      class="bar bar-${e.report.result}"
-      x="${(pad + i * step + step * 0.15).toFixed(1)}"
-      y="${top.toFixed(1)}"
-      width="${(step * 0.7).toFixed(1)}"
-      height="${(height - pad - top).toFixed(1)}"
-      ><title>run ${e.seq}: ${e.report.result}, ${durations[i]} ms, ${plural(calls[i]!, "call")}</title></rect
-    >`;
+    return html`<rect class="bar bar-${e.report.result}" x="${(pad + i * step + step * 0.15).toFixed(1)}" y="${top.toFixed(1)}" width="${(step * 0.7).toFixed(1)}" height="${(height - pad - top).toFixed(1)}"><title>run ${e.seq}: ${e.report.result}, ${durations[i]} ms, ${plural(calls[i]!, "call")}</title></rect>`;
   });
   const points = calls.map((c, i) => `${(pad + i * step + step / 2).toFixed(1)},${y(c, maxCalls).toFixed(1)}`).join(" ");
   return html`<figure class="chart">
-    <svg
-      viewBox="0 0 ${width} ${height}"
-      role="img"
-      aria-label="Duration and calls of the last ${plural(runs.length, "run")}"
-      xmlns="http://www.w3.org/2000/svg"
-    >
-      <line class="axis" x1="${pad}" y1="${height - pad}" x2="${width - pad}" y2="${height - pad}" />
-      <text class="label" x="${pad}" y="${pad - 10}">${maxDuration} ms</text>
-      <text class="label label-calls" x="${width - pad}" y="${pad - 10}" text-anchor="end">${plural(maxCalls, "call")}</text>
-      ${bars}
-      <polyline class="calls" points="${points}" fill="none" />
-    </svg>
-    <figcaption>Last ${plural(runs.length, "run")}, oldest left: bars are durations, the line is HTTP calls to the interfaces.</figcaption>
-  </figure>`;
+<svg viewBox="0 0 ${width} ${height}" role="img" aria-label="Duration and calls of the last ${plural(runs.length, "run")}" xmlns="http://www.w3.org/2000/svg">
+<line class="axis" x1="${pad}" y1="${height - pad}" x2="${width - pad}" y2="${height - pad}"/>
+<text class="label" x="${pad}" y="${pad - 10}">${maxDuration} ms</text>
+<text class="label label-calls" x="${width - pad}" y="${pad - 10}" text-anchor="end">${plural(maxCalls, "call")}</text>
+${bars}
+<polyline class="calls" points="${points}" fill="none"/>
+</svg>
+<figcaption>Last ${plural(runs.length, "run")}, oldest left: bars are durations, the line is HTTP calls to the interfaces.</figcaption>
+</figure>`;
 }

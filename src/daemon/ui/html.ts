@@ -59,33 +59,28 @@ const navItems: ReadonlyArray<[PageContext["nav"], string, string]> = [
 
 export function layout(ctx: PageContext, body: Html): Html {
   const nav = navItems.map(
-    ([key, label, href]) => html`<a href="${ctx.root}${href === "" ? "." : href}" ${key === ctx.nav ? new Html(' aria-current="page"') : ""}>${label}</a>`,
+    ([key, label, href]) => html`<a href="${ctx.root}${href === "" ? "." : href}"${key === ctx.nav ? new Html(' aria-current="page"') : ""}>${label}</a>`,
   );
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${ctx.title} · gatesync</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="${ctx.root}ui/app.css" />
-        <script src="${ctx.root}ui/app.js" defer></script>
-      </head>
-      <body data-root="${ctx.root}">
-        <header>
-          <span class="brand">gatesync</span>
-          <nav>${nav}</nav>
-          <span id="live" class="live" hidden><progress id="live-progress" max="1" value="0"></progress> <span id="live-text"></span></span>
-        </header>
-        <main id="main">
-          <h1>${ctx.title}</h1>
-          ${body}
-        </main>
-        <footer>
-          Read-only status page of the gatesync daemon · <a href="${ctx.root}status">/status (JSON)</a> · <a href="${ctx.root}metrics">/metrics</a>
-        </footer>
-      </body>
-    </html> `;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${ctx.title} · gatesync</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${ctx.root}ui/app.css">
+<script src="${ctx.root}ui/app.js" defer></script>
+</head>
+<body data-root="${ctx.root}">
+<header><span class="brand">gatesync</span><nav>${nav}</nav><span id="live" class="live" hidden><progress id="live-progress" max="1" value="0"></progress> <span id="live-text"></span></span></header>
+<main id="main">
+<h1>${ctx.title}</h1>
+${body}
+</main>
+<footer>Read-only status page of the gatesync daemon · <a href="${ctx.root}status">/status (JSON)</a> · <a href="${ctx.root}metrics">/metrics</a></footer>
+</body>
+</html>
+`;
 }
 
 /** A status word as a badge. */
@@ -95,13 +90,7 @@ export function badge(status: string): Html {
 
 /** A definition list from pairs. */
 export function facts(pairs: ReadonlyArray<readonly [string, Part]>): Html {
-  return html`<dl class="facts">
-    ${pairs.map(
-      ([k, v]) =>
-        html`<dt>${k}</dt>
-          <dd>${v}</dd>`,
-    )}
-  </dl>`;
+  return html`<dl class="facts">${pairs.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
 }
 
 export function shortCommit(commit: string | null | undefined): string {

@@ -10,16 +10,10 @@ import type { View } from "./view.js";
 /** The errors of a list of findings (all of them with `all`: the governance rules' warnings of an applied run). */
 export function diagnosticsList(diagnostics: readonly Diagnostic[], all = false): Html {
   const errors = all ? diagnostics : diagnostics.filter((d) => d.severity === "error");
-  return html`<ul class="diagnostics">
-    ${errors.map(
-      (d) =>
-        html`<li>
-          ${all ? html`<span class="severity">${d.severity}</span> ` : ""}<code class="where">${formatPosition(d) || "(no file)"}</code>
-          <span class="code">${d.rule === undefined ? d.code : `${d.code} ${d.rule}`}</span>
-          ${d.resource === undefined ? "" : html`<b>${d.resource}</b> `}${d.path === undefined ? "" : html`<code>${d.path}</code>: `}${d.message}${d.hint === undefined ? "" : html`<br /><span class="hint">hint: ${d.hint}</span>`}
-        </li>`,
-    )}
-  </ul>`;
+  return html`<ul class="diagnostics">${errors.map(
+    (d) =>
+      html`<li>${all ? html`<span class="severity">${d.severity}</span> ` : ""}<code class="where">${formatPosition(d) || "(no file)"}</code> <span class="code">${d.rule === undefined ? d.code : `${d.code} ${d.rule}`}</span> ${d.resource === undefined ? "" : html`<b>${d.resource}</b> `}${d.path === undefined ? "" : html`<code>${d.path}</code>: `}${d.message}${d.hint === undefined ? "" : html`<br><span class="hint">hint: ${d.hint}</span>`}</li>`,
+  )}</ul>`;
 }
 
 function lastRunFacts(view: View): Html {
@@ -54,53 +48,28 @@ export function overviewPage(view: View): Html {
       html`<a class="card card-${s}" href="resources?status=${s}" data-count="${s}"><span class="n">${counts[s] ?? 0}</span><span class="what">${s}</span></a>`,
   );
   return html`<section class="summary">
-      ${facts([
-        ["commit in force", html`<code>${shortCommit(inForce)}</code>`],
-        ...(head !== undefined && head !== inForce
-          ? ([["branch head", html`<code>${shortCommit(head)}</code> <span class="warn">not applied yet</span>`]] as const)
-          : []),
-        ["synced", syncedText(r.synced, head !== undefined && head !== inForce, view.history.live.running)],
-        ["role", view.role],
-        ["source", view.source],
-        ["state", `${view.stateDescription} (serial ${view.state.serial})`],
-        ["next scheduled run", r.nextRunAt ?? (view.history.live.running ? "running now" : "—")],
-      ])}
-    </section>
-    <section>
-      <h2>Resources</h2>
-      <div class="cards">${cards}</div>
-    </section>
-    <section>
-      <h2>Health of the API checks</h2>
-      ${
-        healthRows.length === 0
-          ? html`<p class="muted">No ApiDefinition has post-apply checks.</p>`
-          : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>
-              ${
-                failing.length === 0
-                  ? ""
-                  : html`<ul>
-                      ${failing.map((f) => html`<li><a href="resources/${f.kind}/${encodeURIComponent(f.name)}">${f.id}</a> failing</li>`)}
-                    </ul>`
-              }`
-      }
-    </section>
-    <section>
-      <h2>Last run</h2>
-      ${lastRunFacts(view)}${
-        last?.diagnostics === undefined
-          ? ""
-          : html`<h3>Why the commit was refused</h3>
-              ${diagnosticsList(last.diagnostics)}`
-      }${
-        last?.ruleFindings === undefined
-          ? ""
-          : html`<h3>Rules: ${last.ruleFindings.length} finding(s) that do not stop the commit</h3>
-              ${diagnosticsList(last.ruleFindings, true)}`
-      }
-    </section>
-    <section>
-      <h2>Runs over time</h2>
-      ${runChart(view.history.entries())}
-    </section>`;
+${facts([
+  ["commit in force", html`<code>${shortCommit(inForce)}</code>`],
+  ...(head !== undefined && head !== inForce
+    ? ([["branch head", html`<code>${shortCommit(head)}</code> <span class="warn">not applied yet</span>`]] as const)
+    : []),
+  ["synced", syncedText(r.synced, head !== undefined && head !== inForce, view.history.live.running)],
+  ["role", view.role],
+  ["source", view.source],
+  ["state", `${view.stateDescription} (serial ${view.state.serial})`],
+  ["next scheduled run", r.nextRunAt ?? (view.history.live.running ? "running now" : "—")],
+])}
+</section>
+<section><h2>Resources</h2><div class="cards">${cards}</div></section>
+<section><h2>Health of the API checks</h2>${
+    healthRows.length === 0
+      ? html`<p class="muted">No ApiDefinition has post-apply checks.</p>`
+      : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>${failing.length === 0 ? "" : html`<ul>${failing.map((f) => html`<li><a href="resources/${f.kind}/${encodeURIComponent(f.name)}">${f.id}</a> failing</li>`)}</ul>`}`
+  }</section>
+<section><h2>Last run</h2>${lastRunFacts(view)}${last?.diagnostics === undefined ? "" : html`<h3>Why the commit was refused</h3>${diagnosticsList(last.diagnostics)}`}${
+    last?.ruleFindings === undefined
+      ? ""
+      : html`<h3>Rules: ${last.ruleFindings.length} finding(s) that do not stop the commit</h3>${diagnosticsList(last.ruleFindings, true)}`
+  }</section>
+<section><h2>Runs over time</h2>${runChart(view.history.entries())}</section>`;
 }

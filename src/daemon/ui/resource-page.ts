@@ -41,20 +41,13 @@ export function settleCommands(row: ResourceRow): string[] {
 export function breakingList(c: PlannedChange): Html {
   const items = c.breaking ?? [];
   if (items.length === 0) return html``;
-  return html`<div class="breaking">
-    <b>⚠ breaking</b>
-    <ul>
-      ${items.map((b) => html`<li><code>${b.path}</code>: ${b.reason}</li>`)}
-    </ul>
-  </div>`;
+  return html`<div class="breaking"><b>⚠ breaking</b><ul>${items.map((b) => html`<li><code>${b.path}</code>: ${b.reason}</li>`)}</ul></div>`;
 }
 
 /** Field changes, old → new, sensitive values as (sensitive). */
 export function fieldList(fields: readonly FieldChange[]): Html {
   if (fields.length === 0) return html``;
-  return html`<ul class="fields">
-    ${fields.map((f) => html`<li class="field-${f.op}"><code>${f.path}</code>: ${f.op === "add" ? html`+ ${showValue(f.after)}` : f.op === "remove" ? html`− ${showValue(f.before)}` : html`${showValue(f.before)} → ${showValue(f.after)}`}</li>`)}
-  </ul>`;
+  return html`<ul class="fields">${fields.map((f) => html`<li class="field-${f.op}"><code>${f.path}</code>: ${f.op === "add" ? html`+ ${showValue(f.after)}` : f.op === "remove" ? html`− ${showValue(f.before)}` : html`${showValue(f.before)} → ${showValue(f.after)}`}</li>`)}</ul>`;
 }
 
 function changeSection(row: ResourceRow): Html {
@@ -76,71 +69,41 @@ function historySection(items: readonly ResourceHistoryItem[], row: ResourceRow)
     row.record === undefined
       ? []
       : [html`<li>last recorded: ${badge(row.record.status)} at ${row.record.updatedAt}, commit <code>${shortCommit(row.record.commit)}</code></li>`];
-  return html`<ol class="history">
-      ${items.map(
-        (h) =>
-          html`<li>
-            run <a href="../../runs#run-${h.seq}">#${h.seq}</a> · ${h.at} · commit <code>${shortCommit(h.commit)}</code> · ${h.action} → ${badge(h.outcome)}
-          </li>`,
-      )}${recorded}
-    </ol>
-    ${items.length === 0 ? html`<p class="muted">No change of it in the runs this daemon keeps in memory (the last 50).</p>` : ""}`;
+  return html`<ol class="history">${items.map(
+    (h) =>
+      html`<li>run <a href="../../runs#run-${h.seq}">#${h.seq}</a> · ${h.at} · commit <code>${shortCommit(h.commit)}</code> · ${h.action} → ${badge(h.outcome)}</li>`,
+  )}${recorded}</ol>${items.length === 0 ? html`<p class="muted">No change of it in the runs this daemon keeps in memory (the last 50).</p>` : ""}`;
 }
 
 export function resourcePage(row: ResourceRow, history: readonly ResourceHistoryItem[]): Html {
   const rec = row.record;
   const commands = settleCommands(row);
   return html`${
-      commands.length === 0
-        ? ""
-        : html`<section class="settle">
-            <h2>Waiting for a person</h2>
-            ${rec?.error === undefined ? "" : html`<p>${rec.error}</p>`}
-            <pre class="commands" data-resolve>${commands.join("\n")}</pre>
-          </section>`
-    }
-    <section>
-      <h2>Record</h2>
-      ${
-        rec === undefined
-          ? html`<p class="muted">Nothing recorded yet: it has not been applied.</p>`
-          : facts([
-              ["status", badge(row.status)],
-              ["server id", rec.serverId ?? "—"],
-              [
-                "address",
-                Object.entries(rec.address)
-                  .map(([k, v]) => `${k}=${v}`)
-                  .join(", ") || "—",
-              ],
-              ["commit", html`<code>${shortCommit(rec.commit)}</code>`],
-              ["created", rec.createdAt],
-              ["updated", rec.updatedAt],
-              ["health", rec.health === undefined ? "—" : html`${badge(rec.health.ok ? "ok" : "failing")} checked ${rec.health.checkedAt}`],
-              ...(rec.error === undefined ? [] : ([["last error", rec.error]] as const)),
-            ])
-      }
-    </section>
-    <section>
-      <h2>Next run</h2>
-      ${changeSection(row)}
-    </section>
-    <section>
-      <h2>Last applied request</h2>
-      <pre class="json">${rec?.applied === undefined ? "(none)" : pretty(rec.applied)}</pre>
-      ${
-        rec?.attempted === undefined
-          ? ""
-          : html`<h3>Sent, outcome unknown</h3>
-              <pre class="json">${pretty(rec.attempted)}</pre>`
-      }
-    </section>
-    <section>
-      <h2>Server's last answer</h2>
-      <pre class="json">${rec?.response === undefined ? "(none)" : pretty(rec.response)}</pre>
-    </section>
-    <section>
-      <h2>History</h2>
-      ${historySection(history, row)}
-    </section>`;
+    commands.length === 0
+      ? ""
+      : html`<section class="settle"><h2>Waiting for a person</h2>${rec?.error === undefined ? "" : html`<p>${rec.error}</p>`}<pre class="commands" data-resolve>${commands.join("\n")}</pre></section>`
+  }
+<section><h2>Record</h2>${
+    rec === undefined
+      ? html`<p class="muted">Nothing recorded yet: it has not been applied.</p>`
+      : facts([
+          ["status", badge(row.status)],
+          ["server id", rec.serverId ?? "—"],
+          [
+            "address",
+            Object.entries(rec.address)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(", ") || "—",
+          ],
+          ["commit", html`<code>${shortCommit(rec.commit)}</code>`],
+          ["created", rec.createdAt],
+          ["updated", rec.updatedAt],
+          ["health", rec.health === undefined ? "—" : html`${badge(rec.health.ok ? "ok" : "failing")} checked ${rec.health.checkedAt}`],
+          ...(rec.error === undefined ? [] : ([["last error", rec.error]] as const)),
+        ])
+  }</section>
+<section><h2>Next run</h2>${changeSection(row)}</section>
+<section><h2>Last applied request</h2><pre class="json">${rec?.applied === undefined ? "(none)" : pretty(rec.applied)}</pre>${rec?.attempted === undefined ? "" : html`<h3>Sent, outcome unknown</h3><pre class="json">${pretty(rec.attempted)}</pre>`}</section>
+<section><h2>Server's last answer</h2><pre class="json">${rec?.response === undefined ? "(none)" : pretty(rec.response)}</pre></section>
+<section><h2>History</h2>${historySection(history, row)}</section>`;
 }

@@ -46,8 +46,7 @@ export function matches(row: ResourceRow, f: ResourceFilter): boolean {
 }
 
 function options(values: readonly string[], selected: string | undefined, any: string): Html {
-  return html`<option value="">${any}</option>
-    ${values.map((v) => html`<option value="${v}" ${v === selected ? html` selected` : ""}>${v}</option>`)}`;
+  return html`<option value="">${any}</option>${values.map((v) => html`<option value="${v}"${v === selected ? html` selected` : ""}>${v}</option>`)}`;
 }
 
 export function resourceHref(row: { kind: string; name: string }): string {
@@ -59,55 +58,20 @@ export function resourcesPage(rows: readonly ResourceRow[], f: ResourceFilter, r
   const statuses = [...new Set(rows.map((r) => r.status))].sort();
   const shown = rows.filter((r) => matches(r, f));
   return html`<form class="filters" method="get" action="${root}resources" role="search">
-      <label
-        >Kind
-        <select name="kind" data-filter="kind">
-          ${options(kinds, f.kind, "any kind")}
-        </select></label
-      >
-      <label
-        >Status
-        <select name="status" data-filter="status">
-          ${options(statuses, f.status, "any status")}
-        </select></label
-      >
-      <label>Label <input name="label" data-filter="label" placeholder="team=storefront" value="${f.label ?? ""}" /></label>
-      <label>Text <input name="q" type="search" data-filter="q" placeholder="name, id or label" value="${f.q ?? ""}" /></label>
-      <button type="submit">Filter</button>
-    </form>
-    <p class="muted"><span id="shown-count">${shown.length}</span> of ${rows.length} resources.</p>
-    <table class="resources sortable">
-      <thead>
-        <tr>
-          <th data-sort="kind">Kind</th>
-          <th data-sort="name">Name</th>
-          <th data-sort="status">Status</th>
-          <th data-sort="next">Next run</th>
-          <th data-sort="health">Health</th>
-          <th data-sort="commit">Last applied commit</th>
-          <th data-sort="updated">Updated</th>
-          <th>Labels</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${shown.map(
-          (r) =>
-            html`<tr
-              data-kind="${r.kind}"
-              data-status="${r.status}"
-              data-labels="${labelText(r.labels)}"
-              data-text="${`${r.id} ${labelText(r.labels)}`.toLowerCase()}"
-            >
-              <td>${r.kind}</td>
-              <td><a href="${root}${resourceHref(r)}">${r.name}</a></td>
-              <td>${badge(r.status)}</td>
-              <td>${r.next ?? "—"}</td>
-              <td>${r.health === undefined ? "—" : badge(r.health)}</td>
-              <td><code>${shortCommit(r.commit)}</code></td>
-              <td>${r.updatedAt ?? "—"}</td>
-              <td>${Object.entries(r.labels).map(([k, v]) => html`<span class="label">${k}=${v}</span> `)}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>`;
+<label>Kind <select name="kind" data-filter="kind">${options(kinds, f.kind, "any kind")}</select></label>
+<label>Status <select name="status" data-filter="status">${options(statuses, f.status, "any status")}</select></label>
+<label>Label <input name="label" data-filter="label" placeholder="team=storefront" value="${f.label ?? ""}"></label>
+<label>Text <input name="q" type="search" data-filter="q" placeholder="name, id or label" value="${f.q ?? ""}"></label>
+<button type="submit">Filter</button>
+</form>
+<p class="muted"><span id="shown-count">${shown.length}</span> of ${rows.length} resources.</p>
+<table class="resources sortable">
+<thead><tr><th data-sort="kind">Kind</th><th data-sort="name">Name</th><th data-sort="status">Status</th><th data-sort="next">Next run</th><th data-sort="health">Health</th><th data-sort="commit">Last applied commit</th><th data-sort="updated">Updated</th><th>Labels</th></tr></thead>
+<tbody>${shown.map(
+    (
+      r,
+    ) => html`<tr data-kind="${r.kind}" data-status="${r.status}" data-labels="${labelText(r.labels)}" data-text="${`${r.id} ${labelText(r.labels)}`.toLowerCase()}">
+<td>${r.kind}</td><td><a href="${root}${resourceHref(r)}">${r.name}</a></td><td>${badge(r.status)}</td><td>${r.next ?? "—"}</td><td>${r.health === undefined ? "—" : badge(r.health)}</td><td><code>${shortCommit(r.commit)}</code></td><td>${r.updatedAt ?? "—"}</td><td>${Object.entries(r.labels).map(([k, v]) => html`<span class="label">${k}=${v}</span> `)}</td></tr>`,
+  )}</tbody>
+</table>`;
 }

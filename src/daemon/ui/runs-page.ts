@@ -10,27 +10,9 @@ function detail(e: RunEntry): Html {
   const parts: Html[] = [];
   if (r.error !== undefined) parts.push(html`<p class="error">${r.error}</p>`);
   if (r.diagnostics !== undefined) parts.push(diagnosticsList(r.diagnostics));
-  if (s !== undefined && s.failed.length > 0)
-    parts.push(
-      html`<h4>Failed</h4>
-        <ul>
-          ${s.failed.map((f) => html`<li>${f.id}: ${f.message}</li>`)}
-        </ul>`,
-    );
-  if (s !== undefined && s.inDoubt.length > 0)
-    parts.push(
-      html`<h4>In doubt</h4>
-        <ul>
-          ${s.inDoubt.map((f) => html`<li>${f.id}: ${f.message}</li>`)}
-        </ul>`,
-    );
-  if (e.changes.length > 0)
-    parts.push(
-      html`<h4>Changes</h4>
-        <ul>
-          ${e.changes.map((c) => html`<li>${c.action} ${c.id}</li>`)}
-        </ul>`,
-    );
+  if (s !== undefined && s.failed.length > 0) parts.push(html`<h4>Failed</h4><ul>${s.failed.map((f) => html`<li>${f.id}: ${f.message}</li>`)}</ul>`);
+  if (s !== undefined && s.inDoubt.length > 0) parts.push(html`<h4>In doubt</h4><ul>${s.inDoubt.map((f) => html`<li>${f.id}: ${f.message}</li>`)}</ul>`);
+  if (e.changes.length > 0) parts.push(html`<h4>Changes</h4><ul>${e.changes.map((c) => html`<li>${c.action} ${c.id}</li>`)}</ul>`);
   return parts.length === 0
     ? html``
     : html`<tr class="run-detail"><td colspan="9"><details${r.result === "invalid" || r.result === "error" || r.result === "partial" ? html` open` : ""}><summary>details</summary>${parts}</details></td></tr>`;
@@ -39,36 +21,11 @@ function detail(e: RunEntry): Html {
 export function runsPage(entries: readonly RunEntry[]): Html {
   if (entries.length === 0) return html`<p class="muted">No run has finished yet.</p>`;
   return html`<table class="runs">
-    <thead>
-      <tr>
-        <th>#</th>
-        <th>Started</th>
-        <th>Trigger</th>
-        <th>Result</th>
-        <th>Commit</th>
-        <th>Duration</th>
-        <th>Calls (gateway / portal / dashboard / LLM)</th>
-        <th>Batch calls (changes)</th>
-        <th>Repeats</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${entries.map((e) => {
-        const r = e.report;
-        const c = r.summary?.calls;
-        return html`<tr id="run-${e.seq}" data-result="${r.result}">
-            <td>${e.seq}</td>
-            <td>${r.startedAt}</td>
-            <td>${r.reason}</td>
-            <td>${badge(r.result)}</td>
-            <td><code>${shortCommit(r.commit ?? r.revision)}</code></td>
-            <td>${formatDuration(r.durationMs)}</td>
-            <td>${c === undefined ? "—" : `${c.gateway} / ${c.portal} / ${c.dashboard} / ${c.llm}`}</td>
-            <td>${c === undefined ? "—" : `${c.batchCalls} (${c.batched})`}</td>
-            <td>${e.repeats === 0 ? "" : `×${e.repeats + 1} until ${e.lastAt}`}</td>
-          </tr>
-          ${detail(e)}`;
-      })}
-    </tbody>
-  </table>`;
+<thead><tr><th>#</th><th>Started</th><th>Trigger</th><th>Result</th><th>Commit</th><th>Duration</th><th>Calls (gateway / portal / dashboard / LLM)</th><th>Batch calls (changes)</th><th>Repeats</th></tr></thead>
+<tbody>${entries.map((e) => {
+    const r = e.report;
+    const c = r.summary?.calls;
+    return html`<tr id="run-${e.seq}" data-result="${r.result}"><td>${e.seq}</td><td>${r.startedAt}</td><td>${r.reason}</td><td>${badge(r.result)}</td><td><code>${shortCommit(r.commit ?? r.revision)}</code></td><td>${formatDuration(r.durationMs)}</td><td>${c === undefined ? "—" : `${c.gateway} / ${c.portal} / ${c.dashboard} / ${c.llm}`}</td><td>${c === undefined ? "—" : `${c.batchCalls} (${c.batched})`}</td><td>${e.repeats === 0 ? "" : `×${e.repeats + 1} until ${e.lastAt}`}</td></tr>${detail(e)}`;
+  })}</tbody>
+</table>`;
 }
