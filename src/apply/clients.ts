@@ -5,7 +5,8 @@
  */
 import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode } from "../errors.js";
-import type { InterfaceName } from "../kinds/kind.js";
+import { managementInterface } from "../contract/interfaces.js";
+import type { InterfaceName } from "../contract/interfaces.js";
 import type { Logger } from "../logger.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { BatchSender } from "./batch.js";
@@ -21,13 +22,10 @@ interface Credential {
   readonly scheme: string;
 }
 
+/** The credential of an interface the config names a target for: its header from the registry, its variable and scheme from the target. */
 function credentialOf(config: GatesyncConfig, iface: InterfaceName): Credential | undefined {
-  const t = config.targets;
-  if (iface === "gateway" && t.gateway !== undefined) return { header: "x-gw-authorization", env: t.gateway.credentialEnv, scheme: t.gateway.authScheme };
-  if (iface === "portal" && t.portal !== undefined) return { header: "authorization", env: t.portal.credentialEnv, scheme: t.portal.authScheme };
-  if (iface === "dashboard" && t.dashboard !== undefined) return { header: "authorization", env: t.dashboard.tokenEnv, scheme: t.dashboard.authScheme };
-  if (iface === "llm" && t.llm !== undefined) return { header: "authorization", env: t.llm.credentialEnv, scheme: t.llm.authScheme };
-  return undefined;
+  const target = config.targets[iface];
+  return target === undefined ? undefined : { header: managementInterface(iface).credentialHeader, env: target.credentialEnv, scheme: target.authScheme };
 }
 
 /** The header's value: `<scheme> <credential>`, or the credential alone. */

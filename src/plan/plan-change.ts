@@ -7,7 +7,7 @@ import { materialize } from "../kinds/document-ref.js";
 import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
 import { InternalError } from "../errors.js";
-import type { InterfaceName } from "../kinds/kind.js";
+import type { InterfaceName } from "../contract/interfaces.js";
 import { kindModule } from "../kinds/registry.js";
 import { isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
 import { holdsPayload } from "../record/lazy-record.js";

@@ -1,4 +1,5 @@
 /** The last runs: commit, trigger, duration, calls per interface and batch calls; refused or failed runs with their errors. */
+import { interfaceNames, managementInterfaces } from "../../contract/interfaces.js";
 import { diagnosticsList } from "./overview-page.js";
 import { badge, formatDuration, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
@@ -47,7 +48,7 @@ export function runsPage(entries: readonly RunEntry[]): Html {
         <th>Result</th>
         <th>Commit</th>
         <th>Duration</th>
-        <th>Calls (gateway / portal / dashboard / LLM)</th>
+        <th>Calls (${managementInterfaces.map((i) => i.title).join(" / ")})</th>
         <th>Batch calls (changes)</th>
         <th>Repeats</th>
       </tr>
@@ -63,7 +64,15 @@ export function runsPage(entries: readonly RunEntry[]): Html {
             <td>${badge(r.result)}</td>
             <td><code>${shortCommit(r.commit ?? r.revision)}</code></td>
             <td>${formatDuration(r.durationMs)}</td>
-            <td>${c === undefined ? "—" : `${c.gateway} / ${c.portal} / ${c.dashboard} / ${c.llm}`}</td>
+            <td>
+              ${
+                c === undefined
+                  ? "—"
+                  : interfaceNames()
+                      .map((i) => c[i])
+                      .join(" / ")
+              }
+            </td>
             <td>${c === undefined ? "—" : `${c.batchCalls} (${c.batched})`}</td>
             <td>${e.repeats === 0 ? "" : `×${e.repeats + 1} until ${e.lastAt}`}</td>
           </tr>
