@@ -17,7 +17,7 @@ import { inDoubtHint, isUpsert, upsertInDoubtNote } from "./in-doubt.js";
 import { reactivationOf } from "./reactivation.js";
 import type { AdoptionClaims } from "./adoption.js";
 import { classified } from "./breaking/classify.js";
-import type { BreakingChange, Compatibility } from "./breaking/types.js";
+import type { BreakingChange, Compatibility } from "../kinds/breaking/types.js";
 import type { Desired } from "./desired.js";
 import { diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";

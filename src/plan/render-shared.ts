@@ -1,7 +1,7 @@
 /** What every plan rendering shares: symbols, the breaking marker, values, the summary lines. */
 import { interfaceNames } from "../contract/interfaces.js";
 import { operations } from "../contract/operations.js";
-import type { Compatibility } from "./breaking/types.js";
+import type { Compatibility } from "../kinds/breaking/types.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
 import { isDocumentRef } from "../kinds/document-ref.js";

@@ -1,6 +1,7 @@
 /** The overview: commit in force, role, the last run, counts by status, health, the next run. */
 import { formatPosition } from "../../errors.js";
 import type { Diagnostic } from "../../errors.js";
+import { allKinds } from "../../kinds/registry.js";
 import { runChart } from "./chart.js";
 import { badge, facts, formatDuration, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
@@ -36,6 +37,14 @@ function lastRunFacts(view: View): Html {
 }
 
 /** Never "yes" under a branch head that is not applied: the head is what "synced" is about. */
+/** The kinds whose resources have a health: those with post-apply checks. */
+function checkedKinds(): string {
+  return allKinds()
+    .filter((k) => k.postApply !== undefined)
+    .map((k) => k.kind)
+    .join(" or ");
+}
+
 function syncedText(synced: boolean, headPending: boolean, running: boolean): string {
   if (headPending) return running ? "no: the branch head is being applied" : "no: the branch head is not applied";
   return synced ? "yes: the newest commit is applied in full" : "no";
@@ -74,7 +83,7 @@ export function overviewPage(view: View): Html {
       <h2>Health of the API checks</h2>
       ${
         healthRows.length === 0
-          ? html`<p class="muted">No ApiDefinition has post-apply checks.</p>`
+          ? html`<p class="muted">No ${checkedKinds()} has post-apply checks.</p>`
           : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>
               ${
                 failing.length === 0
