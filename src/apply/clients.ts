@@ -6,6 +6,7 @@
 import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { managementInterface } from "../contract/interfaces.js";
+import { operations } from "../contract/operations.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import type { Logger } from "../logger.js";
 import type { PlannedChange } from "../plan/plan-change.js";
@@ -107,10 +108,11 @@ export function openInterfaces(
   if (batch !== undefined && executable.some((c) => c.operation?.batchable === true)) {
     const loopbackKey = env[batch.keyEnv];
     if (loopbackKey === undefined || loopbackKey === "") missing.push(batch.keyEnv);
-    else if (open.clients.has("gateway")) {
+    else if (open.clients.has(operations.batch.interface)) {
+      // batch calls share the client and the queue (the rate) of the interface whose route they take
       open.batch = new BatchSender(
-        open.client("gateway"),
-        open.queue("gateway"),
+        open.client(operations.batch.interface),
+        open.queue(operations.batch.interface),
         { listenPath: batch.listenPath, loopbackKey, adminKey: env[config.targets.gateway!.credentialEnv]!, maxSize: batch.maxSize },
         logger,
       );

@@ -36,7 +36,6 @@ function lastRunFacts(view: View): Html {
   ]);
 }
 
-/** Never "yes" under a branch head that is not applied: the head is what "synced" is about. */
 /** The kinds whose resources have a health: those with post-apply checks. */
 function checkedKinds(): string {
   return allKinds()
@@ -45,6 +44,7 @@ function checkedKinds(): string {
     .join(" or ");
 }
 
+/** Never "yes" under a branch head that is not applied: the head is what "synced" is about. */
 function syncedText(synced: boolean, headPending: boolean, running: boolean): string {
   if (headPending) return running ? "no: the branch head is being applied" : "no: the branch head is not applied";
   return synced ? "yes: the newest commit is applied in full" : "no";

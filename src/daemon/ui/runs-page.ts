@@ -4,6 +4,7 @@ import { diagnosticsList } from "./overview-page.js";
 import { badge, formatDuration, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
 import type { RunEntry } from "./run-history.js";
+import type { CallCounts } from "../../plan/plan.js";
 
 function detail(e: RunEntry): Html {
   const r = e.report;
@@ -37,6 +38,13 @@ function detail(e: RunEntry): Html {
     : html`<tr class="run-detail"><td colspan="9"><details${r.result === "invalid" || r.result === "error" || r.result === "partial" ? html` open` : ""}><summary>details</summary>${parts}</details></td></tr>`;
 }
 
+/** Each interface's direct calls, in the registry's order: `3 / 0 / 1 / 0`. */
+function perInterfaceCalls(c: CallCounts): string {
+  return interfaceNames()
+    .map((i) => c[i])
+    .join(" / ");
+}
+
 export function runsPage(entries: readonly RunEntry[]): Html {
   if (entries.length === 0) return html`<p class="muted">No run has finished yet.</p>`;
   return html`<table class="runs">
@@ -64,15 +72,7 @@ export function runsPage(entries: readonly RunEntry[]): Html {
             <td>${badge(r.result)}</td>
             <td><code>${shortCommit(r.commit ?? r.revision)}</code></td>
             <td>${formatDuration(r.durationMs)}</td>
-            <td>
-              ${
-                c === undefined
-                  ? "—"
-                  : interfaceNames()
-                      .map((i) => c[i])
-                      .join(" / ")
-              }
-            </td>
+            <td>${c === undefined ? "—" : perInterfaceCalls(c)}</td>
             <td>${c === undefined ? "—" : `${c.batchCalls} (${c.batched})`}</td>
             <td>${e.repeats === 0 ? "" : `×${e.repeats + 1} until ${e.lastAt}`}</td>
           </tr>
