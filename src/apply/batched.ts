@@ -9,6 +9,7 @@
  * wave of 10,000 APIs holds a few megabytes of bodies, never all of them, and no long stretch
  * of serialising holds up the answers already arriving.
  */
+import { operations } from "../contract/operations.js";
 import type { Logger } from "../logger.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import type { BatchItem, BatchResult, BatchSender } from "./batch.js";
@@ -120,7 +121,7 @@ export class Batcher {
     const sender = async (): Promise<void> => {
       while (!stopped() && (await sendNext()));
     };
-    const senders = Math.max(1, 2 * this.sender.opts.interfaces.queue("gateway").concurrency);
+    const senders = Math.max(1, 2 * this.sender.opts.interfaces.queue(operations.batch.interface).concurrency);
     // eslint-disable-next-line no-restricted-syntax -- a fixed number of senders, each one batch at a time through the gateway queue
     await Promise.all(Array.from({ length: senders }, sender));
     if (failure !== undefined) throw failure.error;
@@ -146,7 +147,7 @@ export class Batcher {
       await this.sender.notSent(err, group, true);
       return;
     }
-    const queue = this.sender.opts.interfaces.queue("gateway");
+    const queue = this.sender.opts.interfaces.queue(operations.batch.interface);
     const batchOutcome: CallOutcome =
       result.kind === "whole"
         ? result.outcome

@@ -5,7 +5,9 @@
  */
 import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode } from "../errors.js";
-import type { InterfaceName } from "../kinds/kind.js";
+import { managementInterface } from "../contract/interfaces.js";
+import { operations } from "../contract/operations.js";
+import type { InterfaceName } from "../contract/interfaces.js";
 import type { Logger } from "../logger.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { BatchSender } from "./batch.js";
@@ -21,13 +23,10 @@ interface Credential {
   readonly scheme: string;
 }
 
+/** The credential of an interface the config names a target for: its header from the registry, its variable and scheme from the target. */
 function credentialOf(config: GatesyncConfig, iface: InterfaceName): Credential | undefined {
-  const t = config.targets;
-  if (iface === "gateway" && t.gateway !== undefined) return { header: "x-gw-authorization", env: t.gateway.credentialEnv, scheme: t.gateway.authScheme };
-  if (iface === "portal" && t.portal !== undefined) return { header: "authorization", env: t.portal.credentialEnv, scheme: t.portal.authScheme };
-  if (iface === "dashboard" && t.dashboard !== undefined) return { header: "authorization", env: t.dashboard.tokenEnv, scheme: t.dashboard.authScheme };
-  if (iface === "llm" && t.llm !== undefined) return { header: "authorization", env: t.llm.credentialEnv, scheme: t.llm.authScheme };
-  return undefined;
+  const target = config.targets[iface];
+  return target === undefined ? undefined : { header: managementInterface(iface).credentialHeader, env: target.credentialEnv, scheme: target.authScheme };
 }
 
 /** The header's value: `<scheme> <credential>`, or the credential alone. */
@@ -109,10 +108,11 @@ export function openInterfaces(
   if (batch !== undefined && executable.some((c) => c.operation?.batchable === true)) {
     const loopbackKey = env[batch.keyEnv];
     if (loopbackKey === undefined || loopbackKey === "") missing.push(batch.keyEnv);
-    else if (open.clients.has("gateway")) {
+    else if (open.clients.has(operations.batch.interface)) {
+      // batch calls share the client and the queue (the rate) of the interface whose route they take
       open.batch = new BatchSender(
-        open.client("gateway"),
-        open.queue("gateway"),
+        open.client(operations.batch.interface),
+        open.queue(operations.batch.interface),
         { listenPath: batch.listenPath, loopbackKey, adminKey: env[config.targets.gateway!.credentialEnv]!, maxSize: batch.maxSize },
         logger,
       );

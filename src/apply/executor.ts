@@ -9,7 +9,9 @@
  */
 import { AbortWaiters } from "../abort-signals.js";
 import { GatesyncError } from "../errors.js";
-import type { InterfaceName } from "../kinds/kind.js";
+import { interfaceNames, perInterface } from "../contract/interfaces.js";
+import type { InterfaceName } from "../contract/interfaces.js";
+import { operations } from "../contract/operations.js";
 import { kindModule } from "../kinds/registry.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { isExecutable } from "../plan/plan-change.js";
@@ -67,24 +69,16 @@ async function runWaves(executable: readonly PlannedChange[], sender: Sender, ba
   }
 }
 
-/** The calls made, counted as the plan counts them. */
+/**
+ * The calls made, counted as the plan counts them. The batch calls and the checks' batch calls
+ * travel on the batch route's interface: its direct calls are what it started beyond them.
+ */
 function countCalls(interfaces: Interfaces, sender: Sender, checks: number, viaBatch: number): AppliedCalls {
   const batchCalls = interfaces.batch?.calls ?? 0;
-  const count = (i: InterfaceName): number => interfaces.started(i);
-  const gateway = count("gateway") - batchCalls - checks;
-  const total = count("gateway") + count("portal") + count("dashboard") + count("llm");
-  return {
-    gateway,
-    portal: count("portal"),
-    dashboard: count("dashboard"),
-    llm: count("llm"),
-    batchCalls,
-    batched: viaBatch,
-    total,
-    checks,
-    retries: sender.retries,
-    pauses: interfaces.pauses,
-  };
+  const batchInterface = operations.batch.interface;
+  const direct = perInterface((i) => interfaces.started(i) - (i === batchInterface ? batchCalls + checks : 0));
+  const total = interfaceNames().reduce((sum, i) => sum + interfaces.started(i), 0);
+  return { ...direct, batchCalls, batched: viaBatch, total, checks, retries: sender.retries, pauses: interfaces.pauses };
 }
 
 export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<ApplySummary> {

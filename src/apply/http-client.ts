@@ -15,7 +15,7 @@
  */
 import type { Dispatcher } from "undici";
 import { Agent, request } from "undici";
-import type { InterfaceName } from "../kinds/kind.js";
+import type { InterfaceName } from "../contract/interfaces.js";
 
 /** The dispatcher for the management interfaces: kept-alive connections, enough for every queue. */
 export function managementDispatcher(): Agent {

@@ -105,13 +105,14 @@ export class Recorder {
     this.stateFailure ??= err;
   }
 
-  private fresh(c: PlannedChange): ResourceRecord {
+  /** The first record of an object the state never held: failed until a call succeeds. */
+  private firstRecord(c: PlannedChange): ResourceRecord {
     const t = this.opts.now().toISOString();
     return { id: c.id, kind: c.kind, name: c.name, address: this.opts.desired.find(c.id)?.request.address ?? {}, status: "failed", createdAt: t, updatedAt: t };
   }
 
-  /** An intent recorded in this run (in doubt, never applied) is no history to build on. */
-  private history(c: PlannedChange): ResourceRecord | undefined {
+  /** The record an outcome builds on: an intent recorded in this run (in doubt, never applied) is none. */
+  private recordToBuildOn(c: PlannedChange): ResourceRecord | undefined {
     const r = this.record(c.id);
     return r?.status === "in-doubt" && r.applied === undefined ? undefined : r;
   }
@@ -124,7 +125,7 @@ export class Recorder {
     const d = this.opts.desired.find(c.id);
     const t = this.opts.now().toISOString();
     const record: ResourceRecord = {
-      ...(prev ?? this.fresh(c)),
+      ...(prev ?? this.firstRecord(c)),
       status: "in-doubt",
       error: `sent at ${t}; no answer was recorded (the process stopped before one arrived)`,
       ...(d === undefined ? {} : { attempted: d.request.compare }),
@@ -139,7 +140,7 @@ export class Recorder {
   /** A change whose intent was written but which was never sent: its previous record comes back. */
   async withdraw(c: PlannedChange): Promise<void> {
     if (!this.intents.delete(c.id)) return;
-    const prev = this.history(c);
+    const prev = this.recordToBuildOn(c);
     try {
       if (prev === undefined) await this.opts.state.remove(c.id);
       else await this.opts.state.write(prev);
@@ -153,11 +154,11 @@ export class Recorder {
   private applied(c: PlannedChange, outcome: CallOutcome, note: string | undefined): ResourceRecord {
     const t = this.opts.now().toISOString();
     const prev = this.record(c.id);
-    if (c.action === "orphan") return { ...(prev ?? this.fresh(c)), status: "applied", deactivatedAt: t, updatedAt: t };
+    if (c.action === "orphan") return { ...(prev ?? this.firstRecord(c)), status: "applied", deactivatedAt: t, updatedAt: t };
     const body = outcome.kind === "answered" ? outcome.body : undefined;
     const kind = knownKind(c.kind);
     const serverId = c.action === "create" ? kind?.serverId?.read(body) : undefined;
-    const record = appliedRecord(this.opts.desired.find(c.id)!, this.history(c), {
+    const record = appliedRecord(this.opts.desired.find(c.id)!, this.recordToBuildOn(c), {
       now: t,
       ...(serverId === undefined ? {} : { serverId }),
       // the secrets of the body sent (not resolved again: an ApiDefinition's document read again)
@@ -169,12 +170,13 @@ export class Recorder {
     return note === undefined ? record : { ...record, note };
   }
 
-  private unsettled(c: PlannedChange, verdict: Exclude<FinalVerdict, { kind: "success" }>): ResourceRecord {
+  /** The record of a change that did not succeed: in doubt (it may have happened) or failed (it did not). */
+  private failedOrInDoubt(c: PlannedChange, verdict: Exclude<FinalVerdict, { kind: "success" }>): ResourceRecord {
     const t = this.opts.now().toISOString();
     if (verdict.kind === "in-doubt") {
       const d = this.opts.desired.find(c.id);
       return {
-        ...(this.record(c.id) ?? this.fresh(c)),
+        ...(this.record(c.id) ?? this.firstRecord(c)),
         status: "in-doubt",
         error: `outcome unknown: ${verdict.why}`,
         ...(d === undefined ? {} : { attempted: d.request.compare }),
@@ -183,7 +185,7 @@ export class Recorder {
       };
     }
     // Refused, or certainly not delivered: nothing new exists on the server.
-    const { attempted: _attempted, ...kept } = this.history(c) ?? this.fresh(c);
+    const { attempted: _attempted, ...kept } = this.recordToBuildOn(c) ?? this.firstRecord(c);
     // a reset spent by a write in doubt before this apply stays spent
     const before = this.opts.snapshot.resources.get(c.id);
     const spent = before?.status === "in-doubt" && before.trigger !== undefined ? { trigger: before.trigger } : {};
@@ -200,7 +202,7 @@ export class Recorder {
   /** Records the final verdict of one change. */
   async settle(c: PlannedChange, verdict: FinalVerdict, outcome: CallOutcome | undefined, attempts: number, viaBatch: boolean): Promise<void> {
     const httpStatus = outcome?.kind === "answered" ? outcome.status : undefined;
-    const record = verdict.kind === "success" ? this.applied(c, outcome!, verdict.note) : this.unsettled(c, verdict);
+    const record = verdict.kind === "success" ? this.applied(c, outcome!, verdict.note) : this.failedOrInDoubt(c, verdict);
     const status = verdict.kind === "success" ? "applied" : verdict.kind;
     const message = verdict.kind === "success" ? verdict.note : verdict.why;
     const result: ResourceOutcome = {

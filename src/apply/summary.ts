@@ -3,6 +3,12 @@ import { scrubText } from "../redactor.js";
 import type { Paint } from "../style.js";
 import type { ApplySummary } from "./types.js";
 import { inDoubtSteps } from "../plan/in-doubt.js";
+import { interfaceNames } from "../contract/interfaces.js";
+import type { InterfaceName } from "../contract/interfaces.js";
+import { operations } from "../contract/operations.js";
+import type { AppliedCalls } from "./types.js";
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** Exit status of an apply: 0 when everything applied, 1 when anything failed or is in doubt. */
 export function applySucceeded(s: ApplySummary): boolean {
@@ -27,16 +33,27 @@ function inDoubtLines(id: string): string {
   return steps.map((st) => `\n    ${st.command}   (${st.when})`).join("");
 }
 
+/** Every request sent to one interface; the batch route's interface counts its batch calls and the checks' too. */
+function interfaceCalls(c: AppliedCalls, iface: InterfaceName): string {
+  if (iface !== operations.batch.interface) return `${iface} ${c[iface]}`;
+  const carried = c.batchCalls > 0 ? ` (${plural(c.batchCalls, "batch call")} carrying ${plural(c.batched, "change")})` : "";
+  return `${iface} ${c[iface] + c.batchCalls + c.checks}${carried}`;
+}
+
+function retriesAndPauses(c: AppliedCalls): string {
+  return `${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${plural(c.pauses, "pause")} for Retry-After`;
+}
+
 /** The apply summary for people; it passes through the redaction layer on its way out. */
 export function renderSummary(s: ApplySummary, paint: Paint): string {
   const lines: string[] = [];
   lines.push(
     `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.adopted.length > 0 ? `${s.adopted.length} adopted, ` : ""}${s.moved.length > 0 ? `${s.moved.length} moved, ` : ""}${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
   );
-  const c = s.calls;
-  // every request to the gateway: direct calls, batch calls and the checks' batch calls
   lines.push(
-    `Calls: gateway ${c.gateway + c.batchCalls + c.checks}${c.batchCalls > 0 ? ` (${c.batchCalls} batch call${c.batchCalls === 1 ? "" : "s"} carrying ${c.batched} change${c.batched === 1 ? "" : "s"})` : ""}, portal ${c.portal}, dashboard ${c.dashboard}, llm ${c.llm}; ${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${c.pauses} pause${c.pauses === 1 ? "" : "s"} for Retry-After.`,
+    `Calls: ${interfaceNames()
+      .map((i) => interfaceCalls(s.calls, i))
+      .join(", ")}; ${retriesAndPauses(s.calls)}.`,
   );
   if (s.batchRoute !== undefined) lines.push(paint("yellow", `Batching: ${s.batchRoute}; production registers it with the slash.`));
   if (s.batchFallback !== undefined) lines.push(paint("yellow", `Batching was off after ${s.batchFallback}: the rest went as direct calls.`));

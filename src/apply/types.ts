@@ -3,7 +3,7 @@ import type { Dispatcher } from "undici";
 import type { GatesyncConfig } from "../config/config.js";
 import type { GatesyncError } from "../errors.js";
 import type { HealthResult } from "../kinds/kind.js";
-import type { InterfaceName } from "../kinds/kind.js";
+import type { InterfaceName } from "../contract/interfaces.js";
 import type { Resource } from "../kinds/resource.js";
 import type { Logger } from "../logger.js";
 import type { DesiredSet } from "../plan/desired.js";
@@ -31,12 +31,12 @@ export interface ResourceOutcome {
 }
 
 /**
- * The calls an apply made, counted as a plan counts them (`CallCounts`): `gateway` is the
- * direct gateway calls, `batchCalls` the batch calls carrying changes, `total` every request
+ * The calls an apply made, counted as a plan counts them (`CallCounts`): each interface's member
+ * is its direct calls, `batchCalls` the batch calls carrying changes, `total` every request
  * sent — plus what only an apply knows.
  */
 export interface AppliedCalls extends CallCounts {
-  /** Batch calls of the post-apply checks (gateway requests beyond `gateway` and `batchCalls`). */
+  /** Batch calls of the post-apply checks (requests to the batch route's interface beyond its direct calls and `batchCalls`). */
   readonly checks: number;
   readonly retries: number;
   readonly pauses: number;

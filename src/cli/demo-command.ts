@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
+import { interfaceNames } from "../contract/interfaces.js";
 import { findSecretRefs, walkStrings } from "../load/secret-refs.js";
 import { renderSummary } from "../apply/summary.js";
 import { startDaemon } from "../daemon/daemon.js";
@@ -41,12 +42,13 @@ function demoConfig(config: GatesyncConfig, sandbox: SandboxHandle, statePath: s
     ...config,
     source: { type: "directory", directory: config.source.type === "directory" ? config.source.directory : examplesDir, watch: true },
     state: { backend: "sqlite", path: statePath },
-    targets: {
-      ...(t.gateway === undefined ? {} : { gateway: { ...t.gateway, url: sandbox.urls.gateway } }),
-      ...(t.portal === undefined ? {} : { portal: { ...t.portal, url: sandbox.urls.portal } }),
-      ...(t.dashboard === undefined ? {} : { dashboard: { ...t.dashboard, url: sandbox.urls.dashboard } }),
-      ...(t.llm === undefined ? {} : { llm: { ...t.llm, url: sandbox.urls.llm } }),
-    },
+    // the sandbox answers every interface (each at its own address)
+    targets: Object.fromEntries(
+      interfaceNames().flatMap((iface) => {
+        const target = t[iface];
+        return target === undefined ? [] : [[iface, { ...target, url: sandbox.urls[iface] }]];
+      }),
+    ),
   };
 }
 
@@ -63,7 +65,7 @@ function exploreText(sandbox: SandboxHandle, example: GatesyncConfig): string {
   const vars = [
     [t.gateway?.credentialEnv, sandbox.credentials.gatewayKey],
     [t.portal?.credentialEnv, sandbox.credentials.portalKey],
-    [t.dashboard?.tokenEnv, sandbox.credentials.dashboardToken],
+    [t.dashboard?.credentialEnv, sandbox.credentials.dashboardToken],
     [t.llm?.credentialEnv, sandbox.credentials.llmKey],
   ].filter((v): v is [string, string] => v[0] !== undefined);
   return [
@@ -95,7 +97,7 @@ export function addDemoCommand(program: Command, io: CliIo): void {
         credentials: {
           gatewayKey: credential(example.targets.gateway?.credentialEnv),
           portalKey: credential(example.targets.portal?.credentialEnv),
-          dashboardToken: credential(example.targets.dashboard?.tokenEnv),
+          dashboardToken: credential(example.targets.dashboard?.credentialEnv),
           llmKey: credential(example.targets.llm?.credentialEnv),
         },
       });

@@ -1,9 +1,9 @@
 /** `gatesync state adopt Kind/name --id ID`: record an object made by hand, so the next apply does not create it again. */
 import type { Command } from "commander";
-import { adoptableKinds, adoptAnnotation } from "../plan/adoption.js";
+import { adoptAnnotation } from "../plan/adoption.js";
 import { UsageError } from "../errors.js";
 import type { KindName } from "../kinds/kind.js";
-import { kindNames, serverIdAddress } from "../kinds/registry.js";
+import { adoptableKinds, isAdoptable, isKindName, kindNames, serverIdAddress } from "../kinds/registry.js";
 import { openStateBackend } from "../record/open-backend.js";
 import type { ResourceRecord } from "../record/state.js";
 import type { CliIo } from "./plan-command.js";
@@ -12,15 +12,15 @@ import { configOrDefault } from "./plan-command.js";
 function parseTarget(id: string): { kind: KindName; name: string } {
   const slash = id.indexOf("/");
   const kind = id.slice(0, slash);
-  if (slash <= 0 || slash === id.length - 1 || !(kindNames as readonly string[]).includes(kind))
-    throw new UsageError(`${JSON.stringify(id)} is not Kind/name`, `e.g. ApiProduct/storefront; kinds: ${kindNames.join(", ")}`);
-  if (!adoptableKinds.includes(kind as KindName)) {
+  if (slash <= 0 || slash === id.length - 1 || !isKindName(kind))
+    throw new UsageError(`${JSON.stringify(id)} is not Kind/name`, `e.g. ${adoptableKinds()[0] ?? kindNames[0]}/storefront; kinds: ${kindNames.join(", ")}`);
+  if (!isAdoptable(kind)) {
     throw new UsageError(
       `${kind} cannot be adopted: gatesync never creates it, it addresses the object by the id in its spec`,
-      `kinds that can be adopted: ${adoptableKinds.join(", ")}`,
+      `kinds that can be adopted: ${adoptableKinds().join(", ")}`,
     );
   }
-  return { kind: kind as KindName, name: id.slice(slash + 1) };
+  return { kind, name: id.slice(slash + 1) };
 }
 
 export function addStateAdoptCommand(state: Command, io: CliIo): void {

@@ -16,44 +16,39 @@ import { rulesFromDocument, rulesProblems } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { NotificationsConfig } from "./notifications.js";
+import { managementInterfaces } from "../contract/interfaces.js";
+import type { InterfaceName } from "../contract/interfaces.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;
   readonly requestsPerSecond: number;
 }
 
-/**
- * The scheme each interface's credential is written with (`<scheme> <credential>`; "" sends it
- * alone): production's own. The LLM service splits `Authorization` on a space and refuses
- * anything but two parts, so a bare key there is a 401 (issue 30).
- */
-export const defaultAuthSchemes = { gateway: "", portal: "", dashboard: "Bearer", llm: "Bearer" } as const;
-
-export interface GatewayTarget {
+/** What every target has: where it answers, which variable holds its credential, how that is written, how fast to go. */
+export interface Target {
   readonly url: string;
+  /**
+   * The environment variable holding the credential: `targets.<name>.<credentialEnvKey>` in
+   * gatesync.yaml (`credentialEnv`, the dashboard's `tokenEnv`; see contract/interfaces.ts).
+   */
   readonly credentialEnv: string;
+  /** Written before the credential in its header; the interface's `defaultAuthScheme` when not given. */
   readonly authScheme: string;
+  readonly rateLimit: RateLimitConfig;
+}
+
+/** The gateway's target: batch calls go through a loopback API of its own. */
+export interface GatewayTarget extends Target {
   readonly batch?: { readonly listenPath: string; readonly keyEnv: string; readonly maxSize: number };
-  readonly rateLimit: RateLimitConfig;
 }
 
-export interface SimpleTarget {
-  readonly url: string;
-  readonly credentialEnv: string;
-  readonly authScheme: string;
-  readonly rateLimit: RateLimitConfig;
-}
-
-export interface PortalTarget extends SimpleTarget {
+/** The portal's target: which identity providers register applications by type. */
+export interface PortalTarget extends Target {
   readonly appTypeProviders: readonly number[];
 }
 
-export interface DashboardTarget {
-  readonly url: string;
-  readonly tokenEnv: string;
-  readonly authScheme: string;
-  readonly rateLimit: RateLimitConfig;
-}
+/** One target per interface the config names; the gateway and the portal carry settings of their own. */
+export type TargetsConfig = { readonly [I in InterfaceName]?: Target } & { readonly gateway?: GatewayTarget; readonly portal?: PortalTarget };
 
 export type SourceConfig =
   | { readonly type: "directory"; readonly directory: string; readonly watch: boolean }
@@ -79,12 +74,7 @@ export interface GatesyncConfig {
   /** Relative paths in the file resolve against this directory. */
   readonly baseDir: string;
   readonly source: SourceConfig;
-  readonly targets: {
-    readonly gateway?: GatewayTarget;
-    readonly portal?: PortalTarget;
-    readonly dashboard?: DashboardTarget;
-    readonly llm?: SimpleTarget;
-  };
+  readonly targets: TargetsConfig;
   readonly retries: {
     readonly max: number;
     readonly baseDelayMs: number;
@@ -187,43 +177,43 @@ function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
   };
 }
 
-const scheme = (raw: unknown, iface: keyof typeof defaultAuthSchemes): string => (typeof raw === "string" ? raw : defaultAuthSchemes[iface]);
+/** What only one interface's target carries, read from its section. */
+const targetSettings: { readonly [I in InterfaceName]?: (raw: Raw) => Omit<NonNullable<TargetsConfig[I]>, keyof Target> } = {
+  gateway: (g) => {
+    const b = g.batch as Raw | undefined;
+    return b === undefined
+      ? {}
+      : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } };
+  },
+  portal: (p) => ({ appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [] }),
+};
 
 /** The targets section: each interface gatesync writes to, with its credentials and rate. */
-function targetsConfig(t: Raw): GatesyncConfig["targets"] {
-  const targets: { -readonly [K in keyof GatesyncConfig["targets"]]: GatesyncConfig["targets"][K] } = {};
-  if (t.gateway !== undefined) {
-    const g = t.gateway as Raw;
-    const b = g.batch as Raw | undefined;
-    targets.gateway = {
-      url: String(g.url),
-      credentialEnv: String(g.credentialEnv),
-      authScheme: scheme(g.authScheme, "gateway"),
-      rateLimit: rate(g.rateLimit),
-      ...(b === undefined
-        ? {}
-        : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } }),
+function targetsConfig(t: Raw): TargetsConfig {
+  const targets: Partial<Record<InterfaceName, Target>> = {};
+  for (const iface of managementInterfaces) {
+    const raw = t[iface.name] as Raw | undefined;
+    if (raw === undefined) continue;
+    targets[iface.name] = {
+      url: String(raw.url),
+      credentialEnv: String(raw[iface.credentialEnvKey]),
+      authScheme: typeof raw.authScheme === "string" ? raw.authScheme : iface.defaultAuthScheme,
+      rateLimit: rate(raw.rateLimit),
+      ...targetSettings[iface.name]?.(raw),
     };
   }
-  if (t.portal !== undefined) {
-    const p = t.portal as Raw;
-    targets.portal = {
-      url: String(p.url),
-      credentialEnv: String(p.credentialEnv),
-      authScheme: scheme(p.authScheme, "portal"),
-      rateLimit: rate(p.rateLimit),
-      appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [],
-    };
-  }
-  if (t.dashboard !== undefined) {
-    const d = t.dashboard as Raw;
-    targets.dashboard = { url: String(d.url), tokenEnv: String(d.tokenEnv), authScheme: scheme(d.authScheme, "dashboard"), rateLimit: rate(d.rateLimit) };
-  }
-  if (t.llm !== undefined) {
-    const l = t.llm as Raw;
-    targets.llm = { url: String(l.url), credentialEnv: String(l.credentialEnv), authScheme: scheme(l.authScheme, "llm"), rateLimit: rate(l.rateLimit) };
-  }
-  return targets;
+  // each target of an interface with settings of its own got them from `targetSettings` above
+  return targets as TargetsConfig;
+}
+
+/** Each target's credential variable with the setting of gatesync.yaml that names it (`targets.dashboard.tokenEnv`). */
+export function targetCredentialVariables(
+  targets: TargetsConfig,
+): Array<{ readonly interface: InterfaceName; readonly name: string; readonly setting: string }> {
+  return managementInterfaces.flatMap((iface) => {
+    const target = targets[iface.name];
+    return target === undefined ? [] : [{ interface: iface.name, name: target.credentialEnv, setting: `targets.${iface.name}.${iface.credentialEnvKey}` }];
+  });
 }
 
 /** Builds the typed config from a document that passed the schema. */

@@ -2,8 +2,9 @@
  * The ten operations of the management-interfaces contract (part 4), as data: used by the
  * sandbox (routing names, call counts) and by plan and apply (what each change will call).
  */
-/** The four management interfaces of the contract. */
-export type InterfaceName = "gateway" | "portal" | "dashboard" | "llm";
+import type { InterfaceName } from "./interfaces.js";
+
+export type { InterfaceName };
 
 export interface OperationSpec {
   /** Number in the contract. */

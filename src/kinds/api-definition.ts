@@ -1,6 +1,9 @@
 import { apiDefinitionChecks } from "./api-definition-checks.js";
 import type { AttachedDocument, KindModule, KindRequest, Reactivation, RuleFinding, Spec } from "./kind.js";
-import { str } from "./kind.js";
+import { stringField } from "./kind.js";
+import { classifyGateway } from "./breaking/gateway.js";
+import { classifyOpenApi } from "./breaking/openapi.js";
+import { field } from "./breaking/types.js";
 import { deactivationBody, deactivationNote, deactivationRefusal } from "./api-deactivation.js";
 import { documentMember, materialize, withMember } from "./document-ref.js";
 
@@ -100,11 +103,11 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
   deprecatedFields: {},
   references: () => [],
   postApply: apiDefinitionChecks,
-  identity: (spec) => `api:${str(spec, "apiId")}`,
+  identity: (spec) => `api:${stringField(spec, "apiId")}`,
   objectKeys: (address) => (address.apiID === undefined ? {} : { address: `api:${address.apiID}` }),
   request(spec: Spec): KindRequest {
     const query = Object.fromEntries(Object.entries((spec.query ?? {}) as Spec).map(([k, v]) => [k, typeof v === "string" ? v.trim() : String(v)]));
-    const definition = withExtensionId(spec.definition, str(spec, "apiId"));
+    const definition = withExtensionId(spec.definition, stringField(spec, "apiId"));
     return {
       address: { apiID: String(spec.apiId) },
       create: undefined,
@@ -116,12 +119,17 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
     };
   },
   attached: openApiDocument,
+  // OAuth clients and org keys name an API by resource; their requests carry its gateway id
+  providedApiId: (spec) => (typeof spec.apiId === "string" ? spec.apiId : undefined),
+  // the gateway's own settings, then the OpenAPI document's change as its consumers see it
+  classifyUpdate: (before, after) => [...classifyGateway(before, after), ...classifyOpenApi(field(before, "definition"), field(after, "definition"))],
   deactivation: {
     operation: "patchApi",
     field: "definition.x-gw-api-gateway.info.state.active",
     before: () => true,
     after: false,
     effect: "info.state.active: false",
+    loss: "its callers lose it",
     query: (applied) => (applied.query ?? {}) as Spec,
     // a complete extension, switched off (api-deactivation.ts): the gateway refuses a partial one
     body: (applied, address) => deactivationBody(applied, String(address.apiID)),

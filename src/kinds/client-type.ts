@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, RequestContext, RuleContext, RuleFinding, Spec } from "./kind.js";
-import { normaliseCsv, omit } from "./kind.js";
+import { normaliseCsv, withoutFields } from "./kind.js";
 
 const derivedByProvider = ["TokenEndpointAuthMethod", "GrantType", "ResponseTypes"];
 
@@ -40,7 +40,7 @@ export const clientTypeKind: KindModule<"ClientType"> = {
       query: {},
       body,
       // The provider overwrites these from IdpAppType: comparing them would never settle.
-      compare: appType ? omit(normalised, derivedByProvider) : normalised,
+      compare: appType ? withoutFields(normalised, derivedByProvider) : normalised,
       notes: appType ? [`provider ${String(spec.providerId)} derives ${derivedByProvider.join(", ")} from IdpAppType; they are sent but not compared`] : [],
     };
   },

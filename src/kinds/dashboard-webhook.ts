@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, Spec } from "./kind.js";
-import { str } from "./kind.js";
+import { stringField } from "./kind.js";
 
 /** Header names that carry credentials (matched anywhere in the name, any case). */
 export const credentialHeader = "auth|token|key|secret|cookie|passw|credential|signature|session|bearer";
@@ -17,13 +17,16 @@ export const dashboardWebhookKind: KindModule<"DashboardWebhook"> = {
   deprecatedFields: {},
   references: () => [],
   // The dashboard refuses a second hook with the same name, method and target (409).
-  identity: (spec) => `dashboard-webhook:${str(spec, "method")} ${str(spec, "target_path")} ${str(spec, "name") ?? ""}`,
+  identity: (spec) => `dashboard-webhook:${stringField(spec, "method")} ${stringField(spec, "target_path")} ${stringField(spec, "name") ?? ""}`,
   // what the dashboard itself refuses twice (409): the same name, method and target
   objectKeys: (_address, compare) => ({ content: `dashboard hook ${JSON.stringify([compare.name ?? "", compare.method, compare.target_path])}` }),
   request(spec: Spec): KindRequest {
     const body = { name: spec.name ?? "", method: spec.method, target_path: spec.target_path, header_map: spec.header_map ?? {} };
     return { address: {}, create: "createDashboardWebhook", update: undefined, query: {}, body, compare: body };
   },
+  // The dashboard names its hooks, but the create's answer carries no id: none is read, and the
+  // one the dashboard shows is what an adoption records.
+  serverId: { read: () => undefined },
   noUpdate: {
     reason: "the dashboard interface offers no update for webhooks",
     hint: "change the hook in the dashboard by hand and set the spec to match, or give the resource a new name and value to create another hook",

@@ -6,6 +6,7 @@
 import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
 import type { PathSegment } from "../field-path.js";
+import type { ClassifiedChange } from "./breaking/types.js";
 import type { kindModules } from "./registry.js";
 
 export type { InterfaceName };
@@ -88,6 +89,8 @@ export interface Deactivation {
   before(applied: Spec): unknown;
   readonly after: unknown;
   readonly effect: string;
+  /** Who loses what when it is switched off, as the plan's breaking change says it ("its callers lose it"). */
+  readonly loss: string;
   /** The query of the switching-off call, from the last applied request. */
   query(applied: Spec): Readonly<Record<string, unknown>>;
   /**
@@ -125,7 +128,7 @@ export interface Reactivation {
 
 /** An id the server assigns when it creates the object. */
 export interface ServerId {
-  /** Reads it from the create's answer. */
+  /** Reads it from the create's answer (undefined when the answer carries none). */
   read(answer: unknown): string | undefined;
   /** The path parameter later updates carry it in. */
   readonly param?: string;
@@ -235,7 +238,7 @@ export interface KindModule<K extends string = KindName> {
   request(spec: Spec, ctx: RequestContext): KindRequest;
   /** Why a change cannot be applied once the object exists, and what the user can do. */
   readonly noUpdate?: { readonly reason: string; readonly hint: string };
-  /** Objects the server names on create. */
+  /** Objects the server names on create (they, and only they, can be adopted: `isAdoptable`). */
   readonly serverId?: ServerId;
   /**
    * The server refuses an exact duplicate of a create with `status`: a create whose outcome is
@@ -263,6 +266,17 @@ export interface KindModule<K extends string = KindName> {
   readonly postApply?: PostApplyChecks;
   /** The document this kind carries besides its spec, if any. */
   readonly attached?: AttachedDocument;
+  /**
+   * What an update does to whoever uses the object — breaking, non-breaking, an annotation or
+   * unclassified, each change with its path and reason — so reviewers see what a merge takes
+   * away. `before` and `after` are the compared specs. Absent: the kind's updates are not classified.
+   */
+  readonly classifyUpdate?: (before: Spec, after: Spec) => ClassifiedChange[];
+  /**
+   * The gateway API id this resource gives the resources that reference it by name (`apiRef`):
+   * requests carry the id, not the name. Absent: nothing refers to this kind's resources by API id.
+   */
+  providedApiId?(spec: Spec): string | undefined;
 }
 
 /** `a, b ,c` → `a,b,c`: equivalent CSV spellings compare equal. */
@@ -276,8 +290,8 @@ export function normaliseCsv(value: unknown): unknown {
     : value;
 }
 
-/** The object without the named keys. */
-export function omit(spec: Spec, keys: readonly string[]): Record<string, unknown> {
+/** The spec without fields the request must not carry or the comparison must not see. */
+export function withoutFields(spec: Spec, keys: readonly string[]): Record<string, unknown> {
   return Object.fromEntries(Object.entries(spec).filter(([k]) => !keys.includes(k)));
 }
 
@@ -294,8 +308,8 @@ export function idMember(value: unknown, key: string): string | undefined {
   return typeof v === "string" || typeof v === "number" ? String(v) : undefined;
 }
 
-/** Reads a string member, or undefined. */
-export function str(spec: Spec, key: string): string | undefined {
+/** A spec field that holds a string (identities and bodies are built from them), or undefined. */
+export function stringField(spec: Spec, key: string): string | undefined {
   const v = spec[key];
   return typeof v === "string" ? v : undefined;
 }

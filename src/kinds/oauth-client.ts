@@ -1,8 +1,10 @@
 import type { KindModule, KindRequest, RequestContext, Spec } from "./kind.js";
-import { str } from "./kind.js";
+import { stringField } from "./kind.js";
+import { classifyOAuthClient } from "./breaking/access.js";
 
 /** Operation 2: PUT {base_url}/gw/oauth/clients/{apiID}/{keyName}. The client must exist already. */
 export const oauthClientKind: KindModule<"OAuthClient"> = {
+  classifyUpdate: classifyOAuthClient,
   kind: "OAuthClient",
   schemaFile: "oauth-client.schema.json",
   interface: "gateway",
@@ -11,26 +13,26 @@ export const oauthClientKind: KindModule<"OAuthClient"> = {
   serverOwnedFields: [],
   deprecatedFields: {},
   references: (spec: Spec) => {
-    const name = str(spec, "apiRef");
+    const name = stringField(spec, "apiRef");
     return name === undefined ? [] : [{ path: ["spec", "apiRef"], kind: "ApiDefinition", name }];
   },
   identity: (spec, apiIdOf) => {
-    const ref = str(spec, "apiRef");
-    const apiId = ref === undefined ? str(spec, "apiId") : apiIdOf(ref);
-    return apiId === undefined ? undefined : `oauth-client:${apiId}/${str(spec, "clientId")}`;
+    const ref = stringField(spec, "apiRef");
+    const apiId = ref === undefined ? stringField(spec, "apiId") : apiIdOf(ref);
+    return apiId === undefined ? undefined : `oauth-client:${apiId}/${stringField(spec, "clientId")}`;
   },
   objectKeys: (address) =>
     address.apiID === undefined || address.keyName === undefined ? {} : { address: `oauth-client:${address.apiID}/${address.keyName}` },
   request(spec: Spec, ctx: RequestContext): KindRequest {
-    const ref = str(spec, "apiRef");
+    const ref = stringField(spec, "apiRef");
     const apiId = ref === undefined ? String(spec.apiId) : (ctx.apiIdOf(ref) ?? "");
     // The update replaces these four wholesale: a field left out is cleared, so it is sent
     // (and compared) as its empty value.
     const compare = {
-      description: str(spec, "description") ?? "",
+      description: stringField(spec, "description") ?? "",
       meta_data: spec.meta_data ?? null,
-      policy_id: str(spec, "policy_id") ?? "",
-      redirect_uri: str(spec, "redirect_uri") ?? "",
+      policy_id: stringField(spec, "policy_id") ?? "",
+      redirect_uri: stringField(spec, "redirect_uri") ?? "",
       ...(spec.secret === undefined ? {} : { secret: spec.secret }),
     };
     return {

@@ -1,5 +1,6 @@
 import type { KindModule, KindRequest, RequestContext, RuleFinding, Spec } from "./kind.js";
-import { apiRefsIn, deprecationFindings, omit, str, withApiId } from "./kind.js";
+import { classifyOrgKey } from "./breaking/access.js";
+import { apiRefsIn, deprecationFindings, withoutFields, stringField, withApiId } from "./kind.js";
 
 const deprecatedFields = {
   apply_policy_id: "apply_policies",
@@ -25,6 +26,7 @@ function organisationMismatch(spec: Spec): RuleFinding[] {
 
 /** Operation 7: POST {base_url}/gw/org/keys/{keyID} (upsert; `reset_quota=1` resets the quota). */
 export const orgKeyKind: KindModule<"OrgKey"> = {
+  classifyUpdate: classifyOrgKey,
   kind: "OrgKey",
   schemaFile: "org-key.schema.json",
   interface: "gateway",
@@ -33,10 +35,10 @@ export const orgKeyKind: KindModule<"OrgKey"> = {
   serverOwnedFields: ["last_updated"],
   deprecatedFields,
   references: (spec: Spec) => apiRefsIn(spec.access_rights, ["spec", "access_rights"]),
-  identity: (spec) => `org-key:${str(spec, "keyId")}`,
+  identity: (spec) => `org-key:${stringField(spec, "keyId")}`,
   objectKeys: (address) => (address.keyID === undefined ? {} : { address: `org-key:${address.keyID}` }),
   request(spec: Spec, ctx: RequestContext): KindRequest {
-    const body = omit(spec, ["keyId", "quotaResetTrigger", "last_updated"]);
+    const body = withoutFields(spec, ["keyId", "quotaResetTrigger", "last_updated"]);
     if (body.access_rights !== null && typeof body.access_rights === "object") {
       body.access_rights = Object.fromEntries(Object.entries(body.access_rights).map(([label, rights]) => [label, withApiId(rights, "api_id", ctx.apiIdOf)]));
     }
@@ -56,6 +58,7 @@ export const orgKeyKind: KindModule<"OrgKey"> = {
     before: (applied) => applied.is_inactive ?? false,
     after: true,
     effect: "is_inactive: true",
+    loss: "its holders lose access",
     query: () => ({}),
     body: (applied) => ({ ...applied, is_inactive: true }),
     refusal: {

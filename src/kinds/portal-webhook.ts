@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, Spec } from "./kind.js";
-import { idMember, str } from "./kind.js";
+import { idMember, stringField } from "./kind.js";
 
 /** Operations 9 (POST {portal_api_url}/webhooks) and 8 (PUT {portal_api_url}/webhooks/{id}). */
 export const portalWebhookKind: KindModule<"PortalWebhook"> = {
@@ -13,7 +13,7 @@ export const portalWebhookKind: KindModule<"PortalWebhook"> = {
   deprecatedFields: {},
   references: () => [],
   identity: (spec) => {
-    const id = str(spec, "webhookId");
+    const id = stringField(spec, "webhookId");
     return id === undefined ? undefined : `portal-webhook:${id}`;
   },
   // by its id once known (the spec's webhookId, the server's on a record); by its Name for a likeness

@@ -2,7 +2,7 @@ import { apiDefinitionKind } from "./api-definition.js";
 import { apiProductKind } from "./api-product.js";
 import { clientTypeKind } from "./client-type.js";
 import { dashboardWebhookKind } from "./dashboard-webhook.js";
-import type { KindModule, KindName } from "./kind.js";
+import type { KindModule, KindName, Spec } from "./kind.js";
 import { llmSettingsKind } from "./llm-settings.js";
 import { oauthClientKind } from "./oauth-client.js";
 import { orgKeyKind } from "./org-key.js";
@@ -44,6 +44,34 @@ export function knownKind(name: string): KindModule | undefined {
 export function serverIdAddress(kind: string, serverId: string): Record<string, string> {
   const param = knownKind(kind)?.serverId?.param;
   return param === undefined ? {} : { [param]: serverId };
+}
+
+/**
+ * The gateway API ids the given resources provide, by resource name (kinds with a
+ * `providedApiId` hook): how an `apiRef` becomes the id a request carries, and what identities
+ * are built from. A resource whose spec gives no id (an invalid one) provides none.
+ */
+export function providedApiIds(resources: Iterable<{ readonly kind: string; readonly name: string; readonly spec: Spec }>): Map<string, string> {
+  const ids = new Map<string, string>();
+  for (const r of resources) {
+    const id = knownKind(r.kind)?.providedApiId?.(r.spec);
+    if (id !== undefined) ids.set(r.name, id);
+  }
+  return ids;
+}
+
+/**
+ * Whether an object of this kind made by hand can be adopted (recorded under its id instead of
+ * created again): the server creates and names its objects (the kind's `serverId`). The others
+ * are addressed by an id their spec gives, so there is nothing to adopt.
+ */
+export function isAdoptable(kind: KindName): boolean {
+  return modules[kind].serverId !== undefined;
+}
+
+/** The kinds `isAdoptable` accepts, in registry order. */
+export function adoptableKinds(): KindName[] {
+  return kindNames.filter(isAdoptable);
 }
 
 export function allKinds(): readonly KindModule[] {

@@ -11,16 +11,12 @@
  */
 import type { OperationName } from "../contract/operations.js";
 import { operations } from "../contract/operations.js";
-import type { KindName } from "../kinds/kind.js";
-import { serverIdAddress } from "../kinds/registry.js";
+import { isAdoptable, serverIdAddress } from "../kinds/registry.js";
 import type { Desired } from "./desired.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 
 export const adoptAnnotation = "gatesync.dev/adopt";
-
-/** Kinds whose objects the server creates and names: the ones worth adopting. */
-export const adoptableKinds: readonly KindName[] = ["ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"];
 
 export type AdoptionDecision =
   | {
@@ -78,7 +74,7 @@ export function planAdoption(d: Desired, record: ResourceRecord | undefined, cla
   const serverId = record?.adopted !== undefined ? record.serverId : wanted;
   if (serverId === undefined) return undefined;
   const create = d.request.create;
-  if (!adoptableKinds.includes(d.kind) || create === undefined || operations[create].idempotent) {
+  if (!isAdoptable(d.kind) || create === undefined || operations[create].idempotent) {
     return {
       action: "blocked",
       reason: `${d.kind} cannot be adopted here: gatesync never creates this object, it addresses it by the id in its spec`,

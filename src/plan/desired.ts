@@ -10,7 +10,7 @@ import { movedFromAnnotation } from "./renames.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, KindRequest, RequestContext } from "../kinds/kind.js";
 import { jsonTextOf } from "../kinds/json-text.js";
-import { kindModule } from "../kinds/registry.js";
+import { kindModule, providedApiIds } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import type { SecretSource } from "../load/secret-refs.js";
@@ -98,10 +98,6 @@ export function hashKeyFor(env: Readonly<Record<string, string | undefined>>, st
   return { key, store: key };
 }
 
-function apiIds(resources: readonly Resource[]): Map<string, string> {
-  return new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
-}
-
 const noDependencies: readonly string[] = Object.freeze([]);
 
 /** The ids a resource's references name, sorted, each the named resource's own id string where there is one. */
@@ -124,7 +120,7 @@ function dependencies(refs: ReadonlyArray<{ kind: string; name: string }>, ids: 
  * file or document changed meanwhile) is refused, never sent unplanned.
  */
 export function prepareDesired(resources: readonly Resource[], opts: PrepareOptions): DesiredSet {
-  const apis = apiIds(resources);
+  const apis = providedApiIds(resources);
   const ctx: RequestContext = { apiIdOf: (name: string) => apis.get(name), appTypeProviders: opts.appTypeProviders };
   const desired: Desired[] = [];
   const sources: Resource[] = [];

@@ -9,7 +9,7 @@ import { knownKind } from "../kinds/registry.js";
 import { containsSensitive } from "../kinds/sensitive.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord } from "../record/state.js";
-import { breaking as breakingChange, compatibilityOf } from "./breaking/types.js";
+import { breaking as breakingChange, compatibilityOf } from "../kinds/breaking/types.js";
 import type { FieldChange } from "./diff.js";
 import { inDoubtHint } from "./in-doubt.js";
 import { hinted, plannedOperation } from "./plan-change.js";
@@ -63,7 +63,7 @@ export function planOrphan(record: ResourceRecord, policy: "report" | "deactivat
     const refusal = typeof deactivation.refusal === "function" ? deactivation.refusal(applied, record.address) : deactivation.refusal;
     return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${refusal.reason}; ${kept}`, hint: refusal.hint, notes: [] };
   }
-  const effect = `deactivated (${deactivation.effect}): ${record.kind === "OrgKey" ? "its holders lose access" : "its callers lose it"}`;
+  const effect = `deactivated (${deactivation.effect}): ${deactivation.loss}`;
   return {
     ...base,
     action: "orphan",

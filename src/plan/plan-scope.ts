@@ -1,5 +1,5 @@
 /** Builds a plan's scope from the validated resources, the state and the selection asked for. */
-import { kindModule } from "../kinds/registry.js";
+import { kindModule, providedApiIds } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import type { PlanScope } from "./plan.js";
@@ -38,7 +38,7 @@ export function planScope(
  * records: `api:<apiId>`, `org-key:<keyId>`) — no secret is resolved for it.
  */
 function declaredObjects(resources: readonly Resource[]): Map<string, string> {
-  const apis = new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
+  const apis = providedApiIds(resources);
   const keys = new Map<string, string>();
   for (const r of resources) {
     const kind = kindModule(r.kind);

@@ -17,6 +17,8 @@ import type { DeactivationGuard, MassDeactivation } from "./deactivation-guard.j
 import { declaredElsewhere, movedRecord, planMoves, supersededOrphan } from "./renames.js";
 import type { Moves } from "./renames.js";
 import { isBreaking } from "./breaking/classify.js";
+import { perInterface } from "../contract/interfaces.js";
+import type { InterfaceName, PerInterface } from "../contract/interfaces.js";
 import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
 import { allFieldsOfDesired, fieldsOf, isExecutable, planChange, refuseUnaddressable } from "./plan-change.js";
@@ -25,11 +27,8 @@ import type { Action, ChangeContext, Draft, PlannedChange } from "./plan-change.
 
 export const planFormatVersion = 1;
 
-export interface CallCounts {
-  readonly gateway: number;
-  readonly portal: number;
-  readonly dashboard: number;
-  readonly llm: number;
+/** Direct calls per interface (one member per registered interface, in registry order), then the batch calls. */
+export interface CallCounts extends PerInterface<number> {
   /** Batch calls (operation 4) carrying gateway changes. */
   readonly batchCalls: number;
   /** Gateway changes carried inside those batch calls. */
@@ -122,20 +121,24 @@ export interface PlanScope {
   readonly summary: PlanSelection;
 }
 
-function countCalls(changes: readonly PlannedChange[], batch: PlanOptions["batch"]): CallCounts {
-  const counts = { gateway: 0, portal: 0, dashboard: 0, llm: 0, batchCalls: 0, batched: 0 };
+/** The calls an apply of these changes will make: direct ones per interface, batchable ones in batch calls of `batch.maxSize`. */
+export function countCalls(changes: readonly PlannedChange[], batch: PlanOptions["batch"]): CallCounts {
+  const direct: Record<InterfaceName, number> = { ...perInterface(() => 0) };
+  let batched = 0;
   const batchedPerWave = new Map<number, number>();
   for (const c of changes) {
     if (!isExecutable(c) || c.operation === undefined) continue;
     if (c.operation.batchable && batch !== undefined) {
       batchedPerWave.set(c.wave, (batchedPerWave.get(c.wave) ?? 0) + 1);
-      counts.batched++;
+      batched++;
     } else {
-      counts[c.operation.interface]++;
+      direct[c.operation.interface]++;
     }
   }
-  for (const n of batchedPerWave.values()) counts.batchCalls += Math.ceil(n / (batch?.maxSize ?? 1));
-  return { ...counts, total: counts.gateway + counts.portal + counts.dashboard + counts.llm + counts.batchCalls };
+  let batchCalls = 0;
+  for (const n of batchedPerWave.values()) batchCalls += Math.ceil(n / (batch?.maxSize ?? 1));
+  const directCalls = Object.values(direct).reduce((sum, n) => sum + n, 0);
+  return { ...direct, batchCalls, batched, total: directCalls + batchCalls };
 }
 
 /** The digest of a plan's changes, blind to the hash key (markers count as "sensitive"). */

@@ -1,5 +1,7 @@
 /** What every plan rendering shares: symbols, the breaking marker, values, the summary lines. */
-import type { Compatibility } from "./breaking/types.js";
+import { interfaceNames } from "../contract/interfaces.js";
+import { operations } from "../contract/operations.js";
+import type { Compatibility } from "../kinds/breaking/types.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
 import { isDocumentRef } from "../kinds/document-ref.js";
@@ -64,8 +66,8 @@ export function summaryLine(plan: Plan): string {
 
 export function callsLine(plan: Plan): string {
   const c = plan.summary.calls;
-  const per = [`gateway ${c.gateway}`, `portal ${c.portal}`, `dashboard ${c.dashboard}`, `llm ${c.llm}`];
-  const batch = c.batchCalls > 0 ? `, ${plural(c.batchCalls, "batch call")} carrying ${plural(c.batched, "gateway change")}` : "";
+  const per = interfaceNames().map((i) => `${i} ${c[i]}`);
+  const batch = c.batchCalls > 0 ? `, ${plural(c.batchCalls, "batch call")} carrying ${plural(c.batched, `${operations.batch.interface} change`)}` : "";
   return `${plural(c.total, "HTTP call")} (${per.join(", ")}${batch})`;
 }
 

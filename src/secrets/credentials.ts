@@ -3,6 +3,7 @@
  * files the config itself uses. They are registered with the redaction layer when read, and
  * resources may never reference them (see scope.ts).
  */
+import { targetCredentialVariables } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { registerSecret } from "../redactor.js";
 import { notificationVariables } from "../config/notifications.js";
@@ -30,11 +31,8 @@ export const stateTokenVariable = "GATESYNC_STATE_TOKEN";
 export function credentialVariables(config: GatesyncConfig): CredentialVariable[] {
   const t = config.targets;
   const found: Array<[string | undefined, string]> = [
-    [t.gateway?.credentialEnv, "targets.gateway.credentialEnv"],
+    ...targetCredentialVariables(t).map((v): [string, string] => [v.name, v.setting]),
     [t.gateway?.batch?.keyEnv, "targets.gateway.batch.keyEnv"],
-    [t.portal?.credentialEnv, "targets.portal.credentialEnv"],
-    [t.dashboard?.tokenEnv, "targets.dashboard.tokenEnv"],
-    [t.llm?.credentialEnv, "targets.llm.credentialEnv"],
     [config.source.type === "git" ? config.source.tokenEnv : undefined, "source.git.tokenEnv"],
     [config.state.backend === "postgres" ? config.state.urlEnv : undefined, "state.urlEnv"],
     [config.server.webhookSecretEnv, "server.webhookSecretEnv"],

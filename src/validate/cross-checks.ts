@@ -8,7 +8,7 @@ import { closest } from "fastest-levenshtein";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, Spec } from "../kinds/kind.js";
-import { kindModule } from "../kinds/registry.js";
+import { kindModule, providedApiIds } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
@@ -94,7 +94,7 @@ function duplicateIdentities(
   at: (w: WrittenResource, p: readonly PathSegment[]) => Omit<Diagnostic, "severity" | "code" | "message">,
 ): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
-  const apiIds = new Map(written.filter((w) => w.kind === "ApiDefinition" && typeof w.spec.apiId === "string").map((w) => [w.name, String(w.spec.apiId)]));
+  const apiIds = providedApiIds(written);
   const identities = new Map<string, WrittenResource>();
   for (const w of written) {
     if (bad.has(keyOf(w.source))) continue;

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { classifyUpdate } from "../../src/plan/breaking/classify.js";
-import type { ClassifiedChange } from "../../src/plan/breaking/types.js";
-import { classifyOpenApi } from "../../src/plan/breaking/openapi.js";
+import type { ClassifiedChange } from "../../src/kinds/breaking/types.js";
+import { classifyOpenApi } from "../../src/kinds/breaking/openapi.js";
 
 const brief = (changes: readonly ClassifiedChange[] | undefined): string[] => (changes ?? []).map((c) => `${c.class} ${c.path}: ${c.reason}`);
 const classes = (kind: string, before: Record<string, unknown>, after: Record<string, unknown>): string[] =>

@@ -1,6 +1,7 @@
 /** The overview: commit in force, role, the last run, counts by status, health, the next run. */
 import { formatPosition } from "../../errors.js";
 import type { Diagnostic } from "../../errors.js";
+import { allKinds } from "../../kinds/registry.js";
 import { runChart } from "./chart.js";
 import { badge, facts, formatDuration, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
@@ -27,6 +28,14 @@ function lastRunFacts(view: View): Html {
     ["commit", shortCommit(last.commit ?? last.revision)],
     ...(last.error === undefined ? [] : ([["error", last.error]] as const)),
   ]);
+}
+
+/** The kinds whose resources have a health: those with post-apply checks. */
+function checkedKinds(): string {
+  return allKinds()
+    .filter((k) => k.postApply !== undefined)
+    .map((k) => k.kind)
+    .join(" or ");
 }
 
 /** Never "yes" under a branch head that is not applied: the head is what "synced" is about. */
@@ -63,7 +72,7 @@ ${facts([
 <section><h2>Resources</h2><div class="cards">${cards}</div></section>
 <section><h2>Health of the API checks</h2>${
     healthRows.length === 0
-      ? html`<p class="muted">No ApiDefinition has post-apply checks.</p>`
+      ? html`<p class="muted">No ${checkedKinds()} has post-apply checks.</p>`
       : html`<p><span data-health-ok>${healthRows.length - failing.length}</span> of ${healthRows.length} healthy.</p>${failing.length === 0 ? "" : html`<ul>${failing.map((f) => html`<li><a href="resources/${f.kind}/${encodeURIComponent(f.name)}">${f.id}</a> failing</li>`)}</ul>`}`
   }</section>
 <section><h2>Last run</h2>${lastRunFacts(view)}${last?.diagnostics === undefined ? "" : html`<h3>Why the commit was refused</h3>${diagnosticsList(last.diagnostics)}`}${

@@ -3,6 +3,15 @@ import { diagnosticsList } from "./overview-page.js";
 import { badge, formatDuration, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
 import type { RunEntry } from "./run-history.js";
+import { interfaceNames, managementInterfaces } from "../../contract/interfaces.js";
+import type { CallCounts } from "../../plan/plan.js";
+
+/** Each interface's direct calls, in the registry's order: `3 / 0 / 1 / 0`. */
+function perInterfaceCalls(c: CallCounts): string {
+  return interfaceNames()
+    .map((i) => c[i])
+    .join(" / ");
+}
 
 function detail(e: RunEntry): Html {
   const r = e.report;
@@ -21,11 +30,11 @@ function detail(e: RunEntry): Html {
 export function runsPage(entries: readonly RunEntry[]): Html {
   if (entries.length === 0) return html`<p class="muted">No run has finished yet.</p>`;
   return html`<table class="runs">
-<thead><tr><th>#</th><th>Started</th><th>Trigger</th><th>Result</th><th>Commit</th><th>Duration</th><th>Calls (gateway / portal / dashboard / LLM)</th><th>Batch calls (changes)</th><th>Repeats</th></tr></thead>
+<thead><tr><th>#</th><th>Started</th><th>Trigger</th><th>Result</th><th>Commit</th><th>Duration</th><th>Calls (${managementInterfaces.map((i) => i.title).join(" / ")})</th><th>Batch calls (changes)</th><th>Repeats</th></tr></thead>
 <tbody>${entries.map((e) => {
     const r = e.report;
     const c = r.summary?.calls;
-    return html`<tr id="run-${e.seq}" data-result="${r.result}"><td>${e.seq}</td><td>${r.startedAt}</td><td>${r.reason}</td><td>${badge(r.result)}</td><td><code>${shortCommit(r.commit ?? r.revision)}</code></td><td>${formatDuration(r.durationMs)}</td><td>${c === undefined ? "—" : `${c.gateway} / ${c.portal} / ${c.dashboard} / ${c.llm}`}</td><td>${c === undefined ? "—" : `${c.batchCalls} (${c.batched})`}</td><td>${e.repeats === 0 ? "" : `×${e.repeats + 1} until ${e.lastAt}`}</td></tr>${detail(e)}`;
+    return html`<tr id="run-${e.seq}" data-result="${r.result}"><td>${e.seq}</td><td>${r.startedAt}</td><td>${r.reason}</td><td>${badge(r.result)}</td><td><code>${shortCommit(r.commit ?? r.revision)}</code></td><td>${formatDuration(r.durationMs)}</td><td>${c === undefined ? "—" : perInterfaceCalls(c)}</td><td>${c === undefined ? "—" : `${c.batchCalls} (${c.batched})`}</td><td>${e.repeats === 0 ? "" : `×${e.repeats + 1} until ${e.lastAt}`}</td></tr>${detail(e)}`;
   })}</tbody>
 </table>`;
 }

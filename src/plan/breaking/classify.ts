@@ -1,28 +1,17 @@
 /**
  * Classifies an update for the people who review it: pure, and run only on updates whose
- * fields changed (an unchanged resource is never compared).
+ * fields changed (an unchanged resource is never compared). What a change does is the kind's to
+ * say (its `classifyUpdate` hook, rules in `kinds/breaking/`); this is what the plan makes of it.
  */
-import { classifyOAuthClient, classifyOrgKey } from "./access.js";
-import { classifyGateway } from "./gateway.js";
-import { classifyOpenApi } from "./openapi.js";
+import { knownKind } from "../../kinds/registry.js";
 import type { Plan } from "../plan.js";
 import type { PlannedChange } from "../plan-change.js";
-import type { ClassifiedChange, Compatibility, Spec } from "./types.js";
-import { compatibilityOf, field } from "./types.js";
+import type { Compatibility, Spec } from "../../kinds/breaking/types.js";
+import { compatibilityOf } from "../../kinds/breaking/types.js";
 
-type Classifier = (before: Spec, after: Spec) => ClassifiedChange[];
-
-const classifiers: Readonly<Record<string, Classifier>> = {
-  ApiDefinition: (before, after) => [...classifyGateway(before, after), ...classifyOpenApi(field(before, "definition"), field(after, "definition"))],
-  OrgKey: classifyOrgKey,
-  OAuthClient: classifyOAuthClient,
-};
-
-export const classifiedKinds: readonly string[] = Object.keys(classifiers);
-
-/** Undefined for kinds whose changes are not classified. */
+/** Undefined for kinds whose changes are not classified (no `classifyUpdate` hook). */
 export function classifyUpdate(kind: string, before: Spec, after: Spec): Compatibility | undefined {
-  const classify = classifiers[kind];
+  const classify = knownKind(kind)?.classifyUpdate;
   return classify === undefined ? undefined : compatibilityOf(classify(before, after));
 }
 

@@ -4,15 +4,24 @@
  * classified changes out; external `$ref`s are not fetched (the library never does IO).
  */
 import { isDeepStrictEqual } from "node:util";
-import { apiCompare } from "api-smart-diff";
+import { createRequire } from "node:module";
 import type { Diff } from "api-smart-diff";
+import type * as SmartDiff from "api-smart-diff";
 import { formatPath } from "../../field-path.js";
 import { corrected, withParameterLists } from "./openapi-fixes.js";
-import { sensitiveKey } from "../../kinds/sensitive.js";
+import { sensitiveKey } from "../sensitive.js";
 import type { ChangeClass, ClassifiedChange } from "./types.js";
 import { isRecord } from "./types.js";
 
 export const extensionKey = "x-gw-api-gateway";
+
+// Loaded at the first comparison, not with the kind registry that declares this classifier: every
+// process and validation worker imports the registry, few compare documents (the import costs ~40 ms).
+let smartDiff: typeof SmartDiff | undefined;
+const apiCompare: typeof SmartDiff.apiCompare = (...args) => {
+  smartDiff ??= createRequire(import.meta.url)("api-smart-diff") as typeof SmartDiff;
+  return smartDiff.apiCompare(...args);
+};
 
 const classOf: Record<Diff["type"], ChangeClass> = {
   breaking: "breaking",
