@@ -6,7 +6,7 @@
  */
 import { hasErrors } from "../errors.js";
 import { resourceId } from "../kinds/resource.js";
-import { secretScope } from "../secrets/scope.js";
+import { secretScope } from "../config/credentials.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";

@@ -8,7 +8,7 @@ import { apiCompare } from "api-smart-diff";
 import type { Diff } from "api-smart-diff";
 import { formatPath } from "../../field-path.js";
 import { corrected, withParameterLists } from "./openapi-fixes.js";
-import { sensitiveKey } from "../../kinds/sensitive.js";
+import { sensitiveKey } from "../../secrets/markers.js";
 import type { ChangeClass, ClassifiedChange } from "./types.js";
 import { isRecord } from "./types.js";
 
