@@ -180,7 +180,8 @@ describe("computePlan", () => {
     // the update of api-1 was diffed from its document read before planning: its JSON needs no file
     const update = after.changes.find((c) => c.id === "ApiDefinition/api-1")!;
     expect(update.action).toBe("update");
-    expect(JSON.stringify(update)).toBe(JSON.stringify(JSON.parse(json).changes.find((c: { id: string }) => c.id === "ApiDefinition/api-1")));
+    const planned = (JSON.parse(json) as Plan).changes.find((c) => c.id === "ApiDefinition/api-1");
+    expect(JSON.stringify(update)).toBe(JSON.stringify(planned));
     expect(JSON.stringify(update)).toContain("second");
     await validator.close();
   });
