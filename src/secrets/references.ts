@@ -37,11 +37,13 @@ export function replaceReferences(value: string, replace: (ref: ReferenceMatch) 
   });
 }
 
-/** Every reference in one string, of any scheme, in order (escapes excluded). */
+/** Every reference in one string, of any scheme, in order (escapes excluded): the walker above, replacing nothing. */
 export function scanReferences(value: string): ReferenceMatch[] {
-  if (!value.includes("${")) return [];
   const found: ReferenceMatch[] = [];
-  for (const m of value.matchAll(pattern)) if (m[1] !== undefined) found.push({ scheme: m[1], name: m[2] ?? "" });
+  replaceReferences(value, (m) => {
+    found.push(m);
+    return undefined;
+  });
   return found;
 }
 
