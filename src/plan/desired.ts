@@ -185,17 +185,12 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     const { request, compare, query } = requestFor(r.kind, resolved, secrets, opts.hashKey, ctx);
     const hash = contentHash(compare);
     const read = diffed(hash);
-    // rebuilt on each read only when that reads no file: a compare whose documents were read (for its secrets, or to be diffed) is kept
-    const rebuild = opts.compareFrom === "resource" && opts.memo === undefined && !readDocuments && !read;
+    const held = heldCompare(compare, { read, rebuild: opts.compareFrom === "resource" && opts.memo === undefined && !readDocuments });
     const d: Desired = {
       id,
       kind: r.kind,
       name: r.name,
-      request: new PlannedRequest(
-        request,
-        rebuild ? { from: r, rebuilder: (rebuilder ??= new CompareRebuilder(making, recent)) } : { compare: read ? materialize(compare) : compare },
-        query,
-      ),
+      request: new PlannedRequest(request, held === "rebuild" ? { from: r, rebuilder: (rebuilder ??= new CompareRebuilder(making, recent)) } : held, query),
       hash,
       dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
@@ -213,6 +208,19 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     return i === undefined ? undefined : desired[i];
   };
   return { desired, find, outgoing: new BodiesToSend(desired, sources, index, making, recent), diagnostics };
+}
+
+/**
+ * How a request keeps its compare: rebuilt from its resource on each read where the caller
+ * keeps the resources and rebuilding reads no file; else kept, with its documents held by
+ * reference read in when the planner will diff it (`read`).
+ */
+function heldCompare(
+  compare: Record<string, unknown>,
+  how: { readonly read: boolean; readonly rebuild: boolean },
+): "rebuild" | { readonly compare: Record<string, unknown> } {
+  if (how.read) return { compare: materialize(compare) };
+  return how.rebuild ? "rebuild" : { compare };
 }
 
 const noQuery: Readonly<Record<string, string>> = Object.freeze({});
