@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { configFromDocument } from "../src/config/config.js";
 import { EnvFileSecretSource } from "../src/secrets/env-file-source.js";
+import { SecretResolver } from "../src/secrets/resolver.js";
 import { prepareDesired } from "../src/plan/desired.js";
 import { openStateBackend } from "../src/record/open-backend.js";
 import { appliedRecord } from "../src/apply/applied-record.js";
@@ -99,7 +100,7 @@ export async function seedState(configFile: string, g: Generated, env: Record<st
   const raw = parse(await readFile(configFile, "utf8")) as Record<string, unknown>;
   const config = configFromDocument(raw, configFile, path.dirname(configFile));
   const validator = new RepositoryValidator();
-  const secrets = new EnvFileSecretSource(env, g.root);
+  const secrets = new SecretResolver(new EnvFileSecretSource(env, g.root));
   const result = await validator.validate({ root: g.root, secrets: { source: secrets, missing: "error" } });
   await validator.close();
   const hashKey = "bench-hash-key";

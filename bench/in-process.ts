@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { EnvFileSecretSource } from "../src/secrets/env-file-source.js";
+import { SecretResolver } from "../src/secrets/resolver.js";
 import { prepareDesired } from "../src/plan/desired.js";
 import { computePlan } from "../src/plan/plan.js";
 import { contentHash } from "../src/kinds/canonical.js";
@@ -49,7 +50,7 @@ export async function loadAndValidate(g: Generated): Promise<{ validate: Figure;
 // ---- 2. plan ----------------------------------------------------------------------------
 
 export async function planCost(g: Generated): Promise<{ matching: Figure; onePercent: Figure }> {
-  const secrets = new EnvFileSecretSource(env, g.root);
+  const secrets = new SecretResolver(new EnvFileSecretSource(env, g.root));
   const validator = new RepositoryValidator();
   const result = await validator.validate({ root: g.root, secrets: { source: secrets, missing: "error" } });
   await validator.close();
@@ -70,7 +71,8 @@ export async function planCost(g: Generated): Promise<{ matching: Figure; onePer
   const drifted: StateSnapshot = { ...matching, resources: changed };
   const planOnce = async (state: StateSnapshot, expectChanges: boolean): Promise<number> =>
     time(async () => {
-      const d = prepareDesired(result.resources, { secrets, hashKey, appTypeProviders });
+      // a run of its own: its references looked up again (once each)
+      const d = prepareDesired(result.resources, { secrets: new EnvFileSecretSource(env, g.root), hashKey, appTypeProviders });
       const plan = computePlan(d.desired, state, { orphans: "report", now, batch: { maxSize: 50 } });
       if (plan.summary.update > 0 !== expectChanges) throw new Error("unexpected plan");
       await Promise.resolve();

@@ -14,7 +14,7 @@ import { addStateCommand } from "./cli/state-command.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
 import { formatDiagnostic } from "./errors.js";
-import { scrubText } from "./redactor.js";
+import { scrubText } from "./secrets/redaction.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 

@@ -9,7 +9,7 @@
  * Every code is listed, with its meaning, in docs/errors.md. Messages pass through the
  * redaction layer: a secret value registered before the error is made never appears in it.
  */
-import { scrubText } from "./redactor.js";
+import { scrubText } from "./secrets/redaction.js";
 import type { Paint } from "./style.js";
 
 export const ErrorCode = {

@@ -7,7 +7,7 @@
 import { pino } from "pino";
 import type { DestinationStream, Logger, LoggerOptions } from "pino";
 import { UsageError } from "./errors.js";
-import { scrubText } from "./redactor.js";
+import { scrubText } from "./secrets/redaction.js";
 
 export type { Logger } from "pino";
 

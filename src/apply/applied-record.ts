@@ -20,7 +20,7 @@ export interface AppliedOutcome {
 /** The record of a successful call: the desired request becomes the applied one. */
 export function appliedRecord(d: Desired, previous: ResourceRecord | undefined, outcome: AppliedOutcome): ResourceRecord {
   // Fields the update ignores keep their previous applied value: the server did not change them.
-  const applied: Record<string, unknown> = { ...d.request.compare };
+  const applied: Record<string, unknown> = { ...d.request.readCompare() };
   for (const field of d.request.ignoredByUpdate ?? []) {
     if (previous?.applied !== undefined) {
       if (field in previous.applied) applied[field] = previous.applied[field];

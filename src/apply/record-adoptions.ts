@@ -33,7 +33,7 @@ export async function recordAdoptions(
       name: c.name,
       address: { ...d.request.address, ...previous?.address, ...serverIdAddress(c.kind, c.adopt.serverId) },
       serverId: c.adopt.serverId,
-      ...(c.operation === undefined ? { applied: d.request.compare, appliedHash: d.hash } : {}),
+      ...(c.operation === undefined ? { applied: d.request.readCompare(), appliedHash: d.hash } : {}),
       status: "applied",
       adopted: { at: previous?.adopted?.at ?? now, source: c.adopt.source, verified: false },
       createdAt: previous?.createdAt ?? now,

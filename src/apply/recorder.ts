@@ -17,7 +17,7 @@ import { knownKind } from "../kinds/registry.js";
 import type { Logger } from "../logger.js";
 import type { DesiredSet } from "../plan/desired.js";
 import type { PlannedChange } from "../plan/plan-change.js";
-import { redact } from "../kinds/sensitive.js";
+import { redact } from "../secrets/markers.js";
 import { appliedRecord } from "./applied-record.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
 import type { CallOutcome } from "./http-client.js";
@@ -128,7 +128,7 @@ export class Recorder {
       ...(prev ?? this.firstRecord(c)),
       status: "in-doubt",
       error: `sent at ${t}; no answer was recorded (the process stopped before one arrived)`,
-      ...(d === undefined ? {} : { attempted: d.request.compare }),
+      ...(d === undefined ? {} : { attempted: d.request.readCompare() }),
       ...spentTrigger(c, d),
       updatedAt: t,
     };
@@ -179,7 +179,7 @@ export class Recorder {
         ...(this.record(c.id) ?? this.firstRecord(c)),
         status: "in-doubt",
         error: `outcome unknown: ${verdict.why}`,
-        ...(d === undefined ? {} : { attempted: d.request.compare }),
+        ...(d === undefined ? {} : { attempted: d.request.readCompare() }),
         ...spentTrigger(c, d),
         updatedAt: t,
       };

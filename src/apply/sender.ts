@@ -21,6 +21,7 @@ import { repeatable } from "./recorder.js";
 import type { RetryPolicy, Verdict } from "./retry.js";
 import { judge, throttlePauseMs } from "./retry.js";
 import type { CallEvent } from "./types.js";
+import { outgoingOrThrow } from "../plan/outgoing.js";
 
 export interface SenderOptions {
   readonly interfaces: Interfaces;
@@ -44,7 +45,7 @@ export class Sender {
 
   /** The request of one change: its operation, query and body (an orphan's from its last applied request). */
   requestOf(c: PlannedChange): CallRequest & { readonly method: string; readonly path: string } {
-    const out = this.opts.desired.outgoing.get(c.id);
+    const out = outgoingOrThrow(this.opts.desired.outgoing.read(c.id));
     const op = c.operation!;
     if (c.action === "orphan")
       return {

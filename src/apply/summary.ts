@@ -1,5 +1,5 @@
 import type { ResourceStatus, StateSnapshot } from "../record/state.js";
-import { scrubText } from "../redactor.js";
+import { scrubText } from "../secrets/redaction.js";
 import type { Paint } from "../style.js";
 import type { ApplySummary } from "./types.js";
 import { inDoubtSteps } from "../plan/in-doubt.js";

@@ -6,8 +6,9 @@
  */
 import { hasErrors } from "../errors.js";
 import { resourceId } from "../kinds/resource.js";
-import { secretScope } from "../secrets/scope.js";
+import { secretScope } from "../config/credentials.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
+import { SecretResolver } from "../secrets/resolver.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault } from "./plan-command.js";
@@ -25,7 +26,7 @@ export async function declaredIds(configFile: string, io: CliIo): Promise<Declar
         ...(resources.input.boundary === undefined ? {} : { boundary: resources.input.boundary }),
         limits: config.limits,
         appTypeProviders: new Set(config.targets.portal?.appTypeProviders ?? []),
-        secrets: { source: new EnvFileSecretSource(io.env, config.secrets.fileRoot, secretScope(config)), missing: "warning" },
+        secrets: { source: new SecretResolver(new EnvFileSecretSource(io.env, config.secrets.fileRoot, secretScope(config))), missing: "warning" },
       });
       if (hasErrors(result.diagnostics)) return { declared: undefined, why: "the repository does not validate" };
       return { declared: new Set(result.resources.map(resourceId)) };

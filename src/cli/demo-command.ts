@@ -13,7 +13,7 @@ import type { Command } from "commander";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { interfaceNames } from "../contract/interfaces.js";
-import { findSecretRefs, walkStrings } from "../load/secret-refs.js";
+import { findSecretRefs, walkStrings } from "../secrets/references.js";
 import { renderSummary } from "../apply/summary.js";
 import { startDaemon } from "../daemon/daemon.js";
 import type { Daemon } from "../daemon/daemon.js";

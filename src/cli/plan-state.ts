@@ -25,7 +25,7 @@ import { redactingState } from "../record/redacting-state.js";
 import { SnapshotState } from "../record/snapshot-state.js";
 import type { StateBackend } from "../record/state.js";
 import { emptySnapshot } from "../record/state.js";
-import { registerSecret } from "../redactor.js";
+import { registerSecret } from "../secrets/redaction.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
 import { backendFromSpec } from "./state-spec.js";
 

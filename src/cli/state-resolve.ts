@@ -62,7 +62,7 @@ async function accept(
     });
   }
   const accepted = appliedRecord(d, record, { now: new Date().toISOString(), quotaReset: true });
-  await backend.write({ ...accepted, applied: d.request.compare, appliedHash: d.hash });
+  await backend.write({ ...accepted, applied: d.request.readCompare(), appliedHash: d.hash });
   io.stdout(`recorded ${id} as applied from the repository's spec, without calling the server\n`);
 }
 

@@ -4,8 +4,9 @@ import type { Command } from "commander";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError, hasErrors } from "../errors.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
-import { registerCredentials } from "../secrets/credentials.js";
-import { secretScope } from "../secrets/scope.js";
+import { SecretResolver } from "../secrets/resolver.js";
+import { registerCredentials } from "../config/credentials.js";
+import { secretScope } from "../config/credentials.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
 import type { RepositoryResult } from "../validate/validate-repository.js";
@@ -36,7 +37,7 @@ export async function validateDirectory(
     ...(boundary === undefined ? {} : { boundary }),
     ...(config === undefined ? {} : { limits: config.limits }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
-    secrets: { source: new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config)), missing: "warning" },
+    secrets: { source: new SecretResolver(new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config))), missing: "warning" },
   });
   // files named from the repository's root, in every format: the paths a user opens and CI annotates
   return { ...result, diagnostics: inRepository(result.diagnostics, await repositoryPrefix(dir, boundary)), valid: !hasErrors(result.diagnostics) };

@@ -13,7 +13,7 @@ import { answerDeadline, BodyTooLarge, listenError, writeReply } from "../http/h
 import type { Reply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import type { StateSnapshot } from "../record/state.js";
-import { scrubDeep } from "../redactor.js";
+import { scrubDeep } from "../secrets/redaction.js";
 import type { ConfigStatus } from "./config-reload.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";

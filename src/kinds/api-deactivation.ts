@@ -12,7 +12,7 @@
  */
 import { materialize } from "./document-ref.js";
 import type { Spec } from "./kind.js";
-import { containsSensitive } from "./sensitive.js";
+import { containsSensitive } from "../secrets/markers.js";
 
 type Json = Record<string, unknown>;
 

@@ -10,7 +10,7 @@
  * - gitlab: POST {apiUrl}/projects/{id}/statuses/{sha} {state, target_url, description, name}.
  */
 import { createHmac } from "node:crypto";
-import { scrubDeep } from "../redactor.js";
+import { scrubDeep } from "../secrets/redaction.js";
 import type { ReceiverConfig } from "../config/notifications.js";
 import type { CommitState, CommitStatus, NotificationEvent } from "./events.js";
 

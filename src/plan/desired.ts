@@ -1,29 +1,38 @@
 /**
- * The edge before planning: resolves secret references, builds each resource's request
- * through its kind module, and replaces every sensitive value with a keyed-hash marker.
- * What comes out (`Desired`) holds no secret and is all the pure planner sees; what the apply
- * sends (`Outgoing`) is resolved again from the resources when it is sent (outgoing.ts).
+ * The edge before planning: secret references resolved (each looked up once for the run,
+ * through a `SecretResolver`), each resource's request built through its kind module, every
+ * sensitive value replaced with a keyed-hash marker, and the documents the planner will diff
+ * read. What comes out (`Desired`) holds no secret and is all the pure planner sees; what the
+ * apply sends (`Outgoing`) is made from the resources when it is sent (outgoing.ts).
  */
-import { randomBytes } from "node:crypto";
 import { adoptAnnotation } from "./adoption.js";
 import { movedFromAnnotation } from "./renames.js";
-import type { Diagnostic } from "../errors.js";
+import type { Diagnostic, SourceError } from "../errors.js";
+import { materialize } from "../kinds/document-ref.js";
 import type { KindName, KindRequest, RequestContext } from "../kinds/kind.js";
 import { jsonTextOf } from "../kinds/json-text.js";
 import { kindModule, providedApiIds } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import type { SecretSource } from "../load/secret-refs.js";
+import { SecretResolver } from "../secrets/resolver.js";
+import type { SecretSource } from "../secrets/resolver.js";
 import type { StateSnapshot } from "../record/state.js";
 import { contentHash } from "../kinds/canonical.js";
-import { RemadeCompare, requestFor, ResolvedLately, ResolvedRequests, resolveSpec } from "./outgoing.js";
+import { BodiesToSend, CompareRebuilder, RecentlySent, requestFor, resolveSpec } from "./outgoing.js";
+import type { RequestMaking } from "./outgoing.js";
+
+/** The request a plan keeps: no body, and its redacted compare read by a call (see `PlannedRequest`). */
+export interface PlannedRequestView extends Omit<KindRequest, "body" | "compare"> {
+  /** The redacted compare: a fresh copy on each call; pure (no IO, no secret lookup) and never failing. */
+  readCompare(): Readonly<Record<string, unknown>>;
+}
 
 export interface Desired {
   readonly id: string;
   readonly kind: KindName;
   readonly name: string;
   /** The request with `compare` and `query` redacted; no body. */
-  readonly request: Omit<KindRequest, "body">;
+  readonly request: PlannedRequestView;
   /** Content hash of `request.compare` (and the trigger): equal to a record's appliedHash when nothing changed. */
   readonly hash: string;
   readonly dependsOn: readonly string[];
@@ -42,11 +51,14 @@ export interface Outgoing {
   readonly secrets: ReadonlySet<string>;
 }
 
-/** The bodies the apply sends, resolved when asked for (see `prepareDesired`). */
+/** A body made when it is sent: SOURCE_CHANGED when what it is made from no longer matches what was planned. */
+export type OutgoingRead = { readonly ok: true; readonly value: Outgoing } | { readonly ok: false; readonly error: SourceError };
+
+/** The bodies the apply sends, made when read (see `prepareDesired`). */
 export interface OutgoingRequests {
-  /** Throws SOURCE_CHANGED when what it resolves no longer matches what was planned. */
-  get(id: string): Outgoing | undefined;
-  /** The secret values the body of `id` held when it was last resolved (an answer is redacted of them); resolved now if it was not lately. */
+  /** The body of `id` (undefined when the set has no such resource); it may fail: a document changed since it was validated. */
+  read(id: string): OutgoingRead | undefined;
+  /** The secret values the body of `id` held when it was last sent (an answer is redacted of them); made now if it was not lately. */
   secretsOf(id: string): ReadonlySet<string>;
 }
 
@@ -59,6 +71,7 @@ export interface DesiredSet {
 }
 
 export interface PrepareOptions {
+  /** Where references are looked up: asked once per reference (a `SecretResolver` shared with validation keeps it once per run). */
   readonly secrets: SecretSource;
   readonly hashKey: string;
   readonly appTypeProviders: ReadonlySet<number>;
@@ -73,6 +86,12 @@ export interface PrepareOptions {
    * resources).
    */
   readonly compareFrom?: "resource";
+  /**
+   * The state the plan will compare with: the documents held by reference of a resource whose
+   * content hash differs from its record's are read here, so that the planner diffs them
+   * without reading a file. Without it, the planner reads them where it diffs them.
+   */
+  readonly state?: StateSnapshot;
 }
 
 /**
@@ -87,15 +106,6 @@ export interface DesiredMemo {
 
 export function newDesiredMemo(): DesiredMemo {
   return { entries: new WeakMap() };
-}
-
-/** The key of the keyed hashes: GATESYNC_HASH_KEY, else the state's, else a new one. */
-export function hashKeyFor(env: Readonly<Record<string, string | undefined>>, state: StateSnapshot): { key: string; store: string | undefined } {
-  const fromEnv = env.GATESYNC_HASH_KEY;
-  if (fromEnv !== undefined && fromEnv !== "") return { key: fromEnv, store: undefined };
-  if (state.hashKey !== undefined) return { key: state.hashKey, store: state.hashKey };
-  const key = randomBytes(32).toString("hex");
-  return { key, store: key };
 }
 
 const noDependencies: readonly string[] = Object.freeze([]);
@@ -114,14 +124,26 @@ function dependencies(refs: ReadonlyArray<{ kind: string; name: string }>, ids: 
 }
 
 /**
- * Desired resources, without their bodies: what the apply sends is resolved again when it is
- * sent (`outgoing.get`), so a plan of 100,000 resources does not hold every body beside every
- * request; a resolved body whose redacted request no longer has the planned hash (a secret
- * file or document changed meanwhile) is refused, never sent unplanned.
+ * Whether the planner will diff a resource's compare field by field against its record: its
+ * content hash differs from what was applied (under its name, or the one it declares it moved
+ * from). Its documents held by reference are then read here, not by the planner.
+ */
+function diffedAgainst(state: StateSnapshot | undefined, id: string, movedFrom: string | undefined, kind: KindName): (hash: string) => boolean {
+  const record = state?.resources.get(id) ?? (movedFrom === undefined ? undefined : state?.resources.get(resourceId({ kind, name: movedFrom })));
+  return (hash) => record !== undefined && record.appliedHash !== hash;
+}
+
+/**
+ * Desired resources, without their bodies: what the apply sends is made again when it is sent
+ * (`outgoing.read`), so a plan of 100,000 resources does not hold every body beside every
+ * request; a body whose redacted request no longer has the planned hash (a document changed
+ * meanwhile) is refused, never sent unplanned. Secrets are looked up once per reference (the
+ * resolver keeps the answers), so what is sent carries the values that were planned.
  */
 export function prepareDesired(resources: readonly Resource[], opts: PrepareOptions): DesiredSet {
   const apis = providedApiIds(resources);
   const ctx: RequestContext = { apiIdOf: (name: string) => apis.get(name), appTypeProviders: opts.appTypeProviders };
+  const making: RequestMaking = { resolver: SecretResolver.of(opts.secrets), hashKey: opts.hashKey, ctx };
   const desired: Desired[] = [];
   const sources: Resource[] = [];
   // a reference names a resource by the id string of that resource (one string, not one per reference)
@@ -133,39 +155,39 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   );
   const diagnostics: Diagnostic[] = [];
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
-  const recent = new ResolvedLately();
+  const recent = new RecentlySent();
   // one for all: each request holds its resource and this (see PrepareOptions.compareFrom)
-  let remake: RemadeCompare | undefined;
+  let rebuilder: CompareRebuilder | undefined;
   for (const r of resources) {
     const id = ids.get(resourceId(r))!;
     if (opts.only !== undefined && !opts.only.has(id)) continue;
     // a spec held as text is parsed on each read: once here
     const spec = r.spec;
     const problems: Diagnostic[] = [];
-    const { spec: resolved, secrets } = resolveSpec(r, spec, opts.secrets, problems);
+    const { spec: resolved, secrets, readDocuments } = resolveSpec(r, spec, making.resolver, problems);
     if (problems.length > 0) {
       diagnostics.push(...problems);
       continue;
     }
+    const diffed = diffedAgainst(opts.state, id, r.annotations[movedFromAnnotation], r.kind);
     const memoKey =
       opts.memo === undefined ? "" : `${context}|${secrets.size === 0 ? "" : contentHash([...secrets].sort())}|${id}|${r.source.file}:${r.source.line}`;
     const known = opts.memo?.entries.get(spec);
-    if (known !== undefined && known.key === memoKey) {
+    if (known !== undefined && known.key === `${memoKey}${diffed(known.desired.hash) ? "|read" : ""}`) {
       desired.push(known.desired);
       sources.push(r);
       continue;
     }
     const { request, compare, query } = requestFor(r.kind, resolved, secrets, opts.hashKey, ctx);
+    const hash = contentHash(compare);
+    const read = diffed(hash);
+    const held = heldCompare(compare, { read, rebuild: opts.compareFrom === "resource" && opts.memo === undefined && !readDocuments });
     const d: Desired = {
       id,
       kind: r.kind,
       name: r.name,
-      request: new HeldRequest(
-        request,
-        opts.compareFrom === "resource" && opts.memo === undefined ? { from: r, remake: (remake ??= new RemadeCompare(opts, ctx, recent)) } : { compare },
-        query,
-      ),
-      hash: contentHash(compare),
+      request: new PlannedRequest(request, held === "rebuild" ? { from: r, rebuilder: (rebuilder ??= new CompareRebuilder(making, recent)) } : held, query),
+      hash,
       dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
       source: { file: r.source.file, line: r.source.line },
       ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
@@ -173,15 +195,28 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     };
     desired.push(d);
     sources.push(r);
-    opts.memo?.entries.set(spec, { key: memoKey, desired: d });
+    opts.memo?.entries.set(spec, { key: `${memoKey}${read ? "|read" : ""}`, desired: d });
   }
-  // one id → position map for the set: the bodies' resolver and every lookup by id read it
+  // one id → position map for the set: the bodies and every lookup by id read it
   const index = new Map(desired.map((d, i) => [d.id, i]));
   const find = (id: string): Desired | undefined => {
     const i = index.get(id);
     return i === undefined ? undefined : desired[i];
   };
-  return { desired, find, outgoing: new ResolvedRequests(desired, sources, index, { ...opts, ctx, recent }), diagnostics };
+  return { desired, find, outgoing: new BodiesToSend(desired, sources, index, making, recent), diagnostics };
+}
+
+/**
+ * How a request keeps its compare: rebuilt from its resource on each read where the caller
+ * keeps the resources and rebuilding reads no file; else kept, with its documents held by
+ * reference read in when the planner will diff it (`read`).
+ */
+function heldCompare(
+  compare: Record<string, unknown>,
+  how: { readonly read: boolean; readonly rebuild: boolean },
+): "rebuild" | { readonly compare: Record<string, unknown> } {
+  if (how.read) return { compare: materialize(compare) };
+  return how.rebuild ? "rebuild" : { compare };
 }
 
 const noQuery: Readonly<Record<string, string>> = Object.freeze({});
@@ -190,11 +225,12 @@ const noQuery: Readonly<Record<string, string>> = Object.freeze({});
 const noAddress: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
- * The redacted request a plan keeps (no body): its `compare` held as JSON text where it is
- * plain JSON (see json-text.ts) — parsed on each read, a fresh copy — else as itself (a
- * document held by reference). Every instance has the same shape.
+ * The redacted request a plan keeps (no body): its compare held as JSON text where it is plain
+ * JSON (see json-text.ts) — parsed by each `readCompare()`, a fresh copy — else as itself (a
+ * document held by reference), or rebuilt from its resource by a pure `CompareRebuilder`. Every
+ * instance has the same shape.
  */
-class HeldRequest implements Omit<KindRequest, "body"> {
+class PlannedRequest implements PlannedRequestView {
   readonly address: Readonly<Record<string, string>>;
   readonly create: KindRequest["create"];
   readonly update: KindRequest["update"];
@@ -202,13 +238,13 @@ class HeldRequest implements Omit<KindRequest, "body"> {
   readonly ignoredByUpdate: readonly string[] | undefined;
   readonly trigger: string | undefined;
   readonly notes: readonly string[] | undefined;
-  /** Text or value; or the resource it is made again from, when `#remake` is set. */
+  /** Text or value; or the resource it is rebuilt from, when `#rebuilder` is set. */
   readonly #compare: string | Readonly<Record<string, unknown>> | Resource;
-  readonly #remake: RemadeCompare | undefined;
+  readonly #rebuilder: CompareRebuilder | undefined;
 
   constructor(
     request: KindRequest,
-    compare: { readonly compare: Readonly<Record<string, unknown>> } | { readonly from: Resource; readonly remake: RemadeCompare },
+    compare: { readonly compare: Readonly<Record<string, unknown>> } | { readonly from: Resource; readonly rebuilder: CompareRebuilder },
     query: Readonly<Record<string, string>>,
   ) {
     this.address = Object.keys(request.address).length === 0 ? noAddress : request.address;
@@ -220,20 +256,20 @@ class HeldRequest implements Omit<KindRequest, "body"> {
     this.notes = request.notes;
     if ("from" in compare) {
       this.#compare = compare.from;
-      this.#remake = compare.remake;
+      this.#rebuilder = compare.rebuilder;
     } else {
       this.#compare = jsonTextOf(compare.compare) ?? compare.compare;
-      this.#remake = undefined;
+      this.#rebuilder = undefined;
     }
   }
 
-  get compare(): Readonly<Record<string, unknown>> {
-    if (this.#remake !== undefined) return this.#remake.make(this.#compare as Resource);
+  readCompare(): Readonly<Record<string, unknown>> {
+    if (this.#rebuilder !== undefined) return this.#rebuilder.rebuild(this.#compare as Resource);
     return typeof this.#compare === "string" ? (JSON.parse(this.#compare) as Record<string, unknown>) : (this.#compare as Readonly<Record<string, unknown>>);
   }
 
   /** Serialised, a plain request. */
   toJSON(): Omit<KindRequest, "body"> {
-    return { ...this, compare: this.compare };
+    return { ...this, compare: this.readCompare() };
   }
 }

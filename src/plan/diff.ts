@@ -4,7 +4,7 @@ import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
 import { canonical } from "../kinds/canonical.js";
 import { isDocumentRef, materialize } from "../kinds/document-ref.js";
-import { isSensitiveMarker } from "../kinds/sensitive.js";
+import { isSensitiveMarker } from "../secrets/markers.js";
 
 export interface FieldChange {
   /** Dotted path: `definition.info.title`, `access_rights.acme.limit.rate`, `Events[1]`. */

@@ -6,7 +6,7 @@
  * off too many (deactivation-guard.ts).
  */
 import { knownKind } from "../kinds/registry.js";
-import { containsSensitive } from "../kinds/sensitive.js";
+import { containsSensitive } from "../secrets/markers.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord } from "../record/state.js";
 import { breaking as breakingChange, compatibilityOf } from "../kinds/breaking/types.js";

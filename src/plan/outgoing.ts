@@ -1,7 +1,11 @@
 /**
- * The bodies an apply sends, resolved again from the resources when they are sent (the plan
- * keeps none), checked against the planned hashes; and a request's compare made again the same
- * way (PrepareOptions.compareFrom). What was resolved lately is what the records of its call read.
+ * From a resource to what is planned and sent: its spec with secrets resolved (through the
+ * run's `SecretResolver`: each reference was looked up once, before planning), its request,
+ * the redacted compare a plan keeps. An apply's bodies are made when they are sent (the plan
+ * keeps none) and checked against the planned hashes; a request's compare may be rebuilt the
+ * same way instead of being kept as text beside the resource (PrepareOptions.compareFrom).
+ * Rebuilding is pure: the resolver answers from what it looked up, and a resource whose
+ * documents had to be read for it is never rebuilt (its compare is kept).
  */
 import { ErrorCode, SourceError } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
@@ -12,16 +16,23 @@ import type { KindName, KindRequest, RequestContext, Spec } from "../kinds/kind.
 import { kindModule } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
-import { redact } from "../kinds/sensitive.js";
-import type { SecretSource } from "../load/secret-refs.js";
-import type { Desired, Outgoing, OutgoingRequests, PrepareOptions } from "./desired.js";
-import { resolveSecrets } from "./resolve-secrets.js";
+import { redact } from "../secrets/markers.js";
+import { resolveSecrets } from "../secrets/resolver.js";
+import type { SecretResolver } from "../secrets/resolver.js";
+import type { Desired, Outgoing, OutgoingRead, OutgoingRequests } from "./desired.js";
+
+/** A spec with its secret references resolved, the values they resolved to, and whether documents held by reference were read for it. */
+export interface ResolvedSpec {
+  readonly spec: Spec;
+  readonly secrets: Set<string>;
+  readonly readDocuments: boolean;
+}
 
 /** One resource's spec with its secret references resolved, and the values they resolved to. */
-export function resolveSpec(r: Resource, spec: Spec, source: SecretSource, problems: Diagnostic[]): { spec: Spec; secrets: Set<string> } {
+export function resolveSpec(r: Resource, spec: Spec, resolver: SecretResolver, problems: Diagnostic[]): ResolvedSpec {
   const id = resourceId(r);
   const secrets = new Set<string>();
-  const resolved = resolveSecrets(spec, source, secrets, (path, message) =>
+  const resolved = resolveSecrets(spec, resolver, secrets, (path, message) =>
     problems.push({
       severity: "error",
       code: ErrorCode.SECRET_UNRESOLVED,
@@ -32,8 +43,10 @@ export function resolveSpec(r: Resource, spec: Spec, source: SecretSource, probl
       hint: "set it where gatesync plans and applies",
     }),
   ) as Spec;
+  if (secrets.size === 0) return { spec: resolved, secrets, readDocuments: false };
   // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
-  return { spec: secrets.size === 0 ? resolved : materialize(resolved), secrets };
+  const read = materialize(resolved);
+  return { spec: read, secrets, readDocuments: read !== resolved };
 }
 
 /** The request of a resolved spec, and its parts redacted for the plan. */
@@ -54,51 +67,62 @@ export function requestFor(
 /** A resource not in the set holds no secret. */
 export const noSecrets: ReadonlySet<string> = new Set<string>();
 
-/** What a body resolved again gives: its request, the redacted compare, the secret values it holds. */
-interface Resolved {
+/** A resource's request made from its spec: the request, the redacted compare, the secret values it holds. */
+interface MadeRequest {
   readonly request: KindRequest;
   readonly compare: Record<string, unknown>;
   readonly secrets: ReadonlySet<string>;
 }
 
-/** A resource's request resolved again from its spec; SOURCE_CHANGED when a reference no longer resolves. */
-function resolveAgain(r: Resource, opts: PrepareOptions, ctx: RequestContext): Resolved {
+/** What making a resource's request needs besides the resource. */
+export interface RequestMaking {
+  readonly resolver: SecretResolver;
+  readonly hashKey: string;
+  readonly ctx: RequestContext;
+}
+
+/** A resource's request made again from its spec; SOURCE_CHANGED when a reference no longer resolves. */
+function makeRequest(r: Resource, making: RequestMaking): MadeRequest {
   const problems: Diagnostic[] = [];
-  const { spec, secrets } = resolveSpec(r, r.spec, opts.secrets, problems);
+  const { spec, secrets } = resolveSpec(r, r.spec, making.resolver, problems);
   if (problems.length > 0) throw sourceChanged(r);
-  return { ...requestFor(r.kind, spec, secrets, opts.hashKey, ctx), secrets };
+  return { ...requestFor(r.kind, spec, secrets, making.hashKey, making.ctx), secrets };
 }
 
 /**
- * The bodies resolved lately — beyond the calls in flight — with what they were checked against
- * and the secrets they held: the records of a call (the intent, the verdict, the answer's
- * redaction) read what was sent instead of resolving the body again. Oldest first, bounded.
+ * The requests made for the latest bodies sent — beyond the calls in flight — with the compare
+ * they were checked against and the secrets they held: the records of a call (the intent, the
+ * verdict, the answer's redaction) read what was sent instead of making it again. Oldest
+ * first, bounded.
  */
-export class ResolvedLately {
+export class RecentlySent {
   static readonly size = 4096;
-  readonly #entries = new Map<Resource, Resolved>();
+  readonly #entries = new Map<Resource, MadeRequest>();
 
-  remember(r: Resource, resolved: Resolved): void {
+  remember(r: Resource, made: MadeRequest): void {
     this.#entries.delete(r);
-    this.#entries.set(r, resolved);
-    if (this.#entries.size > ResolvedLately.size) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(r, made);
+    if (this.#entries.size > RecentlySent.size) this.#entries.delete(this.#entries.keys().next().value!);
   }
 
-  get(r: Resource): Resolved | undefined {
+  get(r: Resource): MadeRequest | undefined {
     return this.#entries.get(r);
   }
 }
 
-/** Makes a request's compare again from its resource on each read (see PrepareOptions.compareFrom), unless its body was resolved lately. */
-export class RemadeCompare {
+/**
+ * Rebuilds a request's compare from its resource (see PrepareOptions.compareFrom), unless its
+ * body was sent lately. Pure: no lookup (the resolver answers from the run's), no file read
+ * (resources whose documents were read for their secrets keep their compare instead).
+ */
+export class CompareRebuilder {
   constructor(
-    private readonly opts: PrepareOptions,
-    private readonly ctx: RequestContext,
-    private readonly recent: ResolvedLately,
+    private readonly making: RequestMaking,
+    private readonly recent: RecentlySent,
   ) {}
 
-  make(r: Resource): Record<string, unknown> {
-    return (this.recent.get(r) ?? resolveAgain(r, this.opts, this.ctx)).compare;
+  rebuild(r: Resource): Record<string, unknown> {
+    return (this.recent.get(r) ?? makeRequest(r, this.making)).compare;
   }
 }
 
@@ -108,8 +132,8 @@ function sourceChanged(r: Resource): SourceError {
   });
 }
 
-/** Bodies resolved on request from the resources, checked against the planned hashes. */
-export class ResolvedRequests implements OutgoingRequests {
+/** The bodies an apply sends, made from the resources when read and checked against the planned hashes. */
+export class BodiesToSend implements OutgoingRequests {
   /**
    * `sources[i]` is the resource `desired[i]` was prepared from; `index` is the position of each
    * desired resource (by its own id string): one map entry per resource, no object.
@@ -118,22 +142,38 @@ export class ResolvedRequests implements OutgoingRequests {
     private readonly desired: readonly Desired[],
     private readonly sources: readonly Resource[],
     private readonly index: ReadonlyMap<string, number>,
-    private readonly opts: PrepareOptions & { readonly ctx: RequestContext; readonly recent: ResolvedLately },
+    private readonly making: RequestMaking,
+    private readonly recent: RecentlySent,
   ) {}
 
-  get(id: string): Outgoing | undefined {
+  read(id: string): OutgoingRead | undefined {
     const i = this.index.get(id);
     if (i === undefined) return undefined;
     const r = this.sources[i]!;
-    const resolved = resolveAgain(r, this.opts, this.opts.ctx);
-    if (contentHash(resolved.compare) !== this.desired[i]!.hash) throw sourceChanged(r);
-    this.opts.recent.remember(r, resolved);
-    return { body: resolved.request.body, query: resolved.request.query, secrets: resolved.secrets };
+    let made: MadeRequest;
+    try {
+      made = makeRequest(r, this.making);
+    } catch (error) {
+      // a document held by reference that changed since it was validated (document-ref.ts)
+      if (error instanceof SourceError) return { ok: false, error };
+      throw error;
+    }
+    if (contentHash(made.compare) !== this.desired[i]!.hash) return { ok: false, error: sourceChanged(r) };
+    this.recent.remember(r, made);
+    return { ok: true, value: { body: made.request.body, query: made.request.query, secrets: made.secrets } };
   }
 
   secretsOf(id: string): ReadonlySet<string> {
     const i = this.index.get(id);
     if (i === undefined) return noSecrets;
-    return this.opts.recent.get(this.sources[i]!)?.secrets ?? this.get(id)!.secrets;
+    const r = this.sources[i]!;
+    return this.recent.get(r)?.secrets ?? makeRequest(r, this.making).secrets;
   }
+}
+
+/** The body of a read, or its failure thrown (for callers that stop on it). */
+export function outgoingOrThrow(read: OutgoingRead | undefined): Outgoing | undefined {
+  if (read === undefined) return undefined;
+  if (!read.ok) throw read.error;
+  return read.value;
 }

@@ -9,7 +9,7 @@ import type { OperationName } from "../contract/operations.js";
 import { InternalError } from "../errors.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { kindModule } from "../kinds/registry.js";
-import { isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
+import { isSensitiveMarker, sameAsMarker } from "../secrets/markers.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { planAdoption } from "./adoption.js";
@@ -158,7 +158,7 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   const notes = [...(req.notes ?? [])];
   if (record?.status === "in-doubt" && !isUpsert(req.create)) {
     const settle = kindModule(d.kind).settlesByResend;
-    if (settle === undefined || req.create === undefined || holdsPayload(record, "applied") || !settle.sameObject(record.attempted ?? {}, req.compare)) {
+    if (settle === undefined || req.create === undefined || holdsPayload(record, "applied") || !settle.sameObject(record.attempted ?? {}, req.readCompare())) {
       return {
         ...base,
         action: "blocked",
@@ -177,7 +177,7 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   const adoption = planAdoption(d, record, ctx.claims);
   if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };
   if (adoption?.action === "adopt") {
-    const fields = allFields(req.compare);
+    const fields = allFields(req.readCompare());
     const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, ctx.batching) };
     return {
       ...base,
@@ -208,7 +208,7 @@ function allFields(compare: Readonly<Record<string, unknown>>): FieldChange[] {
  */
 const desiredKey = Symbol("desired");
 function createFields(this: { readonly [desiredKey]: Desired }): FieldChange[] {
-  return allFields(this[desiredKey].request.compare);
+  return allFields(this[desiredKey].request.readCompare());
 }
 
 /**
@@ -274,7 +274,7 @@ function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: strin
   // the same content hash means the same content: no field-by-field comparison needed
   // documents held by reference are read once here, for the diff and its classification; what
   // was applied is parsed (lazy-record.ts) only here too
-  const changed = record.appliedHash === d.hash ? undefined : { before: materialize(record.applied ?? {}), after: materialize(req.compare) };
+  const changed = record.appliedHash === d.hash ? undefined : { before: materialize(record.applied ?? {}), after: materialize(req.readCompare()) };
   const fields =
     changed === undefined
       ? []

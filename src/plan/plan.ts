@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { ErrorCode, PlanError } from "../errors.js";
 import { isKindName, kindNames } from "../kinds/registry.js";
 import { canonicalWith } from "../kinds/canonical.js";
-import { isSensitiveMarker } from "../kinds/sensitive.js";
+import { isSensitiveMarker } from "../secrets/markers.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import type { PlanSelection } from "../select/selection.js";
 import { adoptionClaims } from "./adoption.js";

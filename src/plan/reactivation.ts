@@ -20,9 +20,9 @@ export interface PlannedReactivation {
 export function reactivationOf(d: Desired, record: ResourceRecord): PlannedReactivation | undefined {
   const deactivation = knownKind(d.kind)?.deactivation;
   if (record.deactivatedAt === undefined || deactivation === undefined) return undefined;
-  if (deactivation.reactivation.declaresInactive(d.request.compare)) return undefined;
+  if (deactivation.reactivation.declaresInactive(d.request.readCompare())) return undefined;
   const on = typeof deactivation.after === "boolean" ? !deactivation.after : undefined;
-  const refused = deactivation.reactivation.refusal?.(d.request.compare, { ...d.request.address, ...record.address });
+  const refused = deactivation.reactivation.refusal?.(d.request.readCompare(), { ...d.request.address, ...record.address });
   return {
     ...(refused === undefined ? {} : { refused: { reason: refused.reason, hint: refused.hint.replace("<id>", d.id) } }),
     field: { path: deactivation.field, op: "change", before: deactivation.after, after: on },

@@ -171,7 +171,7 @@ function undeclaredMoves(
   const orphanKinds = new Set(orphans.map((r) => r.kind));
   for (const d of desired) {
     if (!orphanKinds.has(d.kind) || state.resources.has(d.id) || decisions.get(d.id)?.action === "move" || decisions.get(d.id)?.action === "blocked") continue;
-    const keys = kindModule(d.kind).objectKeys(d.request.address, d.request.compare);
+    const keys = kindModule(d.kind).objectKeys(d.request.address, d.request.readCompare());
     const byAddress = keys.address === undefined ? [] : (byKey.get(keys.address) ?? []);
     const records = byAddress.length > 0 ? byAddress : keys.content === undefined ? [] : (byKey.get(keys.content) ?? []);
     if (records.length === 0) continue;

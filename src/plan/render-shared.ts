@@ -5,7 +5,7 @@ import type { Compatibility } from "../kinds/breaking/types.js";
 import type { Plan } from "./plan.js";
 import type { Action, PlannedChange } from "./plan-change.js";
 import { isDocumentRef } from "../kinds/document-ref.js";
-import { isSensitiveMarker } from "../kinds/sensitive.js";
+import { isSensitiveMarker } from "../secrets/markers.js";
 
 export const symbol: Record<Action, string> = { create: "+", update: "~", "no-op": "=", blocked: "!", orphan: "-", adopt: "@", moved: "~" };
 

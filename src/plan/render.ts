@@ -6,8 +6,8 @@
 import type { Plan } from "./plan.js";
 import { renderMarkdown } from "./render-markdown.js";
 import { textChunks } from "./render-text.js";
-import { scrubText } from "../redactor.js";
-import { isSensitiveMarker } from "../kinds/sensitive.js";
+import { scrubText } from "../secrets/redaction.js";
+import { isSensitiveMarker } from "../secrets/markers.js";
 
 export { markdownLimit, renderMarkdown } from "./render-markdown.js";
 export { renderText } from "./render-text.js";

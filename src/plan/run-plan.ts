@@ -1,6 +1,7 @@
 /**
  * One plan from a config: load and validate the repository (secrets must resolve), read the
- * state (no lock), prepare the desired set and compute the plan. IO lives here; the planning
+ * state (no lock), prepare the desired set (every secret looked up once, the documents to diff
+ * read) and compute the plan. IO lives here; the planning
  * itself is `computePlan`.
  */
 import { ValidationFailed, hasErrors } from "../errors.js";
@@ -9,16 +10,18 @@ import { inRepository, repositoryPrefix } from "../source/repository-path.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
-import { registerCredentials } from "../secrets/credentials.js";
-import { secretScope } from "../secrets/scope.js";
+import { registerCredentials } from "../config/credentials.js";
+import { secretScope } from "../config/credentials.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
 import { planScope } from "./plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
 import type { Scope, SelectionRequest } from "../select/selection.js";
-import type { SecretSource } from "../load/secret-refs.js";
+import { SecretResolver } from "../secrets/resolver.js";
+import type { SecretSource } from "../secrets/resolver.js";
+import { hashKeyFor } from "../secrets/hash-key.js";
 import type { RepositoryResult, RepositoryValidator } from "../validate/validate-repository.js";
 import type { DesiredMemo, DesiredSet, OutgoingRequests } from "./desired.js";
-import { hashKeyFor, prepareDesired } from "./desired.js";
+import { prepareDesired } from "./desired.js";
 import { noSecrets } from "./outgoing.js";
 import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
@@ -77,7 +80,8 @@ async function refused(input: PlanRunInput, diagnostics: readonly Diagnostic[]):
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const { config, env } = input;
   registerCredentials(config, env);
-  const secrets = new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config));
+  // one resolver for the run: validation and the desired set look each reference up once between them
+  const secrets = new SecretResolver(new EnvFileSecretSource(env, config.secrets.fileRoot, secretScope(config)));
   const appTypeProviders = new Set(config.targets.portal?.appTypeProviders ?? []);
   const request = input.selection ?? emptyRequest;
   // checked first: a mistyped flag is reported before any work
@@ -142,7 +146,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
 }
 
 /** A plan-only run sends nothing. */
-const noOutgoing: OutgoingRequests = { get: () => undefined, secretsOf: () => noSecrets };
+const noOutgoing: OutgoingRequests = { read: () => undefined, secretsOf: () => noSecrets };
 
 interface Prepared {
   readonly hashKey: { readonly key: string; readonly store: string | undefined };
@@ -158,7 +162,7 @@ function prepareRun(
   ctx: { readonly secrets: SecretSource; readonly appTypeProviders: ReadonlySet<number>; readonly scope: Scope | undefined },
 ): Prepared {
   const { config, env } = input;
-  const hashKey = hashKeyFor(env, state);
+  const hashKey = hashKeyFor(env, state.hashKey);
   const selected = ctx.scope === undefined ? undefined : planScope(resources, state, ctx.scope, config.selector);
   const desired = prepareDesired(resources, {
     secrets: ctx.secrets,
@@ -168,6 +172,8 @@ function prepareRun(
     // an apply keeps the resources to send their bodies: compares are made again from them
     ...(input.keep === "plan" ? {} : { compareFrom: "resource" as const }),
     ...(selected === undefined ? {} : { only: selected.only }),
+    // the documents the planner will diff are read here: computePlan reads no file
+    state,
   });
   return { hashKey, selected, desired };
 }

@@ -1,14 +1,16 @@
 /**
- * The state's side of the redaction layer: a facade over any state backend that scrubs every
- * record (and every snapshot of a migration) before the backend sees it, and every record it
- * reads back — a payload still held as text (lazy-record.ts) when it is parsed. It sits where
- * records meet storage, so it holds whichever backend the config opens. Documents held by
- * reference are read into the record before it is scrubbed.
+ * The state's side of the redaction layer (secrets/redaction.ts): a state backend that scrubs
+ * every record (and every snapshot of a migration) before the backend it wraps sees it, and
+ * every record it reads back — a payload still held as text (lazy-record.ts) when it is parsed.
+ * It sits where records meet storage, so it wraps whichever backend the config opens. Each
+ * member delegates explicitly: a member added to `StateBackend` must be written here too (the
+ * compiler says so), rather than passing through unscrubbed. Documents held by reference are
+ * read into the record before it is scrubbed.
  */
 import { materialize } from "../kinds/document-ref.js";
-import { redactor, scrubDeep } from "../redactor.js";
+import { redactor, scrubDeep } from "../secrets/redaction.js";
 import { mapLazyRecord } from "./lazy-record.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateSnapshot } from "./state.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 
 /** The snapshot with every record scrubbed, payloads not parsed yet included (when they are). */
 function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
@@ -16,20 +18,47 @@ function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
   return { ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, mapLazyRecord(r, scrubDeep, scrubDeep)])) };
 }
 
-/** The backend, with records scrubbed on their way in and out; every other member passes through. */
-export function redactingState<B extends StateBackend>(backend: B): B {
-  // documents held by reference are read into the record first, so that they are scrubbed too
-  const write = (record: ResourceRecord): Promise<void> => backend.write(scrubDeep(materialize(record)));
-  const replaceAll = (snapshot: StateSnapshot): Promise<void> =>
-    backend.replaceAll({ ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, scrubDeep(materialize(r))])) });
-  const read = async (options?: ReadOptions): Promise<StateSnapshot> => scrubbedSnapshot(await backend.read(options));
-  return new Proxy(backend, {
-    get(target, key, receiver) {
-      if (key === "write") return write;
-      if (key === "replaceAll") return replaceAll;
-      if (key === "read") return read;
-      const value: unknown = Reflect.get(target, key, receiver);
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+/** A record as it may be stored: documents held by reference read in (so that they are scrubbed too), then scrubbed. */
+const storable = (record: ResourceRecord): ResourceRecord => scrubDeep(materialize(record));
+
+/** A backend whose records are scrubbed on their way in and out; every other member delegates as it is. */
+export class RedactingState implements StateBackend {
+  constructor(readonly backend: StateBackend) {}
+
+  get description(): string {
+    return this.backend.description;
+  }
+
+  async read(options?: ReadOptions): Promise<StateSnapshot> {
+    return scrubbedSnapshot(await this.backend.read(options));
+  }
+
+  lock(owner: string): Promise<StateLock> {
+    return this.backend.lock(owner);
+  }
+
+  write(record: ResourceRecord): Promise<void> {
+    return this.backend.write(storable(record));
+  }
+
+  remove(id: string): Promise<void> {
+    return this.backend.remove(id);
+  }
+
+  initialise(hashKey: string | undefined): Promise<void> {
+    return this.backend.initialise(hashKey);
+  }
+
+  replaceAll(snapshot: StateSnapshot): Promise<void> {
+    return this.backend.replaceAll({ ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, storable(r)])) });
+  }
+
+  close(): Promise<void> {
+    return this.backend.close();
+  }
+}
+
+/** The backend, with records scrubbed on their way in and out. */
+export function redactingState(backend: StateBackend): StateBackend {
+  return new RedactingState(backend);
 }

@@ -5,9 +5,10 @@
 import { readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../file-paths.js";
-import { formatRef } from "../load/secret-refs.js";
-import type { SecretLookup, SecretRef, SecretSource } from "../load/secret-refs.js";
-import { registerSecret } from "../redactor.js";
+import { formatRef } from "./references.js";
+import type { SecretRef } from "./references.js";
+import { registerSecret } from "./redaction.js";
+import type { SecretLookup, SecretSource } from "./resolver.js";
 import { envRefusal, fileRefusal } from "./scope.js";
 import type { SecretScope } from "./scope.js";
 

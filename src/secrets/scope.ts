@@ -2,14 +2,13 @@
  * The secret scope: which environment variables and files resources may read. gatesync.yaml
  * lists the variables (`secrets.env`) and/or a name prefix (`secrets.envPrefix`); nothing else
  * resolves. gatesync's own credentials are refused even when listed, and so is every file the
- * config itself uses, so a merged commit cannot send gatesync's keys anywhere.
+ * config itself uses, so a merged commit cannot send gatesync's keys anywhere (which settings
+ * name them: `config/credentials.ts`).
  */
 import { realpathSync } from "node:fs";
 import path from "node:path";
-import type { GatesyncConfig } from "../config/config.js";
 import { isInside } from "../file-paths.js";
-import { credentialFiles, credentialVariables } from "./credentials.js";
-import type { CredentialFile } from "./credentials.js";
+import type { CredentialFile, CredentialVariable } from "./credentials.js";
 
 export interface SecretScope {
   readonly env: ReadonlySet<string>;
@@ -34,13 +33,21 @@ const real = (p: string): string => {
   }
 };
 
-export function secretScope(config: GatesyncConfig): SecretScope {
+/** What a scope is made of: the variables allowed (by name or prefix) and gatesync's own credentials, refused. */
+export interface ScopeSettings {
+  readonly env: readonly string[];
+  readonly envPrefix: string | undefined;
+  readonly reservedVariables: readonly CredentialVariable[];
+  readonly reservedFiles: readonly CredentialFile[];
+}
+
+export function secretScope(settings: ScopeSettings): SecretScope {
   return {
-    env: new Set(config.secrets.env),
-    envPrefix: config.secrets.envPrefix,
-    reservedEnv: new Map(credentialVariables(config).map((v) => [v.name, v.setting])),
+    env: new Set(settings.env),
+    envPrefix: settings.envPrefix,
+    reservedEnv: new Map(settings.reservedVariables.map((v) => [v.name, v.setting])),
     // as written and as the real path: a reference is checked before and after its links resolve
-    reservedFiles: credentialFiles(config).flatMap((f) => [f, { ...f, path: real(f.path) }]),
+    reservedFiles: settings.reservedFiles.flatMap((f) => [f, { ...f, path: real(f.path) }]),
   };
 }
 

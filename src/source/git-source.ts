@@ -12,7 +12,7 @@ import { simpleGit } from "simple-git";
 import type { SimpleGit } from "simple-git";
 import { ErrorCode, SourceError } from "../errors.js";
 import { gitTokenHeader, urlCredentials } from "../secrets/credentials.js";
-import { registerSecret } from "../redactor.js";
+import { registerSecret } from "../secrets/redaction.js";
 import type { Source, SourceSnapshot } from "./source.js";
 import { isInside } from "../file-paths.js";
 import { redactUrl, stripUrlCredentials } from "./source.js";

@@ -5,9 +5,9 @@
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
-import { formatRef, refSyntaxProblem } from "../load/secret-refs.js";
-import type { SecretSource } from "../load/secret-refs.js";
-import { minScrubLength } from "../redactor.js";
+import { formatRef, refSyntaxProblem } from "../secrets/references.js";
+import type { SecretSource } from "../secrets/resolver.js";
+import { minScrubLength } from "../secrets/redaction.js";
 import type { SecretRefAt } from "./check-document.js";
 import { errorAt } from "./findings.js";
 import type { Locate } from "./findings.js";

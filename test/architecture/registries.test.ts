@@ -28,7 +28,7 @@ import { countCalls } from "../../src/plan/plan.js";
 import type { Plan } from "../../src/plan/plan.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { callsLine } from "../../src/plan/render-shared.js";
-import { credentialVariables } from "../../src/secrets/credentials.js";
+import { credentialVariables } from "../../src/config/credentials.js";
 import { painter } from "../../src/style.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { projectRoot, removeTempRepos } from "../helpers/temp-repo.js";

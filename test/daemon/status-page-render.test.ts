@@ -4,7 +4,7 @@
  * runs and follows a resource's changes.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { redactor, registerSecret } from "../../src/redactor.js";
+import { redactor, registerSecret } from "../../src/secrets/redaction.js";
 import { escapeHtml, html, rootOf } from "../../src/daemon/ui/html.js";
 import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/daemon/ui/resource-page.js";
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";

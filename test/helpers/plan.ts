@@ -3,6 +3,7 @@ import type { Desired, DesiredSet } from "../../src/plan/desired.js";
 import { computePlan } from "../../src/plan/plan.js";
 import type { Plan, PlanOptions } from "../../src/plan/plan.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
+import { SecretResolver } from "../../src/secrets/resolver.js";
 import { appliedRecord } from "../../src/apply/applied-record.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
@@ -20,7 +21,8 @@ export async function desiredFrom(
   opts: { env?: Record<string, string>; appTypeProviders?: number[]; hashKey?: string } = {},
 ): Promise<DesiredSet> {
   const dir = await tempRepo(files);
-  const secrets = new EnvFileSecretSource(opts.env ?? {}, dir);
+  // one resolver for validation and the desired set, as a run has (each reference looked up once)
+  const secrets = new SecretResolver(new EnvFileSecretSource(opts.env ?? {}, dir));
   const result = await validator.validate({
     root: dir,
     secrets: { source: secrets, missing: "error" },

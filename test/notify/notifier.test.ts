@@ -8,7 +8,7 @@ import type { NotificationsConfig } from "../../src/config/notifications.js";
 import { defaultDelivery } from "../../src/config/notifications.js";
 import { eventsOfRun, finalStatus } from "../../src/notify/events.js";
 import { Notifier } from "../../src/notify/notifier.js";
-import { registerSecret, redactor } from "../../src/redactor.js";
+import { registerSecret, redactor } from "../../src/secrets/redaction.js";
 import type { Receiver } from "../helpers/receiver.js";
 import { startReceiver } from "../helpers/receiver.js";
 

@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { newDesiredMemo, prepareDesired } from "../../src/plan/desired.js";
+import type { Desired } from "../../src/plan/desired.js";
+import { outgoingOrThrow } from "../../src/plan/outgoing.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { doc, petstore } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -30,11 +32,11 @@ describe("prepared resources across runs", () => {
     const rotated = await prepare({ H: "two" });
     expect(byId(rotated, "OrgKey/k")).not.toBe(byId(first, "OrgKey/k"));
     expect(byId(rotated, "OrgKey/o")).toBe(byId(first, "OrgKey/o"));
-    expect(rotated.outgoing.get("OrgKey/k")?.body).toMatchObject({ hmac_string: "two" });
+    expect(outgoingOrThrow(rotated.outgoing.read("OrgKey/k"))?.body).toMatchObject({ hmac_string: "two" });
     await new Promise((r) => setTimeout(r, 5));
     await writeFile(path.join(dir, "a.yaml"), petstore.replace("apiId: petstore-v1", "apiId: petstore-v2"));
     const moved = await prepare({ H: "two" });
-    expect((byId(moved, "OrgKey/k") as { request: { compare: { access_rights: unknown } } }).request.compare.access_rights).toEqual({
+    expect((byId(moved, "OrgKey/k") as Desired).request.readCompare().access_rights).toEqual({
       p: { api_id: "petstore-v2" },
     });
     const fresh = prepareDesired((await new RepositoryValidator().validate({ root: dir })).resources, {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { computePlan } from "../../src/plan/plan.js";
 import { renderPlan } from "../../src/plan/render.js";
-import { isSensitiveMarker, marker } from "../../src/kinds/sensitive.js";
+import { isSensitiveMarker, marker } from "../../src/secrets/markers.js";
 import { desiredFrom, doc, emptyState, hashKey, planOptions, recordPlan } from "../helpers/plan.js";
 
 const hook = (headers: string): string =>
@@ -17,7 +17,7 @@ describe("a dashboard webhook's header_map", () => {
       },
       { env: { TRACE: "trace-value" } },
     );
-    const headers = set.desired[0]!.request.compare.header_map as Record<string, unknown>;
+    const headers = set.desired[0]!.request.readCompare().header_map as Record<string, unknown>;
     expect(headers["X-Source"]).toBe("gitops");
     expect(headers["Content-Type"]).toBe("application/json");
     for (const h of ["Authorization", "X-Api-Key", "X-Auth-Token", "Cookie", "X-Client-Secret", "X-Trace"]) expect(isSensitiveMarker(headers[h]), h).toBe(true);

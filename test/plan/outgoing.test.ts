@@ -2,21 +2,24 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { prepareDesired } from "../../src/plan/desired.js";
+import { outgoingOrThrow } from "../../src/plan/outgoing.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
+import { SecretResolver } from "../../src/secrets/resolver.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
-import { doc, petstore } from "../helpers/plan.js";
+import { doc } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
 describe("the bodies an apply sends", () => {
-  it("are resolved when asked for, with their secrets, and refused with SOURCE_CHANGED when a secret changed after the plan", async () => {
+  it("are made when read, with their secrets resolved once for the run; a document changed after the plan is refused with SOURCE_CHANGED", async () => {
     const dir = await tempRepo({
-      "a.yaml": petstore,
+      "a.yaml": doc("ApiDefinition", "petstore", "apiId: petstore-v1\ndefinitionFile: oas/petstore.yaml\nquery: { listenPath: /petstore/ }"),
+      "oas/petstore.yaml": "openapi: 3.0.0\ninfo: { title: first, version: '1' }\npaths: {}\n",
       "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}\naccess_rights:\n  p: { apiRef: petstore }"),
       hmac: "first-secret-value-1234\n",
     });
-    const secrets = new EnvFileSecretSource({}, dir);
+    const secrets = new SecretResolver(new EnvFileSecretSource({}, dir));
     const validator = RepositoryValidator.oneShot();
     const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
     await validator.close();
@@ -24,19 +27,23 @@ describe("the bodies an apply sends", () => {
     const key = set.desired.find((d) => d.id === "OrgKey/k")!;
     // the plan holds no secret: the compare carries a marker, the body is not kept
     expect(JSON.stringify(key)).not.toContain("first-secret-value-1234");
-    const out = set.outgoing.get("OrgKey/k")!;
+    const out = outgoingOrThrow(set.outgoing.read("OrgKey/k"))!;
     expect(out.body).toMatchObject({ hmac_string: "first-secret-value-1234", access_rights: { p: { api_id: "petstore-v1" } } });
     expect([...out.secrets]).toEqual(["first-secret-value-1234"]);
-    expect(set.outgoing.get("OrgKey/absent")).toBeUndefined();
+    expect(set.outgoing.read("OrgKey/absent")).toBeUndefined();
+    // a secret rotated after the plan: the body carries the value planned (never one the plan did not show)
     await writeFile(path.join(dir, "hmac"), "second-secret-value-5678\n");
-    expect(() => set.outgoing.get("OrgKey/k")).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED" }));
-    // a resource whose inputs did not change is still sent
-    expect(set.outgoing.get("ApiDefinition/petstore")?.body).toBeDefined();
+    expect(outgoingOrThrow(set.outgoing.read("OrgKey/k"))!.body).toMatchObject({ hmac_string: "first-secret-value-1234" });
+    // a document changed after the plan: refused with SOURCE_CHANGED when the body is written, nothing is sent
+    await writeFile(path.join(dir, "oas/petstore.yaml"), "openapi: 3.0.0\ninfo: { title: second, version: '1' }\npaths: {}\n");
+    expect(() => JSON.stringify(outgoingOrThrow(set.outgoing.read("ApiDefinition/petstore"))!.body)).toThrow(
+      expect.objectContaining({ code: "SOURCE_CHANGED" }),
+    );
   });
 });
 
 describe("the compare an apply records", () => {
-  it("is the one the body sent was checked against, even when a secret changed after sending; made again from the resource otherwise", async () => {
+  it("is the one the body sent was checked against; rebuilt from the resource otherwise, without a lookup", async () => {
     // 5,000 keys in ten files (a file holds at most limits.maxDocumentsPerFile, 1,000, documents)
     const many = Object.fromEntries(
       Array.from({ length: 10 }, (_, f) => [
@@ -51,39 +58,40 @@ describe("the compare an apply records", () => {
       ...many,
       hmac: "first-secret-value-1234\n",
     });
-    const secrets = new EnvFileSecretSource({}, dir);
+    const source = new EnvFileSecretSource({}, dir);
+    let lookups = 0;
+    const secrets = new SecretResolver({ lookup: (ref) => (lookups++, source.lookup(ref)) });
     const validator = RepositoryValidator.oneShot();
     const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
     await validator.close();
     const set = prepareDesired(resources, { secrets, hashKey: "key", appTypeProviders: new Set(), compareFrom: "resource" });
     const key = set.find("OrgKey/k")!;
-    const planned = key.request.compare;
-    set.outgoing.get("OrgKey/k");
-    // the secret changes while the call is in flight: the record still says what was sent
+    const planned = key.request.readCompare();
+    set.outgoing.read("OrgKey/k");
     await writeFile(path.join(dir, "hmac"), "second-secret-value-5678\n");
-    const recorded = key.request.compare;
+    const recorded = key.request.readCompare();
     expect(recorded).toEqual(planned);
-    expect(key.request.compare).toBe(recorded);
-    // thousands of bodies later it is no longer kept: made again, from the changed secret
-    for (let i = 0; i < 5000; i++) set.outgoing.get(`OrgKey/k${i}`);
-    const remade = key.request.compare;
-    expect(remade).not.toBe(recorded);
-    expect(remade.hmac_string).not.toEqual(planned.hmac_string);
-    expect(JSON.stringify(remade)).not.toContain("second-secret-value-5678");
+    expect(key.request.readCompare()).toBe(recorded);
+    // thousands of bodies later it is no longer kept: rebuilt, from the value the run looked up
+    for (let i = 0; i < 5000; i++) set.outgoing.read(`OrgKey/k${i}`);
+    const rebuilt = key.request.readCompare();
+    expect(rebuilt).not.toBe(recorded);
+    expect(rebuilt).toEqual(planned);
+    expect(lookups).toBe(1);
   });
 });
 
 describe("the secrets an answer is redacted of", () => {
   it("are those the body sent held, even when the secret changed after sending; none for a resource not in the set", async () => {
     const dir = await tempRepo({ "k.yaml": doc("OrgKey", "k", "keyId: k\nhmac_enabled: true\nhmac_string: ${file:hmac}"), hmac: "first-secret-value-1234\n" });
-    const secrets = new EnvFileSecretSource({}, dir);
+    const secrets = new SecretResolver(new EnvFileSecretSource({}, dir));
     const validator = RepositoryValidator.oneShot();
     const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
     await validator.close();
     const set = prepareDesired(resources, { secrets, hashKey: "key", appTypeProviders: new Set(), compareFrom: "resource" });
-    // not sent yet: resolved now
+    // not sent yet: made now
     expect([...set.outgoing.secretsOf("OrgKey/k")]).toEqual(["first-secret-value-1234"]);
-    set.outgoing.get("OrgKey/k");
+    set.outgoing.read("OrgKey/k");
     await writeFile(path.join(dir, "hmac"), "second-secret-value-5678\n");
     expect([...set.outgoing.secretsOf("OrgKey/k")]).toEqual(["first-secret-value-1234"]);
     expect(set.outgoing.secretsOf("OrgKey/absent").size).toBe(0);

@@ -6,7 +6,7 @@ import { planWaves } from "../../src/plan/graph.js";
 import { computePlan, hasChanges } from "../../src/plan/plan.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { canonical } from "../../src/kinds/canonical.js";
-import { sensitiveKey } from "../../src/kinds/sensitive.js";
+import { sensitiveKey } from "../../src/secrets/markers.js";
 import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan, stateOf } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
@@ -356,7 +356,7 @@ describe("order, dependencies and calls", () => {
         kind: "OrgKey" as const,
         name: "a",
         hash: "ha",
-        request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} },
+        request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, readCompare: () => ({}) },
         dependsOn: ["X/b"],
         source: { file: "f", line: 1 },
       },
@@ -365,7 +365,7 @@ describe("order, dependencies and calls", () => {
         kind: "OrgKey" as const,
         name: "b",
         hash: "hb",
-        request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, compare: {} },
+        request: { address: {}, create: "upsertOrgKey" as const, update: "upsertOrgKey" as const, query: {}, readCompare: () => ({}) },
         dependsOn: ["X/a"],
         source: { file: "f", line: 1 },
       },

@@ -14,7 +14,7 @@ import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../../src/record/state.js";
 import { parsePulled, pulledState } from "../../src/cli/state-transfer.js";
 import { redactingState } from "../../src/record/redacting-state.js";
-import { redactor, registerSecret } from "../../src/redactor.js";
+import { redactor, registerSecret } from "../../src/secrets/redaction.js";
 import { desiredFrom, doc, emptyState, petstore, planFor, recordPlan } from "../helpers/plan.js";
 import { dropTestSchemas, postgresBackend } from "../helpers/postgres.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Redactor, formsOf, minScrubLength, redactedText } from "../../src/redactor.js";
+import { Redactor, formsOf, minScrubLength, redactedText } from "../../src/secrets/redaction.js";
 import { stripUrlCredentials } from "../../src/source/source.js";
 
 describe("the redaction layer", () => {

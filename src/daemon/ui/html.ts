@@ -4,7 +4,7 @@
  * under a Content-Security-Policy that allows only the daemon's own script and stylesheet.
  */
 
-import { scrubText } from "../../redactor.js";
+import { scrubText } from "../../secrets/redaction.js";
 
 /** A fragment that is already safe HTML. */
 export class Html {

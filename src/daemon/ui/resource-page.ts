@@ -7,7 +7,7 @@ import type { FieldChange } from "../../plan/diff.js";
 import { inDoubtSteps } from "../../plan/in-doubt.js";
 import type { PlannedChange } from "../../plan/plan-change.js";
 import { showValue } from "../../plan/render.js";
-import { isSensitiveMarker } from "../../kinds/sensitive.js";
+import { isSensitiveMarker } from "../../secrets/markers.js";
 import { badge, facts, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
 import type { ResourceHistoryItem } from "./run-history.js";

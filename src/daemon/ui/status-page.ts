@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { scrubText as scrub } from "../../redactor.js";
+import { scrubText as scrub } from "../../secrets/redaction.js";
 import { html, layout, rootOf } from "./html.js";
 import type { Html, PageContext } from "./html.js";
 import { overviewPage } from "./overview-page.js";

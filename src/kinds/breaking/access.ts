@@ -5,7 +5,7 @@
  * `policy_id` of an OAuth client (the gateway revokes every token issued to the client).
  */
 import { isDeepStrictEqual } from "node:util";
-import { isSensitiveMarker } from "../sensitive.js";
+import { isSensitiveMarker } from "../../secrets/markers.js";
 import type { ClassifiedChange, Spec } from "./types.js";
 import { annotation, breaking, field, isRecord, nonBreaking } from "./types.js";
 

@@ -9,7 +9,7 @@ import type { Diff } from "api-smart-diff";
 import type * as SmartDiff from "api-smart-diff";
 import { formatPath } from "../../field-path.js";
 import { corrected, withParameterLists } from "./openapi-fixes.js";
-import { sensitiveKey } from "../sensitive.js";
+import { sensitiveKey } from "../../secrets/markers.js";
 import type { ChangeClass, ClassifiedChange } from "./types.js";
 import { isRecord } from "./types.js";
 

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { contentHash } from "../../src/kinds/canonical.js";
-import { isSensitiveMarker, redact } from "../../src/kinds/sensitive.js";
+import { isSensitiveMarker, redact } from "../../src/secrets/markers.js";
 
 describe("content hash", () => {
   it("is equal for equal values whatever their key order, and differs otherwise", () => {

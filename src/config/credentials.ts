@@ -1,0 +1,64 @@
+/**
+ * Which settings of gatesync.yaml name gatesync's own credentials — the variables and the files
+ * — and the secret scope the config gives resources. What a credential or a scope does is
+ * `secrets/`; this file only reads the config for it.
+ */
+import { hashKeyVariable, registerCredentialValues, stateTokenVariable } from "../secrets/credentials.js";
+import type { CredentialFile, CredentialVariable } from "../secrets/credentials.js";
+import { secretScope as scopeOf } from "../secrets/scope.js";
+import type { SecretScope } from "../secrets/scope.js";
+import { targetCredentialVariables } from "./config.js";
+import type { GatesyncConfig } from "./config.js";
+import { notificationVariables } from "./notifications.js";
+
+/** Every variable gatesync.yaml names for gatesync's own credentials, tokens and keys. */
+export function credentialVariables(config: GatesyncConfig): CredentialVariable[] {
+  const t = config.targets;
+  const found: Array<[string | undefined, string, CredentialVariable["form"]?]> = [
+    ...targetCredentialVariables(t).map((v): [string, string] => [v.name, v.setting]),
+    [t.gateway?.batch?.keyEnv, "targets.gateway.batch.keyEnv"],
+    [config.source.type === "git" ? config.source.tokenEnv : undefined, "source.git.tokenEnv", "git-token"],
+    [config.state.backend === "postgres" ? config.state.urlEnv : undefined, "state.urlEnv", "url"],
+    [config.server.webhookSecretEnv, "server.webhookSecretEnv"],
+    [config.server.syncTokenEnv, "server.syncTokenEnv"],
+    [config.server.stateTokenEnv, "server.stateTokenEnv"],
+    // the token a merge-request plan fetches the daemon's state with (plan --state-url)
+    [stateTokenVariable, "the state token of plan --state-url (GATESYNC_STATE_TOKEN)"],
+    [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],
+  ];
+  return [
+    ...found.flatMap(([name, setting, form]) => (name === undefined ? [] : [{ name, setting, ...(form === undefined ? {} : { form }) }])),
+    ...notificationVariables(config.notifications),
+  ];
+}
+
+/** Every file the config itself uses: none may be read by `${file:}`. */
+export function credentialFiles(config: GatesyncConfig): CredentialFile[] {
+  const files: CredentialFile[] = [];
+  if (config.file !== undefined) files.push({ path: config.file, setting: "gatesync.yaml itself", match: "file" });
+  if (config.source.type === "git") {
+    if (config.source.sshKeyFile !== undefined) files.push({ path: config.source.sshKeyFile, setting: "source.git.sshKeyFile", match: "prefix" });
+    files.push({ path: config.source.cacheDir, setting: "source.git.cacheDir", match: "tree" });
+  }
+  if (config.state.backend === "sqlite") files.push({ path: config.state.path, setting: "state.path", match: "prefix" });
+  return files;
+}
+
+/**
+ * Registers every credential in force with the redaction layer: the values of the variables
+ * above, the user information of the git and PostgreSQL URLs, and the header a git token
+ * travels in. Returns the variables whose value is too short to be scrubbed.
+ */
+export function registerCredentials(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): string[] {
+  return registerCredentialValues(credentialVariables(config), env, config.source.type === "git" ? [config.source.url] : []);
+}
+
+/** The secret scope of the config: what resources may read (secrets.env, secrets.envPrefix), gatesync's own credentials refused. */
+export function secretScope(config: GatesyncConfig): SecretScope {
+  return scopeOf({
+    env: config.secrets.env,
+    envPrefix: config.secrets.envPrefix,
+    reservedVariables: credentialVariables(config),
+    reservedFiles: credentialFiles(config),
+  });
+}

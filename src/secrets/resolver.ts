@@ -1,0 +1,89 @@
+/**
+ * Resolving secret references: a source answers one reference (`env-file-source.ts` reads the
+ * environment and files within the scope); `SecretResolver` asks it at most once per reference
+ * for the whole run (validation, preparing the desired set, the bodies an apply sends), so a
+ * run sees one value per reference and the planner, which only compares what was prepared,
+ * never reaches a source.
+ */
+import type { PathSegment } from "../field-path.js";
+import { formatRef, isSecretScheme, replaceReferences } from "./references.js";
+import type { SecretRef } from "./references.js";
+
+export type SecretLookup =
+  | { ok: true; value: string }
+  | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string }
+  /** Outside the secret scope of gatesync.yaml; `allow` says which setting would allow it. */
+  | { ok: false; reason: "scope"; message: string; allow: string };
+
+/** Where references are looked up (the environment, files, a test's table). */
+export interface SecretSource {
+  lookup(ref: SecretRef): SecretLookup;
+}
+
+/** A source asked once per reference: every later lookup of the same reference answers what the first one got. */
+export class SecretResolver implements SecretSource {
+  readonly #answers = new Map<string, SecretLookup>();
+
+  constructor(private readonly source: SecretSource) {}
+
+  /** The resolver of a run: `source` itself when it already is one. */
+  static of(source: SecretSource): SecretResolver {
+    return source instanceof SecretResolver ? source : new SecretResolver(source);
+  }
+
+  lookup(ref: SecretRef): SecretLookup {
+    const key = formatRef(ref);
+    let answer = this.#answers.get(key);
+    if (answer === undefined) this.#answers.set(key, (answer = this.source.lookup(ref)));
+    return answer;
+  }
+}
+
+/**
+ * The value with secret references resolved; every resolved value joins `found`, and each
+ * reference that cannot be resolved is reported to `fail` (its text then stays as written).
+ * Copy-on-write: a part without references is returned as it is.
+ */
+export function resolveSecrets(
+  value: unknown,
+  source: SecretSource,
+  found: Set<string>,
+  fail: (path: PathSegment[], message: string) => void,
+  path: PathSegment[] = [],
+): unknown {
+  if (typeof value === "string") {
+    let failed = false;
+    const resolved = replaceReferences(value, (m) => {
+      if (!isSecretScheme(m.scheme)) return undefined;
+      const ref: SecretRef = { provider: m.scheme, name: m.name };
+      const got = source.lookup(ref);
+      if (got.ok) {
+        found.add(got.value);
+        return got.value;
+      }
+      failed = true;
+      fail([...path], `${formatRef(ref)} cannot be resolved: ${got.message}`);
+      return undefined;
+    });
+    return failed ? value : resolved;
+  }
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      path.push(i);
+      const next = resolveSecrets(v, source, found, fail, path);
+      path.pop();
+      if (next !== v) (out ??= [...(value as unknown[])])[i] = next;
+    });
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(value)) {
+    path.push(k);
+    const next = resolveSecrets(v, source, found, fail, path);
+    path.pop();
+    if (next !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = next;
+  }
+  return out ?? value;
+}
