@@ -18,6 +18,8 @@ import { createHash } from "node:crypto";
 import { runnerFor } from "../rules/rule-runner.js";
 import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { DocumentRulesets } from "./check-document.js";
+import type { ValuesContext } from "../load/values.js";
+import { applyValues } from "./value-check.js";
 
 /** What checks of a file depend on besides the file. */
 export interface FileCheckContext {
@@ -31,6 +33,8 @@ export interface FileCheckContext {
   readonly compact?: boolean;
   /** Governance rulesets (docs/rules.md), bundled: each thread evaluates them once. */
   readonly rules?: RulesetsCode;
+  /** The environment's `${var:}` values (docs/user/environments.md), put in before any check. */
+  readonly values?: ValuesContext;
 }
 
 /** The rulesets of a file's documents on this thread; undefined without rules (Spectral is then never loaded). */
@@ -88,6 +92,8 @@ export interface FileVerdict {
   /** Reading and parsing. */
   readonly diagnostics: readonly Diagnostic[];
   readonly documents: readonly DocumentVerdict[];
+  /** The `${var:}` names the file references (with values in the context only). */
+  readonly valuesUsed?: readonly string[];
 }
 
 /** `syncRead`: on a worker thread, whose only work this is. */
@@ -95,9 +101,11 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
   const read = await readResourceFile(file, ctx.limits, syncRead);
   const locate = locateWith(read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]));
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
-  const rulesets = rulesetsFor(ctx.rules, file, read.text);
+  // the rules' findings are kept by content: the values are part of it
+  const rulesets = rulesetsFor(ctx.rules, file, read.text === undefined || ctx.values === undefined ? read.text : read.text + JSON.stringify(ctx.values));
+  const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p));
   const documents: DocumentVerdict[] = [];
-  for (const doc of read.documents) {
+  for (const doc of valued?.documents ?? read.documents) {
     const base = { index: doc.index, line: doc.line, value: doc.value, passed: false, ruleErrors: 0 };
     const place = { file: file.path, index: doc.index };
     const cls = classifyDocument(file.path, doc, (p) => locate(file.path, doc.index, p));
@@ -108,7 +116,8 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const secretRefs = secretRefsIn(doc.value, []);
       // a valid document without secret references is held by reference from here on: its
       // summary (members' digests and small members) replaces the parsed tree
-      const byReference = attachment.errors === 0 && secretRefs.length === 0;
+      // (a document a value changed is not what its file says: it is held by value)
+      const byReference = attachment.errors === 0 && secretRefs.length === 0 && valued?.changed.has(doc.index) !== true;
       const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers) } : {};
       documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
@@ -124,5 +133,6 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       });
     }
   }
-  return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };
+  if (valued === undefined) return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };
+  return { path: file.path, absolute: file.absolute, diagnostics: [...read.diagnostics, ...valued.findings], documents, valuesUsed: valued.used };
 }

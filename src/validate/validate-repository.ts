@@ -35,6 +35,7 @@ import { secretDiagnostics } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
+import type { ValuesContext } from "../load/values.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -48,6 +49,10 @@ export interface ValidateOptions {
   readonly secrets?: SecretSettings;
   /** Governance rulesets (prepareRules): their findings are diagnostics like every other. */
   readonly rules?: PreparedRules;
+  /** An environment's `${var:}` values (docs/user/environments.md); without them references are left as written. */
+  readonly values?: ValuesContext;
+  /** Where the values are written (gatesync.yaml), for the warning about a value nothing uses. */
+  readonly valuesFile?: string;
 }
 
 export interface RepositoryResult {
@@ -223,6 +228,7 @@ class Run {
       appTypeProviders: providers === undefined ? undefined : [...providers].sort((a, b) => a - b),
       ...(this.validator.reusing ? {} : { compact: true }),
       ...(rules === undefined ? {} : { rules }),
+      ...(this.opts.values === undefined ? {} : { values: this.opts.values }),
     };
     await this.check(listed.files, ctx);
     const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
@@ -262,13 +268,31 @@ class Run {
       if (resource !== undefined) resources.push(resource);
     }
     const crossed = crossCheck(resources, written, this.locate);
-    this.diagnostics.push(...crossed.diagnostics);
+    this.diagnostics.push(...crossed.diagnostics, ...this.unusedValues());
     return {
       resources: crossed.valid,
       diagnostics: this.diagnostics.sort(compareDiagnostics),
       files: listed.files.length,
       stats: { filesRead: this.filesRead, filesReused: this.filesReused },
     };
+  }
+
+  /** A warning for each value no file references. */
+  private unusedValues(): Diagnostic[] {
+    const ctx = this.opts.values;
+    if (ctx === undefined) return [];
+    const used = new Set<string>();
+    for (const record of this.records.values()) for (const name of record.valuesUsed ?? []) used.add(name);
+    return Object.keys(ctx.values)
+      .filter((name) => !used.has(name))
+      .map((name) => ({
+        severity: "warning" as const,
+        code: ErrorCode.VALUE_UNUSED,
+        ...(this.opts.valuesFile === undefined ? {} : { file: this.opts.valuesFile }),
+        path: ctx.environment === "default" ? `values.${name}` : `environments.${ctx.environment}.values.${name}`,
+        message: `value ${name} of environment ${ctx.environment} is used by no resource`,
+        hint: `reference it as \${var:${name}}, or remove it`,
+      }));
   }
 
   private async check(files: readonly SourceFile[], ctx: FileCheckContext): Promise<void> {
