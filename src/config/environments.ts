@@ -12,6 +12,7 @@ import { ConfigError, ErrorCode } from "../errors.js";
 import { similar } from "../similar.js";
 import type { GatesyncConfig, StateConfig } from "./config.js";
 import type { ValuesContext } from "../load/values.js";
+import type { PatchOrigin } from "../load/patches.js";
 import { namespacedState } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
 
@@ -107,7 +108,15 @@ export function valuesContextOf(config: GatesyncConfig): ValuesContext {
   return { environment: config.environment ?? implicitEnvironmentName, values: config.values ?? {} };
 }
 
-/** The validate options that carry the values of an (effective) config. */
-export function valuesOptionsOf(config: GatesyncConfig): { readonly values: ValuesContext; readonly valuesFile?: string } {
-  return { values: valuesContextOf(config), ...(config.file === undefined ? {} : { valuesFile: config.file }) };
+/** The validate options that carry the values and overlay patches of an (effective) config. */
+export function valuesOptionsOf(config: GatesyncConfig): {
+  readonly values: ValuesContext;
+  readonly valuesFile?: string;
+  readonly patches?: readonly PatchOrigin[];
+} {
+  return {
+    values: valuesContextOf(config),
+    ...(config.file === undefined ? {} : { valuesFile: config.file }),
+    ...(config.patches === undefined || config.patches.length === 0 ? {} : { patches: config.patches }),
+  };
 }

@@ -20,6 +20,8 @@ import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { DocumentRulesets } from "./check-document.js";
 import type { ValuesContext } from "../load/values.js";
 import { applyValues } from "./value-check.js";
+import { applyPatches } from "../load/patches.js";
+import type { PatchDocument } from "../load/patches.js";
 
 /** What checks of a file depend on besides the file. */
 export interface FileCheckContext {
@@ -35,6 +37,8 @@ export interface FileCheckContext {
   readonly rules?: RulesetsCode;
   /** The environment's `${var:}` values (docs/user/environments.md), put in before any check. */
   readonly values?: ValuesContext;
+  /** The environment's overlay patches (load/patches.ts), applied after the values. */
+  readonly patches?: readonly PatchDocument[];
 }
 
 /** The rulesets of a file's documents on this thread; undefined without rules (Spectral is then never loaded). */
@@ -94,6 +98,8 @@ export interface FileVerdict {
   readonly documents: readonly DocumentVerdict[];
   /** The `${var:}` names the file references (with values in the context only). */
   readonly valuesUsed?: readonly string[];
+  /** `Kind/name` of the resources an overlay patch of the context named. */
+  readonly patchesApplied?: readonly string[];
 }
 
 /** `syncRead`: on a worker thread, whose only work this is. */
@@ -105,7 +111,14 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
   const rulesets = rulesetsFor(ctx.rules, file, read.text === undefined || ctx.values === undefined ? read.text : read.text + JSON.stringify(ctx.values));
   const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p));
   const documents: DocumentVerdict[] = [];
-  for (const doc of valued?.documents ?? read.documents) {
+  const applied = new Set<string>();
+  const changed = new Set(valued?.changed);
+  for (const written of valued?.documents ?? read.documents) {
+    const patched = ctx.patches === undefined ? written.value : applyPatches(written.value, ctx.patches, applied);
+    // left out of this environment by a `$patch: delete`
+    if (patched === undefined) continue;
+    if (patched !== written.value) changed.add(written.index);
+    const doc = patched === written.value ? written : { ...written, value: patched };
     const base = { index: doc.index, line: doc.line, value: doc.value, passed: false, ruleErrors: 0 };
     const place = { file: file.path, index: doc.index };
     const cls = classifyDocument(file.path, doc, (p) => locate(file.path, doc.index, p));
@@ -117,7 +130,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       // a valid document without secret references is held by reference from here on: its
       // summary (members' digests and small members) replaces the parsed tree
       // (a document a value changed is not what its file says: it is held by value)
-      const byReference = attachment.errors === 0 && secretRefs.length === 0 && valued?.changed.has(doc.index) !== true;
+      const byReference = attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index);
       const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers) } : {};
       documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
@@ -133,6 +146,14 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       });
     }
   }
-  if (valued === undefined) return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };
-  return { path: file.path, absolute: file.absolute, diagnostics: [...read.diagnostics, ...valued.findings], documents, valuesUsed: valued.used };
+  const patchesApplied = applied.size === 0 ? {} : { patchesApplied: [...applied].sort() };
+  if (valued === undefined) return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents, ...patchesApplied };
+  return {
+    path: file.path,
+    absolute: file.absolute,
+    diagnostics: [...read.diagnostics, ...valued.findings],
+    documents,
+    valuesUsed: valued.used,
+    ...patchesApplied,
+  };
 }
