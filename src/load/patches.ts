@@ -67,7 +67,7 @@ export function patchDocument(
   const target = targetOf(value);
   if (target === undefined || !isMap(value)) return { problem: "a patch document names its resource with `kind` and `metadata.name`", path: [] };
   if (value.$patch !== undefined && value.$patch !== "delete" && value.$patch !== "merge") {
-    return { problem: `\`$patch: ${String(value.$patch)}\` is not a directive gatesync knows: \`delete\` or \`merge\``, path: ["$patch"] };
+    return { problem: `\`$patch: ${JSON.stringify(value.$patch)}\` is not a directive gatesync knows: \`delete\` or \`merge\``, path: ["$patch"] };
   }
   const { $patch, ...body } = value;
   return { target, delete: $patch === "delete", body, at, ...(file === undefined ? {} : { file: file.file, index: file.index }) };
