@@ -139,4 +139,24 @@ describe("environments on the command line", () => {
     const one = await runCli(["validate", "-c", path.join(d, "gatesync.yaml"), "--env", "production"], env);
     expect(one.code).toBe(0);
   });
+
+  it("leaves a config without environments as it was: one plan, no sections, values from the top level", async () => {
+    const d = await tempRepo({ "config/key.yaml": orgKey });
+    const single = path.join(d, "gatesync.yaml");
+    await writeFile(
+      single,
+      `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\nstate: { backend: sqlite, path: ./state/state.db }\ntargets:\n  gateway: { url: ${staging.urls.gateway}, credentialEnv: STAGING_GW }\nvalues: { key_rate: 7, per: 1, label: one, team: t }\n`,
+    );
+    const text = await runCli(["plan", "-c", single], env);
+    expect(text.stdout).not.toContain("== environment");
+    expect(text.stdout).toContain("Plan: 1 to create");
+    const json = JSON.parse((await runCli(["plan", "-c", single, "--format", "json"], env)).stdout) as Record<string, unknown>;
+    expect(json).not.toHaveProperty("environments");
+    expect(JSON.stringify(json)).toContain('"path":"rate","op":"add","after":7');
+    const md = await runCli(["plan", "-c", single, "--format", "markdown"], env);
+    expect(md.stdout).toMatch(/^### gatesync plan\n\n\*\*1 to create/);
+    const named = await runCli(["plan", "-c", single, "--env", "default", "--format", "json"], env);
+    const withoutTime = (t: string): string => t.replace(/"createdAt": "[^"]+"/, "");
+    expect(withoutTime(named.stdout)).toBe(withoutTime((await runCli(["plan", "-c", single, "--format", "json"], env)).stdout));
+  });
 });
