@@ -135,6 +135,8 @@ describe("environments on the command line", () => {
     expect(r.stdout + r.stderr).toContain(`key.yaml:${at.line}:${at.column}`);
     expect(r.stdout + r.stderr).toMatch(/VALUE_MISSING.*\$\{var:beta_rate\} has no value in environment staging/);
     expect(r.stdout + r.stderr).not.toMatch(/has no value in environment production/);
+    // the reference left in the value's place is not reported again as a schema error
+    expect(r.stdout + r.stderr).not.toContain("SCHEMA_VIOLATION");
     expect(r.stdout + r.stderr).toMatch(/VALUE_UNUSED.*key_rate of environment staging/);
     const one = await runCli(["validate", "-c", path.join(d, "gatesync.yaml"), "--env", "production"], env);
     expect(one.code).toBe(0);
