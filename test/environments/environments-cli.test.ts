@@ -140,6 +140,13 @@ describe("environments on the command line", () => {
     expect(r.stdout + r.stderr).toMatch(/VALUE_UNUSED.*key_rate of environment staging/);
     const one = await runCli(["validate", "-c", path.join(d, "gatesync.yaml"), "--env", "production"], env);
     expect(one.code).toBe(0);
+    // the worst environment decides the exit code; the other is still planned
+    const md = await runCli(["plan", "-c", path.join(d, "gatesync.yaml"), "--format", "markdown", "--detailed-exitcode"], env);
+    expect(md.code).toBe(1);
+    expect(md.stdout).toContain("- `staging`: **not planned**");
+    expect(md.stdout).toMatch(/#### Environment `staging`\n\n\*\*Not planned: 1 error/);
+    expect(md.stdout).toContain("- `production`: 1 to create");
+    expect(md.stderr).toContain("[staging] error[VALUE_MISSING]");
   });
 
   it("leaves a config without environments as it was: one plan, no sections, values from the top level", async () => {
