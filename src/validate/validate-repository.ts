@@ -35,6 +35,11 @@ import { secretDiagnostics } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
+import type { ValuesContext } from "../load/values.js";
+import type { PatchOrigin } from "../load/patches.js";
+import { loadPatches, unmatchedPatches } from "./patch-load.js";
+import { unusedValues } from "./value-check.js";
+import type { LoadedPatches } from "./patch-load.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -48,6 +53,12 @@ export interface ValidateOptions {
   readonly secrets?: SecretSettings;
   /** Governance rulesets (prepareRules): their findings are diagnostics like every other. */
   readonly rules?: PreparedRules;
+  /** An environment's `${var:}` values (docs/user/environments.md); without them references are left as written. */
+  readonly values?: ValuesContext;
+  /** Where the values are written (gatesync.yaml), for the warning about a value nothing uses. */
+  readonly valuesFile?: string;
+  /** An environment's overlay patches, in order (load/patches.ts). */
+  readonly patches?: readonly PatchOrigin[];
 }
 
 export interface RepositoryResult {
@@ -218,13 +229,21 @@ class Run {
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;
     const rules = rulesetsCode(this.opts.rules);
+    const patches =
+      this.opts.patches === undefined || this.opts.patches.length === 0
+        ? undefined
+        : await loadPatches(this.opts.patches, listed.root, limits, this.opts.values);
+    this.diagnostics.push(...(patches?.diagnostics ?? []));
     const ctx: FileCheckContext = {
       limits,
       appTypeProviders: providers === undefined ? undefined : [...providers].sort((a, b) => a - b),
       ...(this.validator.reusing ? {} : { compact: true }),
       ...(rules === undefined ? {} : { rules }),
+      ...(this.opts.values === undefined ? {} : { values: this.opts.values }),
+      ...(patches === undefined ? {} : { patches: patches.patches }),
     };
     await this.check(listed.files, ctx);
+    if (patches !== undefined) await this.addPatchedResources(patches, ctx);
     const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
     if (documents > limits.maxDocuments) {
       // each file's documents were counted as it was read (at most maxDocumentsPerFile each)
@@ -262,13 +281,27 @@ class Run {
       if (resource !== undefined) resources.push(resource);
     }
     const crossed = crossCheck(resources, written, this.locate);
-    this.diagnostics.push(...crossed.diagnostics);
+    this.diagnostics.push(...crossed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
     return {
       resources: crossed.valid,
       diagnostics: this.diagnostics.sort(compareDiagnostics),
       files: listed.files.length,
       stats: { filesRead: this.filesRead, filesReused: this.filesReused },
     };
+  }
+
+  /** Patches that named no resource: errors, or resources they add from their patch files (patch-load.ts). */
+  private async addPatchedResources(loaded: LoadedPatches, ctx: FileCheckContext): Promise<void> {
+    const unmatched = unmatchedPatches(loaded, this.records.values());
+    this.diagnostics.push(...unmatched.diagnostics);
+    const files = [...unmatched.added.keys()].map((a) => loaded.files.get(a)!);
+    if (files.length === 0) return;
+    const { verdicts } = await this.validator.verdicts(files, ctx);
+    for (const v of verdicts) {
+      // only the documents it adds: the others are patches of resources found elsewhere
+      const keep = unmatched.added.get(v.absolute)!;
+      this.records.set(v.path, { ...v, diagnostics: [], documents: v.documents.filter((d) => keep.has(d.index)) });
+    }
   }
 
   private async check(files: readonly SourceFile[], ctx: FileCheckContext): Promise<void> {
