@@ -9,8 +9,8 @@ import { resourceId } from "../kinds/resource.js";
 import { secretScope } from "../secrets/scope.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
-import type { CliIo } from "./plan-command.js";
-import { configOrDefault } from "./plan-command.js";
+import type { CliIo } from "./cli-io.js";
+import { configOrDefault } from "./cli-io.js";
 import { openResources } from "./resources.js";
 
 export type DeclaredIds = { readonly declared: ReadonlySet<string> } | { readonly declared: undefined; readonly why: string };

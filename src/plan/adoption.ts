@@ -17,7 +17,9 @@ import type { Desired } from "./desired.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 
-export const adoptAnnotation = "gatesync.dev/adopt";
+import { adoptAnnotation } from "./adopt-annotation.js";
+
+export { adoptAnnotation };
 
 /** Kinds whose objects the server creates and names: the ones worth adopting. */
 export const adoptableKinds: readonly KindName[] = ["ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"];
