@@ -37,7 +37,7 @@ export async function validateDirectory(
     secrets: { source: new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config)), missing: "warning" },
   });
   // files named from the repository's root, in every format: the paths a user opens and CI annotates
-  return { ...result, diagnostics: inRepository(result.diagnostics, await repositoryPrefix(dir, boundary)), valid: !hasErrors(result.diagnostics) };
+  return { ...result, diagnostics: inRepository(result.diagnostics, repositoryPrefix(dir, boundary)), valid: !hasErrors(result.diagnostics) };
 }
 
 /** `gatesync validate [dir]`. */
