@@ -3,9 +3,9 @@
  * compares 3.0 schemas as JSON Schema draft-04 and 3.1 schemas as 2020-12). Pure: documents in,
  * classified changes out; external `$ref`s are not fetched (the library never does IO).
  */
+import { createRequire } from "node:module";
 import { isDeepStrictEqual } from "node:util";
-import { apiCompare } from "api-smart-diff";
-import type { Diff } from "api-smart-diff";
+import type { apiCompare as ApiCompare, Diff } from "api-smart-diff";
 import { formatPath } from "../../field-path.js";
 import { corrected, withParameterLists } from "./openapi-fixes.js";
 import { sensitiveKey } from "../../kinds/sensitive.js";
@@ -13,6 +13,11 @@ import type { ChangeClass, ClassifiedChange } from "./types.js";
 import { isRecord } from "./types.js";
 
 export const extensionKey = "x-gw-api-gateway";
+
+const require = createRequire(import.meta.url);
+let compare: typeof ApiCompare | undefined;
+/** api-smart-diff, loaded when a plan first compares two documents: a plan without a changed document never loads it. */
+const apiCompare: typeof ApiCompare = (...args) => (compare ??= (require("api-smart-diff") as { apiCompare: typeof ApiCompare }).apiCompare)(...args);
 
 const classOf: Record<Diff["type"], ChangeClass> = {
   breaking: "breaking",
