@@ -114,7 +114,13 @@ async function startupOnly(): Promise<void> {
   const startup = await startupFigures(quick ? 3 : 5);
   const durationSeconds = Math.round((Date.now() - started) / 1000);
   const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
-  const results = { date: new Date().toISOString(), parts: "startup", machine: { node: process.version, cores: cpus().length, quick, loadAverage }, durationSeconds, startup };
+  const results = {
+    date: new Date().toISOString(),
+    parts: "startup",
+    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
+    durationSeconds,
+    startup,
+  };
   process.stdout.write(startupTable(startup, startupFooter(results)));
   await writeFile(startupResultsPath, `${JSON.stringify(results, null, 2)}\n`);
   await publishTable();
