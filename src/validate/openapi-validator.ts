@@ -10,6 +10,8 @@
 import type { ErrorObject } from "ajv";
 import type { Validator } from "@seriousme/openapi-schema-validator";
 import { checkRefs } from "@seriousme/openapi-schema-validator/resolve.js";
+import { validate as validate30 } from "./compiled/openapi-3-0.js";
+import { validate as validate31 } from "./compiled/openapi-3-1.js";
 import type { StandaloneValidator } from "./standalone-validator.js";
 
 export interface OpenApiValidation {
@@ -39,24 +41,14 @@ function openApiVersion(document: Record<string, unknown>): (typeof versions)[nu
  */
 export const openApiAjvOptions = { strict: false, allErrors: true } as const;
 
-/** Each version's compiled schema, loaded when a document of that version is first checked (each is hundreds of kB of code). */
-const compiled: Partial<Record<(typeof versions)[number], () => Promise<StandaloneValidator>>> = {
-  "3.0": once(async () => (await import("./compiled/openapi-3-0.js")).validate),
-  "3.1": once(async () => (await import("./compiled/openapi-3-1.js")).validate),
-};
-
-function once<T>(load: () => Promise<T>): () => Promise<T> {
-  let loaded: Promise<T> | undefined;
-  return async () => (loaded ??= load());
-}
+const compiled: Partial<Record<(typeof versions)[number], StandaloneValidator>> = { "3.0": validate30, "3.1": validate31 };
 
 export class PrecompiledOpenApiValidator implements OpenApiValidator {
   private library: Promise<Validator> | undefined;
 
   async validate(document: Record<string, unknown>): Promise<OpenApiValidation> {
     const version = openApiVersion(document);
-    const load = version === undefined ? undefined : compiled[version];
-    const validate = load === undefined ? undefined : await load();
+    const validate = version === undefined ? undefined : compiled[version];
     if (validate === undefined) return (await (this.library ??= loadLibrary())).validate(document);
     if (validate(document)) return checkRefs(document);
     return { valid: false, ...(validate.errors ? { errors: validate.errors } : {}) };
