@@ -12,6 +12,7 @@
  *   BENCH_100K=0 npm run bench    # without the 100,000-resource part
  *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
  *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
+ *   BENCH_PARTS=startup npm run bench  # only start-up and small repositories, to `node -e 0` (bench/startup.ts; its own table)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -27,8 +28,10 @@ import { loadAndValidate, peakRss, planCost } from "./in-process.js";
 import { measureSandbox } from "./sandbox-throughput.js";
 import { scaleFigures } from "./scale.js";
 import type { ScaleFigures } from "./scale.js";
-import { publishTable } from "./publish-table.js";
+import { publishTable, startupFooter, startupResultsPath } from "./publish-table.js";
 import { rulesFigures } from "./rules.js";
+import { startupFigures } from "./startup.js";
+import { startupTable } from "./startup-table.js";
 import { buildRows, coldRows, renderTable, rulesRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
 
@@ -102,6 +105,25 @@ async function rulesOnly(): Promise<void> {
   };
   await writeFile(path.join(here, "results.rules.json"), `${JSON.stringify(results, null, 2)}\n`);
   await rm(dir, { recursive: true, force: true });
+}
+
+/** `BENCH_PARTS=startup`: small repositories and start-up, whole processes to `node -e 0` (bench/startup.ts); writes bench/results.startup.json. */
+async function startupOnly(): Promise<void> {
+  const started = Date.now();
+  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const startup = await startupFigures(quick ? 3 : 5);
+  const durationSeconds = Math.round((Date.now() - started) / 1000);
+  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  const results = {
+    date: new Date().toISOString(),
+    parts: "startup",
+    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
+    durationSeconds,
+    startup,
+  };
+  process.stdout.write(startupTable(startup, startupFooter(results)));
+  await writeFile(startupResultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  await publishTable();
 }
 
 /** Partial results, written after each section (a long run that is cut short keeps what it measured). */
@@ -202,4 +224,5 @@ async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-await (process.env.BENCH_PARTS === "cold" ? coldOnly() : process.env.BENCH_PARTS === "rules" ? rulesOnly() : main());
+const parts: Record<string, () => Promise<void>> = { cold: coldOnly, rules: rulesOnly, startup: startupOnly };
+await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();

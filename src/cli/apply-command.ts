@@ -1,72 +1,10 @@
-import { readFile } from "node:fs/promises";
-import { createInterface } from "node:readline/promises";
 import type { Command } from "commander";
-import type { Dispatcher } from "undici";
-import { managementDispatcher } from "../apply/http-client.js";
-import { terminalProgress } from "../apply/progress.js";
-import { runApply } from "../apply/run-apply.js";
-import type { Progress } from "../apply/types.js";
-import type { ApplyRunResult } from "../apply/run-apply.js";
-import { applySucceeded, renderSummary } from "../apply/summary.js";
-import { ErrorCode, UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
-import { createLogger } from "../logger.js";
-import type { Plan } from "../plan/plan.js";
-import { planChunks } from "../plan/render.js";
-import { openStateBackend } from "../record/open-backend.js";
-import { painter } from "../style.js";
-import { RepositoryValidator } from "../validate/validate-repository.js";
-import { SchemaRegistry } from "../validate/schema-registry.js";
-import type { CliIo } from "./plan-command.js";
-import { configOrDefault, writeChunks } from "./plan-command.js";
-import { envOptionHelpOne, oneEnvironment, unmovedStateHint } from "./environment-option.js";
-import { interruptOnSignals, signalExitCode } from "./interrupt.js";
-import type { Interrupt } from "./interrupt.js";
-import { openResources } from "./resources.js";
-import { applySelection, collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
+import type { CliIo } from "./cli-io.js";
+import { envOptionHelpOne } from "./cli-io.js";
+import { collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
 
-async function readSavedPlan(file: string): Promise<Plan> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    throw new UsageError(
-      `cannot read the saved plan ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-      "give the file written by `gatesync plan --out FILE`",
-    );
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new UsageError(
-      `${file} is not a gatesync plan: it is not JSON`,
-      "give the file written by `gatesync plan --out FILE` (not the text or markdown output)",
-    );
-  }
-  const issues = new SchemaRegistry().validate("plan.schema.json", value);
-  if (issues.length > 0) {
-    throw new ValidationFailed(
-      issues.map((i) => ({ severity: "error", code: ErrorCode.USAGE, file, path: i.path.join("."), message: `not a gatesync plan: ${i.message}` })),
-    );
-  }
-  return value as Plan;
-}
-
-/** Asks on the terminal; Ctrl-C (or `signal`) answers no. */
-async function ask(question: string, signal: AbortSignal): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  // the terminal is in raw mode while asking: Ctrl-C reaches readline, not the process
-  rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"));
-  try {
-    return (await rl.question(question, { signal })).trim().toLowerCase() === "yes";
-  } catch (err) {
-    if (signal.aborted) return false;
-    throw err;
-  } finally {
-    rl.close();
-  }
-}
+export type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string; allowMassDeactivation?: boolean; env?: string };
 
 export function addApplyCommand(program: Command, io: CliIo): void {
   program
@@ -82,106 +20,8 @@ export function addApplyCommand(program: Command, io: CliIo): void {
     .option("--selector <expr>", selectionHelp.selector)
     .option("--allow-mass-deactivation", massDeactivationHelp)
     .option("--env <name>", envOptionHelpOne)
-    .action((opts: ApplyFlags) => applyAction(opts, io));
-}
-
-type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string; allowMassDeactivation?: boolean; env?: string };
-
-async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
-  const top = await configOrDefault(opts.config);
-  const environment = oneEnvironment(top, opts.env, "apply");
-  const config = environment.config;
-  const unmoved = unmovedStateHint(top, environment);
-  if (unmoved !== undefined) io.stderr(`note: ${unmoved}\n`);
-  const savedPlan = opts.plan === undefined ? undefined : await readSavedPlan(opts.plan);
-  const selection = applySelection(opts, savedPlan, config.selector);
-  const interactive = io.isTty && process.stdin.isTTY === true;
-  if (savedPlan === undefined && opts.autoApprove !== true && !interactive) {
-    throw new UsageError("refusing to apply without confirmation", "pass --auto-approve, or apply a reviewed plan with --plan FILE");
-  }
-  const color = io.isTty && io.env.NO_COLOR === undefined;
-  const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
-  const resources = await openResources(config, io.env, opts.dir);
-  const state = openStateBackend(config, io.env);
-  const dispatcher = managementDispatcher();
-  const progress = io.isTty ? terminalProgress(process.stderr) : undefined;
-  const interrupt = stopOnSignals(io, { progress, dispatcher, timeoutMs: config.retries.timeoutMs });
-  try {
-    const result = await runApply({
-      config,
-      ...resources.input,
-      validator: RepositoryValidator.oneShot(),
-      state,
-      env: io.env,
-      logger,
-      dispatcher,
-      ...(savedPlan === undefined ? {} : { savedPlan }),
-      ...(selection === undefined ? {} : { selection }),
-      ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
-      ...(savedPlan === undefined && opts.autoApprove !== true
-        ? {
-            confirm: async (plan: Plan) => {
-              await writeChunks(io, planChunks(plan, "text", { color }));
-              return ask("\nApply these changes? Only 'yes' is accepted: ", interrupt.signal);
-            },
-          }
-        : {}),
-      ...(progress === undefined ? {} : { progress }),
-      signal: interrupt.signal,
+    .action(async (opts: ApplyFlags) => {
+      const { applyAction } = await import("./apply-action.js");
+      await applyAction(opts, io);
     });
-    progress?.stop();
-    reportApply(result, io, color, interrupt.received());
-  } finally {
-    progress?.stop();
-    await state.close();
-    await resources.close();
-    await dispatcher.close().catch(() => undefined);
-    interrupt.dispose();
-    logger.flush();
-  }
-}
-
-/** Ctrl-C and SIGTERM during the apply (interrupt.ts): what each one does, said on stderr. */
-function stopOnSignals(io: CliIo, apply: { readonly progress: Progress | undefined; readonly dispatcher: Dispatcher; readonly timeoutMs: number }): Interrupt {
-  return interruptOnSignals({
-    onStop: (signal) => {
-      // the bar gives the terminal back (cursor, line wrapping) before anything else is written
-      apply.progress?.stop();
-      const again = signal === "SIGINT" ? "Press Ctrl-C again" : `Send ${signal} again`;
-      io.stderr(
-        `\n${signal}: stopping — no new calls; waiting for the calls in flight (each within retries.timeoutMs, ${apply.timeoutMs} ms) to record what they did. ${again} to stop waiting (those calls are then recorded in doubt).\n`,
-      );
-    },
-    onAbandon: () => {
-      io.stderr("Not waiting any longer: the connections are closed; calls still in flight are recorded in doubt.\n");
-      apply.dispatcher.destroy().catch(() => undefined);
-    },
-    onIgnored: () => io.stderr("Already stopping: the outcomes are being recorded in the state.\n"),
-  });
-}
-
-/** The summary, then why the apply stopped; the exit code says how it ended. */
-function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedBy: NodeJS.Signals | undefined): void {
-  if ("declined" in result) {
-    io.stdout("Apply cancelled.\n");
-    process.exitCode = stoppedBy === undefined ? 1 : signalExitCode(stoppedBy);
-    return;
-  }
-  // the governance rules' warnings (an error would have stopped the apply before any call)
-  for (const d of result.run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
-  io.stdout(renderSummary(result.summary, painter(color)));
-  // the summary first (what reached the servers), then why the apply stopped
-  if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
-  const blocked = result.summary.blocked;
-  if (blocked.length > 0)
-    io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
-  if (stoppedBy !== undefined) {
-    const left = result.summary.skipped.length;
-    io.stdout(
-      `${painter(color)("yellow", `Stopped by ${stoppedBy}${left > 0 ? `: ${left} change${left === 1 ? "" : "s"} not started — \`gatesync apply\` again applies ${left === 1 ? "it" : "them"}` : ""}.`)}\n`,
-    );
-    process.exitCode = signalExitCode(stoppedBy);
-    return;
-  }
-  process.exitCode = applySucceeded(result.summary) ? (blocked.length > 0 ? 3 : 0) : 1;
 }

@@ -10,7 +10,7 @@ import { secretScope } from "../config/credentials.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { SecretResolver } from "../secrets/resolver.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
-import type { CliIo } from "./plan-command.js";
+import type { CliIo } from "./cli-io.js";
 import { environmentConfig } from "./environment-option.js";
 import { valuesOptionsOf } from "../config/environments.js";
 import { openResources } from "./resources.js";

@@ -10,9 +10,6 @@ import { environmentNamed, environmentNames, environmentsOf, selectEnvironments 
 import type { EnvironmentConfig } from "../config/environments.js";
 import { UsageError } from "../errors.js";
 
-export const envOptionHelp = "the environment of gatesync.yaml to work on (`environments:`); without it, every one";
-export const envOptionHelpOne = "the environment of gatesync.yaml to work on (`environments:`); required when it has several";
-
 /** The environments `--env` names: one, or all of them when it is absent. */
 export function environmentsForFlag(config: GatesyncConfig, env: string | undefined): EnvironmentConfig[] {
   return selectEnvironments(config, env);

@@ -1,6 +1,5 @@
 import path from "node:path";
 import type { Command } from "commander";
-import { initRepository } from "../init/init.js";
 
 export function addInitCommand(program: Command, io: { stdout: (t: string) => void }): void {
   program
@@ -9,6 +8,7 @@ export function addInitCommand(program: Command, io: { stdout: (t: string) => vo
     .argument("[dir]", "directory to scaffold", ".")
     .option("--force", "overwrite existing files", false)
     .action(async (dir: string, flags: { force: boolean }) => {
+      const { initRepository } = await import("../init/init.js");
       const written = await initRepository(dir, flags.force);
       const root = path.resolve(dir);
       io.stdout(

@@ -16,7 +16,6 @@
  * unless `--allow-empty-state`: the first plan of a repository nothing was applied from.
  */
 import { existsSync } from "node:fs";
-import { request } from "undici";
 import type { GatesyncConfig } from "../config/config.js";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
 import { openStateBackend, refuseOldStateBeside } from "../record/open-backend.js";
@@ -27,9 +26,8 @@ import type { StateBackend } from "../record/state.js";
 import { emptySnapshot } from "../record/state.js";
 import { registerSecret } from "../secrets/redaction.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
+import { stateUrlVariable } from "./cli-io.js";
 import { backendFromSpec } from "./state-spec.js";
-
-export const stateUrlVariable = "GATESYNC_STATE_URL";
 
 export interface PlanStateFlags {
   readonly state?: string;
@@ -97,6 +95,8 @@ async function fetchDaemonState(base: string, token: string | undefined): Promis
   const where = `${url.origin}${url.pathname}`;
   const unreachable = (why: string, hint: string): StateError =>
     new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's state from ${where}: ${why}`, { hint });
+  // the HTTP client is loaded only by the plans that read a daemon's state
+  const { request } = await import("undici");
   let res;
   try {
     res = await request(url, { headers: { authorization: `Bearer ${token}`, accept: "application/json" }, headersTimeout: 30_000, bodyTimeout: 60_000 });

@@ -4,9 +4,7 @@
  * — a directory as it is, or the git source fetched the way the daemon fetches it.
  */
 import path from "node:path";
-import { simpleGit } from "simple-git";
 import type { GatesyncConfig } from "../config/config.js";
-import { createSource } from "../source/create-source.js";
 
 export interface CommandResources {
   /** The fields of a plan or apply input that say where the resources are. */
@@ -16,6 +14,8 @@ export interface CommandResources {
 
 /** The commit checked out in `dir` when it lies in a git work tree (a CI checkout), else undefined. */
 export async function checkoutHead(dir: string): Promise<string | undefined> {
+  // git is loaded only where a directory is planned as a checkout
+  const { simpleGit } = await import("simple-git");
   try {
     const head = (await simpleGit({ baseDir: dir }).revparse(["--verify", "HEAD"])).trim();
     return /^[0-9a-f]{40,64}$/.test(head) ? head : undefined;
@@ -36,6 +36,8 @@ export async function openResources(
     return { input: { root, ...(commit === undefined ? {} : { commit }) }, close: none };
   }
   if (config.source.type === "directory") return { input: { root: config.source.directory }, close: none };
+  // a git source (and the file watching of the directory source) is loaded only when one is configured
+  const { createSource } = await import("../source/create-source.js");
   const source = createSource(config, env);
   try {
     const { root, boundary, commit } = await source.fetch();

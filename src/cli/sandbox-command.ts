@@ -1,10 +1,8 @@
 import { InvalidArgumentError } from "commander";
 import type { Command } from "commander";
-import type { FaultSettings } from "../sandbox/faults.js";
-import { loadFixtures } from "../sandbox/fixtures.js";
-import { defaultMaxBodyBytes, startSandbox } from "../sandbox/sandbox.js";
+import { defaultMaxBodyBytes } from "../sandbox/body-limit.js";
 
-interface SandboxFlags {
+export interface SandboxFlags {
   port: number;
   host: string;
   fixtures?: string;
@@ -44,9 +42,6 @@ function rateLimit(value: string): { requestsPerSecond: number; burst: number } 
   return { requestsPerSecond: rps, burst: m[2] === undefined ? Math.max(1, Math.ceil(rps)) : Math.max(1, Number(m[2])) };
 }
 
-/** Credentials come from the same variables gatesync.yaml names; unset ones are generated. */
-const credentialEnv = { gatewayKey: "GW_ADMIN_KEY", portalKey: "PORTAL_API_KEY", dashboardToken: "DASHBOARD_TOKEN", llmKey: "LLM_API_KEY" } as const;
-
 export function addSandboxCommand(program: Command, io: { stdout: (t: string) => void; env: Readonly<Record<string, string | undefined>> }): void {
   program
     .command("sandbox")
@@ -69,48 +64,7 @@ export function addSandboxCommand(program: Command, io: { stdout: (t: string) =>
       defaultMaxBodyBytes / (1024 * 1024),
     )
     .action(async (flags: SandboxFlags) => {
-      const fixtures = flags.fixtures === undefined ? {} : await loadFixtures(flags.fixtures);
-      const faults: Partial<FaultSettings> = {
-        latencyMs: flags.latency,
-        jitterMs: flags.jitter,
-        errorRate: flags.errorRate,
-        unavailableRate: flags.unavailableRate,
-        resetRate: flags.resetRate,
-        rateLimit: flags.rateLimit,
-      };
-      const credentials = Object.fromEntries(Object.entries(credentialEnv).flatMap(([k, env]) => (io.env[env] === undefined ? [] : [[k, io.env[env]]])));
-      const sandbox = await startSandbox({
-        port: flags.port,
-        host: flags.host,
-        fixtures,
-        faults,
-        seed: flags.seed,
-        credentials,
-        logSize: flags.logSize,
-        maxBodyBytes: flags.maxBodyMib * 1024 * 1024,
-      });
-      const generated = Object.entries(credentialEnv).filter(([, env]) => io.env[env] === undefined);
-      io.stdout(
-        [
-          `sandbox listening on ${sandbox.urls.base}`,
-          `  gateway   ${sandbox.urls.gateway}/gw/`,
-          `  dashboard ${sandbox.urls.dashboard}/api/hooks`,
-          `  portal    ${sandbox.urls.portal}`,
-          `  llm       ${sandbox.urls.llm}`,
-          `  inspect   ${sandbox.urls.inspect}/objects | /calls | /faults | /events | /reset`,
-          ...(generated.length === 0
-            ? []
-            : [
-                "sandbox-only credentials, generated because these variables are unset:",
-                ...generated.map(([k, env]) => `  export ${env}=${sandbox.credentials[k as keyof typeof credentialEnv]}`),
-              ]),
-          "",
-        ].join("\n"),
-      );
-      await new Promise<void>((resolve) => {
-        process.once("SIGINT", resolve);
-        process.once("SIGTERM", resolve);
-      });
-      await sandbox.stop();
+      const { sandboxAction } = await import("./sandbox-action.js");
+      await sandboxAction(flags, io);
     });
 }

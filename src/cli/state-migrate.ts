@@ -1,7 +1,7 @@
 /** `gatesync state migrate`: copies a whole state from one backend to another, losing nothing. */
 import { ErrorCode, StateError, UsageError } from "../errors.js";
 import type { StateBackend, StateSnapshot } from "../record/state.js";
-import type { CliIo } from "./plan-command.js";
+import type { CliIo } from "./cli-io.js";
 
 const owner = (): string => "gatesync state migrate";
 

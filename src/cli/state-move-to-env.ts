@@ -6,12 +6,7 @@
  * environment's first plan is empty as it should be.
  */
 import type { Command } from "commander";
-import { loadConfig } from "../config/config.js";
-import { describeState, environmentNamed } from "../config/environments.js";
-import { UsageError } from "../errors.js";
-import { openStateBackend } from "../record/open-backend.js";
-import type { CliIo } from "./plan-command.js";
-import { migrateState } from "./state-migrate.js";
+import type { CliIo } from "./cli-io.js";
 
 export function addMoveToEnv(state: Command, io: CliIo): void {
   state
@@ -21,23 +16,7 @@ export function addMoveToEnv(state: Command, io: CliIo): void {
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--force", "replace the environment's state when it is not empty")
     .action(async (name: string, opts: { config: string; force?: boolean }) => {
-      const config = await loadConfig(opts.config);
-      if (config.environments === undefined) {
-        throw new UsageError(`${opts.config} has no \`environments:\`: its state is already the one environment's`, {
-          hint: "add `environments:` (docs/user/environments.md), then run this command again",
-        });
-      }
-      const environment = environmentNamed(config, name);
-      const from = openStateBackend(config, io.env);
-      const to = openStateBackend(environment.config, io.env);
-      try {
-        await migrateState(from, to, opts.force === true, io);
-        io.stdout(
-          `${describeState(environment.config.state)} is now environment ${name}'s state; ${describeState(config.state)} is left as it was and no environment reads it: delete it once \`gatesync plan --env ${name}\` shows what you expect\n`,
-        );
-      } finally {
-        await from.close();
-        await to.close();
-      }
+      const { moveToEnvAction } = await import("./state-move-to-env-action.js");
+      await moveToEnvAction(name, opts, io);
     });
 }

@@ -10,7 +10,7 @@ import { openStateBackend } from "../record/open-backend.js";
 import { appliedRecord } from "../apply/applied-record.js";
 import type { ResourceRecord, StateBackend } from "../record/state.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
-import type { CliIo } from "./plan-command.js";
+import type { CliIo } from "./cli-io.js";
 import { openResources } from "./resources.js";
 
 export interface ResolveOptions {

@@ -10,8 +10,7 @@ import { openStateBackend } from "../record/open-backend.js";
 import { PostgresStateBackend } from "../record/postgres-backend.js";
 import { SqliteStateBackend } from "../record/sqlite-backend.js";
 import type { StateBackend } from "../record/state.js";
-
-export const stateSpecHelp = "sqlite:PATH, file:PATH (old format, read only), postgres (the config's), or postgres:VARIABLE[/schema]";
+import { stateSpecHelp } from "./cli-io.js";
 
 export function backendFromSpec(spec: string, config: GatesyncConfig | undefined, env: Readonly<Record<string, string | undefined>>): StateBackend {
   if (spec.startsWith("file:") && spec.length > 5) return new LegacyFileState(spec.slice(5));

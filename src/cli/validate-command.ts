@@ -1,50 +1,8 @@
-import path from "node:path";
 import { Option } from "commander";
 import type { Command } from "commander";
-import type { GatesyncConfig } from "../config/config.js";
-import { UsageError, compareDiagnostics, hasErrors } from "../errors.js";
-import type { Diagnostic } from "../errors.js";
-import { envOptionHelp, environmentsForFlag } from "./environment-option.js";
-import { EnvFileSecretSource } from "../secrets/env-file-source.js";
-import { SecretResolver } from "../secrets/resolver.js";
-import { registerCredentials } from "../config/credentials.js";
-import { secretScope } from "../config/credentials.js";
-import { RepositoryValidator } from "../validate/validate-repository.js";
-import { rulesetsOf } from "../rules/prepare-rules.js";
-import { valuesOptionsOf } from "../config/environments.js";
-import type { RepositoryResult } from "../validate/validate-repository.js";
-import { renderValidation } from "./report.js";
+import type { CliIo } from "./cli-io.js";
+import { envOptionHelp } from "./cli-io.js";
 import type { ReportFormat } from "./report.js";
-import type { CliIo } from "./plan-command.js";
-import { configIfPresent } from "./plan-command.js";
-import { openResources } from "./resources.js";
-import { inRepository, repositoryPrefix } from "../source/repository-path.js";
-
-/**
- * Validates a resource directory with the settings of a config (when there is one). Without a
- * config there is no secret scope to check: `validate --config` (and plan) check it.
- */
-export async function validateDirectory(
-  dir: string,
-  config: GatesyncConfig | undefined,
-  env: Readonly<Record<string, string | undefined>>,
-  validator: RepositoryValidator = RepositoryValidator.oneShot(),
-  boundary?: string,
-): Promise<RepositoryResult & { valid: boolean }> {
-  const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);
-  if (config !== undefined) registerCredentials(config, env);
-  const rules = await rulesetsOf(config);
-  const result = await validator.validate({
-    ...(rules === undefined ? {} : { rules }),
-    root: dir,
-    ...(boundary === undefined ? {} : { boundary }),
-    ...(config === undefined ? {} : { limits: config.limits, ...valuesOptionsOf(config) }),
-    ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
-    secrets: { source: new SecretResolver(new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config))), missing: "warning" },
-  });
-  // files named from the repository's root, in every format: the paths a user opens and CI annotates
-  return { ...result, diagnostics: inRepository(result.diagnostics, await repositoryPrefix(dir, boundary)), valid: !hasErrors(result.diagnostics) };
-}
 
 export function addValidateCommand(program: Command, io: CliIo): void {
   program
@@ -59,53 +17,7 @@ export function addValidateCommand(program: Command, io: CliIo): void {
     )
     .option("--env <name>", envOptionHelp)
     .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string }) => {
-      const config = await configIfPresent(opts.config);
-      if (opts.env !== undefined && config === undefined)
-        throw new UsageError("--env needs gatesync.yaml", "run where gatesync.yaml is, or pass --config FILE");
-      if (dir === undefined && config === undefined) {
-        throw new UsageError(
-          "no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)",
-          "gatesync validate config/   (or `gatesync init` to scaffold a repository with a gatesync.yaml)",
-        );
-      }
-      const resources =
-        dir === undefined ? await openResources(config!, io.env, undefined) : { input: { root: path.resolve(dir) }, close: async () => Promise.resolve() };
-      try {
-        const { root, boundary } = resources.input as { root: string; boundary?: string };
-        const result = await validateEnvironments(root, config, opts.env, io.env, boundary);
-        const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics };
-        io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
-        process.exitCode = result.valid ? 0 : 1;
-      } finally {
-        await resources.close();
-      }
+      const { validateAction } = await import("./validate-action.js");
+      await validateAction(dir, opts, io);
     });
-}
-
-/**
- * Every environment `--env` names (all of them without it), each with its own values, patches
- * and secret scope; a finding several environments share is reported once.
- */
-export async function validateEnvironments(
-  dir: string,
-  config: GatesyncConfig | undefined,
-  envName: string | undefined,
-  env: Readonly<Record<string, string | undefined>>,
-  boundary?: string,
-): Promise<RepositoryResult & { valid: boolean }> {
-  if (config === undefined) return validateDirectory(dir, config, env, undefined, boundary);
-  const environments = environmentsForFlag(config, envName);
-  let first: (RepositoryResult & { valid: boolean }) | undefined;
-  const seen = new Set<string>();
-  const diagnostics: Diagnostic[] = [];
-  for (const e of environments) {
-    const result = await validateDirectory(dir, e.config, env, undefined, boundary);
-    first ??= result;
-    for (const d of result.diagnostics) {
-      const key = JSON.stringify(d);
-      if (!seen.has(key)) diagnostics.push(d);
-      seen.add(key);
-    }
-  }
-  return { ...first!, diagnostics: diagnostics.sort(compareDiagnostics), valid: !hasErrors(diagnostics) };
 }

@@ -281,7 +281,7 @@ export class Reconciler {
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
     if (summary.blocked.length > 0)
-      log.warn(blockedFields(result.plan, await repositoryPrefix(snapshot.root, snapshot.boundary)), "changes blocked: not applied until a person acts");
+      log.warn(blockedFields(result.plan, repositoryPrefix(snapshot.root, snapshot.boundary)), "changes blocked: not applied until a person acts");
     log.info(runFinishedFields(summary), "run finished");
     const rules = result.run.ruleFindings;
     return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary, ...(rules.length === 0 ? {} : { ruleFindings: rules }) });

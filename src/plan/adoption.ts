@@ -16,7 +16,9 @@ import type { Desired } from "./desired.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 
-export const adoptAnnotation = "gatesync.dev/adopt";
+import { adoptAnnotation } from "./adopt-annotation.js";
+
+export { adoptAnnotation };
 
 export type AdoptionDecision =
   | {

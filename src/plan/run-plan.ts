@@ -74,8 +74,8 @@ export interface PlanRunInput {
 }
 
 /** The refusal of a repository with errors, its files named from the repository's root. */
-async function refused(input: PlanRunInput, diagnostics: readonly Diagnostic[]): Promise<ValidationFailed> {
-  return new ValidationFailed(inRepository(diagnostics, await repositoryPrefix(input.root, input.boundary)));
+function refused(input: PlanRunInput, diagnostics: readonly Diagnostic[]): ValidationFailed {
+  return new ValidationFailed(inRepository(diagnostics, repositoryPrefix(input.root, input.boundary)));
 }
 
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
@@ -100,7 +100,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     // a selection needs only its own secrets: the others' are checked when they are prepared
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
   });
-  if (hasErrors(validated.diagnostics)) throw await refused(input, validated.diagnostics);
+  if (hasErrors(validated.diagnostics)) throw refused(input, validated.diagnostics);
   const warnings = validated.diagnostics.length;
   const ruleFindings = validated.diagnostics.filter((d) => d.rule !== undefined);
   const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope });
@@ -127,7 +127,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   let ready: Prepared | undefined = prepared ?? prepare(state);
   prepared = undefined;
   const { hashKey, selected } = ready;
-  if (hasErrors(ready.desired.diagnostics)) throw await refused(input, ready.desired.diagnostics);
+  if (hasErrors(ready.desired.diagnostics)) throw refused(input, ready.desired.diagnostics);
   // a plan only: nothing holds the resources from here on (the bodies to send would)
   const desired = input.keep === "plan" ? { ...ready.desired, outgoing: noOutgoing } : ready.desired;
   const resources = input.keep === "plan" ? [] : validated.resources;

@@ -11,7 +11,8 @@
  *   process whose connection (and so whose lock) is gone cannot write.
  */
 import { hostname } from "node:os";
-import pg from "pg";
+import { createRequire } from "node:module";
+import type pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
 import { payloadFields } from "./lazy-record.js";
@@ -19,6 +20,11 @@ import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
 import type { HeadRow, PayloadColumns } from "./read-rows.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
+
+const require = createRequire(import.meta.url);
+let pgLoaded: typeof pg | undefined;
+/** The PostgreSQL client, loaded with the first PostgreSQL state: a command on a SQLite state never loads it. */
+const pgModule = (): typeof pg => (pgLoaded ??= require("pg") as typeof pg);
 
 export interface PostgresBackendOptions {
   readonly url: string;
@@ -84,8 +90,8 @@ export class PostgresStateBackend implements StateBackend {
   constructor(private readonly opts: PostgresBackendOptions) {
     if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema))
       throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
-    this.s = pg.escapeIdentifier(opts.schema);
-    this.pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 4, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000 });
+    this.s = pgModule().escapeIdentifier(opts.schema);
+    this.pool = new (pgModule().Pool)({ connectionString: opts.url, max: opts.poolSize ?? 4, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000 });
     // an idle client that loses its connection must not crash the process
     this.pool.on("error", () => undefined);
     this.description = `postgres schema ${opts.schema}`;
@@ -197,7 +203,7 @@ export class PostgresStateBackend implements StateBackend {
     await this.migrate();
     if (this.lockClient !== undefined) throw new StateError(ErrorCode.STATE_LOCKED, "this process holds the state lock already");
     // keepAlive: a connection cut without a FIN (a partition) is noticed, and so the lost lock
-    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
+    const client = new (pgModule().Client)({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
     const lost = (why: string): void => {
       if (this.lockClient === client) this.lockLost ??= why;
     };

@@ -12,6 +12,7 @@ import { Agent } from "undici";
 import { BodyTooLarge, listenError, readBody, writeReply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
 import { silentLogger } from "../logger.js";
+import { defaultMaxBodyBytes } from "./body-limit.js";
 import { CallLog } from "./call-log.js";
 import type { SandboxCredentials } from "./context.js";
 import { createDispatch } from "./dispatch.js";
@@ -146,8 +147,7 @@ function requestHandler(p: HandlerParts): (req: IncomingMessage, res: ServerResp
   };
 }
 
-/** The default management body limit: tens of MB, above the largest public API descriptions. */
-export const defaultMaxBodyBytes = 64 * 1024 * 1024;
+export { defaultMaxBodyBytes } from "./body-limit.js";
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
   const logger = options.logger ?? silentLogger();

@@ -4,9 +4,8 @@
  * daemon's log and /status — names it from the repository's root (`config/apis/orders.yaml`),
  * the path a user opens, `git log` takes and a CI annotation needs.
  */
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { simpleGit } from "simple-git";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
 
@@ -35,18 +34,27 @@ const real = (p: string): string => {
 };
 
 /**
+ * The top of the git work tree holding `dir`: the nearest directory at or above it with a
+ * `.git` (a directory, or the file of a linked work tree or submodule) — where `git rev-parse
+ * --show-toplevel` stops, found without starting git (a validate of a small repository is
+ * over in less time than git takes to start).
+ */
+function workTreeOf(dir: string): string | undefined {
+  for (let at = dir; ; at = path.dirname(at)) {
+    if (existsSync(path.join(at, ".git"))) return at;
+    if (path.dirname(at) === at) return undefined;
+  }
+}
+
+/**
  * Where the resource directory `root` lies in its repository: below `boundary` (a git source's
  * clone), else in the git work tree holding it (a checkout), else in the working directory;
  * "" when it is none of these (its files are then named as they are).
  */
-export async function repositoryPrefix(root: string, boundary?: string): Promise<string> {
+export function repositoryPrefix(root: string, boundary?: string): string {
   if (boundary !== undefined && real(boundary) !== real(root)) return toPosix(path.relative(real(boundary), real(root)));
-  try {
-    const top = (await simpleGit({ baseDir: root }).revparse(["--show-toplevel"])).trim();
-    if (top !== "" && isInside(real(root), real(top))) return toPosix(path.relative(real(top), real(root)));
-  } catch {
-    // not in a git work tree, or no git
-  }
+  const top = workTreeOf(real(root));
+  if (top !== undefined) return toPosix(path.relative(top, real(root)));
   const cwd = real(process.cwd());
   return isInside(real(root), cwd) ? toPosix(path.relative(cwd, real(root))) : "";
 }

@@ -11,7 +11,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import PQueue from "p-queue";
-import { Piscina } from "piscina";
+import type { Piscina } from "piscina";
 import { InternalError } from "../errors.js";
 import type { FileToRead } from "../load/read-file.js";
 import { checkFile } from "./check-file.js";
@@ -161,7 +161,7 @@ class Dispatch {
 
 /** Checks files on a pool of worker threads, started on first use; with `caller`, on the calling thread too. */
 export class PooledFileChecker {
-  private pool: Piscina | undefined;
+  private pool: Promise<Piscina> | undefined;
   /** @internal Files the last run checked on the calling thread and in workers. */
   lastRun: { readonly onCaller: number; readonly inWorkers: number } = { onCaller: 0, inWorkers: 0 };
 
@@ -173,7 +173,8 @@ export class PooledFileChecker {
   ) {}
 
   async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
-    const pool = (this.pool ??= this.startPool());
+    const starting = (this.pool ??= this.startPool());
+    const pool = await starting;
     const run = new Dispatch(tasksOf(files, this.opts.filesPerTask ?? defaultWorkerOptions.filesPerTask), ctx);
     this.lastRun = run.counts;
     const lanes = [...Array.from({ length: this.threads }, () => run.viaWorker(pool)), ...(this.caller === undefined ? [] : [run.onCaller(this.caller)])];
@@ -188,7 +189,7 @@ export class PooledFileChecker {
       run.stopped = true;
       if (run.callerFailed !== undefined && run.callerFailed.err === err) throw err;
       // a pool whose workers died while starting never starts them again: the next run makes a new one
-      if (this.pool === pool) this.pool = undefined;
+      if (this.pool === starting) this.pool = undefined;
       void pool.destroy().catch(() => undefined);
       throw new InternalError(`a file-checking worker failed: ${err instanceof Error ? err.message : String(err)}`, {
         hint: "the files were not all checked, so nothing was validated: see the cause, and report it if it is not the machine's memory",
@@ -210,10 +211,12 @@ export class PooledFileChecker {
   async close(): Promise<void> {
     const pool = this.pool;
     this.pool = undefined;
-    await pool?.destroy();
+    await (await pool)?.destroy();
   }
 
-  private startPool(): Piscina {
+  /** piscina is loaded with the first pool: a run of few files, checked on the calling thread, never loads it. */
+  private async startPool(): Promise<Piscina> {
+    const { Piscina } = await import("piscina");
     const { filename, execArgv } = workerModule();
     return new Piscina({
       filename,

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { isDocumentRef, materialize } from "../../src/kinds/document-ref.js";
 import type { Diagnostic } from "../../src/errors.js";
-import { validateDirectory } from "../../src/cli/validate-command.js";
+import { validateDirectory } from "../../src/cli/validate-action.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { positionOf, projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";

@@ -3,8 +3,8 @@
  * compares 3.0 schemas as JSON Schema draft-04 and 3.1 schemas as 2020-12). Pure: documents in,
  * classified changes out; external `$ref`s are not fetched (the library never does IO).
  */
-import { isDeepStrictEqual } from "node:util";
 import { createRequire } from "node:module";
+import { isDeepStrictEqual } from "node:util";
 import type { Diff } from "api-smart-diff";
 import type * as SmartDiff from "api-smart-diff";
 import { formatPath } from "../../field-path.js";

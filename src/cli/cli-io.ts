@@ -1,0 +1,55 @@
+/**
+ * What every command shares, kept free of heavy imports: the command modules import it to
+ * declare their options (`gatesync --help` loads only these), their actions load the rest.
+ */
+import { existsSync } from "node:fs";
+import type { GatesyncConfig } from "../config/config.js";
+
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly isTty: boolean;
+  /** stdout without the redaction layer: only for the sandbox-only credentials `demo` generated itself. */
+  readonly reveal?: (text: string) => void;
+  /**
+   * Resolves once stdout takes more: writes to a pipe are queued in memory when its reader is
+   * slower (`gatesync plan | tee plan.txt`), and a plan of 100,000 resources is hundreds of MB.
+   */
+  readonly drained?: () => Promise<void>;
+}
+
+/** Writes `chunks` to stdout one after the other, waiting while stdout's queue is full. */
+export async function writeChunks(io: CliIo, chunks: Iterable<string>): Promise<void> {
+  for (const chunk of chunks) {
+    io.stdout(chunk);
+    if (io.drained !== undefined) await io.drained();
+  }
+}
+
+/** The config named with `-c` (gatesync.yaml by default). The config reader is loaded on first use. */
+export async function configOrDefault(file: string | undefined): Promise<GatesyncConfig> {
+  const { loadConfig } = await import("../config/config.js");
+  return loadConfig(file ?? "gatesync.yaml");
+}
+
+/**
+ * For commands that can work without a config (validate, state migrate, `--state SPEC`): the
+ * one given with `-c`, else ./gatesync.yaml when there is one — found as every other command
+ * finds it — else none.
+ */
+export async function configIfPresent(file: string | undefined): Promise<GatesyncConfig | undefined> {
+  if (file !== undefined || existsSync("gatesync.yaml")) return configOrDefault(file);
+  return undefined;
+}
+
+/** `--state SPEC` of plan and the state commands (the backends themselves: state-spec.ts). */
+export const stateSpecHelp = "sqlite:PATH, file:PATH (old format, read only), postgres (the config's), or postgres:VARIABLE[/schema]";
+
+/** `--env NAME` (environment-option.ts): plan and validate cover every environment without it. */
+export const envOptionHelp = "the environment of gatesync.yaml to work on (`environments:`); without it, every one";
+/** `--env NAME` of the commands that write: apply and the state commands work on one environment. */
+export const envOptionHelpOne = "the environment of gatesync.yaml to work on (`environments:`); required when it has several";
+
+/** The variable `plan --state-url` defaults to (plan-state.ts). */
+export const stateUrlVariable = "GATESYNC_STATE_URL";

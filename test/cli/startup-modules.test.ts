@@ -1,0 +1,104 @@
+/**
+ * Start-up loads what the command needs, and nothing else: `--help` and `--version` load no
+ * validator, kind, YAML parser or backend; `validate` of a small repository loads the
+ * validators but none of the state backends, the HTTP client, the daemon, the sandbox,
+ * notifications, the breaking-change classifier, git or the worker pool. Watched in a real
+ * process through Node's module loader: a hook (registered with `--import`) writes the URL of
+ * every module the process loads to a file.
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { spawnCli } from "../helpers/cli.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+
+/** The loader hook: appends each loaded module's URL to the file it was given. */
+const hooks = `import { appendFileSync } from "node:fs";
+let out;
+export function initialize(data) { out = data.out; }
+export async function load(url, context, next) {
+  appendFileSync(out, url + "\\n");
+  return next(url, context);
+}
+`;
+
+/** What a command that neither plans nor applies must not load (src/ under tsx, dist/ compiled). */
+const heavy: ReadonlyArray<readonly [string, RegExp]> = [
+  ["the SQLite state backend", /\/node_modules\/better-sqlite3\//],
+  ["the PostgreSQL state backend", /\/node_modules\/pg\//],
+  ["the HTTP client", /\/node_modules\/undici\//],
+  ["the worker pool", /\/node_modules\/piscina\//],
+  ["git", /\/node_modules\/simple-git\//],
+  ["the file watcher", /\/node_modules\/chokidar\//],
+  ["metrics", /\/node_modules\/prom-client\//],
+  ["the OpenAPI diff", /\/node_modules\/api-smart-diff\//],
+  ["the state", /\/(src|dist)\/record\//],
+  ["the daemon", /\/(src|dist)\/daemon\//],
+  ["the sandbox", /\/(src|dist)\/sandbox\/(?!body-limit)/],
+  ["notifications", /\/(src|dist)\/notify\//],
+  ["the breaking-change classifier", /\/(src|dist)\/plan\/breaking\//],
+  ["the apply", /\/(src|dist)\/apply\//],
+];
+
+/** What `--help` and `--version` need even less: validators, kinds and the YAML parser load on first use. */
+const validation: ReadonlyArray<readonly [string, RegExp]> = [
+  ["the validators", /\/(src|dist)\/validate\//],
+  ["the kinds", /\/(src|dist)\/kinds\//],
+  ["the YAML parser", /\/node_modules\/yaml\//],
+  ["ajv", /\/node_modules\/ajv/],
+];
+
+async function loadedBy(args: string[]): Promise<{ code: number; stdout: string; urls: string[] }> {
+  const dir = await tempRepo({ "hooks.mjs": hooks });
+  const out = path.join(dir, "loaded.txt");
+  await writeFile(out, "");
+  const register = path.join(dir, "register.mjs");
+  await writeFile(
+    register,
+    `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(path.join(dir, "hooks.mjs")).href)}, { data: { out: ${JSON.stringify(out)} } });\n`,
+  );
+  const run = await spawnCli(args, { env: { NODE_OPTIONS: `--import ${pathToFileURL(register).href}`, NO_COLOR: "1" }, cwd: dir });
+  return { code: run.code, stdout: run.stdout, urls: (await readFile(out, "utf8")).split("\n").filter((u) => u !== "") };
+}
+
+const loadedOf = (urls: readonly string[], watched: ReadonlyArray<readonly [string, RegExp]>): string[] =>
+  watched.filter(([, pattern]) => urls.some((u) => pattern.test(u))).map(([name]) => name);
+
+describe("start-up loads only what the command needs", { timeout: 120_000 }, () => {
+  it.each([["--help"], ["--version"]])("%s loads no validator, kind, backend, HTTP client, daemon or sandbox", async (flag) => {
+    const run = await loadedBy([flag]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(flag === "--help" ? /Usage: gatesync/ : /^\d+\.\d+\.\d+/);
+    // the hook saw the process start: the CLI's own entry point is among what it recorded
+    expect(run.urls.some((u) => /\/(src|dist)\/cli\.(ts|js)$/.test(u))).toBe(true);
+    expect(loadedOf(run.urls, [...heavy, ...validation])).toEqual([]);
+  });
+
+  it("validate of a small repository loads the validators, and no backend, HTTP client, daemon, sandbox, notifications, classifier, git or worker pool", async () => {
+    const repo = await tempRepo({
+      "config/k.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: k }\nspec: { keyId: k }\n",
+      "config/api.yaml":
+        "apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata: { name: a }\nspec:\n  apiId: a\n  definition: { openapi: 3.0.3, info: { title: a, version: '1' }, paths: {} }\n",
+    });
+    const run = await loadedBy(["validate", path.join(repo, "config")]);
+    expect(run.stdout).toContain("valid: 2 resources in 2 files");
+    expect(run.code).toBe(0);
+    // what it needs is loaded: the watch sees what matters
+    expect(loadedOf(run.urls, validation)).toEqual(expect.arrayContaining(["the validators", "the kinds", "the YAML parser"]));
+    expect(loadedOf(run.urls, heavy)).toEqual([]);
+  });
+
+  it("state list loads the state backend it reads (the watch tells a loaded backend from none)", async () => {
+    const repo = await tempRepo({
+      "gatesync.yaml":
+        "apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\nstate: { backend: sqlite, path: ./state.db }\ntargets: {}\n",
+      "config/k.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: k }\nspec: { keyId: k }\n",
+    });
+    const run = await loadedBy(["state", "list", "-c", path.join(repo, "gatesync.yaml")]);
+    expect(run.code).toBe(0);
+    expect(loadedOf(run.urls, heavy)).toContain("the SQLite state backend");
+  });
+});
