@@ -42,11 +42,16 @@ export const ErrorCode = {
   SECRET_SYNTAX: "SECRET_SYNTAX",
   SECRET_SCOPE: "SECRET_SCOPE",
   SECRET_TOO_SHORT: "SECRET_TOO_SHORT",
+  // environments (docs/user/environments.md)
+  VALUE_MISSING: "VALUE_MISSING",
+  VALUE_UNUSED: "VALUE_UNUSED",
+  PATCH_INVALID: "PATCH_INVALID",
   // governance rules (Spectral rulesets: docs/rules.md)
   RULESET_VIOLATION: "RULESET_VIOLATION",
   // configuration
   CONFIG_INVALID: "CONFIG_INVALID",
   CONFIG_READ: "CONFIG_READ",
+  CONFIG_UNKNOWN_ENVIRONMENT: "CONFIG_UNKNOWN_ENVIRONMENT",
   // where resources come from
   SOURCE_FETCH: "SOURCE_FETCH",
   SOURCE_INVALID: "SOURCE_INVALID",

@@ -16,6 +16,8 @@ import { rulesFromDocument, rulesProblems } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { NotificationsConfig } from "./notifications.js";
+import { environmentProblems, environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
+import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;
@@ -127,6 +129,17 @@ export interface GatesyncConfig {
    * a command without them bundles the files when it validates.
    */
   readonly rulesets?: PreparedRules;
+  /**
+   * `environments:` in the file's order (docs/user/environments.md); absent: one implicit
+   * environment, this config. `environmentsOf` (environments.ts) gives each one's effective config.
+   */
+  readonly environments?: readonly EnvironmentDefinition[];
+  /** `${var:NAME}` values: the top level's, or on an environment's effective config its own over them. */
+  readonly values?: Readonly<Record<string, EnvironmentValue>>;
+  /** On an environment's effective config: its overlay patches, in order. */
+  readonly patches?: readonly PatchSource[];
+  /** On an environment's effective config (never on the implicit one's): the environment's name. */
+  readonly environment?: string;
 }
 
 export function parseDuration(text: string): number {
@@ -190,7 +203,7 @@ function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
 const scheme = (raw: unknown, iface: keyof typeof defaultAuthSchemes): string => (typeof raw === "string" ? raw : defaultAuthSchemes[iface]);
 
 /** The targets section: each interface gatesync writes to, with its credentials and rate. */
-function targetsConfig(t: Raw): GatesyncConfig["targets"] {
+export function targetsConfig(t: Raw): GatesyncConfig["targets"] {
   const targets: { -readonly [K in keyof GatesyncConfig["targets"]]: GatesyncConfig["targets"][K] } = {};
   if (t.gateway !== undefined) {
     const g = t.gateway as Raw;
@@ -233,10 +246,8 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
   const targets = targetsConfig((doc.targets ?? {}) as Raw);
   const r = (doc.retries ?? {}) as Partial<GatesyncConfig["retries"]>;
   const state = stateConfig((doc.state ?? { backend: "sqlite" }) as Raw, resolve, file);
-  const sc = (doc.schedule ?? {}) as Raw;
   const sv = (doc.server ?? {}) as Raw;
   const lim = (doc.limits ?? {}) as Raw;
-  const secrets = (doc.secrets ?? {}) as Raw;
   return {
     file,
     baseDir,
@@ -250,11 +261,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       maxRetryAfterMs: r.maxRetryAfterMs ?? 300_000,
     },
     state,
-    schedule: {
-      intervalMs: parseDuration(typeof sc.interval === "string" ? sc.interval : "1m"),
-      jitter: typeof sc.jitter === "number" ? sc.jitter : 0.1,
-      reassertIntervalMs: typeof sc.reassertInterval === "string" ? parseDuration(sc.reassertInterval) : undefined,
-    },
+    schedule: scheduleConfig((doc.schedule ?? {}) as Raw),
     orphans: doc.orphans === "deactivate" ? "deactivate" : "report",
     deactivationGuard: deactivationGuard(doc.deactivationGuard as Raw | undefined),
     server: {
@@ -264,11 +271,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
       ...(typeof sv.stateTokenEnv === "string" ? { stateTokenEnv: sv.stateTokenEnv } : {}),
       ...(typeof sv.pagesTokenEnv === "string" ? { pagesTokenEnv: sv.pagesTokenEnv } : {}),
     },
-    secrets: {
-      fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
-      env: Array.isArray(secrets.env) ? secrets.env.map(String) : [],
-      ...optional("envPrefix", secrets.envPrefix),
-    },
+    secrets: secretsConfig((doc.secrets ?? {}) as Raw, resolve),
     limits: {
       maxFileBytes: typeof lim.maxFileBytes === "number" ? lim.maxFileBytes : 5 * 1024 * 1024,
       maxFiles: typeof lim.maxFiles === "number" ? lim.maxFiles : 50_000,
@@ -280,6 +283,26 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
     ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir)! }),
+    ...(doc.values === undefined ? {} : { values: valuesFromDocument(doc.values) }),
+    ...(doc.environments === undefined ? {} : { environments: environmentsFromDocument(doc.environments as Raw, resolve, file) }),
+  };
+}
+
+/** The schedule section (the top level's, or an environment's). */
+export function scheduleConfig(sc: Raw): GatesyncConfig["schedule"] {
+  return {
+    intervalMs: parseDuration(typeof sc.interval === "string" ? sc.interval : "1m"),
+    jitter: typeof sc.jitter === "number" ? sc.jitter : 0.1,
+    reassertIntervalMs: typeof sc.reassertInterval === "string" ? parseDuration(sc.reassertInterval) : undefined,
+  };
+}
+
+/** The secret scope (the top level's, or an environment's): paths relative to the config. */
+export function secretsConfig(secrets: Raw, resolve: (p: string) => string): GatesyncConfig["secrets"] {
+  return {
+    fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
+    env: Array.isArray(secrets.env) ? secrets.env.map(String) : [],
+    ...optional("envPrefix", secrets.envPrefix),
   };
 }
 
@@ -326,6 +349,10 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
   if (diagnostics.length === 0 && doc !== undefined) diagnostics.push(...selectorProblems(doc.value as Raw, file));
   if (diagnostics.length === 0 && doc !== undefined) {
     const locator = new Locator(new Map([[file, decoded.text]]));
+    diagnostics.push(...environmentProblems(doc.value as Raw, path.dirname(absolute), file, (p) => locator.locate(file, doc.index, p) ?? {}));
+  }
+  if (diagnostics.length === 0 && doc !== undefined) {
+    const locator = new Locator(new Map([[file, decoded.text]]));
     const baseDir = path.dirname(absolute);
     diagnostics.push(...rulesProblems(rulesFromDocument((doc.value as Raw).rules, baseDir), baseDir, file, (p) => locator.locate(file, doc.index, p) ?? {}));
   }
@@ -333,7 +360,7 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
   return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));
 }
 
-function selectorProblems(doc: Raw, file: string): Diagnostic[] {
+export function selectorProblems(doc: Raw, file: string): Diagnostic[] {
   if (typeof doc.selector !== "string") return [];
   try {
     parseSelector(doc.selector);
@@ -347,7 +374,7 @@ function selectorProblems(doc: Raw, file: string): Diagnostic[] {
 }
 
 /** The state section; the retired `backend: file` is refused with the command that moves it. */
-function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string, file: string | undefined): StateConfig {
+export function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string, file: string | undefined): StateConfig {
   if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema: typeof st.schema === "string" ? st.schema : "gatesync" };
   if (st.backend === "file") {
     const old = resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json");

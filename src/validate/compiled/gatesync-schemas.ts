@@ -3002,22 +3002,3146 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source","targets"],"additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"$ref":"#/properties/selector"},"schedule":{"$ref":"#/properties/schedule"},"secrets":{"description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"$ref":"#/properties/notifications"},"orphans":{"$ref":"#/properties/orphans"},"state":{"description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment; a document naming no resource of the repository is added whole.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
 const schema62 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
-const schema75 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
-const schema83 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
+const schema94 = {"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}};
+const schema97 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
+const schema105 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern14 = new RegExp("^[0-9a-f]{7,40}$", "u");
 const pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 const pattern16 = new RegExp("^https?://", "u");
 const pattern18 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", "u");
-const pattern29 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
-const pattern31 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
-const pattern41 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern45 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern29 = new RegExp("^[a-z][a-z0-9-]{0,39}$", "u");
+const pattern43 = new RegExp("^[A-Za-z_][A-Za-z0-9_.-]*$", "u");
+const pattern44 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
+const pattern60 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
+const pattern54 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern78 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"$ref":"#/properties/selector"},"schedule":{"$ref":"#/properties/schedule"},"secrets":{"description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"$ref":"#/properties/notifications"},"orphans":{"$ref":"#/properties/orphans"},"state":{"description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}};
+const schema95 = {"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
+const schema99 = {"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}};
+const schema112 = {"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
+const schema116 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment; a document naming no resource of the repository is added whole.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
+const schema76 = {"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}};
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate37.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!((((key0 === "gateway") || (key0 === "dashboard")) || (key0 === "portal")) || (key0 === "llm"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema76,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.gateway !== undefined){
+let data0 = data.gateway;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.url === undefined){
+const err1 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema76.properties.gateway.required,parentSchema:schema76.properties.gateway,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data0.credentialEnv === undefined){
+const err2 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema76.properties.gateway.required,parentSchema:schema76.properties.gateway,data:data0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!(((((key1 === "url") || (key1 === "credentialEnv")) || (key1 === "authScheme")) || (key1 === "batch")) || (key1 === "rateLimit"))){
+const err3 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema76.properties.gateway,data:data0};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data0.url !== undefined){
+let data1 = data0.url;
+if(typeof data1 === "string"){
+if(!pattern16.test(data1)){
+const err4 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data1};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data1};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data0.credentialEnv !== undefined){
+let data2 = data0.credentialEnv;
+if(typeof data2 === "string"){
+if(!pattern15.test(data2)){
+const err6 = {instancePath:instancePath+"/gateway/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data2};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/gateway/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data2};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data0.authScheme !== undefined){
+let data3 = data0.authScheme;
+if(typeof data3 === "string"){
+if(!pattern18.test(data3)){
+const err8 = {instancePath:instancePath+"/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data3};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/gateway/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data3};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.batch !== undefined){
+let data4 = data0.batch;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.listenPath === undefined){
+const err10 = {instancePath:instancePath+"/gateway/batch",schemaPath:"#/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema76.properties.gateway.properties.batch.required,parentSchema:schema76.properties.gateway.properties.batch,data:data4};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4.keyEnv === undefined){
+const err11 = {instancePath:instancePath+"/gateway/batch",schemaPath:"#/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "keyEnv"},message:"must have required property '"+"keyEnv"+"'",schema:schema76.properties.gateway.properties.batch.required,parentSchema:schema76.properties.gateway.properties.batch,data:data4};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+for(const key2 in data4){
+if(!(((key2 === "listenPath") || (key2 === "keyEnv")) || (key2 === "maxSize"))){
+const err12 = {instancePath:instancePath+"/gateway/batch",schemaPath:"#/properties/gateway/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema76.properties.gateway.properties.batch,data:data4};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data4.listenPath !== undefined){
+let data5 = data4.listenPath;
+if(typeof data5 === "string"){
+if(func1(data5) < 1){
+const err13 = {instancePath:instancePath+"/gateway/batch/listenPath",schemaPath:"#/properties/gateway/properties/batch/properties/listenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema76.properties.gateway.properties.batch.properties.listenPath,data:data5};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/gateway/batch/listenPath",schemaPath:"#/properties/gateway/properties/batch/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema76.properties.gateway.properties.batch.properties.listenPath.type,parentSchema:schema76.properties.gateway.properties.batch.properties.listenPath,data:data5};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data4.keyEnv !== undefined){
+let data6 = data4.keyEnv;
+if(typeof data6 === "string"){
+if(!pattern15.test(data6)){
+const err15 = {instancePath:instancePath+"/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data6};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data6};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data4.maxSize !== undefined){
+let data7 = data4.maxSize;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err17 = {instancePath:instancePath+"/gateway/batch/maxSize",schemaPath:"#/properties/gateway/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema76.properties.gateway.properties.batch.properties.maxSize.type,parentSchema:schema76.properties.gateway.properties.batch.properties.maxSize,data:data7};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 1000 || isNaN(data7)){
+const err18 = {instancePath:instancePath+"/gateway/batch/maxSize",schemaPath:"#/properties/gateway/properties/batch/properties/maxSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema76.properties.gateway.properties.batch.properties.maxSize,data:data7};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data7 < 1 || isNaN(data7)){
+const err19 = {instancePath:instancePath+"/gateway/batch/maxSize",schemaPath:"#/properties/gateway/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema76.properties.gateway.properties.batch.properties.maxSize,data:data7};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/gateway/batch",schemaPath:"#/properties/gateway/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema76.properties.gateway.properties.batch.type,parentSchema:schema76.properties.gateway.properties.batch,data:data4};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data0.rateLimit !== undefined){
+let data8 = data0.rateLimit;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key3 in data8){
+if(!((key3 === "concurrency") || (key3 === "requestsPerSecond"))){
+const err21 = {instancePath:instancePath+"/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data8};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data8.concurrency !== undefined){
+let data9 = data8.concurrency;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err22 = {instancePath:instancePath+"/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data9};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err23 = {instancePath:instancePath+"/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data9};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data8.requestsPerSecond !== undefined){
+let data10 = data8.requestsPerSecond;
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 <= 0 || isNaN(data10)){
+const err24 = {instancePath:instancePath+"/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data10};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data10};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data8};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/gateway",schemaPath:"#/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema76.properties.gateway.type,parentSchema:schema76.properties.gateway,data:data0};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.dashboard !== undefined){
+let data11 = data.dashboard;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.url === undefined){
+const err28 = {instancePath:instancePath+"/dashboard",schemaPath:"#/properties/dashboard/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema76.properties.dashboard.required,parentSchema:schema76.properties.dashboard,data:data11};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data11.tokenEnv === undefined){
+const err29 = {instancePath:instancePath+"/dashboard",schemaPath:"#/properties/dashboard/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema76.properties.dashboard.required,parentSchema:schema76.properties.dashboard,data:data11};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+for(const key4 in data11){
+if(!((((key4 === "url") || (key4 === "tokenEnv")) || (key4 === "authScheme")) || (key4 === "rateLimit"))){
+const err30 = {instancePath:instancePath+"/dashboard",schemaPath:"#/properties/dashboard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema76.properties.dashboard,data:data11};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data11.url !== undefined){
+let data12 = data11.url;
+if(typeof data12 === "string"){
+if(!pattern16.test(data12)){
+const err31 = {instancePath:instancePath+"/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data12};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/dashboard/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data12};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data11.tokenEnv !== undefined){
+let data13 = data11.tokenEnv;
+if(typeof data13 === "string"){
+if(!pattern15.test(data13)){
+const err33 = {instancePath:instancePath+"/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data13};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/dashboard/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data13};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data11.authScheme !== undefined){
+let data14 = data11.authScheme;
+if(typeof data14 === "string"){
+if(!pattern18.test(data14)){
+const err35 = {instancePath:instancePath+"/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data14};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/dashboard/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data14};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data11.rateLimit !== undefined){
+let data15 = data11.rateLimit;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+for(const key5 in data15){
+if(!((key5 === "concurrency") || (key5 === "requestsPerSecond"))){
+const err37 = {instancePath:instancePath+"/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data15};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data15.concurrency !== undefined){
+let data16 = data15.concurrency;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err38 = {instancePath:instancePath+"/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data16};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 1 || isNaN(data16)){
+const err39 = {instancePath:instancePath+"/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data16};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+if(data15.requestsPerSecond !== undefined){
+let data17 = data15.requestsPerSecond;
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 <= 0 || isNaN(data17)){
+const err40 = {instancePath:instancePath+"/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data17};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data17};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data15};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/dashboard",schemaPath:"#/properties/dashboard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema76.properties.dashboard.type,parentSchema:schema76.properties.dashboard,data:data11};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.portal !== undefined){
+let data18 = data.portal;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.url === undefined){
+const err44 = {instancePath:instancePath+"/portal",schemaPath:"#/properties/portal/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema76.properties.portal.required,parentSchema:schema76.properties.portal,data:data18};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data18.credentialEnv === undefined){
+const err45 = {instancePath:instancePath+"/portal",schemaPath:"#/properties/portal/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema76.properties.portal.required,parentSchema:schema76.properties.portal,data:data18};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+for(const key6 in data18){
+if(!(((((key6 === "url") || (key6 === "credentialEnv")) || (key6 === "authScheme")) || (key6 === "appTypeProviders")) || (key6 === "rateLimit"))){
+const err46 = {instancePath:instancePath+"/portal",schemaPath:"#/properties/portal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema76.properties.portal,data:data18};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data18.url !== undefined){
+let data19 = data18.url;
+if(typeof data19 === "string"){
+if(!pattern16.test(data19)){
+const err47 = {instancePath:instancePath+"/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data19};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/portal/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data19};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data18.credentialEnv !== undefined){
+let data20 = data18.credentialEnv;
+if(typeof data20 === "string"){
+if(!pattern15.test(data20)){
+const err49 = {instancePath:instancePath+"/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data20};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/portal/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data20};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data18.authScheme !== undefined){
+let data21 = data18.authScheme;
+if(typeof data21 === "string"){
+if(!pattern18.test(data21)){
+const err51 = {instancePath:instancePath+"/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data21};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/portal/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data21};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data18.appTypeProviders !== undefined){
+let data22 = data18.appTypeProviders;
+if(Array.isArray(data22)){
+const len0 = data22.length;
+for(let i0=0; i0<len0; i0++){
+let data23 = data22[i0];
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err53 = {instancePath:instancePath+"/portal/appTypeProviders/" + i0,schemaPath:"#/properties/portal/properties/appTypeProviders/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema76.properties.portal.properties.appTypeProviders.items.type,parentSchema:schema76.properties.portal.properties.appTypeProviders.items,data:data23};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+let i1 = data22.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data22[i1];
+if(!(((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0))) && (isFinite(item0)))){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err54 = {instancePath:instancePath+"/portal/appTypeProviders",schemaPath:"#/properties/portal/properties/appTypeProviders/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema76.properties.portal.properties.appTypeProviders,data:data22};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/portal/appTypeProviders",schemaPath:"#/properties/portal/properties/appTypeProviders/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema76.properties.portal.properties.appTypeProviders.type,parentSchema:schema76.properties.portal.properties.appTypeProviders,data:data22};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data18.rateLimit !== undefined){
+let data24 = data18.rateLimit;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+for(const key7 in data24){
+if(!((key7 === "concurrency") || (key7 === "requestsPerSecond"))){
+const err56 = {instancePath:instancePath+"/portal/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data24};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data24.concurrency !== undefined){
+let data25 = data24.concurrency;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err57 = {instancePath:instancePath+"/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data25};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err58 = {instancePath:instancePath+"/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data25};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+if(data24.requestsPerSecond !== undefined){
+let data26 = data24.requestsPerSecond;
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 <= 0 || isNaN(data26)){
+const err59 = {instancePath:instancePath+"/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data26};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data26};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/portal/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data24};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/portal",schemaPath:"#/properties/portal/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema76.properties.portal.type,parentSchema:schema76.properties.portal,data:data18};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data.llm !== undefined){
+let data27 = data.llm;
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+if(data27.url === undefined){
+const err63 = {instancePath:instancePath+"/llm",schemaPath:"#/properties/llm/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema76.properties.llm.required,parentSchema:schema76.properties.llm,data:data27};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data27.credentialEnv === undefined){
+const err64 = {instancePath:instancePath+"/llm",schemaPath:"#/properties/llm/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema76.properties.llm.required,parentSchema:schema76.properties.llm,data:data27};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+for(const key8 in data27){
+if(!((((key8 === "url") || (key8 === "credentialEnv")) || (key8 === "authScheme")) || (key8 === "rateLimit"))){
+const err65 = {instancePath:instancePath+"/llm",schemaPath:"#/properties/llm/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema76.properties.llm,data:data27};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+if(data27.url !== undefined){
+let data28 = data27.url;
+if(typeof data28 === "string"){
+if(!pattern16.test(data28)){
+const err66 = {instancePath:instancePath+"/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data28};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/llm/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data28};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data27.credentialEnv !== undefined){
+let data29 = data27.credentialEnv;
+if(typeof data29 === "string"){
+if(!pattern15.test(data29)){
+const err68 = {instancePath:instancePath+"/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data29};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/llm/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data29};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data27.authScheme !== undefined){
+let data30 = data27.authScheme;
+if(typeof data30 === "string"){
+if(!pattern18.test(data30)){
+const err70 = {instancePath:instancePath+"/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data30};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/llm/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data30};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+if(data27.rateLimit !== undefined){
+let data31 = data27.rateLimit;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key9 in data31){
+if(!((key9 === "concurrency") || (key9 === "requestsPerSecond"))){
+const err72 = {instancePath:instancePath+"/llm/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data31};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data31.concurrency !== undefined){
+let data32 = data31.concurrency;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err73 = {instancePath:instancePath+"/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data32};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 1 || isNaN(data32)){
+const err74 = {instancePath:instancePath+"/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data32};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+if(data31.requestsPerSecond !== undefined){
+let data33 = data31.requestsPerSecond;
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 <= 0 || isNaN(data33)){
+const err75 = {instancePath:instancePath+"/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data33};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data33};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/llm/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data31};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/llm",schemaPath:"#/properties/llm/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema76.properties.llm.type,parentSchema:schema76.properties.llm,data:data27};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema76.type,parentSchema:schema76,data};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+validate37.errors = vErrors;
+return errors === 0;
+}
+validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema96 = {"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}};
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate39.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(((key0 === "interval") || (key0 === "jitter")) || (key0 === "reassertInterval"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema96,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.interval !== undefined){
+let data0 = data.interval;
+if(typeof data0 === "string"){
+if(!pattern44.test(data0)){
+const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.jitter !== undefined){
+let data1 = data.jitter;
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 1 || isNaN(data1)){
+const err3 = {instancePath:instancePath+"/jitter",schemaPath:"#/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema96.properties.jitter,data:data1};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/jitter",schemaPath:"#/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema96.properties.jitter,data:data1};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/jitter",schemaPath:"#/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema96.properties.jitter.type,parentSchema:schema96.properties.jitter,data:data1};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.reassertInterval !== undefined){
+let data2 = data.reassertInterval;
+if(typeof data2 === "string"){
+if(!pattern44.test(data2)){
+const err6 = {instancePath:instancePath+"/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data2};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data2};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema100 = {"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}};
+
+function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate41.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(((key0 === "statusUrl") || (key0 === "receivers")) || (key0 === "delivery"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.statusUrl !== undefined){
+let data0 = data.statusUrl;
+if(typeof data0 === "string"){
+if(!pattern16.test(data0)){
+const err1 = {instancePath:instancePath+"/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+else {
+const err2 = {instancePath:instancePath+"/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.receivers !== undefined){
+let data1 = data.receivers;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs10 = errors;
+let valid4 = false;
+let passing0 = null;
+const _errs11 = errors;
+const _errs12 = errors;
+let valid5 = false;
+let passing1 = null;
+const _errs13 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.url === undefined){
+const err3 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema100.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema100.properties.receivers.items.oneOf[0].oneOf[0],data:data2};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+var _valid1 = _errs13 === errors;
+if(_valid1){
+valid5 = true;
+passing1 = 0;
+}
+const _errs14 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.urlEnv === undefined){
+const err4 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema100.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[0].oneOf[1],data:data2};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+var _valid1 = _errs14 === errors;
+if(_valid1 && valid5){
+valid5 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid5 = true;
+passing1 = 1;
+}
+}
+if(!valid5){
+const err5 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema100.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs12;
+if(vErrors !== null){
+if(_errs12){
+vErrors.length = _errs12;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.type === undefined){
+const err6 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[0].required,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.secretEnv === undefined){
+const err7 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema100.properties.receivers.items.oneOf[0].required,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((((((key1 === "type") || (key1 === "name")) || (key1 === "url")) || (key1 === "urlEnv")) || (key1 === "secretEnv")) || (key1 === "events"))){
+const err8 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.type !== undefined){
+let data3 = data2.type;
+if("webhook" !== data3){
+const err9 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema100.properties.receivers.items.oneOf[0].properties.type,data:data3};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+let data4 = data2.name;
+if(typeof data4 === "string"){
+if(func1(data4) < 1){
+const err10 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[0].properties.name,data:data4};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[0].properties.name,data:data4};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.url !== undefined){
+let data5 = data2.url;
+if(typeof data5 === "string"){
+if(!pattern16.test(data5)){
+const err12 = {instancePath:instancePath+"/receivers/" + i0+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data5};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/receivers/" + i0+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data5};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data2.urlEnv !== undefined){
+let data6 = data2.urlEnv;
+if(typeof data6 === "string"){
+if(!pattern15.test(data6)){
+const err14 = {instancePath:instancePath+"/receivers/" + i0+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data6};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/receivers/" + i0+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data6};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data2.secretEnv !== undefined){
+let data7 = data2.secretEnv;
+if(typeof data7 === "string"){
+if(!pattern15.test(data7)){
+const err16 = {instancePath:instancePath+"/receivers/" + i0+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data7};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/receivers/" + i0+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data7};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2.events !== undefined){
+let data8 = data2.events;
+if(Array.isArray(data8)){
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+let data9 = data8[i1];
+if(!(((((data9 === "run-failed") || (data9 === "in-doubt")) || (data9 === "commit-refused")) || (data9 === "recovered")) || (data9 === "leader-changed"))){
+const err18 = {instancePath:instancePath+"/receivers/" + i0+"/events/" + i1,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data9};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+let i2 = data8.length;
+let j0;
+if(i2 > 1){
+outer0:
+for(;i2--;){
+for(j0 = i2; j0--;){
+if(func0(data8[i2], data8[j0])){
+const err19 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)",schema:true,parentSchema:schema105,data:data8};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data8};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs11 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs35 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.type === undefined){
+const err21 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[1],data:data2};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data2.urlEnv === undefined){
+const err22 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema100.properties.receivers.items.oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[1],data:data2};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+for(const key2 in data2){
+if(!((((key2 === "type") || (key2 === "name")) || (key2 === "urlEnv")) || (key2 === "events"))){
+const err23 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[1],data:data2};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data2.type !== undefined){
+let data10 = data2.type;
+if("slack" !== data10){
+const err24 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema100.properties.receivers.items.oneOf[1].properties.type,data:data10};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+let data11 = data2.name;
+if(typeof data11 === "string"){
+if(func1(data11) < 1){
+const err25 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[1].properties.name,data:data11};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[1].properties.name,data:data11};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data2.urlEnv !== undefined){
+let data12 = data2.urlEnv;
+if(typeof data12 === "string"){
+if(!pattern15.test(data12)){
+const err27 = {instancePath:instancePath+"/receivers/" + i0+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data12};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/receivers/" + i0+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data12};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data2.events !== undefined){
+let data13 = data2.events;
+if(Array.isArray(data13)){
+const len2 = data13.length;
+for(let i3=0; i3<len2; i3++){
+let data14 = data13[i3];
+if(!(((((data14 === "run-failed") || (data14 === "in-doubt")) || (data14 === "commit-refused")) || (data14 === "recovered")) || (data14 === "leader-changed"))){
+const err29 = {instancePath:instancePath+"/receivers/" + i0+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data14};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+let i4 = data13.length;
+let j1;
+if(i4 > 1){
+outer1:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data13[i4], data13[j1])){
+const err30 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema105,data:data13};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+break outer1;
+}
+}
+}
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data13};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs35 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs48 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.type === undefined){
+const err32 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[2].required,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data2.repository === undefined){
+const err33 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema100.properties.receivers.items.oneOf[2].required,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data2.tokenEnv === undefined){
+const err34 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema100.properties.receivers.items.oneOf[2].required,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+for(const key3 in data2){
+if(!((((((key3 === "type") || (key3 === "name")) || (key3 === "apiUrl")) || (key3 === "repository")) || (key3 === "tokenEnv")) || (key3 === "context"))){
+const err35 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data2.type !== undefined){
+let data15 = data2.type;
+if("github" !== data15){
+const err36 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema100.properties.receivers.items.oneOf[2].properties.type,data:data15};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+let data16 = data2.name;
+if(typeof data16 === "string"){
+if(func1(data16) < 1){
+const err37 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.name,data:data16};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.name,data:data16};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data2.apiUrl !== undefined){
+let data17 = data2.apiUrl;
+if(typeof data17 === "string"){
+if(!pattern16.test(data17)){
+const err39 = {instancePath:instancePath+"/receivers/" + i0+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data17};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/receivers/" + i0+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data17};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data2.repository !== undefined){
+let data18 = data2.repository;
+if(typeof data18 === "string"){
+if(!pattern54.test(data18)){
+const err41 = {instancePath:instancePath+"/receivers/" + i0+"/repository",schemaPath:"#/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema100.properties.receivers.items.oneOf[2].properties.repository,data:data18};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/receivers/" + i0+"/repository",schemaPath:"#/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.repository,data:data18};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data2.tokenEnv !== undefined){
+let data19 = data2.tokenEnv;
+if(typeof data19 === "string"){
+if(!pattern15.test(data19)){
+const err43 = {instancePath:instancePath+"/receivers/" + i0+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data19};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/receivers/" + i0+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data19};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data2.context !== undefined){
+let data20 = data2.context;
+if(typeof data20 === "string"){
+if(func1(data20) < 1){
+const err45 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.context,data:data20};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.context,data:data20};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs48 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs65 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.type === undefined){
+const err47 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[3].required,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data2.project === undefined){
+const err48 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema100.properties.receivers.items.oneOf[3].required,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data2.tokenEnv === undefined){
+const err49 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema100.properties.receivers.items.oneOf[3].required,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+for(const key4 in data2){
+if(!((((((key4 === "type") || (key4 === "name")) || (key4 === "apiUrl")) || (key4 === "project")) || (key4 === "tokenEnv")) || (key4 === "context"))){
+const err50 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data2.type !== undefined){
+let data21 = data2.type;
+if("gitlab" !== data21){
+const err51 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema100.properties.receivers.items.oneOf[3].properties.type,data:data21};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data2.name !== undefined){
+let data22 = data2.name;
+if(typeof data22 === "string"){
+if(func1(data22) < 1){
+const err52 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.name,data:data22};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.name,data:data22};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data2.apiUrl !== undefined){
+let data23 = data2.apiUrl;
+if(typeof data23 === "string"){
+if(!pattern16.test(data23)){
+const err54 = {instancePath:instancePath+"/receivers/" + i0+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data23};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/receivers/" + i0+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data23};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data2.project !== undefined){
+let data24 = data2.project;
+if(typeof data24 === "string"){
+if(func1(data24) < 1){
+const err56 = {instancePath:instancePath+"/receivers/" + i0+"/project",schemaPath:"#/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.project,data:data24};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/receivers/" + i0+"/project",schemaPath:"#/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.project,data:data24};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data2.tokenEnv !== undefined){
+let data25 = data2.tokenEnv;
+if(typeof data25 === "string"){
+if(!pattern15.test(data25)){
+const err58 = {instancePath:instancePath+"/receivers/" + i0+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data25};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/receivers/" + i0+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data25};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data2.context !== undefined){
+let data26 = data2.context;
+if(typeof data26 === "string"){
+if(func1(data26) < 1){
+const err60 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.context,data:data26};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.context,data:data26};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs65 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 3];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 3;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+}
+if(!valid4){
+const err62 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema100.properties.receivers.items.oneOf,parentSchema:schema100.properties.receivers.items,data:data2};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.type === undefined){
+const err63 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.required,parentSchema:schema100.properties.receivers.items,data:data2};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(props0 !== true){
+props0 = props0 || {};
+props0.type = true;
+}
+if(data2.type !== undefined){
+let data27 = data2.type;
+if(!((((data27 === "webhook") || (data27 === "slack")) || (data27 === "github")) || (data27 === "gitlab"))){
+const err64 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema100.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.receivers.items.properties.type.enum,parentSchema:schema100.properties.receivers.items.properties.type,data:data27};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.receivers.items.type,parentSchema:schema100.properties.receivers.items,data:data2};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/receivers",schemaPath:"#/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.receivers.type,parentSchema:schema100.properties.receivers,data:data1};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data.delivery !== undefined){
+let data28 = data.delivery;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+for(const key5 in data28){
+if(!(((((key5 === "attempts") || (key5 === "baseDelayMs")) || (key5 === "maxDelayMs")) || (key5 === "timeoutMs")) || (key5 === "queueLimit"))){
+const err67 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.delivery,data:data28};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data28.attempts !== undefined){
+let data29 = data28.attempts;
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err68 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.attempts.type,parentSchema:schema100.properties.delivery.properties.attempts,data:data29};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 20 || isNaN(data29)){
+const err69 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema100.properties.delivery.properties.attempts,data:data29};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+if(data29 < 1 || isNaN(data29)){
+const err70 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.attempts,data:data29};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+if(data28.baseDelayMs !== undefined){
+let data30 = data28.baseDelayMs;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err71 = {instancePath:instancePath+"/delivery/baseDelayMs",schemaPath:"#/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.baseDelayMs.type,parentSchema:schema100.properties.delivery.properties.baseDelayMs,data:data30};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 1 || isNaN(data30)){
+const err72 = {instancePath:instancePath+"/delivery/baseDelayMs",schemaPath:"#/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.baseDelayMs,data:data30};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+}
+if(data28.maxDelayMs !== undefined){
+let data31 = data28.maxDelayMs;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err73 = {instancePath:instancePath+"/delivery/maxDelayMs",schemaPath:"#/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.maxDelayMs.type,parentSchema:schema100.properties.delivery.properties.maxDelayMs,data:data31};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
+const err74 = {instancePath:instancePath+"/delivery/maxDelayMs",schemaPath:"#/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.maxDelayMs,data:data31};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+if(data28.timeoutMs !== undefined){
+let data32 = data28.timeoutMs;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err75 = {instancePath:instancePath+"/delivery/timeoutMs",schemaPath:"#/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.timeoutMs.type,parentSchema:schema100.properties.delivery.properties.timeoutMs,data:data32};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 100 || isNaN(data32)){
+const err76 = {instancePath:instancePath+"/delivery/timeoutMs",schemaPath:"#/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema100.properties.delivery.properties.timeoutMs,data:data32};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+if(data28.queueLimit !== undefined){
+let data33 = data28.queueLimit;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err77 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.queueLimit.type,parentSchema:schema100.properties.delivery.properties.queueLimit,data:data33};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 10000 || isNaN(data33)){
+const err78 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema100.properties.delivery.properties.queueLimit,data:data33};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+if(data33 < 1 || isNaN(data33)){
+const err79 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.queueLimit,data:data33};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.delivery.type,parentSchema:schema100.properties.delivery,data:data28};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema113 = {"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate43.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs0 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs1 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.backend === undefined){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema113.oneOf[0].required,parentSchema:schema113.oneOf[0],data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "backend") || (key0 === "path")) || (key0 === "lockStaleAfter"))){
+const err1 = {instancePath,schemaPath:"#/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema113.oneOf[0],data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.backend !== undefined){
+let data0 = data.backend;
+if("sqlite" !== data0){
+const err2 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema113.oneOf[0].properties.backend,data:data0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+let data1 = data.path;
+if(typeof data1 !== "string"){
+const err3 = {instancePath:instancePath+"/path",schemaPath:"#/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.oneOf[0].properties.path.type,parentSchema:schema113.oneOf[0].properties.path,data:data1};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.lockStaleAfter !== undefined){
+let data2 = data.lockStaleAfter;
+if(typeof data2 === "string"){
+if(!pattern44.test(data2)){
+const err4 = {instancePath:instancePath+"/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data2};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/lockStaleAfter",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data2};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.oneOf[0].type,parentSchema:schema113.oneOf[0],data};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+var _valid0 = _errs1 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+var props0 = true;
+}
+const _errs11 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.backend === undefined){
+const err7 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema113.oneOf[1].required,parentSchema:schema113.oneOf[1],data};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data){
+if(!((key1 === "backend") || (key1 === "path"))){
+const err8 = {instancePath,schemaPath:"#/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema113.oneOf[1],data};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.backend !== undefined){
+let data3 = data.backend;
+if("file" !== data3){
+const err9 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema113.oneOf[1].properties.backend,data:data3};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+let data4 = data.path;
+if(typeof data4 !== "string"){
+const err10 = {instancePath:instancePath+"/path",schemaPath:"#/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.oneOf[1].properties.path.type,parentSchema:schema113.oneOf[1].properties.path,data:data4};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.oneOf[1].type,parentSchema:schema113.oneOf[1],data};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid0 = _errs11 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs17 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.backend === undefined){
+const err12 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema113.oneOf[2].required,parentSchema:schema113.oneOf[2],data};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.urlEnv === undefined){
+const err13 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema113.oneOf[2].required,parentSchema:schema113.oneOf[2],data};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+for(const key2 in data){
+if(!(((key2 === "backend") || (key2 === "urlEnv")) || (key2 === "schema"))){
+const err14 = {instancePath,schemaPath:"#/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema113.oneOf[2],data};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.backend !== undefined){
+let data5 = data.backend;
+if("postgres" !== data5){
+const err15 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema113.oneOf[2].properties.backend,data:data5};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.urlEnv !== undefined){
+let data6 = data.urlEnv;
+if(typeof data6 === "string"){
+if(!pattern15.test(data6)){
+const err16 = {instancePath:instancePath+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data6};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data6};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.schema !== undefined){
+let data7 = data.schema;
+if(typeof data7 === "string"){
+if(!pattern60.test(data7)){
+const err18 = {instancePath:instancePath+"/schema",schemaPath:"#/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema113.oneOf[2].properties.schema,data:data7};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/schema",schemaPath:"#/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.oneOf[2].properties.schema.type,parentSchema:schema113.oneOf[2].properties.schema,data:data7};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.oneOf[2].type,parentSchema:schema113.oneOf[2],data};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid0 = _errs17 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+if(!valid0){
+const err21 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema113.oneOf,parentSchema:schema113,data};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs0;
+if(vErrors !== null){
+if(_errs0){
+vErrors.length = _errs0;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate43.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate43.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate36.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(func7.call(schema75.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.targets !== undefined){
+if(!(validate37(data.targets, {instancePath:instancePath+"/targets",parentData:data,parentDataProperty:"targets",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+errors = vErrors.length;
+}
+}
+if(data.values !== undefined){
+let data1 = data.values;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+for(const key1 in data1){
+const _errs6 = errors;
+if(typeof key1 === "string"){
+if(!pattern43.test(key1)){
+const err1 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_.-]*$",parentSchema:schema94.propertyNames,data:key1,propertyName:key1};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var valid2 = _errs6 === errors;
+if(!valid2){
+const err2 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid",schema:schema94.propertyNames,parentSchema:schema94,data:data1};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+for(const key2 in data1){
+let data2 = data1[key2];
+if(((typeof data2 !== "string") && (!((typeof data2 == "number") && (isFinite(data2))))) && (typeof data2 !== "boolean")){
+const err3 = {instancePath:instancePath+"/values/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/values/additionalProperties/type",keyword:"type",params:{type: schema94.additionalProperties.type},message:"must be string,number,boolean",schema:schema94.additionalProperties.type,parentSchema:schema94.additionalProperties,data:data2};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data:data1};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.selector !== undefined){
+let data3 = data.selector;
+if(typeof data3 === "string"){
+if(func1(data3) < 1){
+const err5 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema95,data:data3};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema95.type,parentSchema:schema95,data:data3};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.schedule !== undefined){
+if(!(validate39(data.schedule, {instancePath:instancePath+"/schedule",parentData:data,parentDataProperty:"schedule",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+errors = vErrors.length;
+}
+}
+if(data.secrets !== undefined){
+let data5 = data.secrets;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key3 in data5){
+if(!(((key3 === "fileRoot") || (key3 === "env")) || (key3 === "envPrefix"))){
+const err7 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data:data5};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data5.fileRoot !== undefined){
+let data6 = data5.fileRoot;
+if(typeof data6 !== "string"){
+const err8 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.fileRoot.type,parentSchema:schema99.properties.fileRoot,data:data6};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data5.env !== undefined){
+let data7 = data5.env;
+if(Array.isArray(data7)){
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
+if(typeof data8 === "string"){
+if(!pattern15.test(data8)){
+const err9 = {instancePath:instancePath+"/secrets/env/" + i0,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.env.items,data:data8};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/secrets/env/" + i0,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.env.items.type,parentSchema:schema99.properties.env.items,data:data8};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+let i1 = data7.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data7[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err11 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema99.properties.env,data:data7};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema99.properties.env.type,parentSchema:schema99.properties.env,data:data7};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data5.envPrefix !== undefined){
+let data9 = data5.envPrefix;
+if(typeof data9 === "string"){
+if(!pattern15.test(data9)){
+const err13 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.envPrefix,data:data9};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.envPrefix.type,parentSchema:schema99.properties.envPrefix,data:data9};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data:data5};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.notifications !== undefined){
+if(!(validate41(data.notifications, {instancePath:instancePath+"/notifications",parentData:data,parentDataProperty:"notifications",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+}
+if(data.orphans !== undefined){
+let data11 = data.orphans;
+if(!((data11 === "report") || (data11 === "deactivate"))){
+const err16 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema112.enum},message:"must be equal to one of the allowed values",schema:schema112.enum,parentSchema:schema112,data:data11};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.state !== undefined){
+if(!(validate43(data.state, {instancePath:instancePath+"/state",parentData:data,parentDataProperty:"state",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
+}
+}
+if(data.patches !== undefined){
+let data13 = data.patches;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i2=0; i2<len1; i2++){
+let data14 = data13[i2];
+const _errs35 = errors;
+let valid14 = false;
+let passing0 = null;
+const _errs36 = errors;
+if(typeof data14 === "string"){
+if(func1(data14) < 1){
+const err17 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema116.oneOf[0],data:data14};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.oneOf[0].type,parentSchema:schema116.oneOf[0],data:data14};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid0 = _errs36 === errors;
+if(_valid0){
+valid14 = true;
+passing0 = 0;
+}
+const _errs38 = errors;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.kind === undefined){
+const err19 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema116.oneOf[1].required,parentSchema:schema116.oneOf[1],data:data14};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data14.metadata === undefined){
+const err20 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema116.oneOf[1].required,parentSchema:schema116.oneOf[1],data:data14};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data14.kind !== undefined){
+let data15 = data14.kind;
+if(typeof data15 === "string"){
+if(func1(data15) < 1){
+const err21 = {instancePath:instancePath+"/patches/" + i2+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema116.oneOf[1].properties.kind,data:data15};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/patches/" + i2+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.oneOf[1].properties.kind.type,parentSchema:schema116.oneOf[1].properties.kind,data:data15};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data14.metadata !== undefined){
+let data16 = data14.metadata;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.name === undefined){
+const err23 = {instancePath:instancePath+"/patches/" + i2+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema116.oneOf[1].properties.metadata.required,parentSchema:schema116.oneOf[1].properties.metadata,data:data16};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data16.name !== undefined){
+let data17 = data16.name;
+if(typeof data17 === "string"){
+if(func1(data17) < 1){
+const err24 = {instancePath:instancePath+"/patches/" + i2+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema116.oneOf[1].properties.metadata.properties.name,data:data17};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/patches/" + i2+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.oneOf[1].properties.metadata.properties.name.type,parentSchema:schema116.oneOf[1].properties.metadata.properties.name,data:data17};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/patches/" + i2+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.oneOf[1].properties.metadata.type,parentSchema:schema116.oneOf[1].properties.metadata,data:data16};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data14.$patch !== undefined){
+let data18 = data14.$patch;
+if(!((data18 === "merge") || (data18 === "delete"))){
+const err27 = {instancePath:instancePath+"/patches/" + i2+"/$patch",schemaPath:"#/$defs/patch/oneOf/1/properties/%24patch/enum",keyword:"enum",params:{allowedValues: schema116.oneOf[1].properties.$patch.enum},message:"must be equal to one of the allowed values",schema:schema116.oneOf[1].properties.$patch.enum,parentSchema:schema116.oneOf[1].properties.$patch,data:data18};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.oneOf[1].type,parentSchema:schema116.oneOf[1],data:data14};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid0 = _errs38 === errors;
+if(_valid0 && valid14){
+valid14 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid14 = true;
+passing0 = 1;
+var props1 = {};
+props1.kind = true;
+props1.metadata = true;
+props1.$patch = true;
+}
+}
+if(!valid14){
+const err29 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema116.oneOf,parentSchema:schema116,data:data14};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs35;
+if(vErrors !== null){
+if(_errs35){
+vErrors.length = _errs35;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/patches",schemaPath:"#/properties/patches/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema75.properties.patches.type,parentSchema:schema75.properties.patches,data:data13};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/gatesync-config.schema.json" */;
@@ -3030,9 +6154,12 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
+const _errs1 = errors;
+let valid0 = false;
+const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema56.required,parentSchema:schema56,data};
+if(data.targets === undefined){
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema56.anyOf[0].required,parentSchema:schema56.anyOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3041,8 +6168,13 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema56.required,parentSchema:schema56,data};
+}
+var _valid0 = _errs2 === errors;
+valid0 = valid0 || _valid0;
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.environments === undefined){
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "environments"},message:"must have required property '"+"environments"+"'",schema:schema56.anyOf[1].required,parentSchema:schema56.anyOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3051,8 +6183,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data.source === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema56.required,parentSchema:schema56,data};
+}
+var _valid0 = _errs3 === errors;
+valid0 = valid0 || _valid0;
+if(!valid0){
+const err2 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema56.anyOf,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3061,8 +6196,20 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data.targets === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema56.required,parentSchema:schema56,data};
+else {
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.apiVersion === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema56.required,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3071,9 +6218,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func7.call(schema56.properties, key0))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data};
+if(data.kind === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema56.required,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3082,11 +6228,8 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-if(data.apiVersion !== undefined){
-let data0 = data.apiVersion;
-if("gatesync.dev/v1" !== data0){
-const err5 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/properties/apiVersion/const",keyword:"const",params:{allowedValue: "gatesync.dev/v1"},message:"must be equal to constant",schema:"gatesync.dev/v1",parentSchema:schema56.properties.apiVersion,data:data0};
+if(data.source === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema56.required,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3095,11 +6238,9 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-if(data.kind !== undefined){
-let data1 = data.kind;
-if("GatesyncConfig" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "GatesyncConfig"},message:"must be equal to constant",schema:"GatesyncConfig",parentSchema:schema56.properties.kind,data:data1};
+for(const key0 in data){
+if(!(func7.call(schema56.properties, key0))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3109,15 +6250,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.source !== undefined){
-let data2 = data.source;
-const _errs5 = errors;
-let valid1 = false;
-let passing0 = null;
-const _errs6 = errors;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.directory === undefined){
-const err7 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/0/required",keyword:"required",params:{missingProperty: "directory"},message:"must have required property '"+"directory"+"'",schema:schema56.properties.source.oneOf[0].required,parentSchema:schema56.properties.source.oneOf[0],data:data2};
+if(data.apiVersion !== undefined){
+let data0 = data.apiVersion;
+if("gatesync.dev/v1" !== data0){
+const err7 = {instancePath:instancePath+"/apiVersion",schemaPath:"#/properties/apiVersion/const",keyword:"const",params:{allowedValue: "gatesync.dev/v1"},message:"must be equal to constant",schema:"gatesync.dev/v1",parentSchema:schema56.properties.apiVersion,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3126,9 +6262,11 @@ vErrors.push(err7);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!((key1 === "directory") || (key1 === "watch"))){
-const err8 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.source.oneOf[0],data:data2};
+}
+if(data.kind !== undefined){
+let data1 = data.kind;
+if("GatesyncConfig" !== data1){
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "GatesyncConfig"},message:"must be equal to constant",schema:"GatesyncConfig",parentSchema:schema56.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3138,11 +6276,15 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data2.directory !== undefined){
-let data3 = data2.directory;
-if(typeof data3 === "string"){
-if(func1(data3) < 1){
-const err9 = {instancePath:instancePath+"/source/directory",schemaPath:"#/properties/source/oneOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[0].properties.directory,data:data3};
+if(data.source !== undefined){
+let data2 = data.source;
+const _errs9 = errors;
+let valid2 = false;
+let passing0 = null;
+const _errs10 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.directory === undefined){
+const err9 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/0/required",keyword:"required",params:{missingProperty: "directory"},message:"must have required property '"+"directory"+"'",schema:schema56.properties.source.oneOf[0].required,parentSchema:schema56.properties.source.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3151,9 +6293,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/source/directory",schemaPath:"#/properties/source/oneOf/0/properties/directory/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[0].properties.directory.type,parentSchema:schema56.properties.source.oneOf[0].properties.directory,data:data3};
+for(const key1 in data2){
+if(!((key1 === "directory") || (key1 === "watch"))){
+const err10 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.source.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3163,10 +6305,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data2.watch !== undefined){
-let data4 = data2.watch;
-if(typeof data4 !== "boolean"){
-const err11 = {instancePath:instancePath+"/source/watch",schemaPath:"#/properties/source/oneOf/0/properties/watch/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.source.oneOf[0].properties.watch.type,parentSchema:schema56.properties.source.oneOf[0].properties.watch,data:data4};
+if(data2.directory !== undefined){
+let data3 = data2.directory;
+if(typeof data3 === "string"){
+if(func1(data3) < 1){
+const err11 = {instancePath:instancePath+"/source/directory",schemaPath:"#/properties/source/oneOf/0/properties/directory/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[0].properties.directory,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3176,9 +6319,8 @@ vErrors.push(err11);
 errors++;
 }
 }
-}
 else {
-const err12 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[0].type,parentSchema:schema56.properties.source.oneOf[0],data:data2};
+const err12 = {instancePath:instancePath+"/source/directory",schemaPath:"#/properties/source/oneOf/0/properties/directory/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[0].properties.directory.type,parentSchema:schema56.properties.source.oneOf[0].properties.directory,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3187,16 +6329,11 @@ vErrors.push(err12);
 }
 errors++;
 }
-var _valid0 = _errs6 === errors;
-if(_valid0){
-valid1 = true;
-passing0 = 0;
-var props0 = true;
 }
-const _errs13 = errors;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.git === undefined){
-const err13 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/required",keyword:"required",params:{missingProperty: "git"},message:"must have required property '"+"git"+"'",schema:schema56.properties.source.oneOf[1].required,parentSchema:schema56.properties.source.oneOf[1],data:data2};
+if(data2.watch !== undefined){
+let data4 = data2.watch;
+if(typeof data4 !== "boolean"){
+const err13 = {instancePath:instancePath+"/source/watch",schemaPath:"#/properties/source/oneOf/0/properties/watch/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.source.oneOf[0].properties.watch.type,parentSchema:schema56.properties.source.oneOf[0].properties.watch,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3205,9 +6342,10 @@ vErrors.push(err13);
 }
 errors++;
 }
-for(const key2 in data2){
-if(!(key2 === "git")){
-const err14 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.source.oneOf[1],data:data2};
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[0].type,parentSchema:schema56.properties.source.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3216,12 +6354,16 @@ vErrors.push(err14);
 }
 errors++;
 }
+var _valid1 = _errs10 === errors;
+if(_valid1){
+valid2 = true;
+passing0 = 0;
+var props0 = true;
 }
-if(data2.git !== undefined){
-let data5 = data2.git;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.url === undefined){
-const err15 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.source.oneOf[1].properties.git.required,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
+const _errs17 = errors;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.git === undefined){
+const err15 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/required",keyword:"required",params:{missingProperty: "git"},message:"must have required property '"+"git"+"'",schema:schema56.properties.source.oneOf[1].required,parentSchema:schema56.properties.source.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3230,9 +6372,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-for(const key3 in data5){
-if(!((((((((key3 === "url") || (key3 === "branch")) || (key3 === "tag")) || (key3 === "commit")) || (key3 === "subdirectory")) || (key3 === "cacheDir")) || (key3 === "tokenEnv")) || (key3 === "sshKeyFile"))){
-const err16 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
+for(const key2 in data2){
+if(!(key2 === "git")){
+const err16 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.source.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3242,11 +6384,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data5.url !== undefined){
-let data6 = data5.url;
-if(typeof data6 === "string"){
-if(func1(data6) < 1){
-const err17 = {instancePath:instancePath+"/source/git/url",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.url,data:data6};
+if(data2.git !== undefined){
+let data5 = data2.git;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.url === undefined){
+const err17 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.source.oneOf[1].properties.git.required,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3255,9 +6397,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/source/git/url",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.url.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.url,data:data6};
+for(const key3 in data5){
+if(!((((((((key3 === "url") || (key3 === "branch")) || (key3 === "tag")) || (key3 === "commit")) || (key3 === "subdirectory")) || (key3 === "cacheDir")) || (key3 === "tokenEnv")) || (key3 === "sshKeyFile"))){
+const err18 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3267,11 +6409,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data5.branch !== undefined){
-let data7 = data5.branch;
-if(typeof data7 === "string"){
-if(func1(data7) < 1){
-const err19 = {instancePath:instancePath+"/source/git/branch",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.branch,data:data7};
+if(data5.url !== undefined){
+let data6 = data5.url;
+if(typeof data6 === "string"){
+if(func1(data6) < 1){
+const err19 = {instancePath:instancePath+"/source/git/url",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.url,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3282,7 +6424,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/source/git/branch",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.branch.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.branch,data:data7};
+const err20 = {instancePath:instancePath+"/source/git/url",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.url.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.url,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3292,11 +6434,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data5.tag !== undefined){
-let data8 = data5.tag;
-if(typeof data8 === "string"){
-if(func1(data8) < 1){
-const err21 = {instancePath:instancePath+"/source/git/tag",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/tag/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.tag,data:data8};
+if(data5.branch !== undefined){
+let data7 = data5.branch;
+if(typeof data7 === "string"){
+if(func1(data7) < 1){
+const err21 = {instancePath:instancePath+"/source/git/branch",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/branch/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.branch,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3307,7 +6449,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/source/git/tag",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/tag/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.tag.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.tag,data:data8};
+const err22 = {instancePath:instancePath+"/source/git/branch",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/branch/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.branch.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.branch,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3317,11 +6459,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data5.commit !== undefined){
-let data9 = data5.commit;
-if(typeof data9 === "string"){
-if(!pattern14.test(data9)){
-const err23 = {instancePath:instancePath+"/source/git/commit",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/commit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.commit,data:data9};
+if(data5.tag !== undefined){
+let data8 = data5.tag;
+if(typeof data8 === "string"){
+if(func1(data8) < 1){
+const err23 = {instancePath:instancePath+"/source/git/tag",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/tag/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.tag,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3332,7 +6474,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/source/git/commit",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.commit.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.commit,data:data9};
+const err24 = {instancePath:instancePath+"/source/git/tag",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/tag/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.tag.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.tag,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3342,10 +6484,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data5.subdirectory !== undefined){
-let data10 = data5.subdirectory;
-if(typeof data10 !== "string"){
-const err25 = {instancePath:instancePath+"/source/git/subdirectory",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/subdirectory/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.subdirectory.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.subdirectory,data:data10};
+if(data5.commit !== undefined){
+let data9 = data5.commit;
+if(typeof data9 === "string"){
+if(!pattern14.test(data9)){
+const err25 = {instancePath:instancePath+"/source/git/commit",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/commit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.commit,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3355,10 +6498,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data5.cacheDir !== undefined){
-let data11 = data5.cacheDir;
-if(typeof data11 !== "string"){
-const err26 = {instancePath:instancePath+"/source/git/cacheDir",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/cacheDir/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.cacheDir.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.cacheDir,data:data11};
+else {
+const err26 = {instancePath:instancePath+"/source/git/commit",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.commit.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.commit,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3368,11 +6509,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data5.tokenEnv !== undefined){
-let data12 = data5.tokenEnv;
-if(typeof data12 === "string"){
-if(!pattern15.test(data12)){
-const err27 = {instancePath:instancePath+"/source/git/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data12};
+if(data5.subdirectory !== undefined){
+let data10 = data5.subdirectory;
+if(typeof data10 !== "string"){
+const err27 = {instancePath:instancePath+"/source/git/subdirectory",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/subdirectory/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.subdirectory.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.subdirectory,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3382,8 +6522,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/source/git/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data12};
+if(data5.cacheDir !== undefined){
+let data11 = data5.cacheDir;
+if(typeof data11 !== "string"){
+const err28 = {instancePath:instancePath+"/source/git/cacheDir",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/cacheDir/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.cacheDir.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.cacheDir,data:data11};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3393,10 +6535,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data5.sshKeyFile !== undefined){
-let data13 = data5.sshKeyFile;
-if(typeof data13 !== "string"){
-const err29 = {instancePath:instancePath+"/source/git/sshKeyFile",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/sshKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.sshKeyFile.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.sshKeyFile,data:data13};
+if(data5.tokenEnv !== undefined){
+let data12 = data5.tokenEnv;
+if(typeof data12 === "string"){
+if(!pattern15.test(data12)){
+const err29 = {instancePath:instancePath+"/source/git/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3406,9 +6549,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
 else {
-const err30 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].properties.git.type,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
+const err30 = {instancePath:instancePath+"/source/git/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data12};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3418,9 +6560,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].type,parentSchema:schema56.properties.source.oneOf[1],data:data2};
+if(data5.sshKeyFile !== undefined){
+let data13 = data5.sshKeyFile;
+if(typeof data13 !== "string"){
+const err31 = {instancePath:instancePath+"/source/git/sshKeyFile",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/sshKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.sshKeyFile.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.sshKeyFile,data:data13};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3429,22 +6572,10 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid0 = _errs13 === errors;
-if(_valid0 && valid1){
-valid1 = false;
-passing0 = [passing0, 1];
+}
 }
 else {
-if(_valid0){
-valid1 = true;
-passing0 = 1;
-if(props0 !== true){
-props0 = true;
-}
-}
-}
-if(!valid1){
-const err32 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema56.properties.source.oneOf,parentSchema:schema56.properties.source,data:data2};
+const err32 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].properties.git.type,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -3453,11 +6584,47 @@ vErrors.push(err32);
 }
 errors++;
 }
+}
+}
 else {
-errors = _errs5;
+const err33 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].type,parentSchema:schema56.properties.source.oneOf[1],data:data2};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid1 = _errs17 === errors;
+if(_valid1 && valid2){
+valid2 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid1){
+valid2 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid2){
+const err34 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema56.properties.source.oneOf,parentSchema:schema56.properties.source,data:data2};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs9;
 if(vErrors !== null){
-if(_errs5){
-vErrors.length = _errs5;
+if(_errs9){
+vErrors.length = _errs9;
 }
 else {
 vErrors = null;
@@ -3470,31 +6637,7 @@ let data14 = data.targets;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key4 in data14){
 if(!((((key4 === "gateway") || (key4 === "dashboard")) || (key4 === "portal")) || (key4 === "llm"))){
-const err33 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets,data:data14};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data14.gateway !== undefined){
-let data15 = data14.gateway;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.url === undefined){
-const err34 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(data15.credentialEnv === undefined){
-const err35 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
+const err35 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets,data:data14};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -3503,9 +6646,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-for(const key5 in data15){
-if(!(((((key5 === "url") || (key5 === "credentialEnv")) || (key5 === "authScheme")) || (key5 === "batch")) || (key5 === "rateLimit"))){
-const err36 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
+}
+if(data14.gateway !== undefined){
+let data15 = data14.gateway;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.url === undefined){
+const err36 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -3514,12 +6660,8 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data15.url !== undefined){
-let data16 = data15.url;
-if(typeof data16 === "string"){
-if(!pattern16.test(data16)){
-const err37 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data16};
+if(data15.credentialEnv === undefined){
+const err37 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -3528,9 +6670,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-else {
-const err38 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data16};
+for(const key5 in data15){
+if(!(((((key5 === "url") || (key5 === "credentialEnv")) || (key5 === "authScheme")) || (key5 === "batch")) || (key5 === "rateLimit"))){
+const err38 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -3540,11 +6682,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data15.credentialEnv !== undefined){
-let data17 = data15.credentialEnv;
-if(typeof data17 === "string"){
-if(!pattern15.test(data17)){
-const err39 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data17};
+if(data15.url !== undefined){
+let data16 = data15.url;
+if(typeof data16 === "string"){
+if(!pattern16.test(data16)){
+const err39 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data16};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -3555,7 +6697,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data17};
+const err40 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data16};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -3565,11 +6707,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data15.authScheme !== undefined){
-let data18 = data15.authScheme;
-if(typeof data18 === "string"){
-if(!pattern18.test(data18)){
-const err41 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data18};
+if(data15.credentialEnv !== undefined){
+let data17 = data15.credentialEnv;
+if(typeof data17 === "string"){
+if(!pattern15.test(data17)){
+const err41 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -3580,7 +6722,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data18};
+const err42 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data17};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -3590,11 +6732,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data15.batch !== undefined){
-let data19 = data15.batch;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.listenPath === undefined){
-const err43 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+if(data15.authScheme !== undefined){
+let data18 = data15.authScheme;
+if(typeof data18 === "string"){
+if(!pattern18.test(data18)){
+const err43 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data18};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3603,8 +6745,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data19.keyEnv === undefined){
-const err44 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "keyEnv"},message:"must have required property '"+"keyEnv"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+}
+else {
+const err44 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data18};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -3613,9 +6756,12 @@ vErrors.push(err44);
 }
 errors++;
 }
-for(const key6 in data19){
-if(!(((key6 === "listenPath") || (key6 === "keyEnv")) || (key6 === "maxSize"))){
-const err45 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+}
+if(data15.batch !== undefined){
+let data19 = data15.batch;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.listenPath === undefined){
+const err45 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -3624,12 +6770,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-if(data19.listenPath !== undefined){
-let data20 = data19.listenPath;
-if(typeof data20 === "string"){
-if(func1(data20) < 1){
-const err46 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
+if(data19.keyEnv === undefined){
+const err46 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "keyEnv"},message:"must have required property '"+"keyEnv"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -3638,9 +6780,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-else {
-const err47 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
+for(const key6 in data19){
+if(!(((key6 === "listenPath") || (key6 === "keyEnv")) || (key6 === "maxSize"))){
+const err47 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -3650,11 +6792,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data19.keyEnv !== undefined){
-let data21 = data19.keyEnv;
-if(typeof data21 === "string"){
-if(!pattern15.test(data21)){
-const err48 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data21};
+if(data19.listenPath !== undefined){
+let data20 = data19.listenPath;
+if(typeof data20 === "string"){
+if(func1(data20) < 1){
+const err48 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -3665,7 +6807,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data21};
+const err49 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -3675,10 +6817,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data19.maxSize !== undefined){
-let data22 = data19.maxSize;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err50 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
+if(data19.keyEnv !== undefined){
+let data21 = data19.keyEnv;
+if(typeof data21 === "string"){
+if(!pattern15.test(data21)){
+const err50 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data21};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -3687,9 +6830,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 1000 || isNaN(data22)){
-const err51 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
+}
+else {
+const err51 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -3698,8 +6841,11 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data22 < 1 || isNaN(data22)){
-const err52 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
+}
+if(data19.maxSize !== undefined){
+let data22 = data19.maxSize;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err52 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -3708,11 +6854,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err53 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.properties.batch.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 1000 || isNaN(data22)){
+const err53 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3721,13 +6865,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data15.rateLimit !== undefined){
-let data23 = data15.rateLimit;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-for(const key7 in data23){
-if(!((key7 === "concurrency") || (key7 === "requestsPerSecond"))){
-const err54 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data23};
+if(data22 < 1 || isNaN(data22)){
+const err54 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data22};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3737,10 +6876,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data23.concurrency !== undefined){
-let data24 = data23.concurrency;
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err55 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data24};
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.properties.batch.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3749,9 +6888,13 @@ vErrors.push(err55);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
-const err56 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data24};
+}
+if(data15.rateLimit !== undefined){
+let data23 = data15.rateLimit;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key7 in data23){
+if(!((key7 === "concurrency") || (key7 === "requestsPerSecond"))){
+const err56 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data23};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3761,12 +6904,10 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
-if(data23.requestsPerSecond !== undefined){
-let data25 = data23.requestsPerSecond;
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 <= 0 || isNaN(data25)){
-const err57 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data25};
+if(data23.concurrency !== undefined){
+let data24 = data23.concurrency;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err57 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data24};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3775,9 +6916,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-else {
-const err58 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data25};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
+const err58 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data24};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -3788,8 +6929,11 @@ errors++;
 }
 }
 }
-else {
-const err59 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data23};
+if(data23.requestsPerSecond !== undefined){
+let data25 = data23.requestsPerSecond;
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 <= 0 || isNaN(data25)){
+const err59 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data25};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -3799,9 +6943,8 @@ vErrors.push(err59);
 errors++;
 }
 }
-}
 else {
-const err60 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.type,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
+const err60 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data25};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -3811,11 +6954,9 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data14.dashboard !== undefined){
-let data26 = data14.dashboard;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.url === undefined){
-const err61 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
+}
+else {
+const err61 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data23};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -3824,8 +6965,10 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data26.tokenEnv === undefined){
-const err62 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.type,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -3834,9 +6977,12 @@ vErrors.push(err62);
 }
 errors++;
 }
-for(const key8 in data26){
-if(!((((key8 === "url") || (key8 === "tokenEnv")) || (key8 === "authScheme")) || (key8 === "rateLimit"))){
-const err63 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
+}
+if(data14.dashboard !== undefined){
+let data26 = data14.dashboard;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.url === undefined){
+const err63 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -3845,12 +6991,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data26.url !== undefined){
-let data27 = data26.url;
-if(typeof data27 === "string"){
-if(!pattern16.test(data27)){
-const err64 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data27};
+if(data26.tokenEnv === undefined){
+const err64 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -3859,9 +7001,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data27};
+for(const key8 in data26){
+if(!((((key8 === "url") || (key8 === "tokenEnv")) || (key8 === "authScheme")) || (key8 === "rateLimit"))){
+const err65 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -3871,11 +7013,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data26.tokenEnv !== undefined){
-let data28 = data26.tokenEnv;
-if(typeof data28 === "string"){
-if(!pattern15.test(data28)){
-const err66 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data28};
+if(data26.url !== undefined){
+let data27 = data26.url;
+if(typeof data27 === "string"){
+if(!pattern16.test(data27)){
+const err66 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data27};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -3886,7 +7028,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data28};
+const err67 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data27};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -3896,11 +7038,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data26.authScheme !== undefined){
-let data29 = data26.authScheme;
-if(typeof data29 === "string"){
-if(!pattern18.test(data29)){
-const err68 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data29};
+if(data26.tokenEnv !== undefined){
+let data28 = data26.tokenEnv;
+if(typeof data28 === "string"){
+if(!pattern15.test(data28)){
+const err68 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data28};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -3911,7 +7053,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data29};
+const err69 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data28};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -3921,12 +7063,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data26.rateLimit !== undefined){
-let data30 = data26.rateLimit;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-for(const key9 in data30){
-if(!((key9 === "concurrency") || (key9 === "requestsPerSecond"))){
-const err70 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data30};
+if(data26.authScheme !== undefined){
+let data29 = data26.authScheme;
+if(typeof data29 === "string"){
+if(!pattern18.test(data29)){
+const err70 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data29};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -3936,10 +7077,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data30.concurrency !== undefined){
-let data31 = data30.concurrency;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err71 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data31};
+else {
+const err71 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data29};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -3948,9 +7087,13 @@ vErrors.push(err71);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 1 || isNaN(data31)){
-const err72 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data31};
+}
+if(data26.rateLimit !== undefined){
+let data30 = data26.rateLimit;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+for(const key9 in data30){
+if(!((key9 === "concurrency") || (key9 === "requestsPerSecond"))){
+const err72 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -3960,12 +7103,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-if(data30.requestsPerSecond !== undefined){
-let data32 = data30.requestsPerSecond;
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 <= 0 || isNaN(data32)){
-const err73 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data32};
+if(data30.concurrency !== undefined){
+let data31 = data30.concurrency;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err73 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data31};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -3974,9 +7115,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-else {
-const err74 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data32};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 1 || isNaN(data31)){
+const err74 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data31};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -3987,8 +7128,11 @@ errors++;
 }
 }
 }
-else {
-const err75 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data30};
+if(data30.requestsPerSecond !== undefined){
+let data32 = data30.requestsPerSecond;
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 <= 0 || isNaN(data32)){
+const err75 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data32};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -3998,9 +7142,8 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
 else {
-const err76 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.dashboard.type,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
+const err76 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data32};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -4010,11 +7153,9 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data14.portal !== undefined){
-let data33 = data14.portal;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.url === undefined){
-const err77 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data33};
+}
+else {
+const err77 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data30};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -4023,8 +7164,10 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(data33.credentialEnv === undefined){
-const err78 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data33};
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.dashboard.type,parentSchema:schema56.properties.targets.properties.dashboard,data:data26};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -4033,9 +7176,12 @@ vErrors.push(err78);
 }
 errors++;
 }
-for(const key10 in data33){
-if(!(((((key10 === "url") || (key10 === "credentialEnv")) || (key10 === "authScheme")) || (key10 === "appTypeProviders")) || (key10 === "rateLimit"))){
-const err79 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.portal,data:data33};
+}
+if(data14.portal !== undefined){
+let data33 = data14.portal;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.url === undefined){
+const err79 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -4044,12 +7190,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-if(data33.url !== undefined){
-let data34 = data33.url;
-if(typeof data34 === "string"){
-if(!pattern16.test(data34)){
-const err80 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data34};
+if(data33.credentialEnv === undefined){
+const err80 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -4058,9 +7200,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-else {
-const err81 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data34};
+for(const key10 in data33){
+if(!(((((key10 === "url") || (key10 === "credentialEnv")) || (key10 === "authScheme")) || (key10 === "appTypeProviders")) || (key10 === "rateLimit"))){
+const err81 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -4070,11 +7212,11 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data33.credentialEnv !== undefined){
-let data35 = data33.credentialEnv;
-if(typeof data35 === "string"){
-if(!pattern15.test(data35)){
-const err82 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data35};
+if(data33.url !== undefined){
+let data34 = data33.url;
+if(typeof data34 === "string"){
+if(!pattern16.test(data34)){
+const err82 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data34};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -4085,7 +7227,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data35};
+const err83 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data34};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -4095,11 +7237,11 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data33.authScheme !== undefined){
-let data36 = data33.authScheme;
-if(typeof data36 === "string"){
-if(!pattern18.test(data36)){
-const err84 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data36};
+if(data33.credentialEnv !== undefined){
+let data35 = data33.credentialEnv;
+if(typeof data35 === "string"){
+if(!pattern15.test(data35)){
+const err84 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data35};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -4110,12 +7252,37 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data36};
+const err85 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data35};
 if(vErrors === null){
 vErrors = [err85];
 }
 else {
 vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data33.authScheme !== undefined){
+let data36 = data33.authScheme;
+if(typeof data36 === "string"){
+if(!pattern18.test(data36)){
+const err86 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data36};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data36};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
 }
 errors++;
 }
@@ -4127,12 +7294,12 @@ const len0 = data37.length;
 for(let i0=0; i0<len0; i0++){
 let data38 = data37[i0];
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err86 = {instancePath:instancePath+"/targets/portal/appTypeProviders/" + i0,schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items,data:data38};
+const err88 = {instancePath:instancePath+"/targets/portal/appTypeProviders/" + i0,schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items,data:data38};
 if(vErrors === null){
-vErrors = [err86];
+vErrors = [err88];
 }
 else {
-vErrors.push(err86);
+vErrors.push(err88);
 }
 errors++;
 }
@@ -4148,12 +7315,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err87 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data37};
+const err89 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data37};
 if(vErrors === null){
-vErrors = [err87];
+vErrors = [err89];
 }
 else {
-vErrors.push(err87);
+vErrors.push(err89);
 }
 errors++;
 break;
@@ -4163,12 +7330,12 @@ indices0[item0] = i1;
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data37};
+const err90 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data37};
 if(vErrors === null){
-vErrors = [err88];
+vErrors = [err90];
 }
 else {
-vErrors.push(err88);
+vErrors.push(err90);
 }
 errors++;
 }
@@ -4178,31 +7345,7 @@ let data39 = data33.rateLimit;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 for(const key11 in data39){
 if(!((key11 === "concurrency") || (key11 === "requestsPerSecond"))){
-const err89 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data39};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-}
-if(data39.concurrency !== undefined){
-let data40 = data39.concurrency;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err90 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data40};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 1 || isNaN(data40)){
-const err91 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data40};
+const err91 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data39};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -4212,12 +7355,10 @@ vErrors.push(err91);
 errors++;
 }
 }
-}
-if(data39.requestsPerSecond !== undefined){
-let data41 = data39.requestsPerSecond;
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 <= 0 || isNaN(data41)){
-const err92 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data41};
+if(data39.concurrency !== undefined){
+let data40 = data39.concurrency;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err92 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -4226,9 +7367,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-else {
-const err93 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data41};
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 1 || isNaN(data40)){
+const err93 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data40};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -4239,8 +7380,11 @@ errors++;
 }
 }
 }
-else {
-const err94 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data39};
+if(data39.requestsPerSecond !== undefined){
+let data41 = data39.requestsPerSecond;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 <= 0 || isNaN(data41)){
+const err94 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -4250,9 +7394,8 @@ vErrors.push(err94);
 errors++;
 }
 }
-}
 else {
-const err95 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.portal.type,parentSchema:schema56.properties.targets.properties.portal,data:data33};
+const err95 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data41};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -4262,11 +7405,9 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data14.llm !== undefined){
-let data42 = data14.llm;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-if(data42.url === undefined){
-const err96 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data42};
+}
+else {
+const err96 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data39};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -4275,8 +7416,10 @@ vErrors.push(err96);
 }
 errors++;
 }
-if(data42.credentialEnv === undefined){
-const err97 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data42};
+}
+}
+else {
+const err97 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.portal.type,parentSchema:schema56.properties.targets.properties.portal,data:data33};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -4285,9 +7428,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-for(const key12 in data42){
-if(!((((key12 === "url") || (key12 === "credentialEnv")) || (key12 === "authScheme")) || (key12 === "rateLimit"))){
-const err98 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.llm,data:data42};
+}
+if(data14.llm !== undefined){
+let data42 = data14.llm;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.url === undefined){
+const err98 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -4296,12 +7442,8 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-if(data42.url !== undefined){
-let data43 = data42.url;
-if(typeof data43 === "string"){
-if(!pattern16.test(data43)){
-const err99 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data43};
+if(data42.credentialEnv === undefined){
+const err99 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -4310,9 +7452,9 @@ vErrors.push(err99);
 }
 errors++;
 }
-}
-else {
-const err100 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data43};
+for(const key12 in data42){
+if(!((((key12 === "url") || (key12 === "credentialEnv")) || (key12 === "authScheme")) || (key12 === "rateLimit"))){
+const err100 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -4322,11 +7464,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data42.credentialEnv !== undefined){
-let data44 = data42.credentialEnv;
-if(typeof data44 === "string"){
-if(!pattern15.test(data44)){
-const err101 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data44};
+if(data42.url !== undefined){
+let data43 = data42.url;
+if(typeof data43 === "string"){
+if(!pattern16.test(data43)){
+const err101 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data43};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -4337,7 +7479,7 @@ errors++;
 }
 }
 else {
-const err102 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data44};
+const err102 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data43};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -4347,11 +7489,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data42.authScheme !== undefined){
-let data45 = data42.authScheme;
-if(typeof data45 === "string"){
-if(!pattern18.test(data45)){
-const err103 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data45};
+if(data42.credentialEnv !== undefined){
+let data44 = data42.credentialEnv;
+if(typeof data44 === "string"){
+if(!pattern15.test(data44)){
+const err103 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data44};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -4362,7 +7504,7 @@ errors++;
 }
 }
 else {
-const err104 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data45};
+const err104 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data44};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -4372,12 +7514,11 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data42.rateLimit !== undefined){
-let data46 = data42.rateLimit;
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-for(const key13 in data46){
-if(!((key13 === "concurrency") || (key13 === "requestsPerSecond"))){
-const err105 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data46};
+if(data42.authScheme !== undefined){
+let data45 = data42.authScheme;
+if(typeof data45 === "string"){
+if(!pattern18.test(data45)){
+const err105 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data45};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -4387,10 +7528,8 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data46.concurrency !== undefined){
-let data47 = data46.concurrency;
-if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err106 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data47};
+else {
+const err106 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data45};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -4399,9 +7538,13 @@ vErrors.push(err106);
 }
 errors++;
 }
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 1 || isNaN(data47)){
-const err107 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data47};
+}
+if(data42.rateLimit !== undefined){
+let data46 = data42.rateLimit;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+for(const key13 in data46){
+if(!((key13 === "concurrency") || (key13 === "requestsPerSecond"))){
+const err107 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data46};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -4411,12 +7554,10 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-if(data46.requestsPerSecond !== undefined){
-let data48 = data46.requestsPerSecond;
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 <= 0 || isNaN(data48)){
-const err108 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data48};
+if(data46.concurrency !== undefined){
+let data47 = data46.concurrency;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const err108 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data47};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -4425,9 +7566,9 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-else {
-const err109 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data48};
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 < 1 || isNaN(data47)){
+const err109 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data47};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -4438,8 +7579,11 @@ errors++;
 }
 }
 }
-else {
-const err110 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data46};
+if(data46.requestsPerSecond !== undefined){
+let data48 = data46.requestsPerSecond;
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 <= 0 || isNaN(data48)){
+const err110 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data48};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -4449,9 +7593,8 @@ vErrors.push(err110);
 errors++;
 }
 }
-}
 else {
-const err111 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.llm.type,parentSchema:schema56.properties.targets.properties.llm,data:data42};
+const err111 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data48};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -4463,7 +7606,7 @@ errors++;
 }
 }
 else {
-const err112 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.type,parentSchema:schema56.properties.targets,data:data14};
+const err112 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data46};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -4473,12 +7616,9 @@ vErrors.push(err112);
 errors++;
 }
 }
-if(data.retries !== undefined){
-let data49 = data.retries;
-if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
-for(const key14 in data49){
-if(!(((((key14 === "max") || (key14 === "baseDelayMs")) || (key14 === "maxDelayMs")) || (key14 === "timeoutMs")) || (key14 === "maxRetryAfterMs"))){
-const err113 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.retries,data:data49};
+}
+else {
+const err113 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.llm.type,parentSchema:schema56.properties.targets.properties.llm,data:data42};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -4488,10 +7628,9 @@ vErrors.push(err113);
 errors++;
 }
 }
-if(data49.max !== undefined){
-let data50 = data49.max;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err114 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.max.type,parentSchema:schema56.properties.retries.properties.max,data:data50};
+}
+else {
+const err114 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.type,parentSchema:schema56.properties.targets,data:data14};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -4500,9 +7639,12 @@ vErrors.push(err114);
 }
 errors++;
 }
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 > 20 || isNaN(data50)){
-const err115 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.retries.properties.max,data:data50};
+}
+if(data.environments !== undefined){
+let data49 = data.environments;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(Object.keys(data49).length < 1){
+const err115 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.environments,data:data49};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -4511,8 +7653,11 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(data50 < 0 || isNaN(data50)){
-const err116 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.max,data:data50};
+for(const key14 in data49){
+const _errs154 = errors;
+if(typeof key14 === "string"){
+if(!pattern29.test(key14)){
+const err116 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema56.properties.environments.propertyNames,data:key14,propertyName:key14};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -4522,11 +7667,9 @@ vErrors.push(err116);
 errors++;
 }
 }
-}
-if(data49.baseDelayMs !== undefined){
-let data51 = data49.baseDelayMs;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err117 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.baseDelayMs.type,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data51};
+var valid37 = _errs154 === errors;
+if(!valid37){
+const err117 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid",schema:schema56.properties.environments.propertyNames,parentSchema:schema56.properties.environments,data:data49};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -4535,9 +7678,16 @@ vErrors.push(err117);
 }
 errors++;
 }
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 < 1 || isNaN(data51)){
-const err118 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data51};
+}
+for(const key15 in data49){
+if(!(validate36(data49[key15], {instancePath:instancePath+"/environments/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data49,parentDataProperty:key15,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err118 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.environments.type,parentSchema:schema56.properties.environments,data:data49};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -4547,11 +7697,14 @@ vErrors.push(err118);
 errors++;
 }
 }
-}
-if(data49.maxDelayMs !== undefined){
-let data52 = data49.maxDelayMs;
-if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err119 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxDelayMs.type,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data52};
+if(data.values !== undefined){
+let data51 = data.values;
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+for(const key16 in data51){
+const _errs161 = errors;
+if(typeof key16 === "string"){
+if(!pattern43.test(key16)){
+const err119 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_.-]*$",parentSchema:schema94.propertyNames,data:key16,propertyName:key16};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -4560,9 +7713,10 @@ vErrors.push(err119);
 }
 errors++;
 }
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 < 1 || isNaN(data52)){
-const err120 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data52};
+}
+var valid40 = _errs161 === errors;
+if(!valid40){
+const err120 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid",schema:schema94.propertyNames,parentSchema:schema94,data:data51};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -4572,11 +7726,10 @@ vErrors.push(err120);
 errors++;
 }
 }
-}
-if(data49.timeoutMs !== undefined){
-let data53 = data49.timeoutMs;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err121 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.timeoutMs.type,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data53};
+for(const key17 in data51){
+let data52 = data51[key17];
+if(((typeof data52 !== "string") && (!((typeof data52 == "number") && (isFinite(data52))))) && (typeof data52 !== "boolean")){
+const err121 = {instancePath:instancePath+"/values/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/values/additionalProperties/type",keyword:"type",params:{type: schema94.additionalProperties.type},message:"must be string,number,boolean",schema:schema94.additionalProperties.type,parentSchema:schema94.additionalProperties,data:data52};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -4585,9 +7738,10 @@ vErrors.push(err121);
 }
 errors++;
 }
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 100 || isNaN(data53)){
-const err122 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data53};
+}
+}
+else {
+const err122 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data:data51};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -4597,11 +7751,12 @@ vErrors.push(err122);
 errors++;
 }
 }
-}
-if(data49.maxRetryAfterMs !== undefined){
-let data54 = data49.maxRetryAfterMs;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err123 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxRetryAfterMs.type,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data54};
+if(data.retries !== undefined){
+let data53 = data.retries;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+for(const key18 in data53){
+if(!(((((key18 === "max") || (key18 === "baseDelayMs")) || (key18 === "maxDelayMs")) || (key18 === "timeoutMs")) || (key18 === "maxRetryAfterMs"))){
+const err123 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.retries,data:data53};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -4610,9 +7765,11 @@ vErrors.push(err123);
 }
 errors++;
 }
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
-const err124 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data54};
+}
+if(data53.max !== undefined){
+let data54 = data53.max;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err124 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.max.type,parentSchema:schema56.properties.retries.properties.max,data:data54};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -4621,11 +7778,9 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err125 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.retries.type,parentSchema:schema56.properties.retries,data:data49};
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 > 20 || isNaN(data54)){
+const err125 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.retries.properties.max,data:data54};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -4634,16 +7789,8 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-if(data.state !== undefined){
-let data55 = data.state;
-const _errs162 = errors;
-let valid37 = false;
-let passing1 = null;
-const _errs163 = errors;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(data55.backend === undefined){
-const err126 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[0].required,parentSchema:schema56.properties.state.oneOf[0],data:data55};
+if(data54 < 0 || isNaN(data54)){
+const err126 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.max,data:data54};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -4652,9 +7799,12 @@ vErrors.push(err126);
 }
 errors++;
 }
-for(const key15 in data55){
-if(!(((key15 === "backend") || (key15 === "path")) || (key15 === "lockStaleAfter"))){
-const err127 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[0],data:data55};
+}
+}
+if(data53.baseDelayMs !== undefined){
+let data55 = data53.baseDelayMs;
+if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+const err127 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.baseDelayMs.type,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -4663,11 +7813,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data55.backend !== undefined){
-let data56 = data55.backend;
-if("sqlite" !== data56){
-const err128 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema56.properties.state.oneOf[0].properties.backend,data:data56};
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 < 1 || isNaN(data55)){
+const err128 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data55};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -4677,10 +7825,11 @@ vErrors.push(err128);
 errors++;
 }
 }
-if(data55.path !== undefined){
-let data57 = data55.path;
-if(typeof data57 !== "string"){
-const err129 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[0].properties.path.type,parentSchema:schema56.properties.state.oneOf[0].properties.path,data:data57};
+}
+if(data53.maxDelayMs !== undefined){
+let data56 = data53.maxDelayMs;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err129 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxDelayMs.type,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data56};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -4689,12 +7838,9 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
-if(data55.lockStaleAfter !== undefined){
-let data58 = data55.lockStaleAfter;
-if(typeof data58 === "string"){
-if(!pattern29.test(data58)){
-const err130 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema75,data:data58};
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 < 1 || isNaN(data56)){
+const err130 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data56};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -4704,8 +7850,11 @@ vErrors.push(err130);
 errors++;
 }
 }
-else {
-const err131 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema75.type,parentSchema:schema75,data:data58};
+}
+if(data53.timeoutMs !== undefined){
+let data57 = data53.timeoutMs;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+const err131 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.timeoutMs.type,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data57};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -4714,10 +7863,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data55};
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 < 100 || isNaN(data57)){
+const err132 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data57};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -4726,16 +7874,12 @@ vErrors.push(err132);
 }
 errors++;
 }
-var _valid1 = _errs163 === errors;
-if(_valid1){
-valid37 = true;
-passing1 = 0;
-var props1 = true;
 }
-const _errs173 = errors;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(data55.backend === undefined){
-const err133 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data55};
+}
+if(data53.maxRetryAfterMs !== undefined){
+let data58 = data53.maxRetryAfterMs;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+const err133 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxRetryAfterMs.type,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data58};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -4744,9 +7888,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-for(const key16 in data55){
-if(!((key16 === "backend") || (key16 === "path"))){
-const err134 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data55};
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 < 0 || isNaN(data58)){
+const err134 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data58};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -4756,10 +7900,10 @@ vErrors.push(err134);
 errors++;
 }
 }
-if(data55.backend !== undefined){
-let data59 = data55.backend;
-if("file" !== data59){
-const err135 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data59};
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.retries.type,parentSchema:schema56.properties.retries,data:data53};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -4769,10 +7913,15 @@ vErrors.push(err135);
 errors++;
 }
 }
-if(data55.path !== undefined){
-let data60 = data55.path;
-if(typeof data60 !== "string"){
-const err136 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data60};
+if(data.state !== undefined){
+let data59 = data.state;
+const _errs180 = errors;
+let valid43 = false;
+let passing1 = null;
+const _errs181 = errors;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data59.backend === undefined){
+const err136 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[0].required,parentSchema:schema56.properties.state.oneOf[0],data:data59};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -4781,10 +7930,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-}
-}
-else {
-const err137 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data55};
+for(const key19 in data59){
+if(!(((key19 === "backend") || (key19 === "path")) || (key19 === "lockStaleAfter"))){
+const err137 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[0],data:data59};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -4793,23 +7941,11 @@ vErrors.push(err137);
 }
 errors++;
 }
-var _valid1 = _errs173 === errors;
-if(_valid1 && valid37){
-valid37 = false;
-passing1 = [passing1, 1];
 }
-else {
-if(_valid1){
-valid37 = true;
-passing1 = 1;
-if(props1 !== true){
-props1 = true;
-}
-}
-const _errs179 = errors;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(data55.backend === undefined){
-const err138 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data55};
+if(data59.backend !== undefined){
+let data60 = data59.backend;
+if("sqlite" !== data60){
+const err138 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema56.properties.state.oneOf[0].properties.backend,data:data60};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -4818,8 +7954,11 @@ vErrors.push(err138);
 }
 errors++;
 }
-if(data55.urlEnv === undefined){
-const err139 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data55};
+}
+if(data59.path !== undefined){
+let data61 = data59.path;
+if(typeof data61 !== "string"){
+const err139 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[0].properties.path.type,parentSchema:schema56.properties.state.oneOf[0].properties.path,data:data61};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -4828,9 +7967,12 @@ vErrors.push(err139);
 }
 errors++;
 }
-for(const key17 in data55){
-if(!(((key17 === "backend") || (key17 === "urlEnv")) || (key17 === "schema"))){
-const err140 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data55};
+}
+if(data59.lockStaleAfter !== undefined){
+let data62 = data59.lockStaleAfter;
+if(typeof data62 === "string"){
+if(!pattern44.test(data62)){
+const err140 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data62};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -4840,10 +7982,8 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data55.backend !== undefined){
-let data61 = data55.backend;
-if("postgres" !== data61){
-const err141 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data61};
+else {
+const err141 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data62};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -4853,11 +7993,9 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data55.urlEnv !== undefined){
-let data62 = data55.urlEnv;
-if(typeof data62 === "string"){
-if(!pattern15.test(data62)){
-const err142 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data62};
+}
+else {
+const err142 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data59};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -4866,9 +8004,16 @@ vErrors.push(err142);
 }
 errors++;
 }
+var _valid2 = _errs181 === errors;
+if(_valid2){
+valid43 = true;
+passing1 = 0;
+var props1 = true;
 }
-else {
-const err143 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data62};
+const _errs191 = errors;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data59.backend === undefined){
+const err143 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data59};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -4877,12 +8022,9 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-if(data55.schema !== undefined){
-let data63 = data55.schema;
-if(typeof data63 === "string"){
-if(!pattern31.test(data63)){
-const err144 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data63};
+for(const key20 in data59){
+if(!((key20 === "backend") || (key20 === "path"))){
+const err144 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data59};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -4892,8 +8034,10 @@ vErrors.push(err144);
 errors++;
 }
 }
-else {
-const err145 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data63};
+if(data59.backend !== undefined){
+let data63 = data59.backend;
+if("file" !== data63){
+const err145 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data63};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -4903,9 +8047,10 @@ vErrors.push(err145);
 errors++;
 }
 }
-}
-else {
-const err146 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data55};
+if(data59.path !== undefined){
+let data64 = data59.path;
+if(typeof data64 !== "string"){
+const err146 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data64};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -4914,23 +8059,10 @@ vErrors.push(err146);
 }
 errors++;
 }
-var _valid1 = _errs179 === errors;
-if(_valid1 && valid37){
-valid37 = false;
-passing1 = [passing1, 2];
+}
 }
 else {
-if(_valid1){
-valid37 = true;
-passing1 = 2;
-if(props1 !== true){
-props1 = true;
-}
-}
-}
-}
-if(!valid37){
-const err147 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data55};
+const err147 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data59};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -4939,24 +8071,23 @@ vErrors.push(err147);
 }
 errors++;
 }
-else {
-errors = _errs162;
-if(vErrors !== null){
-if(_errs162){
-vErrors.length = _errs162;
+var _valid2 = _errs191 === errors;
+if(_valid2 && valid43){
+valid43 = false;
+passing1 = [passing1, 1];
 }
 else {
-vErrors = null;
+if(_valid2){
+valid43 = true;
+passing1 = 1;
+if(props1 !== true){
+props1 = true;
 }
 }
-}
-}
-if(data.schedule !== undefined){
-let data64 = data.schedule;
-if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
-for(const key18 in data64){
-if(!(((key18 === "interval") || (key18 === "jitter")) || (key18 === "reassertInterval"))){
-const err148 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data64};
+const _errs197 = errors;
+if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+if(data59.backend === undefined){
+const err148 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data59};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -4965,12 +8096,8 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-if(data64.interval !== undefined){
-let data65 = data64.interval;
-if(typeof data65 === "string"){
-if(!pattern29.test(data65)){
-const err149 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema75,data:data65};
+if(data59.urlEnv === undefined){
+const err149 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data59};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -4979,9 +8106,9 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-else {
-const err150 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema75.type,parentSchema:schema75,data:data65};
+for(const key21 in data59){
+if(!(((key21 === "backend") || (key21 === "urlEnv")) || (key21 === "schema"))){
+const err150 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data59};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -4991,11 +8118,10 @@ vErrors.push(err150);
 errors++;
 }
 }
-if(data64.jitter !== undefined){
-let data66 = data64.jitter;
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 > 1 || isNaN(data66)){
-const err151 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data66};
+if(data59.backend !== undefined){
+let data65 = data59.backend;
+if("postgres" !== data65){
+const err151 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data65};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -5004,8 +8130,12 @@ vErrors.push(err151);
 }
 errors++;
 }
-if(data66 < 0 || isNaN(data66)){
-const err152 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data66};
+}
+if(data59.urlEnv !== undefined){
+let data66 = data59.urlEnv;
+if(typeof data66 === "string"){
+if(!pattern15.test(data66)){
+const err152 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data66};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -5016,7 +8146,7 @@ errors++;
 }
 }
 else {
-const err153 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data66};
+const err153 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data66};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -5026,11 +8156,11 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data64.reassertInterval !== undefined){
-let data67 = data64.reassertInterval;
+if(data59.schema !== undefined){
+let data67 = data59.schema;
 if(typeof data67 === "string"){
-if(!pattern29.test(data67)){
-const err154 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema75,data:data67};
+if(!pattern60.test(data67)){
+const err154 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data67};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -5041,7 +8171,7 @@ errors++;
 }
 }
 else {
-const err155 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema75.type,parentSchema:schema75,data:data67};
+const err155 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data67};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -5053,7 +8183,7 @@ errors++;
 }
 }
 else {
-const err156 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data64};
+const err156 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data59};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -5062,11 +8192,23 @@ vErrors.push(err156);
 }
 errors++;
 }
+var _valid2 = _errs197 === errors;
+if(_valid2 && valid43){
+valid43 = false;
+passing1 = [passing1, 2];
 }
-if(data.orphans !== undefined){
-let data68 = data.orphans;
-if(!((data68 === "report") || (data68 === "deactivate"))){
-const err157 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data68};
+else {
+if(_valid2){
+valid43 = true;
+passing1 = 2;
+if(props1 !== true){
+props1 = true;
+}
+}
+}
+}
+if(!valid43){
+const err157 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data59};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -5075,13 +8217,24 @@ vErrors.push(err157);
 }
 errors++;
 }
+else {
+errors = _errs180;
+if(vErrors !== null){
+if(_errs180){
+vErrors.length = _errs180;
 }
-if(data.deactivationGuard !== undefined){
-let data69 = data.deactivationGuard;
-if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
-for(const key19 in data69){
-if(!(((key19 === "maxShare") || (key19 === "allowCommit")) || (key19 === "allow"))){
-const err158 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data69};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.schedule !== undefined){
+let data68 = data.schedule;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+for(const key22 in data68){
+if(!(((key22 === "interval") || (key22 === "jitter")) || (key22 === "reassertInterval"))){
+const err158 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data68};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -5091,11 +8244,11 @@ vErrors.push(err158);
 errors++;
 }
 }
-if(data69.maxShare !== undefined){
-let data70 = data69.maxShare;
-if((typeof data70 == "number") && (isFinite(data70))){
-if(data70 > 1 || isNaN(data70)){
-const err159 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data70};
+if(data68.interval !== undefined){
+let data69 = data68.interval;
+if(typeof data69 === "string"){
+if(!pattern44.test(data69)){
+const err159 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data69};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -5104,8 +8257,9 @@ vErrors.push(err159);
 }
 errors++;
 }
-if(data70 < 0 || isNaN(data70)){
-const err160 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data70};
+}
+else {
+const err160 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data69};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -5115,8 +8269,11 @@ vErrors.push(err160);
 errors++;
 }
 }
-else {
-const err161 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data70};
+if(data68.jitter !== undefined){
+let data70 = data68.jitter;
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 > 1 || isNaN(data70)){
+const err161 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data70};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -5125,12 +8282,8 @@ vErrors.push(err161);
 }
 errors++;
 }
-}
-if(data69.allowCommit !== undefined){
-let data71 = data69.allowCommit;
-if(typeof data71 === "string"){
-if(!pattern14.test(data71)){
-const err162 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data71};
+if(data70 < 0 || isNaN(data70)){
+const err162 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data70};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -5141,7 +8294,7 @@ errors++;
 }
 }
 else {
-const err163 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data71};
+const err163 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data70};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -5151,10 +8304,11 @@ vErrors.push(err163);
 errors++;
 }
 }
-if(data69.allow !== undefined){
-let data72 = data69.allow;
-if(typeof data72 !== "boolean"){
-const err164 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data72};
+if(data68.reassertInterval !== undefined){
+let data71 = data68.reassertInterval;
+if(typeof data71 === "string"){
+if(!pattern44.test(data71)){
+const err164 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data71};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -5164,9 +8318,8 @@ vErrors.push(err164);
 errors++;
 }
 }
-}
 else {
-const err165 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data69};
+const err165 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data71};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -5176,12 +8329,9 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data73 = data.notifications;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-for(const key20 in data73){
-if(!(((key20 === "statusUrl") || (key20 === "receivers")) || (key20 === "delivery"))){
-const err166 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data73};
+}
+else {
+const err166 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data68};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -5191,11 +8341,10 @@ vErrors.push(err166);
 errors++;
 }
 }
-if(data73.statusUrl !== undefined){
-let data74 = data73.statusUrl;
-if(typeof data74 === "string"){
-if(!pattern16.test(data74)){
-const err167 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data74};
+if(data.orphans !== undefined){
+let data72 = data.orphans;
+if(!((data72 === "report") || (data72 === "deactivate"))){
+const err167 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data72};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -5205,8 +8354,12 @@ vErrors.push(err167);
 errors++;
 }
 }
-else {
-const err168 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data74};
+if(data.deactivationGuard !== undefined){
+let data73 = data.deactivationGuard;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key23 in data73){
+if(!(((key23 === "maxShare") || (key23 === "allowCommit")) || (key23 === "allow"))){
+const err168 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data73};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -5216,23 +8369,11 @@ vErrors.push(err168);
 errors++;
 }
 }
-if(data73.receivers !== undefined){
-let data75 = data73.receivers;
-if(Array.isArray(data75)){
-const len1 = data75.length;
-for(let i2=0; i2<len1; i2++){
-let data76 = data75[i2];
-const _errs224 = errors;
-let valid51 = false;
-let passing2 = null;
-const _errs225 = errors;
-const _errs226 = errors;
-let valid52 = false;
-let passing3 = null;
-const _errs227 = errors;
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.url === undefined){
-const err169 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data76};
+if(data73.maxShare !== undefined){
+let data74 = data73.maxShare;
+if((typeof data74 == "number") && (isFinite(data74))){
+if(data74 > 1 || isNaN(data74)){
+const err169 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data74};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -5241,16 +8382,8 @@ vErrors.push(err169);
 }
 errors++;
 }
-}
-var _valid3 = _errs227 === errors;
-if(_valid3){
-valid52 = true;
-passing3 = 0;
-}
-const _errs228 = errors;
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.urlEnv === undefined){
-const err170 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data76};
+if(data74 < 0 || isNaN(data74)){
+const err170 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data74};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -5260,19 +8393,8 @@ vErrors.push(err170);
 errors++;
 }
 }
-var _valid3 = _errs228 === errors;
-if(_valid3 && valid52){
-valid52 = false;
-passing3 = [passing3, 1];
-}
 else {
-if(_valid3){
-valid52 = true;
-passing3 = 1;
-}
-}
-if(!valid52){
-const err171 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data76};
+const err171 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data74};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -5281,20 +8403,12 @@ vErrors.push(err171);
 }
 errors++;
 }
-else {
-errors = _errs226;
-if(vErrors !== null){
-if(_errs226){
-vErrors.length = _errs226;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.type === undefined){
-const err172 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data76};
+if(data73.allowCommit !== undefined){
+let data75 = data73.allowCommit;
+if(typeof data75 === "string"){
+if(!pattern14.test(data75)){
+const err172 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data75};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -5303,8 +8417,9 @@ vErrors.push(err172);
 }
 errors++;
 }
-if(data76.secretEnv === undefined){
-const err173 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data76};
+}
+else {
+const err173 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data75};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -5313,9 +8428,11 @@ vErrors.push(err173);
 }
 errors++;
 }
-for(const key21 in data76){
-if(!((((((key21 === "type") || (key21 === "name")) || (key21 === "url")) || (key21 === "urlEnv")) || (key21 === "secretEnv")) || (key21 === "events"))){
-const err174 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data76};
+}
+if(data73.allow !== undefined){
+let data76 = data73.allow;
+if(typeof data76 !== "boolean"){
+const err174 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data76};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -5325,10 +8442,9 @@ vErrors.push(err174);
 errors++;
 }
 }
-if(data76.type !== undefined){
-let data77 = data76.type;
-if("webhook" !== data77){
-const err175 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data77};
+}
+else {
+const err175 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data73};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -5338,11 +8454,12 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data76.name !== undefined){
-let data78 = data76.name;
-if(typeof data78 === "string"){
-if(func1(data78) < 1){
-const err176 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data78};
+if(data.notifications !== undefined){
+let data77 = data.notifications;
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+for(const key24 in data77){
+if(!(((key24 === "statusUrl") || (key24 === "receivers")) || (key24 === "delivery"))){
+const err176 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data77};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -5352,8 +8469,11 @@ vErrors.push(err176);
 errors++;
 }
 }
-else {
-const err177 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data78};
+if(data77.statusUrl !== undefined){
+let data78 = data77.statusUrl;
+if(typeof data78 === "string"){
+if(!pattern16.test(data78)){
+const err177 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data78};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -5363,11 +8483,8 @@ vErrors.push(err177);
 errors++;
 }
 }
-if(data76.url !== undefined){
-let data79 = data76.url;
-if(typeof data79 === "string"){
-if(!pattern16.test(data79)){
-const err178 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data79};
+else {
+const err178 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data78};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -5377,8 +8494,23 @@ vErrors.push(err178);
 errors++;
 }
 }
-else {
-const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data79};
+if(data77.receivers !== undefined){
+let data79 = data77.receivers;
+if(Array.isArray(data79)){
+const len1 = data79.length;
+for(let i2=0; i2<len1; i2++){
+let data80 = data79[i2];
+const _errs242 = errors;
+let valid57 = false;
+let passing2 = null;
+const _errs243 = errors;
+const _errs244 = errors;
+let valid58 = false;
+let passing3 = null;
+const _errs245 = errors;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data80.url === undefined){
+const err179 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data80};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -5388,11 +8520,15 @@ vErrors.push(err179);
 errors++;
 }
 }
-if(data76.urlEnv !== undefined){
-let data80 = data76.urlEnv;
-if(typeof data80 === "string"){
-if(!pattern15.test(data80)){
-const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data80};
+var _valid4 = _errs245 === errors;
+if(_valid4){
+valid58 = true;
+passing3 = 0;
+}
+const _errs246 = errors;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data80.urlEnv === undefined){
+const err180 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data80};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -5402,8 +8538,19 @@ vErrors.push(err180);
 errors++;
 }
 }
+var _valid4 = _errs246 === errors;
+if(_valid4 && valid58){
+valid58 = false;
+passing3 = [passing3, 1];
+}
 else {
-const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data80};
+if(_valid4){
+valid58 = true;
+passing3 = 1;
+}
+}
+if(!valid58){
+const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data80};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -5412,12 +8559,20 @@ vErrors.push(err181);
 }
 errors++;
 }
+else {
+errors = _errs244;
+if(vErrors !== null){
+if(_errs244){
+vErrors.length = _errs244;
 }
-if(data76.secretEnv !== undefined){
-let data81 = data76.secretEnv;
-if(typeof data81 === "string"){
-if(!pattern15.test(data81)){
-const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data81};
+else {
+vErrors = null;
+}
+}
+}
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data80.type === undefined){
+const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data80};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -5426,9 +8581,8 @@ vErrors.push(err182);
 }
 errors++;
 }
-}
-else {
-const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data81};
+if(data80.secretEnv === undefined){
+const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data80};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -5437,15 +8591,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-if(data76.events !== undefined){
-let data82 = data76.events;
-if(Array.isArray(data82)){
-const len2 = data82.length;
-for(let i3=0; i3<len2; i3++){
-let data83 = data82[i3];
-if(!(((((data83 === "run-failed") || (data83 === "in-doubt")) || (data83 === "commit-refused")) || (data83 === "recovered")) || (data83 === "leader-changed"))){
-const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema83.items.enum},message:"must be equal to one of the allowed values",schema:schema83.items.enum,parentSchema:schema83.items,data:data83};
+for(const key25 in data80){
+if(!((((((key25 === "type") || (key25 === "name")) || (key25 === "url")) || (key25 === "urlEnv")) || (key25 === "secretEnv")) || (key25 === "events"))){
+const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data80};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -5455,14 +8603,10 @@ vErrors.push(err184);
 errors++;
 }
 }
-let i4 = data82.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data82[i4], data82[j1])){
-const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema83,data:data82};
+if(data80.type !== undefined){
+let data81 = data80.type;
+if("webhook" !== data81){
+const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data81};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -5470,14 +8614,13 @@ else {
 vErrors.push(err185);
 }
 errors++;
-break outer0;
 }
 }
-}
-}
-}
-else {
-const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema83.type,parentSchema:schema83,data:data82};
+if(data80.name !== undefined){
+let data82 = data80.name;
+if(typeof data82 === "string"){
+if(func1(data82) < 1){
+const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data82};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -5487,17 +8630,8 @@ vErrors.push(err186);
 errors++;
 }
 }
-}
-var _valid2 = _errs225 === errors;
-if(_valid2){
-valid51 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs249 = errors;
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.type === undefined){
-const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data76};
+else {
+const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data82};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -5506,8 +8640,12 @@ vErrors.push(err187);
 }
 errors++;
 }
-if(data76.urlEnv === undefined){
-const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data76};
+}
+if(data80.url !== undefined){
+let data83 = data80.url;
+if(typeof data83 === "string"){
+if(!pattern16.test(data83)){
+const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data83};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -5516,9 +8654,9 @@ vErrors.push(err188);
 }
 errors++;
 }
-for(const key22 in data76){
-if(!((((key22 === "type") || (key22 === "name")) || (key22 === "urlEnv")) || (key22 === "events"))){
-const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data76};
+}
+else {
+const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data83};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -5528,10 +8666,11 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data76.type !== undefined){
-let data84 = data76.type;
-if("slack" !== data84){
-const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data84};
+if(data80.urlEnv !== undefined){
+let data84 = data80.urlEnv;
+if(typeof data84 === "string"){
+if(!pattern15.test(data84)){
+const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data84};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -5541,11 +8680,8 @@ vErrors.push(err190);
 errors++;
 }
 }
-if(data76.name !== undefined){
-let data85 = data76.name;
-if(typeof data85 === "string"){
-if(func1(data85) < 1){
-const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data85};
+else {
+const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data84};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -5555,8 +8691,11 @@ vErrors.push(err191);
 errors++;
 }
 }
-else {
-const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data85};
+if(data80.secretEnv !== undefined){
+let data85 = data80.secretEnv;
+if(typeof data85 === "string"){
+if(!pattern15.test(data85)){
+const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data85};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -5566,11 +8705,8 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data76.urlEnv !== undefined){
-let data86 = data76.urlEnv;
-if(typeof data86 === "string"){
-if(!pattern15.test(data86)){
-const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data86};
+else {
+const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data85};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -5580,8 +8716,14 @@ vErrors.push(err193);
 errors++;
 }
 }
-else {
-const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data86};
+if(data80.events !== undefined){
+let data86 = data80.events;
+if(Array.isArray(data86)){
+const len2 = data86.length;
+for(let i3=0; i3<len2; i3++){
+let data87 = data86[i3];
+if(!(((((data87 === "run-failed") || (data87 === "in-doubt")) || (data87 === "commit-refused")) || (data87 === "recovered")) || (data87 === "leader-changed"))){
+const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data87};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -5591,14 +8733,14 @@ vErrors.push(err194);
 errors++;
 }
 }
-if(data76.events !== undefined){
-let data87 = data76.events;
-if(Array.isArray(data87)){
-const len3 = data87.length;
-for(let i5=0; i5<len3; i5++){
-let data88 = data87[i5];
-if(!(((((data88 === "run-failed") || (data88 === "in-doubt")) || (data88 === "commit-refused")) || (data88 === "recovered")) || (data88 === "leader-changed"))){
-const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema83.items.enum},message:"must be equal to one of the allowed values",schema:schema83.items.enum,parentSchema:schema83.items,data:data88};
+let i4 = data86.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data86[i4], data86[j1])){
+const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema105,data:data86};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -5606,16 +8748,14 @@ else {
 vErrors.push(err195);
 }
 errors++;
+break outer0;
 }
 }
-let i6 = data87.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data87[i6], data87[j2])){
-const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema83,data:data87};
+}
+}
+}
+else {
+const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data86};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -5623,14 +8763,19 @@ else {
 vErrors.push(err196);
 }
 errors++;
-break outer1;
 }
 }
 }
+var _valid3 = _errs243 === errors;
+if(_valid3){
+valid57 = true;
+passing2 = 0;
+var props2 = true;
 }
-}
-else {
-const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema83.type,parentSchema:schema83,data:data87};
+const _errs267 = errors;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data80.type === undefined){
+const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data80};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -5639,25 +8784,8 @@ vErrors.push(err197);
 }
 errors++;
 }
-}
-}
-var _valid2 = _errs249 === errors;
-if(_valid2 && valid51){
-valid51 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid2){
-valid51 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs262 = errors;
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.type === undefined){
-const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data76};
+if(data80.urlEnv === undefined){
+const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data80};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -5666,8 +8794,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-if(data76.repository === undefined){
-const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data76};
+for(const key26 in data80){
+if(!((((key26 === "type") || (key26 === "name")) || (key26 === "urlEnv")) || (key26 === "events"))){
+const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data80};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -5676,8 +8805,11 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(data76.tokenEnv === undefined){
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data76};
+}
+if(data80.type !== undefined){
+let data88 = data80.type;
+if("slack" !== data88){
+const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -5686,9 +8818,12 @@ vErrors.push(err200);
 }
 errors++;
 }
-for(const key23 in data76){
-if(!((((((key23 === "type") || (key23 === "name")) || (key23 === "apiUrl")) || (key23 === "repository")) || (key23 === "tokenEnv")) || (key23 === "context"))){
-const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data76};
+}
+if(data80.name !== undefined){
+let data89 = data80.name;
+if(typeof data89 === "string"){
+if(func1(data89) < 1){
+const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data89};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -5698,10 +8833,8 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data76.type !== undefined){
-let data89 = data76.type;
-if("github" !== data89){
-const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data89};
+else {
+const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data89};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -5711,11 +8844,11 @@ vErrors.push(err202);
 errors++;
 }
 }
-if(data76.name !== undefined){
-let data90 = data76.name;
+if(data80.urlEnv !== undefined){
+let data90 = data80.urlEnv;
 if(typeof data90 === "string"){
-if(func1(data90) < 1){
-const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data90};
+if(!pattern15.test(data90)){
+const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data90};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -5726,7 +8859,7 @@ errors++;
 }
 }
 else {
-const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data90};
+const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data90};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -5736,11 +8869,14 @@ vErrors.push(err204);
 errors++;
 }
 }
-if(data76.apiUrl !== undefined){
-let data91 = data76.apiUrl;
-if(typeof data91 === "string"){
-if(!pattern16.test(data91)){
-const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data91};
+if(data80.events !== undefined){
+let data91 = data80.events;
+if(Array.isArray(data91)){
+const len3 = data91.length;
+for(let i5=0; i5<len3; i5++){
+let data92 = data91[i5];
+if(!(((((data92 === "run-failed") || (data92 === "in-doubt")) || (data92 === "commit-refused")) || (data92 === "recovered")) || (data92 === "leader-changed"))){
+const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data92};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -5750,8 +8886,14 @@ vErrors.push(err205);
 errors++;
 }
 }
-else {
-const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data91};
+let i6 = data91.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data91[i6], data91[j2])){
+const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema105,data:data91};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -5759,13 +8901,14 @@ else {
 vErrors.push(err206);
 }
 errors++;
+break outer1;
 }
 }
-if(data76.repository !== undefined){
-let data92 = data76.repository;
-if(typeof data92 === "string"){
-if(!pattern41.test(data92)){
-const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data92};
+}
+}
+}
+else {
+const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data91};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -5775,8 +8918,24 @@ vErrors.push(err207);
 errors++;
 }
 }
+}
+var _valid3 = _errs267 === errors;
+if(_valid3 && valid57){
+valid57 = false;
+passing2 = [passing2, 1];
+}
 else {
-const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data92};
+if(_valid3){
+valid57 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs280 = errors;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data80.type === undefined){
+const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data80};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -5785,12 +8944,8 @@ vErrors.push(err208);
 }
 errors++;
 }
-}
-if(data76.tokenEnv !== undefined){
-let data93 = data76.tokenEnv;
-if(typeof data93 === "string"){
-if(!pattern15.test(data93)){
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data93};
+if(data80.repository === undefined){
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data80};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -5799,9 +8954,8 @@ vErrors.push(err209);
 }
 errors++;
 }
-}
-else {
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data93};
+if(data80.tokenEnv === undefined){
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data80};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -5810,12 +8964,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-if(data76.context !== undefined){
-let data94 = data76.context;
-if(typeof data94 === "string"){
-if(func1(data94) < 1){
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data94};
+for(const key27 in data80){
+if(!((((((key27 === "type") || (key27 === "name")) || (key27 === "apiUrl")) || (key27 === "repository")) || (key27 === "tokenEnv")) || (key27 === "context"))){
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data80};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -5825,8 +8976,10 @@ vErrors.push(err211);
 errors++;
 }
 }
-else {
-const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data94};
+if(data80.type !== undefined){
+let data93 = data80.type;
+if("github" !== data93){
+const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data93};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -5836,24 +8989,11 @@ vErrors.push(err212);
 errors++;
 }
 }
-}
-var _valid2 = _errs262 === errors;
-if(_valid2 && valid51){
-valid51 = false;
-passing2 = [passing2, 2];
-}
-else {
-if(_valid2){
-valid51 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs279 = errors;
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.type === undefined){
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data76};
+if(data80.name !== undefined){
+let data94 = data80.name;
+if(typeof data94 === "string"){
+if(func1(data94) < 1){
+const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data94};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -5862,8 +9002,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-if(data76.project === undefined){
-const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data76};
+}
+else {
+const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data94};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -5872,8 +9013,12 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(data76.tokenEnv === undefined){
-const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data76};
+}
+if(data80.apiUrl !== undefined){
+let data95 = data80.apiUrl;
+if(typeof data95 === "string"){
+if(!pattern16.test(data95)){
+const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data95};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -5882,9 +9027,9 @@ vErrors.push(err215);
 }
 errors++;
 }
-for(const key24 in data76){
-if(!((((((key24 === "type") || (key24 === "name")) || (key24 === "apiUrl")) || (key24 === "project")) || (key24 === "tokenEnv")) || (key24 === "context"))){
-const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data76};
+}
+else {
+const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data95};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -5894,10 +9039,11 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data76.type !== undefined){
-let data95 = data76.type;
-if("gitlab" !== data95){
-const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data95};
+if(data80.repository !== undefined){
+let data96 = data80.repository;
+if(typeof data96 === "string"){
+if(!pattern54.test(data96)){
+const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data96};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -5907,11 +9053,8 @@ vErrors.push(err217);
 errors++;
 }
 }
-if(data76.name !== undefined){
-let data96 = data76.name;
-if(typeof data96 === "string"){
-if(func1(data96) < 1){
-const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data96};
+else {
+const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data96};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -5921,8 +9064,11 @@ vErrors.push(err218);
 errors++;
 }
 }
-else {
-const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data96};
+if(data80.tokenEnv !== undefined){
+let data97 = data80.tokenEnv;
+if(typeof data97 === "string"){
+if(!pattern15.test(data97)){
+const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data97};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -5932,11 +9078,8 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data76.apiUrl !== undefined){
-let data97 = data76.apiUrl;
-if(typeof data97 === "string"){
-if(!pattern16.test(data97)){
-const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data97};
+else {
+const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data97};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -5946,8 +9089,11 @@ vErrors.push(err220);
 errors++;
 }
 }
-else {
-const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data97};
+if(data80.context !== undefined){
+let data98 = data80.context;
+if(typeof data98 === "string"){
+if(func1(data98) < 1){
+const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data98};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -5957,11 +9103,8 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data76.project !== undefined){
-let data98 = data76.project;
-if(typeof data98 === "string"){
-if(func1(data98) < 1){
-const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data98};
+else {
+const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data98};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -5971,8 +9114,24 @@ vErrors.push(err222);
 errors++;
 }
 }
+}
+var _valid3 = _errs280 === errors;
+if(_valid3 && valid57){
+valid57 = false;
+passing2 = [passing2, 2];
+}
 else {
-const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data98};
+if(_valid3){
+valid57 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs297 = errors;
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data80.type === undefined){
+const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data80};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -5981,12 +9140,8 @@ vErrors.push(err223);
 }
 errors++;
 }
-}
-if(data76.tokenEnv !== undefined){
-let data99 = data76.tokenEnv;
-if(typeof data99 === "string"){
-if(!pattern15.test(data99)){
-const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data99};
+if(data80.project === undefined){
+const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data80};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -5995,9 +9150,8 @@ vErrors.push(err224);
 }
 errors++;
 }
-}
-else {
-const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data99};
+if(data80.tokenEnv === undefined){
+const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data80};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -6006,12 +9160,9 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-if(data76.context !== undefined){
-let data100 = data76.context;
-if(typeof data100 === "string"){
-if(func1(data100) < 1){
-const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data100};
+for(const key28 in data80){
+if(!((((((key28 === "type") || (key28 === "name")) || (key28 === "apiUrl")) || (key28 === "project")) || (key28 === "tokenEnv")) || (key28 === "context"))){
+const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data80};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -6021,8 +9172,10 @@ vErrors.push(err226);
 errors++;
 }
 }
-else {
-const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data100};
+if(data80.type !== undefined){
+let data99 = data80.type;
+if("gitlab" !== data99){
+const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data99};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -6032,25 +9185,11 @@ vErrors.push(err227);
 errors++;
 }
 }
-}
-var _valid2 = _errs279 === errors;
-if(_valid2 && valid51){
-valid51 = false;
-passing2 = [passing2, 3];
-}
-else {
-if(_valid2){
-valid51 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid51){
-const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data76};
+if(data80.name !== undefined){
+let data100 = data80.name;
+if(typeof data100 === "string"){
+if(func1(data100) < 1){
+const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data100};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -6059,20 +9198,9 @@ vErrors.push(err228);
 }
 errors++;
 }
-else {
-errors = _errs224;
-if(vErrors !== null){
-if(_errs224){
-vErrors.length = _errs224;
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.type === undefined){
-const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data76};
+const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data100};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -6081,14 +9209,12 @@ vErrors.push(err229);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data76.type !== undefined){
-let data101 = data76.type;
-if(!((((data101 === "webhook") || (data101 === "slack")) || (data101 === "github")) || (data101 === "gitlab"))){
-const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data101};
+if(data80.apiUrl !== undefined){
+let data101 = data80.apiUrl;
+if(typeof data101 === "string"){
+if(!pattern16.test(data101)){
+const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data101};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -6098,9 +9224,8 @@ vErrors.push(err230);
 errors++;
 }
 }
-}
 else {
-const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data76};
+const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data101};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -6110,9 +9235,11 @@ vErrors.push(err231);
 errors++;
 }
 }
-}
-else {
-const err232 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data75};
+if(data80.project !== undefined){
+let data102 = data80.project;
+if(typeof data102 === "string"){
+if(func1(data102) < 1){
+const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data102};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -6122,12 +9249,8 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data73.delivery !== undefined){
-let data102 = data73.delivery;
-if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
-for(const key25 in data102){
-if(!(((((key25 === "attempts") || (key25 === "baseDelayMs")) || (key25 === "maxDelayMs")) || (key25 === "timeoutMs")) || (key25 === "queueLimit"))){
-const err233 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data102};
+else {
+const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data102};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -6137,10 +9260,11 @@ vErrors.push(err233);
 errors++;
 }
 }
-if(data102.attempts !== undefined){
-let data103 = data102.attempts;
-if(!(((typeof data103 == "number") && (!(data103 % 1) && !isNaN(data103))) && (isFinite(data103)))){
-const err234 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data103};
+if(data80.tokenEnv !== undefined){
+let data103 = data80.tokenEnv;
+if(typeof data103 === "string"){
+if(!pattern15.test(data103)){
+const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data103};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -6149,9 +9273,9 @@ vErrors.push(err234);
 }
 errors++;
 }
-if((typeof data103 == "number") && (isFinite(data103))){
-if(data103 > 20 || isNaN(data103)){
-const err235 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data103};
+}
+else {
+const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data103};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -6160,8 +9284,12 @@ vErrors.push(err235);
 }
 errors++;
 }
-if(data103 < 1 || isNaN(data103)){
-const err236 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data103};
+}
+if(data80.context !== undefined){
+let data104 = data80.context;
+if(typeof data104 === "string"){
+if(func1(data104) < 1){
+const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data104};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -6171,11 +9299,8 @@ vErrors.push(err236);
 errors++;
 }
 }
-}
-if(data102.baseDelayMs !== undefined){
-let data104 = data102.baseDelayMs;
-if(!(((typeof data104 == "number") && (!(data104 % 1) && !isNaN(data104))) && (isFinite(data104)))){
-const err237 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data104};
+else {
+const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data104};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -6184,9 +9309,26 @@ vErrors.push(err237);
 }
 errors++;
 }
-if((typeof data104 == "number") && (isFinite(data104))){
-if(data104 < 1 || isNaN(data104)){
-const err238 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data104};
+}
+}
+var _valid3 = _errs297 === errors;
+if(_valid3 && valid57){
+valid57 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid3){
+valid57 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid57){
+const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data80};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -6195,12 +9337,20 @@ vErrors.push(err238);
 }
 errors++;
 }
+else {
+errors = _errs242;
+if(vErrors !== null){
+if(_errs242){
+vErrors.length = _errs242;
+}
+else {
+vErrors = null;
 }
 }
-if(data102.maxDelayMs !== undefined){
-let data105 = data102.maxDelayMs;
-if(!(((typeof data105 == "number") && (!(data105 % 1) && !isNaN(data105))) && (isFinite(data105)))){
-const err239 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data105};
+}
+if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
+if(data80.type === undefined){
+const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data80};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -6209,9 +9359,14 @@ vErrors.push(err239);
 }
 errors++;
 }
-if((typeof data105 == "number") && (isFinite(data105))){
-if(data105 < 1 || isNaN(data105)){
-const err240 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data105};
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
+}
+if(data80.type !== undefined){
+let data105 = data80.type;
+if(!((((data105 === "webhook") || (data105 === "slack")) || (data105 === "github")) || (data105 === "gitlab"))){
+const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data105};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -6222,10 +9377,8 @@ errors++;
 }
 }
 }
-if(data102.timeoutMs !== undefined){
-let data106 = data102.timeoutMs;
-if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
-const err241 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data106};
+else {
+const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data80};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -6234,9 +9387,10 @@ vErrors.push(err241);
 }
 errors++;
 }
-if((typeof data106 == "number") && (isFinite(data106))){
-if(data106 < 100 || isNaN(data106)){
-const err242 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data106};
+}
+}
+else {
+const err242 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data79};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -6246,11 +9400,12 @@ vErrors.push(err242);
 errors++;
 }
 }
-}
-if(data102.queueLimit !== undefined){
-let data107 = data102.queueLimit;
-if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
-const err243 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data107};
+if(data77.delivery !== undefined){
+let data106 = data77.delivery;
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+for(const key29 in data106){
+if(!(((((key29 === "attempts") || (key29 === "baseDelayMs")) || (key29 === "maxDelayMs")) || (key29 === "timeoutMs")) || (key29 === "queueLimit"))){
+const err243 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data106};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -6259,9 +9414,11 @@ vErrors.push(err243);
 }
 errors++;
 }
-if((typeof data107 == "number") && (isFinite(data107))){
-if(data107 > 10000 || isNaN(data107)){
-const err244 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data107};
+}
+if(data106.attempts !== undefined){
+let data107 = data106.attempts;
+if(!(((typeof data107 == "number") && (!(data107 % 1) && !isNaN(data107))) && (isFinite(data107)))){
+const err244 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data107};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -6270,8 +9427,9 @@ vErrors.push(err244);
 }
 errors++;
 }
-if(data107 < 1 || isNaN(data107)){
-const err245 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data107};
+if((typeof data107 == "number") && (isFinite(data107))){
+if(data107 > 20 || isNaN(data107)){
+const err245 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data107};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -6280,11 +9438,8 @@ vErrors.push(err245);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err246 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data102};
+if(data107 < 1 || isNaN(data107)){
+const err246 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data107};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -6295,8 +9450,10 @@ errors++;
 }
 }
 }
-else {
-const err247 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data73};
+if(data106.baseDelayMs !== undefined){
+let data108 = data106.baseDelayMs;
+if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
+const err247 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data108};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -6305,12 +9462,9 @@ vErrors.push(err247);
 }
 errors++;
 }
-}
-if(data.selector !== undefined){
-let data108 = data.selector;
-if(typeof data108 === "string"){
-if(func1(data108) < 1){
-const err248 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data108};
+if((typeof data108 == "number") && (isFinite(data108))){
+if(data108 < 1 || isNaN(data108)){
+const err248 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data108};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -6320,8 +9474,11 @@ vErrors.push(err248);
 errors++;
 }
 }
-else {
-const err249 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data108};
+}
+if(data106.maxDelayMs !== undefined){
+let data109 = data106.maxDelayMs;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
+const err249 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data109};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -6330,12 +9487,9 @@ vErrors.push(err249);
 }
 errors++;
 }
-}
-if(data.rules !== undefined){
-let data109 = data.rules;
-if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
-if(Object.keys(data109).length < 1){
-const err250 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data109};
+if((typeof data109 == "number") && (isFinite(data109))){
+if(data109 < 1 || isNaN(data109)){
+const err250 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data109};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -6344,9 +9498,12 @@ vErrors.push(err250);
 }
 errors++;
 }
-for(const key26 in data109){
-if(!(((key26 === "openapi") || (key26 === "resources")) || (key26 === "allowCustomFunctions"))){
-const err251 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data109};
+}
+}
+if(data106.timeoutMs !== undefined){
+let data110 = data106.timeoutMs;
+if(!(((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110))) && (isFinite(data110)))){
+const err251 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data110};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -6355,12 +9512,9 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-if(data109.openapi !== undefined){
-let data110 = data109.openapi;
-if(typeof data110 === "string"){
-if(func1(data110) < 1){
-const err252 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data110};
+if((typeof data110 == "number") && (isFinite(data110))){
+if(data110 < 100 || isNaN(data110)){
+const err252 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data110};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -6370,8 +9524,11 @@ vErrors.push(err252);
 errors++;
 }
 }
-else {
-const err253 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data110};
+}
+if(data106.queueLimit !== undefined){
+let data111 = data106.queueLimit;
+if(!(((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111))) && (isFinite(data111)))){
+const err253 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data111};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -6380,12 +9537,9 @@ vErrors.push(err253);
 }
 errors++;
 }
-}
-if(data109.resources !== undefined){
-let data111 = data109.resources;
-if(typeof data111 === "string"){
-if(func1(data111) < 1){
-const err254 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data111};
+if((typeof data111 == "number") && (isFinite(data111))){
+if(data111 > 10000 || isNaN(data111)){
+const err254 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data111};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -6394,9 +9548,8 @@ vErrors.push(err254);
 }
 errors++;
 }
-}
-else {
-const err255 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data111};
+if(data111 < 1 || isNaN(data111)){
+const err255 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data111};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -6406,10 +9559,10 @@ vErrors.push(err255);
 errors++;
 }
 }
-if(data109.allowCustomFunctions !== undefined){
-let data112 = data109.allowCustomFunctions;
-if(typeof data112 !== "boolean"){
-const err256 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data112};
+}
+}
+else {
+const err256 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data106};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -6421,7 +9574,7 @@ errors++;
 }
 }
 else {
-const err257 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data109};
+const err257 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data77};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -6431,12 +9584,11 @@ vErrors.push(err257);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data113 = data.server;
-if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
-for(const key27 in data113){
-if(!(((((key27 === "listen") || (key27 === "webhookSecretEnv")) || (key27 === "syncTokenEnv")) || (key27 === "stateTokenEnv")) || (key27 === "pagesTokenEnv"))){
-const err258 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data113};
+if(data.selector !== undefined){
+let data112 = data.selector;
+if(typeof data112 === "string"){
+if(func1(data112) < 1){
+const err258 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data112};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -6446,11 +9598,8 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(data113.listen !== undefined){
-let data114 = data113.listen;
-if(typeof data114 === "string"){
-if(!pattern45.test(data114)){
-const err259 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data114};
+else {
+const err259 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data112};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -6460,8 +9609,11 @@ vErrors.push(err259);
 errors++;
 }
 }
-else {
-const err260 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data114};
+if(data.rules !== undefined){
+let data113 = data.rules;
+if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
+if(Object.keys(data113).length < 1){
+const err260 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data113};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -6470,12 +9622,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-}
-if(data113.webhookSecretEnv !== undefined){
-let data115 = data113.webhookSecretEnv;
-if(typeof data115 === "string"){
-if(!pattern15.test(data115)){
-const err261 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data115};
+for(const key30 in data113){
+if(!(((key30 === "openapi") || (key30 === "resources")) || (key30 === "allowCustomFunctions"))){
+const err261 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data113};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -6485,8 +9634,11 @@ vErrors.push(err261);
 errors++;
 }
 }
-else {
-const err262 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data115};
+if(data113.openapi !== undefined){
+let data114 = data113.openapi;
+if(typeof data114 === "string"){
+if(func1(data114) < 1){
+const err262 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data114};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -6496,11 +9648,8 @@ vErrors.push(err262);
 errors++;
 }
 }
-if(data113.syncTokenEnv !== undefined){
-let data116 = data113.syncTokenEnv;
-if(typeof data116 === "string"){
-if(!pattern15.test(data116)){
-const err263 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data116};
+else {
+const err263 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data114};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -6510,8 +9659,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-else {
-const err264 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data116};
+if(data113.resources !== undefined){
+let data115 = data113.resources;
+if(typeof data115 === "string"){
+if(func1(data115) < 1){
+const err264 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data115};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -6521,11 +9673,8 @@ vErrors.push(err264);
 errors++;
 }
 }
-if(data113.stateTokenEnv !== undefined){
-let data117 = data113.stateTokenEnv;
-if(typeof data117 === "string"){
-if(!pattern15.test(data117)){
-const err265 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data117};
+else {
+const err265 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data115};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -6535,8 +9684,10 @@ vErrors.push(err265);
 errors++;
 }
 }
-else {
-const err266 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data117};
+if(data113.allowCustomFunctions !== undefined){
+let data116 = data113.allowCustomFunctions;
+if(typeof data116 !== "boolean"){
+const err266 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data116};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -6546,11 +9697,9 @@ vErrors.push(err266);
 errors++;
 }
 }
-if(data113.pagesTokenEnv !== undefined){
-let data118 = data113.pagesTokenEnv;
-if(typeof data118 === "string"){
-if(!pattern15.test(data118)){
-const err267 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data118};
+}
+else {
+const err267 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data113};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -6560,8 +9709,12 @@ vErrors.push(err267);
 errors++;
 }
 }
-else {
-const err268 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data118};
+if(data.server !== undefined){
+let data117 = data.server;
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+for(const key31 in data117){
+if(!(((((key31 === "listen") || (key31 === "webhookSecretEnv")) || (key31 === "syncTokenEnv")) || (key31 === "stateTokenEnv")) || (key31 === "pagesTokenEnv"))){
+const err268 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data117};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -6571,9 +9724,11 @@ vErrors.push(err268);
 errors++;
 }
 }
-}
-else {
-const err269 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data113};
+if(data117.listen !== undefined){
+let data118 = data117.listen;
+if(typeof data118 === "string"){
+if(!pattern78.test(data118)){
+const err269 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data118};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -6583,12 +9738,8 @@ vErrors.push(err269);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data119 = data.secrets;
-if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
-for(const key28 in data119){
-if(!(((key28 === "fileRoot") || (key28 === "env")) || (key28 === "envPrefix"))){
-const err270 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data119};
+else {
+const err270 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data118};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -6598,10 +9749,11 @@ vErrors.push(err270);
 errors++;
 }
 }
-if(data119.fileRoot !== undefined){
-let data120 = data119.fileRoot;
-if(typeof data120 !== "string"){
-const err271 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data120};
+if(data117.webhookSecretEnv !== undefined){
+let data119 = data117.webhookSecretEnv;
+if(typeof data119 === "string"){
+if(!pattern15.test(data119)){
+const err271 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data119};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -6611,15 +9763,8 @@ vErrors.push(err271);
 errors++;
 }
 }
-if(data119.env !== undefined){
-let data121 = data119.env;
-if(Array.isArray(data121)){
-const len4 = data121.length;
-for(let i7=0; i7<len4; i7++){
-let data122 = data121[i7];
-if(typeof data122 === "string"){
-if(!pattern15.test(data122)){
-const err272 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data122};
+else {
+const err272 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data119};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -6629,8 +9774,11 @@ vErrors.push(err272);
 errors++;
 }
 }
-else {
-const err273 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data122};
+if(data117.syncTokenEnv !== undefined){
+let data120 = data117.syncTokenEnv;
+if(typeof data120 === "string"){
+if(!pattern15.test(data120)){
+const err273 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data120};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -6640,18 +9788,8 @@ vErrors.push(err273);
 errors++;
 }
 }
-let i8 = data121.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data121[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err274 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data121};
+else {
+const err274 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data120};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -6659,14 +9797,13 @@ else {
 vErrors.push(err274);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
 }
 }
-}
-else {
-const err275 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data121};
+if(data117.stateTokenEnv !== undefined){
+let data121 = data117.stateTokenEnv;
+if(typeof data121 === "string"){
+if(!pattern15.test(data121)){
+const err275 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data121};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -6676,11 +9813,8 @@ vErrors.push(err275);
 errors++;
 }
 }
-if(data119.envPrefix !== undefined){
-let data123 = data119.envPrefix;
-if(typeof data123 === "string"){
-if(!pattern15.test(data123)){
-const err276 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data123};
+else {
+const err276 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data121};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -6690,8 +9824,11 @@ vErrors.push(err276);
 errors++;
 }
 }
-else {
-const err277 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data123};
+if(data117.pagesTokenEnv !== undefined){
+let data122 = data117.pagesTokenEnv;
+if(typeof data122 === "string"){
+if(!pattern15.test(data122)){
+const err277 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data122};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -6701,9 +9838,8 @@ vErrors.push(err277);
 errors++;
 }
 }
-}
 else {
-const err278 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data119};
+const err278 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data122};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -6713,12 +9849,9 @@ vErrors.push(err278);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data124 = data.limits;
-if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
-for(const key29 in data124){
-if(!((((((key29 === "maxFileBytes") || (key29 === "maxFiles")) || (key29 === "maxDepth")) || (key29 === "maxResponseBytes")) || (key29 === "maxDocumentsPerFile")) || (key29 === "maxDocuments"))){
-const err279 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data124};
+}
+else {
+const err279 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data117};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -6728,10 +9861,12 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data124.maxFileBytes !== undefined){
-let data125 = data124.maxFileBytes;
-if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
-const err280 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data125};
+if(data.secrets !== undefined){
+let data123 = data.secrets;
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+for(const key32 in data123){
+if(!(((key32 === "fileRoot") || (key32 === "env")) || (key32 === "envPrefix"))){
+const err280 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data123};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -6740,9 +9875,11 @@ vErrors.push(err280);
 }
 errors++;
 }
-if((typeof data125 == "number") && (isFinite(data125))){
-if(data125 < 1024 || isNaN(data125)){
-const err281 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data125};
+}
+if(data123.fileRoot !== undefined){
+let data124 = data123.fileRoot;
+if(typeof data124 !== "string"){
+const err281 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data124};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -6752,11 +9889,15 @@ vErrors.push(err281);
 errors++;
 }
 }
-}
-if(data124.maxFiles !== undefined){
-let data126 = data124.maxFiles;
-if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
-const err282 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data126};
+if(data123.env !== undefined){
+let data125 = data123.env;
+if(Array.isArray(data125)){
+const len4 = data125.length;
+for(let i7=0; i7<len4; i7++){
+let data126 = data125[i7];
+if(typeof data126 === "string"){
+if(!pattern15.test(data126)){
+const err282 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data126};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -6765,9 +9906,9 @@ vErrors.push(err282);
 }
 errors++;
 }
-if((typeof data126 == "number") && (isFinite(data126))){
-if(data126 < 1 || isNaN(data126)){
-const err283 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data126};
+}
+else {
+const err283 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data126};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -6777,11 +9918,18 @@ vErrors.push(err283);
 errors++;
 }
 }
+let i8 = data125.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data125[i8];
+if(typeof item1 !== "string"){
+continue;
 }
-if(data124.maxDepth !== undefined){
-let data127 = data124.maxDepth;
-if(!(((typeof data127 == "number") && (!(data127 % 1) && !isNaN(data127))) && (isFinite(data127)))){
-const err284 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data127};
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err284 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data125};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -6789,10 +9937,14 @@ else {
 vErrors.push(err284);
 }
 errors++;
+break;
 }
-if((typeof data127 == "number") && (isFinite(data127))){
-if(data127 > 1000 || isNaN(data127)){
-const err285 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data127};
+indices1[item1] = i8;
+}
+}
+}
+else {
+const err285 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data125};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -6801,8 +9953,12 @@ vErrors.push(err285);
 }
 errors++;
 }
-if(data127 < 8 || isNaN(data127)){
-const err286 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data127};
+}
+if(data123.envPrefix !== undefined){
+let data127 = data123.envPrefix;
+if(typeof data127 === "string"){
+if(!pattern15.test(data127)){
+const err286 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data127};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -6812,11 +9968,8 @@ vErrors.push(err286);
 errors++;
 }
 }
-}
-if(data124.maxResponseBytes !== undefined){
-let data128 = data124.maxResponseBytes;
-if(!(((typeof data128 == "number") && (!(data128 % 1) && !isNaN(data128))) && (isFinite(data128)))){
-const err287 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data128};
+else {
+const err287 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data127};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -6825,9 +9978,10 @@ vErrors.push(err287);
 }
 errors++;
 }
-if((typeof data128 == "number") && (isFinite(data128))){
-if(data128 < 1024 || isNaN(data128)){
-const err288 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data128};
+}
+}
+else {
+const err288 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data123};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -6837,11 +9991,12 @@ vErrors.push(err288);
 errors++;
 }
 }
-}
-if(data124.maxDocumentsPerFile !== undefined){
-let data129 = data124.maxDocumentsPerFile;
-if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
-const err289 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data129};
+if(data.limits !== undefined){
+let data128 = data.limits;
+if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
+for(const key33 in data128){
+if(!((((((key33 === "maxFileBytes") || (key33 === "maxFiles")) || (key33 === "maxDepth")) || (key33 === "maxResponseBytes")) || (key33 === "maxDocumentsPerFile")) || (key33 === "maxDocuments"))){
+const err289 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data128};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -6850,9 +10005,11 @@ vErrors.push(err289);
 }
 errors++;
 }
-if((typeof data129 == "number") && (isFinite(data129))){
-if(data129 < 1 || isNaN(data129)){
-const err290 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data129};
+}
+if(data128.maxFileBytes !== undefined){
+let data129 = data128.maxFileBytes;
+if(!(((typeof data129 == "number") && (!(data129 % 1) && !isNaN(data129))) && (isFinite(data129)))){
+const err290 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data129};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -6861,12 +10018,9 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-}
-if(data124.maxDocuments !== undefined){
-let data130 = data124.maxDocuments;
-if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
-const err291 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data130};
+if((typeof data129 == "number") && (isFinite(data129))){
+if(data129 < 1024 || isNaN(data129)){
+const err291 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data129};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -6875,9 +10029,12 @@ vErrors.push(err291);
 }
 errors++;
 }
-if((typeof data130 == "number") && (isFinite(data130))){
-if(data130 < 1 || isNaN(data130)){
-const err292 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data130};
+}
+}
+if(data128.maxFiles !== undefined){
+let data130 = data128.maxFiles;
+if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
+const err292 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data130};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -6886,11 +10043,9 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err293 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data124};
+if((typeof data130 == "number") && (isFinite(data130))){
+if(data130 < 1 || isNaN(data130)){
+const err293 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data130};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -6901,8 +10056,10 @@ errors++;
 }
 }
 }
-else {
-const err294 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(data128.maxDepth !== undefined){
+let data131 = data128.maxDepth;
+if(!(((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131))) && (isFinite(data131)))){
+const err294 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data131};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -6911,18 +10068,139 @@ vErrors.push(err294);
 }
 errors++;
 }
+if((typeof data131 == "number") && (isFinite(data131))){
+if(data131 > 1000 || isNaN(data131)){
+const err295 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data131};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+if(data131 < 8 || isNaN(data131)){
+const err296 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data131};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+}
+}
+if(data128.maxResponseBytes !== undefined){
+let data132 = data128.maxResponseBytes;
+if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
+const err297 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data132};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+if((typeof data132 == "number") && (isFinite(data132))){
+if(data132 < 1024 || isNaN(data132)){
+const err298 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data132};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+}
+}
+if(data128.maxDocumentsPerFile !== undefined){
+let data133 = data128.maxDocumentsPerFile;
+if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
+const err299 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data133};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+if((typeof data133 == "number") && (isFinite(data133))){
+if(data133 < 1 || isNaN(data133)){
+const err300 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data133};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+}
+}
+if(data128.maxDocuments !== undefined){
+let data134 = data128.maxDocuments;
+if(!(((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134))) && (isFinite(data134)))){
+const err301 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data134};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+if((typeof data134 == "number") && (isFinite(data134))){
+if(data134 < 1 || isNaN(data134)){
+const err302 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data134};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err303 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data128};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+}
+}
+else {
+const err304 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
 validate35.errors = vErrors;
 return errors === 0;
 }
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v6 = validate36;
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
+export const v6 = validate46;
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7064,17 +10342,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/llm-settings.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7083,7 +10361,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema94.required,parentSchema:schema94,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema137.required,parentSchema:schema137,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7093,7 +10371,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema94.required,parentSchema:schema94,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema137.required,parentSchema:schema137,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7103,7 +10381,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema94.required,parentSchema:schema94,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema137.required,parentSchema:schema137,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7113,7 +10391,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema94.required,parentSchema:schema94,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema137.required,parentSchema:schema137,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7124,7 +10402,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema94,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema137,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7150,7 +10428,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("LlmSettings" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema94.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema137.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7161,8 +10439,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate37(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+if(!(validate47(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 }
@@ -7170,7 +10448,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.attributes === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema94.properties.spec.required,parentSchema:schema94.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema137.properties.spec.required,parentSchema:schema137.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7181,7 +10459,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "type") || (key1 === "attributes"))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema94.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema137.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7194,7 +10472,7 @@ errors++;
 if(data3.type !== undefined){
 let data4 = data3.type;
 if("llm-settings" !== data4){
-const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema94.properties.spec.properties.type,data:data4};
+const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema137.properties.spec.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7208,8 +10486,8 @@ if(data3.attributes !== undefined){
 let data5 = data3.attributes;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key2 in data5){
-if(!(func7.call(schema94.properties.spec.properties.attributes.properties, key2))){
-const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema94.properties.spec.properties.attributes,data:data5};
+if(!(func7.call(schema137.properties.spec.properties.attributes.properties, key2))){
+const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema137.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7222,7 +10500,7 @@ errors++;
 if(data5.max_length !== undefined){
 let data6 = data5.max_length;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema94.properties.spec.properties.attributes.properties.max_length,data:data6};
+const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema137.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema137.properties.spec.properties.attributes.properties.max_length,data:data6};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7235,7 +10513,7 @@ errors++;
 if(data5.max_tokens !== undefined){
 let data7 = data5.max_tokens;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema94.properties.spec.properties.attributes.properties.max_tokens,data:data7};
+const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema137.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema137.properties.spec.properties.attributes.properties.max_tokens,data:data7};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7248,7 +10526,7 @@ errors++;
 if(data5.min_length !== undefined){
 let data8 = data5.min_length;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema94.properties.spec.properties.attributes.properties.min_length,data:data8};
+const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema137.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema137.properties.spec.properties.attributes.properties.min_length,data:data8};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7261,7 +10539,7 @@ errors++;
 if(data5.metadata !== undefined){
 let data9 = data5.metadata;
 if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
-const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema94.properties.spec.properties.attributes.properties.metadata,data:data9};
+const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema137.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema137.properties.spec.properties.attributes.properties.metadata,data:data9};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7274,7 +10552,7 @@ errors++;
 if(data5.model_name !== undefined){
 let data10 = data5.model_name;
 if(typeof data10 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema94.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema94.properties.spec.properties.attributes.properties.model_name,data:data10};
+const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema137.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema137.properties.spec.properties.attributes.properties.model_name,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7287,7 +10565,7 @@ errors++;
 if(data5.repetition_penalty !== undefined){
 let data11 = data5.repetition_penalty;
 if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema94.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema94.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
+const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema137.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema137.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7300,7 +10578,7 @@ errors++;
 if(data5.seed !== undefined){
 let data12 = data5.seed;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema94.properties.spec.properties.attributes.properties.seed,data:data12};
+const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema137.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema137.properties.spec.properties.attributes.properties.seed,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7317,7 +10595,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema94.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema94.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
+const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema137.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema137.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7329,7 +10607,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema94.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema94.properties.spec.properties.attributes.properties.stop_words,data:data13};
+const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema137.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema137.properties.spec.properties.attributes.properties.stop_words,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7342,7 +10620,7 @@ errors++;
 if(data5.temperature !== undefined){
 let data15 = data5.temperature;
 if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema94.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema94.properties.spec.properties.attributes.properties.temperature,data:data15};
+const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema137.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema137.properties.spec.properties.attributes.properties.temperature,data:data15};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7355,7 +10633,7 @@ errors++;
 if(data5.top_k !== undefined){
 let data16 = data5.top_k;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema94.properties.spec.properties.attributes.properties.top_k,data:data16};
+const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema137.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema137.properties.spec.properties.attributes.properties.top_k,data:data16};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7368,7 +10646,7 @@ errors++;
 if(data5.top_p !== undefined){
 let data17 = data5.top_p;
 if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema94.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema94.properties.spec.properties.attributes.properties.top_p,data:data17};
+const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema137.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema137.properties.spec.properties.attributes.properties.top_p,data:data17};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7381,7 +10659,7 @@ errors++;
 if(data5.system_prompt !== undefined){
 let data18 = data5.system_prompt;
 if(typeof data18 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema94.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema94.properties.spec.properties.attributes.properties.system_prompt,data:data18};
+const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema137.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema137.properties.spec.properties.attributes.properties.system_prompt,data:data18};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7393,7 +10671,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.properties.spec.properties.attributes.type,parentSchema:schema94.properties.spec.properties.attributes,data:data5};
+const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema137.properties.spec.properties.attributes.type,parentSchema:schema137.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7405,7 +10683,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.properties.spec.type,parentSchema:schema94.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema137.properties.spec.type,parentSchema:schema137.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7417,7 +10695,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema137.type,parentSchema:schema137,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7426,18 +10704,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v7 = validate39;
-const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway.","$ref":"common.schema.json#/$defs/nonEmptyString"},"clientId":{"description":"The client ID (path parameter keyName).","$ref":"common.schema.json#/$defs/nonEmptyString"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+export const v7 = validate49;
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway.","$ref":"common.schema.json#/$defs/nonEmptyString"},"clientId":{"description":"The client ID (path parameter keyName).","$ref":"common.schema.json#/$defs/nonEmptyString"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7579,17 +10857,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/oauth-client.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7598,7 +10876,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7608,7 +10886,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7618,7 +10896,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7628,7 +10906,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema98.required,parentSchema:schema98,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7639,7 +10917,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7665,7 +10943,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OAuthClient" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema98.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema141.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7676,8 +10954,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate40(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+if(!(validate50(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
@@ -7689,7 +10967,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiRef === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema98.properties.spec.oneOf[0].required,parentSchema:schema98.properties.spec.oneOf[0],data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema141.properties.spec.oneOf[0].required,parentSchema:schema141.properties.spec.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7707,7 +10985,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiId === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema98.properties.spec.oneOf[1].required,parentSchema:schema98.properties.spec.oneOf[1],data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema141.properties.spec.oneOf[1].required,parentSchema:schema141.properties.spec.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7729,7 +11007,7 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema98.properties.spec.oneOf,parentSchema:schema98.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema141.properties.spec.oneOf,parentSchema:schema141.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7751,7 +11029,7 @@ vErrors = null;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.clientId === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema98.properties.spec.required,parentSchema:schema98.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema141.properties.spec.required,parentSchema:schema141.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7762,7 +11040,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "apiRef") || (key1 === "apiId")) || (key1 === "clientId")) || (key1 === "description")) || (key1 === "meta_data")) || (key1 === "policy_id")) || (key1 === "redirect_uri")) || (key1 === "secret"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema141.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7870,7 +11148,7 @@ errors++;
 if(data3.description !== undefined){
 let data7 = data3.description;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.description.type,parentSchema:schema98.properties.spec.properties.description,data:data7};
+const err20 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.description.type,parentSchema:schema141.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7883,7 +11161,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data8 = data3.meta_data;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema98.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema98.properties.spec.properties.meta_data.type,parentSchema:schema98.properties.spec.properties.meta_data,data:data8};
+const err21 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema141.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema141.properties.spec.properties.meta_data.type,parentSchema:schema141.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7896,7 +11174,7 @@ errors++;
 if(data3.policy_id !== undefined){
 let data9 = data3.policy_id;
 if(typeof data9 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.policy_id.type,parentSchema:schema98.properties.spec.properties.policy_id,data:data9};
+const err22 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.policy_id.type,parentSchema:schema141.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7909,7 +11187,7 @@ errors++;
 if(data3.redirect_uri !== undefined){
 let data10 = data3.redirect_uri;
 if(typeof data10 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.redirect_uri.type,parentSchema:schema98.properties.spec.properties.redirect_uri,data:data10};
+const err23 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.redirect_uri.type,parentSchema:schema141.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7922,7 +11200,7 @@ errors++;
 if(data3.secret !== undefined){
 let data11 = data3.secret;
 if(typeof data11 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.spec.properties.secret.type,parentSchema:schema98.properties.spec.properties.secret,data:data11};
+const err24 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.secret.type,parentSchema:schema141.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7934,7 +11212,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.spec.type,parentSchema:schema98.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.type,parentSchema:schema141.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7946,7 +11224,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.type,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7955,19 +11233,19 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v8 = validate42;
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal.","$ref":"common.schema.json#/$defs/nonEmptyString"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
-const schema113 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
+export const v8 = validate52;
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal.","$ref":"common.schema.json#/$defs/nonEmptyString"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
+const schema156 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8109,18 +11387,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
-validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema110 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
-const schema112 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema153 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema155 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate45.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8133,7 +11411,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiRef === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema110.oneOf[0].required,parentSchema:schema110.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema153.oneOf[0].required,parentSchema:schema153.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8151,7 +11429,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.api_id === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema110.oneOf[1].required,parentSchema:schema110.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema153.oneOf[1].required,parentSchema:schema153.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8173,7 +11451,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema110.oneOf,parentSchema:schema110,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema153.oneOf,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8195,8 +11473,8 @@ vErrors = null;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func7.call(schema110.properties, key0))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema110,data};
+if(!(func7.call(schema153.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8255,7 +11533,7 @@ if(data.api_id !== undefined){
 let data1 = data.api_id;
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
-const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema110.properties.api_id,data:data1};
+const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema153.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8266,7 +11544,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.api_id.type,parentSchema:schema110.properties.api_id,data:data1};
+const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.api_id.type,parentSchema:schema153.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8279,7 +11557,7 @@ errors++;
 if(data.allowance_scope !== undefined){
 let data2 = data.allowance_scope;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.allowance_scope.type,parentSchema:schema110.properties.allowance_scope,data:data2};
+const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.allowance_scope.type,parentSchema:schema153.properties.allowance_scope,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8292,7 +11570,7 @@ errors++;
 if(data.allowed_types !== undefined){
 let data3 = data.allowed_types;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema110.properties.allowed_types.type},message:"must be array,null",schema:schema110.properties.allowed_types.type,parentSchema:schema110.properties.allowed_types,data:data3};
+const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema153.properties.allowed_types.type},message:"must be array,null",schema:schema153.properties.allowed_types.type,parentSchema:schema153.properties.allowed_types,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8308,7 +11586,7 @@ let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key1 in data4){
 if(!((key1 === "name") || (key1 === "fields"))){
-const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema112,data:data4};
+const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema155,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8321,7 +11599,7 @@ errors++;
 if(data4.name !== undefined){
 let data5 = data4.name;
 if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.name.type,parentSchema:schema112.properties.name,data:data5};
+const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.name.type,parentSchema:schema155.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8334,7 +11612,7 @@ errors++;
 if(data4.fields !== undefined){
 let data6 = data4.fields;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema112.properties.fields.type},message:"must be array,null",schema:schema112.properties.fields.type,parentSchema:schema112.properties.fields,data:data6};
+const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema155.properties.fields.type},message:"must be array,null",schema:schema155.properties.fields.type,parentSchema:schema155.properties.fields,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8348,7 +11626,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.fields.items.type,parentSchema:schema112.properties.fields.items,data:data7};
+const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.fields.items.type,parentSchema:schema155.properties.fields.items,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8362,7 +11640,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data:data4};
+const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.type,parentSchema:schema155,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8377,7 +11655,7 @@ errors++;
 if(data.allowed_urls !== undefined){
 let data8 = data.allowed_urls;
 if((!(Array.isArray(data8))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema110.properties.allowed_urls.type},message:"must be array,null",schema:schema110.properties.allowed_urls.type,parentSchema:schema110.properties.allowed_urls,data:data8};
+const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema153.properties.allowed_urls.type},message:"must be array,null",schema:schema153.properties.allowed_urls.type,parentSchema:schema153.properties.allowed_urls,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8393,7 +11671,7 @@ let data9 = data8[i2];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key2 in data9){
 if(!((key2 === "url") || (key2 === "methods"))){
-const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema110.properties.allowed_urls.items,data:data9};
+const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8406,7 +11684,7 @@ errors++;
 if(data9.url !== undefined){
 let data10 = data9.url;
 if(typeof data10 !== "string"){
-const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.allowed_urls.items.properties.url.type,parentSchema:schema110.properties.allowed_urls.items.properties.url,data:data10};
+const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.allowed_urls.items.properties.url.type,parentSchema:schema153.properties.allowed_urls.items.properties.url,data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8419,7 +11697,7 @@ errors++;
 if(data9.methods !== undefined){
 let data11 = data9.methods;
 if((!(Array.isArray(data11))) && (data11 !== null)){
-const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema110.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema110.properties.allowed_urls.items.properties.methods.type,parentSchema:schema110.properties.allowed_urls.items.properties.methods,data:data11};
+const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema153.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema153.properties.allowed_urls.items.properties.methods.type,parentSchema:schema153.properties.allowed_urls.items.properties.methods,data:data11};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8433,7 +11711,7 @@ const len3 = data11.length;
 for(let i3=0; i3<len3; i3++){
 let data12 = data11[i3];
 if(typeof data12 !== "string"){
-const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema110.properties.allowed_urls.items.properties.methods.items,data:data12};
+const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema153.properties.allowed_urls.items.properties.methods.items,data:data12};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8447,7 +11725,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.allowed_urls.items.type,parentSchema:schema110.properties.allowed_urls.items,data:data9};
+const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.allowed_urls.items.type,parentSchema:schema153.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8462,7 +11740,7 @@ errors++;
 if(data.api_name !== undefined){
 let data13 = data.api_name;
 if(typeof data13 !== "string"){
-const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.api_name.type,parentSchema:schema110.properties.api_name,data:data13};
+const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.api_name.type,parentSchema:schema153.properties.api_name,data:data13};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8475,7 +11753,7 @@ errors++;
 if(data.disable_introspection !== undefined){
 let data14 = data.disable_introspection;
 if(typeof data14 !== "boolean"){
-const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema110.properties.disable_introspection.type,parentSchema:schema110.properties.disable_introspection,data:data14};
+const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema153.properties.disable_introspection.type,parentSchema:schema153.properties.disable_introspection,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8488,7 +11766,7 @@ errors++;
 if(data.endpoints !== undefined){
 let data15 = data.endpoints;
 if((!(Array.isArray(data15))) && (data15 !== null)){
-const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema110.properties.endpoints.type},message:"must be array,null",schema:schema110.properties.endpoints.type,parentSchema:schema110.properties.endpoints,data:data15};
+const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema153.properties.endpoints.type},message:"must be array,null",schema:schema153.properties.endpoints.type,parentSchema:schema153.properties.endpoints,data:data15};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8504,7 +11782,7 @@ let data16 = data15[i4];
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 for(const key3 in data16){
 if(!((key3 === "path") || (key3 === "methods"))){
-const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema110.properties.endpoints.items,data:data16};
+const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8517,7 +11795,7 @@ errors++;
 if(data16.path !== undefined){
 let data17 = data16.path;
 if(typeof data17 !== "string"){
-const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.endpoints.items.properties.path.type,parentSchema:schema110.properties.endpoints.items.properties.path,data:data17};
+const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.endpoints.items.properties.path.type,parentSchema:schema153.properties.endpoints.items.properties.path,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8530,7 +11808,7 @@ errors++;
 if(data16.methods !== undefined){
 let data18 = data16.methods;
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema110.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema110.properties.endpoints.items.properties.methods.type,parentSchema:schema110.properties.endpoints.items.properties.methods,data:data18};
+const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema153.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema153.properties.endpoints.items.properties.methods.type,parentSchema:schema153.properties.endpoints.items.properties.methods,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8546,7 +11824,7 @@ let data19 = data18[i5];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 for(const key4 in data19){
 if(!((key4 === "name") || (key4 === "limit"))){
-const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema110.properties.endpoints.items.properties.methods.items,data:data19};
+const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8559,7 +11837,7 @@ errors++;
 if(data19.name !== undefined){
 let data20 = data19.name;
 if(typeof data20 !== "string"){
-const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema110.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
+const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema153.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8574,7 +11852,7 @@ let data21 = data19.limit;
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 for(const key5 in data21){
 if(!(((key5 === "per") || (key5 === "rate")) || (key5 === "smoothing"))){
-const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema110.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8587,7 +11865,7 @@ errors++;
 if(data21.per !== undefined){
 let data22 = data21.per;
 if(!((typeof data22 == "number") && (isFinite(data22)))){
-const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema110.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema110.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
+const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema153.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8600,7 +11878,7 @@ errors++;
 if(data21.rate !== undefined){
 let data23 = data21.rate;
 if(!((typeof data23 == "number") && (isFinite(data23)))){
-const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema110.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema110.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
+const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema153.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8613,7 +11891,7 @@ errors++;
 if(data21.smoothing !== undefined){
 let data24 = data21.smoothing;
 if((!(data24 && typeof data24 == "object" && !Array.isArray(data24))) && (data24 !== null)){
-const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema113.type},message:"must be object,null",schema:schema113.type,parentSchema:schema113,data:data24};
+const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema156.type},message:"must be object,null",schema:schema156.type,parentSchema:schema156,data:data24};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8625,7 +11903,7 @@ errors++;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key6 in data24){
 if(!(((((key6 === "delay") || (key6 === "enabled")) || (key6 === "step")) || (key6 === "threshold")) || (key6 === "trigger"))){
-const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema113,data:data24};
+const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema156,data:data24};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8638,7 +11916,7 @@ errors++;
 if(data24.delay !== undefined){
 let data25 = data24.delay;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.delay.type,parentSchema:schema113.properties.delay,data:data25};
+const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.delay.type,parentSchema:schema156.properties.delay,data:data25};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8651,7 +11929,7 @@ errors++;
 if(data24.enabled !== undefined){
 let data26 = data24.enabled;
 if(typeof data26 !== "boolean"){
-const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema113.properties.enabled.type,parentSchema:schema113.properties.enabled,data:data26};
+const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema156.properties.enabled.type,parentSchema:schema156.properties.enabled,data:data26};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8664,7 +11942,7 @@ errors++;
 if(data24.step !== undefined){
 let data27 = data24.step;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.step.type,parentSchema:schema113.properties.step,data:data27};
+const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.step.type,parentSchema:schema156.properties.step,data:data27};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8677,7 +11955,7 @@ errors++;
 if(data24.threshold !== undefined){
 let data28 = data24.threshold;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.threshold.type,parentSchema:schema113.properties.threshold,data:data28};
+const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.threshold.type,parentSchema:schema156.properties.threshold,data:data28};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8690,7 +11968,7 @@ errors++;
 if(data24.trigger !== undefined){
 let data29 = data24.trigger;
 if(!((typeof data29 == "number") && (isFinite(data29)))){
-const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema113.properties.trigger.type,parentSchema:schema113.properties.trigger,data:data29};
+const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema156.properties.trigger.type,parentSchema:schema156.properties.trigger,data:data29};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8704,7 +11982,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema110.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema153.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8716,7 +11994,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.endpoints.items.properties.methods.items.type,parentSchema:schema110.properties.endpoints.items.properties.methods.items,data:data19};
+const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.endpoints.items.properties.methods.items.type,parentSchema:schema153.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8730,7 +12008,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.endpoints.items.type,parentSchema:schema110.properties.endpoints.items,data:data16};
+const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.endpoints.items.type,parentSchema:schema153.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -8745,7 +12023,7 @@ errors++;
 if(data.field_access_rights !== undefined){
 let data30 = data.field_access_rights;
 if((!(Array.isArray(data30))) && (data30 !== null)){
-const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema110.properties.field_access_rights.type},message:"must be array,null",schema:schema110.properties.field_access_rights.type,parentSchema:schema110.properties.field_access_rights,data:data30};
+const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema153.properties.field_access_rights.type},message:"must be array,null",schema:schema153.properties.field_access_rights.type,parentSchema:schema153.properties.field_access_rights,data:data30};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -8761,7 +12039,7 @@ let data31 = data30[i6];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 for(const key7 in data31){
 if(!(((key7 === "field_name") || (key7 === "type_name")) || (key7 === "limits"))){
-const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema110.properties.field_access_rights.items,data:data31};
+const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -8774,7 +12052,7 @@ errors++;
 if(data31.field_name !== undefined){
 let data32 = data31.field_name;
 if(typeof data32 !== "string"){
-const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema110.properties.field_access_rights.items.properties.field_name,data:data32};
+const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema153.properties.field_access_rights.items.properties.field_name,data:data32};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -8787,7 +12065,7 @@ errors++;
 if(data31.type_name !== undefined){
 let data33 = data31.type_name;
 if(typeof data33 !== "string"){
-const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema110.properties.field_access_rights.items.properties.type_name,data:data33};
+const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema153.properties.field_access_rights.items.properties.type_name,data:data33};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -8802,7 +12080,7 @@ let data34 = data31.limits;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key8 in data34){
 if(!(key8 === "max_query_depth")){
-const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema110.properties.field_access_rights.items.properties.limits,data:data34};
+const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -8815,7 +12093,7 @@ errors++;
 if(data34.max_query_depth !== undefined){
 let data35 = data34.max_query_depth;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema110.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
+const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema153.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -8827,7 +12105,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.field_access_rights.items.properties.limits.type,parentSchema:schema110.properties.field_access_rights.items.properties.limits,data:data34};
+const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.field_access_rights.items.properties.limits.type,parentSchema:schema153.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -8839,7 +12117,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.field_access_rights.items.type,parentSchema:schema110.properties.field_access_rights.items,data:data31};
+const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.field_access_rights.items.type,parentSchema:schema153.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -8854,7 +12132,7 @@ errors++;
 if(data.json_rpc_methods !== undefined){
 let data36 = data.json_rpc_methods;
 if((!(Array.isArray(data36))) && (data36 !== null)){
-const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema110.properties.json_rpc_methods.type},message:"must be array,null",schema:schema110.properties.json_rpc_methods.type,parentSchema:schema110.properties.json_rpc_methods,data:data36};
+const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema153.properties.json_rpc_methods.type},message:"must be array,null",schema:schema153.properties.json_rpc_methods.type,parentSchema:schema153.properties.json_rpc_methods,data:data36};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -8868,7 +12146,7 @@ const len7 = data36.length;
 for(let i7=0; i7<len7; i7++){
 let data37 = data36[i7];
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.json_rpc_methods.items.type,parentSchema:schema110.properties.json_rpc_methods.items,data:data37};
+const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.json_rpc_methods.items.type,parentSchema:schema153.properties.json_rpc_methods.items,data:data37};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -8883,7 +12161,7 @@ errors++;
 if(data.json_rpc_methods_access_rights !== undefined){
 let data38 = data.json_rpc_methods_access_rights;
 if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
-const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema110.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema110.properties.json_rpc_methods_access_rights.type,parentSchema:schema110.properties.json_rpc_methods_access_rights,data:data38};
+const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema153.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema153.properties.json_rpc_methods_access_rights.type,parentSchema:schema153.properties.json_rpc_methods_access_rights,data:data38};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -8897,8 +12175,8 @@ if(data.limit !== undefined){
 let data39 = data.limit;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 for(const key9 in data39){
-if(!(func7.call(schema110.properties.limit.properties, key9))){
-const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema110.properties.limit,data:data39};
+if(!(func7.call(schema153.properties.limit.properties, key9))){
+const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -8911,7 +12189,7 @@ errors++;
 if(data39.max_query_depth !== undefined){
 let data40 = data39.max_query_depth;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.limit.properties.max_query_depth.type,parentSchema:schema110.properties.limit.properties.max_query_depth,data:data40};
+const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.limit.properties.max_query_depth.type,parentSchema:schema153.properties.limit.properties.max_query_depth,data:data40};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -8924,7 +12202,7 @@ errors++;
 if(data39.per !== undefined){
 let data41 = data39.per;
 if(!((typeof data41 == "number") && (isFinite(data41)))){
-const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema110.properties.limit.properties.per.type,parentSchema:schema110.properties.limit.properties.per,data:data41};
+const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.limit.properties.per.type,parentSchema:schema153.properties.limit.properties.per,data:data41};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -8937,7 +12215,7 @@ errors++;
 if(data39.quota_max !== undefined){
 let data42 = data39.quota_max;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.limit.properties.quota_max.type,parentSchema:schema110.properties.limit.properties.quota_max,data:data42};
+const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.limit.properties.quota_max.type,parentSchema:schema153.properties.limit.properties.quota_max,data:data42};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -8950,7 +12228,7 @@ errors++;
 if(data39.quota_remaining !== undefined){
 let data43 = data39.quota_remaining;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.limit.properties.quota_remaining.type,parentSchema:schema110.properties.limit.properties.quota_remaining,data:data43};
+const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.limit.properties.quota_remaining.type,parentSchema:schema153.properties.limit.properties.quota_remaining,data:data43};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -8963,7 +12241,7 @@ errors++;
 if(data39.quota_renewal_rate !== undefined){
 let data44 = data39.quota_renewal_rate;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema110.properties.limit.properties.quota_renewal_rate,data:data44};
+const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema153.properties.limit.properties.quota_renewal_rate,data:data44};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -8976,7 +12254,7 @@ errors++;
 if(data39.quota_renews !== undefined){
 let data45 = data39.quota_renews;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.limit.properties.quota_renews.type,parentSchema:schema110.properties.limit.properties.quota_renews,data:data45};
+const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.limit.properties.quota_renews.type,parentSchema:schema153.properties.limit.properties.quota_renews,data:data45};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -8989,7 +12267,7 @@ errors++;
 if(data39.rate !== undefined){
 let data46 = data39.rate;
 if(!((typeof data46 == "number") && (isFinite(data46)))){
-const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema110.properties.limit.properties.rate.type,parentSchema:schema110.properties.limit.properties.rate,data:data46};
+const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.limit.properties.rate.type,parentSchema:schema153.properties.limit.properties.rate,data:data46};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -9002,7 +12280,7 @@ errors++;
 if(data39.smoothing !== undefined){
 let data47 = data39.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema113.type},message:"must be object,null",schema:schema113.type,parentSchema:schema113,data:data47};
+const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema156.type},message:"must be object,null",schema:schema156.type,parentSchema:schema156,data:data47};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -9014,7 +12292,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key10 in data47){
 if(!(((((key10 === "delay") || (key10 === "enabled")) || (key10 === "step")) || (key10 === "threshold")) || (key10 === "trigger"))){
-const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema113,data:data47};
+const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema156,data:data47};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9027,7 +12305,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.delay.type,parentSchema:schema113.properties.delay,data:data48};
+const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.delay.type,parentSchema:schema156.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9040,7 +12318,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema113.properties.enabled.type,parentSchema:schema113.properties.enabled,data:data49};
+const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema156.properties.enabled.type,parentSchema:schema156.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9053,7 +12331,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.step.type,parentSchema:schema113.properties.step,data:data50};
+const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.step.type,parentSchema:schema156.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9066,7 +12344,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.threshold.type,parentSchema:schema113.properties.threshold,data:data51};
+const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.threshold.type,parentSchema:schema156.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9079,7 +12357,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema113.properties.trigger.type,parentSchema:schema113.properties.trigger,data:data52};
+const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema156.properties.trigger.type,parentSchema:schema156.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -9094,7 +12372,7 @@ errors++;
 if(data39.throttle_interval !== undefined){
 let data53 = data39.throttle_interval;
 if(!((typeof data53 == "number") && (isFinite(data53)))){
-const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema110.properties.limit.properties.throttle_interval.type,parentSchema:schema110.properties.limit.properties.throttle_interval,data:data53};
+const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.limit.properties.throttle_interval.type,parentSchema:schema153.properties.limit.properties.throttle_interval,data:data53};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -9107,7 +12385,7 @@ errors++;
 if(data39.throttle_retry_limit !== undefined){
 let data54 = data39.throttle_retry_limit;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema110.properties.limit.properties.throttle_retry_limit,data:data54};
+const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema153.properties.limit.properties.throttle_retry_limit,data:data54};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -9119,7 +12397,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.limit.type,parentSchema:schema110.properties.limit,data:data39};
+const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.limit.type,parentSchema:schema153.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -9132,7 +12410,7 @@ errors++;
 if(data.mcp_access_rights !== undefined){
 let data55 = data.mcp_access_rights;
 if((!(data55 && typeof data55 == "object" && !Array.isArray(data55))) && (data55 !== null)){
-const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema110.properties.mcp_access_rights.type},message:"must be object,null",schema:schema110.properties.mcp_access_rights.type,parentSchema:schema110.properties.mcp_access_rights,data:data55};
+const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema153.properties.mcp_access_rights.type},message:"must be object,null",schema:schema153.properties.mcp_access_rights.type,parentSchema:schema153.properties.mcp_access_rights,data:data55};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -9145,7 +12423,7 @@ errors++;
 if(data.mcp_primitives !== undefined){
 let data56 = data.mcp_primitives;
 if((!(Array.isArray(data56))) && (data56 !== null)){
-const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema110.properties.mcp_primitives.type},message:"must be array,null",schema:schema110.properties.mcp_primitives.type,parentSchema:schema110.properties.mcp_primitives,data:data56};
+const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema153.properties.mcp_primitives.type},message:"must be array,null",schema:schema153.properties.mcp_primitives.type,parentSchema:schema153.properties.mcp_primitives,data:data56};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -9159,7 +12437,7 @@ const len8 = data56.length;
 for(let i8=0; i8<len8; i8++){
 let data57 = data56[i8];
 if(!(data57 && typeof data57 == "object" && !Array.isArray(data57))){
-const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.properties.mcp_primitives.items.type,parentSchema:schema110.properties.mcp_primitives.items,data:data57};
+const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.mcp_primitives.items.type,parentSchema:schema153.properties.mcp_primitives.items,data:data57};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -9174,7 +12452,7 @@ errors++;
 if(data.restricted_types !== undefined){
 let data58 = data.restricted_types;
 if((!(Array.isArray(data58))) && (data58 !== null)){
-const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema110.properties.restricted_types.type},message:"must be array,null",schema:schema110.properties.restricted_types.type,parentSchema:schema110.properties.restricted_types,data:data58};
+const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema153.properties.restricted_types.type},message:"must be array,null",schema:schema153.properties.restricted_types.type,parentSchema:schema153.properties.restricted_types,data:data58};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -9190,7 +12468,7 @@ let data59 = data58[i9];
 if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
 for(const key11 in data59){
 if(!((key11 === "name") || (key11 === "fields"))){
-const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema112,data:data59};
+const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema155,data:data59};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -9203,7 +12481,7 @@ errors++;
 if(data59.name !== undefined){
 let data60 = data59.name;
 if(typeof data60 !== "string"){
-const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.name.type,parentSchema:schema112.properties.name,data:data60};
+const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.name.type,parentSchema:schema155.properties.name,data:data60};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -9216,7 +12494,7 @@ errors++;
 if(data59.fields !== undefined){
 let data61 = data59.fields;
 if((!(Array.isArray(data61))) && (data61 !== null)){
-const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema112.properties.fields.type},message:"must be array,null",schema:schema112.properties.fields.type,parentSchema:schema112.properties.fields,data:data61};
+const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema155.properties.fields.type},message:"must be array,null",schema:schema155.properties.fields.type,parentSchema:schema155.properties.fields,data:data61};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -9230,7 +12508,7 @@ const len10 = data61.length;
 for(let i10=0; i10<len10; i10++){
 let data62 = data61[i10];
 if(typeof data62 !== "string"){
-const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.fields.items.type,parentSchema:schema112.properties.fields.items,data:data62};
+const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.fields.items.type,parentSchema:schema155.properties.fields.items,data:data62};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -9244,7 +12522,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data:data59};
+const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.type,parentSchema:schema155,data:data59};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -9259,7 +12537,7 @@ errors++;
 if(data.versions !== undefined){
 let data63 = data.versions;
 if((!(Array.isArray(data63))) && (data63 !== null)){
-const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema110.properties.versions.type},message:"must be array,null",schema:schema110.properties.versions.type,parentSchema:schema110.properties.versions,data:data63};
+const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema153.properties.versions.type},message:"must be array,null",schema:schema153.properties.versions.type,parentSchema:schema153.properties.versions,data:data63};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -9273,7 +12551,7 @@ const len11 = data63.length;
 for(let i11=0; i11<len11; i11++){
 let data64 = data63[i11];
 if(typeof data64 !== "string"){
-const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.versions.items.type,parentSchema:schema110.properties.versions.items,data:data64};
+const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.versions.items.type,parentSchema:schema153.properties.versions.items,data:data64};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -9287,7 +12565,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.type,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -9296,18 +12574,18 @@ vErrors.push(err84);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/org-key.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9316,7 +12594,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9326,7 +12604,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9336,7 +12614,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9346,7 +12624,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema105.required,parentSchema:schema105,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema148.required,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9357,7 +12635,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema105,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9383,7 +12661,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OrgKey" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema105.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema148.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9394,8 +12672,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate43(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+if(!(validate53(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -9403,7 +12681,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.keyId === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema105.properties.spec.required,parentSchema:schema105.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema148.properties.spec.required,parentSchema:schema148.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9413,8 +12691,8 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data3){
-if(!(func7.call(schema105.properties.spec.properties, key1))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema105.properties.spec,data:data3};
+if(!(func7.call(schema148.properties.spec.properties, key1))){
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema148.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9453,7 +12731,7 @@ if(data3.quotaResetTrigger !== undefined){
 let data5 = data3.quotaResetTrigger;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err11 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema105.properties.spec.properties.quotaResetTrigger,data:data5};
+const err11 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema148.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9464,7 +12742,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema105.properties.spec.properties.quotaResetTrigger,data:data5};
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema148.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9477,7 +12755,7 @@ errors++;
 if(data3.access_rights !== undefined){
 let data6 = data3.access_rights;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err13 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema105.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema105.properties.spec.properties.access_rights.type,parentSchema:schema105.properties.spec.properties.access_rights,data:data6};
+const err13 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema148.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema148.properties.spec.properties.access_rights.type,parentSchema:schema148.properties.spec.properties.access_rights,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9488,8 +12766,8 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 for(const key2 in data6){
-if(!(validate45(data6[key2], {instancePath:instancePath+"/spec/access_rights/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data6,parentDataProperty:key2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate55(data6[key2], {instancePath:instancePath+"/spec/access_rights/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data6,parentDataProperty:key2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -9498,7 +12776,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err14 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.alias.type,parentSchema:schema105.properties.spec.properties.alias,data:data8};
+const err14 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.alias.type,parentSchema:schema148.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9511,7 +12789,7 @@ errors++;
 if(data3.allowance !== undefined){
 let data9 = data3.allowance;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err15 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema105.properties.spec.properties.allowance.type,parentSchema:schema105.properties.spec.properties.allowance,data:data9};
+const err15 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.allowance.type,parentSchema:schema148.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9524,7 +12802,7 @@ errors++;
 if(data3.apply_policies !== undefined){
 let data10 = data3.apply_policies;
 if((!(Array.isArray(data10))) && (data10 !== null)){
-const err16 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema105.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema105.properties.spec.properties.apply_policies.type,parentSchema:schema105.properties.spec.properties.apply_policies,data:data10};
+const err16 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema148.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema148.properties.spec.properties.apply_policies.type,parentSchema:schema148.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9538,7 +12816,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 !== "string"){
-const err17 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.apply_policies.items.type,parentSchema:schema105.properties.spec.properties.apply_policies.items,data:data11};
+const err17 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.apply_policies.items.type,parentSchema:schema148.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9553,7 +12831,7 @@ errors++;
 if(data3.apply_policy_id !== undefined){
 let data12 = data3.apply_policy_id;
 if(typeof data12 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.apply_policy_id.type,parentSchema:schema105.properties.spec.properties.apply_policy_id,data:data12};
+const err18 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.apply_policy_id.type,parentSchema:schema148.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9566,7 +12844,7 @@ errors++;
 if(data3.basic_auth_data !== undefined){
 let data13 = data3.basic_auth_data;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err19 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.spec.properties.basic_auth_data.type,parentSchema:schema105.properties.spec.properties.basic_auth_data,data:data13};
+const err19 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.properties.basic_auth_data.type,parentSchema:schema148.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9579,7 +12857,7 @@ errors++;
 if(data3.certificate !== undefined){
 let data14 = data3.certificate;
 if(typeof data14 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.certificate.type,parentSchema:schema105.properties.spec.properties.certificate,data:data14};
+const err20 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.certificate.type,parentSchema:schema148.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9592,7 +12870,7 @@ errors++;
 if(data3.data_expires !== undefined){
 let data15 = data3.data_expires;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err21 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.data_expires.type,parentSchema:schema105.properties.spec.properties.data_expires,data:data15};
+const err21 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.data_expires.type,parentSchema:schema148.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9606,7 +12884,7 @@ if(data3.date_created !== undefined){
 let data16 = data3.date_created;
 if(typeof data16 === "string"){
 if(!(formats2.validate(data16))){
-const err22 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema105.properties.spec.properties.date_created,data:data16};
+const err22 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema148.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9617,7 +12895,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.date_created.type,parentSchema:schema105.properties.spec.properties.date_created,data:data16};
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.date_created.type,parentSchema:schema148.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9630,7 +12908,7 @@ errors++;
 if(data3.enable_detail_recording !== undefined){
 let data17 = data3.enable_detail_recording;
 if(typeof data17 !== "boolean"){
-const err24 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema105.properties.spec.properties.enable_detail_recording.type,parentSchema:schema105.properties.spec.properties.enable_detail_recording,data:data17};
+const err24 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_detail_recording.type,parentSchema:schema148.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9643,7 +12921,7 @@ errors++;
 if(data3.enable_detailed_recording !== undefined){
 let data18 = data3.enable_detailed_recording;
 if(typeof data18 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema105.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema105.properties.spec.properties.enable_detailed_recording,data:data18};
+const err25 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema148.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9656,7 +12934,7 @@ errors++;
 if(data3.enable_http_signature_validation !== undefined){
 let data19 = data3.enable_http_signature_validation;
 if(typeof data19 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema105.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema105.properties.spec.properties.enable_http_signature_validation,data:data19};
+const err26 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema148.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9669,7 +12947,7 @@ errors++;
 if(data3.expires !== undefined){
 let data20 = data3.expires;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err27 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.expires.type,parentSchema:schema105.properties.spec.properties.expires,data:data20};
+const err27 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.expires.type,parentSchema:schema148.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9682,7 +12960,7 @@ errors++;
 if(data3.hmac_enabled !== undefined){
 let data21 = data3.hmac_enabled;
 if(typeof data21 !== "boolean"){
-const err28 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema105.properties.spec.properties.hmac_enabled.type,parentSchema:schema105.properties.spec.properties.hmac_enabled,data:data21};
+const err28 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.hmac_enabled.type,parentSchema:schema148.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9695,7 +12973,7 @@ errors++;
 if(data3.hmac_string !== undefined){
 let data22 = data3.hmac_string;
 if(typeof data22 !== "string"){
-const err29 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.hmac_string.type,parentSchema:schema105.properties.spec.properties.hmac_string,data:data22};
+const err29 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.hmac_string.type,parentSchema:schema148.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9708,7 +12986,7 @@ errors++;
 if(data3.id_extractor_deadline !== undefined){
 let data23 = data3.id_extractor_deadline;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err30 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema105.properties.spec.properties.id_extractor_deadline,data:data23};
+const err30 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema148.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9721,7 +12999,7 @@ errors++;
 if(data3.is_inactive !== undefined){
 let data24 = data3.is_inactive;
 if(typeof data24 !== "boolean"){
-const err31 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema105.properties.spec.properties.is_inactive.type,parentSchema:schema105.properties.spec.properties.is_inactive,data:data24};
+const err31 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.is_inactive.type,parentSchema:schema148.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9734,7 +13012,7 @@ errors++;
 if(data3.jwt_data !== undefined){
 let data25 = data3.jwt_data;
 if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err32 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.spec.properties.jwt_data.type,parentSchema:schema105.properties.spec.properties.jwt_data,data:data25};
+const err32 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.properties.jwt_data.type,parentSchema:schema148.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9747,7 +13025,7 @@ errors++;
 if(data3.last_check !== undefined){
 let data26 = data3.last_check;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err33 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.last_check.type,parentSchema:schema105.properties.spec.properties.last_check,data:data26};
+const err33 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.last_check.type,parentSchema:schema148.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9760,7 +13038,7 @@ errors++;
 if(data3.last_updated !== undefined){
 let data27 = data3.last_updated;
 if(typeof data27 !== "string"){
-const err34 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.last_updated.type,parentSchema:schema105.properties.spec.properties.last_updated,data:data27};
+const err34 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.last_updated.type,parentSchema:schema148.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9773,7 +13051,7 @@ errors++;
 if(data3.max_query_depth !== undefined){
 let data28 = data3.max_query_depth;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err35 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.max_query_depth.type,parentSchema:schema105.properties.spec.properties.max_query_depth,data:data28};
+const err35 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.max_query_depth.type,parentSchema:schema148.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9786,7 +13064,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data29 = data3.meta_data;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err36 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema105.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema105.properties.spec.properties.meta_data.type,parentSchema:schema105.properties.spec.properties.meta_data,data:data29};
+const err36 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema148.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema148.properties.spec.properties.meta_data.type,parentSchema:schema148.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9799,7 +13077,7 @@ errors++;
 if(data3.monitor !== undefined){
 let data30 = data3.monitor;
 if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
-const err37 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema105.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema105.properties.spec.properties.monitor.type,parentSchema:schema105.properties.spec.properties.monitor,data:data30};
+const err37 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema148.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema148.properties.spec.properties.monitor.type,parentSchema:schema148.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9812,7 +13090,7 @@ if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.trigger_limits !== undefined){
 let data31 = data30.trigger_limits;
 if((!(Array.isArray(data31))) && (data31 !== null)){
-const err38 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema105.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema105.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema105.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
+const err38 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema148.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema148.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema148.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9826,7 +13104,7 @@ const len1 = data31.length;
 for(let i1=0; i1<len1; i1++){
 let data32 = data31[i1];
 if(!((typeof data32 == "number") && (isFinite(data32)))){
-const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema105.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema105.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
+const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema148.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9843,7 +13121,7 @@ errors++;
 if(data3.oauth_client_id !== undefined){
 let data33 = data3.oauth_client_id;
 if(typeof data33 !== "string"){
-const err40 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.oauth_client_id.type,parentSchema:schema105.properties.spec.properties.oauth_client_id,data:data33};
+const err40 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.oauth_client_id.type,parentSchema:schema148.properties.spec.properties.oauth_client_id,data:data33};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9856,7 +13134,7 @@ errors++;
 if(data3.oauth_keys !== undefined){
 let data34 = data3.oauth_keys;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err41 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema105.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema105.properties.spec.properties.oauth_keys.type,parentSchema:schema105.properties.spec.properties.oauth_keys,data:data34};
+const err41 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema148.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema148.properties.spec.properties.oauth_keys.type,parentSchema:schema148.properties.spec.properties.oauth_keys,data:data34};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9869,7 +13147,7 @@ if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key3 in data34){
 let data35 = data34[key3];
 if(typeof data35 !== "string"){
-const err42 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema105.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
+const err42 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema148.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9884,7 +13162,7 @@ errors++;
 if(data3.org_id !== undefined){
 let data36 = data3.org_id;
 if(typeof data36 !== "string"){
-const err43 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.org_id.type,parentSchema:schema105.properties.spec.properties.org_id,data:data36};
+const err43 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.org_id.type,parentSchema:schema148.properties.spec.properties.org_id,data:data36};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9897,7 +13175,7 @@ errors++;
 if(data3.per !== undefined){
 let data37 = data3.per;
 if(!((typeof data37 == "number") && (isFinite(data37)))){
-const err44 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema105.properties.spec.properties.per.type,parentSchema:schema105.properties.spec.properties.per,data:data37};
+const err44 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.per.type,parentSchema:schema148.properties.spec.properties.per,data:data37};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9910,7 +13188,7 @@ errors++;
 if(data3.post_expiry_action !== undefined){
 let data38 = data3.post_expiry_action;
 if(!((data38 === "retain") || (data38 === "delete"))){
-const err45 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema105.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.spec.properties.post_expiry_action.enum,parentSchema:schema105.properties.spec.properties.post_expiry_action,data:data38};
+const err45 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema148.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema148.properties.spec.properties.post_expiry_action.enum,parentSchema:schema148.properties.spec.properties.post_expiry_action,data:data38};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9923,7 +13201,7 @@ errors++;
 if(data3.post_expiry_grace_period !== undefined){
 let data39 = data3.post_expiry_grace_period;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err46 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema105.properties.spec.properties.post_expiry_grace_period,data:data39};
+const err46 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema148.properties.spec.properties.post_expiry_grace_period,data:data39};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9936,7 +13214,7 @@ errors++;
 if(data3.quota_max !== undefined){
 let data40 = data3.quota_max;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err47 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.quota_max.type,parentSchema:schema105.properties.spec.properties.quota_max,data:data40};
+const err47 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_max.type,parentSchema:schema148.properties.spec.properties.quota_max,data:data40};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9949,7 +13227,7 @@ errors++;
 if(data3.quota_remaining !== undefined){
 let data41 = data3.quota_remaining;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err48 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.quota_remaining.type,parentSchema:schema105.properties.spec.properties.quota_remaining,data:data41};
+const err48 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_remaining.type,parentSchema:schema148.properties.spec.properties.quota_remaining,data:data41};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9962,7 +13240,7 @@ errors++;
 if(data3.quota_renewal_rate !== undefined){
 let data42 = data3.quota_renewal_rate;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err49 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema105.properties.spec.properties.quota_renewal_rate,data:data42};
+const err49 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema148.properties.spec.properties.quota_renewal_rate,data:data42};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9975,7 +13253,7 @@ errors++;
 if(data3.quota_renews !== undefined){
 let data43 = data3.quota_renews;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err50 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.quota_renews.type,parentSchema:schema105.properties.spec.properties.quota_renews,data:data43};
+const err50 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_renews.type,parentSchema:schema148.properties.spec.properties.quota_renews,data:data43};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9988,7 +13266,7 @@ errors++;
 if(data3.rate !== undefined){
 let data44 = data3.rate;
 if(!((typeof data44 == "number") && (isFinite(data44)))){
-const err51 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema105.properties.spec.properties.rate.type,parentSchema:schema105.properties.spec.properties.rate,data:data44};
+const err51 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.rate.type,parentSchema:schema148.properties.spec.properties.rate,data:data44};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10001,7 +13279,7 @@ errors++;
 if(data3.rsa_certificate_id !== undefined){
 let data45 = data3.rsa_certificate_id;
 if(typeof data45 !== "string"){
-const err52 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema105.properties.spec.properties.rsa_certificate_id,data:data45};
+const err52 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema148.properties.spec.properties.rsa_certificate_id,data:data45};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10014,7 +13292,7 @@ errors++;
 if(data3.session_lifetime !== undefined){
 let data46 = data3.session_lifetime;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err53 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.session_lifetime.type,parentSchema:schema105.properties.spec.properties.session_lifetime,data:data46};
+const err53 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.session_lifetime.type,parentSchema:schema148.properties.spec.properties.session_lifetime,data:data46};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10027,7 +13305,7 @@ errors++;
 if(data3.smoothing !== undefined){
 let data47 = data3.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err54 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema113.type},message:"must be object,null",schema:schema113.type,parentSchema:schema113,data:data47};
+const err54 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema156.type},message:"must be object,null",schema:schema156.type,parentSchema:schema156,data:data47};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10039,7 +13317,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key4 in data47){
 if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
-const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema113,data:data47};
+const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema156,data:data47};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10052,7 +13330,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err56 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.delay.type,parentSchema:schema113.properties.delay,data:data48};
+const err56 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.delay.type,parentSchema:schema156.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10065,7 +13343,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err57 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema113.properties.enabled.type,parentSchema:schema113.properties.enabled,data:data49};
+const err57 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema156.properties.enabled.type,parentSchema:schema156.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10078,7 +13356,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err58 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.step.type,parentSchema:schema113.properties.step,data:data50};
+const err58 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.step.type,parentSchema:schema156.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10091,7 +13369,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err59 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.threshold.type,parentSchema:schema113.properties.threshold,data:data51};
+const err59 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.threshold.type,parentSchema:schema156.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10104,7 +13382,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err60 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema113.properties.trigger.type,parentSchema:schema113.properties.trigger,data:data52};
+const err60 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema156.properties.trigger.type,parentSchema:schema156.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10119,7 +13397,7 @@ errors++;
 if(data3.tags !== undefined){
 let data53 = data3.tags;
 if((!(Array.isArray(data53))) && (data53 !== null)){
-const err61 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema105.properties.spec.properties.tags.type},message:"must be array,null",schema:schema105.properties.spec.properties.tags.type,parentSchema:schema105.properties.spec.properties.tags,data:data53};
+const err61 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema148.properties.spec.properties.tags.type},message:"must be array,null",schema:schema148.properties.spec.properties.tags.type,parentSchema:schema148.properties.spec.properties.tags,data:data53};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10133,7 +13411,7 @@ const len2 = data53.length;
 for(let i2=0; i2<len2; i2++){
 let data54 = data53[i2];
 if(typeof data54 !== "string"){
-const err62 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.spec.properties.tags.items.type,parentSchema:schema105.properties.spec.properties.tags.items,data:data54};
+const err62 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.tags.items.type,parentSchema:schema148.properties.spec.properties.tags.items,data:data54};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10148,7 +13426,7 @@ errors++;
 if(data3.throttle_interval !== undefined){
 let data55 = data3.throttle_interval;
 if(!((typeof data55 == "number") && (isFinite(data55)))){
-const err63 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema105.properties.spec.properties.throttle_interval.type,parentSchema:schema105.properties.spec.properties.throttle_interval,data:data55};
+const err63 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.throttle_interval.type,parentSchema:schema148.properties.spec.properties.throttle_interval,data:data55};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10161,7 +13439,7 @@ errors++;
 if(data3.throttle_retry_limit !== undefined){
 let data56 = data3.throttle_retry_limit;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err64 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema105.properties.spec.properties.throttle_retry_limit,data:data56};
+const err64 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema148.properties.spec.properties.throttle_retry_limit,data:data56};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10173,7 +13451,7 @@ errors++;
 }
 }
 else {
-const err65 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.properties.spec.type,parentSchema:schema105.properties.spec,data:data3};
+const err65 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.type,parentSchema:schema148.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -10185,7 +13463,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.type,parentSchema:schema148,data};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -10194,23 +13472,23 @@ vErrors.push(err66);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v9 = validate47;
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern57 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema118 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
-const schema119 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
-const schema121 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern58 = new RegExp("^[A-Za-z]+/.+$", "u");
+export const v9 = validate57;
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern90 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema161 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema162 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
+const schema164 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
+const pattern91 = new RegExp("^[A-Za-z]+/.+$", "u");
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10219,7 +13497,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema118.required,parentSchema:schema118,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema161.required,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10229,7 +13507,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema118.required,parentSchema:schema118,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema161.required,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10239,7 +13517,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema118.required,parentSchema:schema118,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema161.required,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10249,7 +13527,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema118.required,parentSchema:schema118,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema161.required,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10259,7 +13537,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.wave === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema118.required,parentSchema:schema118,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema161.required,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10269,7 +13547,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fields === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema118.required,parentSchema:schema118,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema161.required,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10279,7 +13557,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.notes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema118.required,parentSchema:schema118,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema161.required,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10289,8 +13567,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema118.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema118,data};
+if(!(func7.call(schema161.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10303,8 +13581,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern58.test(data0)){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema118.properties.id,data:data0};
+if(!pattern91.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema161.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10315,7 +13593,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.id.type,parentSchema:schema118.properties.id,data:data0};
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.id.type,parentSchema:schema161.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10328,7 +13606,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.kind.type,parentSchema:schema118.properties.kind,data:data1};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.kind.type,parentSchema:schema161.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10341,7 +13619,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.name.type,parentSchema:schema118.properties.name,data:data2};
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.name.type,parentSchema:schema161.properties.name,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10354,7 +13632,7 @@ errors++;
 if(data.action !== undefined){
 let data3 = data.action;
 if(!(((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt")) || (data3 === "moved"))){
-const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema118.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema118.properties.action.enum,parentSchema:schema118.properties.action,data:data3};
+const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema161.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema161.properties.action.enum,parentSchema:schema161.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10367,7 +13645,7 @@ errors++;
 if(data.wave !== undefined){
 let data4 = data.wave;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema118.properties.wave.type,parentSchema:schema118.properties.wave,data:data4};
+const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.wave.type,parentSchema:schema161.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10378,7 +13656,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema118.properties.wave,data:data4};
+const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema161.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10393,7 +13671,7 @@ if(data.operation !== undefined){
 let data5 = data.operation;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.name === undefined){
-const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema118.properties.operation.required,parentSchema:schema118.properties.operation,data:data5};
+const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema161.properties.operation.required,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10403,7 +13681,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data5.number === undefined){
-const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema118.properties.operation.required,parentSchema:schema118.properties.operation,data:data5};
+const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema161.properties.operation.required,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10413,7 +13691,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data5.interface === undefined){
-const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema118.properties.operation.required,parentSchema:schema118.properties.operation,data:data5};
+const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema161.properties.operation.required,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10423,7 +13701,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data5.method === undefined){
-const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema118.properties.operation.required,parentSchema:schema118.properties.operation,data:data5};
+const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema161.properties.operation.required,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10433,7 +13711,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5.path === undefined){
-const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema118.properties.operation.required,parentSchema:schema118.properties.operation,data:data5};
+const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema161.properties.operation.required,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10443,7 +13721,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data5.query === undefined){
-const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema118.properties.operation.required,parentSchema:schema118.properties.operation,data:data5};
+const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema161.properties.operation.required,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10453,7 +13731,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data5.batchable === undefined){
-const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema118.properties.operation.required,parentSchema:schema118.properties.operation,data:data5};
+const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema161.properties.operation.required,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10464,7 +13742,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!(((((((key1 === "name") || (key1 === "number")) || (key1 === "interface")) || (key1 === "method")) || (key1 === "path")) || (key1 === "query")) || (key1 === "batchable"))){
-const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.operation,data:data5};
+const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10477,7 +13755,7 @@ errors++;
 if(data5.name !== undefined){
 let data6 = data5.name;
 if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.operation.properties.name.type,parentSchema:schema118.properties.operation.properties.name,data:data6};
+const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.operation.properties.name.type,parentSchema:schema161.properties.operation.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10490,7 +13768,7 @@ errors++;
 if(data5.number !== undefined){
 let data7 = data5.number;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema118.properties.operation.properties.number.type,parentSchema:schema118.properties.operation.properties.number,data:data7};
+const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.operation.properties.number.type,parentSchema:schema161.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10501,7 +13779,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 10 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema118.properties.operation.properties.number,data:data7};
+const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema161.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10511,7 +13789,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema118.properties.operation.properties.number,data:data7};
+const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema161.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10525,7 +13803,7 @@ errors++;
 if(data5.interface !== undefined){
 let data8 = data5.interface;
 if(!((((data8 === "gateway") || (data8 === "portal")) || (data8 === "dashboard")) || (data8 === "llm"))){
-const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema118.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema118.properties.operation.properties.interface.enum,parentSchema:schema118.properties.operation.properties.interface,data:data8};
+const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema161.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema161.properties.operation.properties.interface.enum,parentSchema:schema161.properties.operation.properties.interface,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10538,7 +13816,7 @@ errors++;
 if(data5.method !== undefined){
 let data9 = data5.method;
 if(!(((((data9 === "GET") || (data9 === "POST")) || (data9 === "PUT")) || (data9 === "PATCH")) || (data9 === "DELETE"))){
-const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema118.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema118.properties.operation.properties.method.enum,parentSchema:schema118.properties.operation.properties.method,data:data9};
+const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema161.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema161.properties.operation.properties.method.enum,parentSchema:schema161.properties.operation.properties.method,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10551,7 +13829,7 @@ errors++;
 if(data5.path !== undefined){
 let data10 = data5.path;
 if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.operation.properties.path.type,parentSchema:schema118.properties.operation.properties.path,data:data10};
+const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.operation.properties.path.type,parentSchema:schema161.properties.operation.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10564,7 +13842,7 @@ errors++;
 if(data5.query !== undefined){
 let data11 = data5.query;
 if(typeof data11 !== "string"){
-const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.operation.properties.query.type,parentSchema:schema118.properties.operation.properties.query,data:data11};
+const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.operation.properties.query.type,parentSchema:schema161.properties.operation.properties.query,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10577,7 +13855,7 @@ errors++;
 if(data5.batchable !== undefined){
 let data12 = data5.batchable;
 if(typeof data12 !== "boolean"){
-const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.operation.properties.batchable.type,parentSchema:schema118.properties.operation.properties.batchable,data:data12};
+const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.operation.properties.batchable.type,parentSchema:schema161.properties.operation.properties.batchable,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10589,7 +13867,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.operation.type,parentSchema:schema118.properties.operation,data:data5};
+const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.operation.type,parentSchema:schema161.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10602,7 +13880,7 @@ errors++;
 if(data.quotaReset !== undefined){
 let data13 = data.quotaReset;
 if(typeof data13 !== "boolean"){
-const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.quotaReset.type,parentSchema:schema118.properties.quotaReset,data:data13};
+const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.quotaReset.type,parentSchema:schema161.properties.quotaReset,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10615,7 +13893,7 @@ errors++;
 if(data.deactivate !== undefined){
 let data14 = data.deactivate;
 if(typeof data14 !== "boolean"){
-const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.deactivate.type,parentSchema:schema118.properties.deactivate,data:data14};
+const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.deactivate.type,parentSchema:schema161.properties.deactivate,data:data14};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10628,7 +13906,7 @@ errors++;
 if(data.reactivate !== undefined){
 let data15 = data.reactivate;
 if(typeof data15 !== "boolean"){
-const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.reactivate.type,parentSchema:schema118.properties.reactivate,data:data15};
+const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.reactivate.type,parentSchema:schema161.properties.reactivate,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10642,7 +13920,7 @@ if(data.moved !== undefined){
 let data16 = data.moved;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.from === undefined){
-const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema118.properties.moved.required,parentSchema:schema118.properties.moved,data:data16};
+const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema161.properties.moved.required,parentSchema:schema161.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10652,7 +13930,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data16.declared === undefined){
-const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema118.properties.moved.required,parentSchema:schema118.properties.moved,data:data16};
+const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema161.properties.moved.required,parentSchema:schema161.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10663,7 +13941,7 @@ errors++;
 }
 for(const key2 in data16){
 if(!((key2 === "from") || (key2 === "declared"))){
-const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.moved,data:data16};
+const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10676,7 +13954,7 @@ errors++;
 if(data16.from !== undefined){
 let data17 = data16.from;
 if(typeof data17 !== "string"){
-const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.moved.properties.from.type,parentSchema:schema118.properties.moved.properties.from,data:data17};
+const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.moved.properties.from.type,parentSchema:schema161.properties.moved.properties.from,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10689,7 +13967,7 @@ errors++;
 if(data16.declared !== undefined){
 let data18 = data16.declared;
 if(typeof data18 !== "boolean"){
-const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema118.properties.moved.properties.declared.type,parentSchema:schema118.properties.moved.properties.declared,data:data18};
+const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.moved.properties.declared.type,parentSchema:schema161.properties.moved.properties.declared,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10701,7 +13979,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.moved.type,parentSchema:schema118.properties.moved,data:data16};
+const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.moved.type,parentSchema:schema161.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10715,7 +13993,7 @@ if(data.adopt !== undefined){
 let data19 = data.adopt;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.serverId === undefined){
-const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema118.properties.adopt.required,parentSchema:schema118.properties.adopt,data:data19};
+const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema161.properties.adopt.required,parentSchema:schema161.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10725,7 +14003,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data19.source === undefined){
-const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema118.properties.adopt.required,parentSchema:schema118.properties.adopt,data:data19};
+const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema161.properties.adopt.required,parentSchema:schema161.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10736,7 +14014,7 @@ errors++;
 }
 for(const key3 in data19){
 if(!((key3 === "serverId") || (key3 === "source"))){
-const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.adopt,data:data19};
+const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10749,7 +14027,7 @@ errors++;
 if(data19.serverId !== undefined){
 let data20 = data19.serverId;
 if(typeof data20 !== "string"){
-const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.adopt.properties.serverId.type,parentSchema:schema118.properties.adopt.properties.serverId,data:data20};
+const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.adopt.properties.serverId.type,parentSchema:schema161.properties.adopt.properties.serverId,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10762,7 +14040,7 @@ errors++;
 if(data19.source !== undefined){
 let data21 = data19.source;
 if(!((data21 === "repository") || (data21 === "command"))){
-const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema118.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema118.properties.adopt.properties.source.enum,parentSchema:schema118.properties.adopt.properties.source,data:data21};
+const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema161.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema161.properties.adopt.properties.source.enum,parentSchema:schema161.properties.adopt.properties.source,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10774,7 +14052,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.adopt.type,parentSchema:schema118.properties.adopt,data:data19};
+const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.adopt.type,parentSchema:schema161.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10792,7 +14070,7 @@ for(let i0=0; i0<len0; i0++){
 let data23 = data22[i0];
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 if(data23.path === undefined){
-const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema118.properties.fields.items.required,parentSchema:schema118.properties.fields.items,data:data23};
+const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema161.properties.fields.items.required,parentSchema:schema161.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10802,7 +14080,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data23.op === undefined){
-const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema118.properties.fields.items.required,parentSchema:schema118.properties.fields.items,data:data23};
+const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema161.properties.fields.items.required,parentSchema:schema161.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10813,7 +14091,7 @@ errors++;
 }
 for(const key4 in data23){
 if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
-const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.fields.items,data:data23};
+const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10826,7 +14104,7 @@ errors++;
 if(data23.path !== undefined){
 let data24 = data23.path;
 if(typeof data24 !== "string"){
-const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.fields.items.properties.path.type,parentSchema:schema118.properties.fields.items.properties.path,data:data24};
+const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.fields.items.properties.path.type,parentSchema:schema161.properties.fields.items.properties.path,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10839,7 +14117,7 @@ errors++;
 if(data23.op !== undefined){
 let data25 = data23.op;
 if(!(((data25 === "add") || (data25 === "remove")) || (data25 === "change"))){
-const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema118.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema118.properties.fields.items.properties.op.enum,parentSchema:schema118.properties.fields.items.properties.op,data:data25};
+const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema161.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema161.properties.fields.items.properties.op.enum,parentSchema:schema161.properties.fields.items.properties.op,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10851,7 +14129,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.fields.items.type,parentSchema:schema118.properties.fields.items,data:data23};
+const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.fields.items.type,parentSchema:schema161.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10863,7 +14141,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.fields.type,parentSchema:schema118.properties.fields,data:data22};
+const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema161.properties.fields.type,parentSchema:schema161.properties.fields,data:data22};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10877,7 +14155,7 @@ if(data.compatibility !== undefined){
 let data28 = data.compatibility;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.verdict === undefined){
-const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema118.properties.compatibility.required,parentSchema:schema118.properties.compatibility,data:data28};
+const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema161.properties.compatibility.required,parentSchema:schema161.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10887,7 +14165,7 @@ vErrors.push(err55);
 errors++;
 }
 if(data28.changes === undefined){
-const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema118.properties.compatibility.required,parentSchema:schema118.properties.compatibility,data:data28};
+const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema161.properties.compatibility.required,parentSchema:schema161.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10898,7 +14176,7 @@ errors++;
 }
 for(const key5 in data28){
 if(!((key5 === "verdict") || (key5 === "changes"))){
-const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.compatibility,data:data28};
+const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10911,7 +14189,7 @@ errors++;
 if(data28.verdict !== undefined){
 let data29 = data28.verdict;
 if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values",schema:schema121.enum,parentSchema:schema121,data:data29};
+const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema164.enum},message:"must be equal to one of the allowed values",schema:schema164.enum,parentSchema:schema164,data:data29};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10929,7 +14207,7 @@ for(let i1=0; i1<len1; i1++){
 let data31 = data30[i1];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 if(data31.path === undefined){
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema118.properties.compatibility.properties.changes.items.required,parentSchema:schema118.properties.compatibility.properties.changes.items,data:data31};
+const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema161.properties.compatibility.properties.changes.items.required,parentSchema:schema161.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10939,7 +14217,7 @@ vErrors.push(err59);
 errors++;
 }
 if(data31.class === undefined){
-const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema118.properties.compatibility.properties.changes.items.required,parentSchema:schema118.properties.compatibility.properties.changes.items,data:data31};
+const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema161.properties.compatibility.properties.changes.items.required,parentSchema:schema161.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10949,7 +14227,7 @@ vErrors.push(err60);
 errors++;
 }
 if(data31.reason === undefined){
-const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema118.properties.compatibility.properties.changes.items.required,parentSchema:schema118.properties.compatibility.properties.changes.items,data:data31};
+const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema161.properties.compatibility.properties.changes.items.required,parentSchema:schema161.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10960,7 +14238,7 @@ errors++;
 }
 for(const key6 in data31){
 if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
-const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.compatibility.properties.changes.items,data:data31};
+const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10973,7 +14251,7 @@ errors++;
 if(data31.path !== undefined){
 let data32 = data31.path;
 if(typeof data32 !== "string"){
-const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema118.properties.compatibility.properties.changes.items.properties.path,data:data32};
+const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema161.properties.compatibility.properties.changes.items.properties.path,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -10986,7 +14264,7 @@ errors++;
 if(data31.class !== undefined){
 let data33 = data31.class;
 if(!((((data33 === "breaking") || (data33 === "non-breaking")) || (data33 === "annotation")) || (data33 === "unclassified"))){
-const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema121.enum},message:"must be equal to one of the allowed values",schema:schema121.enum,parentSchema:schema121,data:data33};
+const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema164.enum},message:"must be equal to one of the allowed values",schema:schema164.enum,parentSchema:schema164,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -10999,7 +14277,7 @@ errors++;
 if(data31.reason !== undefined){
 let data34 = data31.reason;
 if(typeof data34 !== "string"){
-const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema118.properties.compatibility.properties.changes.items.properties.reason,data:data34};
+const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema161.properties.compatibility.properties.changes.items.properties.reason,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -11011,7 +14289,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.compatibility.properties.changes.items.type,parentSchema:schema118.properties.compatibility.properties.changes.items,data:data31};
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.compatibility.properties.changes.items.type,parentSchema:schema161.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -11023,7 +14301,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.compatibility.properties.changes.type,parentSchema:schema118.properties.compatibility.properties.changes,data:data30};
+const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema161.properties.compatibility.properties.changes.type,parentSchema:schema161.properties.compatibility.properties.changes,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -11035,7 +14313,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.compatibility.type,parentSchema:schema118.properties.compatibility,data:data28};
+const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.compatibility.type,parentSchema:schema161.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -11053,7 +14331,7 @@ for(let i2=0; i2<len2; i2++){
 let data36 = data35[i2];
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.path === undefined){
-const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema118.properties.breaking.items.required,parentSchema:schema118.properties.breaking.items,data:data36};
+const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema161.properties.breaking.items.required,parentSchema:schema161.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -11063,7 +14341,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data36.reason === undefined){
-const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema118.properties.breaking.items.required,parentSchema:schema118.properties.breaking.items,data:data36};
+const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema161.properties.breaking.items.required,parentSchema:schema161.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -11074,7 +14352,7 @@ errors++;
 }
 for(const key7 in data36){
 if(!((key7 === "path") || (key7 === "reason"))){
-const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.breaking.items,data:data36};
+const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -11087,7 +14365,7 @@ errors++;
 if(data36.path !== undefined){
 let data37 = data36.path;
 if(typeof data37 !== "string"){
-const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.breaking.items.properties.path.type,parentSchema:schema118.properties.breaking.items.properties.path,data:data37};
+const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.breaking.items.properties.path.type,parentSchema:schema161.properties.breaking.items.properties.path,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -11100,7 +14378,7 @@ errors++;
 if(data36.reason !== undefined){
 let data38 = data36.reason;
 if(typeof data38 !== "string"){
-const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.breaking.items.properties.reason.type,parentSchema:schema118.properties.breaking.items.properties.reason,data:data38};
+const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.breaking.items.properties.reason.type,parentSchema:schema161.properties.breaking.items.properties.reason,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -11112,7 +14390,7 @@ errors++;
 }
 }
 else {
-const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.breaking.items.type,parentSchema:schema118.properties.breaking.items,data:data36};
+const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.breaking.items.type,parentSchema:schema161.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -11124,7 +14402,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.breaking.type,parentSchema:schema118.properties.breaking,data:data35};
+const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema161.properties.breaking.type,parentSchema:schema161.properties.breaking,data:data35};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -11137,7 +14415,7 @@ errors++;
 if(data.reason !== undefined){
 let data39 = data.reason;
 if(typeof data39 !== "string"){
-const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.reason.type,parentSchema:schema118.properties.reason,data:data39};
+const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.reason.type,parentSchema:schema161.properties.reason,data:data39};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -11150,7 +14428,7 @@ errors++;
 if(data.hint !== undefined){
 let data40 = data.hint;
 if(typeof data40 !== "string"){
-const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.hint.type,parentSchema:schema118.properties.hint,data:data40};
+const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.hint.type,parentSchema:schema161.properties.hint,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -11167,7 +14445,7 @@ const len3 = data41.length;
 for(let i3=0; i3<len3; i3++){
 let data42 = data41[i3];
 if(typeof data42 !== "string"){
-const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.notes.items.type,parentSchema:schema118.properties.notes.items,data:data42};
+const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.notes.items.type,parentSchema:schema161.properties.notes.items,data:data42};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -11179,7 +14457,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema118.properties.notes.type,parentSchema:schema118.properties.notes,data:data41};
+const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema161.properties.notes.type,parentSchema:schema161.properties.notes,data:data41};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -11193,7 +14471,7 @@ if(data.source !== undefined){
 let data43 = data.source;
 if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
 if(data43.file === undefined){
-const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema118.properties.source.required,parentSchema:schema118.properties.source,data:data43};
+const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema161.properties.source.required,parentSchema:schema161.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -11203,7 +14481,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data43.line === undefined){
-const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema118.properties.source.required,parentSchema:schema118.properties.source,data:data43};
+const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema161.properties.source.required,parentSchema:schema161.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -11214,7 +14492,7 @@ errors++;
 }
 for(const key8 in data43){
 if(!((key8 === "file") || (key8 === "line"))){
-const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema118.properties.source,data:data43};
+const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema161.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -11227,7 +14505,7 @@ errors++;
 if(data43.file !== undefined){
 let data44 = data43.file;
 if(typeof data44 !== "string"){
-const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema118.properties.source.properties.file.type,parentSchema:schema118.properties.source.properties.file,data:data44};
+const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema161.properties.source.properties.file.type,parentSchema:schema161.properties.source.properties.file,data:data44};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -11240,7 +14518,7 @@ errors++;
 if(data43.line !== undefined){
 let data45 = data43.line;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema118.properties.source.properties.line.type,parentSchema:schema118.properties.source.properties.line,data:data45};
+const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.source.properties.line.type,parentSchema:schema161.properties.source.properties.line,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -11251,7 +14529,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 1 || isNaN(data45)){
-const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema118.properties.source.properties.line,data:data45};
+const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema161.properties.source.properties.line,data:data45};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -11264,7 +14542,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.properties.source.type,parentSchema:schema118.properties.source,data:data43};
+const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.properties.source.type,parentSchema:schema161.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -11276,7 +14554,7 @@ errors++;
 }
 }
 else {
-const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema118.type,parentSchema:schema118,data};
+const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema161.type,parentSchema:schema161,data};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -11285,17 +14563,17 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/plan.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11304,7 +14582,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.formatVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema160.required,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11314,7 +14592,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.createdAt === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema160.required,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11324,7 +14602,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.state === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema160.required,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11334,7 +14612,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.orphanPolicy === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema160.required,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11344,7 +14622,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.changes === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema160.required,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11354,7 +14632,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.summary === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema160.required,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11364,7 +14642,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.digest === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema117.required,parentSchema:schema117,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema160.required,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11374,8 +14652,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema117.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema117,data};
+if(!(func7.call(schema160.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11388,7 +14666,7 @@ errors++;
 if(data.$schema !== undefined){
 let data0 = data.$schema;
 if(typeof data0 !== "string"){
-const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.$schema.type,parentSchema:schema117.properties.$schema,data:data0};
+const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.$schema.type,parentSchema:schema160.properties.$schema,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11401,7 +14679,7 @@ errors++;
 if(data.formatVersion !== undefined){
 let data1 = data.formatVersion;
 if(1 !== data1){
-const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema117.properties.formatVersion,data:data1};
+const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema160.properties.formatVersion,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11415,7 +14693,7 @@ if(data.createdAt !== undefined){
 let data2 = data.createdAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema117.properties.createdAt,data:data2};
+const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema160.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11426,7 +14704,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.createdAt.type,parentSchema:schema117.properties.createdAt,data:data2};
+const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.createdAt.type,parentSchema:schema160.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11439,7 +14717,7 @@ errors++;
 if(data.commit !== undefined){
 let data3 = data.commit;
 if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.commit.type,parentSchema:schema117.properties.commit,data:data3};
+const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.commit.type,parentSchema:schema160.properties.commit,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11453,7 +14731,7 @@ if(data.state !== undefined){
 let data4 = data.state;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.lineage === undefined){
-const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema117.properties.state.required,parentSchema:schema117.properties.state,data:data4};
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema160.properties.state.required,parentSchema:schema160.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11463,7 +14741,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data4.serial === undefined){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema117.properties.state.required,parentSchema:schema117.properties.state,data:data4};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema160.properties.state.required,parentSchema:schema160.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11474,7 +14752,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((((key1 === "lineage") || (key1 === "serial")) || (key1 === "source")) || (key1 === "empty"))){
-const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema117.properties.state,data:data4};
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema160.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11487,7 +14765,7 @@ errors++;
 if(data4.lineage !== undefined){
 let data5 = data4.lineage;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.state.properties.lineage.type,parentSchema:schema117.properties.state.properties.lineage,data:data5};
+const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.state.properties.lineage.type,parentSchema:schema160.properties.state.properties.lineage,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11500,7 +14778,7 @@ errors++;
 if(data4.serial !== undefined){
 let data6 = data4.serial;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.state.properties.serial.type,parentSchema:schema117.properties.state.properties.serial,data:data6};
+const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.state.properties.serial.type,parentSchema:schema160.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11511,7 +14789,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.state.properties.serial,data:data6};
+const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11525,7 +14803,7 @@ errors++;
 if(data4.source !== undefined){
 let data7 = data4.source;
 if(typeof data7 !== "string"){
-const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.state.properties.source.type,parentSchema:schema117.properties.state.properties.source,data:data7};
+const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.state.properties.source.type,parentSchema:schema160.properties.state.properties.source,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11538,7 +14816,7 @@ errors++;
 if(data4.empty !== undefined){
 let data8 = data4.empty;
 if(typeof data8 !== "boolean"){
-const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema117.properties.state.properties.empty.type,parentSchema:schema117.properties.state.properties.empty,data:data8};
+const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema160.properties.state.properties.empty.type,parentSchema:schema160.properties.state.properties.empty,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11550,7 +14828,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.properties.state.type,parentSchema:schema117.properties.state,data:data4};
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.properties.state.type,parentSchema:schema160.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11563,7 +14841,7 @@ errors++;
 if(data.orphanPolicy !== undefined){
 let data9 = data.orphanPolicy;
 if(!((data9 === "report") || (data9 === "deactivate"))){
-const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema117.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema117.properties.orphanPolicy.enum,parentSchema:schema117.properties.orphanPolicy,data:data9};
+const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema160.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema160.properties.orphanPolicy.enum,parentSchema:schema160.properties.orphanPolicy,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11577,7 +14855,7 @@ if(data.batch !== undefined){
 let data10 = data.batch;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.maxSize === undefined){
-const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema117.properties.batch.required,parentSchema:schema117.properties.batch,data:data10};
+const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema160.properties.batch.required,parentSchema:schema160.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11588,7 +14866,7 @@ errors++;
 }
 for(const key2 in data10){
 if(!(key2 === "maxSize")){
-const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema117.properties.batch,data:data10};
+const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema160.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11601,7 +14879,7 @@ errors++;
 if(data10.maxSize !== undefined){
 let data11 = data10.maxSize;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.batch.properties.maxSize.type,parentSchema:schema117.properties.batch.properties.maxSize,data:data11};
+const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.batch.properties.maxSize.type,parentSchema:schema160.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11612,7 +14890,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 1 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema117.properties.batch.properties.maxSize,data:data11};
+const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema160.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11625,7 +14903,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.properties.batch.type,parentSchema:schema117.properties.batch,data:data10};
+const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.properties.batch.type,parentSchema:schema160.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11639,7 +14917,7 @@ if(data.selection !== undefined){
 let data12 = data.selection;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.targets === undefined){
-const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema117.properties.selection.required,parentSchema:schema117.properties.selection,data:data12};
+const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema160.properties.selection.required,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11649,7 +14927,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data12.excludes === undefined){
-const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema117.properties.selection.required,parentSchema:schema117.properties.selection,data:data12};
+const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema160.properties.selection.required,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11659,7 +14937,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data12.kinds === undefined){
-const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema117.properties.selection.required,parentSchema:schema117.properties.selection,data:data12};
+const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema160.properties.selection.required,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11669,7 +14947,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data12.pulledIn === undefined){
-const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema117.properties.selection.required,parentSchema:schema117.properties.selection,data:data12};
+const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema160.properties.selection.required,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11679,7 +14957,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data12.selected === undefined){
-const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema117.properties.selection.required,parentSchema:schema117.properties.selection,data:data12};
+const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema160.properties.selection.required,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -11689,7 +14967,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data12.leftOut === undefined){
-const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema117.properties.selection.required,parentSchema:schema117.properties.selection,data:data12};
+const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema160.properties.selection.required,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -11699,7 +14977,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data12.recordsOutside === undefined){
-const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema117.properties.selection.required,parentSchema:schema117.properties.selection,data:data12};
+const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema160.properties.selection.required,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -11709,8 +14987,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key3 in data12){
-if(!(func7.call(schema117.properties.selection.properties, key3))){
-const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema117.properties.selection,data:data12};
+if(!(func7.call(schema160.properties.selection.properties, key3))){
+const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11727,7 +15005,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.selection.properties.targets.items.type,parentSchema:schema117.properties.selection.properties.targets.items,data:data14};
+const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.selection.properties.targets.items.type,parentSchema:schema160.properties.selection.properties.targets.items,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11739,7 +15017,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.selection.properties.targets.type,parentSchema:schema117.properties.selection.properties.targets,data:data13};
+const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema160.properties.selection.properties.targets.type,parentSchema:schema160.properties.selection.properties.targets,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -11756,7 +15034,7 @@ const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
 let data16 = data15[i1];
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.selection.properties.excludes.items.type,parentSchema:schema117.properties.selection.properties.excludes.items,data:data16};
+const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.selection.properties.excludes.items.type,parentSchema:schema160.properties.selection.properties.excludes.items,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -11768,7 +15046,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.selection.properties.excludes.type,parentSchema:schema117.properties.selection.properties.excludes,data:data15};
+const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema160.properties.selection.properties.excludes.type,parentSchema:schema160.properties.selection.properties.excludes,data:data15};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -11785,7 +15063,7 @@ const len2 = data17.length;
 for(let i2=0; i2<len2; i2++){
 let data18 = data17[i2];
 if(typeof data18 !== "string"){
-const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.selection.properties.kinds.items.type,parentSchema:schema117.properties.selection.properties.kinds.items,data:data18};
+const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.selection.properties.kinds.items.type,parentSchema:schema160.properties.selection.properties.kinds.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11797,7 +15075,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.selection.properties.kinds.type,parentSchema:schema117.properties.selection.properties.kinds,data:data17};
+const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema160.properties.selection.properties.kinds.type,parentSchema:schema160.properties.selection.properties.kinds,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -11810,7 +15088,7 @@ errors++;
 if(data12.selector !== undefined){
 let data19 = data12.selector;
 if(typeof data19 !== "string"){
-const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.selection.properties.selector.type,parentSchema:schema117.properties.selection.properties.selector,data:data19};
+const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.selection.properties.selector.type,parentSchema:schema160.properties.selection.properties.selector,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -11823,7 +15101,7 @@ errors++;
 if(data12.configSelector !== undefined){
 let data20 = data12.configSelector;
 if(typeof data20 !== "string"){
-const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.selection.properties.configSelector.type,parentSchema:schema117.properties.selection.properties.configSelector,data:data20};
+const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.selection.properties.configSelector.type,parentSchema:schema160.properties.selection.properties.configSelector,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11841,7 +15119,7 @@ for(let i3=0; i3<len3; i3++){
 let data22 = data21[i3];
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 if(data22.id === undefined){
-const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema117.properties.selection.properties.pulledIn.items.required,parentSchema:schema117.properties.selection.properties.pulledIn.items,data:data22};
+const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema160.properties.selection.properties.pulledIn.items.required,parentSchema:schema160.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11851,7 +15129,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data22.by === undefined){
-const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema117.properties.selection.properties.pulledIn.items.required,parentSchema:schema117.properties.selection.properties.pulledIn.items,data:data22};
+const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema160.properties.selection.properties.pulledIn.items.required,parentSchema:schema160.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11862,7 +15140,7 @@ errors++;
 }
 for(const key4 in data22){
 if(!((key4 === "id") || (key4 === "by"))){
-const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema117.properties.selection.properties.pulledIn.items,data:data22};
+const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema160.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11875,7 +15153,7 @@ errors++;
 if(data22.id !== undefined){
 let data23 = data22.id;
 if(typeof data23 !== "string"){
-const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema117.properties.selection.properties.pulledIn.items.properties.id,data:data23};
+const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema160.properties.selection.properties.pulledIn.items.properties.id,data:data23};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11892,7 +15170,7 @@ const len4 = data24.length;
 for(let i4=0; i4<len4; i4++){
 let data25 = data24[i4];
 if(typeof data25 !== "string"){
-const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema117.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
+const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema160.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11904,7 +15182,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema117.properties.selection.properties.pulledIn.items.properties.by,data:data24};
+const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema160.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema160.properties.selection.properties.pulledIn.items.properties.by,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11916,7 +15194,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.properties.selection.properties.pulledIn.items.type,parentSchema:schema117.properties.selection.properties.pulledIn.items,data:data22};
+const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.properties.selection.properties.pulledIn.items.type,parentSchema:schema160.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -11928,7 +15206,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.selection.properties.pulledIn.type,parentSchema:schema117.properties.selection.properties.pulledIn,data:data21};
+const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema160.properties.selection.properties.pulledIn.type,parentSchema:schema160.properties.selection.properties.pulledIn,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -11941,7 +15219,7 @@ errors++;
 if(data12.selected !== undefined){
 let data26 = data12.selected;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.selection.properties.selected.type,parentSchema:schema117.properties.selection.properties.selected,data:data26};
+const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.selection.properties.selected.type,parentSchema:schema160.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -11952,7 +15230,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.selection.properties.selected,data:data26};
+const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -11966,7 +15244,7 @@ errors++;
 if(data12.leftOut !== undefined){
 let data27 = data12.leftOut;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.selection.properties.leftOut.type,parentSchema:schema117.properties.selection.properties.leftOut,data:data27};
+const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.selection.properties.leftOut.type,parentSchema:schema160.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -11977,7 +15255,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 < 0 || isNaN(data27)){
-const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.selection.properties.leftOut,data:data27};
+const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11991,7 +15269,7 @@ errors++;
 if(data12.recordsOutside !== undefined){
 let data28 = data12.recordsOutside;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.selection.properties.recordsOutside.type,parentSchema:schema117.properties.selection.properties.recordsOutside,data:data28};
+const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.selection.properties.recordsOutside.type,parentSchema:schema160.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -12002,7 +15280,7 @@ errors++;
 }
 if((typeof data28 == "number") && (isFinite(data28))){
 if(data28 < 0 || isNaN(data28)){
-const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.selection.properties.recordsOutside,data:data28};
+const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -12015,7 +15293,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.properties.selection.type,parentSchema:schema117.properties.selection,data:data12};
+const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.properties.selection.type,parentSchema:schema160.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -12028,8 +15306,8 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern57.test(data29)){
-const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema117.properties.digest,data:data29};
+if(!pattern90.test(data29)){
+const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema160.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -12040,7 +15318,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.digest.type,parentSchema:schema117.properties.digest,data:data29};
+const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.digest.type,parentSchema:schema160.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -12054,7 +15332,7 @@ if(data.massDeactivation !== undefined){
 let data30 = data.massDeactivation;
 if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.withheld === undefined){
-const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema117.properties.massDeactivation.required,parentSchema:schema117.properties.massDeactivation,data:data30};
+const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema160.properties.massDeactivation.required,parentSchema:schema160.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -12064,7 +15342,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data30.of === undefined){
-const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema117.properties.massDeactivation.required,parentSchema:schema117.properties.massDeactivation,data:data30};
+const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema160.properties.massDeactivation.required,parentSchema:schema160.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -12074,7 +15352,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data30.maxShare === undefined){
-const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema117.properties.massDeactivation.required,parentSchema:schema117.properties.massDeactivation,data:data30};
+const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema160.properties.massDeactivation.required,parentSchema:schema160.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -12085,7 +15363,7 @@ errors++;
 }
 for(const key5 in data30){
 if(!(((key5 === "withheld") || (key5 === "of")) || (key5 === "maxShare"))){
-const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema117.properties.massDeactivation,data:data30};
+const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema160.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -12098,7 +15376,7 @@ errors++;
 if(data30.withheld !== undefined){
 let data31 = data30.withheld;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.massDeactivation.properties.withheld.type,parentSchema:schema117.properties.massDeactivation.properties.withheld,data:data31};
+const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.massDeactivation.properties.withheld.type,parentSchema:schema160.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -12109,7 +15387,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 < 1 || isNaN(data31)){
-const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema117.properties.massDeactivation.properties.withheld,data:data31};
+const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema160.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -12123,7 +15401,7 @@ errors++;
 if(data30.of !== undefined){
 let data32 = data30.of;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.massDeactivation.properties.of.type,parentSchema:schema117.properties.massDeactivation.properties.of,data:data32};
+const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.massDeactivation.properties.of.type,parentSchema:schema160.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -12134,7 +15412,7 @@ errors++;
 }
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 < 0 || isNaN(data32)){
-const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.massDeactivation.properties.of,data:data32};
+const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -12149,7 +15427,7 @@ if(data30.maxShare !== undefined){
 let data33 = data30.maxShare;
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 1 || isNaN(data33)){
-const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema117.properties.massDeactivation.properties.maxShare,data:data33};
+const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema160.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -12159,7 +15437,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data33 < 0 || isNaN(data33)){
-const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.massDeactivation.properties.maxShare,data:data33};
+const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -12170,7 +15448,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema117.properties.massDeactivation.properties.maxShare.type,parentSchema:schema117.properties.massDeactivation.properties.maxShare,data:data33};
+const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema160.properties.massDeactivation.properties.maxShare.type,parentSchema:schema160.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -12182,7 +15460,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.properties.massDeactivation.type,parentSchema:schema117.properties.massDeactivation,data:data30};
+const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.properties.massDeactivation.type,parentSchema:schema160.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -12197,14 +15475,14 @@ let data34 = data.changes;
 if(Array.isArray(data34)){
 const len5 = data34.length;
 for(let i5=0; i5<len5; i5++){
-if(!(validate48(data34[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data34,parentDataProperty:i5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate58(data34[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data34,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.changes.type,parentSchema:schema117.properties.changes,data:data34};
+const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema160.properties.changes.type,parentSchema:schema160.properties.changes,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -12218,7 +15496,7 @@ if(data.summary !== undefined){
 let data36 = data.summary;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.resources === undefined){
-const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -12228,7 +15506,7 @@ vErrors.push(err74);
 errors++;
 }
 if(data36.create === undefined){
-const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -12238,7 +15516,7 @@ vErrors.push(err75);
 errors++;
 }
 if(data36.update === undefined){
-const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -12248,7 +15526,7 @@ vErrors.push(err76);
 errors++;
 }
 if(data36.noop === undefined){
-const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -12258,7 +15536,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data36.blocked === undefined){
-const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -12268,7 +15546,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data36.orphan === undefined){
-const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -12278,7 +15556,7 @@ vErrors.push(err79);
 errors++;
 }
 if(data36.deactivate === undefined){
-const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -12288,7 +15566,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data36.quotaResets === undefined){
-const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -12298,7 +15576,7 @@ vErrors.push(err81);
 errors++;
 }
 if(data36.breaking === undefined){
-const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -12308,7 +15586,7 @@ vErrors.push(err82);
 errors++;
 }
 if(data36.calls === undefined){
-const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema117.properties.summary.required,parentSchema:schema117.properties.summary,data:data36};
+const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema160.properties.summary.required,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -12318,8 +15596,8 @@ vErrors.push(err83);
 errors++;
 }
 for(const key6 in data36){
-if(!(func7.call(schema117.properties.summary.properties, key6))){
-const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema117.properties.summary,data:data36};
+if(!(func7.call(schema160.properties.summary.properties, key6))){
+const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12332,7 +15610,7 @@ errors++;
 if(data36.resources !== undefined){
 let data37 = data36.resources;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.resources.type,parentSchema:schema117.properties.summary.properties.resources,data:data37};
+const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.resources.type,parentSchema:schema160.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -12343,7 +15621,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 0 || isNaN(data37)){
-const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.resources,data:data37};
+const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -12357,7 +15635,7 @@ errors++;
 if(data36.create !== undefined){
 let data38 = data36.create;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.create.type,parentSchema:schema117.properties.summary.properties.create,data:data38};
+const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.create.type,parentSchema:schema160.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -12368,7 +15646,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 0 || isNaN(data38)){
-const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.create,data:data38};
+const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -12382,7 +15660,7 @@ errors++;
 if(data36.update !== undefined){
 let data39 = data36.update;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.update.type,parentSchema:schema117.properties.summary.properties.update,data:data39};
+const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.update.type,parentSchema:schema160.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -12393,7 +15671,7 @@ errors++;
 }
 if((typeof data39 == "number") && (isFinite(data39))){
 if(data39 < 0 || isNaN(data39)){
-const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.update,data:data39};
+const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -12407,7 +15685,7 @@ errors++;
 if(data36.noop !== undefined){
 let data40 = data36.noop;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.noop.type,parentSchema:schema117.properties.summary.properties.noop,data:data40};
+const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.noop.type,parentSchema:schema160.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -12418,7 +15696,7 @@ errors++;
 }
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 < 0 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.noop,data:data40};
+const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -12432,7 +15710,7 @@ errors++;
 if(data36.blocked !== undefined){
 let data41 = data36.blocked;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.blocked.type,parentSchema:schema117.properties.summary.properties.blocked,data:data41};
+const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.blocked.type,parentSchema:schema160.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -12443,7 +15721,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 0 || isNaN(data41)){
-const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.blocked,data:data41};
+const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -12457,7 +15735,7 @@ errors++;
 if(data36.orphan !== undefined){
 let data42 = data36.orphan;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.orphan.type,parentSchema:schema117.properties.summary.properties.orphan,data:data42};
+const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.orphan.type,parentSchema:schema160.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -12468,7 +15746,7 @@ errors++;
 }
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 < 0 || isNaN(data42)){
-const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.orphan,data:data42};
+const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -12482,7 +15760,7 @@ errors++;
 if(data36.adopt !== undefined){
 let data43 = data36.adopt;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.adopt.type,parentSchema:schema117.properties.summary.properties.adopt,data:data43};
+const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.adopt.type,parentSchema:schema160.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -12493,7 +15771,7 @@ errors++;
 }
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 < 0 || isNaN(data43)){
-const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.adopt,data:data43};
+const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -12507,7 +15785,7 @@ errors++;
 if(data36.moved !== undefined){
 let data44 = data36.moved;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.moved.type,parentSchema:schema117.properties.summary.properties.moved,data:data44};
+const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.moved.type,parentSchema:schema160.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -12518,7 +15796,7 @@ errors++;
 }
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 < 0 || isNaN(data44)){
-const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.moved,data:data44};
+const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -12532,7 +15810,7 @@ errors++;
 if(data36.reactivate !== undefined){
 let data45 = data36.reactivate;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.reactivate.type,parentSchema:schema117.properties.summary.properties.reactivate,data:data45};
+const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.reactivate.type,parentSchema:schema160.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -12543,7 +15821,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 0 || isNaN(data45)){
-const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.reactivate,data:data45};
+const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -12557,7 +15835,7 @@ errors++;
 if(data36.deactivate !== undefined){
 let data46 = data36.deactivate;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.deactivate.type,parentSchema:schema117.properties.summary.properties.deactivate,data:data46};
+const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.deactivate.type,parentSchema:schema160.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -12568,7 +15846,7 @@ errors++;
 }
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 < 0 || isNaN(data46)){
-const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.deactivate,data:data46};
+const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -12582,7 +15860,7 @@ errors++;
 if(data36.quotaResets !== undefined){
 let data47 = data36.quotaResets;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.quotaResets.type,parentSchema:schema117.properties.summary.properties.quotaResets,data:data47};
+const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.quotaResets.type,parentSchema:schema160.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -12593,7 +15871,7 @@ errors++;
 }
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 < 0 || isNaN(data47)){
-const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.quotaResets,data:data47};
+const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -12607,7 +15885,7 @@ errors++;
 if(data36.breaking !== undefined){
 let data48 = data36.breaking;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.breaking.type,parentSchema:schema117.properties.summary.properties.breaking,data:data48};
+const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.breaking.type,parentSchema:schema160.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -12618,7 +15896,7 @@ errors++;
 }
 if((typeof data48 == "number") && (isFinite(data48))){
 if(data48 < 0 || isNaN(data48)){
-const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.breaking,data:data48};
+const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -12633,7 +15911,7 @@ if(data36.calls !== undefined){
 let data49 = data36.calls;
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.gateway === undefined){
-const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema117.properties.summary.properties.calls.required,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema160.properties.summary.properties.calls.required,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -12643,7 +15921,7 @@ vErrors.push(err109);
 errors++;
 }
 if(data49.portal === undefined){
-const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema117.properties.summary.properties.calls.required,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema160.properties.summary.properties.calls.required,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -12653,7 +15931,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data49.dashboard === undefined){
-const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema117.properties.summary.properties.calls.required,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema160.properties.summary.properties.calls.required,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -12663,7 +15941,7 @@ vErrors.push(err111);
 errors++;
 }
 if(data49.llm === undefined){
-const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema117.properties.summary.properties.calls.required,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema160.properties.summary.properties.calls.required,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -12673,7 +15951,7 @@ vErrors.push(err112);
 errors++;
 }
 if(data49.batchCalls === undefined){
-const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema117.properties.summary.properties.calls.required,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema160.properties.summary.properties.calls.required,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -12683,7 +15961,7 @@ vErrors.push(err113);
 errors++;
 }
 if(data49.batched === undefined){
-const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema117.properties.summary.properties.calls.required,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema160.properties.summary.properties.calls.required,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -12693,7 +15971,7 @@ vErrors.push(err114);
 errors++;
 }
 if(data49.total === undefined){
-const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema117.properties.summary.properties.calls.required,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema160.properties.summary.properties.calls.required,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -12704,7 +15982,7 @@ errors++;
 }
 for(const key7 in data49){
 if(!(((((((key7 === "gateway") || (key7 === "portal")) || (key7 === "dashboard")) || (key7 === "llm")) || (key7 === "batchCalls")) || (key7 === "batched")) || (key7 === "total"))){
-const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -12717,7 +15995,7 @@ errors++;
 if(data49.gateway !== undefined){
 let data50 = data49.gateway;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema117.properties.summary.properties.calls.properties.gateway,data:data50};
+const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema160.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -12728,7 +16006,7 @@ errors++;
 }
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 0 || isNaN(data50)){
-const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.calls.properties.gateway,data:data50};
+const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -12742,7 +16020,7 @@ errors++;
 if(data49.portal !== undefined){
 let data51 = data49.portal;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.calls.properties.portal.type,parentSchema:schema117.properties.summary.properties.calls.properties.portal,data:data51};
+const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.calls.properties.portal.type,parentSchema:schema160.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -12753,7 +16031,7 @@ errors++;
 }
 if((typeof data51 == "number") && (isFinite(data51))){
 if(data51 < 0 || isNaN(data51)){
-const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.calls.properties.portal,data:data51};
+const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -12767,7 +16045,7 @@ errors++;
 if(data49.dashboard !== undefined){
 let data52 = data49.dashboard;
 if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema117.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema160.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -12778,7 +16056,7 @@ errors++;
 }
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 < 0 || isNaN(data52)){
-const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -12792,7 +16070,7 @@ errors++;
 if(data49.llm !== undefined){
 let data53 = data49.llm;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.calls.properties.llm.type,parentSchema:schema117.properties.summary.properties.calls.properties.llm,data:data53};
+const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.calls.properties.llm.type,parentSchema:schema160.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -12803,7 +16081,7 @@ errors++;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 < 0 || isNaN(data53)){
-const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.calls.properties.llm,data:data53};
+const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -12817,7 +16095,7 @@ errors++;
 if(data49.batchCalls !== undefined){
 let data54 = data49.batchCalls;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema117.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema160.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -12828,7 +16106,7 @@ errors++;
 }
 if((typeof data54 == "number") && (isFinite(data54))){
 if(data54 < 0 || isNaN(data54)){
-const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -12842,7 +16120,7 @@ errors++;
 if(data49.batched !== undefined){
 let data55 = data49.batched;
 if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
-const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.calls.properties.batched.type,parentSchema:schema117.properties.summary.properties.calls.properties.batched,data:data55};
+const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.calls.properties.batched.type,parentSchema:schema160.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -12853,7 +16131,7 @@ errors++;
 }
 if((typeof data55 == "number") && (isFinite(data55))){
 if(data55 < 0 || isNaN(data55)){
-const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.calls.properties.batched,data:data55};
+const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -12867,7 +16145,7 @@ errors++;
 if(data49.total !== undefined){
 let data56 = data49.total;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema117.properties.summary.properties.calls.properties.total.type,parentSchema:schema117.properties.summary.properties.calls.properties.total,data:data56};
+const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.summary.properties.calls.properties.total.type,parentSchema:schema160.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -12878,7 +16156,7 @@ errors++;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 < 0 || isNaN(data56)){
-const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema117.properties.summary.properties.calls.properties.total,data:data56};
+const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema160.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -12891,7 +16169,7 @@ errors++;
 }
 }
 else {
-const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.properties.summary.properties.calls.type,parentSchema:schema117.properties.summary.properties.calls,data:data49};
+const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.properties.summary.properties.calls.type,parentSchema:schema160.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -12903,7 +16181,7 @@ errors++;
 }
 }
 else {
-const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.properties.summary.type,parentSchema:schema117.properties.summary,data:data36};
+const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.properties.summary.type,parentSchema:schema160.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -12915,7 +16193,7 @@ errors++;
 }
 }
 else {
-const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.type,parentSchema:schema117,data};
+const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.type,parentSchema:schema160,data};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -12924,18 +16202,18 @@ vErrors.push(err133);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v10 = validate50;
-const schema123 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
+export const v10 = validate60;
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13077,18 +16355,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern60 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern93 = new RegExp("^(https?://|\\$\\{)", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13097,7 +16375,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema123.required,parentSchema:schema123,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -13107,7 +16385,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema123.required,parentSchema:schema123,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13117,7 +16395,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema123.required,parentSchema:schema123,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13127,7 +16405,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema123.required,parentSchema:schema123,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13138,7 +16416,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema123,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13164,7 +16442,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("PortalWebhook" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema123.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema166.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13175,8 +16453,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate51(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate61(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
 }
 }
@@ -13184,7 +16462,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.Name === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema123.properties.spec.required,parentSchema:schema123.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema166.properties.spec.required,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13194,7 +16472,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data3.URL === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema123.properties.spec.required,parentSchema:schema123.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema166.properties.spec.required,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13204,7 +16482,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3.Method === undefined){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema123.properties.spec.required,parentSchema:schema123.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema166.properties.spec.required,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13214,7 +16492,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data3.Events === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema123.properties.spec.required,parentSchema:schema123.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema166.properties.spec.required,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13225,7 +16503,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((key1 === "webhookId") || (key1 === "Name")) || (key1 === "URL")) || (key1 === "Method")) || (key1 === "Timeout")) || (key1 === "Events"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema123.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13264,7 +16542,7 @@ if(data3.Name !== undefined){
 let data5 = data3.Name;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema123.properties.spec.properties.Name,data:data5};
+const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema166.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13275,7 +16553,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.properties.spec.properties.Name.type,parentSchema:schema123.properties.spec.properties.Name,data:data5};
+const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.Name.type,parentSchema:schema166.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13288,8 +16566,8 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern60.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema123.properties.spec.properties.URL,data:data6};
+if(!pattern93.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema166.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13300,7 +16578,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema123.properties.spec.properties.URL.type,parentSchema:schema123.properties.spec.properties.URL,data:data6};
+const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.spec.properties.URL.type,parentSchema:schema166.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13313,7 +16591,7 @@ errors++;
 if(data3.Method !== undefined){
 let data7 = data3.Method;
 if(!(((((data7 === "GET") || (data7 === "POST")) || (data7 === "PUT")) || (data7 === "PATCH")) || (data7 === "DELETE"))){
-const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema123.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema123.properties.spec.properties.Method.enum,parentSchema:schema123.properties.spec.properties.Method,data:data7};
+const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema166.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.spec.properties.Method.enum,parentSchema:schema166.properties.spec.properties.Method,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13326,7 +16604,7 @@ errors++;
 if(data3.Timeout !== undefined){
 let data8 = data3.Timeout;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema123.properties.spec.properties.Timeout.type,parentSchema:schema123.properties.spec.properties.Timeout,data:data8};
+const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.spec.properties.Timeout.type,parentSchema:schema166.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13337,7 +16615,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema123.properties.spec.properties.Timeout,data:data8};
+const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema166.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13352,7 +16630,7 @@ if(data3.Events !== undefined){
 let data9 = data3.Events;
 if(Array.isArray(data9)){
 if(data9.length < 1){
-const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema123.properties.spec.properties.Events,data:data9};
+const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema166.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13365,7 +16643,7 @@ const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
 let data10 = data9[i0];
 if(!((((((((((((((data10 === "AccessRequestApproved") || (data10 === "AccessRequestRejected")) || (data10 === "AccessRequestCreated")) || (data10 === "OrganisationRequestCreated")) || (data10 === "OrganisationRequestApproved")) || (data10 === "OrganisationRequestRejected")) || (data10 === "OrganisationRegistered")) || (data10 === "UserRegistered")) || (data10 === "UserAccountActivated")) || (data10 === "UserAccountDeactivated")) || (data10 === "PasswordReset")) || (data10 === "RegisterInvite")) || (data10 === "ApplicationRegistered")) || (data10 === "CredentialRegistered"))){
-const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema123.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema123.properties.spec.properties.Events.items.enum,parentSchema:schema123.properties.spec.properties.Events.items,data:data10};
+const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema166.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.spec.properties.Events.items.enum,parentSchema:schema166.properties.spec.properties.Events.items,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13382,7 +16660,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data9[i1], data9[j0])){
-const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema123.properties.spec.properties.Events,data:data9};
+const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema166.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13397,7 +16675,7 @@ break outer0;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema123.properties.spec.properties.Events.type,parentSchema:schema123.properties.spec.properties.Events,data:data9};
+const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema166.properties.spec.properties.Events.type,parentSchema:schema166.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13409,7 +16687,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.properties.spec.type,parentSchema:schema123.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.spec.type,parentSchema:schema166.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13421,7 +16699,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.type,parentSchema:schema123,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.type,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13430,19 +16708,19 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v11 = validate53;
-const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
+export const v11 = validate63;
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/resource.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13502,7 +16780,7 @@ var props0 = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[0].if,parentSchema:schema128.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[0].if,parentSchema:schema171.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13553,8 +16831,8 @@ vErrors = null;
 }
 if(_valid1){
 const _errs10 = errors;
-if(!(validate39(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs10 === errors;
@@ -13564,7 +16842,7 @@ var props1 = true;
 }
 }
 if(!valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[1].if,parentSchema:schema128.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[1].if,parentSchema:schema171.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13624,8 +16902,8 @@ vErrors = null;
 }
 if(_valid2){
 const _errs15 = errors;
-if(!(validate42(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs15 === errors;
@@ -13635,7 +16913,7 @@ var props2 = true;
 }
 }
 if(!valid5){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[2].if,parentSchema:schema128.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[2].if,parentSchema:schema171.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13706,7 +16984,7 @@ var props3 = true;
 }
 }
 if(!valid7){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[3].if,parentSchema:schema128.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[3].if,parentSchema:schema171.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13777,7 +17055,7 @@ var props4 = true;
 }
 }
 if(!valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[4].if,parentSchema:schema128.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[4].if,parentSchema:schema171.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13837,8 +17115,8 @@ vErrors = null;
 }
 if(_valid5){
 const _errs30 = errors;
-if(!(validate50(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 var _valid5 = _errs30 === errors;
@@ -13848,7 +17126,7 @@ var props5 = true;
 }
 }
 if(!valid11){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[5].if,parentSchema:schema128.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[5].if,parentSchema:schema171.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13919,7 +17197,7 @@ var props6 = true;
 }
 }
 if(!valid13){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[6].if,parentSchema:schema128.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[6].if,parentSchema:schema171.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13979,8 +17257,8 @@ vErrors = null;
 }
 if(_valid7){
 const _errs40 = errors;
-if(!(validate36(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 var _valid7 = _errs40 === errors;
@@ -13990,7 +17268,7 @@ var props7 = true;
 }
 }
 if(!valid15){
-const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema128.allOf[7].if,parentSchema:schema128.allOf[7],data};
+const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema171.allOf[7].if,parentSchema:schema171.allOf[7],data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14010,7 +17288,7 @@ Object.assign(props0, props7);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema128.required,parentSchema:schema128,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14020,7 +17298,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.kind === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema128.required,parentSchema:schema128,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14030,7 +17308,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.metadata === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema128.required,parentSchema:schema128,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -14040,7 +17318,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.spec === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema128.required,parentSchema:schema128,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -14070,7 +17348,7 @@ errors++;
 if(data.kind !== undefined){
 let data9 = data.kind;
 if(!((((((((data9 === "ApiDefinition") || (data9 === "OAuthClient")) || (data9 === "OrgKey")) || (data9 === "ClientType")) || (data9 === "ApiProduct")) || (data9 === "PortalWebhook")) || (data9 === "DashboardWebhook")) || (data9 === "LlmSettings"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema128.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema128.properties.kind.enum,parentSchema:schema128.properties.kind,data:data9};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema171.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema171.properties.kind.enum,parentSchema:schema171.properties.kind,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14082,7 +17360,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.type,parentSchema:schema128,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.type,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14091,22 +17369,22 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate63.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate63.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const v12 = validate62;
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
-const schema131 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern61 = new RegExp("^/", "u");
+export const v12 = validate72;
+const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
+const schema174 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
+const pattern94 = new RegExp("^/", "u");
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14116,7 +17394,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((((key0 === "apis") || (key0 === "policies")) || (key0 === "oauthClients")) || (key0 === "providers")) || (key0 === "catalogues")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "keys"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema130,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema173,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14134,7 +17412,7 @@ for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.id === undefined){
-const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema130.properties.apis.items.required,parentSchema:schema130.properties.apis.items,data:data1};
+const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema173.properties.apis.items.required,parentSchema:schema173.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14144,7 +17422,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data1.listenPath === undefined){
-const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema130.properties.apis.items.required,parentSchema:schema130.properties.apis.items,data:data1};
+const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema173.properties.apis.items.required,parentSchema:schema173.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14154,8 +17432,8 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data1){
-if(!(func7.call(schema130.properties.apis.items.properties, key1))){
-const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema130.properties.apis.items,data:data1};
+if(!(func7.call(schema173.properties.apis.items.properties, key1))){
+const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14169,7 +17447,7 @@ if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
 if(func1(data2) < 1){
-const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema130.properties.apis.items.properties.id,data:data2};
+const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema173.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14180,7 +17458,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.apis.items.properties.id.type,parentSchema:schema130.properties.apis.items.properties.id,data:data2};
+const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.apis.items.properties.id.type,parentSchema:schema173.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14193,7 +17471,7 @@ errors++;
 if(data1.name !== undefined){
 let data3 = data1.name;
 if(typeof data3 !== "string"){
-const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.apis.items.properties.name.type,parentSchema:schema130.properties.apis.items.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.apis.items.properties.name.type,parentSchema:schema173.properties.apis.items.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14206,8 +17484,8 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern61.test(data4)){
-const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema130.properties.apis.items.properties.listenPath,data:data4};
+if(!pattern94.test(data4)){
+const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema173.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14218,7 +17496,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.apis.items.properties.listenPath.type,parentSchema:schema130.properties.apis.items.properties.listenPath,data:data4};
+const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.apis.items.properties.listenPath.type,parentSchema:schema173.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14231,7 +17509,7 @@ errors++;
 if(data1.strip !== undefined){
 let data5 = data1.strip;
 if(typeof data5 !== "boolean"){
-const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema130.properties.apis.items.properties.strip.type,parentSchema:schema130.properties.apis.items.properties.strip,data:data5};
+const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema173.properties.apis.items.properties.strip.type,parentSchema:schema173.properties.apis.items.properties.strip,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14244,7 +17522,7 @@ errors++;
 if(data1.upstream !== undefined){
 let data6 = data1.upstream;
 if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.apis.items.properties.upstream.type,parentSchema:schema130.properties.apis.items.properties.upstream,data:data6};
+const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.apis.items.properties.upstream.type,parentSchema:schema173.properties.apis.items.properties.upstream,data:data6};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14257,7 +17535,7 @@ errors++;
 if(data1.active !== undefined){
 let data7 = data1.active;
 if(typeof data7 !== "boolean"){
-const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema130.properties.apis.items.properties.active.type,parentSchema:schema130.properties.apis.items.properties.active,data:data7};
+const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema173.properties.apis.items.properties.active.type,parentSchema:schema173.properties.apis.items.properties.active,data:data7};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14270,7 +17548,7 @@ errors++;
 if(data1.authentication !== undefined){
 let data8 = data1.authentication;
 if(typeof data8 !== "boolean"){
-const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema130.properties.apis.items.properties.authentication.type,parentSchema:schema130.properties.apis.items.properties.authentication,data:data8};
+const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema173.properties.apis.items.properties.authentication.type,parentSchema:schema173.properties.apis.items.properties.authentication,data:data8};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14283,7 +17561,7 @@ errors++;
 if(data1.batchProcessing !== undefined){
 let data9 = data1.batchProcessing;
 if(typeof data9 !== "boolean"){
-const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema130.properties.apis.items.properties.batchProcessing.type,parentSchema:schema130.properties.apis.items.properties.batchProcessing,data:data9};
+const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema173.properties.apis.items.properties.batchProcessing.type,parentSchema:schema173.properties.apis.items.properties.batchProcessing,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14296,7 +17574,7 @@ errors++;
 if(data1.mockResponse !== undefined){
 let data10 = data1.mockResponse;
 if(typeof data10 !== "boolean"){
-const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema130.properties.apis.items.properties.mockResponse.type,parentSchema:schema130.properties.apis.items.properties.mockResponse,data:data10};
+const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema173.properties.apis.items.properties.mockResponse.type,parentSchema:schema173.properties.apis.items.properties.mockResponse,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14309,7 +17587,7 @@ errors++;
 if(data1.document !== undefined){
 let data11 = data1.document;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.properties.apis.items.properties.document.type,parentSchema:schema130.properties.apis.items.properties.document,data:data11};
+const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.apis.items.properties.document.type,parentSchema:schema173.properties.apis.items.properties.document,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14321,7 +17599,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.properties.apis.items.type,parentSchema:schema130.properties.apis.items,data:data1};
+const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.apis.items.type,parentSchema:schema173.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14333,7 +17611,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.apis.type,parentSchema:schema130.properties.apis,data:data0};
+const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.apis.type,parentSchema:schema173.properties.apis,data:data0};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14354,7 +17632,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.policies.items.oneOf[0].type,parentSchema:schema130.properties.policies.items.oneOf[0],data:data13};
+const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.policies.items.oneOf[0].type,parentSchema:schema173.properties.policies.items.oneOf[0],data:data13};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14371,7 +17649,7 @@ passing0 = 0;
 const _errs33 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
-const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema130.properties.policies.items.oneOf[1].required,parentSchema:schema130.properties.policies.items.oneOf[1],data:data13};
+const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema173.properties.policies.items.oneOf[1].required,parentSchema:schema173.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14381,7 +17659,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data13.apis === undefined){
-const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema130.properties.policies.items.oneOf[1].required,parentSchema:schema130.properties.policies.items.oneOf[1],data:data13};
+const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema173.properties.policies.items.oneOf[1].required,parentSchema:schema173.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14392,7 +17670,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "id") || (key2 === "apis"))){
-const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema130.properties.policies.items.oneOf[1],data:data13};
+const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14405,7 +17683,7 @@ errors++;
 if(data13.id !== undefined){
 let data14 = data13.id;
 if(typeof data14 !== "string"){
-const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema130.properties.policies.items.oneOf[1].properties.id,data:data14};
+const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema173.properties.policies.items.oneOf[1].properties.id,data:data14};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14422,7 +17700,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema130.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
+const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema173.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14434,7 +17712,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema130.properties.policies.items.oneOf[1].properties.apis,data:data15};
+const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema173.properties.policies.items.oneOf[1].properties.apis,data:data15};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14446,7 +17724,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.properties.policies.items.oneOf[1].type,parentSchema:schema130.properties.policies.items.oneOf[1],data:data13};
+const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.policies.items.oneOf[1].type,parentSchema:schema173.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14467,7 +17745,7 @@ passing0 = 1;
 }
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema130.properties.policies.items.oneOf,parentSchema:schema130.properties.policies.items,data:data13};
+const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema173.properties.policies.items.oneOf,parentSchema:schema173.properties.policies.items,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -14490,7 +17768,7 @@ vErrors = null;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.policies.type,parentSchema:schema130.properties.policies,data:data12};
+const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.policies.type,parentSchema:schema173.properties.policies,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -14508,7 +17786,7 @@ for(let i3=0; i3<len3; i3++){
 let data18 = data17[i3];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.apiId === undefined){
-const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema130.properties.oauthClients.items.required,parentSchema:schema130.properties.oauthClients.items,data:data18};
+const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema173.properties.oauthClients.items.required,parentSchema:schema173.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14518,7 +17796,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data18.clientId === undefined){
-const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema130.properties.oauthClients.items.required,parentSchema:schema130.properties.oauthClients.items,data:data18};
+const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema173.properties.oauthClients.items.required,parentSchema:schema173.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14529,7 +17807,7 @@ errors++;
 }
 for(const key3 in data18){
 if(!((((((((key3 === "apiId") || (key3 === "clientId")) || (key3 === "secret")) || (key3 === "redirect_uri")) || (key3 === "policy_id")) || (key3 === "description")) || (key3 === "meta_data")) || (key3 === "tokens"))){
-const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema130.properties.oauthClients.items,data:data18};
+const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14542,7 +17820,7 @@ errors++;
 if(data18.apiId !== undefined){
 let data19 = data18.apiId;
 if(typeof data19 !== "string"){
-const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.oauthClients.items.properties.apiId.type,parentSchema:schema130.properties.oauthClients.items.properties.apiId,data:data19};
+const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.oauthClients.items.properties.apiId.type,parentSchema:schema173.properties.oauthClients.items.properties.apiId,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14555,7 +17833,7 @@ errors++;
 if(data18.clientId !== undefined){
 let data20 = data18.clientId;
 if(typeof data20 !== "string"){
-const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.oauthClients.items.properties.clientId.type,parentSchema:schema130.properties.oauthClients.items.properties.clientId,data:data20};
+const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.oauthClients.items.properties.clientId.type,parentSchema:schema173.properties.oauthClients.items.properties.clientId,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14568,7 +17846,7 @@ errors++;
 if(data18.secret !== undefined){
 let data21 = data18.secret;
 if(typeof data21 !== "string"){
-const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.oauthClients.items.properties.secret.type,parentSchema:schema130.properties.oauthClients.items.properties.secret,data:data21};
+const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.oauthClients.items.properties.secret.type,parentSchema:schema173.properties.oauthClients.items.properties.secret,data:data21};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14581,7 +17859,7 @@ errors++;
 if(data18.redirect_uri !== undefined){
 let data22 = data18.redirect_uri;
 if(typeof data22 !== "string"){
-const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema130.properties.oauthClients.items.properties.redirect_uri,data:data22};
+const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema173.properties.oauthClients.items.properties.redirect_uri,data:data22};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14594,7 +17872,7 @@ errors++;
 if(data18.policy_id !== undefined){
 let data23 = data18.policy_id;
 if(typeof data23 !== "string"){
-const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema130.properties.oauthClients.items.properties.policy_id,data:data23};
+const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema173.properties.oauthClients.items.properties.policy_id,data:data23};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14607,7 +17885,7 @@ errors++;
 if(data18.description !== undefined){
 let data24 = data18.description;
 if(typeof data24 !== "string"){
-const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.oauthClients.items.properties.description.type,parentSchema:schema130.properties.oauthClients.items.properties.description,data:data24};
+const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.oauthClients.items.properties.description.type,parentSchema:schema173.properties.oauthClients.items.properties.description,data:data24};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14620,7 +17898,7 @@ errors++;
 if(data18.meta_data !== undefined){
 let data25 = data18.meta_data;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema130.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema130.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema130.properties.oauthClients.items.properties.meta_data,data:data25};
+const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema173.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema173.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema173.properties.oauthClients.items.properties.meta_data,data:data25};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14633,7 +17911,7 @@ errors++;
 if(data18.tokens !== undefined){
 let data26 = data18.tokens;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema130.properties.oauthClients.items.properties.tokens.type,parentSchema:schema130.properties.oauthClients.items.properties.tokens,data:data26};
+const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.oauthClients.items.properties.tokens.type,parentSchema:schema173.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14644,7 +17922,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema130.properties.oauthClients.items.properties.tokens,data:data26};
+const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema173.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -14657,7 +17935,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.properties.oauthClients.items.type,parentSchema:schema130.properties.oauthClients.items,data:data18};
+const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.oauthClients.items.type,parentSchema:schema173.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -14669,7 +17947,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.oauthClients.type,parentSchema:schema130.properties.oauthClients,data:data17};
+const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.oauthClients.type,parentSchema:schema173.properties.oauthClients,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -14687,7 +17965,7 @@ for(let i4=0; i4<len4; i4++){
 let data28 = data27[i4];
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.id === undefined){
-const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema130.properties.providers.items.required,parentSchema:schema130.properties.providers.items,data:data28};
+const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema173.properties.providers.items.required,parentSchema:schema173.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -14697,7 +17975,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data28.type === undefined){
-const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema130.properties.providers.items.required,parentSchema:schema130.properties.providers.items,data:data28};
+const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema173.properties.providers.items.required,parentSchema:schema173.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -14708,7 +17986,7 @@ errors++;
 }
 for(const key4 in data28){
 if(!((((key4 === "id") || (key4 === "name")) || (key4 === "type")) || (key4 === "clientTypes"))){
-const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema130.properties.providers.items,data:data28};
+const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -14721,7 +17999,7 @@ errors++;
 if(data28.id !== undefined){
 let data29 = data28.id;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema130.properties.providers.items.properties.id.type,parentSchema:schema130.properties.providers.items.properties.id,data:data29};
+const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.providers.items.properties.id.type,parentSchema:schema173.properties.providers.items.properties.id,data:data29};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14734,7 +18012,7 @@ errors++;
 if(data28.name !== undefined){
 let data30 = data28.name;
 if(typeof data30 !== "string"){
-const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.providers.items.properties.name.type,parentSchema:schema130.properties.providers.items.properties.name,data:data30};
+const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.providers.items.properties.name.type,parentSchema:schema173.properties.providers.items.properties.name,data:data30};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14747,7 +18025,7 @@ errors++;
 if(data28.type !== undefined){
 let data31 = data28.type;
 if(!((((data31 === "Keycloak") || (data31 === "Gluu")) || (data31 === "Other")) || (data31 === "AppType"))){
-const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema130.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema130.properties.providers.items.properties.type.enum,parentSchema:schema130.properties.providers.items.properties.type,data:data31};
+const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema173.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.providers.items.properties.type.enum,parentSchema:schema173.properties.providers.items.properties.type,data:data31};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14765,7 +18043,7 @@ for(let i5=0; i5<len5; i5++){
 let data33 = data32[i5];
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.ID === undefined){
-const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema130.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema130.properties.providers.items.properties.clientTypes.items,data:data33};
+const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema173.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema173.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -14775,7 +18053,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data33.Name === undefined){
-const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema130.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema130.properties.providers.items.properties.clientTypes.items,data:data33};
+const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema173.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema173.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14787,7 +18065,7 @@ errors++;
 if(data33.ID !== undefined){
 let data34 = data33.ID;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema130.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema130.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
+const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema173.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema173.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14800,7 +18078,7 @@ errors++;
 if(data33.Name !== undefined){
 let data35 = data33.Name;
 if(typeof data35 !== "string"){
-const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema130.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
+const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema173.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -14812,7 +18090,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema130.properties.providers.items.properties.clientTypes.items,data:data33};
+const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema173.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -14824,7 +18102,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.providers.items.properties.clientTypes.type,parentSchema:schema130.properties.providers.items.properties.clientTypes,data:data32};
+const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.providers.items.properties.clientTypes.type,parentSchema:schema173.properties.providers.items.properties.clientTypes,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -14836,7 +18114,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.properties.providers.items.type,parentSchema:schema130.properties.providers.items,data:data28};
+const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.providers.items.type,parentSchema:schema173.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -14848,7 +18126,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.providers.type,parentSchema:schema130.properties.providers,data:data27};
+const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.providers.type,parentSchema:schema173.properties.providers,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -14866,7 +18144,7 @@ for(let i6=0; i6<len6; i6++){
 let data37 = data36[i6];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.id === undefined){
-const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.items.required,parentSchema:schema131.items,data:data37};
+const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema174.items.required,parentSchema:schema174.items,data:data37};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -14876,7 +18154,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data37.name === undefined){
-const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.items.required,parentSchema:schema131.items,data:data37};
+const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema174.items.required,parentSchema:schema174.items,data:data37};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -14887,7 +18165,7 @@ errors++;
 }
 for(const key5 in data37){
 if(!((key5 === "id") || (key5 === "name"))){
-const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema131.items,data:data37};
+const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema174.items,data:data37};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -14900,7 +18178,7 @@ errors++;
 if(data37.id !== undefined){
 let data38 = data37.id;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema131.items.properties.id.type,parentSchema:schema131.items.properties.id,data:data38};
+const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.items.properties.id.type,parentSchema:schema174.items.properties.id,data:data38};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -14913,7 +18191,7 @@ errors++;
 if(data37.name !== undefined){
 let data39 = data37.name;
 if(typeof data39 !== "string"){
-const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.items.properties.name.type,parentSchema:schema131.items.properties.name,data:data39};
+const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.items.properties.name.type,parentSchema:schema174.items.properties.name,data:data39};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -14925,7 +18203,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.items.type,parentSchema:schema131.items,data:data37};
+const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.items.type,parentSchema:schema174.items,data:data37};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -14937,7 +18215,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.type,parentSchema:schema131,data:data36};
+const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.type,parentSchema:schema174,data:data36};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -14955,7 +18233,7 @@ for(let i7=0; i7<len7; i7++){
 let data41 = data40[i7];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.id === undefined){
-const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.items.required,parentSchema:schema131.items,data:data41};
+const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema174.items.required,parentSchema:schema174.items,data:data41};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -14965,7 +18243,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data41.name === undefined){
-const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.items.required,parentSchema:schema131.items,data:data41};
+const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema174.items.required,parentSchema:schema174.items,data:data41};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -14976,7 +18254,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!((key6 === "id") || (key6 === "name"))){
-const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema131.items,data:data41};
+const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema174.items,data:data41};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -14989,7 +18267,7 @@ errors++;
 if(data41.id !== undefined){
 let data42 = data41.id;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema131.items.properties.id.type,parentSchema:schema131.items.properties.id,data:data42};
+const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.items.properties.id.type,parentSchema:schema174.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -15002,7 +18280,7 @@ errors++;
 if(data41.name !== undefined){
 let data43 = data41.name;
 if(typeof data43 !== "string"){
-const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.items.properties.name.type,parentSchema:schema131.items.properties.name,data:data43};
+const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.items.properties.name.type,parentSchema:schema174.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -15014,7 +18292,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.items.type,parentSchema:schema131.items,data:data41};
+const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.items.type,parentSchema:schema174.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -15026,7 +18304,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.type,parentSchema:schema131,data:data40};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.type,parentSchema:schema174,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -15044,7 +18322,7 @@ for(let i8=0; i8<len8; i8++){
 let data45 = data44[i8];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.id === undefined){
-const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.items.required,parentSchema:schema131.items,data:data45};
+const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema174.items.required,parentSchema:schema174.items,data:data45};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -15054,7 +18332,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data45.name === undefined){
-const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.items.required,parentSchema:schema131.items,data:data45};
+const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema174.items.required,parentSchema:schema174.items,data:data45};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -15065,7 +18343,7 @@ errors++;
 }
 for(const key7 in data45){
 if(!((key7 === "id") || (key7 === "name"))){
-const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema131.items,data:data45};
+const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema174.items,data:data45};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -15078,7 +18356,7 @@ errors++;
 if(data45.id !== undefined){
 let data46 = data45.id;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema131.items.properties.id.type,parentSchema:schema131.items.properties.id,data:data46};
+const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema174.items.properties.id.type,parentSchema:schema174.items.properties.id,data:data46};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -15091,7 +18369,7 @@ errors++;
 if(data45.name !== undefined){
 let data47 = data45.name;
 if(typeof data47 !== "string"){
-const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.items.properties.name.type,parentSchema:schema131.items.properties.name,data:data47};
+const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema174.items.properties.name.type,parentSchema:schema174.items.properties.name,data:data47};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -15103,7 +18381,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.items.type,parentSchema:schema131.items,data:data45};
+const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema174.items.type,parentSchema:schema174.items,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -15115,7 +18393,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.type,parentSchema:schema131,data:data44};
+const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema174.type,parentSchema:schema174,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -15133,7 +18411,7 @@ for(let i9=0; i9<len9; i9++){
 let data49 = data48[i9];
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.key === undefined){
-const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema130.properties.keys.items.required,parentSchema:schema130.properties.keys.items,data:data49};
+const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema173.properties.keys.items.required,parentSchema:schema173.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -15143,7 +18421,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data49.apis === undefined){
-const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema130.properties.keys.items.required,parentSchema:schema130.properties.keys.items,data:data49};
+const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema173.properties.keys.items.required,parentSchema:schema173.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -15154,7 +18432,7 @@ errors++;
 }
 for(const key8 in data49){
 if(!((key8 === "key") || (key8 === "apis"))){
-const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema130.properties.keys.items,data:data49};
+const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema173.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -15168,7 +18446,7 @@ if(data49.key !== undefined){
 let data50 = data49.key;
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema130.properties.keys.items.properties.key,data:data50};
+const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema173.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -15179,7 +18457,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.keys.items.properties.key.type,parentSchema:schema130.properties.keys.items.properties.key,data:data50};
+const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.keys.items.properties.key.type,parentSchema:schema173.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -15196,7 +18474,7 @@ const len10 = data51.length;
 for(let i10=0; i10<len10; i10++){
 let data52 = data51[i10];
 if(typeof data52 !== "string"){
-const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.keys.items.properties.apis.items.type,parentSchema:schema130.properties.keys.items.properties.apis.items,data:data52};
+const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema173.properties.keys.items.properties.apis.items.type,parentSchema:schema173.properties.keys.items.properties.apis.items,data:data52};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -15208,7 +18486,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.keys.items.properties.apis.type,parentSchema:schema130.properties.keys.items.properties.apis,data:data51};
+const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.keys.items.properties.apis.type,parentSchema:schema173.properties.keys.items.properties.apis,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -15220,7 +18498,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.properties.keys.items.type,parentSchema:schema130.properties.keys.items,data:data49};
+const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.properties.keys.items.type,parentSchema:schema173.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -15232,7 +18510,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema130.properties.keys.type,parentSchema:schema130.properties.keys,data:data48};
+const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema173.properties.keys.type,parentSchema:schema173.properties.keys,data:data48};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -15244,7 +18522,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.type,parentSchema:schema130,data};
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.type,parentSchema:schema173,data};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -15253,17 +18531,17 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v13 = validate63;
+export const v13 = validate73;
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15819,10 +19097,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 /** By schema name, as `SchemaRegistry#validate` names them. */

@@ -1,0 +1,99 @@
+/**
+ * The environments of a config (docs/user/environments.md) and each one's effective config:
+ * its own settings over the top level's, its values, its overlay patches, and its own state.
+ *
+ * A config without `environments:` is one implicit environment, `default`, whose effective
+ * config is the config itself, unchanged: everything that existed before environments works as
+ * it did. Every consumer (one-shot commands, the daemon, a fleet of replicas) goes through
+ * `environmentsOf`, so what an environment is has one definition.
+ */
+import path from "node:path";
+import { ConfigError, ErrorCode } from "../errors.js";
+import { similar } from "../similar.js";
+import type { GatesyncConfig, StateConfig } from "./config.js";
+import { namespacedState } from "./environment-section.js";
+import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
+
+export { namespacedState } from "./environment-section.js";
+export type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
+
+/** The name of the one environment of a config without `environments:`. */
+export const implicitEnvironmentName = "default";
+
+export interface EnvironmentConfig {
+  /** `staging`, `production` …; `default` for the implicit one. */
+  readonly name: string;
+  /** True for the one environment of a config without `environments:`. */
+  readonly implicit: boolean;
+  /** `${var:NAME}` values: its own over the top level's. */
+  readonly values: Readonly<Record<string, EnvironmentValue>>;
+  /** Overlay patches, in order. */
+  readonly patches: readonly PatchSource[];
+  /**
+   * The config this environment runs with: targets, selector, schedule, secrets, notifications
+   * and orphans its own where it sets them, the state its own (namespaced), `environment` set,
+   * and no `environments`. The implicit environment's is the config itself.
+   */
+  readonly config: GatesyncConfig;
+}
+
+function effective(config: GatesyncConfig, env: EnvironmentDefinition): EnvironmentConfig {
+  const values = { ...config.values, ...env.values };
+  const { environments: _all, ...top } = config;
+  const selector = env.selector ?? config.selector;
+  const notifications = env.notifications ?? config.notifications;
+  const effectiveConfig: GatesyncConfig = {
+    ...top,
+    environment: env.name,
+    targets: { ...config.targets, ...env.targets },
+    schedule: env.schedule ?? config.schedule,
+    secrets: env.secrets ?? config.secrets,
+    orphans: env.orphans ?? config.orphans,
+    state: env.state ?? namespacedState(config.state, env.name),
+    values,
+    patches: env.patches,
+    ...(selector === undefined ? {} : { selector }),
+    ...(notifications === undefined ? {} : { notifications }),
+  };
+  return { name: env.name, implicit: false, values, patches: env.patches, config: effectiveConfig };
+}
+
+/** Every environment of the config, in the file's order; a config without `environments:` has one, `default`. */
+export function environmentsOf(config: GatesyncConfig): EnvironmentConfig[] {
+  if (config.environments === undefined || config.environments.length === 0) {
+    return [{ name: implicitEnvironmentName, implicit: true, values: config.values ?? {}, patches: [], config }];
+  }
+  return config.environments.map((env) => effective(config, env));
+}
+
+/** The names `--env` accepts. */
+export function environmentNames(config: GatesyncConfig): string[] {
+  return environmentsOf(config).map((e) => e.name);
+}
+
+/**
+ * The environment `--env NAME` names; an unknown name is a CONFIG_UNKNOWN_ENVIRONMENT error
+ * that lists the known ones (and the nearest, for a typo).
+ */
+export function environmentNamed(config: GatesyncConfig, name: string): EnvironmentConfig {
+  const all = environmentsOf(config);
+  const found = all.find((e) => e.name === name);
+  if (found !== undefined) return found;
+  const known = all.map((e) => e.name);
+  const near = known.filter((k) => similar(k, name));
+  const where = config.file === undefined ? "the configuration" : path.basename(config.file);
+  throw new ConfigError(ErrorCode.CONFIG_UNKNOWN_ENVIRONMENT, `unknown environment ${JSON.stringify(name)}: ${where} has ${known.join(", ")}`, {
+    hint: near.length > 0 ? `did you mean --env ${near[0]}?` : `pass one of: ${known.map((k) => `--env ${k}`).join(", ")}`,
+    ...(config.file === undefined ? {} : { location: { file: config.file, path: "environments" } }),
+  });
+}
+
+/** `--env NAME` as given (one environment), or every environment when it is absent. */
+export function selectEnvironments(config: GatesyncConfig, name: string | undefined): EnvironmentConfig[] {
+  return name === undefined ? environmentsOf(config) : [environmentNamed(config, name)];
+}
+
+/** A description of a state for messages: the file or the PostgreSQL schema. */
+export function describeState(state: StateConfig): string {
+  return state.backend === "postgres" ? `postgres schema ${state.schema}` : state.path;
+}
