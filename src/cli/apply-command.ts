@@ -18,6 +18,7 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./plan-command.js";
 import { configOrDefault, writeChunks } from "./plan-command.js";
+import { envOptionHelpOne, oneEnvironment, unmovedStateHint } from "./environment-option.js";
 import { interruptOnSignals, signalExitCode } from "./interrupt.js";
 import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
@@ -80,13 +81,18 @@ export function addApplyCommand(program: Command, io: CliIo): void {
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
     .option("--allow-mass-deactivation", massDeactivationHelp)
+    .option("--env <name>", envOptionHelpOne)
     .action((opts: ApplyFlags) => applyAction(opts, io));
 }
 
-type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string; allowMassDeactivation?: boolean };
+type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string; allowMassDeactivation?: boolean; env?: string };
 
 async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
-  const config = await configOrDefault(opts.config);
+  const top = await configOrDefault(opts.config);
+  const environment = oneEnvironment(top, opts.env, "apply");
+  const config = environment.config;
+  const unmoved = unmovedStateHint(top, environment);
+  if (unmoved !== undefined) io.stderr(`note: ${unmoved}\n`);
   const savedPlan = opts.plan === undefined ? undefined : await readSavedPlan(opts.plan);
   const selection = applySelection(opts, savedPlan, config.selector);
   const interactive = io.isTty && process.stdin.isTTY === true;

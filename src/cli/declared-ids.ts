@@ -10,20 +10,22 @@ import { secretScope } from "../secrets/scope.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./plan-command.js";
-import { configOrDefault } from "./plan-command.js";
+import { environmentConfig } from "./environment-option.js";
+import { valuesOptionsOf } from "../config/environments.js";
 import { openResources } from "./resources.js";
 
 export type DeclaredIds = { readonly declared: ReadonlySet<string> } | { readonly declared: undefined; readonly why: string };
 
-export async function declaredIds(configFile: string, io: CliIo): Promise<DeclaredIds> {
+export async function declaredIds(configFile: string, io: CliIo, env?: string): Promise<DeclaredIds> {
   try {
-    const config = await configOrDefault(configFile);
+    const config = await environmentConfig(configFile, env, "state list");
     const resources = await openResources(config, io.env, undefined);
     try {
       const result = await RepositoryValidator.oneShot().validate({
         root: resources.input.root,
         ...(resources.input.boundary === undefined ? {} : { boundary: resources.input.boundary }),
         limits: config.limits,
+        ...valuesOptionsOf(config),
         appTypeProviders: new Set(config.targets.portal?.appTypeProviders ?? []),
         secrets: { source: new EnvFileSecretSource(io.env, config.secrets.fileRoot, secretScope(config)), missing: "warning" },
       });

@@ -20,6 +20,11 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import { checkStateRequired, openPlanState, stateUrlVariable } from "./plan-state.js";
 import type { PlanStateFlags } from "./plan-state.js";
 import { openResources } from "./resources.js";
+import type { CommandResources } from "./resources.js";
+import { envOptionHelp, environmentsForFlag, unmovedStateHint } from "./environment-option.js";
+import { planEnvironments } from "./plan-environments.js";
+import type { Diagnostic } from "../errors.js";
+import type { SelectionRequest } from "../select/selection.js";
 import { stateSpecHelp } from "./state-spec.js";
 import { collect, massDeactivationHelp, selectionFromFlags, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
@@ -66,7 +71,7 @@ export function detailedExitCode(plan: Plan): number {
   return hasChanges(plan) ? 2 : 0;
 }
 
-type PlanFlags = SelectionFlags &
+export type PlanFlags = SelectionFlags &
   PlanStateFlags & {
     config: string;
     format: PlanFormat;
@@ -75,6 +80,7 @@ type PlanFlags = SelectionFlags &
     failOnBreaking?: boolean;
     dir?: string;
     allowMassDeactivation?: boolean;
+    env?: string;
   };
 
 export function addPlanCommand(program: Command, io: CliIo): void {
@@ -98,68 +104,94 @@ export function addPlanCommand(program: Command, io: CliIo): void {
     .option("--kind <Kind>", selectionHelp.kind, collect)
     .option("--selector <expr>", selectionHelp.selector)
     .option("--allow-mass-deactivation", massDeactivationHelp)
+    .option("--env <name>", envOptionHelp)
     .action(async (opts: PlanFlags) => {
       const selection = selectionFromFlags(opts);
-      const config = await configOrDefault(opts.config);
-      const state = await openPlanState(config, io.env, opts);
-      const resources = await openResources(config, io.env, opts.dir).catch(async (err: unknown) => {
-        await state.close();
-        throw err;
-      });
+      const top = await configOrDefault(opts.config);
+      const environments = environmentsForFlag(top, opts.env);
+      if (environments.length > 1) {
+        await planEnvironments(environments, opts, selection, io);
+        return;
+      }
+      const config = environments[0]!.config;
+      const unmoved = unmovedStateHint(top, environments[0]!);
+      if (unmoved !== undefined) io.stderr(`note: ${unmoved}\n`);
+      const resources = await openResources(config, io.env, opts.dir);
       try {
-        // a plan only: the state's payloads are read only where the plan compares them
-        const computed = await runPlan({
-          config,
-          ...resources.input,
-          validator: RepositoryValidator.oneShot(),
-          state,
-          env: io.env,
-          payloads: "needed",
-          keep: "plan",
-          ...(selection === undefined ? {} : { selection }),
-          ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
-        }).catch((err: unknown) => {
+        const run = await computePlanRun(config, resources, opts, selection, io).catch((err: unknown) => {
           // the merge-request comment says why nothing was planned (the errors go to stderr too)
           if (err instanceof ValidationFailed && opts.format === "markdown") io.stdout(refusedPlanMarkdown(err.diagnostics));
           throw err;
         });
-        checkStateRequired(computed.plan.state.serial, state.description, io.env, opts);
-        // the header says which state, and loudly when it is empty
-        const run = {
-          ruleFindings: computed.ruleFindings,
-          plan: {
-            ...computed.plan,
-            state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) },
-          },
-        };
         const color = io.isTty && io.env.NO_COLOR === undefined;
         // the rules' warnings: on stderr beside a text or JSON plan, a section of the comment
         if (opts.format !== "markdown") for (const d of run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
         // a change at a time: a large plan is never one string in memory
         await writeChunks(io, planChunks(run.plan, opts.format, { color }));
         if (opts.format === "markdown") io.stdout(rulesSection(run.ruleFindings));
-        if (opts.out !== undefined) {
-          const out = opts.out;
-          await ensureDirectory(path.dirname(path.resolve(out)))
-            .then(async () => writeFile(out, planChunks(run.plan, "json")))
-            .catch((err: unknown) => {
-              throw new UsageError(
-                `cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-                "give --out a path in a writable directory",
-              );
-            });
-        }
+        if (opts.out !== undefined) await savePlan(opts.out, planChunks(run.plan, "json"));
         if (opts.failOnBreaking === true && hasBreaking(run.plan)) {
           io.stderr(
             `${run.plan.summary.breaking} planned change${run.plan.summary.breaking === 1 ? " is" : "s are"} breaking (--fail-on-breaking): exit code 4\n`,
           );
-          process.exitCode = 4;
-        } else {
-          process.exitCode = opts.detailedExitcode === true ? detailedExitCode(run.plan) : 0;
         }
+        process.exitCode = planExitCode(run.plan, opts);
       } finally {
-        await state.close();
         await resources.close();
       }
     });
+}
+
+/** Writes a plan's JSON for `apply --plan`, or says why it cannot. */
+export async function savePlan(out: string, json: Iterable<string>): Promise<void> {
+  await ensureDirectory(path.dirname(path.resolve(out)))
+    .then(async () => writeFile(out, json))
+    .catch((err: unknown) => {
+      throw new UsageError(
+        `cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+        "give --out a path in a writable directory",
+      );
+    });
+}
+
+/** 4 with --fail-on-breaking and a breaking change; else --detailed-exitcode's, or 0. */
+export function planExitCode(plan: Plan, opts: Pick<PlanFlags, "failOnBreaking" | "detailedExitcode">): number {
+  if (opts.failOnBreaking === true && hasBreaking(plan)) return 4;
+  return opts.detailedExitcode === true ? detailedExitCode(plan) : 0;
+}
+
+/** A plan and the rules' findings of one (effective) config, against the state the flags name. */
+export async function computePlanRun(
+  config: GatesyncConfig,
+  resources: CommandResources,
+  opts: PlanFlags,
+  selection: SelectionRequest | undefined,
+  io: CliIo,
+): Promise<{ readonly plan: Plan; readonly ruleFindings: readonly Diagnostic[] }> {
+  const state = await openPlanState(config, io.env, opts);
+  try {
+    // a plan only: the state's payloads are read only where the plan compares them
+    const computed = await runPlan({
+      config,
+      ...resources.input,
+      validator: RepositoryValidator.oneShot(),
+      state,
+      env: io.env,
+      payloads: "needed",
+      keep: "plan",
+      ...(selection === undefined ? {} : { selection }),
+      ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
+    });
+    checkStateRequired(computed.plan.state.serial, state.description, io.env, opts);
+    // the header says which state, and loudly when it is empty
+    return {
+      ruleFindings: computed.ruleFindings,
+      plan: {
+        ...computed.plan,
+        state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) },
+      },
+    };
+  } finally {
+    await state.close();
+  }
 }

@@ -7,7 +7,7 @@ import { kindNames, serverIdAddress } from "../kinds/registry.js";
 import { openStateBackend } from "../record/open-backend.js";
 import type { ResourceRecord } from "../record/state.js";
 import type { CliIo } from "./plan-command.js";
-import { configOrDefault } from "./plan-command.js";
+import { envOptionHelpOne, environmentConfig } from "./environment-option.js";
 
 function parseTarget(id: string): { kind: KindName; name: string } {
   const slash = id.indexOf("/");
@@ -32,11 +32,12 @@ export function addStateAdoptCommand(state: Command, io: CliIo): void {
     .argument("<resource>", "Kind/name")
     .requiredOption("--id <id>", "the object's id on the server")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
-    .action(async (id: string, opts: { id: string; config: string }) => {
+    .option("--env <name>", envOptionHelpOne)
+    .action(async (id: string, opts: { id: string; config: string; env?: string }) => {
       const { kind, name } = parseTarget(id);
       const serverId = opts.id.trim();
       if (serverId === "") throw new UsageError("--id is empty", "give the object's id as the server shows it");
-      const backend = openStateBackend(await configOrDefault(opts.config), io.env);
+      const backend = openStateBackend(await environmentConfig(opts.config, opts.env, "state adopt"), io.env);
       try {
         const lock = await backend.lock("gatesync state adopt");
         try {

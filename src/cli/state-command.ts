@@ -7,7 +7,10 @@ import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/stat
 import { declaredIds } from "./declared-ids.js";
 import type { DeclaredIds } from "./declared-ids.js";
 import type { CliIo } from "./plan-command.js";
-import { configIfPresent, configOrDefault } from "./plan-command.js";
+import { configIfPresent } from "./plan-command.js";
+import type { GatesyncConfig } from "../config/config.js";
+import { envOptionHelpOne, environmentConfig } from "./environment-option.js";
+import { addMoveToEnv } from "./state-move-to-env.js";
 import { addStateAdoptCommand, adoptedText } from "./state-adopt-command.js";
 import { migrateState } from "./state-migrate.js";
 import { resolveResource } from "./state-resolve.js";
@@ -16,11 +19,12 @@ import { backendFromSpec, stateSpecHelp } from "./state-spec.js";
 import { pulledState, pushState } from "./state-transfer.js";
 
 /** Runs `work` on the state the config (or `--state SPEC`) names, and closes it. */
-async function withState<T>(opts: { config: string; state?: string }, io: CliIo, work: (backend: StateBackend) => Promise<T>): Promise<T> {
+async function withState<T>(opts: { config: string; state?: string; env?: string }, io: CliIo, work: (backend: StateBackend) => Promise<T>): Promise<T> {
+  const config = async (): Promise<GatesyncConfig> => environmentConfig(opts.config, opts.env, "state");
   const backend =
     opts.state === undefined
-      ? openStateBackend(await configOrDefault(opts.config), io.env)
-      : backendFromSpec(opts.state, opts.state === "postgres" ? await configOrDefault(opts.config) : undefined, io.env);
+      ? openStateBackend(await config(), io.env)
+      : backendFromSpec(opts.state, opts.state === "postgres" ? await config() : undefined, io.env);
   try {
     return await work(backend);
   } finally {
@@ -53,10 +57,11 @@ function addList(state: Command, io: CliIo): void {
     .description("every recorded resource with its status")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--json", "as JSON")
-    .action((opts: { config: string; json?: boolean }) =>
+    .option("--env <name>", envOptionHelpOne)
+    .action((opts: { config: string; json?: boolean; env?: string }) =>
       withState(opts, io, async (backend) => {
         const snapshot = await backend.read();
-        const repository = await declaredIds(opts.config, io);
+        const repository = await declaredIds(opts.config, io, opts.env);
         const { lineage, serial, resources } = pulledState(snapshot);
         const orphans =
           repository.declared === undefined ? {} : { orphans: [...snapshot.resources.keys()].filter((id) => !repository.declared.has(id)).sort() };
@@ -93,7 +98,8 @@ function addPullPush(state: Command, io: CliIo): void {
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--state <state>", `read this state instead of the config's: ${stateSpecHelp}`)
     .option("--out <file>", "write here instead of stdout")
-    .action((opts: { config: string; state?: string; out?: string }) =>
+    .option("--env <name>", envOptionHelpOne)
+    .action((opts: { config: string; state?: string; out?: string; env?: string }) =>
       withState(opts, io, async (backend) => {
         const text = `${JSON.stringify(pulledState(await backend.read()), null, 2)}\n`;
         if (opts.out === undefined) io.stdout(text);
@@ -110,7 +116,8 @@ function addPullPush(state: Command, io: CliIo): void {
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--state <state>", `write this state instead of the config's: ${stateSpecHelp}`)
     .option("--force", "replace a state of another lineage, or one written since the pull")
-    .action((file: string, opts: { config: string; state?: string; force?: boolean }) =>
+    .option("--env <name>", envOptionHelpOne)
+    .action((file: string, opts: { config: string; state?: string; force?: boolean; env?: string }) =>
       withState(opts, io, async (backend) => {
         const written = await pushState(backend, file, opts.force === true);
         io.stdout(`pushed ${written.resources.size} records to ${backend.description} (serial ${written.serial}, lineage ${written.lineage || "none"})\n`);
@@ -130,7 +137,10 @@ function addResolve(state: Command, io: CliIo): void {
     .option("--forget", "forget the record: an in-doubt create that does not exist will be created again; an orphan stops being reported")
     .option("--accept", "record the repository's spec as applied, without calling (after a change made by hand)")
     .option("--dir <dir>", "with --accept: read the resources in this directory instead of the config's source")
-    .action(async (id: string, opts: ResolveOptions & { config: string }) => resolveResource(await configOrDefault(opts.config), id, opts, io));
+    .option("--env <name>", envOptionHelpOne)
+    .action(async (id: string, opts: ResolveOptions & { config: string; env?: string }) =>
+      resolveResource(await environmentConfig(opts.config, opts.env, "state resolve"), id, opts, io),
+    );
 }
 
 export function addStateCommand(program: Command, io: CliIo): void {
@@ -140,4 +150,5 @@ export function addStateCommand(program: Command, io: CliIo): void {
   addMigrate(state, io);
   addPullPush(state, io);
   addResolve(state, io);
+  addMoveToEnv(state, io);
 }

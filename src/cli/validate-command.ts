@@ -2,12 +2,15 @@ import path from "node:path";
 import { Option } from "commander";
 import type { Command } from "commander";
 import type { GatesyncConfig } from "../config/config.js";
-import { UsageError, hasErrors } from "../errors.js";
+import { UsageError, compareDiagnostics, hasErrors } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { envOptionHelp, environmentsForFlag } from "./environment-option.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
 import { registerCredentials } from "../secrets/credentials.js";
 import { secretScope } from "../secrets/scope.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
+import { valuesOptionsOf } from "../config/environments.js";
 import type { RepositoryResult } from "../validate/validate-repository.js";
 import { renderValidation } from "./report.js";
 import type { ReportFormat } from "./report.js";
@@ -34,7 +37,7 @@ export async function validateDirectory(
     ...(rules === undefined ? {} : { rules }),
     root: dir,
     ...(boundary === undefined ? {} : { boundary }),
-    ...(config === undefined ? {} : { limits: config.limits }),
+    ...(config === undefined ? {} : { limits: config.limits, ...valuesOptionsOf(config) }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
     secrets: { source: new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config)), missing: "warning" },
   });
@@ -53,8 +56,11 @@ export function addValidateCommand(program: Command, io: CliIo): void {
         .choices(["text", "json", "github", "gitlab"])
         .default("text"),
     )
-    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat }) => {
+    .option("--env <name>", envOptionHelp)
+    .action(async (dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string }) => {
       const config = await configIfPresent(opts.config);
+      if (opts.env !== undefined && config === undefined)
+        throw new UsageError("--env needs gatesync.yaml", "run where gatesync.yaml is, or pass --config FILE");
       if (dir === undefined && config === undefined) {
         throw new UsageError(
           "no directory to validate: give one, or run where gatesync.yaml is (or pass --config FILE)",
@@ -65,7 +71,7 @@ export function addValidateCommand(program: Command, io: CliIo): void {
         dir === undefined ? await openResources(config!, io.env, undefined) : { input: { root: path.resolve(dir) }, close: async () => Promise.resolve() };
       try {
         const { root, boundary } = resources.input as { root: string; boundary?: string };
-        const result = await validateDirectory(root, config, io.env, undefined, boundary);
+        const result = await validateEnvironments(root, config, opts.env, io.env, boundary);
         const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics };
         io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
         process.exitCode = result.valid ? 0 : 1;
@@ -73,4 +79,32 @@ export function addValidateCommand(program: Command, io: CliIo): void {
         await resources.close();
       }
     });
+}
+
+/**
+ * Every environment `--env` names (all of them without it), each with its own values, patches
+ * and secret scope; a finding several environments share is reported once.
+ */
+export async function validateEnvironments(
+  dir: string,
+  config: GatesyncConfig | undefined,
+  envName: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  boundary?: string,
+): Promise<RepositoryResult & { valid: boolean }> {
+  if (config === undefined) return validateDirectory(dir, config, env, undefined, boundary);
+  const environments = environmentsForFlag(config, envName);
+  let first: (RepositoryResult & { valid: boolean }) | undefined;
+  const seen = new Set<string>();
+  const diagnostics: Diagnostic[] = [];
+  for (const e of environments) {
+    const result = await validateDirectory(dir, e.config, env, undefined, boundary);
+    first ??= result;
+    for (const d of result.diagnostics) {
+      const key = JSON.stringify(d);
+      if (!seen.has(key)) diagnostics.push(d);
+      seen.add(key);
+    }
+  }
+  return { ...first!, diagnostics: diagnostics.sort(compareDiagnostics), valid: !hasErrors(diagnostics) };
 }

@@ -11,6 +11,8 @@ import path from "node:path";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { similar } from "../similar.js";
 import type { GatesyncConfig, StateConfig } from "./config.js";
+import type { ValuesContext } from "../load/values.js";
+import type { PatchOrigin } from "../load/patches.js";
 import { namespacedState } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
 
@@ -96,4 +98,25 @@ export function selectEnvironments(config: GatesyncConfig, name: string | undefi
 /** A description of a state for messages: the file or the PostgreSQL schema. */
 export function describeState(state: StateConfig): string {
   return state.backend === "postgres" ? `postgres schema ${state.schema}` : state.path;
+}
+
+/**
+ * What validation puts in for `${var:}` with this (effective) config: its environment's name
+ * (`default` for a config without environments) and values.
+ */
+export function valuesContextOf(config: GatesyncConfig): ValuesContext {
+  return { environment: config.environment ?? implicitEnvironmentName, values: config.values ?? {} };
+}
+
+/** The validate options that carry the values and overlay patches of an (effective) config. */
+export function valuesOptionsOf(config: GatesyncConfig): {
+  readonly values: ValuesContext;
+  readonly valuesFile?: string;
+  readonly patches?: readonly PatchOrigin[];
+} {
+  return {
+    values: valuesContextOf(config),
+    ...(config.file === undefined ? {} : { valuesFile: config.file }),
+    ...(config.patches === undefined || config.patches.length === 0 ? {} : { patches: config.patches }),
+  };
 }

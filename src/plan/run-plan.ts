@@ -24,6 +24,7 @@ import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
+import { valuesOptionsOf } from "../config/environments.js";
 
 export interface PlanRun {
   readonly plan: Plan;
@@ -90,6 +91,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     root: input.root,
     ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
     limits: config.limits,
+    ...valuesOptionsOf(config),
     appTypeProviders,
     // a selection needs only its own secrets: the others' are checked when they are prepared
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },

@@ -18,6 +18,10 @@ import { createHash } from "node:crypto";
 import { runnerFor } from "../rules/rule-runner.js";
 import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { DocumentRulesets } from "./check-document.js";
+import type { ValuesContext } from "../load/values.js";
+import { applyValues } from "./value-check.js";
+import { applyPatches } from "../load/patches.js";
+import type { PatchDocument } from "../load/patches.js";
 
 /** What checks of a file depend on besides the file. */
 export interface FileCheckContext {
@@ -31,6 +35,10 @@ export interface FileCheckContext {
   readonly compact?: boolean;
   /** Governance rulesets (docs/rules.md), bundled: each thread evaluates them once. */
   readonly rules?: RulesetsCode;
+  /** The environment's `${var:}` values (docs/user/environments.md), put in before any check. */
+  readonly values?: ValuesContext;
+  /** The environment's overlay patches (load/patches.ts), applied after the values. */
+  readonly patches?: readonly PatchDocument[];
 }
 
 /** The rulesets of a file's documents on this thread; undefined without rules (Spectral is then never loaded). */
@@ -88,6 +96,10 @@ export interface FileVerdict {
   /** Reading and parsing. */
   readonly diagnostics: readonly Diagnostic[];
   readonly documents: readonly DocumentVerdict[];
+  /** The `${var:}` names the file references (with values in the context only). */
+  readonly valuesUsed?: readonly string[];
+  /** `Kind/name` of the resources an overlay patch of the context named. */
+  readonly patchesApplied?: readonly string[];
 }
 
 /** `syncRead`: on a worker thread, whose only work this is. */
@@ -95,9 +107,18 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
   const read = await readResourceFile(file, ctx.limits, syncRead);
   const locate = locateWith(read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]));
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
-  const rulesets = rulesetsFor(ctx.rules, file, read.text);
+  // the rules' findings are kept by content: the values are part of it
+  const rulesets = rulesetsFor(ctx.rules, file, read.text === undefined || ctx.values === undefined ? read.text : read.text + JSON.stringify(ctx.values));
+  const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p));
   const documents: DocumentVerdict[] = [];
-  for (const doc of read.documents) {
+  const applied = new Set<string>();
+  const changed = new Set(valued?.changed);
+  for (const written of valued?.documents ?? read.documents) {
+    const patched = ctx.patches === undefined ? written.value : applyPatches(written.value, ctx.patches, applied);
+    // left out of this environment by a `$patch: delete`
+    if (patched === undefined) continue;
+    if (patched !== written.value) changed.add(written.index);
+    const doc = patched === written.value ? written : { ...written, value: patched };
     const base = { index: doc.index, line: doc.line, value: doc.value, passed: false, ruleErrors: 0 };
     const place = { file: file.path, index: doc.index };
     const cls = classifyDocument(file.path, doc, (p) => locate(file.path, doc.index, p));
@@ -108,7 +129,8 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const secretRefs = secretRefsIn(doc.value, []);
       // a valid document without secret references is held by reference from here on: its
       // summary (members' digests and small members) replaces the parsed tree
-      const byReference = attachment.errors === 0 && secretRefs.length === 0;
+      // (a document a value changed is not what its file says: it is held by value)
+      const byReference = attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index);
       const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers) } : {};
       documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
@@ -124,5 +146,14 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       });
     }
   }
-  return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };
+  const patchesApplied = applied.size === 0 ? {} : { patchesApplied: [...applied].sort() };
+  if (valued === undefined) return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents, ...patchesApplied };
+  return {
+    path: file.path,
+    absolute: file.absolute,
+    diagnostics: [...read.diagnostics, ...valued.findings],
+    documents,
+    valuesUsed: valued.used,
+    ...patchesApplied,
+  };
 }

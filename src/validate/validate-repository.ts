@@ -35,6 +35,10 @@ import { secretDiagnostics } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
+import type { ValuesContext } from "../load/values.js";
+import type { PatchOrigin } from "../load/patches.js";
+import { loadPatches } from "./patch-load.js";
+import type { LoadedPatches } from "./patch-load.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -48,6 +52,12 @@ export interface ValidateOptions {
   readonly secrets?: SecretSettings;
   /** Governance rulesets (prepareRules): their findings are diagnostics like every other. */
   readonly rules?: PreparedRules;
+  /** An environment's `${var:}` values (docs/user/environments.md); without them references are left as written. */
+  readonly values?: ValuesContext;
+  /** Where the values are written (gatesync.yaml), for the warning about a value nothing uses. */
+  readonly valuesFile?: string;
+  /** An environment's overlay patches, in order (load/patches.ts). */
+  readonly patches?: readonly PatchOrigin[];
 }
 
 export interface RepositoryResult {
@@ -218,13 +228,21 @@ class Run {
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;
     const rules = rulesetsCode(this.opts.rules);
+    const patches =
+      this.opts.patches === undefined || this.opts.patches.length === 0
+        ? undefined
+        : await loadPatches(this.opts.patches, listed.root, limits, this.opts.values);
+    this.diagnostics.push(...(patches?.diagnostics ?? []));
     const ctx: FileCheckContext = {
       limits,
       appTypeProviders: providers === undefined ? undefined : [...providers].sort((a, b) => a - b),
       ...(this.validator.reusing ? {} : { compact: true }),
       ...(rules === undefined ? {} : { rules }),
+      ...(this.opts.values === undefined ? {} : { values: this.opts.values }),
+      ...(patches === undefined ? {} : { patches: patches.patches }),
     };
     await this.check(listed.files, ctx);
+    if (patches !== undefined) await this.addPatchedResources(patches, ctx);
     const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
     if (documents > limits.maxDocuments) {
       // each file's documents were counted as it was read (at most maxDocumentsPerFile each)
@@ -262,13 +280,75 @@ class Run {
       if (resource !== undefined) resources.push(resource);
     }
     const crossed = crossCheck(resources, written, this.locate);
-    this.diagnostics.push(...crossed.diagnostics);
+    this.diagnostics.push(...crossed.diagnostics, ...this.unusedValues());
     return {
       resources: crossed.valid,
       diagnostics: this.diagnostics.sort(compareDiagnostics),
       files: listed.files.length,
       stats: { filesRead: this.filesRead, filesReused: this.filesReused },
     };
+  }
+
+  /**
+   * Patches that named no resource: a delete is an error; a document of a patch file is a
+   * resource of its own, added to the environment (checked as one, located in its patch file).
+   */
+  private async addPatchedResources(loaded: LoadedPatches, ctx: FileCheckContext): Promise<void> {
+    const matched = new Set<string>();
+    for (const record of this.records.values()) for (const t of record.patchesApplied ?? []) matched.add(t);
+    const added = new Map<string, Set<number>>();
+    for (const p of loaded.patches) {
+      if (matched.has(p.target)) continue;
+      const file = p.file === undefined ? undefined : loaded.files.get(p.file);
+      const where = file === undefined ? { path: p.at } : { file: file.path, ...this.locateIn(file, p.index!) };
+      if (p.delete || file === undefined) {
+        this.diagnostics.push({
+          severity: "error",
+          code: ErrorCode.PATCH_INVALID,
+          ...where,
+          resource: p.target,
+          message: p.delete
+            ? `the patch leaves out ${p.target}, which the repository does not have`
+            : `the inline patch names ${p.target}, which the repository does not have`,
+          hint: p.delete
+            ? "check its kind and name (`gatesync validate` lists the resources)"
+            : "add a resource with a patch file: an inline patch only changes or leaves out",
+        });
+        continue;
+      }
+      added.set(file.absolute, (added.get(file.absolute) ?? new Set()).add(p.index!));
+    }
+    const files = [...added.keys()].map((a) => loaded.files.get(a)!);
+    if (files.length === 0) return;
+    const { verdicts } = await this.validator.verdicts(files, ctx);
+    for (const v of verdicts) {
+      // only the documents it adds: the others are patches of resources found elsewhere
+      const keep = added.get(v.absolute)!;
+      this.records.set(v.path, { ...v, diagnostics: [], documents: v.documents.filter((d) => keep.has(d.index)) });
+    }
+  }
+
+  private locateIn(file: SourceFile, index: number): { line?: number; column?: number } {
+    const text = readTextSync(file.absolute, file.path);
+    return text === undefined ? {} : locateWith(new Map([[file.path, text]]))(file.path, index, []);
+  }
+
+  /** A warning for each value no file references. */
+  private unusedValues(): Diagnostic[] {
+    const ctx = this.opts.values;
+    if (ctx === undefined) return [];
+    const used = new Set<string>();
+    for (const record of this.records.values()) for (const name of record.valuesUsed ?? []) used.add(name);
+    return Object.keys(ctx.values)
+      .filter((name) => !used.has(name))
+      .map((name) => ({
+        severity: "warning" as const,
+        code: ErrorCode.VALUE_UNUSED,
+        ...(this.opts.valuesFile === undefined ? {} : { file: this.opts.valuesFile }),
+        path: ctx.environment === "default" ? `values.${name}` : `environments.${ctx.environment}.values.${name}`,
+        message: `value ${name} of environment ${ctx.environment} is used by no resource`,
+        hint: `reference it as \${var:${name}}, or remove it`,
+      }));
   }
 
   private async check(files: readonly SourceFile[], ctx: FileCheckContext): Promise<void> {

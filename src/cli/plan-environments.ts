@@ -1,0 +1,81 @@
+/**
+ * `gatesync plan` without `--env` on a gatesync.yaml with several environments: each
+ * environment planned against its own state, one section each (text, markdown) or one JSON
+ * object keyed by environment, and one exit code — the worst environment's (an error, then
+ * breaking changes with --fail-on-breaking, blocked, changes, none).
+ */
+import type { EnvironmentConfig } from "../config/environments.js";
+import { GatesyncError, UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { environmentsJson, environmentsMarkdown, environmentsTextHeading } from "../plan/render-environments.js";
+import type { EnvironmentPlan } from "../plan/render-environments.js";
+import { planChunks } from "../plan/render.js";
+import type { SelectionRequest } from "../select/selection.js";
+import { painter } from "../style.js";
+import type { CliIo, PlanFlags } from "./plan-command.js";
+import { computePlanRun, planExitCode, writeChunks } from "./plan-command.js";
+import { openResources } from "./resources.js";
+
+/** Exit codes from best to worst: the worst environment decides. */
+const severity = [0, 2, 3, 4, 1] as const;
+const worse = (a: number, b: number): number => (severity.indexOf(a as 0) >= severity.indexOf(b as 0) ? a : b);
+
+export async function planEnvironments(
+  environments: readonly EnvironmentConfig[],
+  opts: PlanFlags,
+  selection: SelectionRequest | undefined,
+  io: CliIo,
+): Promise<void> {
+  if (opts.out !== undefined) {
+    throw new UsageError("--out saves one environment's plan, for `gatesync apply --env NAME --plan FILE`", {
+      hint: `add --env, e.g. \`gatesync plan --env ${environments[0]!.name} --out plan.json\``,
+    });
+  }
+  if (opts.state !== undefined || opts.stateUrl !== undefined) {
+    throw new UsageError("--state and --state-url name one environment's state: plan one environment with them", {
+      hint: `add --env, e.g. \`gatesync plan --env ${environments[0]!.name} --state …\``,
+    });
+  }
+  const resources = await openResources(environments[0]!.config, io.env, opts.dir);
+  const results: EnvironmentPlan[] = [];
+  try {
+    for (const env of environments) {
+      try {
+        const run = await computePlanRun(env.config, resources, opts, selection, io);
+        results.push({ environment: env.name, plan: run.plan, ruleFindings: run.ruleFindings });
+      } catch (err) {
+        // one environment that cannot be planned does not hide the others' plans
+        if (!(err instanceof GatesyncError)) throw err;
+        const diagnostics: readonly Diagnostic[] = err instanceof ValidationFailed ? err.diagnostics : [err.toDiagnostic()];
+        results.push({ environment: env.name, refused: diagnostics });
+      }
+    }
+  } finally {
+    await resources.close();
+  }
+  await writeResults(results, opts, io);
+  let exit = 0;
+  for (const r of results) exit = worse(exit, r.plan === undefined ? 1 : planExitCode(r.plan, opts));
+  process.exitCode = exit;
+}
+
+async function writeResults(results: readonly EnvironmentPlan[], opts: PlanFlags, io: CliIo): Promise<void> {
+  const color = io.isTty && io.env.NO_COLOR === undefined;
+  for (const r of results) {
+    const errors = r.refused?.filter((d) => d.severity === "error").length ?? 0;
+    for (const d of r.refused ?? []) io.stderr(`[${r.environment}] ${formatDiagnostic(d, painter(color))}\n`);
+    if (r.refused !== undefined) io.stderr(`[${r.environment}] invalid: ${errors} error(s): no plan made\n`);
+    if (opts.format !== "markdown") for (const d of r.ruleFindings ?? []) io.stderr(`[${r.environment}] ${formatDiagnostic(d, painter(color))}\n`);
+    if (r.plan !== undefined && opts.failOnBreaking === true && r.plan.summary.breaking > 0) {
+      io.stderr(`[${r.environment}] ${r.plan.summary.breaking} planned change(s) breaking (--fail-on-breaking): exit code 4\n`);
+    }
+  }
+  if (opts.format === "markdown") io.stdout(environmentsMarkdown(results));
+  else if (opts.format === "json") io.stdout(environmentsJson(results));
+  else {
+    for (const r of results) {
+      io.stdout(environmentsTextHeading(r, color));
+      if (r.plan !== undefined) await writeChunks(io, planChunks(r.plan, "text", { color }));
+    }
+  }
+}

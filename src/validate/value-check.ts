@@ -1,0 +1,61 @@
+/**
+ * An environment's values put into the documents of one file (load/values.ts), with a located
+ * VALUE_MISSING finding for each reference the environment gives no value (docs/user/environments.md).
+ */
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { formatPath } from "../field-path.js";
+import type { ParsedDocument } from "../load/yaml-reader.js";
+import { substituteValues } from "../load/values.js";
+import type { ValuesContext } from "../load/values.js";
+import type { Locate } from "./findings.js";
+
+export interface ValuedDocuments {
+  readonly documents: readonly ParsedDocument[];
+  /** Indexes of the documents a value changed: they are held by value, never re-read from their file. */
+  readonly changed: ReadonlySet<number>;
+  readonly findings: readonly Diagnostic[];
+  /** Every value name referenced in the file. */
+  readonly used: readonly string[];
+}
+
+/** `Kind/name` of a document, when it says. */
+function resourceOf(value: unknown): string | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const v = value as { kind?: unknown; metadata?: { name?: unknown } };
+  return typeof v.kind === "string" && typeof v.metadata?.name === "string" ? `${v.kind}/${v.metadata.name}` : undefined;
+}
+
+/** The hint of a missing value: where to give it. */
+export function missingValueHint(ctx: ValuesContext, name: string): string {
+  return ctx.environment === "default"
+    ? `give it under \`values:\` in gatesync.yaml (\`values: { ${name}: … }\`), or write \`$\${var:${name}}\` for the text itself`
+    : `give it under \`environments.${ctx.environment}.values\` (or the top-level \`values:\`) in gatesync.yaml`;
+}
+
+export function applyValues(documents: readonly ParsedDocument[], ctx: ValuesContext, file: string, locate: Locate): ValuedDocuments {
+  const findings: Diagnostic[] = [];
+  const used = new Set<string>();
+  const changed = new Set<number>();
+  const out = documents.map((doc) => {
+    const result = substituteValues(doc.value, ctx.values);
+    for (const name of result.used) used.add(name);
+    const resource = resourceOf(doc.value);
+    for (const m of result.missing) {
+      findings.push({
+        severity: "error",
+        code: ErrorCode.VALUE_MISSING,
+        file,
+        ...locate(file, doc.index, m.path),
+        ...(resource === undefined ? {} : { resource }),
+        path: formatPath(m.path),
+        message: `\${var:${m.name}} has no value in environment ${ctx.environment}`,
+        hint: missingValueHint(ctx, m.name),
+      });
+    }
+    if (result.value === doc.value) return doc;
+    changed.add(doc.index);
+    return { ...doc, value: result.value };
+  });
+  return { documents: out, changed, findings, used: [...used].sort() };
+}

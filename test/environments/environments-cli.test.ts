@@ -1,0 +1,142 @@
+/**
+ * One repository, two environments, two real sandboxes: `--env` applies to one environment's
+ * gateway with its values and writes its own state; `plan` without `--env` plans both, one
+ * section (markdown, text) or key (JSON) each, and a value changed in one environment shows
+ * only there.
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { runCli } from "../helpers/cli.js";
+import { doc } from "../helpers/plan.js";
+import { testSandbox, testCredentials } from "../helpers/sandbox.js";
+import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+let staging: SandboxHandle;
+let production: SandboxHandle;
+
+beforeAll(async () => {
+  staging = await testSandbox();
+  production = await testSandbox();
+});
+afterAll(async () => {
+  await staging.stop();
+  await production.stop();
+  await removeTempRepos();
+});
+
+const env = { STAGING_GW: testCredentials.gatewayKey, PROD_GW: testCredentials.gatewayKey };
+
+function configText(stagingRate: string | number = 100): string {
+  return `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+state: { backend: sqlite, path: ./state/state.db }
+values: { team: storefront }
+environments:
+  staging:
+    targets:
+      gateway: { url: ${staging.urls.gateway}, credentialEnv: STAGING_GW }
+    values: { key_rate: ${stagingRate}, per: 60, label: "staging key" }
+  production:
+    targets:
+      gateway: { url: ${production.urls.gateway}, credentialEnv: PROD_GW }
+    values: { key_rate: 1000, per: 60, label: "production key" }
+`;
+}
+
+const orgKey = doc("OrgKey", "acme", "keyId: org-acme-env\nrate: ${var:key_rate}\nper: ${var:per}\nalias: ${var:label} of ${var:team}");
+
+interface SandboxKey {
+  readonly key_id?: string;
+  readonly rate?: unknown;
+  readonly alias?: unknown;
+}
+
+function keyIn(sandbox: SandboxHandle): SandboxKey | undefined {
+  const keys = (sandbox.inspect.objects() as { orgKeys?: SandboxKey[] }).orgKeys ?? [];
+  return keys.find((k) => JSON.stringify(k).includes("org-acme-env"));
+}
+
+describe("environments on the command line", () => {
+  let dir: string;
+  let config: string;
+  beforeAll(async () => {
+    dir = await tempRepo({ "config/key.yaml": orgKey });
+    config = path.join(dir, "gatesync.yaml");
+    await writeFile(config, configText());
+  });
+
+  it("applies --env staging to staging's sandbox only, with staging's values typed, in staging's own state", async () => {
+    const applied = await runCli(["apply", "-c", config, "--env", "staging", "--auto-approve"], env);
+    expect(applied.stderr).not.toContain("error");
+    expect(applied.code).toBe(0);
+    const key = keyIn(staging);
+    expect(key).toBeDefined();
+    expect(JSON.stringify(key)).toContain('"rate":100');
+    expect(JSON.stringify(key)).toContain("staging key of storefront");
+    expect(keyIn(production)).toBeUndefined();
+    const stagingPlan = await runCli(["plan", "-c", config, "--env", "staging", "--detailed-exitcode"], env);
+    expect(stagingPlan.code).toBe(0);
+    const productionPlan = await runCli(["plan", "-c", config, "--env", "production", "--detailed-exitcode"], env);
+    expect(productionPlan.code).toBe(2);
+    expect(productionPlan.stdout).toContain("Plan: 1 to create");
+  });
+
+  it("keeps both states apart: after production's apply, a re-plan of each is empty", async () => {
+    expect((await runCli(["apply", "-c", config, "--env", "production", "--auto-approve"], env)).code).toBe(0);
+    expect(JSON.stringify(keyIn(production))).toContain('"rate":1000');
+    expect(JSON.stringify(keyIn(staging))).toContain('"rate":100');
+    const both = await runCli(["plan", "-c", config, "--detailed-exitcode"], env);
+    expect(both.code).toBe(0);
+    expect(both.stdout).toContain("== environment staging ==");
+    expect(both.stdout).toContain("== environment production ==");
+    const list = await runCli(["state", "list", "-c", config, "--env", "production", "--json"], env);
+    expect((JSON.parse(list.stdout) as { resources: unknown[] }).resources).toHaveLength(1);
+  });
+
+  it("shows a value changed in one environment in that environment's plan only, in the markdown comment and JSON", async () => {
+    await writeFile(config, configText(250));
+    const md = await runCli(["plan", "-c", config, "--format", "markdown", "--detailed-exitcode"], env);
+    expect(md.code).toBe(2);
+    const matrix = md.stdout.split("\n").filter((l) => l.startsWith("| `OrgKey/acme`"));
+    expect(matrix).toEqual(["| `OrgKey/acme` | ✏️ update |  |"]);
+    const stagingSection = md.stdout.slice(md.stdout.indexOf("#### Environment `staging`"), md.stdout.indexOf("#### Environment `production`"));
+    expect(stagingSection).toContain("- rate: 100");
+    expect(stagingSection).toContain("+ rate: 250");
+    const productionSection = md.stdout.slice(md.stdout.indexOf("#### Environment `production`"));
+    expect(productionSection).toContain("No changes");
+    const json = await runCli(["plan", "-c", config, "--format", "json"], env);
+    const plans = (JSON.parse(json.stdout) as { environments: Record<string, { summary: { update: number } }> }).environments;
+    expect(Object.keys(plans)).toEqual(["staging", "production"]);
+    expect(plans.staging!.summary.update).toBe(1);
+    expect(plans.production!.summary.update).toBe(0);
+    await writeFile(config, configText());
+  });
+
+  it("refuses an unknown --env listing the known ones, and apply without --env", async () => {
+    const unknown = await runCli(["plan", "-c", config, "--env", "prod"], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("CONFIG_UNKNOWN_ENVIRONMENT");
+    expect(unknown.stderr).toContain("staging, production");
+    const apply = await runCli(["apply", "-c", config, "--auto-approve"], env);
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toContain("--env");
+  });
+
+  it("reports a value missing in one environment where it is used, naming the environment and the variable", async () => {
+    const text = doc("OrgKey", "beta", "keyId: org-beta\nrate: ${var:beta_rate}");
+    const d = await tempRepo({ "config/key.yaml": text });
+    await writeFile(path.join(d, "gatesync.yaml"), configText().replace("values: { key_rate: 1000,", "values: { beta_rate: 5, key_rate: 1000,"));
+    const r = await runCli(["validate", "-c", path.join(d, "gatesync.yaml")], env);
+    expect(r.code).toBe(1);
+    const at = positionOf(text, "${var:beta_rate}");
+    expect(r.stdout + r.stderr).toContain(`key.yaml:${at.line}:${at.column}`);
+    expect(r.stdout + r.stderr).toMatch(/VALUE_MISSING.*\$\{var:beta_rate\} has no value in environment staging/);
+    expect(r.stdout + r.stderr).not.toMatch(/has no value in environment production/);
+    expect(r.stdout + r.stderr).toMatch(/VALUE_UNUSED.*key_rate of environment staging/);
+    const one = await runCli(["validate", "-c", path.join(d, "gatesync.yaml"), "--env", "production"], env);
+    expect(one.code).toBe(0);
+  });
+});
