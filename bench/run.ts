@@ -12,6 +12,7 @@
  *   BENCH_100K=0 npm run bench    # without the 100,000-resource part
  *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
  *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
+ *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -23,6 +24,7 @@ import { env, log, quick, reps } from "./common.js";
 import { daemonRuns } from "./daemon-runs.js";
 import { generateRepository } from "./generate.js";
 import type { Generated } from "./generate.js";
+import { environmentsOnly } from "./environments.js";
 import { loadAndValidate, peakRss, planCost } from "./in-process.js";
 import { measureSandbox } from "./sandbox-throughput.js";
 import { scaleFigures } from "./scale.js";
@@ -202,4 +204,5 @@ async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-await (process.env.BENCH_PARTS === "cold" ? coldOnly() : process.env.BENCH_PARTS === "rules" ? rulesOnly() : main());
+const parts: Record<string, () => Promise<void>> = { cold: coldOnly, rules: rulesOnly, environments: environmentsOnly };
+await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();

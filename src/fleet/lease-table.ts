@@ -102,10 +102,11 @@ export class LeaseTable {
     timeoutMs: number,
   ): Promise<{ readonly token: number; readonly previous: string | null } | undefined> {
     const r = await client.query<{ token: string; previous: string | null }>({
-      text: `WITH old AS (SELECT holder FROM ${this.s}.fleet_leases WHERE environment = $1 FOR UPDATE)
-             UPDATE ${this.s}.fleet_leases SET holder = $2, holder_name = $3, token = token + 1, expires_at = now() + $4::interval, acquired_at = now()
-             WHERE environment = $1 AND (holder IS NULL OR expires_at <= now())
-             RETURNING token, (SELECT holder FROM old) AS previous`,
+      // the previous holder as read before the update (a CTE read after it would see the row updated)
+      text: `UPDATE ${this.s}.fleet_leases l SET holder = $2, holder_name = $3, token = l.token + 1, expires_at = now() + $4::interval, acquired_at = now()
+             FROM (SELECT holder AS previous FROM ${this.s}.fleet_leases WHERE environment = $1) old
+             WHERE l.environment = $1 AND (l.holder IS NULL OR l.expires_at <= now())
+             RETURNING l.token, old.previous`,
       values: [environment, me.id, me.name, this.ttl],
       query_timeout: timeoutMs,
     } as pg.QueryConfig);

@@ -5,6 +5,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import pg from "pg";
+import { LeaseTable } from "../../src/fleet/lease-table.js";
 import { FleetLeases } from "../../src/fleet/leases.js";
 import { createLogger } from "../../src/logger.js";
 import { eventually } from "../helpers/daemon-process.js";
@@ -129,5 +131,35 @@ describe("fleet leases", () => {
     // an environment no replica leads is missing (answered 503 by the daemon)
     const none = await a.forward(["nobody"], "sync");
     expect(none.missing).toEqual(["nobody"]);
+  });
+
+  it("ends the sessions of the replica whose expired lease it took over, releasing a state lock that replica still held", async () => {
+    const schema = testSchema();
+    const table = new LeaseTable(schema, 300);
+    const me = new pg.Client({ connectionString: pgUrl });
+    await me.connect();
+    // a paused replica: its lease expires, its session (holding a lock) stays open
+    const paused = new pg.Client({ connectionString: pgUrl, application_name: "gatesync abc123 vm:1" });
+    paused.on("error", () => undefined);
+    await paused.connect();
+    try {
+      await table.prepare(me, ["x"]);
+      await paused.query("SELECT pg_advisory_lock(4242, 1)");
+      expect((await table.acquire(me, "x", { id: "abc123", name: "vm:1" }, 1_000))?.previous).toBeNull();
+      expect(await table.acquire(me, "x", { id: "def456", name: "vm:2" }, 1_000)).toBeUndefined();
+      await sleep(400);
+      const got = await table.acquire(me, "x", { id: "def456", name: "vm:2" }, 1_000);
+      expect(got).toEqual({ token: 2, previous: "abc123" });
+      expect(await table.fenceOff(me, "abc123")).toBe(1);
+      const free = await eventually(
+        async () => (await me.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(4242, 1) AS ok")).rows[0]?.ok,
+        (ok) => ok === true,
+        5_000,
+      );
+      expect(free).toBe(true);
+    } finally {
+      await paused.end().catch(() => undefined);
+      await me.end();
+    }
   });
 });
