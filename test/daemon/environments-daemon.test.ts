@@ -44,9 +44,17 @@ const writes = (s: SandboxHandle): number => s.inspect.calls().log.filter((c) =>
 beforeAll(async () => {
   staging = await testSandbox();
   production = await testSandbox();
-  dir = await tempRepo({ "config/keys.yaml": `${doc("OrgKey", "acme", "keyId: org-acme\nrate: ${var:rate}")}---\n${doc("OrgKey", "globex", "keyId: org-globex\nrate: 5")}` });
+  dir = await tempRepo({
+    "config/keys.yaml": `${doc("OrgKey", "acme", "keyId: org-acme\nrate: ${var:rate}")}---\n${doc("OrgKey", "globex", "keyId: org-globex\nrate: 5")}`,
+  });
   await writeFile(path.join(dir, "gatesync.yaml"), configText(10, 20));
-  daemon = await startDaemon({ config: await loadConfig(path.join(dir, "gatesync.yaml")), env, logger: silentLogger(), listen: "127.0.0.1:0", watchConfig: false });
+  daemon = await startDaemon({
+    config: await loadConfig(path.join(dir, "gatesync.yaml")),
+    env,
+    logger: silentLogger(),
+    listen: "127.0.0.1:0",
+    watchConfig: false,
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -106,4 +114,3 @@ describe("a daemon of two environments", () => {
     expect(metrics).toMatch(/gatesync_synced\{environment="production"\} 1/);
   });
 });
-
