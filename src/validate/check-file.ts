@@ -113,6 +113,9 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
   const documents: DocumentVerdict[] = [];
   const applied = new Set<string>();
   const changed = new Set(valued?.changed);
+  // where a value is missing, what the checks say of the reference left in its place is noise
+  const unvalued = new Set((valued?.findings ?? []).map((d) => `${d.line}:${d.column}`));
+  const besideMissing = (d: Diagnostic): boolean => d.code !== "VALUE_MISSING" && d.line !== undefined && unvalued.has(`${d.line}:${d.column}`);
   for (const written of valued?.documents ?? read.documents) {
     const patched = ctx.patches === undefined ? written.value : applyPatches(written.value, ctx.patches, applied);
     // left out of this environment by a `$patch: delete`
@@ -143,6 +146,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
         kind: cls.kind.kind,
         ...(cls.name === undefined ? {} : { name: cls.name }),
         ...verdict,
+        ...(unvalued.size === 0 ? {} : { findings: verdict.findings.filter((d) => !besideMissing(d)) }),
       });
     }
   }

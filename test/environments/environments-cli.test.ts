@@ -135,8 +135,37 @@ describe("environments on the command line", () => {
     expect(r.stdout + r.stderr).toContain(`key.yaml:${at.line}:${at.column}`);
     expect(r.stdout + r.stderr).toMatch(/VALUE_MISSING.*\$\{var:beta_rate\} has no value in environment staging/);
     expect(r.stdout + r.stderr).not.toMatch(/has no value in environment production/);
+    // the reference left in the value's place is not reported again as a schema error
+    expect(r.stdout + r.stderr).not.toContain("SCHEMA_VIOLATION");
     expect(r.stdout + r.stderr).toMatch(/VALUE_UNUSED.*key_rate of environment staging/);
     const one = await runCli(["validate", "-c", path.join(d, "gatesync.yaml"), "--env", "production"], env);
     expect(one.code).toBe(0);
+    // the worst environment decides the exit code; the other is still planned
+    const md = await runCli(["plan", "-c", path.join(d, "gatesync.yaml"), "--format", "markdown", "--detailed-exitcode"], env);
+    expect(md.code).toBe(1);
+    expect(md.stdout).toContain("- `staging`: **not planned**");
+    expect(md.stdout).toMatch(/#### Environment `staging`\n\n\*\*Not planned: 1 error/);
+    expect(md.stdout).toContain("- `production`: 1 to create");
+    expect(md.stderr).toContain("[staging] error[VALUE_MISSING]");
+  });
+
+  it("leaves a config without environments as it was: one plan, no sections, values from the top level", async () => {
+    const d = await tempRepo({ "config/key.yaml": orgKey });
+    const single = path.join(d, "gatesync.yaml");
+    await writeFile(
+      single,
+      `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\nstate: { backend: sqlite, path: ./state/state.db }\ntargets:\n  gateway: { url: ${staging.urls.gateway}, credentialEnv: STAGING_GW }\nvalues: { key_rate: 7, per: 1, label: one, team: t }\n`,
+    );
+    const text = await runCli(["plan", "-c", single], env);
+    expect(text.stdout).not.toContain("== environment");
+    expect(text.stdout).toContain("Plan: 1 to create");
+    const json = JSON.parse((await runCli(["plan", "-c", single, "--format", "json"], env)).stdout) as Record<string, unknown>;
+    expect(json).not.toHaveProperty("environments");
+    expect(JSON.stringify(json)).toContain('"path":"rate","op":"add","after":7');
+    const md = await runCli(["plan", "-c", single, "--format", "markdown"], env);
+    expect(md.stdout).toMatch(/^### gatesync plan\n\n\*\*1 to create/);
+    const named = await runCli(["plan", "-c", single, "--env", "default", "--format", "json"], env);
+    const withoutTime = (t: string): string => t.replace(/"createdAt": "[^"]+"/, "");
+    expect(withoutTime(named.stdout)).toBe(withoutTime((await runCli(["plan", "-c", single, "--format", "json"], env)).stdout));
   });
 });
