@@ -23,6 +23,7 @@ import { credentials, env, log, quick } from "./common.js";
 import { generateRepository } from "./generate.js";
 import type { Generated } from "./generate.js";
 import { manifestMemory } from "./memory-limit.js";
+import { loadCorpus, openApiVariant } from "./openapi-variants.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const oas = path.resolve(here, "../test/fixtures/shared/corpus/oas");
@@ -39,6 +40,35 @@ interface EnvStatus {
 interface Status {
   environments: EnvStatus[];
   fleet?: { replica: string; leads: string[] };
+}
+
+/**
+ * The generated documents gatesync refuses (today one corpus document, every 13th API, declares
+ * neither its `{id}` path parameter nor its security scheme) are generated again from the rest of
+ * the corpus: every environment must apply the whole repository.
+ */
+async function withoutRefusedDocuments(g: Generated): Promise<number> {
+  const config = path.join(path.dirname(g.root), "validate.yaml");
+  await writeFile(
+    config,
+    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ${g.root} }\nsecrets: { env: [BENCH_SECRET] }\nvalues: { bench_rate: 7 }\n`,
+  );
+  const out = await new Promise<string>((resolve) => {
+    const child = spawn(process.execPath, [cli, "validate", "--config", config, "--format", "json"], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    let text = "";
+    child.stdout.on("data", (b: Buffer) => (text += b.toString()));
+    child.on("close", () => resolve(text));
+  });
+  const refused = new Set([...out.matchAll(/openapi\/api-(\d+)\.yaml/g)].map((m) => Number(m[1])));
+  const corpus = loadCorpus(oas);
+  for (const k of refused) {
+    const others = corpus.filter((_, i) => i !== k % corpus.length);
+    await writeFile(path.join(g.root, "openapi", `api-${k}.yaml`), openApiVariant(others, k));
+  }
+  return refused.size;
 }
 
 /** The repository with one resource whose rate is each environment's value `bench_rate`. */
@@ -319,6 +349,8 @@ export async function environmentsOnly(): Promise<void> {
   log("[environments] generating the 1,000-resource repository");
   const g = await generateRepository(path.join(dir, "repo"), 1_000, oas);
   const valueFile = await withValue(g);
+  const regenerated = await withoutRefusedDocuments(g);
+  log(`[environments] ${regenerated} generated documents gatesync refuses made again from other corpus documents`);
   const one = await oneDaemon(dir, g);
   log(`[environments] one daemon: ${JSON.stringify(one)}`);
   const fleet =
@@ -330,6 +362,7 @@ export async function environmentsOnly(): Promise<void> {
     machine: { node: process.version, cores: cpus().length, quick, loadAverage: { start, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
     durationSeconds: Math.round((Date.now() - started) / 1000),
     valueFile,
+    regeneratedDocuments: regenerated,
     oneDaemon: one,
     twoReplicas: fleet,
   };
