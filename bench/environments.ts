@@ -51,7 +51,7 @@ async function withoutRefusedDocuments(g: Generated): Promise<number> {
   const config = path.join(path.dirname(g.root), "validate.yaml");
   await writeFile(
     config,
-    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ${g.root} }\nsecrets: { env: [BENCH_SECRET] }\nvalues: { bench_rate: 7 }\n`,
+    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ${g.root} }\nsecrets: { env: [BENCH_SECRET] }\ntargets: { gateway: { url: http://127.0.0.1:9, credentialEnv: GW_KEY } }\nvalues: { bench_rate: 7 }\n`,
   );
   const out = await new Promise<string>((resolve) => {
     const child = spawn(process.execPath, [cli, "validate", "--config", config, "--format", "json"], {
