@@ -8,6 +8,7 @@
  * survivor after its leader is killed (SIGKILL). Writes bench/results.environments.json.
  */
 import { spawn } from "node:child_process";
+import { createHmac } from "node:crypto";
 import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -30,6 +31,7 @@ const oas = path.resolve(here, "../test/fixtures/shared/corpus/oas");
 const count = Number(process.env.BENCH_ENVIRONMENTS ?? 20);
 const names = Array.from({ length: count }, (_, i) => `e${String(i + 1).padStart(2, "0")}`);
 const syncToken = "bench-sync-token";
+const hookSecret = "bench-webhook-secret";
 
 interface EnvStatus {
   environment: string;
@@ -109,8 +111,8 @@ targets:
   gateway: { url: http://127.0.0.1:9, credentialEnv: GW_KEY }
 environments:
 ${envs}state: ${state}
-schedule: { interval: 2s, jitter: 0 }
-server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
+schedule: { interval: 1h }
+server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, webhookSecretEnv: HOOK_SECRET }
 retries: { max: 4, baseDelayMs: 50, maxDelayMs: 500, timeoutMs: 30000 }
 `;
 }
@@ -128,6 +130,7 @@ async function spawnDaemon(config: string, extra: Record<string, string> = {}): 
       ...process.env,
       ...env,
       SYNC_TOKEN: syncToken,
+      HOOK_SECRET: hookSecret,
       GATESYNC_LOG_LEVEL: "info",
       GATESYNC_LOG_FORMAT: "json",
       ...(manifest.nodeOptions === undefined ? {} : { NODE_OPTIONS: manifest.nodeOptions }),
@@ -171,6 +174,37 @@ async function peakRssMb(pid: number): Promise<number> {
   return Number(/^VmHWM:\s+(\d+)/m.exec(text)?.[1] ?? Number.NaN) / 1024;
 }
 
+/**
+ * Rounds of every environment after one trigger: the wall time from the trigger to the last
+ * environment's run, and the sum of the runs' own durations (they take turns).
+ */
+async function rounds(url: string, reason: "webhook" | "sync", n: number): Promise<{ wallMs: number[]; runsMs: number[]; results: string[] }> {
+  const wallMs: number[] = [];
+  const runsMs: number[] = [];
+  const results = new Set<string>();
+  for (let i = 0; i < n; i++) {
+    const since = new Date().toISOString();
+    const t = performance.now();
+    const body = "{}";
+    const headers: Record<string, string> =
+      reason === "sync"
+        ? { authorization: `Bearer ${syncToken}` }
+        : { "content-type": "application/json", "x-hub-signature-256": `sha256=${createHmac("sha256", hookSecret).update(body).digest("hex")}` };
+    const res = await fetch(`${url}/${reason === "sync" ? "sync" : "hooks/git"}`, { method: "POST", headers, ...(reason === "sync" ? {} : { body }) });
+    if (res.status !== 202) throw new Error(`${reason} answered ${res.status}`);
+    const s = await until(
+      () => status(url),
+      (x) => x.environments.every((e) => e.lastRun !== null && e.lastRun.reason === reason && e.lastRun.startedAt >= since),
+      600_000,
+      `for the ${reason} round`,
+    );
+    wallMs.push(Math.round(performance.now() - t));
+    runsMs.push(s.environments.reduce((sum, e) => sum + (e.lastRun?.durationMs ?? 0), 0));
+    for (const e of s.environments) results.add(e.lastRun!.result);
+  }
+  return { wallMs, runsMs, results: [...results] };
+}
+
 const writes = (b: SandboxHandle): number => b.inspect.calls().log.filter((c) => !c.internal && c.method !== "GET").length;
 
 async function sandboxes(g: Generated): Promise<SandboxHandle[]> {
@@ -202,37 +236,13 @@ async function oneDaemon(dir: string, g: Generated): Promise<Record<string, unkn
       "for the first apply",
     );
     const firstApplyMs = Date.now() - t0;
-    // a no-op round: the schedule runs each environment every 2 s; read the last round of each
-    log("[environments] no-op rounds (schedule, revision unchanged)");
+    // a push that changed nothing (a signed webhook): every environment fetches, finds the revision applied, and does nothing
+    log("[environments] no-op rounds (webhook, revision unchanged)");
     const before = boxes.map(writes);
-    const noopRounds: number[] = [];
-    for (let round = 0; round < (quick ? 3 : 5); round++) {
-      const since = new Date().toISOString();
-      const s = await until(
-        () => status(d.url),
-        (x) => x.environments.every((e) => e.lastRun !== null && e.lastRun.startedAt >= since),
-        60_000,
-        "for a scheduled round",
-      );
-      if (!s.environments.every((e) => e.lastRun?.result === "noop"))
-        throw new Error(`a scheduled round was not a no-op: ${JSON.stringify(s.environments.map((e) => e.lastRun?.result))}`);
-      noopRounds.push(s.environments.reduce((sum, e) => sum + (e.lastRun?.durationMs ?? 0), 0));
-    }
+    const noopRounds = await rounds(d.url, "webhook", quick ? 3 : 5);
     const noopCalls = boxes.map(writes).reduce((a, b, i) => a + b - before[i]!, 0);
     log("[environments] forced re-plan of all (POST /sync)");
-    const syncs: number[] = [];
-    for (let round = 0; round < (quick ? 2 : 3); round++) {
-      const since = new Date().toISOString();
-      const t = performance.now();
-      await fetch(`${d.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
-      await until(
-        () => status(d.url),
-        (x) => x.environments.every((e) => e.lastRun !== null && e.lastRun.reason === "sync" && e.lastRun.startedAt >= since),
-        120_000,
-        "for the forced re-plan",
-      );
-      syncs.push(Math.round(performance.now() - t));
-    }
+    const forced = await rounds(d.url, "sync", quick ? 2 : 3);
     const syncCalls = boxes.map(writes).reduce((a, b, i) => a + b - before[i]!, 0);
     log("[environments] one value changed in one environment");
     const changed = names[Math.floor(count / 3)]!;
@@ -254,9 +264,9 @@ async function oneDaemon(dir: string, g: Generated): Promise<Record<string, unkn
       environments: count,
       resourcesEach: g.count,
       firstApplyMs,
-      noopRoundMs: noopRounds,
+      noopRound: noopRounds,
       noopCalls,
-      forcedReplanMs: syncs,
+      forcedReplan: forced,
       forcedReplanCalls: syncCalls,
       valueChange: { environment: changed, wallMs: valueChangeMs, callsPerEnvironment },
       peakRssMb: Math.round(peak),
