@@ -319,6 +319,7 @@ async function twoReplicas(dir: string, g: Generated): Promise<Record<string, un
     log(`[environments] killing the replica that leads ${lost.length} environments`);
     b.child.kill("SIGKILL");
     const killedAt = performance.now();
+    const killedAtIso = new Date().toISOString();
     await until(
       () => status(a.url),
       (s) => (s.fleet?.leads.length ?? 0) === count,
@@ -331,7 +332,7 @@ async function twoReplicas(dir: string, g: Generated): Promise<Record<string, un
       (s) =>
         s.environments
           .filter((e) => lost.includes(e.environment))
-          .every((e) => e.lastRun?.reason === "leadership" || (e.lastRun !== null && e.lastRun.result !== "standby")),
+          .every((e) => e.lastRun !== null && e.lastRun.startedAt >= killedAtIso && e.lastRun.result !== "standby"),
       120_000,
       "for the moved environments to run",
     );
@@ -361,7 +362,7 @@ export async function environmentsOnly(): Promise<void> {
   const valueFile = await withValue(g);
   const regenerated = await withoutRefusedDocuments(g);
   log(`[environments] ${regenerated} generated documents gatesync refuses made again from other corpus documents`);
-  const one = await oneDaemon(dir, g);
+  const one = process.env.BENCH_ONE_DAEMON === "0" ? { skipped: "BENCH_ONE_DAEMON=0" } : await oneDaemon(dir, g);
   log(`[environments] one daemon: ${JSON.stringify(one)}`);
   const fleet =
     process.env.BENCH_FLEET === "0" || !(await postgresReachable()) ? { skipped: "PostgreSQL not reachable (or BENCH_FLEET=0)" } : await twoReplicas(dir, g);
