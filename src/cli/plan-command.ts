@@ -110,7 +110,7 @@ export function addPlanCommand(program: Command, io: CliIo): void {
       const top = await configOrDefault(opts.config);
       const environments = environmentsForFlag(top, opts.env);
       if (environments.length > 1) {
-        await planEnvironments(environments, opts, selection, io);
+        await planEnvironments(environments, opts, selection, io, top);
         return;
       }
       const config = environments[0]!.config;

@@ -15,6 +15,8 @@ import { painter } from "../style.js";
 import type { CliIo, PlanFlags } from "./plan-command.js";
 import { computePlanRun, planExitCode, writeChunks } from "./plan-command.js";
 import { openResources } from "./resources.js";
+import { unmovedStateHint } from "./environment-option.js";
+import type { GatesyncConfig } from "../config/config.js";
 
 /** Exit codes from best to worst: the worst environment decides. */
 const severity = [0, 2, 3, 4, 1] as const;
@@ -25,6 +27,7 @@ export async function planEnvironments(
   opts: PlanFlags,
   selection: SelectionRequest | undefined,
   io: CliIo,
+  top?: GatesyncConfig,
 ): Promise<void> {
   if (opts.out !== undefined) {
     throw new UsageError("--out saves one environment's plan, for `gatesync apply --env NAME --plan FILE`", {
@@ -40,6 +43,8 @@ export async function planEnvironments(
   const results: EnvironmentPlan[] = [];
   try {
     for (const env of environments) {
+      const unmoved = top === undefined ? undefined : unmovedStateHint(top, env);
+      if (unmoved !== undefined) io.stderr(`[${env.name}] note: ${unmoved}\n`);
       try {
         const run = await computePlanRun(env.config, resources, opts, selection, io);
         results.push({ environment: env.name, plan: run.plan, ruleFindings: run.ruleFindings });

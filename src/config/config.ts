@@ -140,6 +140,11 @@ export interface GatesyncConfig {
   readonly patches?: readonly PatchSource[];
   /** On an environment's effective config (never on the implicit one's): the environment's name. */
   readonly environment?: string;
+  /**
+   * On an environment's effective config: the other environments' (without theirs), so that
+   * their credentials and state files stay out of this environment's secret scope.
+   */
+  readonly otherEnvironments?: readonly GatesyncConfig[];
 }
 
 export function parseDuration(text: string): number {

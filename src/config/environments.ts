@@ -65,7 +65,9 @@ export function environmentsOf(config: GatesyncConfig): EnvironmentConfig[] {
   if (config.environments === undefined || config.environments.length === 0) {
     return [{ name: implicitEnvironmentName, implicit: true, values: config.values ?? {}, patches: [], config }];
   }
-  return config.environments.map((env) => effective(config, env));
+  const all = config.environments.map((env) => effective(config, env));
+  // each knows the others: their credentials are never a secret this one's resources may read
+  return all.map((e) => ({ ...e, config: { ...e.config, otherEnvironments: all.filter((o) => o !== e).map((o) => o.config) } }));
 }
 
 /** The names `--env` accepts. */

@@ -44,7 +44,13 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [stateTokenVariable, "the state token of plan --state-url (GATESYNC_STATE_TOKEN)"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],
   ];
-  return [...found.flatMap(([name, setting]) => (name === undefined ? [] : [{ name, setting }])), ...notificationVariables(config.notifications)];
+  const own = [...found.flatMap(([name, setting]) => (name === undefined ? [] : [{ name, setting }])), ...notificationVariables(config.notifications)];
+  const names = new Set(own.map((v) => v.name));
+  // the other environments' credentials (docs/user/environments.md), each named once
+  const others = (config.otherEnvironments ?? []).flatMap((o) =>
+    credentialVariables(o).map((v) => ({ ...v, setting: `environment ${o.environment ?? ""}: ${v.setting}` })),
+  );
+  return [...own, ...others.filter((v) => !names.has(v.name) && names.add(v.name))];
 }
 
 /** Every file the config itself uses: none may be read by `${file:}`. */
@@ -56,6 +62,9 @@ export function credentialFiles(config: GatesyncConfig): CredentialFile[] {
     files.push({ path: config.source.cacheDir, setting: "source.git.cacheDir", match: "tree" });
   }
   if (config.state.backend === "sqlite") files.push({ path: config.state.path, setting: "state.path", match: "prefix" });
+  for (const o of config.otherEnvironments ?? []) {
+    if (o.state.backend === "sqlite") files.push({ path: o.state.path, setting: `environment ${o.environment ?? ""}: state.path`, match: "prefix" });
+  }
   return files;
 }
 

@@ -12,7 +12,7 @@ import { toPosix } from "../file-paths.js";
 import type { SourceFile } from "../load/list-files.js";
 import { patchDocument } from "../load/patches.js";
 import type { PatchDocument, PatchOrigin } from "../load/patches.js";
-import { readResourceFile } from "../load/read-file.js";
+import { readResourceFile, readTextSync } from "../load/read-file.js";
 import type { Limits } from "../load/read-file.js";
 import type { ValuesContext } from "../load/values.js";
 import { locateWith } from "./findings.js";
@@ -88,4 +88,46 @@ export async function loadPatches(origins: readonly PatchOrigin[], root: string,
     }
   }
   return { patches, diagnostics, files };
+}
+
+/**
+ * The patches that named no resource of the repository (`verdicts` say which were matched): a
+ * delete, or an inline patch, is a PATCH_INVALID error; a document of a patch file adds a
+ * resource — `added` maps each patch file (absolute) to the indexes of the documents it adds.
+ */
+export function unmatchedPatches(
+  loaded: LoadedPatches,
+  verdicts: Iterable<{ readonly patchesApplied?: readonly string[] }>,
+): { readonly diagnostics: Diagnostic[]; readonly added: Map<string, Set<number>> } {
+  const matched = new Set<string>();
+  for (const v of verdicts) for (const t of v.patchesApplied ?? []) matched.add(t);
+  const diagnostics: Diagnostic[] = [];
+  const added = new Map<string, Set<number>>();
+  for (const p of loaded.patches) {
+    if (matched.has(p.target)) continue;
+    const file = p.file === undefined ? undefined : loaded.files.get(p.file);
+    if (file !== undefined && !p.delete) {
+      added.set(file.absolute, (added.get(file.absolute) ?? new Set()).add(p.index!));
+      continue;
+    }
+    const where = file === undefined ? { path: p.at } : { file: file.path, ...locateDocument(file, p.index!) };
+    diagnostics.push({
+      severity: "error",
+      code: ErrorCode.PATCH_INVALID,
+      ...where,
+      resource: p.target,
+      message: p.delete
+        ? `the patch leaves out ${p.target}, which the repository does not have`
+        : `the inline patch names ${p.target}, which the repository does not have`,
+      hint: p.delete
+        ? "check its kind and name (`gatesync validate` lists the resources)"
+        : "add a resource with a patch file: an inline patch only changes or leaves out",
+    });
+  }
+  return { diagnostics, added };
+}
+
+function locateDocument(file: SourceFile, index: number): { line?: number; column?: number } {
+  const text = readTextSync(file.absolute, file.path);
+  return text === undefined ? {} : locateWith(new Map([[file.path, text]]))(file.path, index, []);
 }

@@ -37,7 +37,8 @@ import { rulesetsCode } from "../rules/prepare-rules.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { ValuesContext } from "../load/values.js";
 import type { PatchOrigin } from "../load/patches.js";
-import { loadPatches } from "./patch-load.js";
+import { loadPatches, unmatchedPatches } from "./patch-load.js";
+import { unusedValues } from "./value-check.js";
 import type { LoadedPatches } from "./patch-load.js";
 
 export interface ValidateOptions {
@@ -280,7 +281,7 @@ class Run {
       if (resource !== undefined) resources.push(resource);
     }
     const crossed = crossCheck(resources, written, this.locate);
-    this.diagnostics.push(...crossed.diagnostics, ...this.unusedValues());
+    this.diagnostics.push(...crossed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
     return {
       resources: crossed.valid,
       diagnostics: this.diagnostics.sort(compareDiagnostics),
@@ -289,66 +290,18 @@ class Run {
     };
   }
 
-  /**
-   * Patches that named no resource: a delete is an error; a document of a patch file is a
-   * resource of its own, added to the environment (checked as one, located in its patch file).
-   */
+  /** Patches that named no resource: errors, or resources they add from their patch files (patch-load.ts). */
   private async addPatchedResources(loaded: LoadedPatches, ctx: FileCheckContext): Promise<void> {
-    const matched = new Set<string>();
-    for (const record of this.records.values()) for (const t of record.patchesApplied ?? []) matched.add(t);
-    const added = new Map<string, Set<number>>();
-    for (const p of loaded.patches) {
-      if (matched.has(p.target)) continue;
-      const file = p.file === undefined ? undefined : loaded.files.get(p.file);
-      const where = file === undefined ? { path: p.at } : { file: file.path, ...this.locateIn(file, p.index!) };
-      if (p.delete || file === undefined) {
-        this.diagnostics.push({
-          severity: "error",
-          code: ErrorCode.PATCH_INVALID,
-          ...where,
-          resource: p.target,
-          message: p.delete
-            ? `the patch leaves out ${p.target}, which the repository does not have`
-            : `the inline patch names ${p.target}, which the repository does not have`,
-          hint: p.delete
-            ? "check its kind and name (`gatesync validate` lists the resources)"
-            : "add a resource with a patch file: an inline patch only changes or leaves out",
-        });
-        continue;
-      }
-      added.set(file.absolute, (added.get(file.absolute) ?? new Set()).add(p.index!));
-    }
-    const files = [...added.keys()].map((a) => loaded.files.get(a)!);
+    const unmatched = unmatchedPatches(loaded, this.records.values());
+    this.diagnostics.push(...unmatched.diagnostics);
+    const files = [...unmatched.added.keys()].map((a) => loaded.files.get(a)!);
     if (files.length === 0) return;
     const { verdicts } = await this.validator.verdicts(files, ctx);
     for (const v of verdicts) {
       // only the documents it adds: the others are patches of resources found elsewhere
-      const keep = added.get(v.absolute)!;
+      const keep = unmatched.added.get(v.absolute)!;
       this.records.set(v.path, { ...v, diagnostics: [], documents: v.documents.filter((d) => keep.has(d.index)) });
     }
-  }
-
-  private locateIn(file: SourceFile, index: number): { line?: number; column?: number } {
-    const text = readTextSync(file.absolute, file.path);
-    return text === undefined ? {} : locateWith(new Map([[file.path, text]]))(file.path, index, []);
-  }
-
-  /** A warning for each value no file references. */
-  private unusedValues(): Diagnostic[] {
-    const ctx = this.opts.values;
-    if (ctx === undefined) return [];
-    const used = new Set<string>();
-    for (const record of this.records.values()) for (const name of record.valuesUsed ?? []) used.add(name);
-    return Object.keys(ctx.values)
-      .filter((name) => !used.has(name))
-      .map((name) => ({
-        severity: "warning" as const,
-        code: ErrorCode.VALUE_UNUSED,
-        ...(this.opts.valuesFile === undefined ? {} : { file: this.opts.valuesFile }),
-        path: ctx.environment === "default" ? `values.${name}` : `environments.${ctx.environment}.values.${name}`,
-        message: `value ${name} of environment ${ctx.environment} is used by no resource`,
-        hint: `reference it as \${var:${name}}, or remove it`,
-      }));
   }
 
   private async check(files: readonly SourceFile[], ctx: FileCheckContext): Promise<void> {

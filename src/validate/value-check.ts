@@ -59,3 +59,24 @@ export function applyValues(documents: readonly ParsedDocument[], ctx: ValuesCon
   });
   return { documents: out, changed, findings, used: [...used].sort() };
 }
+
+/** A VALUE_UNUSED warning for each value of the environment that no file (`verdicts`) references. */
+export function unusedValues(
+  ctx: ValuesContext | undefined,
+  file: string | undefined,
+  verdicts: Iterable<{ readonly valuesUsed?: readonly string[] }>,
+): Diagnostic[] {
+  if (ctx === undefined) return [];
+  const used = new Set<string>();
+  for (const v of verdicts) for (const name of v.valuesUsed ?? []) used.add(name);
+  return Object.keys(ctx.values)
+    .filter((name) => !used.has(name))
+    .map((name) => ({
+      severity: "warning" as const,
+      code: ErrorCode.VALUE_UNUSED,
+      ...(file === undefined ? {} : { file }),
+      path: ctx.environment === "default" ? `values.${name}` : `environments.${ctx.environment}.values.${name}`,
+      message: `value ${name} of environment ${ctx.environment} is used by no resource`,
+      hint: `reference it as \${var:${name}}, or remove it`,
+    }));
+}

@@ -65,6 +65,9 @@ describe("the state of each environment", () => {
     expect((await runCli(["plan", "-c", config, "--detailed-exitcode"], env)).code).toBe(0);
 
     await writeFile(config, `${head("{ backend: sqlite, path: ./state/state.db }")}${environments()}`);
+    const all = await runCli(["plan", "-c", config], env);
+    expect(all.stderr).toContain(`[staging] note: the state of this repository's single-environment days`);
+    expect(all.stderr).toContain("`gatesync state move-to-env staging -c ");
     const before = await runCli(["plan", "-c", config, "--env", "staging", "--detailed-exitcode"], env);
     expect(before.code).toBe(2);
     expect(before.stderr).toContain("note: the state of this repository's single-environment days");

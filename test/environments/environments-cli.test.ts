@@ -168,4 +168,17 @@ describe("environments on the command line", () => {
     const withoutTime = (t: string): string => t.replace(/"createdAt": "[^"]+"/, "");
     expect(withoutTime(named.stdout)).toBe(withoutTime((await runCli(["plan", "-c", single, "--format", "json"], env)).stdout));
   });
+
+  it("keeps the other environments' credentials out of an environment's secret scope, even when listed", async () => {
+    const text = doc("OrgKey", "leak", "keyId: org-leak\nrate: 1\nhmac_enabled: true\nhmac_string: ${env:PROD_GW}");
+    const d = await tempRepo({ "config/key.yaml": text });
+    await writeFile(
+      path.join(d, "gatesync.yaml"),
+      configText().replace("    values: { key_rate: 100,", "    secrets: { env: [PROD_GW] }\n    values: { key_rate: 100,"),
+    );
+    const r = await runCli(["plan", "-c", path.join(d, "gatesync.yaml"), "--env", "staging"], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/SECRET_SCOPE.*\$\{env:PROD_GW\} reads gatesync's own credential \(environment production: targets\.gateway\.credentialEnv\)/);
+    expect(r.stderr).not.toContain(testCredentials.gatewayKey);
+  });
 });
