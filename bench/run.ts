@@ -12,7 +12,7 @@
  *   BENCH_100K=0 npm run bench    # without the 100,000-resource part
  *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
  *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
- *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts)
+ *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts; BENCH_ONE_DAEMON=0, BENCH_FLEET=0 skip either)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
