@@ -13,6 +13,7 @@
  *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
  *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
  *   BENCH_PARTS=startup npm run bench  # only start-up and small repositories, to `node -e 0` (bench/startup.ts; its own table)
+ *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts; BENCH_ONE_DAEMON=0, BENCH_FLEET=0 skip either)
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -24,6 +25,7 @@ import { env, log, quick, reps } from "./common.js";
 import { daemonRuns } from "./daemon-runs.js";
 import { generateRepository } from "./generate.js";
 import type { Generated } from "./generate.js";
+import { environmentsOnly } from "./environments.js";
 import { loadAndValidate, peakRss, planCost } from "./in-process.js";
 import { measureSandbox } from "./sandbox-throughput.js";
 import { scaleFigures } from "./scale.js";
@@ -224,5 +226,5 @@ async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-const parts: Record<string, () => Promise<void>> = { cold: coldOnly, rules: rulesOnly, startup: startupOnly };
+const parts: Record<string, () => Promise<void>> = { cold: coldOnly, rules: rulesOnly, startup: startupOnly, environments: environmentsOnly };
 await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();

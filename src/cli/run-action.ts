@@ -2,7 +2,6 @@ import type { GatesyncConfig } from "../config/config.js";
 import { startDaemon } from "../daemon/daemon.js";
 import type { Daemon } from "../daemon/daemon.js";
 import { parseListen } from "../daemon/server.js";
-import type { RunReport } from "../apply/run-report.js";
 import { createLogger } from "../logger.js";
 import type { CliIo } from "./cli-io.js";
 import { configOrDefault } from "./cli-io.js";
@@ -27,8 +26,6 @@ export async function runAction(opts: RunFlags, io: CliIo): Promise<void> {
   // refused before anything starts, with --once too
   parseListen(opts.listen ?? config.server.listen);
   const logger = createLogger({ pretty: io.isTty && io.env.GATESYNC_LOG_FORMAT !== "json" });
-  let first: ((r: RunReport) => void) | undefined;
-  const firstRun = new Promise<RunReport>((resolve) => (first = resolve));
   const start = (cfg: GatesyncConfig): Promise<Daemon> =>
     startDaemon({
       config: cfg,
@@ -37,10 +34,9 @@ export async function runAction(opts: RunFlags, io: CliIo): Promise<void> {
       ...(opts.listen === undefined ? {} : { listen: opts.listen }),
       serve: opts.once !== true,
       watchConfig: opts.once !== true,
-      onRun: (report) => first?.(report),
       // a reloaded config whose source, state or server changed: the daemon is rebuilt
       onRestart: async (next) => {
-        const previous = daemon.reconciler.configInForce.config;
+        const previous = daemon.configInForce();
         await daemon.stop();
         daemon = await start(next).catch(async (err: unknown) => {
           logger.error({ err: (err as Error).message }, "the reloaded gatesync.yaml could not start: the last good config is back in force");
@@ -50,7 +46,8 @@ export async function runAction(opts: RunFlags, io: CliIo): Promise<void> {
     });
   let daemon = await start(config);
   if (opts.once === true) {
-    const report = await firstRun;
+    // with environments: once each has run, the worst of their results decides
+    const report = await daemon.firstRun;
     await daemon.stop();
     logger.flush();
     process.exitCode = report.result === "applied" || report.result === "noop" ? 0 : 1;

@@ -26,7 +26,7 @@ export interface ConfigStatus {
 
 export interface ConfigReloaderOptions {
   readonly file: string;
-  readonly reconciler: Reconciler;
+  readonly reconciler: Pick<Reconciler, "configInForce" | "reconfigure">;
   readonly logger: Logger;
   readonly hashOf: (config: GatesyncConfig) => Promise<string>;
   /** Rebuilds the daemon with a config whose source, state or server changed. */

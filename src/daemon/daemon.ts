@@ -16,6 +16,8 @@ import { createSource } from "../source/create-source.js";
 import type { Source } from "../source/source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
+import { environmentsOf, implicitEnvironmentName } from "../config/environments.js";
+import { startEnvironmentsDaemon } from "./environments-daemon.js";
 import { withRulesets } from "../rules/prepare-rules.js";
 import type { ReloadResult } from "./config-reload.js";
 import { DaemonMetrics } from "./metrics.js";
@@ -54,8 +56,15 @@ export interface DaemonOptions {
 
 export interface Daemon {
   readonly url: string | undefined;
+  /** The reconcile loop (with environments: the first environment's; each one's is in `environments`). */
   readonly reconciler: Reconciler;
+  /** Each environment's reconcile loop, by name (`default` for a config without environments). */
+  readonly environments: ReadonlyMap<string, Reconciler>;
   readonly metrics: DaemonMetrics;
+  /** The first run's report (with environments: once each has run, the worst of them). */
+  readonly firstRun: Promise<RunReport>;
+  /** The gatesync.yaml in force (a reload replaces it). */
+  configInForce(): GatesyncConfig;
   /** Reloads gatesync.yaml now (SIGHUP); "refused" keeps the last good config. */
   reload(reason: string): Promise<ReloadResult>;
   stop(): Promise<void>;
@@ -73,7 +82,15 @@ export async function configHashOf(config: GatesyncConfig): Promise<string> {
 
 export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
   // the rulesets are bundled with the config: a reload that breaks one keeps these
-  const opts = { ...given, config: await withRulesets(given.config) };
+  const bundled = await withRulesets(given.config);
+  if (!environmentsOf(bundled)[0]!.implicit) return startEnvironmentsDaemon(given, bundled);
+  let resolveFirst: (r: RunReport) => void = () => undefined;
+  const firstRun = new Promise<RunReport>((resolve) => (resolveFirst = resolve));
+  const onRun = (report: RunReport, plan: Plan | undefined): void => {
+    resolveFirst(report);
+    given.onRun?.(report, plan);
+  };
+  const opts = { ...given, config: bundled, onRun };
   const { config, env, logger } = opts;
   registerCredentials(config, env);
   if (config.source.type === "git" && urlCredentials(config.source.url).length > 0) {
@@ -147,7 +164,10 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
   return {
     url: server?.url,
     reconciler,
+    environments: new Map([[implicitEnvironmentName, reconciler]]),
     metrics,
+    firstRun,
+    configInForce: () => reconciler.configInForce.config,
     reload: async (reason) => (reloader === undefined ? "unchanged" : reloader.reload(reason)),
     stop: async () => {
       reloader?.stop();
@@ -183,7 +203,7 @@ function electLeader(
           schema: config.state.schema,
           logger,
           onChange: (leader) => {
-            metrics.leader.set(leader ? 1 : 0);
+            metrics.setLeader(leader);
             hooks.onChange(leader);
           },
           onTrigger: hooks.onTrigger,
@@ -191,7 +211,7 @@ function electLeader(
       : undefined;
   const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());
   const role = opts.role ?? (elector === undefined ? undefined : () => (elector.isLeader() ? "leader" : "standby"));
-  metrics.leader.set(canApply === undefined || canApply() ? 1 : 0);
+  metrics.setLeader(canApply === undefined || canApply());
   return { elector, canApply, role };
 }
 
@@ -286,7 +306,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
  * schedule. A variable gatesync.yaml names but the environment lacks is a mistake (a warning);
  * a trigger not configured at all is a choice (info).
  */
-function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
+export function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
   const every = config.schedule.intervalMs / 1000;
   const triggers = [
     { route: "POST /hooks/git", setting: "server.webhookSecretEnv", variable: config.server.webhookSecretEnv, value: values.webhookSecret },

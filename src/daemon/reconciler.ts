@@ -26,7 +26,7 @@ import type { StateBackend } from "../record/state.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
 import { repositoryPrefix } from "../source/repository-path.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
-import type { DaemonMetrics } from "./metrics.js";
+import type { RunMetrics } from "./metrics.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
 
@@ -40,7 +40,7 @@ export interface ReconcilerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly logger: Logger;
   readonly dispatcher: Dispatcher;
-  readonly metrics: DaemonMetrics;
+  readonly metrics: RunMetrics;
   /** Whether this replica may apply (leader election); default always. */
   readonly canApply?: () => boolean;
   /** First retry delay after a failing run (doubles while it keeps failing, capped at the interval). */
@@ -52,6 +52,8 @@ export interface ReconcilerOptions {
   readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
   /** Told when a run starts applying, and of its progress (the status page). */
   readonly observer?: RunObserver;
+  /** Runs each run (fetch to record) through it: the environments of one daemon share one checkout, one run at a time. */
+  readonly exclusive?: <T>(work: () => Promise<T>) => Promise<T>;
   /** Told when a run starts applying a revision (commit status: pending). */
   readonly onRunStart?: (where: { readonly revision: string; readonly commit?: string }) => void;
 }
@@ -164,7 +166,8 @@ export class Reconciler {
 
   /** One run; concurrent callers share the run in progress. */
   runOnce(reason: string): Promise<RunReport> {
-    this.running ??= this.execute(reason).finally(() => {
+    const exclusive = this.opts.exclusive;
+    this.running ??= (exclusive === undefined ? this.execute(reason) : exclusive(() => this.execute(reason))).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -276,8 +279,8 @@ export class Reconciler {
     const ok = applySucceeded(summary);
     if (ok) {
       this.lastGood = { ...where, configHash: this.configHash, at: new Date().toISOString() };
-      this.opts.metrics.lastSuccess.set(Date.now() / 1000);
-      this.opts.metrics.commitsBehind.set(0);
+      this.opts.metrics.setLastSuccess(Date.now() / 1000);
+      this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
     if (summary.blocked.length > 0)
@@ -293,8 +296,7 @@ export class Reconciler {
     const report: RunReport = { reason: run.reason, startedAt: run.started.toISOString(), finishedAt: new Date().toISOString(), durationMs, result, ...extra };
     this.lastRun = report;
     const label = metricResult(result, extra.summary);
-    this.opts.metrics.runs.inc({ result: label });
-    this.opts.metrics.runDuration.observe({ result: label }, durationMs / 1000);
+    this.opts.metrics.runFinished(label, durationMs / 1000);
     const failing = result === "partial" || result === "error" || result === "source-error";
     this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
     // blocked changes are part of the repository no apply will make: not synced while they remain
@@ -305,7 +307,7 @@ export class Reconciler {
 
   private markSynced(synced: boolean): void {
     this.synced = synced;
-    this.opts.metrics.synced.set(synced ? 1 : 0);
+    this.opts.metrics.setSynced(synced);
   }
 
   /** gatesync_commits_behind: commits of the fetched head not applied yet (0 once applied; 1 when the count is unknown). */
@@ -313,7 +315,7 @@ export class Reconciler {
     if (head === undefined) return;
     const applied = this.lastGood?.commit;
     const behind = applied === head ? 0 : applied === undefined ? 1 : ((await this.opts.source.commitsBetween?.(applied, head)) ?? 1);
-    this.opts.metrics.commitsBehind.set(behind);
+    this.opts.metrics.setCommitsBehind(behind);
   }
 
   /** Stops the run in progress from starting further calls (this replica lost its leadership). */

@@ -23,10 +23,13 @@ import { ReadSlots, handleSync, handleWebhook } from "./triggers.js";
 import type { TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard, safeEqual } from "./webhook.js";
 
+/** What the server reads of the reconcile loop (with environments: of all of them). */
+export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced" | "lastRun" | "lastGood">;
+
 export interface DaemonServerOptions {
   /** `host:port`; port 0 picks a free one. */
   readonly listen: string;
-  readonly reconciler: Reconciler;
+  readonly reconciler: ServedReconciler;
   readonly metrics: DaemonMetrics;
   /** The state as /status and the pages read it: a shared, cached snapshot (ui/page-cache.ts). */
   readonly state: { read(): Promise<StateSnapshot>; readonly description: string };
@@ -51,6 +54,10 @@ export interface DaemonServerOptions {
   readonly stateToken?: string;
   /** With replicas: triggers a standby receives go to the leader. */
   readonly relay?: TriggerRelay;
+  /** With environments: `/status` as a whole (each environment's own is under `/environments/NAME/status`). */
+  readonly statusBody?: () => Promise<Record<string, unknown>>;
+  /** With environments: answers the paths below `/environments/` (the pages' token is checked first); false when not one. */
+  readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 export interface DaemonServer {
@@ -182,7 +189,7 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
         headers: { "content-type": opts.metrics.registry.contentType },
       }));
     case "/status":
-      return get(async () => json(200, await buildStatus(opts)));
+      return get(async () => json(200, opts.statusBody === undefined ? await buildStatus(opts) : await opts.statusBody()));
     case "/state":
       return get(() => handleStateRead(req, opts.state, opts.stateToken));
     case "/hooks/git":
@@ -232,6 +239,7 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
       res.end("authentication required: the token server.pagesTokenEnv names, as a bearer token or as the password\n");
       return;
     }
+    if (opts.routes?.(req, res) === true) return;
     if (opts.page?.handle(req, res) === true) return;
     route(req, opts, triggers, slots)
       .catch((err: unknown) =>

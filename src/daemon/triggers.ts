@@ -23,7 +23,7 @@ import { safeEqual, verifyWebhook } from "./webhook.js";
 export const maxUnauthenticatedReads = 4;
 
 export interface TriggerContext {
-  readonly reconciler: Reconciler;
+  readonly reconciler: Pick<Reconciler, "trigger">;
   readonly replays: ReplayGuard;
   readonly log: Logger;
   readonly limit: number;

@@ -36,8 +36,12 @@ export function refuseOldStateBeside(dbFile: string): void {
   });
 }
 
-/** The state backend the config names. */
-export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<string, string | undefined>>): StateBackend {
+/** The state backend the config names (`applicationName`: a fleet replica's PostgreSQL sessions). */
+export function openStateBackend(
+  config: GatesyncConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  options: { readonly applicationName?: string } = {},
+): StateBackend {
   if (config.state.backend === "sqlite") {
     refuseOldStateBeside(config.state.path);
     // every record passes through the redaction layer on its way to the backend
@@ -47,5 +51,5 @@ export function openStateBackend(config: GatesyncConfig, env: Readonly<Record<st
       new SqliteStateBackend(config.state.path, stale === undefined ? {} : { staleMs: stale, refreshMs: Math.max(50, Math.round(stale / 6)) }),
     );
   }
-  return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema }));
+  return redactingState(new PostgresStateBackend({ url: postgresUrl(config, env), schema: config.state.schema, ...options }));
 }

@@ -32,6 +32,8 @@ export interface PostgresBackendOptions {
   readonly schema: string;
   /** Connections of the reading pool. */
   readonly poolSize?: number;
+  /** The sessions' application_name (a fleet replica's: a replica taking over its leases ends them). */
+  readonly applicationName?: string;
 }
 
 /** Advisory lock keys: (hashtext(schema), n). */
@@ -91,7 +93,14 @@ export class PostgresStateBackend implements StateBackend {
     if (!/^[a-z_][a-z0-9_]*$/.test(opts.schema))
       throw new ConfigError(ErrorCode.CONFIG_INVALID, `state.schema ${JSON.stringify(opts.schema)} is not a plain identifier`);
     this.s = pgModule().escapeIdentifier(opts.schema);
-    this.pool = new (pgModule().Pool)({ connectionString: opts.url, max: opts.poolSize ?? 4, idleTimeoutMillis: 10_000, connectionTimeoutMillis: 10_000 });
+    const named = opts.applicationName === undefined ? {} : { application_name: opts.applicationName };
+    this.pool = new (pgModule().Pool)({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 4,
+      idleTimeoutMillis: 10_000,
+      connectionTimeoutMillis: 10_000,
+      ...named,
+    });
     // an idle client that loses its connection must not crash the process
     this.pool.on("error", () => undefined);
     this.description = `postgres schema ${opts.schema}`;
@@ -203,7 +212,8 @@ export class PostgresStateBackend implements StateBackend {
     await this.migrate();
     if (this.lockClient !== undefined) throw new StateError(ErrorCode.STATE_LOCKED, "this process holds the state lock already");
     // keepAlive: a connection cut without a FIN (a partition) is noticed, and so the lost lock
-    const client = new (pgModule().Client)({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000, keepAlive: true });
+    const named = this.opts.applicationName === undefined ? {} : { application_name: this.opts.applicationName };
+    const client = new (pgModule().Client)({ connectionString: this.opts.url, connectionTimeoutMillis: 10_000, keepAlive: true, ...named });
     const lost = (why: string): void => {
       if (this.lockClient === client) this.lockLost ??= why;
     };

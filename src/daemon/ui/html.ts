@@ -48,6 +48,23 @@ export interface PageContext {
   readonly root: string;
   readonly title: string;
   readonly nav: "overview" | "resources" | "runs" | "plan";
+  /** With environments: the one this page shows and all of them (the switcher links to each one's page). */
+  readonly environments?: EnvironmentSwitch;
+}
+
+export interface EnvironmentSwitch {
+  readonly current: string;
+  readonly names: readonly string[];
+}
+
+/** Links to the same kind of page of every environment (each is served below `/environments/NAME/`). */
+function switcher(ctx: PageContext): Html | string {
+  const envs = ctx.environments;
+  if (envs === undefined) return "";
+  const links = envs.names.map(
+    (name) => html`<a href="${ctx.root}../${encodeURIComponent(name)}/" ${name === envs.current ? new Html(' aria-current="page"') : ""}>${name}</a>`,
+  );
+  return html`<nav class="environments" aria-label="Environments"><span>environment</span> ${links}</nav>`;
 }
 
 const navItems: ReadonlyArray<[PageContext["nav"], string, string]> = [
@@ -66,13 +83,13 @@ export function layout(ctx: PageContext, body: Html): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${ctx.title} · gatesync</title>
+<title>${ctx.title}${ctx.environments === undefined ? "" : ` · ${ctx.environments.current}`} · gatesync</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ctx.root}ui/app.css">
 <script src="${ctx.root}ui/app.js" defer></script>
 </head>
 <body data-root="${ctx.root}">
-<header><span class="brand">gatesync</span><nav>${nav}</nav><span id="live" class="live" hidden><progress id="live-progress" max="1" value="0"></progress> <span id="live-text"></span></span></header>
+<header><span class="brand">gatesync</span><nav>${nav}</nav>${switcher(ctx)}<span id="live" class="live" hidden><progress id="live-progress" max="1" value="0"></progress> <span id="live-text"></span></span></header>
 <main id="main">
 <h1>${ctx.title}</h1>
 ${body}

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { scrubText as scrub } from "../../secrets/redaction.js";
 import { html, layout, rootOf } from "./html.js";
-import type { Html, PageContext } from "./html.js";
+import type { EnvironmentSwitch, Html, PageContext } from "./html.js";
 import { overviewPage } from "./overview-page.js";
 import { planPage } from "./plan-page.js";
 import { resourcePage } from "./resource-page.js";
@@ -30,6 +30,8 @@ export interface StatusPageOptions extends ViewDeps {
   readonly liveIntervalMs?: number;
   /** Pages drawn at once; more are answered 503 with Retry-After (default 2). */
   readonly maxRenders?: number;
+  /** With environments: which one this page shows, and the others (the switcher). */
+  readonly environments?: EnvironmentSwitch;
 }
 
 export interface StatusPage {
@@ -102,7 +104,12 @@ async function renderPage(
   try {
     rendered = await pages.get(req.url ?? pathname, [state, preview, opts.history.live.seq], () => {
       const body = page.body(viewOf(opts, state, preview), root);
-      const ctx: PageContext = { root, title: body === undefined ? "Not found" : page.title, nav: page.nav };
+      const ctx: PageContext = {
+        root,
+        title: body === undefined ? "Not found" : page.title,
+        nav: page.nav,
+        ...(opts.environments === undefined ? {} : { environments: opts.environments }),
+      };
       const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
       return Promise.resolve({ status: body === undefined ? 404 : 200, body: Buffer.from(scrub(text)) });
     });

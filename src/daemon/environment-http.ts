@@ -1,0 +1,141 @@
+/**
+ * The HTTP side of a daemon serving several environments: `/status` of all of them (and who
+ * leads each in a fleet), each environment's pages and JSON below `/environments/NAME/`, and
+ * the relay that carries a trigger to each environment's leader.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { FleetLeases } from "../fleet/leases.js";
+import type { HolderRow } from "../fleet/lease-table.js";
+import { writeReply } from "../http/http-io.js";
+import type { ForwardResult, ForwardedReason } from "../record/trigger-relay.js";
+import { scrubDeep } from "../secrets/redaction.js";
+import type { ConfigReloader } from "./config-reload.js";
+import type { EnvironmentUnit } from "./environment-unit.js";
+import { buildStatus } from "./server.js";
+import type { ServedReconciler } from "./server.js";
+import { handleStateRead } from "./state-endpoint.js";
+import type { TriggerRelay } from "./triggers.js";
+
+export interface EnvironmentsHttp {
+  readonly units: readonly EnvironmentUnit[];
+  readonly leases: FleetLeases | undefined;
+  readonly source: string;
+  readonly reloader?: ConfigReloader;
+  readonly stateToken?: string;
+}
+
+/** Who leads each environment (a fleet: the lease table; else this daemon), by name; null when none does. */
+async function leadersOf(http: EnvironmentsHttp): Promise<{ readonly leader: Map<string, string | null>; readonly rows: HolderRow[] | undefined }> {
+  if (http.leases === undefined) return { leader: new Map(http.units.map((u) => [u.name, "this daemon"])), rows: undefined };
+  const rows = await http.leases.holders().catch(() => undefined);
+  // without the database, what this replica knows: the environments it leads
+  if (rows === undefined) return { leader: new Map(http.units.map((u) => [u.name, http.leases!.leads(u.name) ? http.leases!.name : null])), rows };
+  return { leader: new Map(rows.map((r) => [r.environment, r.live ? r.holderName : null])), rows };
+}
+
+/** One environment's `/status`: the status of a daemon of one environment, with its name and leader. */
+async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, leader: string | null): Promise<Record<string, unknown>> {
+  const status = await buildStatus({ reconciler: unit.reconciler, state: unit.snapshots, sourceDescription: http.source, role: () => unit.role() });
+  return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null };
+}
+
+/** `/status`: every environment without its resources (those are in `/environments/NAME/status`), and the fleet. */
+export async function environmentsStatus(http: EnvironmentsHttp & { readonly served: ServedReconciler }): Promise<Record<string, unknown>> {
+  const { leader, rows } = await leadersOf(http);
+  const environments = [];
+  for (const u of http.units) {
+    const { resources: _resources, service: _service, source: _source, ...head } = await environmentStatus(u, http, leader.get(u.name) ?? null);
+    environments.push(head);
+  }
+  const leases = http.leases;
+  return scrubDeep({
+    service: "gatesync",
+    role: leases === undefined ? "single" : "fleet",
+    ready: !http.served.isStopping,
+    synced: http.served.synced,
+    source: http.source,
+    ...(http.reloader === undefined ? {} : { config: http.reloader.status }),
+    ...(leases === undefined
+      ? {}
+      : {
+          fleet: {
+            replica: leases.name,
+            replicas: leases.replicas,
+            leads: leases.leading(),
+            leases: (rows ?? []).map((r) => ({ environment: r.environment, leader: r.live ? r.holderName : null, token: r.token })),
+          },
+        }),
+    environments,
+  });
+}
+
+const notFound = (res: ServerResponse, names: readonly string[]): true => {
+  writeReply(res, { status: 404, body: { error: "no such environment", environments: names } });
+  return true;
+};
+
+const redirect = (res: ServerResponse, location: string): true => {
+  res.writeHead(302, { location, "cache-control": "no-store", "content-length": 0 });
+  res.end();
+  return true;
+};
+
+/** Answers `/`, `/environments/…` and `/state` (which environment's?); false for the server's other paths. */
+export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const names = http.units.map((u) => u.name);
+  const byName = new Map(http.units.map((u) => [u.name, u]));
+  return (req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    // relative locations: the pages work behind a reverse proxy's path prefix
+    if (url.pathname === "/") return redirect(res, `environments/${encodeURIComponent(names[0]!)}/`);
+    if (url.pathname === "/environments" || url.pathname === "/environments/")
+      return redirect(res, `${url.pathname.endsWith("/") ? "" : "environments/"}${encodeURIComponent(names[0]!)}/`);
+    if (url.pathname === "/state") {
+      writeReply(res, { status: 404, body: { error: "the state is per environment", paths: names.map((n) => `/environments/${n}/state`) } });
+      return true;
+    }
+    const m = /^\/environments\/([^/]+)(\/.*)?$/.exec(url.pathname);
+    if (m === null) return false;
+    let name: string;
+    try {
+      name = decodeURIComponent(m[1]!);
+    } catch {
+      return notFound(res, names);
+    }
+    const unit = byName.get(name);
+    if (unit === undefined) return notFound(res, names);
+    const rest = m[2] ?? "";
+    if (rest === "") return redirect(res, `${encodeURIComponent(name)}/`);
+    if (rest === "/metrics") return redirect(res, "../../metrics");
+    if (rest === "/status") {
+      leadersOf(http)
+        .then(async ({ leader }) => writeReply(res, { status: 200, body: await environmentStatus(unit, http, leader.get(name) ?? null) }))
+        .catch(() => writeReply(res, { status: 500, body: { error: "internal error" } }));
+      return true;
+    }
+    if (rest === "/state") {
+      Promise.resolve(handleStateRead(req, unit.snapshots, http.stateToken))
+        .then((reply) => writeReply(res, reply))
+        .catch(() => writeReply(res, { status: 500, body: { error: "internal error" } }));
+      return true;
+    }
+    req.url = `${rest}${url.search}`;
+    return unit.page.handle(req, res) || notFound(res, names);
+  };
+}
+
+/**
+ * Triggers at any replica of a fleet: each environment's leader runs them (this replica for
+ * the environments it leads); 202 once every environment's leader took it, else 503 naming
+ * the environments none took (the sender delivers again).
+ */
+export function fleetRelay(leases: FleetLeases, names: readonly string[]): TriggerRelay {
+  return {
+    isLeader: () => false,
+    forward: async (reason: ForwardedReason): Promise<ForwardResult> => {
+      const out = await leases.forward(names, reason);
+      if (out.missing.length > 0) return { ok: false, why: `no replica leads ${out.missing.join(", ")} now` };
+      return { ok: true, leader: [...new Set(out.leaders.values())].sort().join(", "), ms: out.ms };
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * What replicas of a fleet tell each other over PostgreSQL's LISTEN/NOTIFY, on one channel:
+ *
+ * - `trigger`: a webhook or `/sync` a replica received, for the environments it names; the
+ *   leader of each runs it and answers
+ * - `ack`: naming the trigger's nonce and the environments this replica took;
+ * - `released`: a replica gave leases back (the fleet grew): the others look for them now
+ *   rather than at their next tick.
+ *
+ * NOTIFY is never stored (a listener that is reconnecting misses it): a sender waits for the
+ * acknowledgements, and a replica that gets none answers 503 so the sender delivers again. The
+ * payload limit is 8000 bytes: environment names are few and short (checked by the config).
+ */
+export const fleetChannel = "gatesync_fleet";
+
+export type FleetReason = "sync" | "webhook";
+
+export type FleetMessage =
+  | {
+      readonly kind: "trigger";
+      readonly schema: string;
+      readonly environments: readonly string[];
+      readonly reason: FleetReason;
+      readonly nonce: string;
+      readonly from: string;
+    }
+  | { readonly kind: "ack"; readonly schema: string; readonly environments: readonly string[]; readonly nonce: string; readonly from: string }
+  | { readonly kind: "released"; readonly schema: string; readonly from: string };
+
+export function encodeFleetMessage(m: FleetMessage): string {
+  return JSON.stringify(m);
+}
+
+const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+
+/** A message of this fleet (its schema), or undefined. */
+export function decodeFleetMessage(payload: string | undefined, schema: string): FleetMessage | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(payload ?? "");
+  } catch {
+    return undefined;
+  }
+  const m = v as Partial<Record<string, unknown>> | null;
+  if (m === null || typeof m !== "object" || m.schema !== schema || typeof m.from !== "string") return undefined;
+  if (m.kind === "released") return m as FleetMessage;
+  if (typeof m.nonce !== "string" || !strings(m.environments)) return undefined;
+  if (m.kind === "ack") return m as FleetMessage;
+  if (m.kind === "trigger" && (m.reason === "sync" || m.reason === "webhook")) return m as FleetMessage;
+  return undefined;
+}
+
+/** Triggers waiting for the leaders of their environments, by nonce. */
+export class PendingTriggers {
+  private readonly waiting = new Map<string, { readonly missing: Set<string>; readonly leaders: Map<string, string>; readonly done: () => void }>();
+
+  /**
+   * Waits for acknowledgements covering `environments` (at most `timeoutMs`): who took each, and
+   * which none took.
+   */
+  expect(
+    nonce: string,
+    environments: readonly string[],
+    timeoutMs: number,
+  ): Promise<{ readonly leaders: ReadonlyMap<string, string>; readonly missing: readonly string[] }> {
+    const missing = new Set(environments);
+    const leaders = new Map<string, string>();
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waiting.delete(nonce);
+        resolve({ leaders, missing: [...missing].sort() });
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      this.waiting.set(nonce, { missing, leaders, done: finish });
+      if (missing.size === 0) finish();
+    });
+  }
+
+  acknowledge(nonce: string, environments: readonly string[], from: string): void {
+    const w = this.waiting.get(nonce);
+    if (w === undefined) return;
+    for (const e of environments) {
+      if (w.missing.delete(e)) w.leaders.set(e, from);
+    }
+    if (w.missing.size === 0) w.done();
+  }
+
+  /** Gives up on a trigger that could not be sent. */
+  cancel(nonce: string): void {
+    this.waiting.get(nonce)?.done();
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * The lease table of a fleet: which replica leads which environment, until when, under which
+ * fencing token. Every statement compares against PostgreSQL's clock (`now()`), never a
+ * replica's, so replicas whose clocks disagree still agree on who holds what.
+ *
+ * - `fleet_replicas`: one row per live replica, its `seen_at` refreshed every tick: a replica
+ *   not seen for a lease's time is gone, and its share goes to the others.
+ * - `fleet_leases`: one row per environment. A lease is taken only when it is free (no holder)
+ *   or expired, and taking it adds one to its `token`; a renewal names the holder, so a replica
+ *   whose lease was taken over renews nothing and learns it lost it.
+ */
+import pg from "pg";
+
+export interface LeaseRow {
+  readonly environment: string;
+  readonly token: number;
+}
+
+export interface HolderRow {
+  readonly environment: string;
+  readonly holder: string | null;
+  readonly holderName: string | null;
+  readonly token: number;
+  readonly live: boolean;
+}
+
+/** Advisory lock key (hashtext(schema), this) held while the tables are created. */
+const createKey = 30;
+
+/** The SQL of one fleet's tables in `schema` (a plain identifier, checked by the caller). */
+export class LeaseTable {
+  private readonly s: string;
+
+  constructor(
+    readonly schema: string,
+    private readonly ttlMs: number,
+  ) {
+    this.s = pg.escapeIdentifier(schema);
+  }
+
+  /** Creates the tables (idempotent, serialised between replicas starting together) and a row per environment. */
+  async prepare(client: pg.Client, environments: readonly string[]): Promise<void> {
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [this.schema, createKey]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.fleet_replicas (
+        id text PRIMARY KEY, name text NOT NULL, url text, started_at timestamptz NOT NULL DEFAULT now(), seen_at timestamptz NOT NULL DEFAULT now())`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.fleet_leases (
+        environment text PRIMARY KEY, holder text, holder_name text, token bigint NOT NULL DEFAULT 0,
+        expires_at timestamptz NOT NULL DEFAULT '-infinity', acquired_at timestamptz)`);
+      await client.query(`INSERT INTO ${this.s}.fleet_leases (environment) SELECT unnest($1::text[]) ON CONFLICT (environment) DO NOTHING`, [environments]);
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private get ttl(): string {
+    return `${this.ttlMs} milliseconds`;
+  }
+
+  /** This replica is alive; answers how many replicas are (itself included). */
+  async heartbeat(client: pg.Client, id: string, name: string, url: string | undefined, timeoutMs: number): Promise<number> {
+    const r = await client.query<{ live: string }>({
+      text: `WITH me AS (
+               INSERT INTO ${this.s}.fleet_replicas (id, name, url) VALUES ($1, $2, $3)
+               ON CONFLICT (id) DO UPDATE SET seen_at = now(), url = EXCLUDED.url RETURNING id)
+             SELECT 1 + count(*) AS live FROM ${this.s}.fleet_replicas WHERE seen_at > now() - $4::interval AND id <> (SELECT id FROM me)`,
+      values: [id, name, url ?? null, this.ttl],
+      query_timeout: timeoutMs,
+    } as pg.QueryConfig);
+    return Number(r.rows[0]?.live ?? 1);
+  }
+
+  /** Extends every lease `id` holds; answers those it still holds (with their tokens). */
+  async renew(client: pg.Client, id: string, timeoutMs: number): Promise<LeaseRow[]> {
+    const r = await client.query<{ environment: string; token: string }>({
+      text: `UPDATE ${this.s}.fleet_leases SET expires_at = now() + $2::interval WHERE holder = $1 AND expires_at > now() RETURNING environment, token`,
+      values: [id, this.ttl],
+      query_timeout: timeoutMs,
+    } as pg.QueryConfig);
+    return r.rows.map((x) => ({ environment: x.environment, token: Number(x.token) }));
+  }
+
+  /** Environments of `among` nobody holds now (free or expired). */
+  async free(client: pg.Client, among: readonly string[], timeoutMs: number): Promise<string[]> {
+    const r = await client.query<{ environment: string }>({
+      text: `SELECT environment FROM ${this.s}.fleet_leases WHERE environment = ANY($1::text[]) AND (holder IS NULL OR expires_at <= now()) ORDER BY environment`,
+      values: [among],
+      query_timeout: timeoutMs,
+    } as pg.QueryConfig);
+    return r.rows.map((x) => x.environment);
+  }
+
+  /** Takes `environment` when it is free or expired: its new token and the replica that held it before, or undefined. */
+  async acquire(
+    client: pg.Client,
+    environment: string,
+    me: { readonly id: string; readonly name: string },
+    timeoutMs: number,
+  ): Promise<{ readonly token: number; readonly previous: string | null } | undefined> {
+    const r = await client.query<{ token: string; previous: string | null }>({
+      // the previous holder as read before the update (a CTE read after it would see the row updated)
+      text: `UPDATE ${this.s}.fleet_leases l SET holder = $2, holder_name = $3, token = l.token + 1, expires_at = now() + $4::interval, acquired_at = now()
+             FROM (SELECT holder AS previous FROM ${this.s}.fleet_leases WHERE environment = $1) old
+             WHERE l.environment = $1 AND (l.holder IS NULL OR l.expires_at <= now())
+             RETURNING l.token, old.previous`,
+      values: [environment, me.id, me.name, this.ttl],
+      query_timeout: timeoutMs,
+    } as pg.QueryConfig);
+    const row = r.rows[0];
+    return row === undefined ? undefined : { token: Number(row.token), previous: row.previous };
+  }
+
+  /** Gives a lease back (only the one of this token: a lease taken over meanwhile is not touched). */
+  async release(client: pg.Client, environment: string, id: string, token: number): Promise<void> {
+    await client.query(
+      `UPDATE ${this.s}.fleet_leases SET holder = NULL, holder_name = NULL, expires_at = '-infinity' WHERE environment = $1 AND holder = $2 AND token = $3`,
+      [environment, id, token],
+    );
+  }
+
+  /**
+   * Ends every session of a replica whose lease this one took over (its expired lease no longer
+   * protects anything): a paused or partitioned process still holding a state lock on one of them
+   * would keep the next leader from writing that environment's state. Sessions are named
+   * `gatesync <id> …` (application_name).
+   */
+  async fenceOff(client: pg.Client, previous: string): Promise<number> {
+    const r = await client.query<{ n: string }>(
+      `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE application_name LIKE $1 AND pid <> pg_backend_pid()`,
+      [`gatesync ${previous} %`],
+    );
+    return Number(r.rows[0]?.n ?? 0);
+  }
+
+  /** Who holds each environment (an expired lease has no live holder). */
+  async holders(client: pg.Client | pg.Pool, environments: readonly string[]): Promise<HolderRow[]> {
+    const r = await client.query<{ environment: string; holder: string | null; holder_name: string | null; token: string; live: boolean }>(
+      `SELECT environment, holder, holder_name, token, (holder IS NOT NULL AND expires_at > now()) AS live
+       FROM ${this.s}.fleet_leases WHERE environment = ANY($1::text[]) ORDER BY environment`,
+      [environments],
+    );
+    return r.rows.map((x) => ({ environment: x.environment, holder: x.holder, holderName: x.holder_name, token: Number(x.token), live: x.live }));
+  }
+}
+
+/** The application_name of a fleet replica's sessions: `gatesync <id> <name>`, within PostgreSQL's 63 bytes. */
+export function fleetApplicationName(id: string, name: string): string {
+  return `gatesync ${id} ${name}`.slice(0, 63);
+}

@@ -1,0 +1,116 @@
+/**
+ * One `gatesync run` serving two environments (SQLite states, one sandbox each): both applied
+ * with their own values; a value changed in one environment applies there only; /status lists
+ * both, /environments/NAME/status has each one's resources, the pages switch between them, and
+ * every run metric is labelled with its environment.
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/config.js";
+import { startDaemon } from "../../src/daemon/daemon.js";
+import type { Daemon } from "../../src/daemon/daemon.js";
+import { silentLogger } from "../../src/logger.js";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { eventually } from "../helpers/daemon-process.js";
+import { doc } from "../helpers/plan.js";
+import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+let staging: SandboxHandle;
+let production: SandboxHandle;
+let dir: string;
+let daemon: Daemon;
+const env = { GW_KEY: testCredentials.gatewayKey };
+
+const configText = (stagingRate: number, productionRate: number): string => `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+targets:
+  gateway: { url: http://127.0.0.1:9, credentialEnv: GW_KEY }
+environments:
+  staging:
+    targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
+    values: { rate: ${stagingRate} }
+  production:
+    targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
+    values: { rate: ${productionRate} }
+schedule: { interval: 1h }
+server: { listen: "127.0.0.1:0" }
+`;
+
+const writes = (s: SandboxHandle): number => s.inspect.calls().log.filter((c) => !c.internal && c.method !== "GET").length;
+
+beforeAll(async () => {
+  staging = await testSandbox();
+  production = await testSandbox();
+  dir = await tempRepo({
+    "config/keys.yaml": `${doc("OrgKey", "acme", "keyId: org-acme\nrate: ${var:rate}")}---\n${doc("OrgKey", "globex", "keyId: org-globex\nrate: 5")}`,
+  });
+  await writeFile(path.join(dir, "gatesync.yaml"), configText(10, 20));
+  daemon = await startDaemon({
+    config: await loadConfig(path.join(dir, "gatesync.yaml")),
+    env,
+    logger: silentLogger(),
+    listen: "127.0.0.1:0",
+    watchConfig: false,
+  });
+}, 30_000);
+
+afterAll(async () => {
+  await daemon?.stop();
+  await staging.stop();
+  await production.stop();
+  await removeTempRepos();
+});
+
+describe("a daemon of two environments", () => {
+  it("applies each environment with its values, and a value changed in one applies there only", async () => {
+    const report = await daemon.firstRun;
+    expect(report.result).toBe("applied");
+    await eventually(
+      () => [staging.inspect.store.orgKeys.get("org-acme")?.session.rate, production.inspect.store.orgKeys.get("org-acme")?.session.rate],
+      ([s, p]) => s === 10 && p === 20,
+    );
+    const before = [writes(staging), writes(production)];
+    await writeFile(path.join(dir, "gatesync.yaml"), configText(10, 30));
+    expect(await daemon.reload("test")).toBe("reloaded");
+    await eventually(
+      () => production.inspect.store.orgKeys.get("org-acme")?.session.rate,
+      (r) => r === 30,
+    );
+    await eventually(
+      () => daemon.environments.get("staging")?.lastRun?.reason,
+      (r) => r === "config change",
+    );
+    expect([writes(staging) - before[0]!, writes(production) - before[1]!]).toEqual([0, 1]);
+    expect(staging.inspect.store.orgKeys.get("org-acme")?.session.rate).toBe(10);
+  });
+
+  it("answers /status for every environment and each one's own below /environments/NAME/", async () => {
+    const all = (await call(`${daemon.url}/status`)).body as { role: string; environments: Array<{ environment: string; leader: string; synced: boolean }> };
+    expect(all.role).toBe("single");
+    expect(all.environments.map((e) => e.environment)).toEqual(["staging", "production"]);
+    expect(all.environments.every((e) => e.synced && e.leader === "this daemon")).toBe(true);
+    const one = (await call(`${daemon.url}/environments/production/status`)).body as { environment: string; resources: Array<{ id: string }> };
+    expect(one.environment).toBe("production");
+    expect(one.resources.map((r) => r.id)).toEqual(["OrgKey/acme", "OrgKey/globex"]);
+    expect((await call(`${daemon.url}/environments/nowhere/status`)).status).toBe(404);
+  });
+
+  it("serves each environment's pages with a switcher to the other, and labels the metrics", async () => {
+    const root = await call(`${daemon.url}/`);
+    expect(root.status).toBe(302);
+    const page = await call(`${daemon.url}/environments/staging/`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<nav class="environments"');
+    expect(page.text).toMatch(/href="\.\/\.\.\/production\/"/);
+    expect(page.text).toMatch(/href="\.\/\.\.\/staging\/"\s+aria-current="page"/);
+    const resources = await call(`${daemon.url}/environments/production/resources`);
+    expect(resources.text).toContain("OrgKey/acme");
+    expect((await call(`${daemon.url}/environments/production/ui/app.css`)).status).toBe(200);
+    const metrics = (await call(`${daemon.url}/metrics`)).text;
+    expect(metrics).toMatch(/gatesync_runs_total\{result="\w+",environment="staging"\}/);
+    expect(metrics).toMatch(/gatesync_synced\{environment="production"\} 1/);
+  });
+});
