@@ -99,7 +99,7 @@ export function hashKeyFor(env: Readonly<Record<string, string | undefined>>, st
 }
 
 function apiIds(resources: readonly Resource[]): Map<string, string> {
-  return new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
+  return new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.read().apiId)]));
 }
 
 const noDependencies: readonly string[] = Object.freeze([]);
@@ -144,7 +144,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     const id = ids.get(resourceId(r))!;
     if (opts.only !== undefined && !opts.only.has(id)) continue;
     // a spec held as text is parsed on each read: once here
-    const spec = r.spec;
+    const spec = r.spec.read();
     const problems: Diagnostic[] = [];
     const { spec: resolved, secrets } = resolveSpec(r, spec, opts.secrets, problems);
     if (problems.length > 0) {

@@ -64,7 +64,7 @@ interface Resolved {
 /** A resource's request resolved again from its spec; SOURCE_CHANGED when a reference no longer resolves. */
 function resolveAgain(r: Resource, opts: PrepareOptions, ctx: RequestContext): Resolved {
   const problems: Diagnostic[] = [];
-  const { spec, secrets } = resolveSpec(r, r.spec, opts.secrets, problems);
+  const { spec, secrets } = resolveSpec(r, r.spec.read(), opts.secrets, problems);
   if (problems.length > 0) throw sourceChanged(r);
   return { ...requestFor(r.kind, spec, secrets, opts.hashKey, ctx), secrets };
 }

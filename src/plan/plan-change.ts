@@ -6,6 +6,7 @@
 import { materialize } from "../kinds/document-ref.js";
 import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
+import type { Deferred } from "../deferred.js";
 import { InternalError } from "../errors.js";
 import type { InterfaceName } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
@@ -54,7 +55,8 @@ export interface PlannedChange {
   readonly reactivate?: boolean;
   /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
   readonly adopt?: { readonly serverId: string; readonly source: "repository" | "command" };
-  readonly fields: readonly FieldChange[];
+  /** What the change does to the object's fields: listed, or (a first apply) every field of the request (see `fieldChanges`). */
+  readonly fields: ChangeFields;
   /** Updates of ApiDefinition, OrgKey and OAuthClient: what the change does to consumers. */
   readonly compatibility?: Compatibility;
   /** The breaking part of `compatibility` (present, maybe empty, whenever it is). */
@@ -201,28 +203,37 @@ function allFields(compare: Readonly<Record<string, unknown>>): FieldChange[] {
         .flatMap((k) => diffValues(undefined, compare[k], [k]));
 }
 
-/*
- * A create's field changes, read from its desired resource on each read: an enumerable
- * accessor (one getter shared by all, so changes share their hidden classes) over a hidden
- * property holding the desired resource. Spreads, JSON and deep equality see the fields.
+/**
+ * A first apply's field changes (a create, or an update of a kind that cannot be created):
+ * every field of its desired request, as added. Made from the request when read, not held
+ * beside it — a first plan of 100,000 resources would otherwise hold each request a second
+ * time as field changes. `read()` makes them again each time from `desired.request.compare`
+ * and fails as reading that compare fails (see HeldRequest in desired.ts).
  */
-const desiredKey = Symbol("desired");
-function createFields(this: { readonly [desiredKey]: Desired }): FieldChange[] {
-  return allFields(this[desiredKey].request.compare);
+export class RequestFields implements Deferred<readonly FieldChange[]> {
+  /** Public so that deep equality compares changes by their desired resource (its content hash). */
+  readonly desired: Desired;
+
+  constructor(desired: Desired) {
+    this.desired = desired;
+  }
+
+  read(): readonly FieldChange[] {
+    return allFields(this.desired.request.compare);
+  }
+
+  /** Serialised (a plan in JSON, saved or sent), the fields themselves. */
+  toJSON(): readonly FieldChange[] {
+    return this.read();
+  }
 }
 
-/**
- * A draft's `fields` standing for every field of its desired resource's request (a first
- * apply's create or update): the planner replaces it with `fieldsOf` once the change is
- * complete, so that a first plan of 100,000 resources does not hold each request again.
- */
-export const allFieldsOfDesired: readonly FieldChange[] = Object.freeze([]);
+/** A change's fields: listed, or deferred to its request (a plan read back from JSON always lists them). */
+export type ChangeFields = readonly FieldChange[] | RequestFields;
 
-/** `change` with `fields` read as `allFields` of `d`'s request (what planFirstApply lists). */
-export function fieldsOf<T extends object>(change: object, d: Desired): T {
-  Object.defineProperty(change, desiredKey, { value: d, enumerable: false, writable: true, configurable: false });
-  Object.defineProperty(change, "fields", { get: createFields, enumerable: true, configurable: false });
-  return change as T;
+/** The field changes of a change, made from its request when they are deferred to it. */
+export function fieldChanges(change: Pick<PlannedChange, "fields">): readonly FieldChange[] {
+  return change.fields instanceof RequestFields ? change.fields.read() : change.fields;
 }
 
 /** Nothing of the resource was applied yet: it is created (or, for a kind without create, updated in place). */
@@ -231,8 +242,8 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
   const address = { ...req.address, ...record?.address };
   // a trigger recorded in doubt was sent once: never again (see upsertInDoubtNote)
   const reset = req.trigger !== undefined && req.trigger !== record?.trigger;
-  // every field of the request: read from the desired resource when shown (see fieldsOf)
-  const fields = allFieldsOfDesired;
+  // every field of the request: made from it when read (see RequestFields)
+  const fields = new RequestFields(d);
   if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (record?.status === "in-doubt" && req.update !== undefined) {
     // an upsert whose write is in doubt: written again, as an update (it may exist now)

@@ -13,7 +13,7 @@ export function selectionItem(r: Resource): SelectionItem {
     kind: r.kind,
     labels: r.labels,
     dependsOn: kindModule(r.kind)
-      .references(r.spec)
+      .references(r.spec.read())
       .map((ref) => `${ref.kind}/${ref.name}`),
   };
 }
@@ -38,12 +38,12 @@ export function planScope(
  * records: `api:<apiId>`, `org-key:<keyId>`) — no secret is resolved for it.
  */
 function declaredObjects(resources: readonly Resource[]): Map<string, string> {
-  const apis = new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.apiId)]));
+  const apis = new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [r.name, String(r.spec.read().apiId)]));
   const keys = new Map<string, string>();
   for (const r of resources) {
     const kind = kindModule(r.kind);
     if (kind.deactivation === undefined) continue;
-    const key = kind.identity(r.spec, (name) => apis.get(name));
+    const key = kind.identity(r.spec.read(), (name) => apis.get(name));
     if (key !== undefined && !keys.has(key)) keys.set(key, resourceId(r));
   }
   return keys;
