@@ -12,6 +12,7 @@ import type { InterfaceName } from "../kinds/kind.js";
 import { kindModule } from "../kinds/registry.js";
 import { isSensitiveMarker, sameAsMarker } from "../kinds/sensitive.js";
 import { holdsPayload } from "../record/lazy-record.js";
+import type { RecordHead } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { planAdoption } from "./adoption.js";
 import { inDoubtHint, isUpsert, upsertInDoubtNote } from "./in-doubt.js";
@@ -138,22 +139,27 @@ export interface ChangeContext {
   readonly hashKey: string | undefined;
 }
 
-/** The change one desired resource needs, given its record. */
 /**
- * The records whose payloads (what was applied, what was attempted) `planChange` and
- * `planOrphan` may read: all but those of resources recorded as applied, not adopted, whose
- * content hash is unchanged — for those the plan compares hashes only. Keep in step with them.
+ * Whether planning `d` (undefined: its resource left the repository) against `record` may read
+ * the record's payloads (what was applied, what was attempted). Not for a resource recorded as
+ * applied, not adopted, whose content hash is unchanged: its plan compares hashes only. The one
+ * rule on both sides: the state reads the payloads of exactly these records
+ * (`payloadsNeeded`), and `planChange` reads a payload only where it holds (`planUpdate` is
+ * given a `RecordHead`, which has none).
  */
+export function comparesPayloads(d: Desired | undefined, record: ResourceRecord): boolean {
+  return d === undefined || record.status !== "applied" || record.appliedHash !== d.hash || d.adopt !== undefined || record.adopted !== undefined;
+}
+
+/** The records whose payloads a plan of `desired` against `state` may read (see comparesPayloads). */
 export function payloadsNeeded(desired: readonly Desired[], state: StateSnapshot): Set<string> {
   const byId = new Map(desired.map((d) => [d.id, d]));
   const needed = new Set<string>();
-  for (const r of state.resources.values()) {
-    const d = byId.get(r.id);
-    if (d === undefined || r.status !== "applied" || r.appliedHash !== d.hash || d.adopt !== undefined || r.adopted !== undefined) needed.add(r.id);
-  }
+  for (const r of state.resources.values()) if (comparesPayloads(byId.get(r.id), r)) needed.add(r.id);
   return needed;
 }
 
+/** The change one desired resource needs, given its record. */
 export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: ChangeContext): Draft {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
@@ -190,8 +196,13 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
       notes: [...notes, adoption.note],
     };
   }
-  // what was applied is parsed (lazy-record.ts) only when it is compared: when the content hash differs
-  return record === undefined || !holdsPayload(record, "applied") ? planFirstApply(base, d, record, notes, ctx) : planUpdate(base, d, record, notes, ctx);
+  if (record === undefined || !holdsPayload(record, "applied")) return planFirstApply(base, d, record, notes, ctx);
+  // the same content hash means the same content: no field-by-field comparison needed. What was
+  // applied is parsed (lazy-record.ts) only here, and documents held by reference are read once,
+  // for the diff and its classification
+  const changed =
+    comparesPayloads(d, record) && record.appliedHash !== d.hash ? { before: materialize(record.applied ?? {}), after: materialize(req.compare) } : undefined;
+  return planUpdate(base, d, record, changed, notes, ctx);
 }
 
 /** Every field of a request's `compare`, as added (read once: it may be parsed on each read). */
@@ -278,14 +289,19 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
   };
 }
 
-/** The resource was applied before: compared with what was applied, it is left alone, updated or blocked. */
-function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: string[], ctx: ChangeContext): Draft {
+/** What was applied and what is desired, both read, when their content hashes differ. */
+interface Compared {
+  readonly before: Readonly<Record<string, unknown>>;
+  readonly after: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The resource was applied before: compared with what was applied (`changed`, read by the
+ * caller), it is left alone, updated or blocked. Its record comes without payloads.
+ */
+function planUpdate(base: Base, d: Desired, record: RecordHead, changed: Compared | undefined, notes: string[], ctx: ChangeContext): Draft {
   const req = d.request;
   const address = { ...req.address, ...record.address };
-  // the same content hash means the same content: no field-by-field comparison needed
-  // documents held by reference are read once here, for the diff and its classification; what
-  // was applied is parsed (lazy-record.ts) only here too
-  const changed = record.appliedHash === d.hash ? undefined : { before: materialize(record.applied ?? {}), after: materialize(req.compare) };
   const fields =
     changed === undefined
       ? []
