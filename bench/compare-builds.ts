@@ -8,7 +8,9 @@
  * as it is measured and appended to bench/results.compare.json. On a loaded machine compare CPU
  * time and peak RSS: wall time follows the load.
  *
- *   BENCH_BEFORE=/tmp/before npx tsx bench/compare-builds.ts     # BENCH_COMPARE_REPS (default 1), BENCH_100K=0
+ *   BENCH_BEFORE=/tmp/before npx tsx bench/compare-builds.ts     # BENCH_COMPARE_REPS (default 1), BENCH_100K=0, BENCH_10K=0
+ *   BENCH_COMPARE_COMMANDS=validate …                             # only the commands named (comma-separated)
+ *   BENCH_REPO_100K=dir …                                         # a repository generated before (its config/)
  */
 import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
@@ -33,9 +35,12 @@ const manifest = manifestMemory();
 const podEnv = { ...env, ...(manifest.nodeOptions === undefined ? {} : { NODE_OPTIONS: manifest.nodeOptions }) };
 const offline = "http://127.0.0.1:9/";
 const samples: unknown[] = [];
-const out = path.join(here, "results.compare.json");
+const out = path.join(here, process.env.BENCH_COMPARE_OUT ?? "results.compare.json");
+
+const only = process.env.BENCH_COMPARE_COMMANDS?.split(",");
 
 async function measure(size: number, command: string, args: (build: string) => string[]): Promise<void> {
+  if (only !== undefined && !only.some((c) => command.startsWith(c))) return;
   const limit = await memoryCgroup(`gatesync-compare-${process.pid}-${size}`, manifest.limitMiB);
   try {
     for (let rep = 0; rep < reps; rep++) {
@@ -70,13 +75,15 @@ async function planConfig(dir: string, g: Generated | undefined): Promise<string
 }
 
 const dir = await mkdtemp(path.join(tmpdir(), "gatesync-compare-"));
-log("[10000] generating");
-const g10k = await generateRepository(path.join(dir, "10000"), 10_000, oas);
-const empty10k = await planConfig(path.join(dir, "empty-10k"), undefined);
-const seeded10k = await planConfig(path.join(dir, "seeded-10k"), g10k);
-await measure(10_000, "validate", () => ["validate", g10k.root]);
-await measure(10_000, "first plan --dir", () => ["plan", "-c", empty10k, "--dir", g10k.root, "--format", "json"]);
-await measure(10_000, "plan --dir, 10,000-record state", () => ["plan", "-c", seeded10k, "--dir", g10k.root, "--format", "json"]);
+if (process.env.BENCH_10K !== "0") {
+  log("[10000] generating");
+  const g10k = await generateRepository(path.join(dir, "10000"), 10_000, oas);
+  const empty10k = await planConfig(path.join(dir, "empty-10k"), undefined);
+  const seeded10k = await planConfig(path.join(dir, "seeded-10k"), g10k);
+  await measure(10_000, "validate", () => ["validate", g10k.root]);
+  await measure(10_000, "first plan --dir", () => ["plan", "-c", empty10k, "--dir", g10k.root, "--format", "json"]);
+  await measure(10_000, "plan --dir, 10,000-record state", () => ["plan", "-c", seeded10k, "--dir", g10k.root, "--format", "json"]);
+}
 if (process.env.BENCH_100K !== "0") {
   const root100k = process.env.BENCH_REPO_100K;
   const g100k = root100k === undefined ? await generateRepository(path.join(dir, "100000"), 100_000, oas) : { root: root100k };
