@@ -14,6 +14,7 @@
  *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
  *   BENCH_PARTS=startup npm run bench  # only start-up and small repositories, to `node -e 0` (bench/startup.ts; its own table)
  *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts; BENCH_ONE_DAEMON=0, BENCH_FLEET=0 skip either)
+ *   BENCH_PARTS=scale npm run bench    # only the 10,000 and 100,000 rows: in-process plan and peak RSS at 10,000, growth to 100,000
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -34,7 +35,7 @@ import { publishTable, startupFooter, startupResultsPath } from "./publish-table
 import { rulesFigures } from "./rules.js";
 import { startupFigures } from "./startup.js";
 import { startupTable } from "./startup-table.js";
-import { buildRows, coldRows, renderTable, rulesRows, tableFooter } from "./table.js";
+import { buildRows, coldRows, renderTable, rulesRows, scaleRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -126,6 +127,47 @@ async function startupOnly(): Promise<void> {
   process.stdout.write(startupTable(startup, startupFooter(results)));
   await writeFile(startupResultsPath, `${JSON.stringify(results, null, 2)}\n`);
   await publishTable();
+}
+
+/**
+ * `BENCH_PARTS=scale`: the figures a change to what is held in memory moves — at 10,000 resources
+ * the in-process plan and the peak RSS of load + validate + plan, then the growth rows (cold
+ * validate, first plan, first apply inside the manifest's 512 MiB) at 10,000 and 100,000.
+ */
+async function scaleOnly(): Promise<void> {
+  const started = Date.now();
+  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-"));
+  log("[10000] generating (every API its own OpenAPI document)");
+  const g10k = await generateRepository(path.join(dir, "10000"), 10_000, oas);
+  log("[10000] plan, in process");
+  const plan = await planCost(g10k);
+  log("[10000] peak memory, in one process");
+  const peakRssMb = await peakRss(g10k.root);
+  const scale: ScaleFigures[] = [await scaleFigures(g10k, path.join(dir, "scale-10k"))];
+  await rm(path.join(dir, "10000"), { recursive: true, force: true });
+  log("[100000] generating");
+  const g100k = await generateRepository(path.join(dir, "100000"), 100_000, oas);
+  scale.push(await scaleFigures(g100k, path.join(dir, "scale-100k")));
+  const rows = scaleRows(scale);
+  const durationSeconds = Math.round((Date.now() - started) / 1000);
+  const loadAverage = { start, end: loadavg().map((l) => Math.round(l * 10) / 10) };
+  const inProcess = `at 10,000 in process: plan ${plan.matching.median} ms (state matches), ${plan.onePercent.median} ms (1% changed); peak RSS ${peakRssMb.median} MB`;
+  process.stdout.write(
+    renderTable(rows, `(scale part only; ${inProcess}; ${durationSeconds} s; load average ${start.join(" ")} → ${loadAverage.end.join(" ")})`),
+  );
+  const results = {
+    date: new Date().toISOString(),
+    parts: "scale",
+    machine: { node: process.version, cores: cpus().length, quick, loadAverage },
+    durationSeconds,
+    plan10k: plan,
+    peakRssMb10k: peakRssMb,
+    scale,
+    table: rows,
+  };
+  await writeFile(path.join(here, "results.scale.json"), `${JSON.stringify(results, null, 2)}\n`);
+  await rm(dir, { recursive: true, force: true });
 }
 
 /** Partial results, written after each section (a long run that is cut short keeps what it measured). */
@@ -226,5 +268,5 @@ async function main(): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
-const parts: Record<string, () => Promise<void>> = { cold: coldOnly, rules: rulesOnly, startup: startupOnly, environments: environmentsOnly };
+const parts: Record<string, () => Promise<void>> = { cold: coldOnly, rules: rulesOnly, startup: startupOnly, environments: environmentsOnly, scale: scaleOnly };
 await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();

@@ -24,7 +24,7 @@ export interface PostApplyDeps {
 export function checksChanged(r: Resource, records: { record(id: string): ResourceRecord | undefined }): boolean {
   const checks = kindModule(r.kind).postApply;
   const record = records.record(resourceId(r));
-  return checks?.changed !== undefined && record?.status === "applied" && record.applied !== undefined && checks.changed(r.spec, record.health?.results);
+  return checks?.changed !== undefined && record?.status === "applied" && record.applied !== undefined && checks.changed(r.spec.read(), record.health?.results);
 }
 
 /** Runs the checks; returns their results and how many calls they made. */
@@ -39,7 +39,7 @@ export async function runPostApply(
     if (deps.halt.aborted) break;
     const kind = kindModule(r.kind);
     const id = resourceId(r);
-    const request = applied.has(id) || checksChanged(r, deps.recorder) ? kind.postApply?.request(r.spec) : undefined;
+    const request = applied.has(id) || checksChanged(r, deps.recorder) ? kind.postApply?.request(r.spec.read()) : undefined;
     const client = deps.interfaces.clients.get(kind.interface);
     const queue = deps.interfaces.queues.get(kind.interface);
     if (request === undefined || client === undefined || queue === undefined) continue;
@@ -57,7 +57,7 @@ export async function runPostApply(
         continue;
       }
     }
-    const { checks, error } = kind.postApply!.results(r.spec, answer);
+    const { checks, error } = kind.postApply!.results(r.spec.read(), answer);
     const result: HealthResult = { id, ok: error === undefined && checks.every((c) => c.ok), checkedAt, checks, ...(error === undefined ? {} : { error }) };
     health.push(result);
     await deps.recorder.health(result);

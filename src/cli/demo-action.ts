@@ -152,7 +152,7 @@ async function runDemoDaemon(run: DemoRun): Promise<{ daemon: Daemon; ok: boolea
   // before the validation that is shown, so that it does not warn about what the demo supplies.
   const supplied: string[] = [];
   for (const r of (await validateDirectory(source, config, env)).resources) {
-    walkStrings(r.spec, (s) =>
+    walkStrings(r.spec.read(), (s) =>
       findSecretRefs(s).forEach((ref) => ref.provider === "env" && env[ref.name] === undefined && supplied.push(ref.name) && (env[ref.name] = demoValue())),
     );
   }

@@ -8,6 +8,7 @@
  * Reading it again checks the content against the digest taken at validation: a file changed
  * in between is an error, never a document sent unvalidated.
  */
+import type { Deferred } from "../deferred.js";
 import { descend, rewrite } from "../rewrite.js";
 import { ErrorCode, InternalError, SourceError } from "../errors.js";
 import { canonicalDigest, canonicalMembers, canonicalObject } from "./canonical.js";
@@ -52,7 +53,11 @@ function changed(file: string): SourceError {
  */
 const digestKey = Symbol("documentDigest");
 
-export class DocumentRef implements HasCanonicalDigest {
+/**
+ * A deferred document (src/deferred.ts): `read()` reads and parses the file again and throws
+ * SourceError SOURCE_CHANGED when it can no longer be read or its content changed.
+ */
+export class DocumentRef implements Deferred<Record<string, unknown>>, HasCanonicalDigest {
   readonly #source: DocumentSource;
   readonly #summary: DocumentSummary;
   /** Top-level members replaced (e.g. the gateway extension completed with the API's id). */
@@ -88,8 +93,8 @@ export class DocumentRef implements HasCanonicalDigest {
     return this[digestKey];
   }
 
-  /** The whole document, read again; throws SOURCE_CHANGED when its content changed. */
-  load(): Record<string, unknown> {
+  /** The whole document, read again; throws SourceError SOURCE_CHANGED when its content changed. */
+  read(): Record<string, unknown> {
     const value = this.#source.read();
     if (value === null || typeof value !== "object" || Array.isArray(value)) throw changed(this.#source.file);
     const read = value as Record<string, unknown>;
@@ -99,7 +104,7 @@ export class DocumentRef implements HasCanonicalDigest {
 
   /** Serialised, it is the document itself. */
   toJSON(): unknown {
-    return this.load();
+    return this.read();
   }
 }
 
@@ -112,7 +117,7 @@ export function isDocumentRef(value: unknown): value is DocumentRef {
  * parts without references are returned as they are).
  */
 export function materialize<T>(value: T): T {
-  return rewrite(value, (v) => (v instanceof DocumentRef ? v.load() : v !== null && typeof v === "object" ? descend : v)) as T;
+  return rewrite(value, (v) => (v instanceof DocumentRef ? v.read() : v !== null && typeof v === "object" ? descend : v)) as T;
 }
 
 /** A top-level member of a document held in memory or by reference. */

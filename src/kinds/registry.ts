@@ -2,6 +2,7 @@ import { apiDefinitionKind } from "./api-definition.js";
 import { apiProductKind } from "./api-product.js";
 import { clientTypeKind } from "./client-type.js";
 import { dashboardWebhookKind } from "./dashboard-webhook.js";
+import type { Deferred } from "../deferred.js";
 import type { KindModule, KindName, Spec } from "./kind.js";
 import { llmSettingsKind } from "./llm-settings.js";
 import { oauthClientKind } from "./oauth-client.js";
@@ -51,10 +52,12 @@ export function serverIdAddress(kind: string, serverId: string): Record<string, 
  * `providedApiId` hook): how an `apiRef` becomes the id a request carries, and what identities
  * are built from. A resource whose spec gives no id (an invalid one) provides none.
  */
-export function providedApiIds(resources: Iterable<{ readonly kind: string; readonly name: string; readonly spec: Spec }>): Map<string, string> {
+export function providedApiIds(resources: Iterable<{ readonly kind: string; readonly name: string; readonly spec: Deferred<Spec> }>): Map<string, string> {
   const ids = new Map<string, string>();
   for (const r of resources) {
-    const id = knownKind(r.kind)?.providedApiId?.(r.spec);
+    // only a kind that provides an API id has its spec read
+    const kind = knownKind(r.kind);
+    const id = kind?.providedApiId === undefined ? undefined : kind.providedApiId(r.spec.read());
     if (id !== undefined) ids.set(r.name, id);
   }
   return ids;

@@ -162,7 +162,7 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     const id = ids.get(resourceId(r))!;
     if (opts.only !== undefined && !opts.only.has(id)) continue;
     // a spec held as text is parsed on each read: once here
-    const spec = r.spec;
+    const spec = r.spec.read();
     const problems: Diagnostic[] = [];
     const { spec: resolved, secrets, readDocuments } = resolveSpec(r, spec, making.resolver, problems);
     if (problems.length > 0) {

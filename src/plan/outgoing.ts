@@ -84,7 +84,7 @@ export interface RequestMaking {
 /** A resource's request made again from its spec; SOURCE_CHANGED when a reference no longer resolves. */
 function makeRequest(r: Resource, making: RequestMaking): MadeRequest {
   const problems: Diagnostic[] = [];
-  const { spec, secrets } = resolveSpec(r, r.spec, making.resolver, problems);
+  const { spec, secrets } = resolveSpec(r, r.spec.read(), making.resolver, problems);
   if (problems.length > 0) throw sourceChanged(r);
   return { ...requestFor(r.kind, spec, secrets, making.hashKey, making.ctx), secrets };
 }

@@ -6,11 +6,13 @@
 import { materialize } from "../kinds/document-ref.js";
 import { operations, queryString } from "../contract/operations.js";
 import type { OperationName } from "../contract/operations.js";
+import type { Deferred } from "../deferred.js";
 import { InternalError } from "../errors.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { kindModule } from "../kinds/registry.js";
 import { isSensitiveMarker, sameAsMarker } from "../secrets/markers.js";
 import { holdsPayload } from "../record/lazy-record.js";
+import type { RecordHead } from "../record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 import { planAdoption } from "./adoption.js";
 import { inDoubtHint, isUpsert, upsertInDoubtNote } from "./in-doubt.js";
@@ -54,7 +56,8 @@ export interface PlannedChange {
   readonly reactivate?: boolean;
   /** Adopted: recorded under this server id instead of created (with an update where the kind has one). */
   readonly adopt?: { readonly serverId: string; readonly source: "repository" | "command" };
-  readonly fields: readonly FieldChange[];
+  /** What the change does to the object's fields: listed, or (a first apply) every field of the request (see `fieldChanges`). */
+  readonly fields: ChangeFields;
   /** Updates of ApiDefinition, OrgKey and OAuthClient: what the change does to consumers. */
   readonly compatibility?: Compatibility;
   /** The breaking part of `compatibility` (present, maybe empty, whenever it is). */
@@ -136,22 +139,27 @@ export interface ChangeContext {
   readonly hashKey: string | undefined;
 }
 
-/** The change one desired resource needs, given its record. */
 /**
- * The records whose payloads (what was applied, what was attempted) `planChange` and
- * `planOrphan` may read: all but those of resources recorded as applied, not adopted, whose
- * content hash is unchanged — for those the plan compares hashes only. Keep in step with them.
+ * Whether planning `d` (undefined: its resource left the repository) against `record` may read
+ * the record's payloads (what was applied, what was attempted). Not for a resource recorded as
+ * applied, not adopted, whose content hash is unchanged: its plan compares hashes only. The one
+ * rule on both sides: the state reads the payloads of exactly these records
+ * (`payloadsNeeded`), and `planChange` reads a payload only where it holds (`planUpdate` is
+ * given a `RecordHead`, which has none).
  */
+export function comparesPayloads(d: Desired | undefined, record: ResourceRecord): boolean {
+  return d === undefined || record.status !== "applied" || record.appliedHash !== d.hash || d.adopt !== undefined || record.adopted !== undefined;
+}
+
+/** The records whose payloads a plan of `desired` against `state` may read (see comparesPayloads). */
 export function payloadsNeeded(desired: readonly Desired[], state: StateSnapshot): Set<string> {
   const byId = new Map(desired.map((d) => [d.id, d]));
   const needed = new Set<string>();
-  for (const r of state.resources.values()) {
-    const d = byId.get(r.id);
-    if (d === undefined || r.status !== "applied" || r.appliedHash !== d.hash || d.adopt !== undefined || r.adopted !== undefined) needed.add(r.id);
-  }
+  for (const r of state.resources.values()) if (comparesPayloads(byId.get(r.id), r)) needed.add(r.id);
   return needed;
 }
 
+/** The change one desired resource needs, given its record. */
 export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: ChangeContext): Draft {
   const base = { id: d.id, kind: d.kind, name: d.name, source: d.source };
   const req = d.request;
@@ -188,8 +196,15 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
       notes: [...notes, adoption.note],
     };
   }
-  // what was applied is parsed (lazy-record.ts) only when it is compared: when the content hash differs
-  return record === undefined || !holdsPayload(record, "applied") ? planFirstApply(base, d, record, notes, ctx) : planUpdate(base, d, record, notes, ctx);
+  if (record === undefined || !holdsPayload(record, "applied")) return planFirstApply(base, d, record, notes, ctx);
+  // the same content hash means the same content: no field-by-field comparison needed. What was
+  // applied is parsed (lazy-record.ts) only here, and documents held by reference are read once,
+  // for the diff and its classification
+  const changed =
+    comparesPayloads(d, record) && record.appliedHash !== d.hash
+      ? { before: materialize(record.applied ?? {}), after: materialize(req.readCompare()) }
+      : undefined;
+  return planUpdate(base, d, record, changed, notes, ctx);
 }
 
 /** Every field of a request's `compare`, as added (read once: it may be parsed on each read). */
@@ -201,28 +216,37 @@ function allFields(compare: Readonly<Record<string, unknown>>): FieldChange[] {
         .flatMap((k) => diffValues(undefined, compare[k], [k]));
 }
 
-/*
- * A create's field changes, read from its desired resource on each read: an enumerable
- * accessor (one getter shared by all, so changes share their hidden classes) over a hidden
- * property holding the desired resource. Spreads, JSON and deep equality see the fields.
+/**
+ * A first apply's field changes (a create, or an update of a kind that cannot be created):
+ * every field of its desired request, as added. Made from the request when read, not held
+ * beside it — a first plan of 100,000 resources would otherwise hold each request a second
+ * time as field changes. `read()` makes them again each time from `desired.request.compare`
+ * and fails as reading that compare fails (see PlannedRequest in desired.ts).
  */
-const desiredKey = Symbol("desired");
-function createFields(this: { readonly [desiredKey]: Desired }): FieldChange[] {
-  return allFields(this[desiredKey].request.readCompare());
+export class RequestFields implements Deferred<readonly FieldChange[]> {
+  /** Public so that deep equality compares changes by their desired resource (its content hash). */
+  readonly desired: Desired;
+
+  constructor(desired: Desired) {
+    this.desired = desired;
+  }
+
+  read(): readonly FieldChange[] {
+    return allFields(this.desired.request.readCompare());
+  }
+
+  /** Serialised (a plan in JSON, saved or sent), the fields themselves. */
+  toJSON(): readonly FieldChange[] {
+    return this.read();
+  }
 }
 
-/**
- * A draft's `fields` standing for every field of its desired resource's request (a first
- * apply's create or update): the planner replaces it with `fieldsOf` once the change is
- * complete, so that a first plan of 100,000 resources does not hold each request again.
- */
-export const allFieldsOfDesired: readonly FieldChange[] = Object.freeze([]);
+/** A change's fields: listed, or deferred to its request (a plan read back from JSON always lists them). */
+export type ChangeFields = readonly FieldChange[] | RequestFields;
 
-/** `change` with `fields` read as `allFields` of `d`'s request (what planFirstApply lists). */
-export function fieldsOf<T extends object>(change: object, d: Desired): T {
-  Object.defineProperty(change, desiredKey, { value: d, enumerable: false, writable: true, configurable: false });
-  Object.defineProperty(change, "fields", { get: createFields, enumerable: true, configurable: false });
-  return change as T;
+/** The field changes of a change, made from its request when they are deferred to it. */
+export function fieldChanges(change: Pick<PlannedChange, "fields">): readonly FieldChange[] {
+  return change.fields instanceof RequestFields ? change.fields.read() : change.fields;
 }
 
 /** Nothing of the resource was applied yet: it is created (or, for a kind without create, updated in place). */
@@ -231,8 +255,8 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
   const address = { ...req.address, ...record?.address };
   // a trigger recorded in doubt was sent once: never again (see upsertInDoubtNote)
   const reset = req.trigger !== undefined && req.trigger !== record?.trigger;
-  // every field of the request: read from the desired resource when shown (see fieldsOf)
-  const fields = allFieldsOfDesired;
+  // every field of the request: made from it when read (see RequestFields)
+  const fields = new RequestFields(d);
   if (record?.status === "failed") notes.push(`the last attempt failed: ${record.error ?? "unknown error"}`);
   if (record?.status === "in-doubt" && req.update !== undefined) {
     // an upsert whose write is in doubt: written again, as an update (it may exist now)
@@ -267,14 +291,19 @@ function planFirstApply(base: Base, d: Desired, record: ResourceRecord | undefin
   };
 }
 
-/** The resource was applied before: compared with what was applied, it is left alone, updated or blocked. */
-function planUpdate(base: Base, d: Desired, record: ResourceRecord, notes: string[], ctx: ChangeContext): Draft {
+/** What was applied and what is desired, both read, when their content hashes differ. */
+interface Compared {
+  readonly before: Readonly<Record<string, unknown>>;
+  readonly after: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The resource was applied before: compared with what was applied (`changed`, read by the
+ * caller), it is left alone, updated or blocked. Its record comes without payloads.
+ */
+function planUpdate(base: Base, d: Desired, record: RecordHead, changed: Compared | undefined, notes: string[], ctx: ChangeContext): Draft {
   const req = d.request;
   const address = { ...req.address, ...record.address };
-  // the same content hash means the same content: no field-by-field comparison needed
-  // documents held by reference are read once here, for the diff and its classification; what
-  // was applied is parsed (lazy-record.ts) only here too
-  const changed = record.appliedHash === d.hash ? undefined : { before: materialize(record.applied ?? {}), after: materialize(req.readCompare()) };
   const fields =
     changed === undefined
       ? []

@@ -13,7 +13,7 @@ export function selectionItem(r: Resource): SelectionItem {
     kind: r.kind,
     labels: r.labels,
     dependsOn: kindModule(r.kind)
-      .references(r.spec)
+      .references(r.spec.read())
       .map((ref) => `${ref.kind}/${ref.name}`),
   };
 }
@@ -43,7 +43,7 @@ function declaredObjects(resources: readonly Resource[]): Map<string, string> {
   for (const r of resources) {
     const kind = kindModule(r.kind);
     if (kind.deactivation === undefined) continue;
-    const key = kind.identity(r.spec, (name) => apis.get(name));
+    const key = kind.identity(r.spec.read(), (name) => apis.get(name));
     if (key !== undefined && !keys.has(key)) keys.set(key, resourceId(r));
   }
   return keys;

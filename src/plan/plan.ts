@@ -21,7 +21,7 @@ import { perInterface } from "../contract/interfaces.js";
 import type { InterfaceName, PerInterface } from "../contract/interfaces.js";
 import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
-import { allFieldsOfDesired, fieldsOf, isExecutable, planChange, refuseUnaddressable } from "./plan-change.js";
+import { fieldChanges, isExecutable, planChange, refuseUnaddressable } from "./plan-change.js";
 import { planOrphan } from "./orphan.js";
 import type { Action, ChangeContext, Draft, PlannedChange } from "./plan-change.js";
 
@@ -146,7 +146,7 @@ export function planDigest(changes: readonly PlannedChange[]): string {
   // the canonical form of the whole list, hashed change by change: one change's text in memory
   // at a time instead of the whole plan's; documents held by reference count by their digest
   const hash = createHash("sha256").update("[");
-  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalWith(c, hideMarkers)}`));
+  changes.forEach((c, i) => hash.update(`${i === 0 ? "" : ","}${canonicalWith({ ...c, fields: fieldChanges(c) }, hideMarkers)}`));
   return hash.update("]").digest("hex");
 }
 
@@ -154,21 +154,11 @@ const hideMarkers = (value: unknown): unknown => (isSensitiveMarker(value) ? "(s
 
 const kindOrder = (kind: string): number => (isKindName(kind) ? kindNames.indexOf(kind) : kindNames.length);
 
-/**
- * The change in its wave. A first apply (a create, or an update of a kind the interfaces cannot
- * create) lists every field of its request (`allFieldsOfDesired`): those are read from the
- * desired resource when shown, not kept twice — a first plan of 100,000 resources would
- * otherwise hold each request again as field changes.
- */
-function withWave(draft: Draft, wave: number, d?: Desired): PlannedChange {
+/** The change in its wave. */
+function withWave(draft: Draft, wave: number): PlannedChange {
   // most changes have no note: they share one empty list
   const notes = draft.notes.length === 0 ? noNotes : draft.notes;
-  if (d === undefined || draft.fields !== allFieldsOfDesired) return { ...draft, notes, wave };
-  const change: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(draft)) if (k !== "fields") change[k] = v;
-  change.notes = notes;
-  change.wave = wave;
-  return fieldsOf<PlannedChange>(change, d);
+  return { ...draft, notes, wave };
 }
 
 const noNotes: readonly string[] = Object.freeze([]);
@@ -204,7 +194,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
   const ctx: ChangeContext = { batching, reassert: options.reassert === true, claims: adoptionClaims(desired, state), hashKey: options.hashKey };
   const present = options.selection?.present ?? new Set(desired.map((d) => d.id));
   const moves = planMoves(desired, state, present);
-  const planned: PlannedChange[] = desired.map((d) => withWave(refuseUnaddressable(planResource(d, state, moves, ctx)), waveOf.get(d.id) ?? 1, d));
+  const planned: PlannedChange[] = desired.map((d) => withWave(refuseUnaddressable(planResource(d, state, moves, ctx)), waveOf.get(d.id) ?? 1));
   const orphanWave = waves.waves.length + 1;
   const inScope = (record: ResourceRecord): boolean => options.selection?.includesRecord(record) !== false;
   for (const record of state.resources.values()) {

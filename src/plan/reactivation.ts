@@ -5,7 +5,7 @@
  * were (the record's content hash then matches, but the server holds it switched off).
  */
 import { knownKind } from "../kinds/registry.js";
-import type { ResourceRecord } from "../record/state.js";
+import type { RecordHead } from "../record/lazy-record.js";
 import type { Desired } from "./desired.js";
 import type { FieldChange } from "./diff.js";
 
@@ -17,7 +17,7 @@ export interface PlannedReactivation {
 }
 
 /** Undefined when nothing needs switching on (never deactivated, or the spec itself asks for it off). */
-export function reactivationOf(d: Desired, record: ResourceRecord): PlannedReactivation | undefined {
+export function reactivationOf(d: Desired, record: RecordHead): PlannedReactivation | undefined {
   const deactivation = knownKind(d.kind)?.deactivation;
   if (record.deactivatedAt === undefined || deactivation === undefined) return undefined;
   if (deactivation.reactivation.declaresInactive(d.request.readCompare())) return undefined;

@@ -8,6 +8,7 @@ import { selectionLine } from "../select/selection-text.js";
 import type { FieldChange } from "./diff.js";
 import { codeSpan, escapeHtml, fenced, inlineText, plainText } from "./markdown-inline.js";
 import type { Plan } from "./plan.js";
+import { fieldChanges } from "./plan-change.js";
 import type { Action, PlannedChange } from "./plan-change.js";
 import {
   breakingMark,
@@ -57,11 +58,12 @@ function section(c: PlannedChange): string {
   if (c.reason !== undefined) body.push(`# ${c.reason}`);
   if (c.operation !== undefined) body.push(`# ${callText(c)}`);
   const maxFields = 80;
-  for (const f of c.fields.slice(0, maxFields)) body.push(...diffLines(f));
-  if (c.fields.length > maxFields) body.push(`# … ${c.fields.length - maxFields} more field changes not shown`);
+  const changed = fieldChanges(c);
+  for (const f of changed.slice(0, maxFields)) body.push(...diffLines(f));
+  if (changed.length > maxFields) body.push(`# … ${changed.length - maxFields} more field changes not shown`);
   for (const n of c.notes) body.push(`# note: ${n}`);
   if (c.hint !== undefined) body.push(`# hint: ${c.hint}`);
-  const fields = c.fields.length > 0 ? ` (${c.fields.length} field${c.fields.length === 1 ? "" : "s"})` : "";
+  const fields = changed.length > 0 ? ` (${changed.length} field${changed.length === 1 ? "" : "s"})` : "";
   const moved = c.moved === undefined ? "" : ` ${escapeHtml(movedText(c))}`;
   const summary = `${icon[c.action]} <code>${escapeHtml(c.id)}</code> — ${c.action}${moved}${isBreaking(c) ? ` <b>${breakingMark}</b>` : ""}${fields}`;
   return `<details${isBreaking(c) ? " open" : ""}><summary>${summary}</summary>\n\n${compatibilityBlock(c)}${fenced("diff", body.join("\n"))}\n\n</details>\n`;

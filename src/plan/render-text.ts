@@ -4,6 +4,7 @@ import { painter } from "../style.js";
 import type { Paint, Style } from "../style.js";
 import type { FieldChange } from "./diff.js";
 import type { Plan } from "./plan.js";
+import { fieldChanges } from "./plan-change.js";
 import type { Action, PlannedChange } from "./plan-change.js";
 import {
   breakingMark,
@@ -56,7 +57,7 @@ function changeLines(c: PlannedChange, paint: Paint): string[] {
   ];
   if (c.reason !== undefined) lines.push(`      ${c.reason}`);
   for (const l of compatibilityLines(c)) lines.push(`      ${l.startsWith(breakingMark) ? paint("red", l) : paint("dim", l)}`);
-  for (const f of c.fields) lines.push(`      ${fieldLine(f)}`);
+  for (const f of fieldChanges(c)) lines.push(`      ${fieldLine(f)}`);
   for (const n of c.notes) lines.push(paint("dim", `      note: ${n}`));
   if (c.hint !== undefined) lines.push(paint("dim", `      hint: ${c.hint}`));
   return lines;

@@ -15,6 +15,9 @@ import type { ResourceRecord } from "./state.js";
 export const payloadFields = ["applied", "attempted", "response", "health"] as const;
 export type PayloadField = (typeof payloadFields)[number];
 
+/** A record without its payloads: all a reader that must not parse them (or that was not given them) may see. */
+export type RecordHead = Omit<ResourceRecord, PayloadField>;
+
 /** Stands for a payload the record holds but that was not read from storage (see ReadOptions). */
 export const unreadPayload: unique symbol = Symbol("payload not read");
 

@@ -5,6 +5,7 @@
  * other errors rather than after those are fixed; suggestions consider every written name.
  */
 import { closest } from "fastest-levenshtein";
+import type { Deferred } from "../deferred.js";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { KindName, Spec } from "../kinds/kind.js";
@@ -19,8 +20,8 @@ import type { Locate } from "./findings.js";
 export interface WrittenResource {
   readonly kind: KindName;
   readonly name: string;
-  /** The spec as written (an object; `{}` when it is not one). */
-  readonly spec: Spec;
+  /** The spec as written (an object; `{}` when it is not one): its JSON text in a one-shot command. */
+  readonly spec: Deferred<Spec>;
   readonly source: { readonly file: string; readonly index: number; readonly line: number };
 }
 
@@ -67,7 +68,7 @@ export function crossCheck(
     }
   }
   for (const r of resources) {
-    for (const ref of kindModule(r.kind).references(r.spec)) {
+    for (const ref of kindModule(r.kind).references(r.spec.read())) {
       // A target that is written but invalid has its own error; do not cascade.
       if (names.has(`${ref.kind}/${ref.name}`)) continue;
       const known = [...names.values()]
@@ -98,7 +99,7 @@ function duplicateIdentities(
   const identities = new Map<string, WrittenResource>();
   for (const w of written) {
     if (bad.has(keyOf(w.source))) continue;
-    const id = kindModule(w.kind).identity(w.spec, (name) => apiIds.get(name));
+    const id = kindModule(w.kind).identity(w.spec.read(), (name) => apiIds.get(name));
     // identities are built from the spec's fields; an invalid spec may lack them
     if (id === undefined || /\bundefined\b|\[object /.test(id)) continue;
     const first = identities.get(id);

@@ -7,12 +7,11 @@
  * secret references, the attached document → across resources (cross-checks).
  * Nothing stops at the first problem; every stage reports all it finds.
  */
+import { HeldValue, JsonText } from "../deferred.js";
 import { compareDiagnostics, ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { holdText } from "../kinds/json-text.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Spec } from "../kinds/kind.js";
-import { TextResource } from "../kinds/resource.js";
 import type { Resource, ResourceSource } from "../kinds/resource.js";
 import { resolveAttachedFiles } from "../load/attached-files.js";
 import type { FileReference } from "../load/attached-files.js";
@@ -190,9 +189,9 @@ function shared(entries: unknown, seen: Map<string, Readonly<Record<string, stri
 /** A document as written, valid or not: its spec an object (`{}` when it is not one), read from its text on each use when it came as text. */
 function writtenResource(file: FileVerdict, doc: DocumentVerdict): WrittenResource {
   const base = { kind: doc.kind!, name: doc.name!, source: { file: file.path, index: doc.index, line: doc.line } };
-  if (doc.text !== undefined) return holdText<WrittenResource>(base, "spec", doc.text.spec);
+  if (doc.text !== undefined) return { ...base, spec: new JsonText<Spec>(doc.text.spec) };
   const spec = (doc.value as { spec?: unknown }).spec;
-  return { ...base, spec: (spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec };
+  return { ...base, spec: new HeldValue((spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec) };
 }
 
 interface Candidate {
@@ -382,7 +381,7 @@ class Run {
       ...(attachedSource === undefined ? {} : { definitionSource: attachedSource }),
     };
     // a compact check's spec stays the text it came as: parsed on each read
-    return doc.text === undefined ? { ...fields, spec: finalSpec } : new TextResource(fields, doc.text.spec);
+    return { ...fields, spec: doc.text === undefined ? new HeldValue(finalSpec) : new JsonText<Spec>(doc.text.spec) };
   }
 
   private checkSecrets(refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }): number {

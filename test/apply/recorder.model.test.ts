@@ -11,6 +11,7 @@
  * - every record marked applied exists on the server.
  * Once the faults stop, a few resolve-and-apply rounds converge: nothing left to do.
  */
+import { HeldValue } from "../../src/deferred.js";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BatchSender } from "../../src/apply/batch.js";
@@ -100,7 +101,7 @@ const resource = (kind: Resource["kind"], name: string, spec: Record<string, unk
   name,
   labels: {},
   annotations: {},
-  spec,
+  spec: new HeldValue(spec),
   source,
 });
 

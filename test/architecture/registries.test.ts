@@ -32,6 +32,7 @@ import { credentialVariables } from "../../src/config/credentials.js";
 import { painter } from "../../src/style.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { projectRoot, removeTempRepos } from "../helpers/temp-repo.js";
+import { HeldValue } from "../../src/deferred.js";
 
 afterAll(removeTempRepos);
 
@@ -187,7 +188,7 @@ describe("the kind hooks", () => {
   });
 
   it("take the API ids references resolve to from the kinds that provide them", () => {
-    const resources = [{ kind: "PortalWebhook", name: "crm", spec: { apiId: "not-an-api" } }];
+    const resources = [{ kind: "PortalWebhook", name: "crm", spec: new HeldValue<Readonly<Record<string, unknown>>>({ apiId: "not-an-api" }) }];
     expect(providedApiIds(resources)).toEqual(new Map());
     const restore = withHooks(kindModule("PortalWebhook"), { providedApiId: (spec) => String(spec.apiId) });
     try {

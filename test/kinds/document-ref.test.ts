@@ -97,7 +97,7 @@ describe("a document held by reference", () => {
     // small members are kept as their canonical text only: the tree is not held for them
     expect(() => documentMember(ref, "openapi")).toThrow(/read without loading/);
     expect(reads).toBe(0);
-    expect(ref.load()).toEqual(tree);
+    expect(ref.read()).toEqual(tree);
     expect(reads).toBe(1);
     // a plan shows it by its file, without reading it
     expect(showValue(ref)).toBe(`(the document in ${file})`);
@@ -109,11 +109,11 @@ describe("a document held by reference", () => {
     const file = path.join(root, "api.yaml");
     const tree = readDocumentSync(file, "api.yaml", 0) as Record<string, unknown>;
     const ref = new DocumentRef({ file: "api.yaml", read: () => readDocumentSync(file, "api.yaml", 0) }, summarise(tree, []));
-    expect(ref.load()).toEqual(tree);
+    expect(ref.read()).toEqual(tree);
     await writeFile(file, "openapi: 3.0.0\ninfo: { title: changed, version: '1' }\npaths: {}\n");
-    expect(() => ref.load()).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED", message: "api.yaml changed after it was validated" }));
+    expect(() => ref.read()).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED", message: "api.yaml changed after it was validated" }));
     expect(() => JSON.stringify(ref)).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED" }));
     await writeFile(file, "not: [valid");
-    expect(() => ref.load()).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED" }));
+    expect(() => ref.read()).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED" }));
   });
 });

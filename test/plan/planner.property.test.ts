@@ -6,6 +6,7 @@
  */
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { fieldChanges } from "../../src/plan/plan-change.js";
 import { computePlan, hasChanges } from "../../src/plan/plan.js";
 import { renderPlan } from "../../src/plan/render.js";
 import { desiredFrom, doc, emptyState, planOptions, recordPlan } from "../helpers/plan.js";
@@ -142,7 +143,7 @@ describe("planner properties", () => {
         const after = await desiredFrom(f, { env: Object.fromEntries(rotated.map((s, i) => [`SECRET_${i}`, s])) });
         const plan = computePlan(after.desired, state, planOptions);
         const changedOrgKeys = plan.changes.filter((c) => c.kind === "OrgKey");
-        for (const c of changedOrgKeys) expect(c.fields.some((x) => x.path === "hmac_string")).toBe(true);
+        for (const c of changedOrgKeys) expect(fieldChanges(c).some((x) => x.path === "hmac_string")).toBe(true);
         for (const out of [renderPlan(plan, "text"), renderPlan(plan, "markdown"), renderPlan(plan, "json")]) {
           for (const secret of [...repo.secrets, ...rotated]) expect(out.includes(secret)).toBe(false);
         }

@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { PlanError } from "../../src/errors.js";
 import { planWaves } from "../../src/plan/graph.js";
 import { computePlan, hasChanges } from "../../src/plan/plan.js";
+import { fieldChanges } from "../../src/plan/plan-change.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { canonical } from "../../src/kinds/canonical.js";
 import { sensitiveKey } from "../../src/secrets/markers.js";
@@ -50,7 +51,7 @@ describe("create", () => {
       ["DashboardWebhook/dash", "create", "POST", "/api/hooks"],
       ["LlmSettings/llm", "create", "POST", "/llm-settings"],
     ]);
-    expect(change(plan, "OrgKey/acme").fields).toEqual([{ path: "rate", op: "add", after: 10 }]);
+    expect(fieldChanges(change(plan, "OrgKey/acme"))).toEqual([{ path: "rate", op: "add", after: 10 }]);
     expect(hasChanges(plan)).toBe(true);
   });
 
@@ -67,10 +68,9 @@ describe("create", () => {
     expect(change(plan, "OAuthClient/app")).toMatchObject({ action: "update", operation: { path: "/gw/oauth/clients/petstore-v1/app-1" } });
     // as a create's, its fields are every field of the request, read from the desired resource when shown (not held twice)
     const client = change(plan, "OAuthClient/app");
-    expect(client.fields.map((f) => f.path)).toEqual(["description", "meta_data", "policy_id", "redirect_uri"]);
-    expect(client.fields.every((f) => f.op === "add")).toBe(true);
-    expect((JSON.parse(JSON.stringify(client)) as PlannedChange).fields).toEqual(client.fields);
-    for (const c of [client, api]) expect(typeof Object.getOwnPropertyDescriptor(c, "fields")?.get, c.id).toBe("function");
+    expect(fieldChanges(client).map((f) => f.path)).toEqual(["description", "meta_data", "policy_id", "redirect_uri"]);
+    expect(fieldChanges(client).every((f) => f.op === "add")).toBe(true);
+    expect((JSON.parse(JSON.stringify(client)) as PlannedChange).fields).toEqual(fieldChanges(client));
   });
 
   it("adopts an existing portal webhook given its id: an update, not a create", async () => {
@@ -95,7 +95,7 @@ describe("update and no-op", () => {
       action: "update",
       fields: [{ path: "definition.info.title", op: "change", before: "Petstore", after: "Pet Store" }],
     });
-    expect(change(changed, "OrgKey/acme").fields).toEqual([
+    expect(fieldChanges(change(changed, "OrgKey/acme"))).toEqual([
       { path: "rate", op: "change", before: 10, after: 20 },
       { path: "tags", op: "change", before: ["a"], after: ["a", "b"] },
     ]);
@@ -104,7 +104,7 @@ describe("update and no-op", () => {
   it("shows removed fields, and sends OAuth clients whole (a removed field is cleared)", async () => {
     const client = (extra: string): string => doc("OAuthClient", "app", `apiId: api\nclientId: c\n${extra}`);
     const plan = await replan({ "c.yaml": client("redirect_uri: https://x\ndescription: d") }, { "c.yaml": client("redirect_uri: https://x") });
-    expect(change(plan, "OAuthClient/app").fields).toEqual([{ path: "description", op: "change", before: "d", after: "" }]);
+    expect(fieldChanges(change(plan, "OAuthClient/app"))).toEqual([{ path: "description", op: "change", before: "d", after: "" }]);
   });
 
   it("retries a resource whose last attempt failed", async () => {
@@ -144,7 +144,7 @@ describe("stability: nothing but a real change makes a diff", () => {
         ? { "k.json": JSON.stringify({ apiVersion: "gatesync.dev/v1", kind: "OrgKey", metadata: { name: "acme" }, spec: { keyId: "org-acme", rate: 10 } }) }
         : { "r.yaml": b };
     const plan = await replan({ "r.yaml": a }, after);
-    expect(plan.changes.map((c) => [c.id, c.action, c.fields])).toEqual([[plan.changes[0]!.id, "no-op", []]]);
+    expect(plan.changes.map((c) => [c.id, c.action, fieldChanges(c)])).toEqual([[plan.changes[0]!.id, "no-op", []]]);
   });
 
   it("never diffs the fields an app-type provider derives", async () => {
@@ -162,7 +162,7 @@ describe("stability: nothing but a real change makes a diff", () => {
     expect(change(plan, "ClientType/m2m").action).toBe("no-op");
     // for a regular provider the same edit is a change
     const regular = await replan({ "c.yaml": ct("client_secret_post", "pkce") }, { "c.yaml": ct("client_secret_basic", "pkce") });
-    expect(change(regular, "ClientType/m2m").fields).toEqual([
+    expect(fieldChanges(change(regular, "ClientType/m2m"))).toEqual([
       { path: "TokenEndpointAuthMethod", op: "change", before: "client_secret_post", after: "client_secret_basic" },
     ]);
   });
@@ -189,7 +189,7 @@ describe("blocked", () => {
     expect(c.action).toBe("blocked");
     expect(c.reason).toMatch(reason);
     expect(c.hint).toMatch(/by hand|new metadata.name|new name/);
-    expect(c.fields.length).toBe(1);
+    expect(fieldChanges(c).length).toBe(1);
     expect(c.operation).toBeUndefined();
     expect(hasChanges(plan)).toBe(false);
   });
@@ -236,8 +236,8 @@ describe("secrets and quota resets", () => {
     const plan = await replan({ "k.yaml": key }, { "k.yaml": key }, { env: { HMAC: "first-value-123" }, envAfter: { HMAC: "second-value-456" } });
     const c = change(plan, "OrgKey/acme");
     expect(c.action).toBe("update");
-    expect(c.fields).toHaveLength(1);
-    expect(c.fields[0]).toMatchObject({
+    expect(fieldChanges(c)).toHaveLength(1);
+    expect(fieldChanges(c)[0]).toMatchObject({
       path: "hmac_string",
       op: "change",
       before: { $sensitive: expect.any(String) as string },
@@ -337,7 +337,7 @@ describe("order, dependencies and calls", () => {
       [2, "OrgKey/acme"],
       [2, "ApiProduct/shop"],
     ]);
-    expect(change(plan, "OrgKey/acme").fields[0]).toMatchObject({ path: "access_rights", after: { p: { api_id: "petstore-v1" } } });
+    expect(fieldChanges(change(plan, "OrgKey/acme"))[0]).toMatchObject({ path: "access_rights", after: { p: { api_id: "petstore-v1" } } });
   });
 
   it("names cycles", () => {

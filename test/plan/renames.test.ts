@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { hasBreaking } from "../../src/plan/breaking/classify.js";
 import { hasBlocked, hasChanges } from "../../src/plan/plan.js";
 import type { Plan } from "../../src/plan/plan.js";
+import { fieldChanges } from "../../src/plan/plan-change.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";
 import { renderPlan } from "../../src/plan/render.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
@@ -70,7 +71,7 @@ describe("renames", () => {
     const c = change(plan, "OrgKey/acme-main");
     expect(c).toMatchObject({ action: "update", moved: { from: "OrgKey/acme" }, operation: { path: "/gw/org/keys/org-acme", query: "" } });
     expect(c.quotaReset).toBeUndefined();
-    expect(c.fields).toEqual([{ path: "rate", op: "change", before: 10, after: 20 }]);
+    expect(fieldChanges(c)).toEqual([{ path: "rate", op: "change", before: 10, after: 20 }]);
     expect(plan.summary.deactivate).toBe(0);
   });
 
@@ -224,7 +225,7 @@ describe("reactivation", () => {
     const revert = await next(off, files, { orphans: "deactivate" });
     const c = change(revert, "ApiDefinition/petstore");
     expect(c).toMatchObject({ action: "update", reactivate: true, operation: { method: "PATCH", path: "/gw/apis/oas/petstore-v1" } });
-    expect(c.fields).toEqual([{ path: "definition.x-gw-api-gateway.info.state.active", op: "change", before: false, after: true }]);
+    expect(fieldChanges(c)).toEqual([{ path: "definition.x-gw-api-gateway.info.state.active", op: "change", before: false, after: true }]);
     expect(c.breaking ?? []).toEqual([]);
     expect(revert.summary.reactivate).toBe(1);
     expect(renderPlan(revert, "text")).toContain("[reactivate]");

@@ -41,8 +41,8 @@ describe("the example repository", () => {
     expect(result.diagnostics.every((d) => d.code === "SECRET_UNRESOLVED" && d.severity === "warning")).toBe(true);
     // the definitionFile is the resource's definition: held by reference, read again on demand
     const petstore = result.resources.find((r) => r.name === "petstore")!;
-    expect(isDocumentRef(petstore.spec.definition)).toBe(true);
-    expect((materialize(petstore.spec.definition) as { info: { title: string } }).info.title).toBe("Swagger Petstore");
+    expect(isDocumentRef(petstore.spec.read().definition)).toBe(true);
+    expect((materialize(petstore.spec.read().definition) as { info: { title: string } }).info.title).toBe("Swagger Petstore");
     expect(petstore.definitionSource?.file).toBe("openapi/petstore.yaml");
   });
 
@@ -302,7 +302,7 @@ describe("incremental loading", () => {
     const fresh = await new RepositoryValidator().validate({ root: dir });
     expect(changed.diagnostics).toEqual(fresh.diagnostics);
     expect(changed.resources).toEqual(fresh.resources);
-    expect(changed.resources.find((r) => r.name === "b")?.spec.rate).toBe(7);
+    expect(changed.resources.find((r) => r.name === "b")?.spec.read().rate).toBe(7);
   });
 });
 

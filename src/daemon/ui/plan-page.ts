@@ -1,4 +1,5 @@
 /** What the next run would do, laid out like the markdown plan: a summary table, then each change's details. */
+import { fieldChanges } from "../../plan/plan-change.js";
 import { summaryLine } from "../../plan/render.js";
 import { diagnosticsList } from "./overview-page.js";
 import { badge, html, shortCommit } from "./html.js";
@@ -24,7 +25,7 @@ ${
       )}</tbody></table>
 ${changes.map(
   (c) =>
-    html`<details class="change"><summary>${badge(c.action)} ${c.id}</summary>${c.reason === undefined ? "" : html`<p>${c.reason}</p>`}${c.hint === undefined ? "" : html`<p class="hint">${c.hint}</p>`}${breakingList(c)}${fieldList(c.fields)}</details>`,
+    html`<details class="change"><summary>${badge(c.action)} ${c.id}</summary>${c.reason === undefined ? "" : html`<p>${c.reason}</p>`}${c.hint === undefined ? "" : html`<p class="hint">${c.hint}</p>`}${breakingList(c)}${fieldList(fieldChanges(c))}</details>`,
 )}`
 }`;
 }

@@ -5,6 +5,7 @@
  */
 import type { FieldChange } from "../../plan/diff.js";
 import { inDoubtSteps } from "../../plan/in-doubt.js";
+import { fieldChanges } from "../../plan/plan-change.js";
 import type { PlannedChange } from "../../plan/plan-change.js";
 import { showValue } from "../../plan/render.js";
 import { isSensitiveMarker } from "../../secrets/markers.js";
@@ -61,7 +62,7 @@ function changeSection(row: ResourceRow): Html {
     ...(c.reason === undefined ? [] : ([["why", c.reason]] as const)),
     ...(c.hint === undefined ? [] : ([["what to do", c.hint]] as const)),
     ...(c.source === undefined ? [] : ([["file", `${c.source.file}:${c.source.line}`]] as const)),
-  ])}${fieldList(c.fields)}`;
+  ])}${fieldList(fieldChanges(c))}`;
 }
 
 function historySection(items: readonly ResourceHistoryItem[], row: ResourceRow): Html {
