@@ -12,6 +12,7 @@ import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { silentLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { launchBrowser, pageProblems } from "../helpers/browser.js";
 import { eventually } from "../helpers/daemon-process.js";
 import { doc } from "../helpers/plan.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
@@ -113,4 +114,32 @@ describe("a daemon of two environments", () => {
     expect(metrics).toMatch(/gatesync_runs_total\{result="\w+",environment="staging"\}/);
     expect(metrics).toMatch(/gatesync_synced\{environment="production"\} 1/);
   });
+
+  it("switches environments in a real browser: each page shows its own environment's resources", async () => {
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      const problems = pageProblems(page);
+      await page.goto(`${daemon.url}/`);
+      expect(new URL(page.url()).pathname).toBe("/environments/staging/");
+      expect(await page.title()).toContain("staging");
+      await page.locator("nav.environments").getByRole("link", { name: "production" }).click();
+      await page.waitForURL(/\/environments\/production\/$/);
+      expect(await page.title()).toContain("production");
+      expect(await page.locator('nav.environments a[aria-current="page"]').textContent()).toBe("production");
+      // the same kind of page, of the other environment: production's org key has its own rate
+      await page.goto(`${daemon.url}/environments/production/resources/OrgKey/acme`);
+      const applied = JSON.parse((await page.locator("section", { hasText: "Last applied request" }).locator("pre.json").textContent()) ?? "{}") as {
+        rate?: unknown;
+      };
+      expect(applied.rate).toBe(30);
+      await page.locator("nav.environments").getByRole("link", { name: "staging" }).click();
+      await page.waitForURL(/\/environments\/staging\//);
+      expect(await page.title()).toContain("staging");
+      expect(problems).toEqual([]);
+      await page.close();
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
