@@ -92,8 +92,13 @@ export interface FileVerdict {
 
 /** `syncRead`: on a worker thread, whose only work this is. */
 export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
-  const read = await readResourceFile(file, ctx.limits, syncRead);
-  const locate = locateWith(read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]));
+  // with rulesets nearly every OpenAPI document has findings: the trees the reader made locate
+  // them (held while this file is checked), instead of a second parse of the file
+  const read = await readResourceFile(file, ctx.limits, syncRead, ctx.rules !== undefined);
+  const locate = locateWith(
+    read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]),
+    read.trees === undefined ? undefined : new Map([[file.path, read.trees]]),
+  );
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
   const rulesets = rulesetsFor(ctx.rules, file, read.text);
   const documents: DocumentVerdict[] = [];
