@@ -12,6 +12,7 @@ import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
+import type { FindingsMemo } from "./findings-cache.js";
 import { speedUpSpectral } from "./spectral-speed.js";
 
 const require = createRequire(import.meta.url);
@@ -39,6 +40,8 @@ export interface RulesetCode {
 export interface RulesetsCode {
   readonly openapi?: RulesetCode;
   readonly resources?: RulesetCode;
+  /** Where each file's findings are kept across processes (findings-cache.ts); none without. */
+  readonly cacheDir?: string;
 }
 
 interface SpectralResult {
@@ -131,8 +134,18 @@ export class RuleRunner {
     const key = contentKey === undefined ? undefined : `${place.file}\0${place.index}\0${(place.base ?? []).join("\0")}\0${contentKey}`;
     const kept = key === undefined ? undefined : this.seen.get(key);
     if (kept !== undefined) return kept;
+    const found = await this.lint(value, place, absolute, locate);
+    if (key !== undefined) {
+      // bounded: a daemon's thread keeps the documents of one repository, not of every commit
+      if (this.seen.size >= 50_000) this.seen.delete(this.seen.keys().next().value!);
+      this.seen.set(key, found);
+    }
+    return found;
+  }
+
+  private async lint(value: unknown, place: Place, absolute: string, locate: Locate): Promise<readonly Diagnostic[]> {
     const results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: () => undefined });
-    const found = results.map((r): Diagnostic => {
+    return results.map((r): Diagnostic => {
       const full = [...(place.base ?? []), ...pathIn(value, r.path)];
       // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
       const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
@@ -148,11 +161,22 @@ export class RuleRunner {
         ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
       };
     });
-    if (key !== undefined) {
-      // bounded: a daemon's thread keeps the documents of one repository, not of every commit
-      if (this.seen.size >= 50_000) this.seen.delete(this.seen.keys().next().value!);
-      this.seen.set(key, found);
-    }
+  }
+}
+
+/**
+ * A ruleset as a file's checks use it: the findings cache's entry first (`memo`, keyed by the
+ * file's content), the runner — and Spectral with it — only for a document the entry lacks.
+ */
+export class RulesetCheck {
+  constructor(readonly ruleset: RulesetCode) {}
+
+  async check(value: unknown, place: Place, absolute: string, locate: Locate, contentKey?: string, memo?: FindingsMemo): Promise<readonly Diagnostic[]> {
+    const slot = `${this.ruleset.hash.slice(0, 16)}|${place.index}|${JSON.stringify(place.base ?? [])}`;
+    const cached = memo?.get(slot);
+    if (cached !== undefined) return cached;
+    const found = await runnerFor(this.ruleset).check(value, place, absolute, locate, contentKey);
+    memo?.set(slot, found);
     return found;
   }
 }

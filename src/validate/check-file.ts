@@ -15,9 +15,10 @@ import { checkAttachment, checkResourceDocument, secretRefsIn } from "./check-do
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
 import { locateWith } from "./findings.js";
 import { createHash } from "node:crypto";
-import { runnerFor } from "../rules/rule-runner.js";
+import { RulesetCheck } from "../rules/rule-runner.js";
 import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { DocumentRulesets } from "./check-document.js";
+import { FileFindings } from "../rules/findings-cache.js";
 
 /** What checks of a file depend on besides the file. */
 export interface FileCheckContext {
@@ -33,14 +34,32 @@ export interface FileCheckContext {
   readonly rules?: RulesetsCode;
 }
 
-/** The rulesets of a file's documents on this thread; undefined without rules (Spectral is then never loaded). */
-export function rulesetsFor(rules: RulesetsCode | undefined, file: { readonly absolute: string }, text: string | undefined): DocumentRulesets | undefined {
+/**
+ * The rulesets of a file's documents on this thread; undefined without rules (Spectral is then
+ * never loaded). With the file's text and a cache directory, the file's entry in the findings
+ * cache too: its documents are linted only if the entry does not hold them.
+ */
+export function rulesetsFor(
+  rules: RulesetsCode | undefined,
+  file: { readonly path: string; readonly absolute: string },
+  text: string | undefined,
+): DocumentRulesets | undefined {
   if (rules === undefined || (rules.openapi === undefined && rules.resources === undefined)) return undefined;
+  const memo =
+    text === undefined || rules.cacheDir === undefined
+      ? undefined
+      : new FileFindings(rules.cacheDir, {
+          rulesets: [rules.openapi?.hash ?? "", rules.resources?.hash ?? ""],
+          file: file.path,
+          absolute: file.absolute,
+          text,
+        });
   return {
-    ...(rules.openapi === undefined ? {} : { openapi: runnerFor(rules.openapi) }),
-    ...(rules.resources === undefined ? {} : { resources: runnerFor(rules.resources) }),
+    ...(rules.openapi === undefined ? {} : { openapi: new RulesetCheck(rules.openapi) }),
+    ...(rules.resources === undefined ? {} : { resources: new RulesetCheck(rules.resources) }),
     absolute: file.absolute,
     ...(text === undefined ? {} : { contentKey: createHash("sha1").update(text).digest("base64") }),
+    ...(memo === undefined ? {} : { memo }),
   };
 }
 
@@ -88,6 +107,8 @@ export interface FileVerdict {
   /** Reading and parsing. */
   readonly diagnostics: readonly Diagnostic[];
   readonly documents: readonly DocumentVerdict[];
+  /** The file's entry in the findings cache (its name), which the run keeps when it prunes the cache. */
+  readonly rulesEntry?: string;
 }
 
 /** `syncRead`: on a worker thread, whose only work this is. */
@@ -129,5 +150,12 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       });
     }
   }
-  return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents };
+  rulesets?.memo?.save();
+  return {
+    path: file.path,
+    absolute: file.absolute,
+    diagnostics: read.diagnostics,
+    documents,
+    ...(rulesets?.memo === undefined ? {} : { rulesEntry: rulesets.memo.entry }),
+  };
 }

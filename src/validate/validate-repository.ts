@@ -34,6 +34,7 @@ import type { Locate } from "./findings.js";
 import { secretDiagnostics } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
+import { pruneFindingsCache } from "../rules/findings-cache.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 
 export interface ValidateOptions {
@@ -244,6 +245,7 @@ class Run {
     this.diagnostics.push(...resolved.diagnostics);
     await this.check(resolved.extra, ctx);
     await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
+    if (rules?.cacheDir !== undefined) pruneFindingsCache(rules.cacheDir, new Set([...this.records.values()].flatMap((r) => r.rulesEntry ?? [])));
 
     const { candidates, written } = this.classify(new Set(resolved.targets.values()));
     const attachments: AttachmentContext = {
