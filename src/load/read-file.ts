@@ -44,9 +44,10 @@ export interface ReadFile extends ParsedFile {
 
 /**
  * Reads and parses one file. Never throws: what goes wrong is a finding. `sync`: read without
- * the thread pool's round trip (a worker thread that does nothing else).
+ * the thread pool's round trip (a worker thread that does nothing else). `keepTrees`: with the
+ * syntax trees (see parseYaml), for a caller that locates findings in the file while it checks it.
  */
-export async function readResourceFile(file: FileToRead, limits: Limits, sync = false): Promise<ReadFile> {
+export async function readResourceFile(file: FileToRead, limits: Limits, sync = false, keepTrees = false): Promise<ReadFile> {
   const at = { severity: "error" as const, file: file.path };
   if (file.size > limits.maxFileBytes) {
     return fail({
@@ -69,8 +70,8 @@ export async function readResourceFile(file: FileToRead, limits: Limits, sync = 
   }
   const decoded = decodeText(bytes, file.path);
   if ("diagnostic" in decoded) return fail(decoded.diagnostic);
-  const parsed = parseYaml(decoded.text, file.path, limits);
-  return { documents: parsed.documents, diagnostics: parsed.diagnostics, text: decoded.text };
+  const parsed = parseYaml(decoded.text, file.path, limits, keepTrees);
+  return { documents: parsed.documents, diagnostics: parsed.diagnostics, text: decoded.text, ...(parsed.trees === undefined ? {} : { trees: parsed.trees }) };
 }
 
 function fail(diagnostic: Diagnostic): ReadFile {

@@ -33,6 +33,14 @@ export interface ParsedDocument {
 export interface ParsedFile {
   readonly documents: readonly ParsedDocument[];
   readonly diagnostics: readonly Diagnostic[];
+  /** The syntax trees the values came from, when asked for (`keepTrees`): a Locator of the file uses them instead of parsing it again. */
+  readonly trees?: SyntaxTrees;
+}
+
+/** A file's parsed documents with their positions: what a Locator looks findings up in. */
+export interface SyntaxTrees {
+  readonly docs: readonly Document.Parsed[];
+  readonly lineCounter: LineCounter;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -87,8 +95,12 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
   return { line, column: 1 };
 }
 
-/** Parses text into JS values, one per document. Never throws. */
-export function parseYaml(text: string, file: string, limits: ReadLimits = defaultReadLimits): ParsedFile {
+/**
+ * Parses text into JS values, one per document. Never throws. `keepTrees`: return the syntax
+ * trees too, for a caller that will locate findings in the file while it holds them (a file
+ * with findings is otherwise parsed a second time by its Locator).
+ */
+export function parseYaml(text: string, file: string, limits: ReadLimits = defaultReadLimits, keepTrees = false): ParsedFile {
   const diagnostics: Diagnostic[] = [];
   const lineCounter = new LineCounter();
   let docs: Document.Parsed[];
@@ -113,7 +125,7 @@ export function parseYaml(text: string, file: string, limits: ReadLimits = defau
     if ("diagnostic" in read) diagnostics.push(read.diagnostic);
     else documents.push({ index, value: read.value, line: start.line });
   });
-  return { documents, diagnostics };
+  return { documents, diagnostics, ...(keepTrees ? { trees: { docs, lineCounter } } : {}) };
 }
 
 type Position = { readonly line: number; readonly col: number };
@@ -249,12 +261,16 @@ export function nestingDepth(value: unknown, cap: number): number {
  * when the path does not exist, points at the deepest part that does.
  */
 export class Locator {
-  private readonly trees = new Map<string, { docs: Document.Parsed[]; lineCounter: LineCounter }>();
+  private readonly trees = new Map<string, SyntaxTrees>();
   private readonly textOf: (file: string) => string | undefined;
 
-  /** `texts`: the files' texts, or a function that reads one when a position is asked for. */
-  constructor(texts: ReadonlyMap<string, string> | ((file: string) => string | undefined)) {
+  /**
+   * `texts`: the files' texts, or a function that reads one when a position is asked for.
+   * `parsed`: trees of files the caller parsed already (parseYaml's `keepTrees`), used as they are.
+   */
+  constructor(texts: ReadonlyMap<string, string> | ((file: string) => string | undefined), parsed?: ReadonlyMap<string, SyntaxTrees>) {
     this.textOf = typeof texts === "function" ? texts : (file) => texts.get(file);
+    for (const [file, trees] of parsed ?? []) this.trees.set(file, trees);
   }
 
   locate(file: string, docIndex: number, path: readonly PathSegment[], opts: { key?: boolean } = {}): { line: number; column: number } | undefined {
@@ -289,7 +305,7 @@ export class Locator {
     return { line: pos.line, column: pos.col };
   }
 
-  private tree(file: string): { docs: Document.Parsed[]; lineCounter: LineCounter } | undefined {
+  private tree(file: string): SyntaxTrees | undefined {
     let tree = this.trees.get(file);
     if (tree === undefined) {
       const text = this.textOf(file);

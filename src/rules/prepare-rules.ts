@@ -12,6 +12,7 @@ import { toPosix } from "../file-paths.js";
 import { RulesetRefused, bundleRulesetFile } from "./ruleset-bundle.js";
 import type { PreparedRuleset } from "./ruleset-bundle.js";
 import { rulesetTargets } from "./rules-config.js";
+import { findingsCacheDir } from "./findings-cache.js";
 import type { RulesetCode, RulesetsCode } from "./rule-runner.js";
 import type { RulesConfig } from "./rules-config.js";
 
@@ -29,6 +30,8 @@ export interface PreparedRules {
   readonly resources?: PreparedRuleset;
   /** Of both rulesets: part of the config's identity (a daemon reloads when it changes). */
   readonly hash: string;
+  /** Where the findings are kept across processes: `.gatesync/rules-cache/` beside gatesync.yaml; none with GATESYNC_RULES_CACHE=off. */
+  readonly cacheDir?: string;
 }
 
 /** The config's rulesets bundled; undefined without `rules`. Throws ValidationFailed (CONFIG_INVALID) for one that cannot be used. */
@@ -57,7 +60,8 @@ export async function prepareRules(config: RulesOwner): Promise<PreparedRules | 
     }
   }
   if (problems.length > 0) throw new ValidationFailed(problems.map((d) => (d.file === configFile ? { ...d, ...configPosition(config.file, d.path) } : d)));
-  return { ...prepared, hash: hash.digest("hex") };
+  const cacheDir = process.env.GATESYNC_RULES_CACHE === "off" ? undefined : findingsCacheDir(config.baseDir);
+  return { ...prepared, hash: hash.digest("hex"), ...(cacheDir === undefined ? {} : { cacheDir }) };
 }
 
 /** Where gatesync.yaml names a ruleset (`rules.openapi`), for the findings about it. */
@@ -76,7 +80,11 @@ export function rulesetsCode(rules: PreparedRules | undefined): RulesetsCode | u
   const code = (r: PreparedRuleset | undefined): RulesetCode | undefined => (r === undefined ? undefined : { source: r.source, code: r.code, hash: r.hash });
   const openapi = code(rules.openapi);
   const resources = code(rules.resources);
-  return { ...(openapi === undefined ? {} : { openapi }), ...(resources === undefined ? {} : { resources }) };
+  return {
+    ...(openapi === undefined ? {} : { openapi }),
+    ...(resources === undefined ? {} : { resources }),
+    ...(rules.cacheDir === undefined ? {} : { cacheDir: rules.cacheDir }),
+  };
 }
 
 /** The config with its rulesets bundled (the daemon keeps them with the config in force). */

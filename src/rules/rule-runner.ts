@@ -12,6 +12,7 @@ import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
+import type { FindingsMemo } from "./findings-cache.js";
 import { speedUpSpectral } from "./spectral-speed.js";
 
 const require = createRequire(import.meta.url);
@@ -39,6 +40,8 @@ export interface RulesetCode {
 export interface RulesetsCode {
   readonly openapi?: RulesetCode;
   readonly resources?: RulesetCode;
+  /** Where each file's findings are kept across processes (findings-cache.ts); none without. */
+  readonly cacheDir?: string;
 }
 
 interface SpectralResult {
@@ -55,7 +58,7 @@ interface SpectralLike {
 interface SpectralModules {
   readonly Spectral: new (opts: { resolver: unknown }) => SpectralLike & { setRuleset(r: unknown): void };
   readonly Ruleset: new (definition: unknown, opts: { severity: string; source: string }) => unknown;
-  readonly Resolver: new (opts: { resolvers: Record<string, never> }) => unknown;
+  readonly Resolver: new (opts: { resolvers: Record<string, never>; uriCache: RecentDocuments }) => unknown;
 }
 
 let modules: SpectralModules | undefined;
@@ -110,6 +113,43 @@ function pathIn(value: unknown, path: ReadonlyArray<string | number>): PathSegme
   return out;
 }
 
+/**
+ * The resolver's cache of documents by URI (its `uriCache` option), holding the latest few only.
+ * Its own cache keeps every document a thread ever linted, by file name — and with it the
+ * document, Spectral's inventory and the file's syntax trees (a heap snapshot of a cold
+ * validate of 10,000 resources: all of them on the thread, past a 200 MB heap). Nothing is
+ * fetched or read (no resolver for any scheme), so the cache serves only a document naming its
+ * own file in a reference, during its own lint: the latest entries are enough for that.
+ */
+export class RecentDocuments {
+  private readonly entries = new Map<string, unknown>();
+  readonly stats = { hits: 0, misses: 0 };
+
+  get(key: string): unknown {
+    const found = this.entries.get(key);
+    if (found === undefined) this.stats.misses++;
+    else this.stats.hits++;
+    return found;
+  }
+
+  set(key: string, value: unknown): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > 8) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  purge(): void {
+    this.entries.clear();
+  }
+}
+
+/** Spectral's ParsedDocument asks for positions: gatesync's own locator gives them (module-level: a closure here kept the locator alive). */
+const noPosition = (): undefined => undefined;
+
 /** A ruleset made ready on this thread, with the findings of documents it has seen. */
 export class RuleRunner {
   private readonly spectral: SpectralLike;
@@ -118,7 +158,7 @@ export class RuleRunner {
 
   constructor(readonly ruleset: RulesetCode) {
     const { Spectral, Resolver } = spectral();
-    const s = new Spectral({ resolver: new Resolver({ resolvers: {} }) });
+    const s = new Spectral({ resolver: new Resolver({ resolvers: {}, uriCache: new RecentDocuments() }) });
     s.setRuleset(evaluateRuleset(ruleset.code, ruleset.source));
     this.spectral = s;
   }
@@ -131,8 +171,18 @@ export class RuleRunner {
     const key = contentKey === undefined ? undefined : `${place.file}\0${place.index}\0${(place.base ?? []).join("\0")}\0${contentKey}`;
     const kept = key === undefined ? undefined : this.seen.get(key);
     if (kept !== undefined) return kept;
-    const results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: () => undefined });
-    const found = results.map((r): Diagnostic => {
+    const found = await this.lint(value, place, absolute, locate);
+    if (key !== undefined) {
+      // bounded: a daemon's thread keeps the documents of one repository, not of every commit
+      if (this.seen.size >= 50_000) this.seen.delete(this.seen.keys().next().value!);
+      this.seen.set(key, found);
+    }
+    return found;
+  }
+
+  private async lint(value: unknown, place: Place, absolute: string, locate: Locate): Promise<readonly Diagnostic[]> {
+    const results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: noPosition });
+    return results.map((r): Diagnostic => {
       const full = [...(place.base ?? []), ...pathIn(value, r.path)];
       // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
       const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
@@ -148,11 +198,22 @@ export class RuleRunner {
         ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
       };
     });
-    if (key !== undefined) {
-      // bounded: a daemon's thread keeps the documents of one repository, not of every commit
-      if (this.seen.size >= 50_000) this.seen.delete(this.seen.keys().next().value!);
-      this.seen.set(key, found);
-    }
+  }
+}
+
+/**
+ * A ruleset as a file's checks use it: the findings cache's entry first (`memo`, keyed by the
+ * file's content), the runner — and Spectral with it — only for a document the entry lacks.
+ */
+export class RulesetCheck {
+  constructor(readonly ruleset: RulesetCode) {}
+
+  async check(value: unknown, place: Place, absolute: string, locate: Locate, contentKey?: string, memo?: FindingsMemo): Promise<readonly Diagnostic[]> {
+    const slot = `${this.ruleset.hash.slice(0, 16)}|${place.index}|${JSON.stringify(place.base ?? [])}`;
+    const cached = memo?.get(slot);
+    if (cached !== undefined) return cached;
+    const found = await runnerFor(this.ruleset).check(value, place, absolute, locate, contentKey);
+    memo?.set(slot, found);
     return found;
   }
 }

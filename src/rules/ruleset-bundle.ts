@@ -246,6 +246,9 @@ export async function bundleRulesetFile(file: string, opts: BundleOptions): Prom
       : "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/rules.md)";
     throw new RulesetRefused([configFinding(file, opts, messageOf(err), hint)]);
   }
-  const hash = createHash("sha256").update(file).update("\0").update(code).digest("hex");
-  return { source: file, code, hash, files: [...read] };
+  // every file read (the ruleset, what it extends, its functions) by content: a change to any of
+  // them is another ruleset, whatever the bundle keeps of it (the findings cache is keyed by this)
+  const hash = createHash("sha256").update(file).update("\0").update(code);
+  for (const each of [...read].sort()) hash.update(`\0${each}\0`).update(await readFile(each).catch(() => Buffer.alloc(0)));
+  return { source: file, code, hash: hash.digest("hex"), files: [...read] };
 }

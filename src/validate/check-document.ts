@@ -12,7 +12,8 @@ import { findSecretRefs, walkStrings } from "../secrets/references.js";
 import { errorCount, issueDiagnostics, ruleDiagnostics } from "./findings.js";
 import type { Locate, Place } from "./findings.js";
 import type { OpenApiChecker } from "./openapi.js";
-import type { RuleRunner } from "../rules/rule-runner.js";
+import type { RulesetCheck } from "../rules/rule-runner.js";
+import type { FileFindings } from "../rules/findings-cache.js";
 import type { SchemaRegistry } from "./schema-registry.js";
 
 /** Compiled checkers: one set per thread. */
@@ -54,12 +55,14 @@ export function secretRefsIn(value: unknown, base: readonly PathSegment[]): Secr
 
 /** The governance rulesets (docs/rules.md) that apply to one file's documents, on this thread. */
 export interface DocumentRulesets {
-  readonly openapi?: RuleRunner;
-  readonly resources?: RuleRunner;
+  readonly openapi?: RulesetCheck;
+  readonly resources?: RulesetCheck;
   /** The file's absolute path: rulesets' `overrides` match it. */
   readonly absolute: string;
   /** Of the file's content: a document's findings are kept under it while it is unchanged. */
   readonly contentKey?: string;
+  /** The file's entry in the findings cache kept across processes (rules/findings-cache.ts). */
+  readonly memo?: FileFindings;
 }
 
 /** Schema, then format, then the OpenAPI ruleset (when the document passed both): a document a resource carries. */
@@ -83,7 +86,7 @@ export async function checkAttachment(
   ];
   const refused = format.errors.length + format.gateway.length;
   if (refused > 0 || rulesets?.openapi === undefined) return { findings, errors: refused };
-  const ruled = await rulesets.openapi.check(document, place, rulesets.absolute, locate, rulesets.contentKey);
+  const ruled = await rulesets.openapi.check(document, place, rulesets.absolute, locate, rulesets.contentKey, rulesets.memo);
   return { findings: [...findings, ...ruled], errors: errorCount(ruled) };
 }
 
@@ -104,7 +107,8 @@ export async function checkResourceDocument(
   const spec = (value.spec ?? {}) as Spec;
   const rules = ruleDiagnostics(kind.check(spec, ctx), place, locate);
   // the whole envelope (apiVersion, kind, metadata, spec), as written
-  const governed = rulesets?.resources === undefined ? [] : await rulesets.resources.check(value, place, rulesets.absolute, locate, rulesets.contentKey);
+  const governed =
+    rulesets?.resources === undefined ? [] : await rulesets.resources.check(value, place, rulesets.absolute, locate, rulesets.contentKey, rulesets.memo);
   const verdict = {
     findings: [...findings, ...rules, ...governed],
     passed: true,

@@ -15,13 +15,14 @@ import { checkAttachment, checkResourceDocument, secretRefsIn } from "./check-do
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
 import { locateWith } from "./findings.js";
 import { createHash } from "node:crypto";
-import { runnerFor } from "../rules/rule-runner.js";
+import { RulesetCheck } from "../rules/rule-runner.js";
 import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { DocumentRulesets } from "./check-document.js";
 import type { ValuesContext } from "../load/values.js";
 import { applyValues } from "./value-check.js";
 import { applyPatches } from "../load/patches.js";
 import type { PatchDocument } from "../load/patches.js";
+import { FileFindings } from "../rules/findings-cache.js";
 
 /** What checks of a file depend on besides the file. */
 export interface FileCheckContext {
@@ -41,14 +42,32 @@ export interface FileCheckContext {
   readonly patches?: readonly PatchDocument[];
 }
 
-/** The rulesets of a file's documents on this thread; undefined without rules (Spectral is then never loaded). */
-export function rulesetsFor(rules: RulesetsCode | undefined, file: { readonly absolute: string }, text: string | undefined): DocumentRulesets | undefined {
+/**
+ * The rulesets of a file's documents on this thread; undefined without rules (Spectral is then
+ * never loaded). With the file's text and a cache directory, the file's entry in the findings
+ * cache too: its documents are linted only if the entry does not hold them.
+ */
+export function rulesetsFor(
+  rules: RulesetsCode | undefined,
+  file: { readonly path: string; readonly absolute: string },
+  text: string | undefined,
+): DocumentRulesets | undefined {
   if (rules === undefined || (rules.openapi === undefined && rules.resources === undefined)) return undefined;
+  const memo =
+    text === undefined || rules.cacheDir === undefined
+      ? undefined
+      : new FileFindings(rules.cacheDir, {
+          rulesets: [rules.openapi?.hash ?? "", rules.resources?.hash ?? ""],
+          file: file.path,
+          absolute: file.absolute,
+          text,
+        });
   return {
-    ...(rules.openapi === undefined ? {} : { openapi: runnerFor(rules.openapi) }),
-    ...(rules.resources === undefined ? {} : { resources: runnerFor(rules.resources) }),
+    ...(rules.openapi === undefined ? {} : { openapi: new RulesetCheck(rules.openapi) }),
+    ...(rules.resources === undefined ? {} : { resources: new RulesetCheck(rules.resources) }),
     absolute: file.absolute,
     ...(text === undefined ? {} : { contentKey: createHash("sha1").update(text).digest("base64") }),
+    ...(memo === undefined ? {} : { memo }),
   };
 }
 
@@ -100,15 +119,23 @@ export interface FileVerdict {
   readonly valuesUsed?: readonly string[];
   /** `Kind/name` of the resources an overlay patch of the context named. */
   readonly patchesApplied?: readonly string[];
+  /** The file's entry in the findings cache (its name), which the run keeps when it prunes the cache. */
+  readonly rulesEntry?: string;
 }
 
 /** `syncRead`: on a worker thread, whose only work this is. */
 export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
-  const read = await readResourceFile(file, ctx.limits, syncRead);
-  const locate = locateWith(read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]));
+  // with rulesets nearly every OpenAPI document has findings: the trees the reader made locate
+  // them (held while this file is checked), instead of a second parse of the file
+  const read = await readResourceFile(file, ctx.limits, syncRead, ctx.rules !== undefined);
+  const locate = locateWith(
+    read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]),
+    read.trees === undefined ? undefined : new Map([[file.path, read.trees]]),
+  );
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
-  // the rules' findings are kept by content: the values are part of it
-  const rulesets = rulesetsFor(ctx.rules, file, read.text === undefined || ctx.values === undefined ? read.text : read.text + JSON.stringify(ctx.values));
+  // the rules' findings are kept by content: an environment's values and patches are part of it
+  const environmentPart = (ctx.values === undefined ? "" : JSON.stringify(ctx.values)) + (ctx.patches === undefined ? "" : JSON.stringify(ctx.patches));
+  const rulesets = rulesetsFor(ctx.rules, file, read.text === undefined ? undefined : read.text + environmentPart);
   const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p));
   const documents: DocumentVerdict[] = [];
   const applied = new Set<string>();
@@ -151,7 +178,9 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     }
   }
   const patchesApplied = applied.size === 0 ? {} : { patchesApplied: [...applied].sort() };
-  if (valued === undefined) return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents, ...patchesApplied };
+  rulesets?.memo?.save();
+  const rulesEntry = rulesets?.memo === undefined ? {} : { rulesEntry: rulesets.memo.entry };
+  if (valued === undefined) return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents, ...patchesApplied, ...rulesEntry };
   return {
     path: file.path,
     absolute: file.absolute,
@@ -159,5 +188,6 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     documents,
     valuesUsed: valued.used,
     ...patchesApplied,
+    ...rulesEntry,
   };
 }

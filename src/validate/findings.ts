@@ -8,15 +8,16 @@ import type { RuleFinding } from "../kinds/kind.js";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
 import { Locator } from "../load/yaml-reader.js";
+import type { SyntaxTrees } from "../load/yaml-reader.js";
 import type { Place } from "../rules/rule-runner.js";
 import type { SchemaIssue } from "./schema-registry.js";
 
 /** Line and column of a field of one document of a file (empty when unknown). */
 export type Locate = (file: string, index: number, path: readonly PathSegment[], key?: boolean) => { line?: number; column?: number };
 
-/** A locate function over a Locator that reads texts when first asked. */
-export function locateWith(texts: ReadonlyMap<string, string> | ((file: string) => string | undefined)): Locate {
-  const locator = new Locator(texts);
+/** A locate function over a Locator that reads texts when first asked (`parsed`: trees already made, used as they are). */
+export function locateWith(texts: ReadonlyMap<string, string> | ((file: string) => string | undefined), parsed?: ReadonlyMap<string, SyntaxTrees>): Locate {
+  const locator = new Locator(texts, parsed);
   return (file, index, path, key = false) => locator.locate(file, index, path, { key }) ?? {};
 }
 

@@ -33,6 +33,7 @@ import type { Locate } from "./findings.js";
 import { secretDiagnostics } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
+import { pruneFindingsCache } from "../rules/findings-cache.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { ValuesContext } from "../load/values.js";
 import type { PatchOrigin } from "../load/patches.js";
@@ -262,6 +263,7 @@ class Run {
     this.diagnostics.push(...resolved.diagnostics);
     await this.check(resolved.extra, ctx);
     await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
+    if (rules?.cacheDir !== undefined) pruneFindingsCache(rules.cacheDir, new Set([...this.records.values()].flatMap((r) => r.rulesEntry ?? [])));
 
     const { candidates, written } = this.classify(new Set(resolved.targets.values()));
     const attachments: AttachmentContext = {

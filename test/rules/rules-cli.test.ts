@@ -103,7 +103,7 @@ describe("governance rules", { timeout: 120_000 }, () => {
       }),
     );
     const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], { ...h.env, ...silent });
-    expect(apply.code).toBe(0);
+    expect(apply.code, apply.stderr).toBe(0);
     expect(apply.stderr).toContain(`warning[RULESET_VIOLATION listen-path-prefix] apis/petstore.yaml:${at.line}:${at.column}`);
     expect(h.sandbox.inspect.calls().log.length).toBeGreaterThan(0);
   });
