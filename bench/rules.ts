@@ -1,5 +1,5 @@
 /**
- * Governance rules (docs/rules.md) at 10,000 resources: cold `gatesync validate` with
+ * Governance rules (docs/user/rules.md) at 10,000 resources: cold `gatesync validate` with
  * `spectral:oas` recommended on every API's own OpenAPI document plus five custom rules on every
  * resource, beside the same command without rules, interleaved — the compiled CLI, spawned cold.
  * Both runs check every file: the rules' errors (spectral:oas finds some in the generated
@@ -23,7 +23,7 @@ export interface RulesFigures {
 
 export const openapiRuleset = "extends: [[spectral:oas, recommended]]\n";
 
-/** Five rules of the kinds docs/rules.md shows, on every resource. */
+/** Five rules of the kinds docs/user/rules.md shows, on every resource. */
 export const resourcesRuleset = `rules:
   listen-path-prefix:
     given: "$.spec.query.listenPath"

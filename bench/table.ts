@@ -139,7 +139,7 @@ export function coldRows(cold: ColdFigures, records: number): Row[] {
   return rows;
 }
 
-/** Governance rules (docs/rules.md): cold validate with spectral:oas recommended and five resource rules, to the same without rules. */
+/** Governance rules (docs/user/rules.md): cold validate with spectral:oas recommended and five resource rules, to the same without rules. */
 export function rulesRows(rules: RulesFigures): Row[] {
   const wall = fixed(rules.with.wallMs.median / rules.without.wallMs.median);
   const cpu = fixed(rules.with.cpuMs.median / rules.without.cpuMs.median);

@@ -1,5 +1,5 @@
 /**
- * Renders docs/resources.md from schemas/*.schema.json: every resource kind's fields with
+ * Renders docs/user/resources.md from schemas/*.schema.json: every resource kind's fields with
  * type, required, description, enum values and defaults. Pure (reads the schemas, returns the
  * text); scripts/gen-resource-docs.ts writes it, test/docs/resource-docs.test.ts checks it.
  */
@@ -110,7 +110,7 @@ function kindSection(schemas: Map<string, Schema>, file: string, schema: Schema)
   ];
 }
 
-/** The whole of docs/resources.md, from the schemas in `schemaDir`. */
+/** The whole of docs/user/resources.md, from the schemas in `schemaDir`. */
 export function renderResourceDocs(schemaDir: string): string {
   const schemas = loadSchemas(schemaDir);
   const kinds = (schemas.get("resource.schema.json")?.properties?.kind?.enum ?? []) as string[];

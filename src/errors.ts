@@ -6,7 +6,7 @@
  * - `GatesyncError` (and subclasses) is thrown when a step cannot continue at all
  *   (unreadable config, corrupt state, refused HTTP call). Each has a stable `code`.
  *
- * Every code is listed, with its meaning, in docs/errors.md. Messages pass through the
+ * Every code is listed, with its meaning, in docs/user/errors.md. Messages pass through the
  * redaction layer: a secret value registered before the error is made never appears in it.
  */
 import { scrubText } from "./secrets/redaction.js";
@@ -46,7 +46,7 @@ export const ErrorCode = {
   VALUE_MISSING: "VALUE_MISSING",
   VALUE_UNUSED: "VALUE_UNUSED",
   PATCH_INVALID: "PATCH_INVALID",
-  // governance rules (Spectral rulesets: docs/rules.md)
+  // governance rules (Spectral rulesets: docs/user/rules.md)
   RULESET_VIOLATION: "RULESET_VIOLATION",
   // configuration
   CONFIG_INVALID: "CONFIG_INVALID",

@@ -1,5 +1,5 @@
 /**
- * The apply's side of renames (docs/renames.md): before any call, each record that moves is
+ * The apply's side of renames (docs/user/renames.md): before any call, each record that moves is
  * written under its new name, then removed from the old one — in that order, so a process
  * stopped in between leaves the object recorded twice (the plan then keeps the old record
  * from being deactivated and says to forget it), never not at all (a duplicate at the next

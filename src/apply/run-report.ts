@@ -18,7 +18,7 @@ export interface RunReport {
   readonly commit?: string;
   readonly error?: string;
   readonly diagnostics?: readonly Diagnostic[];
-  /** The governance rules' warnings, info and hints of an applied revision (docs/rules.md). */
+  /** The governance rules' warnings, info and hints of an applied revision (docs/user/rules.md). */
   readonly ruleFindings?: readonly Diagnostic[];
   readonly plan?: PlanSummary;
   readonly summary?: ApplySummary;

@@ -53,4 +53,4 @@ export function applySelection(flags: SelectionFlags, saved: Plan | undefined, c
 
 /** `--allow-mass-deactivation` of plan, apply and run --once. */
 export const massDeactivationHelp =
-  "lift the guard against mass deactivation for this run: switch off every orphan `orphans: deactivate` would, however many (docs/renames.md)";
+  "lift the guard against mass deactivation for this run: switch off every orphan `orphans: deactivate` would, however many (docs/user/renames.md)";

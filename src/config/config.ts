@@ -89,7 +89,7 @@ export interface GatesyncConfig {
   readonly state: StateConfig;
   readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
   readonly orphans: "report" | "deactivate";
-  /** The guard against mass deactivation (docs/renames.md). */
+  /** The guard against mass deactivation (docs/user/renames.md). */
   readonly deactivationGuard: DeactivationGuard;
   readonly server: {
     readonly listen: string;
@@ -112,7 +112,7 @@ export interface GatesyncConfig {
   readonly selector?: string;
   /** Receivers of run events and commit status (the daemon only). */
   readonly notifications?: NotificationsConfig;
-  /** Governance rulesets (Spectral), by target: see docs/rules.md. */
+  /** Governance rulesets (Spectral), by target: see docs/user/rules.md. */
   readonly rules?: RulesConfig;
   /**
    * The rulesets, bundled (withRulesets): set by the daemon, which keeps the last good ones;
@@ -157,7 +157,7 @@ function rate(raw: unknown): RateLimitConfig {
   return { ...defaultRate, ...(raw as Partial<RateLimitConfig> | undefined) };
 }
 
-/** The guard against mass deactivation (docs/renames.md; applied by the planner's deactivation-guard.ts). */
+/** The guard against mass deactivation (docs/user/renames.md; applied by the planner's deactivation-guard.ts). */
 export interface DeactivationGuard {
   /** Largest share (0–1) of the deactivatable records one run may switch off; all of them never. */
   readonly maxShare: number;

@@ -2,7 +2,7 @@
  * The management interfaces gatesync writes to, as data: the one list of them. Call counts,
  * credentials, the `targets` section of gatesync.yaml, summaries and pages iterate this list, so
  * an interface is added here (and in its operations, its target's schema and the sandbox), not
- * in each place that counts or shows interfaces (docs/adding-a-kind.md, "Adding an interface").
+ * in each place that counts or shows interfaces (docs/dev/adding-a-kind.md, "Adding an interface").
  */
 
 /** One management interface: how its credential travels, and what people see it called. */

@@ -133,13 +133,13 @@ state:
 orphans: report
 server:
   # the merge-request plan job reads the daemon's state (GET /state) with this token:
-  # docs/merge-requests.md (set it on the daemon, and as GATESYNC_STATE_TOKEN in CI)
+  # docs/user/merge-requests.md (set it on the daemon, and as GATESYNC_STATE_TOKEN in CI)
   stateTokenEnv: GATESYNC_STATE_TOKEN
 secrets:
   fileRoot: ./secrets
   # the only variables resources may read with \${env:NAME}
   env: []
-# Governance rules (Spectral rulesets, see docs/rules.md): uncomment to check them at validate,
+# Governance rules (Spectral rulesets, see docs/user/rules.md): uncomment to check them at validate,
 # plan and apply. An \`error\` finding stops the run; warn, info and hint are reported.
 # rules:
 #   openapi: rules/openapi.spectral.yaml

@@ -1,7 +1,7 @@
 /**
  * What gatesync knows about one resource kind. A new kind is one module implementing this
  * interface, listed in `kindModules` (`registry.ts`), plus one schema in `schemas/`: its name
- * comes from the module (docs/adding-a-kind.md).
+ * comes from the module (docs/dev/adding-a-kind.md).
  */
 import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
@@ -256,7 +256,7 @@ export interface KindModule<K extends string = KindName> {
   readonly deactivation?: Deactivation;
   /**
    * The server object a request (or a record: its address and what was applied) stands for
-   * (docs/renames.md): a new resource and an orphaned record with a key in common are one object
+   * (docs/user/renames.md): a new resource and an orphaned record with a key in common are one object
    * under two names. `address`: the id the calls address (certain: an undeclared rename is
    * followed); `content`: what names an object the server ids itself (a product's Name: a
    * likeness, so an undeclared rename is blocked rather than followed or duplicated).

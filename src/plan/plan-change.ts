@@ -50,7 +50,7 @@ export interface PlannedChange {
   readonly quotaReset?: boolean;
   /** Orphan deactivated under `orphans: deactivate`. */
   readonly deactivate?: boolean;
-  /** Renamed: the record of `from` moves to this name (docs/renames.md); `moved` alone sends nothing. */
+  /** Renamed: the record of `from` moves to this name (docs/user/renames.md); `moved` alone sends nothing. */
   readonly moved?: { readonly from: string; readonly declared: boolean };
   /** A deactivated object declared again: this write switches it on. */
   readonly reactivate?: boolean;

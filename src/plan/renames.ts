@@ -1,5 +1,5 @@
 /**
- * Renames (docs/renames.md): a resource whose `metadata.name` changed still stands for the same
+ * Renames (docs/user/renames.md): a resource whose `metadata.name` changed still stands for the same
  * server object, and its record — server id, history, deactivation — moves to the new name
  * instead of the new name being created and the old one orphaned (a second product on the
  * portal, a 409 from the dashboard, or, under `orphans: deactivate`, the live object switched

@@ -79,7 +79,7 @@ export function stateLine(plan: Plan): string {
 /** Said loudly when the state is empty: the plan shows everything as a create. */
 export function emptyStateWarning(plan: Plan): string | undefined {
   if (plan.state.empty !== true) return undefined;
-  return "The state is empty (never written, or absent as in a fresh clone): every resource is planned as a create. If a daemon applies this repository, plan against its state (--state-url, or --state postgres:VAR/schema): see docs/merge-requests.md.";
+  return "The state is empty (never written, or absent as in a fresh clone): every resource is planned as a create. If a daemon applies this repository, plan against its state (--state-url, or --state postgres:VAR/schema): see docs/user/merge-requests.md.";
 }
 
 /** The plan's warning when the guard against mass deactivation withheld its deactivations. */

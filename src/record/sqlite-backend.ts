@@ -332,7 +332,7 @@ export class SqliteStateBackend implements StateBackend {
 
   private corrupt(what: string): StateError {
     return new StateError(ErrorCode.STATE_CORRUPT, `the state ${this.file} is corrupt: ${what}`, {
-      hint: "it was left untouched; restore it from a backup (`gatesync state pull` makes one), or repair it with sqlite3 (docs/state.md)",
+      hint: "it was left untouched; restore it from a backup (`gatesync state pull` makes one), or repair it with sqlite3 (docs/user/state.md)",
       location: { file: this.file },
     });
   }

@@ -1,7 +1,7 @@
 /**
  * The tables of a SQLite state and their versioned migrations (as PostgreSQL's): each applied
  * once, in order, in one IMMEDIATE transaction, recorded in `schema_migrations`. A state at
- * the current version needs no write to be read. The tables are documented in docs/state.md.
+ * the current version needs no write to be read. The tables are documented in docs/user/state.md.
  */
 import type Database from "better-sqlite3";
 import { ErrorCode, StateError } from "../errors.js";

@@ -56,7 +56,7 @@ export function rulesProblems(
         code: ErrorCode.CONFIG_INVALID,
         ...where,
         message: `no ruleset file at ${path.relative(baseDir, at)}`,
-        hint: "give the path of a Spectral ruleset (YAML or JSON) relative to gatesync.yaml: docs/rules.md has examples for both targets",
+        hint: "give the path of a Spectral ruleset (YAML or JSON) relative to gatesync.yaml: docs/user/rules.md has examples for both targets",
       });
     }
   }

@@ -178,7 +178,7 @@ function definitionFindings(err: unknown, file: string): Diagnostic[] | undefine
       path: formatPath(at),
       ...(locator.locate(shown, 0, at) ?? {}),
       message: `ruleset: ${e.message}${named}`,
-      hint: "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/rules.md)",
+      hint: "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/user/rules.md)",
     } satisfies Diagnostic;
   });
 }
@@ -242,8 +242,8 @@ export async function bundleRulesetFile(file: string, opts: BundleOptions): Prom
     if (located !== undefined) throw new RulesetRefused(located);
     const refused = err instanceof Refused || (err instanceof Error && err.cause instanceof Refused);
     const hint = refused
-      ? "keep the ruleset and what it extends in the repository, beside gatesync.yaml (see docs/rules.md)"
-      : "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/rules.md)";
+      ? "keep the ruleset and what it extends in the repository, beside gatesync.yaml (see docs/user/rules.md)"
+      : "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/user/rules.md)";
     throw new RulesetRefused([configFinding(file, opts, messageOf(err), hint)]);
   }
   // every file read (the ruleset, what it extends, its functions) by content: a change to any of

@@ -1,6 +1,6 @@
 /**
  * How a provider that registers applications by type derives a client type's OAuth fields
- * from IdpAppType (contract 2.3, rule 2). The sandbox's table; docs/sandbox.md repeats it.
+ * from IdpAppType (contract 2.3, rule 2). The sandbox's table; docs/user/sandbox.md repeats it.
  */
 export const appTypeDerivation = {
   web: { TokenEndpointAuthMethod: "client_secret_basic", GrantType: "authorization_code,refresh_token", ResponseTypes: "code" },

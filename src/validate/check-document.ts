@@ -53,7 +53,7 @@ export function secretRefsIn(value: unknown, base: readonly PathSegment[]): Secr
   return found;
 }
 
-/** The governance rulesets (docs/rules.md) that apply to one file's documents, on this thread. */
+/** The governance rulesets (docs/user/rules.md) that apply to one file's documents, on this thread. */
 export interface DocumentRulesets {
   readonly openapi?: RulesetCheck;
   readonly resources?: RulesetCheck;

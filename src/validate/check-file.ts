@@ -34,7 +34,7 @@ export interface FileCheckContext {
    * instead of `value`: what a one-shot command holds of 100,000 resources (see json-text.ts).
    */
   readonly compact?: boolean;
-  /** Governance rulesets (docs/rules.md), bundled: each thread evaluates them once. */
+  /** Governance rulesets (docs/user/rules.md), bundled: each thread evaluates them once. */
   readonly rules?: RulesetsCode;
   /** The environment's `${var:}` values (docs/user/environments.md), put in before any check. */
   readonly values?: ValuesContext;

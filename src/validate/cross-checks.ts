@@ -62,7 +62,7 @@ export function crossCheck(
           ErrorCode.DUPLICATE_NAME,
           at(w, ["metadata", "name"]),
           `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${others.join(", ")}`,
-          "names are unique per kind: rename the new one (to rename a resource, give it the new name in one place: docs/renames.md)",
+          "names are unique per kind: rename the new one (to rename a resource, give it the new name in one place: docs/user/renames.md)",
         ),
       );
     }

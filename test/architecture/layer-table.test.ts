@@ -1,5 +1,5 @@
 /**
- * docs/architecture.md's layer table is the import graph of src/, row for row: a module that
+ * docs/dev/architecture.md's layer table is the import graph of src/, row for row: a module that
  * imports what its row does not list, or a row listing what its module no longer imports, fails
  * here naming both — so the table a maintainer reads is never out of date.
  */
@@ -31,8 +31,8 @@ function modules(): string[] {
     .filter((m) => m !== "cli.ts" && m !== "types/");
 }
 
-describe("docs/architecture.md's layer table", () => {
-  const rows = tableRows(readFileSync(path.join(projectRoot, "docs/architecture.md"), "utf8"));
+describe("docs/dev/architecture.md's layer table", () => {
+  const rows = tableRows(readFileSync(path.join(projectRoot, "docs/dev/architecture.md"), "utf8"));
   const edges = importEdges();
 
   it("has a row for every module of src/", () => {

@@ -4,11 +4,11 @@ import { describe, expect, it } from "vitest";
 import { renderResourceDocs } from "../../scripts/resource-docs.js";
 import { projectRoot } from "../helpers/temp-repo.js";
 
-describe("docs/resources.md", () => {
+describe("docs/user/resources.md", () => {
   it("is current with the schemas", async () => {
-    const committed = await readFile(path.join(projectRoot, "docs/resources.md"), "utf8");
+    const committed = await readFile(path.join(projectRoot, "docs/user/resources.md"), "utf8");
     const fresh = renderResourceDocs(path.join(projectRoot, "schemas"));
-    expect(committed === fresh, "docs/resources.md is out of date with schemas/: run `npm run docs:resources` and commit the result").toBe(true);
+    expect(committed === fresh, "docs/user/resources.md is out of date with schemas/: run `npm run docs:resources` and commit the result").toBe(true);
   });
 
   it("documents every kind's fields with type, required, description and enum values", () => {

@@ -15,8 +15,8 @@ import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js"
 afterAll(removeTempRepos);
 
 describe("error codes", () => {
-  it("documents every code in docs/errors.md, and nothing that is not one", async () => {
-    const doc = await readFile(path.join(projectRoot, "docs/errors.md"), "utf8");
+  it("documents every code in docs/user/errors.md, and nothing that is not one", async () => {
+    const doc = await readFile(path.join(projectRoot, "docs/user/errors.md"), "utf8");
     const documented = new Set([...doc.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]));
     expect([...documented].sort()).toEqual(Object.values(ErrorCode).sort());
   });

@@ -1,5 +1,5 @@
 /**
- * Governance rules (docs/rules.md) as users meet them: real Spectral rulesets beside
+ * Governance rules (docs/user/rules.md) as users meet them: real Spectral rulesets beside
  * gatesync.yaml, `gatesync validate`, `plan` and `apply` against a sandbox over HTTP.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";

@@ -1,5 +1,5 @@
 /**
- * docs/rules.md's example rulesets do what the page says, on the example repository: each of
+ * docs/user/rules.md's example rulesets do what the page says, on the example repository: each of
  * the three rules per target loads and finds what it is about, at the member it names.
  */
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -17,11 +17,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** The YAML block after `<!-- ruleset: NAME -->` in docs/rules.md. */
+/** The YAML block after `<!-- ruleset: NAME -->` in docs/user/rules.md. */
 async function docRuleset(name: string): Promise<string> {
-  const page = await readFile(path.join(projectRoot, "docs/rules.md"), "utf8");
+  const page = await readFile(path.join(projectRoot, "docs/user/rules.md"), "utf8");
   const block = new RegExp(`<!-- ruleset: ${name} -->\\n\`\`\`yaml\\n([\\s\\S]*?)\`\`\``).exec(page)?.[1];
-  if (block === undefined) throw new Error(`docs/rules.md has no ${name} ruleset`);
+  if (block === undefined) throw new Error(`docs/user/rules.md has no ${name} ruleset`);
   return block;
 }
 
@@ -36,7 +36,7 @@ interface Finding {
   message: string;
 }
 
-describe("docs/rules.md", { timeout: 120_000 }, () => {
+describe("docs/user/rules.md", { timeout: 120_000 }, () => {
   it("its rulesets find what they describe in the examples", async () => {
     h = await harness({ configExtra: "rules: { openapi: rules/openapi.yaml, resources: rules/resources.yaml }\n" });
     await mkdir(path.join(h.dir, "rules"));

@@ -354,21 +354,21 @@ export const descriptive: Descriptive[] = [
   {
     section: "7. POST `/gw/org/keys/{keyID}`",
     quote: "**The key id is the organisation's id.**",
-    why: "how production reads org keys: the sandbox stores the session under the path's id (row) but does not apply organisation limits to traffic (docs/sandbox.md); gatesync's validate refuses a keyId that differs from org_id (test/conformance/org-keys.test.ts)",
+    why: "how production reads org keys: the sandbox stores the session under the path's id (row) but does not apply organisation limits to traffic (docs/user/sandbox.md); gatesync's validate refuses a keyId that differs from org_id (test/conformance/org-keys.test.ts)",
   },
   {
     section: "7. POST `/gw/org/keys/{keyID}`",
     quote: "the gateway finds an organisation's limits by looking up the session whose key is the organisation's id.",
-    why: "organisation limits on traffic are not modelled by the sandbox (docs/sandbox.md)",
+    why: "organisation limits on traffic are not modelled by the sandbox (docs/user/sandbox.md)",
   },
   {
     section: "7. POST `/gw/org/keys/{keyID}`",
     quote: "A key written as `org-acme` with `org_id: acme` limits nothing: no API of organisation `acme` ever reads it.",
-    why: "organisation limits on traffic are not modelled by the sandbox (docs/sandbox.md); gatesync refuses such a key at validate",
+    why: "organisation limits on traffic are not modelled by the sandbox (docs/user/sandbox.md); gatesync refuses such a key at validate",
   },
   {
     section: "3. PUT `/oauth-providers/{provider_id}/client-types/{client_type_id}`",
     quote: "Updating a client type does not change credentials already issued.",
-    why: "the sandbox issues no client credentials: there is nothing a request could observe (docs/sandbox.md)",
+    why: "the sandbox issues no client credentials: there is nothing a request could observe (docs/user/sandbox.md)",
   },
 ];
