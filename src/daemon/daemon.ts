@@ -24,7 +24,7 @@ import { DaemonMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import type { RunReport } from "../apply/run-report.js";
 import { startDaemonServer } from "./server.js";
-import type { DaemonServer } from "./server.js";
+import type { DaemonServer, DaemonServerOptions } from "./server.js";
 import { createNotifier } from "../notify/create-notifier.js";
 import type { Notifier } from "../notify/notifier.js";
 import { runPlan } from "../plan/run-plan.js";
@@ -268,12 +268,6 @@ interface ServedParts {
 function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
   const { config, env, logger } = opts;
   const { reconciler, state, reloader, role } = parts;
-  const secret = (name: string | undefined): string | undefined => (name === undefined || env[name] === "" ? undefined : env[name]);
-  const webhookSecret = secret(config.server.webhookSecretEnv);
-  const syncToken = secret(config.server.syncTokenEnv);
-  const stateToken = secret(config.server.stateTokenEnv);
-  warnUnsetTriggers(config, { webhookSecret, syncToken }, logger);
-  const pagesToken = secret(config.server.pagesTokenEnv);
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler,
@@ -281,11 +275,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     state,
     logger,
     sourceDescription: parts.source.description,
-    ...(webhookSecret === undefined ? {} : { webhookSecret }),
-    ...(syncToken === undefined ? {} : { syncToken }),
-    ...(stateToken === undefined ? {} : { stateToken }),
-    variables: { webhookSecretEnv: config.server.webhookSecretEnv, syncTokenEnv: config.server.syncTokenEnv },
-    ...(pagesToken === undefined || pagesToken === "" ? {} : { pagesToken }),
+    ...serverTokens(config, env, logger),
     ...(role === undefined ? {} : { role }),
     ...(parts.elector === undefined ? {} : { relay: parts.elector }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
@@ -306,7 +296,31 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
  * schedule. A variable gatesync.yaml names but the environment lacks is a mistake (a warning);
  * a trigger not configured at all is a choice (info).
  */
-export function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
+/**
+ * The tokens the daemon's routes check, from the variables gatesync.yaml names (an empty value is
+ * unset), with a warning for each trigger route left without one: one daemon or many environments.
+ */
+export function serverTokens(
+  config: GatesyncConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+): Pick<DaemonServerOptions, "webhookSecret" | "syncToken" | "stateToken" | "pagesToken" | "variables"> {
+  const secret = (name: string | undefined): string | undefined => (name === undefined || env[name] === "" ? undefined : env[name]);
+  const webhookSecret = secret(config.server.webhookSecretEnv);
+  const syncToken = secret(config.server.syncTokenEnv);
+  const stateToken = secret(config.server.stateTokenEnv);
+  const pagesToken = secret(config.server.pagesTokenEnv);
+  warnUnsetTriggers(config, { webhookSecret, syncToken }, logger);
+  return {
+    ...(webhookSecret === undefined ? {} : { webhookSecret }),
+    ...(syncToken === undefined ? {} : { syncToken }),
+    ...(stateToken === undefined ? {} : { stateToken }),
+    variables: { webhookSecretEnv: config.server.webhookSecretEnv, syncTokenEnv: config.server.syncTokenEnv },
+    ...(pagesToken === undefined ? {} : { pagesToken }),
+  };
+}
+
+function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
   const every = config.schedule.intervalMs / 1000;
   const triggers = [
     { route: "POST /hooks/git", setting: "server.webhookSecretEnv", variable: config.server.webhookSecretEnv, value: values.webhookSecret },

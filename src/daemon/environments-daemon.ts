@@ -23,7 +23,7 @@ import { createSource } from "../source/create-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
 import type { Daemon, DaemonOptions } from "./daemon.js";
-import { configHashOf, warnUnsetTriggers } from "./daemon.js";
+import { configHashOf, serverTokens } from "./daemon.js";
 import { environmentRoutes, environmentsStatus, fleetRelay } from "./environment-http.js";
 import { createEnvironmentUnit } from "./environment-unit.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
@@ -189,12 +189,8 @@ interface ServeAllParts {
 function serveAll(opts: DaemonOptions, parts: ServeAllParts): Promise<DaemonServer> {
   const { env, logger } = opts;
   const { config, units, served, leases, reloader } = parts;
-  const secret = (name: string | undefined): string | undefined => (name === undefined || env[name] === "" ? undefined : env[name]);
-  const webhookSecret = secret(config.server.webhookSecretEnv);
-  const syncToken = secret(config.server.syncTokenEnv);
-  warnUnsetTriggers(config, { webhookSecret, syncToken }, logger);
-  const pagesToken = secret(config.server.pagesTokenEnv);
-  const stateToken = secret(config.server.stateTokenEnv);
+  const tokens = serverTokens(config, env, logger);
+  const stateToken = tokens.stateToken;
   const first = units[0]!;
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
@@ -203,11 +199,7 @@ function serveAll(opts: DaemonOptions, parts: ServeAllParts): Promise<DaemonServ
     state: first.snapshots,
     logger,
     sourceDescription: parts.source.description,
-    ...(webhookSecret === undefined ? {} : { webhookSecret }),
-    ...(syncToken === undefined ? {} : { syncToken }),
-    ...(stateToken === undefined ? {} : { stateToken }),
-    variables: { webhookSecretEnv: config.server.webhookSecretEnv, syncTokenEnv: config.server.syncTokenEnv },
-    ...(pagesToken === undefined || pagesToken === "" ? {} : { pagesToken }),
+    ...tokens,
     role: () => (leases === undefined ? "single" : "fleet"),
     ...(leases === undefined
       ? {}
