@@ -98,7 +98,7 @@ function kindSection(schemas: Map<string, Schema>, file: string, schema: Schema)
   return [
     `## ${String(schema.title)}`,
     "",
-    `Schema: [\`schemas/${file}\`](../schemas/${file})`,
+    `Schema: [\`schemas/${file}\`](../../schemas/${file})`,
     "",
     typeof schema.description === "string" ? schema.description : "",
     "",
