@@ -9,7 +9,7 @@
  */
 import { materialize } from "../kinds/document-ref.js";
 import { redactor, scrubDeep } from "../secrets/redaction.js";
-import { mapLazyRecord } from "./lazy-record.js";
+import { mapLazyRecord, withReadPayloads } from "./lazy-record.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 
 /** The snapshot with every record scrubbed, payloads not parsed yet included (when they are). */
@@ -18,8 +18,12 @@ function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
   return { ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, mapLazyRecord(r, scrubDeep, scrubDeep)])) };
 }
 
-/** A record as it may be stored: documents held by reference read in (so that they are scrubbed too), then scrubbed. */
-const storable = (record: ResourceRecord): ResourceRecord => scrubDeep(materialize(record));
+/**
+ * A record as it may be stored: its payloads read (a walk must see values, not their holders),
+ * documents held by reference read in (so that they are scrubbed too), then scrubbed.
+ */
+const storable = (record: ResourceRecord): ResourceRecord => withReadPayloads(record, storableValue, storableValue);
+const storableValue = <T>(value: T): T => scrubDeep(materialize(value));
 
 /** A backend whose records are scrubbed on their way in and out; every other member delegates as it is. */
 export class RedactingState implements StateBackend {
