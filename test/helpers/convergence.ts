@@ -56,7 +56,7 @@ export function assertNoDuplicates(h: Harness): void {
 /** Where a created object is in the sandbox, for a state record (undefined: not there). */
 function findCreated(h: Harness, r: ResourceRecord): string | undefined {
   const s = h.sandbox.inspect.store;
-  const attempted = (r.attempted ?? r.applied ?? {}) as Record<string, unknown>;
+  const attempted = (r.attempted?.read() ?? r.applied?.read() ?? {}) as Record<string, unknown>;
   switch (r.kind) {
     case "ApiProduct": {
       const p = [...s.products.values()].find((x) => (r.serverId === undefined ? x.Name === attempted.Name : String(x.ID) === r.serverId));

@@ -12,6 +12,7 @@ import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateLock, StateSnapshot } from "../../src/record/state.js";
 import { labellingState } from "../../src/select/record-labels.js";
 import { heldPayload } from "../../src/record/lazy-record.js";
+import { asJson } from "../helpers/record-json.js";
 
 const t = "2026-11-23T00:00:00.000Z";
 const record = (id: string, extra: Partial<ResourceRecord> = {}): ResourceRecord => ({
@@ -67,7 +68,7 @@ describe("labellingState", () => {
     await state.write(record("OrgKey/gone", { deactivatedAt: t }));
     await state.write(record("OrgKey/gone", { deactivatedAt: t, note: "again" }));
     const stored = (await backend.read()).resources;
-    expect(stored.get("OrgKey/adopted")).toMatchObject({
+    expect(asJson(stored.get("OrgKey/adopted"))).toMatchObject({
       labels: { team: "new" },
       adopted: { at: t, source: "repository", verified: true },
       health: { ok: true },
