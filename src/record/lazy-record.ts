@@ -38,18 +38,18 @@ export type PayloadTexts = Partial<Record<PayloadField, string | typeof unreadPa
 /** Turns a payload's JSON text into its value (JSON.parse, perhaps followed by a scrub). */
 export type PayloadDecoder = (text: string) => unknown;
 
-const parseJson: PayloadDecoder = (text) => JSON.parse(text) as unknown;
-
 /**
- * A payload as storage gave it: its JSON text and how to decode it. `read()` decodes — a fresh
- * value each time, nothing cached — and fails as the decoder does (JSON.parse of text the
- * state holds does not).
+ * A payload as storage gave it: its JSON text. `read()` parses it — a fresh value each time,
+ * nothing cached — and cannot fail (the state holds JSON). One small object per payload: the
+ * text is all it keeps (a decoder of its own is `DecodedPayload`'s).
  */
 export class StoredPayload<T> implements RecordPayload<T> {
-  constructor(
-    readonly text: string,
-    readonly decode: PayloadDecoder = parseJson,
-  ) {}
+  constructor(readonly text: string) {}
+
+  /** How the text becomes the value. */
+  decode(text: string): unknown {
+    return JSON.parse(text) as unknown;
+  }
 
   read(): T {
     return this.decode(this.text) as T;
@@ -59,6 +59,23 @@ export class StoredPayload<T> implements RecordPayload<T> {
     return this.read();
   }
 }
+
+/** A payload held as its text whose value is made by its own decoder (the redaction layer's: parse, then scrub). */
+class DecodedPayload<T> extends StoredPayload<T> {
+  constructor(
+    text: string,
+    private readonly decoder: PayloadDecoder,
+  ) {
+    super(text);
+  }
+
+  override decode(text: string): unknown {
+    return this.decoder(text);
+  }
+}
+
+const storedPayload = (text: string, decode: PayloadDecoder | undefined): StoredPayload<unknown> =>
+  decode === undefined ? new StoredPayload(text) : new DecodedPayload(text, decode);
 
 /** A payload the record holds in storage but that this reading did not ask for: `read()` (and serialising it) throws `InternalError`. */
 export class UnreadPayload implements RecordPayload<never> {
@@ -88,12 +105,12 @@ export function payloadOf<F extends PayloadField>(record: Pick<ResourceRecord, F
  * `head` (a record without its payloads, a fresh object that becomes the record: copying it
  * would give every record a hidden class of its own) with each payload of `texts` held as its text.
  */
-export function lazyRecord(head: Record<string, unknown>, texts: PayloadTexts, decode: PayloadDecoder = parseJson): ResourceRecord {
+export function lazyRecord(head: Record<string, unknown>, texts: PayloadTexts, decode?: PayloadDecoder): ResourceRecord {
   const record = head;
   for (const field of payloadFields) {
     const text = texts[field];
     if (text === undefined) continue;
-    record[field] = text === unreadPayload ? new UnreadPayload(String(head.id), field) : new StoredPayload(text, decode);
+    record[field] = text === unreadPayload ? new UnreadPayload(String(head.id), field) : storedPayload(text, decode);
   }
   return record as unknown as ResourceRecord;
 }
@@ -133,8 +150,7 @@ export function mapLazyRecord(
   return mapRecord(record, head, (payload) => {
     if (payload instanceof UnreadPayload) return payload;
     if (payload instanceof StoredPayload) {
-      const inner = payload.decode;
-      return new StoredPayload(payload.text, (text) => value(inner(text)));
+      return new DecodedPayload(payload.text, (text) => value(payload.decode(text)));
     }
     return heldPayload(value(payload.read()));
   });
