@@ -4,6 +4,8 @@ import { SummaryReporter } from "./test/helpers/summary-reporter.js";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // records compared by what their payloads hold (test/helpers/payload-equality.ts)
+    setupFiles: ["test/helpers/payload-equality.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

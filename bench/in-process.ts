@@ -19,6 +19,7 @@ import { env, quick, repeat, reps, time } from "./common.js";
 import type { Figure } from "./figures.js";
 import { figure } from "./figures.js";
 import type { Generated } from "./generate.js";
+import { heldPayload } from "../src/record/lazy-record.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -65,8 +66,8 @@ export async function planCost(g: Generated): Promise<{ matching: Figure; onePer
   // 1% of the records as an older commit left them: another applied request, and its hash
   for (const [id, r] of records) {
     if (k++ % 100 !== 0) continue;
-    const applied = { ...r.applied, changedOutside: true };
-    changed.set(id, { ...r, applied, appliedHash: contentHash(applied) });
+    const applied = { ...r.applied?.read(), changedOutside: true };
+    changed.set(id, { ...r, applied: heldPayload(applied), appliedHash: contentHash(applied) });
   }
   const drifted: StateSnapshot = { ...matching, resources: changed };
   const planOnce = async (state: StateSnapshot, expectChanges: boolean): Promise<number> =>

@@ -6,6 +6,7 @@ import type { Desired } from "../plan/desired.js";
 import { serverIdAddress } from "../kinds/registry.js";
 import { contentHash } from "../kinds/canonical.js";
 import type { ResourceRecord } from "../record/state.js";
+import { heldPayload } from "../record/lazy-record.js";
 
 export interface AppliedOutcome {
   readonly now: string;
@@ -21,9 +22,10 @@ export interface AppliedOutcome {
 export function appliedRecord(d: Desired, previous: ResourceRecord | undefined, outcome: AppliedOutcome): ResourceRecord {
   // Fields the update ignores keep their previous applied value: the server did not change them.
   const applied: Record<string, unknown> = { ...d.request.readCompare() };
+  const previousApplied = d.request.ignoredByUpdate === undefined ? undefined : previous?.applied?.read();
   for (const field of d.request.ignoredByUpdate ?? []) {
-    if (previous?.applied !== undefined) {
-      if (field in previous.applied) applied[field] = previous.applied[field];
+    if (previousApplied !== undefined) {
+      if (field in previousApplied) applied[field] = previousApplied[field];
       else delete applied[field];
     }
   }
@@ -36,10 +38,10 @@ export function appliedRecord(d: Desired, previous: ResourceRecord | undefined, 
     name: d.name,
     address,
     ...(serverId === undefined ? {} : { serverId }),
-    applied,
+    applied: heldPayload(applied),
     appliedHash: contentHash(applied),
     ...(trigger === undefined ? {} : { trigger }),
-    ...(outcome.response === undefined ? {} : { response: outcome.response }),
+    ...(outcome.response === undefined ? {} : { response: heldPayload(outcome.response) }),
     ...(outcome.commit === undefined ? (previous?.commit === undefined ? {} : { commit: previous.commit }) : { commit: outcome.commit }),
     status: "applied",
     createdAt: previous?.createdAt ?? outcome.now,

@@ -24,7 +24,12 @@ export interface PostApplyDeps {
 export function checksChanged(r: Resource, records: { record(id: string): ResourceRecord | undefined }): boolean {
   const checks = kindModule(r.kind).postApply;
   const record = records.record(resourceId(r));
-  return checks?.changed !== undefined && record?.status === "applied" && record.applied !== undefined && checks.changed(r.spec.read(), record.health?.results);
+  return (
+    checks?.changed !== undefined &&
+    record?.status === "applied" &&
+    record.applied !== undefined &&
+    checks.changed(r.spec.read(), record.health?.read().results)
+  );
 }
 
 /** Runs the checks; returns their results and how many calls they made. */

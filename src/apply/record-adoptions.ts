@@ -8,6 +8,7 @@ import type { DesiredSet } from "../plan/desired.js";
 import type { Plan } from "../plan/plan.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/state.js";
 import { serverIdAddress } from "../kinds/registry.js";
+import { heldPayload } from "../record/lazy-record.js";
 
 /** Writes the adoption records (under the apply's lock) and returns the state the executor builds on. */
 export async function recordAdoptions(
@@ -33,7 +34,7 @@ export async function recordAdoptions(
       name: c.name,
       address: { ...d.request.address, ...previous?.address, ...serverIdAddress(c.kind, c.adopt.serverId) },
       serverId: c.adopt.serverId,
-      ...(c.operation === undefined ? { applied: d.request.readCompare(), appliedHash: d.hash } : {}),
+      ...(c.operation === undefined ? { applied: heldPayload(d.request.readCompare()), appliedHash: d.hash } : {}),
       status: "applied",
       adopted: { at: previous?.adopted?.at ?? now, source: c.adopt.source, verified: false },
       createdAt: previous?.createdAt ?? now,

@@ -23,6 +23,7 @@ import type { ResourceRecord, StateBackend, StateSnapshot } from "../record/stat
 import type { CallOutcome } from "./http-client.js";
 import type { Verdict } from "./retry.js";
 import type { Progress, ResourceOutcome } from "./types.js";
+import { heldPayload, holdsPayload } from "../record/lazy-record.js";
 
 export type FinalVerdict = Exclude<Verdict, { kind: "retry" }>;
 
@@ -114,7 +115,7 @@ export class Recorder {
   /** The record an outcome builds on: an intent recorded in this run (in doubt, never applied) is none. */
   private recordToBuildOn(c: PlannedChange): ResourceRecord | undefined {
     const r = this.record(c.id);
-    return r?.status === "in-doubt" && r.applied === undefined ? undefined : r;
+    return r?.status === "in-doubt" && !holdsPayload(r, "applied") ? undefined : r;
   }
 
   /** Before a call that must not be repeated: the intent, so a crash leaves it in doubt. Once per change. */
@@ -128,7 +129,7 @@ export class Recorder {
       ...(prev ?? this.firstRecord(c)),
       status: "in-doubt",
       error: `sent at ${t}; no answer was recorded (the process stopped before one arrived)`,
-      ...(d === undefined ? {} : { attempted: d.request.readCompare() }),
+      ...(d === undefined ? {} : { attempted: heldPayload(d.request.readCompare()) }),
       ...spentTrigger(c, d),
       updatedAt: t,
     };
@@ -179,7 +180,7 @@ export class Recorder {
         ...(this.record(c.id) ?? this.firstRecord(c)),
         status: "in-doubt",
         error: `outcome unknown: ${verdict.why}`,
-        ...(d === undefined ? {} : { attempted: d.request.readCompare() }),
+        ...(d === undefined ? {} : { attempted: heldPayload(d.request.readCompare()) }),
         ...spentTrigger(c, d),
         updatedAt: t,
       };
@@ -245,7 +246,7 @@ export class Recorder {
   async health(result: HealthResult): Promise<void> {
     const record = this.record(result.id);
     if (record === undefined) return;
-    const updated: ResourceRecord = { ...record, health: { ok: result.ok, checkedAt: result.checkedAt, results: result.checks } };
+    const updated: ResourceRecord = { ...record, health: heldPayload({ ok: result.ok, checkedAt: result.checkedAt, results: result.checks }) };
     try {
       await this.write(updated);
     } catch {

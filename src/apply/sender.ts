@@ -51,7 +51,7 @@ export class Sender {
       return {
         method: op.method,
         path: `${op.path}${op.query}`,
-        body: knownKind(c.kind)!.deactivation!.body(this.opts.recorder.record(c.id)!.applied ?? {}, this.opts.recorder.record(c.id)!.address),
+        body: knownKind(c.kind)!.deactivation!.body(this.opts.recorder.record(c.id)!.applied?.read() ?? {}, this.opts.recorder.record(c.id)!.address),
       };
     const path = `${op.path}${queryString(out?.query ?? {}, c.quotaReset === true, encodeURIComponent)}`;
     if (c.reactivate === true && out !== undefined) {

@@ -12,6 +12,7 @@ import type { ResourceRecord, StateBackend } from "../record/state.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
 import { openResources } from "./resources.js";
+import { heldPayload } from "../record/lazy-record.js";
 
 export interface ResolveOptions {
   readonly id?: string;
@@ -62,7 +63,7 @@ async function accept(
     });
   }
   const accepted = appliedRecord(d, record, { now: new Date().toISOString(), quotaReset: true });
-  await backend.write({ ...accepted, applied: d.request.readCompare(), appliedHash: d.hash });
+  await backend.write({ ...accepted, applied: heldPayload(d.request.readCompare()), appliedHash: d.hash });
   io.stdout(`recorded ${id} as applied from the repository's spec, without calling the server\n`);
 }
 

@@ -23,6 +23,12 @@ import { ReadSlots, handleSync, handleWebhook } from "./triggers.js";
 import type { TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard, safeEqual } from "./webhook.js";
 
+/** A recorded health as the status endpoint lists it: its verdict and when it was checked. */
+const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: string }): { ok: boolean; checkedAt: string } => ({
+  ok: health.ok,
+  checkedAt: health.checkedAt,
+});
+
 /** What the server reads of the reconcile loop (with environments: of all of them). */
 export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced" | "lastRun" | "lastGood">;
 
@@ -93,7 +99,7 @@ export async function buildStatus(
           status: x.status,
           ...(x.serverId === undefined ? {} : { serverId: x.serverId }),
           ...(x.error === undefined ? {} : { error: x.error }),
-          ...(x.health === undefined ? {} : { health: { ok: x.health.ok, checkedAt: x.health.checkedAt } }),
+          ...(x.health === undefined ? {} : { health: healthSummary(x.health.read()) }),
           ...(x.commit === undefined ? {} : { commit: x.commit }),
           updatedAt: x.updatedAt,
         })),

@@ -58,7 +58,7 @@ export function planOrphan(record: ResourceRecord, policy: "report" | "deactivat
       hint: `set \`orphans: deactivate\` in gatesync.yaml to switch off a ${record.kind} that leaves the repository (${deactivation.effect}), or ${byHand}`,
       notes: [],
     };
-  const applied = record.applied ?? {};
+  const applied = record.applied?.read() ?? {};
   if (containsSensitive(applied) || deactivation.body(applied, record.address) === undefined) {
     const refusal = typeof deactivation.refusal === "function" ? deactivation.refusal(applied, record.address) : deactivation.refusal;
     return { ...base, action: "orphan", reason: `removed from the repository; not deactivated: ${refusal.reason}; ${kept}`, hint: refusal.hint, notes: [] };

@@ -166,7 +166,12 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   const notes = [...(req.notes ?? [])];
   if (record?.status === "in-doubt" && !isUpsert(req.create)) {
     const settle = kindModule(d.kind).settlesByResend;
-    if (settle === undefined || req.create === undefined || holdsPayload(record, "applied") || !settle.sameObject(record.attempted ?? {}, req.readCompare())) {
+    if (
+      settle === undefined ||
+      req.create === undefined ||
+      holdsPayload(record, "applied") ||
+      !settle.sameObject(record.attempted?.read() ?? {}, req.readCompare())
+    ) {
       return {
         ...base,
         action: "blocked",
@@ -202,7 +207,7 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   // for the diff and its classification
   const changed =
     comparesPayloads(d, record) && record.appliedHash !== d.hash
-      ? { before: materialize(record.applied ?? {}), after: materialize(req.readCompare()) }
+      ? { before: materialize(record.applied?.read() ?? {}), after: materialize(req.readCompare()) }
       : undefined;
   return planUpdate(base, d, record, changed, notes, ctx);
 }

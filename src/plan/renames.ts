@@ -43,8 +43,8 @@ const noMoves: Moves = { decisions: new Map(), movedAway: new Set(), declaredKey
 
 /** What a record last sent (or tried to): the keys of its object are read from it. */
 function sentBy(record: ResourceRecord): Readonly<Record<string, unknown>> {
-  if (holdsPayload(record, "applied")) return record.applied ?? {};
-  return holdsPayload(record, "attempted") ? (record.attempted ?? {}) : {};
+  if (holdsPayload(record, "applied")) return record.applied?.read() ?? {};
+  return holdsPayload(record, "attempted") ? (record.attempted?.read() ?? {}) : {};
 }
 
 export function recordKeys(record: ResourceRecord): ObjectKeys {

@@ -3,6 +3,7 @@
  * results of the post-apply checks): the state never grows with the size of an answer. What is
  * cut is replaced by a marker saying how much there was.
  */
+import { heldPayload } from "./lazy-record.js";
 import type { ResourceRecord } from "./state.js";
 
 export const maxAnswerBytes = 16 * 1024;
@@ -45,14 +46,16 @@ export function boundText(text: string, max = maxAnswerBytes): string {
 
 /** The record with every server-sent part bounded; the same object when nothing needed cutting. */
 export function boundRecord(record: ResourceRecord): ResourceRecord {
-  const response = boundAnswer(record.response);
+  const answer = record.response?.read();
+  const response = boundAnswer(answer);
   const error = record.error === undefined ? undefined : boundText(record.error);
-  const results = record.health === undefined ? undefined : boundAnswer(record.health.results);
-  if (response === record.response && error === record.error && results === record.health?.results) return record;
+  const health = record.health?.read();
+  const results = health === undefined ? undefined : boundAnswer(health.results);
+  if (response === answer && error === record.error && results === health?.results) return record;
   return {
     ...record,
-    ...(response === undefined ? {} : { response }),
+    ...(response === undefined ? {} : { response: heldPayload(response) }),
     ...(error === undefined ? {} : { error }),
-    ...(record.health === undefined ? {} : { health: { ...record.health, results: Array.isArray(results) ? results : [results] } }),
+    ...(health === undefined ? {} : { health: heldPayload({ ...health, results: Array.isArray(results) ? results : [results] }) }),
   };
 }

@@ -11,6 +11,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import { recordOfJson } from "./lazy-record.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 import { stateIoError } from "./state-io.js";
 
@@ -39,10 +40,15 @@ export class LegacyFileState implements StateBackend {
   async read(): Promise<StateSnapshot> {
     const base = (await this.parse(this.file)) ??
       (await this.parse(`${this.file}.bak`)) ?? { formatVersion: stateFormatVersion, lineage: "", serial: 0, resources: {} };
-    const state = { lineage: base.lineage, serial: base.serial, hashKey: base.hashKey, resources: new Map(Object.entries(base.resources)) };
+    const state = {
+      lineage: base.lineage,
+      serial: base.serial,
+      hashKey: base.hashKey,
+      resources: new Map(Object.entries(base.resources).map(([id, r]) => [id, recordOfJson(r as unknown as Record<string, unknown>)])),
+    };
     for (const entry of await this.journal()) {
       if (entry.serial <= state.serial) continue; // already folded in
-      if (entry.op === "write") state.resources.set(entry.record.id, entry.record);
+      if (entry.op === "write") state.resources.set(entry.record.id, recordOfJson(entry.record as unknown as Record<string, unknown>));
       else if (entry.op === "remove") state.resources.delete(entry.id);
       else {
         state.hashKey = entry.hashKey;

@@ -4,6 +4,7 @@
  */
 import { UsageError } from "../errors.js";
 import type { ResourceRecord, StateSnapshot } from "./state.js";
+import { recordOfJson } from "./lazy-record.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 
 export const pulledFormat = "gatesync-state";
@@ -49,7 +50,7 @@ export function parsePulled(text: string, file: string): StateSnapshot {
   v.resources.forEach((r: unknown, i) => {
     const problem = recordProblem(r);
     if (problem !== undefined) throw new UsageError(`${file}: resources[${i}]: ${problem}`);
-    const rec = r as ResourceRecord;
+    const rec = recordOfJson(r as Record<string, unknown>);
     if (resources.has(rec.id)) throw new UsageError(`${file}: resources[${i}]: ${rec.id} appears twice`);
     resources.set(rec.id, rec);
   });

@@ -5,7 +5,7 @@
  * of heads it chooses from and the records completed with the payloads read for them.
  */
 import type { StateError } from "../errors.js";
-import { lazyRecord, payloadFields, unreadPayload } from "./lazy-record.js";
+import { headOf, lazyRecord, payloadFields, unreadPayload } from "./lazy-record.js";
 import type { PayloadField, PayloadTexts } from "./lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "./state.js";
 import { recordProblem } from "./state.js";
@@ -41,13 +41,6 @@ export function recordsOf(rows: readonly HeadRow[], corrupt: (what: string) => S
     resources.set(row.id, lazyRecord(row.head as Record<string, unknown>, row.texts));
   }
   return resources;
-}
-
-/** A copy of the record's own data properties (its payloads not read left out). */
-function headOf(record: ResourceRecord): Record<string, unknown> {
-  const head: Record<string, unknown> = {};
-  for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(record))) if (d.get === undefined) head[key] = d.value;
-  return head;
 }
 
 /** `heads` with the records whose payloads were read (`loaded`, by id) completed with them. */

@@ -1,7 +1,7 @@
 /**
  * The state's side of the redaction layer (secrets/redaction.ts): a state backend that scrubs
  * every record (and every snapshot of a migration) before the backend it wraps sees it, and
- * every record it reads back — a payload still held as text (lazy-record.ts) when it is parsed.
+ * every record it reads back — a payload held as text (lazy-record.ts) on each `read()`.
  * It sits where records meet storage, so it wraps whichever backend the config opens. Each
  * member delegates explicitly: a member added to `StateBackend` must be written here too (the
  * compiler says so), rather than passing through unscrubbed. Documents held by reference are
@@ -9,17 +9,21 @@
  */
 import { materialize } from "../kinds/document-ref.js";
 import { redactor, scrubDeep } from "../secrets/redaction.js";
-import { mapLazyRecord } from "./lazy-record.js";
+import { mapLazyRecord, withReadPayloads } from "./lazy-record.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
 
-/** The snapshot with every record scrubbed, payloads not parsed yet included (when they are). */
+/** The snapshot with every record scrubbed, payloads held as text included (when they are read). */
 function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
   if (redactor.size === 0) return snapshot;
   return { ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, mapLazyRecord(r, scrubDeep, scrubDeep)])) };
 }
 
-/** A record as it may be stored: documents held by reference read in (so that they are scrubbed too), then scrubbed. */
-const storable = (record: ResourceRecord): ResourceRecord => scrubDeep(materialize(record));
+/**
+ * A record as it may be stored: its payloads read (a walk must see values, not their holders),
+ * documents held by reference read in (so that they are scrubbed too), then scrubbed.
+ */
+const storable = (record: ResourceRecord): ResourceRecord => withReadPayloads(record, storableValue, storableValue);
+const storableValue = <T>(value: T): T => scrubDeep(materialize(value));
 
 /** A backend whose records are scrubbed on their way in and out; every other member delegates as it is. */
 export class RedactingState implements StateBackend {

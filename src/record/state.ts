@@ -4,6 +4,8 @@
  * Terraform. No secret value is ever held here: sensitive values are keyed hashes.
  */
 
+import type { RecordPayload } from "./lazy-record.js";
+
 export const stateFormatVersion = 1;
 
 export type ResourceStatus = "applied" | "failed" | "in-doubt";
@@ -18,13 +20,13 @@ export interface ResourceRecord {
   /** Server-assigned id (product, portal webhook, LLM settings). */
   readonly serverId?: string;
   /** The request's comparable form as last applied successfully (sensitive values hashed). */
-  readonly applied?: Readonly<Record<string, unknown>>;
+  readonly applied?: RecordPayload<Readonly<Record<string, unknown>>>;
   /** Hash of `applied`. */
   readonly appliedHash?: string;
   /** OrgKey: the quota-reset trigger last sent. */
   readonly trigger?: string;
   /** The last server answer, redacted. */
-  readonly response?: unknown;
+  readonly response?: RecordPayload<unknown>;
   /** The commit the applied spec came from. */
   readonly commit?: string;
   readonly status: ResourceStatus;
@@ -33,11 +35,11 @@ export interface ResourceRecord {
   /** Why the record says what it does when the answer alone does not (a create settled by a duplicate refusal). */
   readonly note?: string;
   /** For in-doubt creates: what was sent (redacted). */
-  readonly attempted?: Readonly<Record<string, unknown>>;
+  readonly attempted?: RecordPayload<Readonly<Record<string, unknown>>>;
   /** For orphans deactivated under `orphans: deactivate`: when. */
   readonly deactivatedAt?: string;
   /** Health from the last post-apply checks. */
-  readonly health?: { readonly ok: boolean; readonly checkedAt: string; readonly results: readonly unknown[] };
+  readonly health?: RecordPayload<{ readonly ok: boolean; readonly checkedAt: string; readonly results: readonly unknown[] }>;
   /**
    * The resource's labels when the record was last written: a selection judges an orphan by
    * them. Absent on records written before labels were recorded (no label selector matches those).

@@ -13,6 +13,7 @@ import { runCli } from "../helpers/cli.js";
 import { rawStateText } from "../helpers/state-file.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { asJson } from "../helpers/record-json.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -295,7 +296,7 @@ describe("creates are never duplicated", () => {
     const { summary } = await h.apply();
     expect(summary.inDoubt.map((x) => x.id)).toEqual(["DashboardWebhook/d"]);
     expect(h.sandbox.inspect.store.dashboardHooks).toHaveLength(1);
-    expect((await h.state.read()).resources.get("DashboardWebhook/d")).toMatchObject({ status: "in-doubt", attempted: { method: "GET" } });
+    expect(asJson((await h.state.read()).resources.get("DashboardWebhook/d"))).toMatchObject({ status: "in-doubt", attempted: { method: "GET" } });
     // the operator checks, finds it does not exist (here: removes it), and forgets the record
     h.sandbox.inspect.store.dashboardHooks = [];
     h.sandbox.inspect.setFaults({ lostResponseRate: 0 });

@@ -12,6 +12,7 @@ import { harness } from "../helpers/apply.js";
 import { doc } from "../helpers/plan.js";
 import { call } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { asJson } from "../helpers/record-json.js";
 
 afterAll(removeTempRepos);
 let h: Harness | undefined;
@@ -40,9 +41,14 @@ describe("records kept after their verdict", () => {
     expect(first.summary.health).toEqual([expect.objectContaining({ id: "ApiDefinition/petstore", ok: true })]);
     const after = (await h.state.read()).resources;
     // the health written onto the applied record, which kept its request and the server's answer
-    expect(after.get("ApiDefinition/petstore")).toMatchObject({ status: "applied", health: { ok: true }, response: { key: "petstore-v1", status: "ok" } });
-    expect(after.get("ApiDefinition/petstore")!.applied).toMatchObject({ definition: { info: { title: "petstore" } } });
-    for (const id of ["OrgKey/k1", "OrgKey/k2"]) expect(after.get(id)).toMatchObject({ status: "applied", applied: { rate: id === "OrgKey/k1" ? 1 : 2 } });
+    expect(asJson(after.get("ApiDefinition/petstore"))).toMatchObject({
+      status: "applied",
+      health: { ok: true },
+      response: { key: "petstore-v1", status: "ok" },
+    });
+    expect(after.get("ApiDefinition/petstore")!.applied?.read()).toMatchObject({ definition: { info: { title: "petstore" } } });
+    for (const id of ["OrgKey/k1", "OrgKey/k2"])
+      expect(asJson(after.get(id))).toMatchObject({ status: "applied", applied: { rate: id === "OrgKey/k1" ? 1 : 2 } });
 
     expect((await call(`${h.sandbox.urls.base}/orders/pets`)).status).toBe(200);
 
@@ -56,13 +62,13 @@ describe("records kept after their verdict", () => {
     expect(h.sandbox.inspect.store.apis.get("orders-api")!.extension).toMatchObject({ info: { state: { active: false } } });
     expect(await call(`${h.sandbox.urls.base}/orders/pets`)).toMatchObject({ status: 404 });
     const final = (await h.state.read()).resources;
-    expect(final.get("ApiDefinition/orders")).toMatchObject({
+    expect(asJson(final.get("ApiDefinition/orders"))).toMatchObject({
       status: "applied",
       deactivatedAt: expect.any(String) as string,
       applied: { definition: { info: { title: "orders" } } },
     });
-    expect(final.get("OrgKey/k1")).toMatchObject({ status: "applied", applied: { rate: 10 } });
-    expect(final.get("ApiDefinition/petstore")).toMatchObject({ health: { ok: true } });
+    expect(asJson(final.get("OrgKey/k1"))).toMatchObject({ status: "applied", applied: { rate: 10 } });
+    expect(asJson(final.get("ApiDefinition/petstore"))).toMatchObject({ health: { ok: true } });
     expect((await h.plan()).changes.every((c) => c.action === "no-op" || c.action === "orphan")).toBe(true);
   });
 });

@@ -29,6 +29,7 @@ import { appliedRecord } from "../../src/apply/applied-record.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../../src/record/state.js";
 import type { SimFaults } from "./sim-server.js";
 import { SimServer } from "./sim-server.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
 
 const runs = Number(process.env.GATESYNC_MODEL_RUNS ?? 100);
 const logger = silentLogger();
@@ -175,7 +176,7 @@ class Real {
       const found = [...this.server.products].find(([, p]) => p.name === r.name)?.[0];
       const d = desired.desired.find((x) => x.id === r.id);
       if (r.kind === "ApiProduct" && found !== undefined)
-        this.state.records.set(r.id, { ...r, status: "applied", serverId: found, applied: r.attempted ?? {} });
+        this.state.records.set(r.id, { ...r, status: "applied", serverId: found, applied: r.attempted ?? heldPayload({}) });
       // the reset happened when the server saw more resets than the records account for
       else if (r.kind === "OrgKey" && d !== undefined && (this.server.resets.get(r.name) ?? 0) > (this.state.accounted.get(r.name) ?? 0))
         this.state.set(appliedRecord(d, r, { now: r.updatedAt, quotaReset: true }));

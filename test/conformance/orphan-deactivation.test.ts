@@ -26,7 +26,7 @@ afterEach(async () => {
 /** The body gatesync's sender builds for a record's deactivation (src/apply/sender.ts calls the same hook). */
 async function deactivationBody(id: string): Promise<Record<string, unknown>> {
   const record = (await h!.state.read()).resources.get(id)!;
-  return knownKind(record.kind)!.deactivation!.body(record.applied ?? {}, record.address) as Record<string, unknown>;
+  return knownKind(record.kind)!.deactivation!.body(record.applied?.read() ?? {}, record.address) as Record<string, unknown>;
 }
 
 describe("orphans: deactivate of an ApiDefinition", () => {

@@ -20,6 +20,7 @@ import { eventually, sandboxTargets, spawnDaemon } from "../helpers/daemon-proce
 import { doc } from "../helpers/plan.js";
 import { testSandbox } from "../helpers/sandbox.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
 
 let sandbox: SandboxHandle | undefined;
 let daemon: DaemonProcess | undefined;
@@ -61,14 +62,14 @@ async function realisticState(file: string): Promise<void> {
         serverId: name,
         status: "applied",
         commit: "0123456789abcdef0123456789abcdef01234567",
-        applied: {
+        applied: heldPayload({
           org_id: "acme",
           rate: 100 + (i % 50),
           per: 60,
           quota_max: 10_000,
           access_rights: { [`api-${i % 97}`]: { api_id: `api-${i % 97}`, versions: ["Default"] } },
           meta_data: { team: `team-${i % 13}`, owner: `owner-${i}@example.com` },
-        },
+        }),
         createdAt: t,
         updatedAt: t,
       }),

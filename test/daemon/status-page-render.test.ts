@@ -15,6 +15,7 @@ import type { PlanRun } from "../../src/plan/run-plan.js";
 import type { ResourceRow } from "../../src/daemon/ui/view.js";
 import type { RunReport } from "../../src/apply/run-report.js";
 import type { Plan } from "../../src/plan/plan.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
 
 const hostile = `<script>alert("x")</script><img src=x onerror=alert(1)>'"&`;
 
@@ -36,8 +37,8 @@ function row(over: Partial<ResourceRow> = {}): ResourceRow {
       address: {},
       status: "in-doubt",
       error: `422 ${hostile}`,
-      response: { errors: [hostile] },
-      attempted: { Name: hostile, Headers: { $sensitive: "abc" } },
+      response: heldPayload({ errors: [hostile] }),
+      attempted: heldPayload({ Name: hostile, Headers: { $sensitive: "abc" } }),
       createdAt: "2026-11-23T00:00:00.000Z",
       updatedAt: "2026-11-23T00:00:00.000Z",
     },
@@ -65,7 +66,7 @@ describe("status page drawing", () => {
       record: {
         ...row().record!,
         error: `422 the portal says: header ${secret} is not allowed`,
-        response: { echo: { Authorization: secret, url: `https://h/?t=${encodeURIComponent(secret)}` } },
+        response: heldPayload({ echo: { Authorization: secret, url: `https://h/?t=${encodeURIComponent(secret)}` } }),
       },
     });
     const page = resourcePage(echoed, []).text;

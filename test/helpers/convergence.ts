@@ -56,7 +56,7 @@ export function assertNoDuplicates(h: Harness): void {
 /** Where a created object is in the sandbox, for a state record (undefined: not there). */
 function findCreated(h: Harness, r: ResourceRecord): string | undefined {
   const s = h.sandbox.inspect.store;
-  const attempted = (r.attempted ?? r.applied ?? {}) as Record<string, unknown>;
+  const attempted = (r.attempted?.read() ?? r.applied?.read() ?? {}) as Record<string, unknown>;
   switch (r.kind) {
     case "ApiProduct": {
       const p = [...s.products.values()].find((x) => (r.serverId === undefined ? x.Name === attempted.Name : String(x.ID) === r.serverId));
@@ -90,7 +90,7 @@ export async function assertStateMatches(h: Harness): Promise<void> {
     if (createKinds.has(r.kind)) expect(findCreated(h, r), `${r.id} recorded as applied but not on the server`).toBeDefined();
     if (r.kind === "OrgKey") expect(s.orgKeys.has(r.address.keyID!), r.id).toBe(true);
     if (r.kind === "OAuthClient")
-      expect(s.oauthClients.get(`${r.address.apiID}\0${r.address.keyName}`)?.redirect_uri, r.id).toBe((r.applied as Record<string, unknown>).redirect_uri);
+      expect(s.oauthClients.get(`${r.address.apiID}\0${r.address.keyName}`)?.redirect_uri, r.id).toBe(r.applied?.read().redirect_uri);
     if (r.kind === "ApiDefinition") expect(s.apis.get(r.address.apiID!)?.document, r.id).toBeDefined();
   }
   // and every object created on the server is accounted for: applied, or in doubt

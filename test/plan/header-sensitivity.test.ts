@@ -3,6 +3,7 @@ import { computePlan } from "../../src/plan/plan.js";
 import { renderPlan } from "../../src/plan/render.js";
 import { isSensitiveMarker, marker } from "../../src/secrets/markers.js";
 import { desiredFrom, doc, emptyState, hashKey, planOptions, recordPlan } from "../helpers/plan.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
 
 const hook = (headers: string): string =>
   doc("DashboardWebhook", "alerts", `name: alerts\nmethod: POST\ntarget_path: https://chat.example.com/x\nheader_map:\n${headers}`);
@@ -30,9 +31,9 @@ describe("a dashboard webhook's header_map", () => {
     const set = await desiredFrom({ "d.yaml": hook("  X-Source: gitops") });
     const state = recordPlan(computePlan(set.desired, emptyState, planOptions), set.desired, emptyState);
     const record = state.resources.get("DashboardWebhook/alerts")!;
-    const applied = record.applied as { header_map: Record<string, unknown> };
+    const applied = record.applied?.read() as { header_map: Record<string, unknown> };
     // as an earlier version recorded it
-    const old = { ...record, appliedHash: "older", applied: { ...applied, header_map: { "X-Source": marker(hashKey, "gitops") } } };
+    const old = { ...record, appliedHash: "older", applied: heldPayload({ ...applied, header_map: { "X-Source": marker(hashKey, "gitops") } }) };
     const olderState = { ...state, resources: new Map([[old.id, old]]) };
     expect(computePlan(set.desired, olderState, { ...planOptions, hashKey }).changes[0]!.action).toBe("no-op");
     // a real change still shows (and is blocked: dashboard hooks cannot be updated)

@@ -14,13 +14,14 @@ import { computePlan, planDigest } from "../../src/plan/plan.js";
 import type { Plan } from "../../src/plan/plan.js";
 import { renderPlan } from "../../src/plan/render.js";
 import { runPlan } from "../../src/plan/run-plan.js";
-import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
+import type { StateSnapshot } from "../../src/record/state.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { formatRef } from "../../src/secrets/references.js";
 import { SecretResolver } from "../../src/secrets/resolver.js";
 import type { SecretSource } from "../../src/secrets/resolver.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
+import { recordOfJson } from "../../src/record/lazy-record.js";
 import { doc, emptyState, hashKey, planOptions, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
@@ -141,10 +142,10 @@ function repository(round: number): Record<string, string> {
   return files;
 }
 
-/** A state as storage gives it back: plain JSON records (documents read in), as after an apply of `plan`. */
+/** A state as storage gives it back: records made from their JSON (documents read in), as after an apply of `plan`. */
 function storedState(plan: Plan, set: DesiredSet): StateSnapshot {
   const state = recordPlan(plan, set.desired, emptyState);
-  return { ...state, resources: new Map([...state.resources].map(([id, r]) => [id, JSON.parse(JSON.stringify(r)) as ResourceRecord])) };
+  return { ...state, resources: new Map([...state.resources].map(([id, r]) => [id, recordOfJson(JSON.parse(JSON.stringify(r)) as Record<string, unknown>)])) };
 }
 
 describe("computePlan", () => {

@@ -206,7 +206,7 @@ describe("planner properties: renames", () => {
             expect(declared.has(key!), `${c.id} deactivated though ${key} is declared`).toBe(false);
           }
           const names = new Set(
-            [...state.resources.values()].filter((r) => r.kind === "ApiProduct").map((r) => (r.applied as { Name?: string } | undefined)?.Name),
+            [...state.resources.values()].filter((r) => r.kind === "ApiProduct").map((r) => (r.applied?.read() as { Name?: string } | undefined)?.Name),
           );
           for (const c of plan.changes.filter((x) => x.kind === "ApiProduct" && x.action === "create")) {
             expect(names.has("P0"), `${c.id} created while a record holds product P0`).toBe(false);

@@ -14,6 +14,7 @@ import { renderPlan } from "../../src/plan/render.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";
 import { desiredFrom, doc, emptyState, planFor, recordPlan } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
 
 afterAll(removeTempRepos);
 
@@ -291,7 +292,7 @@ describe("an org key whose write is in doubt", () => {
       address: { keyID: "org-acme" },
       status: "in-doubt",
       trigger: "2026-10",
-      attempted: {},
+      attempted: heldPayload({}),
       createdAt: "t",
       updatedAt: "t",
     };

@@ -11,6 +11,7 @@ import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateBackend } from "../../src/record/state.js";
 import { dropTestSchemas, pgUrl, postgresBackend, sql, testSchema } from "../helpers/postgres.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
 
 afterAll(async () => {
   await dropTestSchemas();
@@ -22,7 +23,7 @@ const record = (name: string, extra: Partial<ResourceRecord> = {}): ResourceReco
   kind: "OrgKey",
   name,
   address: { keyID: name },
-  applied: { rate: 1, nested: { list: [1, "two", null] } },
+  applied: heldPayload({ rate: 1, nested: { list: [1, "two", null] } }),
   status: "applied",
   createdAt: "2026-11-21T00:00:00.000Z",
   updatedAt: "2026-11-21T00:00:00.000Z",
@@ -63,13 +64,13 @@ describe.each(backends)("%s state backend", (_name, open) => {
       await a.initialise("the-key");
       await a.write(record("x"));
       await a.write(record("y", { status: "in-doubt", error: "timeout" }));
-      await a.write(record("x", { applied: { rate: 2 } }));
+      await a.write(record("x", { applied: heldPayload({ rate: 2 }) }));
       const seen = await b.read();
       expect(seen.serial).toBe(4);
       expect(seen.lineage).toMatch(/^[0-9a-f-]{36}$/);
       expect(seen.hashKey).toBe("the-key");
       expect([...seen.resources.keys()].sort()).toEqual(["OrgKey/x", "OrgKey/y"]);
-      expect(seen.resources.get("OrgKey/x")?.applied).toEqual({ rate: 2 });
+      expect(seen.resources.get("OrgKey/x")?.applied?.read()).toEqual({ rate: 2 });
       expect(seen.resources.get("OrgKey/y")).toEqual(record("y", { status: "in-doubt", error: "timeout" }));
       await a.remove("OrgKey/y");
       await lock.release();
@@ -124,19 +125,19 @@ describe.each(backends)("%s state backend", (_name, open) => {
       await a.write(record("gone"));
       // none awaited before the next is asked: the backend may group them, never reorder them
       await Promise.all([
-        a.write(record("twice", { applied: { rate: 1 } })),
-        a.write(record("twice", { applied: { rate: 2 } })),
+        a.write(record("twice", { applied: heldPayload({ rate: 1 }) })),
+        a.write(record("twice", { applied: heldPayload({ rate: 2 }) })),
         a.write(record("back")),
         a.remove("OrgKey/back"),
-        a.write(record("back", { applied: { rate: 3 } })),
+        a.write(record("back", { applied: heldPayload({ rate: 3 }) })),
         a.remove("OrgKey/gone"),
         a.write(record("last")),
       ]);
       await lock.release();
       const seen = await b.read();
       expect([...seen.resources.keys()].sort()).toEqual(["OrgKey/back", "OrgKey/last", "OrgKey/twice"]);
-      expect(seen.resources.get("OrgKey/twice")?.applied).toEqual({ rate: 2 });
-      expect(seen.resources.get("OrgKey/back")?.applied).toEqual({ rate: 3 });
+      expect(seen.resources.get("OrgKey/twice")?.applied?.read()).toEqual({ rate: 2 });
+      expect(seen.resources.get("OrgKey/back")?.applied?.read()).toEqual({ rate: 3 });
       expect(seen.serial).toBe(8);
     } finally {
       await a.close();
@@ -149,19 +150,19 @@ describe.each(backends)("%s state backend", (_name, open) => {
     try {
       const lock = await a.lock("t");
       const huge = { items: Array.from({ length: 20_000 }, (_, i) => ({ i, text: "é".repeat(20) })) };
-      await a.write(record("big", { response: huge, error: "x".repeat(100_000) }));
-      await a.write(record("small", { response: { ok: true } }));
+      await a.write(record("big", { response: heldPayload(huge), error: "x".repeat(100_000) }));
+      await a.write(record("small", { response: heldPayload({ ok: true }) }));
       await lock.release();
       const seen = await b.read();
       const big = seen.resources.get("OrgKey/big")!;
-      const cut = big.response as { truncated: boolean; bytes: number; head: string };
+      const cut = big.response?.read() as { truncated: boolean; bytes: number; head: string };
       expect(cut.truncated).toBe(true);
       expect(cut.bytes).toBe(Buffer.byteLength(JSON.stringify(huge)));
       expect(Buffer.byteLength(cut.head)).toBeLessThanOrEqual(maxAnswerBytes);
       expect(JSON.stringify(huge).startsWith(cut.head)).toBe(true);
       expect(Buffer.byteLength(big.error!)).toBeLessThan(maxAnswerBytes + 100);
       expect(big.error).toMatch(/\[cut: \d+ more bytes of 100000\]$/);
-      expect(seen.resources.get("OrgKey/small")?.response).toEqual({ ok: true });
+      expect(seen.resources.get("OrgKey/small")?.response?.read()).toEqual({ ok: true });
     } finally {
       await a.close();
       await b.close();

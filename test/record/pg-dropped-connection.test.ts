@@ -12,6 +12,7 @@ import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, postgresBackend, sql, testSchema } from "../helpers/postgres.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 import type { ResourceRecord } from "../../src/record/state.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
 
 afterAll(async () => {
   await dropTestSchemas();
@@ -23,7 +24,7 @@ const record = (name: string): ResourceRecord => ({
   kind: "OrgKey",
   name,
   address: { keyID: name },
-  applied: { rate: 1 },
+  applied: heldPayload({ rate: 1 }),
   status: "applied",
   createdAt: "2026-11-21T00:00:00.000Z",
   updatedAt: "2026-11-21T00:00:00.000Z",

@@ -84,7 +84,7 @@ describe("applying under faults", () => {
             // a dashboard webhook settles itself: the next apply sends it again (409: it exists)
             if (d.id.startsWith("DashboardWebhook/")) continue;
             const record = (await h.state.read()).resources.get(d.id)!;
-            const attempted = record.attempted as Record<string, unknown>;
+            const attempted = record.attempted?.read() as Record<string, unknown>;
             let id: string | undefined;
             if (record.kind === "ApiProduct") id = [...s.products.values()].find((p) => p.Name === attempted.Name)?.ID as string | undefined;
             if (record.kind === "PortalWebhook") id = [...s.portalWebhooks.values()].find((w) => w.Name === attempted.Name)?.ID as string | undefined;

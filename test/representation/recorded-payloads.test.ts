@@ -1,15 +1,15 @@
 /**
  * Records read from either backend keep their big payloads (applied, attempted, the last
- * answer, health) as JSON text until something reads them: read back exactly as written (also
- * after a migration and a pull/push), scrubbed by the redaction layer when parsed, and never
- * parsed by a plan of unchanged resources.
+ * answer, health) as JSON text, each a `Deferred` parsed only by its `read()`: read back exactly
+ * as written (also after a migration and a pull/push), serialised as their values, scrubbed by
+ * the redaction layer when read, and never parsed by a plan of unchanged resources.
  */
 import path from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { InternalError } from "../../src/errors.js";
 import { payloadsNeeded } from "../../src/plan/plan-change.js";
-import { holdsPayload, payloadFields, unparsedPayloads, unreadPayloads } from "../../src/record/lazy-record.js";
+import { StoredPayload, heldPayload, holdsPayload, payloadFields, unparsedPayloads, unreadPayloads } from "../../src/record/lazy-record.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../../src/record/state.js";
 import { parsePulled, pulledState } from "../../src/cli/state-transfer.js";
@@ -36,11 +36,14 @@ const full: ResourceRecord = {
   kind: "ApiDefinition",
   name: "petstore",
   address: { apiId: "petstore-v1" },
-  applied: { definition: { openapi: "3.0.3", paths: { "/pets": { get: { responses: { 200: { description: "ok" } } } } } }, listenPath: "/petstore/" },
+  applied: heldPayload({
+    definition: { openapi: "3.0.3", paths: { "/pets": { get: { responses: { 200: { description: "ok" } } } } } },
+    listenPath: "/petstore/",
+  }),
   appliedHash: "h1",
-  attempted: { definition: { openapi: "3.0.3" }, note: "Ünïcode ✓" },
-  response: "a string answer",
-  health: { ok: false, checkedAt: "2026-11-21T00:00:00.000Z", results: [{ check: "status", ok: false }] },
+  attempted: heldPayload({ definition: { openapi: "3.0.3" }, note: "Ünïcode ✓" }),
+  response: heldPayload("a string answer"),
+  health: heldPayload({ ok: false, checkedAt: "2026-11-21T00:00:00.000Z", results: [{ check: "status", ok: false }] }),
   labels: { team: "pets" },
   status: "applied",
   createdAt: "2026-11-21T00:00:00.000Z",
@@ -56,6 +59,22 @@ const bare: ResourceRecord = {
   createdAt: "2026-11-21T00:00:00.000Z",
   updatedAt: "2026-11-21T00:00:00.000Z",
 };
+
+/** A record as JSON gives it: payloads as their values. */
+const plain = (record: ResourceRecord | undefined): unknown => JSON.parse(JSON.stringify(record)) as unknown;
+
+/** The payloads (by record id and field) `StoredPayload.read()` parsed while `run` ran. */
+function payloadsParsedBy(state: StateSnapshot, run: () => void): string[] {
+  const where = new Map<unknown, string>();
+  for (const r of state.resources.values()) for (const f of payloadFields) where.set(r[f], `${r.id} ${f}`);
+  const spy = vi.spyOn(StoredPayload.prototype, "read");
+  try {
+    run();
+    return [...new Set(spy.mock.contexts.map((c) => where.get(c) ?? "another payload"))].sort();
+  } finally {
+    spy.mockRestore();
+  }
+}
 
 async function writeAll(backend: StateBackend, records: readonly ResourceRecord[]): Promise<void> {
   const lock = await backend.lock("test");
@@ -76,22 +95,26 @@ async function replaceWith(backend: StateBackend, snapshot: StateSnapshot): Prom
 }
 
 describe.each(backends)("%s backend: payloads read lazily", (_name, open, openOther) => {
-  it("reads every payload exactly as written, parsing each on first access only", async () => {
+  it("holds every payload as its text, parses it on each read() and only then, and serialises the record as stored", async () => {
     const backend = await open();
     try {
       await writeAll(backend, [full, bare]);
-      const read = (await backend.read()).resources;
+      const snapshot = await backend.read();
+      const read = snapshot.resources;
       const r = read.get(full.id)!;
       expect(unparsedPayloads(r)).toEqual([...payloadFields]);
       expect(payloadFields.map((f) => holdsPayload(r, f))).toEqual([true, true, true, true]);
-      expect(unparsedPayloads(r)).toEqual([...payloadFields]);
-      expect(r.applied).toEqual(full.applied);
-      expect(r.applied).toBe(r.applied);
-      expect(unparsedPayloads(r)).toEqual(["attempted", "response", "health"]);
-      // spread, JSON and comparisons see the whole record
-      expect({ ...read.get(full.id)! }).toEqual(full);
-      expect(JSON.parse(JSON.stringify(read.get(full.id)))).toEqual(full);
-      expect(unparsedPayloads(r)).toEqual([]);
+      // holding, spreading and asking whether a payload is there parse nothing
+      expect(payloadsParsedBy(snapshot, () => void [{ ...r }, holdsPayload(r, "applied"), unparsedPayloads(r)])).toEqual([]);
+      expect(payloadsParsedBy(snapshot, () => void r.applied?.read())).toEqual([`${full.id} applied`]);
+      expect(r.applied?.read()).toEqual(full.applied?.read());
+      // nothing cached: each read() is a fresh value
+      expect(r.applied?.read()).not.toBe(r.applied?.read());
+      expect(payloadFields.map((f) => r[f]?.read())).toEqual(payloadFields.map((f) => full[f]?.read()));
+      // JSON (the state written back, a pulled state) sees values, never their holders
+      expect(plain(r)).toEqual(plain(full));
+      expect(JSON.stringify({ ...r })).toBe(JSON.stringify(r));
+      expect(JSON.stringify(r)).not.toContain('"text"');
       const b = read.get(bare.id)!;
       expect(payloadFields.map((f) => holdsPayload(b, f))).toEqual([false, false, false, false]);
       expect(b).toEqual(bare);
@@ -108,11 +131,13 @@ describe.each(backends)("%s backend: payloads read lazily", (_name, open, openOt
       await replaceWith(to, source);
       const migrated = await to.read();
       expect(unparsedPayloads(migrated.resources.get(full.id)!)).toEqual([...payloadFields]);
-      expect([...migrated.resources.values()]).toEqual([full, bare]);
-      // pull writes the whole state as JSON; push reads it back into a state
+      expect([...migrated.resources.values()].map(plain)).toEqual([full, bare].map(plain));
+      // pull writes the whole state as JSON; push reads it back into a state, and a pull of that is the same text
       const pulled = JSON.stringify(pulledState(migrated));
       await replaceWith(back, parsePulled(pulled, "pulled.json"));
-      expect([...(await back.read()).resources.values()]).toEqual([full, bare]);
+      const pushed = await back.read();
+      expect([...pushed.resources.values()].map(plain)).toEqual([full, bare].map(plain));
+      expect(JSON.stringify(pulledState(pushed))).toBe(pulled);
     } finally {
       await Promise.all([from.close(), to.close(), back.close()]);
     }
@@ -121,7 +146,12 @@ describe.each(backends)("%s backend: payloads read lazily", (_name, open, openOt
   it("scrubs a secret planted in a stored payload when it is parsed, never letting it out", async () => {
     const secret = "planted-secret-value-0123456789";
     const raw = await open();
-    const planted: ResourceRecord = { ...full, applied: { definition: { description: `key ${secret}` } }, response: { echo: secret }, note: `saw ${secret}` };
+    const planted: ResourceRecord = {
+      ...full,
+      applied: heldPayload({ definition: { description: `key ${secret}` } }),
+      response: heldPayload({ echo: secret }),
+      note: `saw ${secret}`,
+    };
     try {
       // written behind the redaction layer's back, as an old version or a hand edit could have
       await writeAll(raw, [planted]);
@@ -129,10 +159,11 @@ describe.each(backends)("%s backend: payloads read lazily", (_name, open, openOt
       const read = (await redactingState(raw).read()).resources.get(full.id)!;
       expect(unparsedPayloads(read)).toEqual([...payloadFields]);
       expect(read.note).toBe("saw [redacted]");
-      expect(read.applied).toEqual({ definition: { description: "key [redacted]" } });
+      expect(unparsedPayloads(read)).toEqual([...payloadFields]);
+      expect(read.applied?.read()).toEqual({ definition: { description: "key [redacted]" } });
       expect(JSON.stringify(read)).not.toContain(secret);
       expect(JSON.stringify(read)).toContain("[redacted]");
-      expect(read.attempted).toEqual(full.attempted);
+      expect(read.attempted?.read()).toEqual(full.attempted?.read());
     } finally {
       await raw.close();
     }
@@ -155,11 +186,15 @@ describe.each(backends)("%s backend: payloads read only for the records chosen",
       expect(seen).toEqual([
         ["ApiDefinition/other applied,attempted,response,health", "ApiDefinition/petstore applied,attempted,response,health", "OrgKey/k "],
       ]);
-      expect([state.resources.get(full.id), state.resources.get(bare.id)]).toEqual([full, bare]);
+      expect([state.resources.get(full.id), state.resources.get(bare.id)].map(plain)).toEqual([full, bare].map(plain));
       const unread = state.resources.get(other.id)!;
       expect([holdsPayload(unread, "applied"), unread.appliedHash, unread.labels]).toEqual([true, "h1", { team: "pets" }]);
-      expect(() => unread.applied).toThrow(InternalError);
-      expect(() => ({ ...unread })).toThrow(/ApiDefinition\/other: its applied was not read/);
+      expect(unreadPayloads(unread)).toEqual([...payloadFields]);
+      // holding it is not reading it: only read() (or serialising, which reads) throws
+      const copy = { ...unread };
+      for (const f of payloadFields) expect(() => copy[f]?.read()).toThrow(InternalError);
+      expect(() => unread.applied?.read()).toThrow(/ApiDefinition\/other: its applied was not read/);
+      expect(() => JSON.stringify(unread)).toThrow(InternalError);
     } finally {
       await backend.close();
     }
@@ -198,21 +233,20 @@ describe("a plan against a state read from storage", () => {
       await writeAll(backend, [...recorded.resources.values()]);
       const unchanged = await desiredFrom({ ...files, "gone.yaml": "" });
       const state = await backend.read();
-      const plan = planFor(unchanged, state);
-      expect(plan.summary).toMatchObject({ noop: 6, orphan: 1 });
-      // an orphan's last request is read once: it says which server object the record stands for,
+      let plan: ReturnType<typeof planFor> | undefined;
+      // an orphan's last request is read: it says which server object the record stands for,
       // and whether the repository still declares that object under another name (plan/renames.ts)
-      expect([...state.resources.values()].map((r) => [r.id, unparsedPayloads(r)])).toEqual(
-        [...state.resources.values()].map((r) => [r.id, r.id === "OrgKey/gone" ? [] : ["applied"]]),
-      );
+      expect(payloadsParsedBy(state, () => (plan = planFor(unchanged, state)))).toEqual(["OrgKey/gone applied"]);
+      expect(plan?.summary).toMatchObject({ noop: 6, orphan: 1 });
 
       const changed = await desiredFrom({ ...files, "keys.yaml": files["keys.yaml"].replace("rate: 3", "rate: 30") });
       const again = await backend.read();
-      expect(planFor(changed, again).changes.find((c) => c.id === "OrgKey/k3")).toMatchObject({
+      let update: ReturnType<typeof planFor> | undefined;
+      expect(payloadsParsedBy(again, () => (update = planFor(changed, again)))).toEqual(["OrgKey/k3 applied"]);
+      expect(update?.changes.find((c) => c.id === "OrgKey/k3")).toMatchObject({
         action: "update",
         fields: [{ path: "rate", before: 3, after: 30 }],
       });
-      expect([...again.resources.values()].filter((r) => unparsedPayloads(r).length === 0).map((r) => r.id)).toEqual(["OrgKey/k3"]);
     } finally {
       await backend.close();
     }

@@ -11,6 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateLock, StateSnapshot } from "../../src/record/state.js";
 import { labellingState } from "../../src/select/record-labels.js";
+import { heldPayload } from "../../src/record/lazy-record.js";
+import { asJson } from "../helpers/record-json.js";
 
 const t = "2026-11-23T00:00:00.000Z";
 const record = (id: string, extra: Partial<ResourceRecord> = {}): ResourceRecord => ({
@@ -59,14 +61,14 @@ describe("labellingState", () => {
     // an intent (in doubt), its verdict, then a health rewrite: as an apply writes them
     await state.write(record("OrgKey/adopted", { status: "in-doubt", adopted }));
     await state.write(record("OrgKey/adopted"));
-    await state.write(record("OrgKey/adopted", { health: { ok: true, checkedAt: t, results: [] } }));
+    await state.write(record("OrgKey/adopted", { health: heldPayload({ ok: true, checkedAt: t, results: [] }) }));
     await state.write(record("OrgKey/plain", { status: "in-doubt" }));
     await state.write(record("OrgKey/plain"));
     // an orphan deactivated: not in the repository, its record keeps the labels it had
     await state.write(record("OrgKey/gone", { deactivatedAt: t }));
     await state.write(record("OrgKey/gone", { deactivatedAt: t, note: "again" }));
     const stored = (await backend.read()).resources;
-    expect(stored.get("OrgKey/adopted")).toMatchObject({
+    expect(asJson(stored.get("OrgKey/adopted"))).toMatchObject({
       labels: { team: "new" },
       adopted: { at: t, source: "repository", verified: true },
       health: { ok: true },

@@ -23,6 +23,10 @@ export function pretty(value: unknown): string {
 }
 
 /** The commands a person runs to settle a resource, or none. */
+/** A recorded health as the page shows it: its verdict and when it was checked. */
+const healthCell = (health: { readonly ok: boolean; readonly checkedAt: string }): Html =>
+  html`${badge(health.ok ? "ok" : "failing")} checked ${health.checkedAt}`;
+
 export function settleCommands(row: ResourceRow): string[] {
   if (row.record?.status === "in-doubt") {
     // the plan's own steps for this kind (an org key in doubt needs none: the next run writes it again, its reset never)
@@ -99,12 +103,12 @@ export function resourcePage(row: ResourceRow, history: readonly ResourceHistory
           ["commit", html`<code>${shortCommit(rec.commit)}</code>`],
           ["created", rec.createdAt],
           ["updated", rec.updatedAt],
-          ["health", rec.health === undefined ? "—" : html`${badge(rec.health.ok ? "ok" : "failing")} checked ${rec.health.checkedAt}`],
+          ["health", rec.health === undefined ? "—" : healthCell(rec.health.read())],
           ...(rec.error === undefined ? [] : ([["last error", rec.error]] as const)),
         ])
   }</section>
 <section><h2>Next run</h2>${changeSection(row)}</section>
-<section><h2>Last applied request</h2><pre class="json">${rec?.applied === undefined ? "(none)" : pretty(rec.applied)}</pre>${rec?.attempted === undefined ? "" : html`<h3>Sent, outcome unknown</h3><pre class="json">${pretty(rec.attempted)}</pre>`}</section>
-<section><h2>Server's last answer</h2><pre class="json">${rec?.response === undefined ? "(none)" : pretty(rec.response)}</pre></section>
+<section><h2>Last applied request</h2><pre class="json">${rec?.applied === undefined ? "(none)" : pretty(rec.applied.read())}</pre>${rec?.attempted === undefined ? "" : html`<h3>Sent, outcome unknown</h3><pre class="json">${pretty(rec.attempted.read())}</pre>`}</section>
+<section><h2>Server's last answer</h2><pre class="json">${rec?.response === undefined ? "(none)" : pretty(rec.response.read())}</pre></section>
 <section><h2>History</h2>${historySection(history, row)}</section>`;
 }

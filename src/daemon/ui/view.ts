@@ -67,7 +67,7 @@ function rowsOf(state: StateSnapshot, preview: Preview): ResourceRow[] {
       name: record?.name ?? change?.name ?? id.slice(slash + 1),
       status: statusOf(record, change),
       next: change?.action,
-      health: record?.health === undefined ? undefined : record.health.ok ? "ok" : "failing",
+      health: record?.health === undefined ? undefined : record.health.read().ok ? "ok" : "failing",
       commit: record?.commit,
       updatedAt: record?.updatedAt,
       labels: labels.get(id) ?? {},
