@@ -27,11 +27,11 @@ import { startDaemonServer } from "./server.js";
 import type { DaemonServer, DaemonServerOptions } from "./server.js";
 import { createNotifier } from "../notify/create-notifier.js";
 import type { Notifier } from "../notify/notifier.js";
-import { runPlan } from "../plan/run-plan.js";
-import { PlanPreview } from "./ui/plan-preview.js";
 import { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
-import { CachedState } from "./ui/page-cache.js";
+import { stateViews } from "./state-views.js";
+import type { CachedState } from "./ui/page-cache.js";
+import type { PlanPreview } from "./ui/plan-preview.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -121,27 +121,7 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
   const reconciler = await createReconciler(opts, { source, state, validator, dispatcher, metrics, history, notifier, canApply: election.canApply });
   // the pages, /status and the plan preview share one snapshot of the state (page-cache.ts);
   // a PostgreSQL state is shared by replicas (a standby's state is written by the leader): 2 s
-  const shared = config.state.backend === "postgres";
-  const snapshots = new CachedState(
-    state,
-    () => String(history.live.seq),
-    () => (shared || history.live.running ? 2_000 : 60_000),
-  );
-  const preview = new PlanPreview({
-    snapshot: () => reconciler.lastSnapshot,
-    state: snapshots,
-    configHash: () => reconciler.configInForce.hash,
-    plan: (snap) =>
-      runPlan({
-        config: reconciler.configInForce.config,
-        root: snap.root,
-        boundary: snap.boundary,
-        validator,
-        state,
-        env,
-        ...(snap.commit === undefined ? {} : { commit: snap.commit }),
-      }),
-  });
+  const { snapshots, preview } = stateViews({ reconciler, history, state, validator, env, writtenElsewhere: config.state.backend === "postgres" });
   const reloader =
     config.file === undefined
       ? undefined

@@ -11,15 +11,14 @@ import type { Logger } from "../logger.js";
 import { createNotifier } from "../notify/create-notifier.js";
 import type { Notifier } from "../notify/notifier.js";
 import type { Plan } from "../plan/plan.js";
-import { runPlan } from "../plan/run-plan.js";
 import { openStateBackend } from "../record/open-backend.js";
 import type { StateBackend, StateLock } from "../record/state.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { DaemonMetrics, RunMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import type { SharedSource } from "./shared-source.js";
-import { CachedState } from "./ui/page-cache.js";
-import { PlanPreview } from "./ui/plan-preview.js";
+import { stateViews } from "./state-views.js";
+import type { CachedState } from "./ui/page-cache.js";
 import { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
 import type { StatusPage } from "./ui/status-page.js";
@@ -115,25 +114,13 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     },
   });
   // a fleet's state is written by whichever replica leads it: read again every 2 s
-  const snapshots = new CachedState(
+  const { snapshots, preview } = stateViews({
+    reconciler,
+    history,
     state,
-    () => String(history.live.seq),
-    () => (leases !== undefined || history.live.running ? 2_000 : 60_000),
-  );
-  const preview = new PlanPreview({
-    snapshot: () => reconciler.lastSnapshot,
-    state: snapshots,
-    configHash: () => reconciler.configInForce.hash,
-    plan: (snap) =>
-      runPlan({
-        config: reconciler.configInForce.config,
-        root: snap.root,
-        boundary: snap.boundary,
-        validator: shared.validator,
-        state,
-        env: shared.env,
-        ...(snap.commit === undefined ? {} : { commit: snap.commit }),
-      }),
+    validator: shared.validator,
+    env: shared.env,
+    writtenElsewhere: leases !== undefined,
   });
   const page = statusPage({
     reconciler,
