@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { Agent } from "undici";
 import { BodyTooLarge, listenError, readBody, writeReply } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
@@ -77,9 +77,16 @@ export interface SandboxHandle {
   stop(): Promise<void>;
 }
 
-/** Counts the requests being handled, and wakes who waits for none. */
+/**
+ * Counts the requests in the sandbox's hands, and wakes who waits for none. A request is in
+ * its hands from its first byte, not from when it is dispatched: the bytes of a client killed
+ * just after writing them are already in the socket, and the call they make still happens — an
+ * operator who looked before it did would see nothing and forget a create that then arrives.
+ */
 class InFlight {
   private count = 0;
+  /** Connections that received bytes of a request not yet answered. */
+  private readonly receiving = new Set<Socket>();
   private waiters: Array<() => void> = [];
 
   async track<T>(work: () => Promise<T>): Promise<T> {
@@ -87,12 +94,34 @@ class InFlight {
     try {
       return await work();
     } finally {
-      if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+      this.count--;
+      this.wakeIfIdle();
     }
   }
 
+  /** Watches a connection: bytes arriving start a request, its answer or the connection's end settle it. */
+  watch(socket: Socket): void {
+    socket.on("data", () => this.receiving.add(socket));
+    socket.on("close", () => this.answered(socket));
+  }
+
+  answered(socket: Socket): void {
+    if (this.receiving.delete(socket)) this.wakeIfIdle();
+  }
+
+  private busy(): boolean {
+    return this.count > 0 || this.receiving.size > 0;
+  }
+
+  private wakeIfIdle(): void {
+    if (!this.busy()) for (const wake of this.waiters.splice(0)) wake();
+  }
+
   async idle(): Promise<void> {
-    if (this.count > 0) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    // Two turns of the event loop: bytes already in a socket's buffer are read in a poll phase,
+    // and the one of this turn may have run before they arrived.
+    for (let turn = 0; turn < 2; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.busy()) await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 }
 
@@ -129,6 +158,8 @@ interface HandlerParts {
 /** One HTTP request: the inspection interface, or the dispatcher; a dropped answer resets the connection. */
 function requestHandler(p: HandlerParts): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
+    // its answer settles the request's bytes (see InFlight)
+    res.once("finish", () => p.inFlight.answered(req.socket));
     const url = new URL(req.url ?? "/", p.base());
     const method = req.method ?? "GET";
     const limit = isBatchPath(p.store, url.pathname) ? p.maxBatchBytes : p.maxBodyBytes;
@@ -184,6 +215,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       else res.destroy();
     });
   });
+  server.on("connection", (socket: Socket) => inFlight.watch(socket));
   server.on("clientError", (_err, socket) => socket.destroy());
   base = await listen(server, options.port ?? 0, options.host ?? "127.0.0.1");
   store.reset(); // now that `${sandbox}` upstreams can be resolved

@@ -62,6 +62,21 @@ describe("faults", () => {
     await sb.idle(); // nothing in flight: at once
   });
 
+  it("counts a request from its first byte: the bytes of a client gone before they were read still make their call", async () => {
+    // what a client killed just after writing leaves: a whole request in the socket, then its end
+    const url = new URL(`${sb.urls.portal}/webhooks`);
+    const body = JSON.stringify({ Name: "late", URL: "https://hooks.example/late", Method: "POST", Events: [] });
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((resolve) => socket.once("connect", resolve));
+    const head = [`POST ${url.pathname} HTTP/1.1`, `Host: ${url.host}`, "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`];
+    for (const [name, value] of Object.entries(portal)) head.push(`${name}: ${value}`);
+    socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+    // looked at in the same turn: the sandbox has not read a byte of it yet
+    await sb.idle();
+    expect([...sb.inspect.store.portalWebhooks.values()].map((w) => w.Name)).toEqual(["late"]);
+    socket.destroy();
+  });
+
   it("answers 429 with Retry-After in the interface's format once the bucket is empty, and lets calls through after that time", async () => {
     // slow refill (a token every 2 s): a loaded machine pausing between the calls does not refill the bucket
     sb.inspect.setFaults({ rateLimit: { requestsPerSecond: 0.5, burst: 2 } });
