@@ -58,7 +58,7 @@ function outOfMemoryRuns(samples: readonly ProcessSample[]): number {
 }
 
 /** Records the apply left in the config's state as applied. */
-async function appliedRecords(configFile: string): Promise<number> {
+export async function appliedRecords(configFile: string): Promise<number> {
   const config = configFromDocument(parse(await readFile(configFile, "utf8")) as Record<string, unknown>, configFile, path.dirname(configFile));
   const state = openStateBackend(config, env);
   try {
@@ -68,13 +68,9 @@ async function appliedRecords(configFile: string): Promise<number> {
   }
 }
 
-/** A first plan and a first apply into a fresh sandbox process and an empty state. */
-async function firstPlanAndApply(
-  g: Generated,
-  work: string,
-  limit: MemoryCgroup | undefined,
-): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number; sandboxPeakRssMb: number }> {
-  const fixtures = {
+/** The sandbox's objects for a generated repository, with the gateway's batch route. */
+export function sandboxFixtures(g: Generated): Generated["fixtures"] {
+  return {
     ...g.fixtures,
     apis: [
       ...(g.fixtures.apis ?? []),
@@ -82,9 +78,17 @@ async function firstPlanAndApply(
     ],
     keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }],
   };
+}
+
+/** A first plan and a first apply into a fresh sandbox process and an empty state. */
+async function firstPlanAndApply(
+  g: Generated,
+  work: string,
+  limit: MemoryCgroup | undefined,
+): Promise<{ plan: ProcessSample; apply: ProcessSample; applied: number; sandboxPeakRssMb: number }> {
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
-  const sandbox = await startSandboxChild({ gatesync: [cli], fixtures, dir: work, credentials });
+  const sandbox = await startSandboxChild({ gatesync: [cli], fixtures: sandboxFixtures(g), dir: work, credentials });
   let stopped: Promise<{ peakRssMb: number }> | undefined;
   try {
     const config = await writeBenchConfig(work, sandbox.urls);
