@@ -12,6 +12,8 @@ import { renderTable, tableFooter } from "./table.js";
 import type { RunFacts } from "./table.js";
 import { startupTable } from "./startup-table.js";
 import type { StartupFigures } from "./startup.js";
+import { webhookBenchTable, webhookMarkers, webhookResultsPath } from "./webhook-table.js";
+import type { WebhookRun } from "./webhook-table.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const resultsPath = path.join(here, "results.json");
@@ -64,6 +66,8 @@ export async function publishTable(): Promise<void> {
   let doc = withBenchTable(await readFile(performanceDocPath, "utf8"), benchTable(run));
   if (existsSync(startupResultsPath))
     doc = withBenchTable(doc, startupBenchTable(JSON.parse(await readFile(startupResultsPath, "utf8")) as StartupRun), startupMarkers);
+  if (existsSync(webhookResultsPath))
+    doc = withBenchTable(doc, webhookBenchTable(JSON.parse(await readFile(webhookResultsPath, "utf8")) as WebhookRun), webhookMarkers);
   await writeFile(performanceDocPath, doc);
 }
 

@@ -180,7 +180,7 @@ export class Reconciler {
     const runAbort = (this.runAbort = new AbortController());
     let snapshot;
     try {
-      snapshot = await this.opts.source.fetch();
+      snapshot = await this.opts.source.fetch({ announced: reason === "webhook" });
     } catch (err) {
       const code = err instanceof GatesyncError ? err.code : undefined;
       this.log.error(

@@ -4,7 +4,7 @@
  * handed out again — the environments of one trigger run one after another and see the same
  * commit — unless a trigger (webhook, sync, file change) said the source moved since.
  */
-import type { Source, SourceSnapshot } from "../source/source.js";
+import type { FetchRequest, Source, SourceSnapshot } from "../source/source.js";
 
 export class SharedSource implements Source {
   readonly description: string;
@@ -25,12 +25,12 @@ export class SharedSource implements Source {
     this.stale = true;
   }
 
-  fetch(): Promise<SourceSnapshot> {
+  fetch(request: FetchRequest = {}): Promise<SourceSnapshot> {
     if (this.inFlight !== undefined) return this.inFlight;
     const last = this.last;
     if (!this.stale && last !== undefined && performance.now() - last.at < this.reuseMs) return Promise.resolve(last.snapshot);
     this.stale = false;
-    const fetching = this.inner.fetch().then(
+    const fetching = this.inner.fetch(request).then(
       (snapshot) => {
         this.last = { snapshot, at: performance.now() };
         return snapshot;

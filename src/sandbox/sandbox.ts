@@ -82,11 +82,14 @@ export interface SandboxHandle {
  * its hands from its first byte, not from when it is dispatched: the bytes of a client killed
  * just after writing them are already in the socket, and the call they make still happens — an
  * operator who looked before it did would see nothing and forget a create that then arrives.
+ * A connection holds such bytes while it has read more than it had when its last answer left
+ * (`bytesRead`: listening for its data instead would take the socket from the HTTP parser's
+ * direct reading, which held answers back under load).
  */
 class InFlight {
   private count = 0;
-  /** Connections that received bytes of a request not yet answered. */
-  private readonly receiving = new Set<Socket>();
+  /** Each open connection, and the bytes it had read when its last answer was sent. */
+  private readonly connections = new Map<Socket, number>();
   private waiters: Array<() => void> = [];
 
   async track<T>(work: () => Promise<T>): Promise<T> {
@@ -99,18 +102,24 @@ class InFlight {
     }
   }
 
-  /** Watches a connection: bytes arriving start a request, its answer or the connection's end settle it. */
   watch(socket: Socket): void {
-    socket.on("data", () => this.receiving.add(socket));
-    socket.on("close", () => this.answered(socket));
+    this.connections.set(socket, 0);
+    socket.once("close", () => {
+      this.connections.delete(socket);
+      this.wakeIfIdle();
+    });
   }
 
   answered(socket: Socket): void {
-    if (this.receiving.delete(socket)) this.wakeIfIdle();
+    if (!this.connections.has(socket)) return;
+    this.connections.set(socket, socket.bytesRead);
+    this.wakeIfIdle();
   }
 
   private busy(): boolean {
-    return this.count > 0 || this.receiving.size > 0;
+    if (this.count > 0) return true;
+    for (const [socket, answeredAt] of this.connections) if (socket.bytesRead > answeredAt) return true;
+    return false;
   }
 
   private wakeIfIdle(): void {

@@ -13,7 +13,7 @@ import type { SimpleGit } from "simple-git";
 import { ErrorCode, SourceError } from "../errors.js";
 import { gitTokenHeader, urlCredentials } from "../secrets/credentials.js";
 import { registerSecret } from "../secrets/redaction.js";
-import type { Source, SourceSnapshot } from "./source.js";
+import type { FetchRequest, Source, SourceSnapshot } from "./source.js";
 import { isInside } from "../file-paths.js";
 import { redactUrl, stripUrlCredentials } from "./source.js";
 import { closest } from "fastest-levenshtein";
@@ -76,9 +76,10 @@ export class GitSource implements Source {
     }).env({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...this.env });
   }
 
-  async fetch(): Promise<SourceSnapshot> {
+  async fetch(request: FetchRequest = {}): Promise<SourceSnapshot> {
     try {
-      if (this.last !== undefined && (await this.unchanged(this.last))) return this.last;
+      // one `ls-remote` spares a fetch when nothing moved; after an announced push it is a git process spent for nothing
+      if (this.last !== undefined && request.announced !== true && (await this.unchanged(this.last))) return this.last;
       await ensureDirectory(this.opts.cacheDir);
       if (!(await exists(path.join(this.dir, ".git")))) {
         await rm(this.dir, { recursive: true, force: true });
@@ -87,11 +88,19 @@ export class GitSource implements Source {
       const git = this.git(this.dir);
       // Forced refspecs: a force-pushed branch replaces what was fetched before.
       await git.fetch(["--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
-      if (this.opts.commit === undefined && this.opts.tag === undefined && this.opts.branch !== undefined) await this.checkBranch(git, this.opts.branch);
       const target =
         this.opts.commit ??
         (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
-      const commit = (await git.revparse([`${target}^{commit}`])).trim();
+      // the branch is listed only when it cannot be resolved: one git process less on every fetch
+      const commit = (
+        await git.revparse([`${target}^{commit}`]).catch(async (err: unknown) => {
+          const branch = this.opts.commit === undefined && this.opts.tag === undefined ? this.opts.branch : undefined;
+          if (branch !== undefined) await this.checkBranch(git, branch);
+          throw err;
+        })
+      ).trim();
+      // the fetch found the commit already checked out (an announced push that moved nothing)
+      if (this.last?.commit === commit) return this.last;
       await git.checkout(["--force", "--detach", "--quiet", commit]);
       await git.clean("f", ["-d", "-x", "-q"]);
       const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");

@@ -11,11 +11,17 @@ export interface SourceSnapshot {
   readonly commit?: string;
 }
 
+/** What a fetch knows of why it was asked for. */
+export interface FetchRequest {
+  /** A push was announced (a signed webhook): the remote has most likely moved, so it is fetched at once instead of asked first. */
+  readonly announced?: boolean;
+}
+
 export interface Source {
   /** Safe to log: never holds a credential. */
   readonly description: string;
   /** Brings the source up to date and says where its files are. */
-  fetch(): Promise<SourceSnapshot>;
+  fetch(request?: FetchRequest): Promise<SourceSnapshot>;
   /** Calls `onChange` when the files change (sources that can watch). */
   watch?(onChange: () => void): void;
   /** Commits in `to` that `from` lacks (git sources); undefined when it cannot tell. */

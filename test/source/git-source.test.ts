@@ -59,6 +59,18 @@ describe("git source", () => {
     expect(await readFile(path.join(moved.root, "v.txt"), "utf8")).toBe("four");
   });
 
+  it("after an announced push fetches at once: the pushed commit, or the same snapshot when nothing moved", async () => {
+    const s = source({ branch: "main" });
+    const first = await s.fetch();
+    expect(await s.fetch({ announced: true })).toBe(first);
+    await writeFile(path.join(work, "config/v.txt"), "announced");
+    git("commit", "-q", "-am", "announced");
+    git("push", "-q", "origin", "main");
+    const moved = await s.fetch({ announced: true });
+    expect(moved.commit).toBe(git("rev-parse", "HEAD"));
+    expect(await readFile(path.join(moved.root, "v.txt"), "utf8")).toBe("announced");
+  });
+
   it("says clearly when the sub-directory or the ref does not exist", async () => {
     await expect(source({ branch: "main", subdirectory: "nope" }).fetch()).rejects.toThrow(/sub-directory nope does not exist/);
     await expect(source({ branch: "no-such-branch" }).fetch()).rejects.toThrow(/the branch `no-such-branch` does not exist in .*/);
