@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Thin launcher: the compiled CLI lives in dist/ (built by `npm install` through `prepare`).
+// Thin launcher: the compiled CLI is bundled into dist/bundle/ (built by `npm install` through
+// `prepare`: tsc, then scripts/bundle.ts).
 import { setFlagsFromString } from "node:v8";
 
 // V8 optimises a function once it has run for a budget of work; most of a command on a small
@@ -11,5 +12,5 @@ import { setFlagsFromString } from "node:v8";
 if (!process.execArgv.some((a) => a.startsWith("--interrupt-budget")) && !(process.env.NODE_OPTIONS ?? "").includes("--interrupt-budget"))
   setFlagsFromString("--interrupt-budget=540672");
 
-const { main } = await import("../dist/cli.js");
+const { main } = await import("../dist/bundle/cli.js");
 await main(process.argv);

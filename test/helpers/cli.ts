@@ -23,7 +23,8 @@ function newest(dir: string): number {
  * edit to src/, the sources themselves, through tsx.
  */
 const compiledIsFresh = ((): boolean => {
-  const built = path.join(projectRoot, "dist/cli.js");
+  // what bin/gatesync.js runs: the bundle, the last step of the build
+  const built = path.join(projectRoot, "dist/bundle/cli.js");
   return (
     existsSync(built) && statSync(built).mtimeMs >= Math.max(newest(path.join(projectRoot, "src")), statSync(path.join(projectRoot, "package.json")).mtimeMs)
   );
