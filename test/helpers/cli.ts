@@ -22,7 +22,7 @@ function newest(dir: string): number {
  * whose `prepare` builds it): what production runs, and it starts in half the time. After an
  * edit to src/, the sources themselves, through tsx.
  */
-const compiledIsFresh = ((): boolean => {
+export const compiledIsFresh = ((): boolean => {
   // what bin/gatesync.js runs: the bundle, the last step of the build
   const built = path.join(projectRoot, "dist/bundle/cli.js");
   return (

@@ -14,11 +14,11 @@
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
-import type { Plugin } from "esbuild";
+import { build } from "/work/main/node_modules/esbuild/lib/main.js";
+import type { Plugin } from "/work/main/node_modules/esbuild/lib/main.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const outdir = path.join(root, "dist/bundle");
+const root = "/work/wt/small-start";
+const outdir = "/tmp/red/dist/bundle";
 
 /** What start-up loads from node_modules on the paths users wait for (help, validate, plan, apply). */
 const bundled = new Set(["yaml", "commander", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress"]);
@@ -43,7 +43,7 @@ const choosePackages: Plugin = {
 // chunks are named by content: those of an earlier build would stay beside the new ones
 await rm(outdir, { recursive: true, force: true });
 const result = await build({
-  entryPoints: { cli: path.join(root, "dist/cli.js"), "file-worker": path.join(root, "dist/validate/file-worker.js") },
+  entryPoints: { cli: "/tmp/red/distsrc/cli.js", "file-worker": "/tmp/red/distsrc/validate/file-worker.js" },
   absWorkingDir: root,
   outdir,
   bundle: true,

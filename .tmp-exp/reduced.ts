@@ -1,0 +1,11 @@
+import { writeFileSync } from "node:fs";
+import standaloneModule from "ajv/dist/standalone/index.js";
+import { gatesyncAjv, schemaDir } from "../scripts/standalone-validators.ts";
+const standaloneCode = standaloneModule as unknown as (ajv: unknown, refs: Record<string, string>) => string;
+const names = ["api-definition.schema.json","api-product.schema.json","client-type.schema.json","dashboard-webhook.schema.json","llm-settings.schema.json","oauth-client.schema.json","org-key.schema.json","portal-webhook.schema.json","api-definition.schema.json#/$defs/oas"];
+const ajv = gatesyncAjv(schemaDir, { source: true, esm: true, lines: true });
+const refs = Object.fromEntries(names.map((n, i) => [`v${i}`, "https://gatesync.dev/schemas/" + n]));
+let code = standaloneCode(ajv, refs).replace(/^"use strict";\n?/, "");
+code = 'import { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\n' + code + "\nexport const validators = {" + names.map((n, i) => `${JSON.stringify(n)}: v${i}`).join(",") + "};\n";
+writeFileSync(process.argv[2], code);
+console.log(code.length);

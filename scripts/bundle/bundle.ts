@@ -1,0 +1,116 @@
+/**
+ * The second step of `npm run build`: bundles tsc's output (dist/) into dist/bundle/, which
+ * `bin/gatesync.js` runs. A command used to load 100–160 modules one by one — each resolved,
+ * read, compiled and linked by Node's ESM loader — plus `yaml`'s 72 CommonJS files; in chunks
+ * it costs far less (docs/dev/performance.md). The chunks keep the commands apart: each
+ * `import()` of an action, a validator or a backend is a chunk of its own, so `--help` still
+ * loads no validator. dist/ itself stays as tsc wrote it (docs/user/sandbox.md imports from it).
+ *
+ * Packages are bundled only when listed below (pure JavaScript, no file read beside their
+ * code, no worker of their own), with every package they import; the rest — native addons,
+ * worker pools, the state backends, Spectral — are imported from node_modules as before.
+ *
+ * The precompiled validators (dist/validate/compiled/) become scripts with a V8 code cache
+ * each, made here by a process started as `bin/gatesync.js` starts (compiled-script.ts).
+ */
+import { spawnSync } from "node:child_process";
+import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import type { Plugin } from "esbuild";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const outdir = path.join(root, "dist/bundle");
+const compiledDir = path.join(root, "dist/validate/compiled");
+
+/** What start-up loads from node_modules on the paths users wait for (help, validate, plan, apply). */
+const bundled = new Set(["yaml", "commander", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress"]);
+
+const packageOf = (specifier: string): string =>
+  specifier
+    .split("/")
+    .slice(0, specifier.startsWith("@") ? 2 : 1)
+    .join("/");
+
+/** Bare imports of gatesync's code stay imports unless their package is listed; a listed package's own imports are bundled with it. */
+const choosePackages: Plugin = {
+  name: "choose-packages",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith("node:") || args.importer.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+      return bundled.has(packageOf(args.path)) ? undefined : { external: true };
+    });
+  },
+};
+
+/** An import of a compiled validators' module becomes one of its script, loaded with its code cache. */
+const compiledAsScripts: Plugin = {
+  name: "compiled-as-scripts",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/compiled\/[\w-]+\.js$/ }, (args) =>
+      args.resolveDir === path.join(root, "dist/validate") ? { path: path.basename(args.path, ".js"), namespace: "compiled-script" } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "compiled-script" }, async (args) => {
+      const names = [...(await readFile(path.join(compiledDir, `${args.path}.js`), "utf8")).matchAll(/^export const (\w+)/gm)].map((m) => m[1]!);
+      const loader = JSON.stringify(path.join(here, "compiled-script.ts"));
+      const contents = [
+        `import { compiledExports } from ${loader};`,
+        `const loaded = compiledExports(${JSON.stringify(args.path)});`,
+        ...names.map((n) => `export const ${n} = loaded.${n};`),
+      ].join("\n");
+      return { contents, loader: "js", resolveDir: root };
+    });
+  },
+};
+
+/** Each compiled validators' module as a script: CommonJS in one function expression (compiled-script.ts runs it). */
+async function writeScripts(): Promise<string[]> {
+  await mkdir(path.join(outdir, "compiled"), { recursive: true });
+  const files: string[] = [];
+  for (const name of (await readdir(compiledDir)).filter((f) => f.endsWith(".js"))) {
+    const out = await build({
+      entryPoints: [path.join(compiledDir, name)],
+      format: "cjs",
+      platform: "node",
+      target: "node20",
+      define: { "import.meta.url": "__importMetaUrl" },
+      write: false,
+      logLevel: "warning",
+    });
+    const file = path.join(outdir, "compiled", name.replace(/\.js$/, ".cjs"));
+    await writeFile(file, `(function (exports, require, module, __filename, __dirname, __importMetaUrl) {\n${out.outputFiles[0]!.text}})`);
+    files.push(file);
+  }
+  return files;
+}
+
+/** The scripts' code caches, made by a process with the launcher's V8 flags and no NODE_OPTIONS (whose V8 flags would void them). */
+function writeCodeCaches(files: readonly string[]): void {
+  const { NODE_OPTIONS: _, ...env } = process.env;
+  const run = spawnSync(process.execPath, ["--import", "tsx", path.join(here, "make-code-cache.ts"), ...files], { env, stdio: "inherit" });
+  if (run.status !== 0) throw new Error(`make-code-cache.ts exited ${run.status ?? run.signal}`);
+}
+
+// chunks are named by content: those of an earlier build would stay beside the new ones
+await rm(outdir, { recursive: true, force: true });
+const result = await build({
+  entryPoints: { cli: path.join(root, "dist/cli.js"), "file-worker": path.join(root, "dist/validate/file-worker.js") },
+  absWorkingDir: root,
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: true,
+  metafile: true,
+  logLevel: "warning",
+  // bundled CommonJS (yaml, commander) calls `require` for Node's own modules
+  banner: { js: 'import { createRequire as __gatesyncCreateRequire } from "node:module";\nconst require = __gatesyncCreateRequire(import.meta.url);' },
+  plugins: [choosePackages, compiledAsScripts],
+});
+// which modules each chunk holds: test/cli/startup-modules.test.ts reads it
+await writeFile(path.join(outdir, "meta.json"), JSON.stringify(result.metafile));
+writeCodeCaches(await writeScripts());

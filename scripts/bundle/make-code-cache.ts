@@ -1,0 +1,52 @@
+/**
+ * Writes the code cache of each compiled validators' script given (bundle.ts runs this in a
+ * process of its own): with the launcher's V8 flags, as `bin/gatesync.js` sets them, since V8
+ * refuses a cache made under other flags. Each validator runs first on a few typical values
+ * (below), so that the cache holds the functions they reach, compiled, and not only the
+ * script's top level: V8 compiles a function when it is first called.
+ */
+import { rm, writeFile } from "node:fs/promises";
+import { applyStartupFlags } from "../../bin/v8-flags.js";
+import { runScript } from "./compiled-script.js";
+
+applyStartupFlags();
+
+/** An operation as most documents have them: parameters, a request body, responses with schemas. */
+const operation = {
+  operationId: "getThing",
+  summary: "a thing",
+  tags: ["things"],
+  parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }],
+  requestBody: { content: { "application/json": { schema: { $ref: "#/components/schemas/Thing" } } } },
+  responses: { "200": { description: "ok", content: { "application/json": { schema: { type: "array", items: { $ref: "#/components/schemas/Thing" } } } } } },
+  security: [{ key: [] }],
+};
+
+/** What the validators meet: OpenAPI 3.0 and 3.1 documents with the gateway's extension, and a resource. */
+const samples = ["3.0.3", "3.1.0"].map((openapi) => ({
+  openapi,
+  info: { title: "Things", version: "1.0.0", description: "things" },
+  servers: [{ url: "https://api.example.com/v1" }],
+  paths: { "/things/{id}": { get: operation, post: { ...operation, operationId: "postThing" } } },
+  components: {
+    schemas: { Thing: { type: "object", required: ["id"], properties: { id: { type: "string", format: "uuid" }, size: { type: "integer", minimum: 0 } } } },
+    securitySchemes: { key: { type: "apiKey", in: "header", name: "X-Key" } },
+  },
+  "x-gw-api-gateway": { upstream: { url: "http://things.internal" } },
+}));
+const resource = { apiVersion: "gatesync.dev/v1", kind: "Thing", metadata: { name: "thing", labels: { team: "things" } }, spec: {} };
+
+/** The validation functions among a module's exports (a function, or a table of them). */
+type Validate = (value: unknown) => unknown;
+
+function validatorsIn(exports: Record<string, unknown>): Validate[] {
+  const values = Object.values(exports).flatMap((v): unknown[] => (v !== null && typeof v === "object" ? Object.values(v) : [v]));
+  return values.filter((v): v is Validate => typeof v === "function");
+}
+
+for (const file of process.argv.slice(2)) {
+  await rm(`${file}.v8cache`, { force: true });
+  const { exports, script } = runScript(file);
+  for (const validate of validatorsIn(exports)) for (const value of [{}, resource, ...samples, samples[0]!["x-gw-api-gateway"]]) validate(value);
+  await writeFile(`${file}.v8cache`, script.createCachedData());
+}
