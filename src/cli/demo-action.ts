@@ -87,12 +87,12 @@ export interface DemoFlags {
 export async function demoAction(opts: DemoFlags, io: CliIo): Promise<void> {
   if (opts.once === true && opts.serve === true)
     throw new UsageError("--once and --serve exclude each other", "--once stops everything after the first run; --serve keeps the sandbox up");
-  const example = await loadConfig(`${examplesDir}gatesync.yaml`);
+  const example = await loadConfig(path.join(examplesDir, "gatesync.yaml"));
   // Sandbox-only credentials, handed over through the variables the config names.
   const env: Record<string, string | undefined> = { ...io.env };
   const credential = (name: string | undefined): string => (name === undefined ? demoValue() : (env[name] ??= demoValue()));
   const sandbox = await startSandbox({
-    fixtures: await loadFixtures(`${examplesDir}sandbox-fixtures.yaml`),
+    fixtures: await loadFixtures(path.join(examplesDir, "sandbox-fixtures.yaml")),
     credentials: {
       gatewayKey: credential(example.targets.gateway?.credentialEnv),
       portalKey: credential(example.targets.portal?.credentialEnv),
