@@ -53,12 +53,18 @@ const compiledAsScripts: Plugin = {
       args.resolveDir === path.join(root, "dist/validate") ? { path: path.basename(args.path, ".js"), namespace: "compiled-script" } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: "compiled-script" }, async (args) => {
-      const names = [...(await readFile(path.join(compiledDir, `${args.path}.js`), "utf8")).matchAll(/^export const (\w+)/gm)].map((m) => m[1]!);
-      const loader = JSON.stringify(path.join(here, "compiled-script.ts"));
+      const text = await readFile(path.join(compiledDir, `${args.path}.js`), "utf8");
+      const exported = (name: string): string => {
+        // a table of validators by schema name (gatesync-schemas), or one validator
+        const table = new RegExp(`^export const ${name} = \\{\\n([^}]*)\\n\\};`, "m").exec(text)?.[1];
+        if (table === undefined) return `export const ${name} = lazy.validator(${JSON.stringify(name)});`;
+        const keys = [...table.matchAll(/^\s+("[^"]+"): v\d+,?$/gm)].map((m) => m[1]!);
+        return `export const ${name} = lazy.table(${JSON.stringify(name)}, [${keys.join(", ")}]);`;
+      };
       const contents = [
-        `import { compiledExports } from ${loader};`,
-        `const loaded = compiledExports(${JSON.stringify(args.path)});`,
-        ...names.map((n) => `export const ${n} = loaded.${n};`),
+        `import { lazyExports } from ${JSON.stringify(path.join(here, "compiled-script.ts"))};`,
+        `const lazy = lazyExports(${JSON.stringify(args.path)});`,
+        ...[...text.matchAll(/^export const (\w+)/gm)].map((m) => exported(m[1]!)),
       ].join("\n");
       return { contents, loader: "js", resolveDir: root };
     });
