@@ -10,10 +10,11 @@
  * code, no worker of their own), with every package they import; the rest — native addons,
  * worker pools, the state backends, Spectral — are imported from node_modules as before.
  *
- * The precompiled validators (dist/validate/compiled/) become scripts with a V8 code cache
- * each, made here by a process started as `bin/gatesync.js` starts (compiled-script.ts).
+ * The precompiled validators (dist/validate/compiled/) and `yaml` become scripts with a V8 code
+ * cache each, made here by a process started as `bin/gatesync.js` starts (compiled-script.ts).
  */
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,8 +26,14 @@ const root = path.resolve(here, "../..");
 const outdir = path.join(root, "dist/bundle");
 const compiledDir = path.join(root, "dist/validate/compiled");
 
+/**
+ * Packages loaded as scripts with a code cache, like the validators: `yaml`, whose parse of a
+ * small repository's files is mostly V8 compiling its functions on their first calls.
+ */
+const scriptPackages = ["yaml"];
+
 /** What start-up loads from node_modules on the paths users wait for (help, validate, plan, apply). */
-const bundled = new Set(["yaml", "commander", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress"]);
+const bundled = new Set(["commander", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress"]);
 
 const packageOf = (specifier: string): string =>
   specifier
@@ -71,24 +78,51 @@ const compiledAsScripts: Plugin = {
   },
 };
 
-/** Each compiled validators' module as a script: CommonJS in one function expression (compiled-script.ts runs it). */
+/** An import of a package of `scriptPackages` from gatesync's code becomes one of its script (its exports read at build time). */
+const packagesAsScripts: Plugin = {
+  name: "packages-as-scripts",
+  setup(b) {
+    const filter = new RegExp(`^(${scriptPackages.join("|")})$`);
+    b.onResolve({ filter }, (args) =>
+      args.importer.includes(`${path.sep}node_modules${path.sep}`) ? undefined : { path: args.path, namespace: "package-script" },
+    );
+    b.onLoad({ filter: /.*/, namespace: "package-script" }, (args) => {
+      const names = Object.keys(createRequire(path.join(root, "package.json"))(args.path) as object).filter(
+        (n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== "default",
+      );
+      const contents = [
+        `import { compiledExports } from ${JSON.stringify(path.join(here, "compiled-script.ts"))};`,
+        `const loaded = compiledExports(${JSON.stringify(args.path)});`,
+        ...names.map((n) => `export const ${n} = loaded.${n};`),
+      ].join("\n");
+      return { contents, loader: "js", resolveDir: root };
+    });
+  },
+};
+
+/** One script: CommonJS in one function expression (compiled-script.ts runs it). */
+async function writeScript(entry: string, name: string, bundle: boolean): Promise<string> {
+  const out = await build({
+    entryPoints: [entry],
+    bundle,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    define: { "import.meta.url": "__importMetaUrl" },
+    write: false,
+    logLevel: "warning",
+  });
+  const file = path.join(outdir, "compiled", `${name}.cjs`);
+  await writeFile(file, `(function (exports, require, module, __filename, __dirname, __importMetaUrl) {\n${out.outputFiles[0]!.text}})`);
+  return file;
+}
+
+/** Each compiled validators' module, and each package of `scriptPackages` (bundled whole), as a script. */
 async function writeScripts(): Promise<string[]> {
   await mkdir(path.join(outdir, "compiled"), { recursive: true });
-  const files: string[] = [];
-  for (const name of (await readdir(compiledDir)).filter((f) => f.endsWith(".js"))) {
-    const out = await build({
-      entryPoints: [path.join(compiledDir, name)],
-      format: "cjs",
-      platform: "node",
-      target: "node20",
-      define: { "import.meta.url": "__importMetaUrl" },
-      write: false,
-      logLevel: "warning",
-    });
-    const file = path.join(outdir, "compiled", name.replace(/\.js$/, ".cjs"));
-    await writeFile(file, `(function (exports, require, module, __filename, __dirname, __importMetaUrl) {\n${out.outputFiles[0]!.text}})`);
-    files.push(file);
-  }
+  const modules = (await readdir(compiledDir)).filter((f) => f.endsWith(".js"));
+  const files = await Promise.all(modules.map(async (f) => writeScript(path.join(compiledDir, f), f.replace(/\.js$/, ""), false)));
+  for (const pkg of scriptPackages) files.push(await writeScript(createRequire(path.join(root, "package.json")).resolve(pkg), pkg, true));
   return files;
 }
 
@@ -115,7 +149,7 @@ const result = await build({
   logLevel: "warning",
   // bundled CommonJS (yaml, commander) calls `require` for Node's own modules
   banner: { js: 'import { createRequire as __gatesyncCreateRequire } from "node:module";\nconst require = __gatesyncCreateRequire(import.meta.url);' },
-  plugins: [choosePackages, compiledAsScripts],
+  plugins: [packagesAsScripts, choosePackages, compiledAsScripts],
 });
 // which modules each chunk holds: test/cli/startup-modules.test.ts reads it
 await writeFile(path.join(outdir, "meta.json"), JSON.stringify(result.metafile));

@@ -78,7 +78,15 @@ async function modulesIn(url: string): Promise<string[]> {
   const meta = JSON.parse(await readFile(path.join(bundle, "meta.json"), "utf8")) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
   const inputs = meta.outputs[path.relative(projectRoot, file)]?.inputs;
   if (inputs === undefined) throw new Error(`${url} is not in the bundle's meta.json`);
-  return Object.keys(inputs).map((input) => pathToFileURL(path.resolve(projectRoot, input)).href);
+  return Object.keys(inputs).map((input) => pathToFileURL(inBundle(input)).href);
+}
+
+/** The file an input of the bundle stands for: a file, or the script a package or compiled validators' module is loaded as (scripts/bundle/). */
+function inBundle(input: string): string {
+  const [namespace, name] = input.split(":");
+  if (namespace === "package-script") return path.join(projectRoot, "node_modules", name!, "(script)");
+  if (namespace === "compiled-script") return path.join(projectRoot, "dist/validate/compiled", `${name}.js`);
+  return path.resolve(projectRoot, input);
 }
 
 const loadedOf = (urls: readonly string[], watched: ReadonlyArray<readonly [string, RegExp]>): string[] =>
