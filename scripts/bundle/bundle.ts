@@ -10,7 +10,7 @@
  * code, no worker of their own), with every package they import; the rest — native addons,
  * worker pools, the state backends, Spectral — are imported from node_modules as before.
  *
- * The precompiled validators (dist/validate/compiled/) and `yaml` become scripts with a V8 code
+ * The precompiled validators (dist/validate/compiled/), `yaml` and `commander` become scripts with a V8 code
  * cache each, made here by a process started as `bin/gatesync.js` starts (compiled-script.ts).
  */
 import { spawnSync } from "node:child_process";
@@ -28,12 +28,13 @@ const compiledDir = path.join(root, "dist/validate/compiled");
 
 /**
  * Packages loaded as scripts with a code cache, like the validators: `yaml`, whose parse of a
- * small repository's files is mostly V8 compiling its functions on their first calls.
+ * small repository's files is mostly V8 compiling its functions on their first calls, and
+ * `commander`, which every command loads.
  */
-const scriptPackages = ["yaml"];
+const scriptPackages = ["yaml", "commander"];
 
 /** What start-up loads from node_modules on the paths users wait for (help, validate, plan, apply). */
-const bundled = new Set(["commander", "fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress"]);
+const bundled = new Set(["fastest-levenshtein", "p-queue", "eventemitter3", "p-timeout", "safe-stable-stringify", "cli-progress"]);
 
 const packageOf = (specifier: string): string =>
   specifier

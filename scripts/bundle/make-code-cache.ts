@@ -7,6 +7,7 @@
  */
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import type * as CommanderModule from "commander";
 import type * as YamlModule from "yaml";
 import { applyStartupFlags } from "../../bin/v8-flags.js";
 import { runScript } from "./compiled-script.js";
@@ -83,10 +84,25 @@ function exerciseYaml(yaml: Record<string, unknown>): void {
   y.parse(yamlSample.split("---")[0]!);
 }
 
+/** Declares and parses a command as gatesync's CLI does (src/cli.ts), its help included. */
+async function exerciseCommander(commander: Record<string, unknown>): Promise<void> {
+  const c = commander as unknown as typeof CommanderModule;
+  const program = new c.Command("gatesync").exitOverride().configureOutput({ writeOut: () => undefined, writeErr: () => undefined });
+  program
+    .command("validate")
+    .argument("[dir]", "a directory")
+    .option("-c, --config <file>", "a file")
+    .addOption(new c.Option("--format <format>", "a format").choices(["text", "json"]).default("text"))
+    .action(() => undefined);
+  program.helpInformation();
+  await program.parseAsync(["node", "gatesync", "validate", "dir", "--format", "json"]);
+}
+
 for (const file of process.argv.slice(2)) {
   await rm(`${file}.v8cache`, { force: true });
   const { exports, script } = runScript(file);
   if (file.endsWith(`${path.sep}yaml.cjs`)) exerciseYaml(exports);
+  else if (file.endsWith(`${path.sep}commander.cjs`)) await exerciseCommander(exports);
   else for (const validate of validatorsIn(exports)) for (const value of [{}, resource, ...samples, samples[0]!["x-gw-api-gateway"]]) validate(value);
   await writeFile(`${file}.v8cache`, script.createCachedData());
 }

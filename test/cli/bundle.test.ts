@@ -1,6 +1,6 @@
 /**
  * The bundle `bin/gatesync.js` runs (dist/bundle/, made by `npm run build`) answers as the
- * sources do — the precompiled validators and `yaml` included, which it loads as scripts with
+ * sources do — the precompiled validators, `yaml` and `commander` included, which it loads as scripts with
  * a V8 code cache — and those caches are ones V8 accepts in a process started as the launcher starts (a
  * cache made under other V8 flags is refused: still correct, but no faster). Only while the
  * build is at least as new as the sources: after an edit, the tests run the sources.
@@ -46,7 +46,7 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
     expect(bundled).toEqual(sources);
   });
 
-  it("carries code caches of its scripts (the compiled validators, yaml) that V8 accepts in a process started as bin/gatesync.js starts", async () => {
+  it("carries code caches of its scripts (the compiled validators, yaml, commander) that V8 accepts in a process started as bin/gatesync.js starts", async () => {
     const dir = path.join(projectRoot, "dist/bundle/compiled");
     const scripts = (await readdir(dir)).filter((f) => f.endsWith(".cjs")).map((f) => path.join(dir, f));
     const check = [
