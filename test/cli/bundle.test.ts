@@ -60,6 +60,7 @@ describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
     const { NODE_OPTIONS: _, ...env } = process.env;
     const run = await node(["--input-type=module", "-e", check], env);
     expect(scripts.map((f) => path.basename(f)).sort()).toEqual([
+      "commander.cjs",
       "gatesync-schemas.cjs",
       "openapi-3-0.cjs",
       "openapi-3-1.cjs",
