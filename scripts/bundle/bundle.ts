@@ -130,7 +130,7 @@ async function writeScripts(): Promise<string[]> {
 /** The scripts' code caches, made by a process with the launcher's V8 flags and no NODE_OPTIONS (whose V8 flags would void them). */
 function writeCodeCaches(files: readonly string[]): void {
   const { NODE_OPTIONS: _, ...env } = process.env;
-  const run = spawnSync(process.execPath, ["--import", "tsx", path.join(here, "make-code-cache.ts"), ...files], { env, stdio: "inherit" });
+  const run = spawnSync(process.execPath, ["--import", "tsx", path.join(here, "make-code-cache.ts"), ...files], { cwd: root, env, stdio: "inherit" });
   if (run.status !== 0) throw new Error(`make-code-cache.ts exited ${run.status ?? run.signal}`);
 }
 
