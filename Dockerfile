@@ -3,7 +3,8 @@
 # Run:  docker run -v $PWD/gatesync.yaml:/etc/gatesync/gatesync.yaml:ro -e GW_ADMIN_KEY=... gatesync
 # The config's server.listen must be 0.0.0.0:9464 inside a container (see examples/k8s).
 
-# 1. Build: all dependencies, compile TypeScript, then keep production dependencies only.
+# 1. Build: all dependencies, compile TypeScript and bundle it (scripts/bundle/), then keep
+#    production dependencies only.
 #    better-sqlite3 (the embedded state) compiles from source where no prebuilt binary can be
 #    fetched: python3, make and g++ are needed here, not in the runtime image.
 FROM node:20-bookworm-slim AS build
@@ -17,6 +18,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts && npm rebuild better-sqlite3 && node -e "require('better-sqlite3')"
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY bin ./bin
+COPY scripts/bundle ./scripts/bundle
 RUN npm run build && npm prune --omit=dev
 
 # 2. Runtime: git for the git source, no build tools, an unprivileged user.

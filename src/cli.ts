@@ -3,6 +3,7 @@
  * that logs flush; exit codes are listed in docs/user/commands.md.
  */
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { addApplyCommand } from "./cli/apply-command.js";
 import { addDemoCommand } from "./cli/demo-command.js";
@@ -13,6 +14,7 @@ import { addSandboxCommand } from "./cli/sandbox-command.js";
 import { addStateCommand } from "./cli/state-command.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
+import { packageRoot } from "./package-root.js";
 import { formatDiagnostic } from "./errors.js";
 import { scrubText } from "./secrets/redaction.js";
 
@@ -49,9 +51,9 @@ const defaultIo: Io = {
   isTty: process.stdout.isTTY === true,
 };
 
-/** The version in package.json, one directory above this module in src/ and in dist/ alike. */
+/** The version in gatesync's package.json. */
 function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  const pkg = JSON.parse(readFileSync(path.join(packageRoot, "package.json"), "utf8")) as { version?: unknown };
   return typeof pkg.version === "string" ? pkg.version : "unknown";
 }
 

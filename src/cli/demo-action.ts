@@ -8,7 +8,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { loadConfig } from "../config/config.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { interfaceNames } from "../contract/interfaces.js";
@@ -18,6 +17,7 @@ import { startDaemon } from "../daemon/daemon.js";
 import type { Daemon } from "../daemon/daemon.js";
 import type { RunReport } from "../apply/run-report.js";
 import { UsageError } from "../errors.js";
+import { packageRoot } from "../package-root.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
 import { renderPlan } from "../plan/render.js";
@@ -30,7 +30,7 @@ import { formatDiagnostic } from "../errors.js";
 import { renderValidation } from "./report.js";
 import { validateDirectory } from "./validate-action.js";
 
-export const examplesDir = fileURLToPath(new URL("../../examples/", import.meta.url));
+export const examplesDir = path.join(packageRoot, "examples");
 
 const demoValue = (): string => `demo-${randomBytes(12).toString("hex")}`;
 
@@ -87,12 +87,12 @@ export interface DemoFlags {
 export async function demoAction(opts: DemoFlags, io: CliIo): Promise<void> {
   if (opts.once === true && opts.serve === true)
     throw new UsageError("--once and --serve exclude each other", "--once stops everything after the first run; --serve keeps the sandbox up");
-  const example = await loadConfig(`${examplesDir}gatesync.yaml`);
+  const example = await loadConfig(path.join(examplesDir, "gatesync.yaml"));
   // Sandbox-only credentials, handed over through the variables the config names.
   const env: Record<string, string | undefined> = { ...io.env };
   const credential = (name: string | undefined): string => (name === undefined ? demoValue() : (env[name] ??= demoValue()));
   const sandbox = await startSandbox({
-    fixtures: await loadFixtures(`${examplesDir}sandbox-fixtures.yaml`),
+    fixtures: await loadFixtures(path.join(examplesDir, "sandbox-fixtures.yaml")),
     credentials: {
       gatewayKey: credential(example.targets.gateway?.credentialEnv),
       portalKey: credential(example.targets.portal?.credentialEnv),

@@ -8,11 +8,9 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { InvalidArgumentError } from "commander";
+import { packageRoot } from "../package-root.js";
 import { configTemplate, fixturesTemplate, resourceTemplates, rulesetTemplates } from "./templates.js";
-
-const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 interface PlannedFile {
   readonly path: string;

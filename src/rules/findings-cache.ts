@@ -15,6 +15,7 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync,
 import { createRequire } from "node:module";
 import path from "node:path";
 import { ErrorCode } from "../errors.js";
+import { packageRoot } from "../package-root.js";
 import type { Diagnostic } from "../errors.js";
 
 const require = createRequire(import.meta.url);
@@ -67,7 +68,7 @@ function toolVersions(): string {
 
 function gatesyncVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown };
+    const pkg = JSON.parse(readFileSync(path.join(packageRoot, "package.json"), "utf8")) as { version?: unknown };
     return String(pkg.version);
   } catch {
     return "?";

@@ -4,14 +4,15 @@
  * validators but none of the state backends, the HTTP client, the daemon, the sandbox,
  * notifications, the breaking-change classifier, git or the worker pool. Watched in a real
  * process through Node's module loader: a hook (registered with `--import`) writes the URL of
- * every module the process loads to a file.
+ * every module the process loads to a file; a chunk of the bundle stands for the modules the
+ * build put into it.
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnCli } from "../helpers/cli.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
@@ -61,7 +62,31 @@ async function loadedBy(args: string[]): Promise<{ code: number; stdout: string;
     `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(path.join(dir, "hooks.mjs")).href)}, { data: { out: ${JSON.stringify(out)} } });\n`,
   );
   const run = await spawnCli(args, { env: { NODE_OPTIONS: `--import ${pathToFileURL(register).href}`, NO_COLOR: "1" }, cwd: dir });
-  return { code: run.code, stdout: run.stdout, urls: (await readFile(out, "utf8")).split("\n").filter((u) => u !== "") };
+  const urls = (await readFile(out, "utf8")).split("\n").filter((u) => u !== "");
+  return { code: run.code, stdout: run.stdout, urls: (await Promise.all(urls.map(modulesIn))).flat() };
+}
+
+/**
+ * The modules a loaded URL holds: itself, or, for a chunk of the bundle bin/gatesync.js runs,
+ * the files the build put into it (dist/bundle/meta.json, esbuild's account of every chunk).
+ */
+async function modulesIn(url: string): Promise<string[]> {
+  if (!url.startsWith("file:")) return [url];
+  const file = fileURLToPath(url);
+  const bundle = path.join(projectRoot, "dist/bundle");
+  if (path.dirname(file) !== bundle) return [url];
+  const meta = JSON.parse(await readFile(path.join(bundle, "meta.json"), "utf8")) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
+  const inputs = meta.outputs[path.relative(projectRoot, file)]?.inputs;
+  if (inputs === undefined) throw new Error(`${url} is not in the bundle's meta.json`);
+  return Object.keys(inputs).map((input) => pathToFileURL(inBundle(input)).href);
+}
+
+/** The file an input of the bundle stands for: a file, or the script a package or compiled validators' module is loaded as (scripts/bundle/). */
+function inBundle(input: string): string {
+  const [namespace, name] = input.split(":");
+  if (namespace === "package-script") return path.join(projectRoot, "node_modules", name!, "(script)");
+  if (namespace === "compiled-script") return path.join(projectRoot, "dist/validate/compiled", `${name}.js`);
+  return path.resolve(projectRoot, input);
 }
 
 const loadedOf = (urls: readonly string[], watched: ReadonlyArray<readonly [string, RegExp]>): string[] =>

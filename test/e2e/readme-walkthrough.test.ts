@@ -2,7 +2,7 @@
  * Follows the README as a new user would: a fresh clone, `npm start -- --once`, then
  * `gatesync init` in an empty directory, validate, plan and apply into `gatesync sandbox`
  * started as a child process. The clone gets this checkout's node_modules by symlink and is
- * compiled with `tsc -p tsconfig.build.json` (what `npm install`'s `prepare` does): `npm ci`
+ * built with `npm run build` (what `npm install`'s `prepare` does: tsc, then the bundle): `npm ci`
  * itself is what `.ci/run` runs on every CI build, so it is not repeated here. The clone is of
  * the committed HEAD (uncommitted edits are not in it).
  */
@@ -48,7 +48,7 @@ async function freshClone(root: string): Promise<string> {
     await cp(projectRoot, clone, { recursive: true, filter: (src) => !/[/\\](node_modules|dist|\.git)$/.test(src) });
   }
   await symlink(path.join(projectRoot, "node_modules"), path.join(clone, "node_modules"), "dir");
-  const built = await sh(process.execPath, [path.join(clone, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], clone);
+  const built = await sh("npm", ["run", "build"], clone, {}, 300_000);
   expect(built.code, built.stdout + built.stderr).toBe(0);
   return clone;
 }

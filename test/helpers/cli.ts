@@ -22,8 +22,9 @@ function newest(dir: string): number {
  * whose `prepare` builds it): what production runs, and it starts in half the time. After an
  * edit to src/, the sources themselves, through tsx.
  */
-const compiledIsFresh = ((): boolean => {
-  const built = path.join(projectRoot, "dist/cli.js");
+export const compiledIsFresh = ((): boolean => {
+  // what bin/gatesync.js runs: the bundle, the last step of the build
+  const built = path.join(projectRoot, "dist/bundle/cli.js");
   return (
     existsSync(built) && statSync(built).mtimeMs >= Math.max(newest(path.join(projectRoot, "src")), statSync(path.join(projectRoot, "package.json")).mtimeMs)
   );

@@ -7,6 +7,8 @@
  */
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import path from "node:path";
+import { packageRoot } from "../../package-root.js";
 import { scrubText as scrub } from "../../secrets/redaction.js";
 import { html, layout, rootOf } from "./html.js";
 import type { EnvironmentSwitch, Html, PageContext } from "./html.js";
@@ -49,10 +51,10 @@ const securityHeaders = {
   "cache-control": "no-store",
 };
 
-const assetsDir = new URL("../../../ui/", import.meta.url);
+const assetsDir = path.join(packageRoot, "ui");
 const assets: Record<string, { type: string; body: Buffer }> = {
-  "/ui/app.js": { type: "text/javascript; charset=utf-8", body: readFileSync(new URL("app.js", assetsDir)) },
-  "/ui/app.css": { type: "text/css; charset=utf-8", body: readFileSync(new URL("app.css", assetsDir)) },
+  "/ui/app.js": { type: "text/javascript; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.js")) },
+  "/ui/app.css": { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.css")) },
 };
 
 type Page = { title: string; nav: PageContext["nav"]; body: (view: View, root: string) => Html | undefined };

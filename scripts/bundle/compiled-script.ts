@@ -1,0 +1,63 @@
+/**
+ * How the bundle loads the precompiled validators (src/validate/compiled/: 2 MB of ajv's
+ * standalone code, most of what `validate` compiles): as scripts with the code cache the build
+ * made for them (scripts/bundle/bundle.ts), instead of ES modules, which Node 20 compiles
+ * afresh in every process (its module compile cache is Node ≥ 22.1); and each on the first
+ * call of one of its validators — a repository whose documents are all OpenAPI 3.0, or carry
+ * no `x-gw-api-gateway` member, never loads the 3.1 or the extension's. Only the bundle uses
+ * this: from the sources (tests, tsx) and from tsc's dist/ the modules are imported as they are.
+ *
+ * V8 checks a cache against the source, its own version and the process's flags, and compiles
+ * as before when it does not match (another Node, `NODE_OPTIONS` with V8 flags): it only ever
+ * costs the time it would have saved.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { Script } from "node:vm";
+import type { StandaloneValidator } from "../../src/validate/standalone-validator.js";
+
+/** Where the build writes the scripts and their caches: beside the bundle's chunks. */
+const scriptDir = path.join(path.dirname(fileURLToPath(import.meta.url)), "compiled");
+
+/** A compiled script: one function expression taking CommonJS's parameters and `import.meta.url`. */
+type ScriptBody = (exports: object, require: NodeJS.Require, module: { exports: object }, filename: string, dirname: string, url: string) => void;
+
+/** Compiles `file` (with its cache when there is one) and runs it: its exports, and the script, to make a cache of. */
+export function runScript(file: string): { exports: Record<string, unknown>; script: Script } {
+  const cache = `${file}.v8cache`;
+  const script = new Script(readFileSync(file, "utf8"), { filename: file, ...(existsSync(cache) ? { cachedData: readFileSync(cache) } : {}) });
+  const module: { exports: Record<string, unknown> } = { exports: {} };
+  (script.runInThisContext() as ScriptBody)(module.exports, createRequire(file), module, file, path.dirname(file), pathToFileURL(file).href);
+  return { exports: module.exports, script };
+}
+
+/** The exports of the compiled validators' module `name` (e.g. `openapi-3-0`). */
+export function compiledExports(name: string): Record<string, unknown> {
+  return runScript(path.join(scriptDir, `${name}.cjs`)).exports;
+}
+
+/** Stands for a validator of a script not run yet: runs it on the first call, then calls through (its `errors` copied). */
+function onFirstCall(get: () => StandaloneValidator): StandaloneValidator {
+  const validate: StandaloneValidator = (data) => {
+    const loaded = get();
+    const valid = loaded(data);
+    validate.errors = loaded.errors ?? null;
+    return valid;
+  };
+  return validate;
+}
+
+/** The exports of the compiled validators' module `name` as they are asked for, its script run on the first call of any. */
+export function lazyExports(name: string): {
+  validator(key: string): StandaloneValidator;
+  table(key: string, names: readonly string[]): Record<string, StandaloneValidator>;
+} {
+  let loaded: Record<string, unknown> | undefined;
+  const exports = (): Record<string, unknown> => (loaded ??= compiledExports(name));
+  return {
+    validator: (key) => onFirstCall(() => exports()[key] as StandaloneValidator),
+    table: (key, names) => Object.fromEntries(names.map((n) => [n, onFirstCall(() => (exports()[key] as Record<string, StandaloneValidator>)[n]!)])),
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The bundle `bin/gatesync.js` runs (dist/bundle/, made by `npm run build`) answers as the
+ * sources do — the precompiled validators, `yaml` and `commander` included, which it loads as scripts with
+ * a V8 code cache — and those caches are ones V8 accepts in a process started as the launcher starts (a
+ * cache made under other V8 flags is refused: still correct, but no faster). Only while the
+ * build is at least as new as the sources: after an edit, the tests run the sources.
+ */
+import { spawn } from "node:child_process";
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { compiledIsFresh, tsxLoader } from "../helpers/cli.js";
+import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+afterAll(removeTempRepos);
+
+async function node(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout: string }> {
+  const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ["ignore", "pipe", "inherit"] });
+  let stdout = "";
+  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+  const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
+  return { code, stdout };
+}
+
+const oas = (version: string, extra: string): string =>
+  `openapi: ${version}\ninfo: { title: t, version: '1' }\npaths:\n  /things:\n    get:\n      responses:\n        '200': { descriptoin: ok }\n${extra}`;
+
+describe.skipIf(!compiledIsFresh)("the bundle", { timeout: 120_000 }, () => {
+  it("reports what the sources report: schema, OpenAPI 3.0 and 3.1, and gateway-extension findings", async () => {
+    const repo = await tempRepo({
+      "config/keys.yaml": "apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: k }\nspec: { keyId: k, rate: fast }\n",
+      "config/apis/a.yaml": "apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata: { name: a }\nspec: { apiId: a, definitionFile: ../openapi/a.yaml }\n",
+      "config/apis/b.yaml": "apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata: { name: b }\nspec: { apiId: b, definitionFile: ../openapi/b.yaml }\n",
+      "config/openapi/a.yaml": oas("3.0.3", ""),
+      "config/openapi/b.yaml": oas("3.1.0", "x-gw-api-gateway: { upstream: { url: 42 } }\n"),
+    });
+    const args = ["validate", path.join(repo, "config"), "--format", "json"];
+    const bundled = await node([path.join(projectRoot, "bin/gatesync.js"), ...args]);
+    const sources = await node(["--import", tsxLoader, path.join(projectRoot, "test/helpers/run-cli.ts"), ...args]);
+    expect(bundled.code).toBe(1);
+    // each kind of finding is there: the comparison below compares something
+    expect(bundled.stdout).toContain("spec.rate");
+    expect(bundled.stdout).toContain("descriptoin");
+    expect(bundled.stdout).toContain("x-gw-api-gateway");
+    expect(bundled).toEqual(sources);
+  });
+
+  it("carries code caches of its scripts (the compiled validators, yaml, commander) that V8 accepts in a process started as bin/gatesync.js starts", async () => {
+    const dir = path.join(projectRoot, "dist/bundle/compiled");
+    const scripts = (await readdir(dir)).filter((f) => f.endsWith(".cjs")).map((f) => path.join(dir, f));
+    const check = [
+      `import { readFileSync } from "node:fs";`,
+      `import { Script } from "node:vm";`,
+      `import { applyStartupFlags } from ${JSON.stringify(pathToFileURL(path.join(projectRoot, "bin/v8-flags.js")).href)};`,
+      `applyStartupFlags();`,
+      `const refused = ${JSON.stringify(scripts)}.filter((f) => new Script(readFileSync(f, "utf8"), { filename: f, cachedData: readFileSync(f + ".v8cache") }).cachedDataRejected !== false);`,
+      `process.stdout.write(JSON.stringify(refused));`,
+    ].join("\n");
+    const { NODE_OPTIONS: _, ...env } = process.env;
+    const run = await node(["--input-type=module", "-e", check], env);
+    expect(scripts.map((f) => path.basename(f)).sort()).toEqual([
+      "commander.cjs",
+      "gatesync-schemas.cjs",
+      "openapi-3-0.cjs",
+      "openapi-3-1.cjs",
+      "x-gw-api-gateway.cjs",
+      "yaml.cjs",
+    ]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual([]);
+  });
+});
