@@ -10,6 +10,7 @@ import type { Document, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { PathSegment } from "../field-path.js";
+import { parseFast } from "./fast-yaml.js";
 
 export interface ReadLimits {
   /** Largest alias expansion count accepted in one document. */
@@ -98,9 +99,18 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
 /**
  * Parses text into JS values, one per document. Never throws. `keepTrees`: return the syntax
  * trees too, for a caller that will locate findings in the file while it holds them (a file
- * with findings is otherwise parsed a second time by its Locator).
+ * with findings is otherwise parsed a second time by its Locator). Without it, the values come
+ * from the value-only parse (fast-yaml.ts) where it is sure to give the same, and findings'
+ * positions from the Locator's parse of the file, on the error path only.
  */
 export function parseYaml(text: string, file: string, limits: ReadLimits = defaultReadLimits, keepTrees = false): ParsedFile {
+  // values only where no finding is to be located in the trees; `yaml` wherever the fast path is not sure
+  const fast = keepTrees ? undefined : parseFast(text, limits);
+  return fast === undefined ? parseYamlFully(text, file, limits, keepTrees) : { documents: fast, diagnostics: [] };
+}
+
+/** parseYaml with `yaml`'s composer: every syntax problem located, the trees kept on request. */
+export function parseYamlFully(text: string, file: string, limits: ReadLimits = defaultReadLimits, keepTrees = false): ParsedFile {
   const diagnostics: Diagnostic[] = [];
   const lineCounter = new LineCounter();
   let docs: Document.Parsed[];
