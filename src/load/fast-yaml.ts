@@ -15,6 +15,7 @@
 import { Schema, Type, loadAll } from "js-yaml";
 import type { LoadOptions, State } from "js-yaml";
 import type { ParsedDocument, ReadLimits } from "./yaml-reader.js";
+import { implicitKeyLimit, needsFullParse } from "./fast-yaml-guards.js";
 
 /**
  * Plain scalars resolve as in `yaml`'s YAML 1.2 core schema (its `test` patterns and `resolve`
@@ -56,54 +57,7 @@ interface ParserState extends State {
 /** Thrown from the listener to stop at the first construct the fast path does not answer for. */
 class NotSure extends Error {}
 
-/**
- * Text the fast path does not take, where the two parsers were found to differ or a construct
- * needs `yaml`'s own handling. Conservative: a description that merely looks like one of these
- * costs a full parse, nothing else.
- */
-const unsure = new RegExp(
-  [
-    // a directive (`%YAML 1.1` changes the schema)
-    /^%/.source,
-    // a tag (`!!str`, `!local`, `!<verbatim>`): the full parse resolves or warns
-    /(?:^|[\s,[{])!/.source,
-    // an explicit key (`? `): a collection may be the key
-    /(?:^|[\s,[{])\?(?:[ \t\r\n]|$)/.source,
-    // a flow collection as a key (`[a, b]: c`) where a key starts: at a line's start, after
-    // `- `, `{`, `[` or `,` (a plain key may end in `}`, as OpenAPI callback expressions do)
-    /(?:^[ \t-]*|[[{,][ \t]*)[[{][^\n]*[\]}][ \t]*:/.source,
-    // a tab in indentation: `yaml` refuses it where js-yaml does not
-    /^[ \t-]*\t/.source,
-    // a block scalar's explicit indentation (`|2`): the parsers read it differently at the top level
-    /(?:^|[ \t])[|>][-+]?[0-9]/.source,
-    // an empty sequence entry (`-` alone, `- -`): js-yaml may take a less indented entry after
-    // it into its sequence, where `yaml` refuses or nests differently
-    /^[ \t]*(?:-[ \t]+)*-[ \t]*(?:#[^\n]*)?$/.source,
-    // content on the `---` line: `yaml` refuses a block collection there
-    /^---[ \t]+[^#\s]/.source,
-  ].join("|"),
-  "m",
-);
-
 const loneCarriageReturn = /\r(?!\n)/;
-
-/** `yaml` refuses an implicit key longer than 1024 characters; a key and its `:` share a line. */
-const implicitKeyLimit = 1024;
-
-/** Whether a line longer than the limit has a `:` past it (where a too-long key could end). */
-function mayHaveLongKey(text: string): boolean {
-  let start = 0;
-  while (start < text.length) {
-    let end = text.indexOf("\n", start);
-    if (end === -1) end = text.length;
-    if (end - start > implicitKeyLimit) {
-      const colon = text.indexOf(":", start + implicitKeyLimit);
-      if (colon !== -1 && colon < end) return true;
-    }
-    start = end + 1;
-  }
-  return false;
-}
 
 /** A quote character: the last of a quoted scalar (or of a plain one, which costs a full parse). */
 const quote = (c: number): boolean => c === 0x22 || c === 0x27;
@@ -129,7 +83,7 @@ export function parseFast(text: string, limits: ReadLimits): ParsedDocument[] | 
     if (json !== undefined) return json;
   }
   // twice the margin: the two parsers need not count empty documents alike near the limit
-  if (documentsAtMost(text) * 2 > limits.maxDocumentsPerFile || unsure.test(text) || mayHaveLongKey(text)) return undefined;
+  if (documentsAtMost(text) * 2 > limits.maxDocumentsPerFile || needsFullParse(text)) return undefined;
   const starts: number[] = [];
   // line of each open node, by depth: a quoted scalar that spans lines is left to `yaml`, which
   // checks its continuation lines' indentation where js-yaml does not
@@ -197,7 +151,7 @@ function parseJson(text: string, start: number, limits: ReadLimits): ParsedDocum
 /** Keys in a JSON text (strings followed by `:`), or undefined for a key the full parse might refuse. */
 function jsonKeys(text: string): number | undefined {
   let keys = 0;
-  for (let open = text.indexOf('"'); open !== -1; ) {
+  for (let open = text.indexOf('"'); open !== -1;) {
     let close = text.indexOf('"', open + 1);
     while (close !== -1 && escaped(text, close)) close = text.indexOf('"', close + 1);
     if (close === -1) return undefined;
