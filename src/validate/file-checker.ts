@@ -203,6 +203,17 @@ export class PooledFileChecker {
     }
   }
 
+  /**
+   * Starts the worker threads now, before a run's files are known: they load their modules
+   * (compiled schemas, validators: a few hundred milliseconds) while the calling thread still
+   * lists files. A pool that fails to start fails the run that uses it.
+   */
+  start(): void {
+    if (this.pool !== undefined) return;
+    this.pool = this.startPool();
+    this.pool.catch(() => undefined);
+  }
+
   /** Whether worker threads are started (or starting). */
   get running(): boolean {
     return this.pool !== undefined;
