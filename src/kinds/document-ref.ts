@@ -20,17 +20,19 @@ export interface DocumentSummary {
   readonly parts: Readonly<Record<string, string>>;
   /** The members the document's kind reads without loading it (its `heldMembers`), as values. */
   readonly small: Readonly<Record<string, unknown>>;
+  /** A digest of the text the document was parsed from, when known: the same text needs no member digests to be trusted. */
+  readonly text?: string;
 }
 
 /**
  * Summarises a parsed document (a mapping) for a reference: only the `held` members stay
  * values — the others' texts weigh a fifth of their trees, and nothing reads them unloaded.
  */
-export function summarise(document: Readonly<Record<string, unknown>>, held: readonly string[]): DocumentSummary {
+export function summarise(document: Readonly<Record<string, unknown>>, held: readonly string[], text?: string): DocumentSummary {
   const parts = canonicalMembers(document);
   const small: Record<string, unknown> = {};
   for (const k of Object.keys(parts)) if (held.includes(k)) small[k] = document[k];
-  return { parts, small };
+  return { parts, small, ...(text === undefined ? {} : { text }) };
 }
 
 /** Where a referenced document lives, and how to read it again. */
@@ -39,6 +41,12 @@ export interface DocumentSource {
   readonly file: string;
   /** Reads and parses the document again (throws when it can no longer be read). */
   readonly read: () => unknown;
+  /**
+   * The document read again if its file's text still has this digest (DocumentSummary.text);
+   * undefined otherwise. Parsing the same text gives the same document, so its members' digests
+   * (a document's worth of canonical JSON, each time a plan or an apply reads it) are not taken.
+   */
+  readonly readIfUnchanged?: (text: string) => unknown;
 }
 
 function changed(file: string): SourceError {
@@ -95,10 +103,13 @@ export class DocumentRef implements Deferred<Record<string, unknown>>, HasCanoni
 
   /** The whole document, read again; throws SourceError SOURCE_CHANGED when its content changed. */
   read(): Record<string, unknown> {
-    const value = this.#source.read();
+    const text = this.#summary.text;
+    const same = text === undefined ? undefined : this.#source.readIfUnchanged?.(text);
+    const value = same ?? this.#source.read();
     if (value === null || typeof value !== "object" || Array.isArray(value)) throw changed(this.#source.file);
     const read = value as Record<string, unknown>;
-    if (canonicalObject(canonicalMembers(read)) !== canonicalObject(this.#summary.parts)) throw changed(this.#source.file);
+    // another text may still hold the same content (a comment added): its members decide
+    if (same === undefined && canonicalObject(canonicalMembers(read)) !== canonicalObject(this.#summary.parts)) throw changed(this.#source.file);
     return Object.keys(this.#overrides).length === 0 ? read : { ...read, ...this.#overrides };
   }
 

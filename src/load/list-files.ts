@@ -27,6 +27,8 @@ export interface ListOptions {
   /** Nothing outside it may be read (the repository); defaults to the root. */
   readonly boundary?: string;
   readonly maxFiles: number;
+  /** Told the count of files found so far after each directory: work can start before the list is complete. */
+  readonly onProgress?: (files: number) => void;
 }
 
 /**
@@ -132,6 +134,7 @@ export async function listResourceFiles(opts: ListOptions): Promise<{ root: stri
       const st = lstatSync(target);
       files.push({ path: rel, absolute: target, size: st.size, mtimeMs: st.mtimeMs });
     }
+    opts.onProgress?.(files.length);
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { root, boundary, files, diagnostics };

@@ -3,6 +3,7 @@
  * Texts are not kept: positions of later findings are looked up by reading the file again
  * (`readTextSync`), on the error path only.
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { ErrorCode } from "../errors.js";
@@ -88,13 +89,19 @@ export function readTextSync(absolute: string, file: string): string | undefined
   }
 }
 
+/** A digest of a file's text: tells a document read again from the same text (DocumentSummary.text). */
+export function textDigest(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
+}
+
 /**
  * Document `index` of a file, read and parsed again (a document held by reference); undefined
- * when the file can no longer be read or parsed, or has no such document.
+ * when the file can no longer be read or parsed, or has no such document — or, given `digest`,
+ * when its text no longer has that digest.
  */
-export function readDocumentSync(absolute: string, file: string, index: number): unknown {
+export function readDocumentSync(absolute: string, file: string, index: number, digest?: string): unknown {
   const text = readTextSync(absolute, file);
-  if (text === undefined) return undefined;
+  if (text === undefined || (digest !== undefined && textDigest(text) !== digest)) return undefined;
   const parsed = parseYaml(text, file);
   if (parsed.diagnostics.some((d) => d.severity === "error")) return undefined;
   return parsed.documents.find((d) => d.index === index)?.value;

@@ -5,11 +5,21 @@
  * aliases are capped (alias bombs), nesting depth is capped (both during parsing, where a
  * stack overflow is caught, and after), bytes must be UTF-8 text without NUL.
  */
-import { Composer, isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, Parser } from "yaml";
-import type { Document, Node as YamlNode } from "yaml";
+import { createRequire } from "node:module";
+import type * as YamlLibrary from "yaml";
+import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { PathSegment } from "../field-path.js";
+import { parseFast } from "./fast-yaml.js";
+
+/**
+ * `yaml`, loaded on first use: the value-only parse (fast-yaml.ts) answers for most files, so a
+ * run whose files all pass it and have no finding to locate never loads it (~36 ms of a small
+ * command's start). Required rather than imported: the parse is synchronous.
+ */
+let library: typeof YamlLibrary | undefined;
+const yaml = (): typeof YamlLibrary => (library ??= createRequire(import.meta.url)("yaml") as typeof YamlLibrary);
 
 export interface ReadLimits {
   /** Largest alias expansion count accepted in one document. */
@@ -98,11 +108,20 @@ function firstInvalidUtf8(bytes: Uint8Array): { line: number; column: number } {
 /**
  * Parses text into JS values, one per document. Never throws. `keepTrees`: return the syntax
  * trees too, for a caller that will locate findings in the file while it holds them (a file
- * with findings is otherwise parsed a second time by its Locator).
+ * with findings is otherwise parsed a second time by its Locator). Without it, the values come
+ * from the value-only parse (fast-yaml.ts) where it is sure to give the same, and findings'
+ * positions from the Locator's parse of the file, on the error path only.
  */
 export function parseYaml(text: string, file: string, limits: ReadLimits = defaultReadLimits, keepTrees = false): ParsedFile {
+  // values only where no finding is to be located in the trees; `yaml` wherever the fast path is not sure
+  const fast = keepTrees ? undefined : parseFast(text, limits);
+  return fast === undefined ? parseYamlFully(text, file, limits, keepTrees) : { documents: fast, diagnostics: [] };
+}
+
+/** parseYaml with `yaml`'s composer: every syntax problem located, the trees kept on request. */
+export function parseYamlFully(text: string, file: string, limits: ReadLimits = defaultReadLimits, keepTrees = false): ParsedFile {
   const diagnostics: Diagnostic[] = [];
-  const lineCounter = new LineCounter();
+  const lineCounter = new (yaml().LineCounter)();
   let docs: Document.Parsed[];
   try {
     const composed = composeDocuments(text, lineCounter, limits.maxDocumentsPerFile);
@@ -120,7 +139,7 @@ export function parseYaml(text: string, file: string, limits: ReadLimits = defau
       diagnostics.push(...syntaxErrors(doc, text, file, lineCounter, start));
       return;
     }
-    if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return; // empty document, e.g. a trailing `---`
+    if (doc.contents === null || (yaml().isScalar(doc.contents) && doc.contents.value === null)) return; // empty document, e.g. a trailing `---`
     const read = documentValue(doc, file, limits, start);
     if ("diagnostic" in read) diagnostics.push(read.diagnostic);
     else documents.push({ index, value: read.value, line: start.line });
@@ -137,6 +156,7 @@ type Position = { readonly line: number; readonly col: number };
  * first document past the limit.
  */
 function composeDocuments(text: string, lineCounter: LineCounter, max: number): { docs: Document.Parsed[] } | { tooMany: number } {
+  const { Composer, Parser } = yaml();
   const parser = new Parser(lineCounter.addNewLine);
   const composer = new Composer({ uniqueKeys: true, prettyErrors: false, strict: true });
   const docs: Document.Parsed[] = [];
@@ -276,6 +296,7 @@ export class Locator {
   locate(file: string, docIndex: number, path: readonly PathSegment[], opts: { key?: boolean } = {}): { line: number; column: number } | undefined {
     const tree = this.tree(file);
     const doc = tree?.docs[docIndex];
+    const { isAlias, isMap, isPair, isScalar, isSeq } = yaml();
     if (tree === undefined || doc === undefined) return undefined;
     let node: unknown = doc.contents;
     let offset = (node as YamlNode | null)?.range?.[0] ?? doc.range[0];
@@ -310,9 +331,9 @@ export class Locator {
     if (tree === undefined) {
       const text = this.textOf(file);
       if (text === undefined) return undefined;
-      const lineCounter = new LineCounter();
+      const lineCounter = new (yaml().LineCounter)();
       try {
-        const parsed = parseAllDocuments(text, { lineCounter, prettyErrors: false });
+        const parsed = yaml().parseAllDocuments(text, { lineCounter, prettyErrors: false });
         tree = { docs: Array.isArray(parsed) ? parsed : [], lineCounter };
       } catch {
         tree = { docs: [], lineCounter };

@@ -48,7 +48,10 @@ function documentRef(file: FileVerdict, doc: DocumentVerdict, summary: DocumentS
     // the reference keeps where to read the document, not the file's verdict
     const { absolute, path } = file;
     const { index } = doc;
-    ref = new DocumentRef({ file: path, read: () => readDocumentSync(absolute, path, index) }, summary);
+    ref = new DocumentRef(
+      { file: path, read: () => readDocumentSync(absolute, path, index), readIfUnchanged: (text) => readDocumentSync(absolute, path, index, text) },
+      summary,
+    );
     references.set(doc, ref);
   }
   return ref;

@@ -10,7 +10,7 @@ import type { KindName } from "../kinds/kind.js";
 import { jsonTextOf } from "../kinds/json-text.js";
 import { classifyDocument } from "../load/classify.js";
 import type { FileToRead, Limits } from "../load/read-file.js";
-import { readResourceFile } from "../load/read-file.js";
+import { readResourceFile, textDigest } from "../load/read-file.js";
 import { checkAttachment, checkResourceDocument, secretRefsIn } from "./check-document.js";
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
 import { locateWith } from "./findings.js";
@@ -161,7 +161,9 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       // summary (members' digests and small members) replaces the parsed tree
       // (a document a value changed is not what its file says: it is held by value)
       const byReference = attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index);
-      const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers) } : {};
+      // the file's text as checked (no value put in, no patch applied: else not held by reference)
+      const text = !byReference || read.text === undefined ? undefined : textDigest(read.text);
+      const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers, text) } : {};
       documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;

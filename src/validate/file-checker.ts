@@ -162,6 +162,8 @@ class Dispatch {
 /** Checks files on a pool of worker threads, started on first use; with `caller`, on the calling thread too. */
 export class PooledFileChecker {
   private pool: Promise<Piscina> | undefined;
+  /** What the pool reported while no run was listening (a worker dying as it starts, before the run's files are listed). */
+  private unheard: { readonly err: unknown } | undefined;
   /** @internal Files the last run checked on the calling thread and in workers. */
   lastRun: { readonly onCaller: number; readonly inWorkers: number } = { onCaller: 0, inWorkers: 0 };
 
@@ -180,7 +182,11 @@ export class PooledFileChecker {
     const lanes = [...Array.from({ length: this.threads }, () => run.viaWorker(pool)), ...(this.caller === undefined ? [] : [run.onCaller(this.caller)])];
     // a worker that dies between tasks, or while starting, fails no task: the pool says so
     let onError: ((err: unknown) => void) | undefined;
-    const failed = new Promise<never>((_, reject) => pool.once("error", (onError = reject)));
+    const failed = new Promise<never>((_, reject) => {
+      const early = this.unheard?.err;
+      if (early !== undefined) reject(early instanceof Error ? early : new Error("a file-checking worker failed", { cause: early }));
+      pool.once("error", (onError = reject));
+    });
     try {
       // eslint-disable-next-line no-restricted-syntax -- bounded by the pool's threads: local work, no remote calls
       await Promise.race([Promise.all(lanes), failed]);
@@ -189,7 +195,10 @@ export class PooledFileChecker {
       run.stopped = true;
       if (run.callerFailed !== undefined && run.callerFailed.err === err) throw err;
       // a pool whose workers died while starting never starts them again: the next run makes a new one
-      if (this.pool === starting) this.pool = undefined;
+      if (this.pool === starting) {
+        this.pool = undefined;
+        this.unheard = undefined;
+      }
       void pool.destroy().catch(() => undefined);
       throw new InternalError(`a file-checking worker failed: ${err instanceof Error ? err.message : String(err)}`, {
         hint: "the files were not all checked, so nothing was validated: see the cause, and report it if it is not the machine's memory",
@@ -201,6 +210,17 @@ export class PooledFileChecker {
       // let the rejected siblings of a failed task settle unobserved
       for (const lane of lanes) lane.catch(() => undefined);
     }
+  }
+
+  /**
+   * Starts the worker threads now, before a run's files are known: they load their modules
+   * (compiled schemas, validators: a few hundred milliseconds) while the calling thread still
+   * lists files. A pool that fails to start fails the run that uses it.
+   */
+  start(): void {
+    if (this.pool !== undefined) return;
+    this.pool = this.startPool();
+    this.pool.catch(() => undefined);
   }
 
   /** Whether worker threads are started (or starting). */
@@ -218,7 +238,7 @@ export class PooledFileChecker {
   private async startPool(): Promise<Piscina> {
     const { Piscina } = await import("piscina");
     const { filename, execArgv } = workerModule();
-    return new Piscina({
+    const pool = new Piscina({
       filename,
       name: "checkFiles",
       minThreads: this.threads,
@@ -227,6 +247,9 @@ export class PooledFileChecker {
       ...(execArgv === undefined ? {} : { execArgv }),
       ...(this.opts.resourceLimits === undefined ? {} : { resourceLimits: this.opts.resourceLimits }),
     });
+    // started early (`start`), a pool may fail before a run listens: the run then fails with it
+    pool.on("error", (err: unknown) => (this.unheard ??= { err }));
+    return pool;
   }
 }
 

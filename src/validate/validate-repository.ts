@@ -137,6 +137,15 @@ export class RepositoryValidator {
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
 
+  /**
+   * @internal Files are being listed and `found` so far: once they are enough for the pool, its
+   * workers start while the rest is listed (one core busy listing, the other loading checkers).
+   * Files kept from an earlier run are not counted out: a daemon's pool is started once and kept.
+   */
+  listing(found: number): void {
+    if (found >= this.minFiles) this.pool?.start();
+  }
+
   /** @internal Every file of the run is checked: files no longer present are forgotten; one-shot workers stop. */
   async checked(present: ReadonlySet<string>): Promise<void> {
     this.cache.retain(present);
@@ -225,6 +234,7 @@ class Run {
       root: this.opts.root,
       ...(this.opts.boundary === undefined ? {} : { boundary: this.opts.boundary }),
       maxFiles: limits.maxFiles,
+      onProgress: (found) => this.validator.listing(found),
     });
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;

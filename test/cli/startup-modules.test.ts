@@ -48,7 +48,8 @@ const heavy: ReadonlyArray<readonly [string, RegExp]> = [
 const validation: ReadonlyArray<readonly [string, RegExp]> = [
   ["the validators", /\/(src|dist)\/validate\//],
   ["the kinds", /\/(src|dist)\/kinds\//],
-  ["the YAML parser", /\/node_modules\/yaml\//],
+  // the value-only parse (js-yaml); `yaml` itself loads where a file needs the full parse or a finding a position
+  ["the YAML parser", /\/node_modules\/(js-)?yaml\//],
   ["ajv", /\/node_modules\/ajv/],
 ];
 

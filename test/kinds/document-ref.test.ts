@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { withExtensionId } from "../../src/kinds/api-definition.js";
 import { canonical, contentHash } from "../../src/kinds/canonical.js";
 import { DocumentRef, documentMember, materialize, summarise } from "../../src/kinds/document-ref.js";
-import { readDocumentSync } from "../../src/load/read-file.js";
+import { readDocumentSync, textDigest } from "../../src/load/read-file.js";
 import { parseYaml } from "../../src/load/yaml-reader.js";
 import { diffValues } from "../../src/plan/diff.js";
 import { planDigest } from "../../src/plan/plan.js";
@@ -114,6 +114,34 @@ describe("a document held by reference", () => {
     expect(() => ref.read()).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED", message: "api.yaml changed after it was validated" }));
     expect(() => JSON.stringify(ref)).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED" }));
     await writeFile(file, "not: [valid");
+    expect(() => ref.read()).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED" }));
+  });
+});
+
+describe("a document held by reference with the digest of its file's text", () => {
+  async function held(text: string): Promise<{ ref: DocumentRef; file: string; tree: Record<string, unknown> }> {
+    const root = await tempRepo({ "api.yaml": text });
+    const file = path.join(root, "api.yaml");
+    const tree = readDocumentSync(file, "api.yaml", 0) as Record<string, unknown>;
+    const source = {
+      file: "api.yaml",
+      read: () => readDocumentSync(file, "api.yaml", 0),
+      readIfUnchanged: (d: string) => readDocumentSync(file, "api.yaml", 0, d),
+    };
+    return { ref: new DocumentRef(source, summarise(tree, [], textDigest(text))), file, tree };
+  }
+  const text = "openapi: 3.0.0\ninfo: { title: t, version: '1' }\npaths: {}\n";
+
+  it("reads the same document while the text is the same, and one whose text changed but not its content", async () => {
+    const { ref, file, tree } = await held(text);
+    expect(ref.read()).toEqual(tree);
+    await writeFile(file, `# a comment, the same document\n${text}`);
+    expect(ref.read()).toEqual(tree);
+  });
+
+  it("is refused with SOURCE_CHANGED when the content changed", async () => {
+    const { ref, file } = await held(text);
+    await writeFile(file, text.replace("title: t", "title: changed"));
     expect(() => ref.read()).toThrow(expect.objectContaining({ code: "SOURCE_CHANGED" }));
   });
 });
