@@ -20,6 +20,7 @@ import { closest } from "fastest-levenshtein";
 import { readFileSync } from "node:fs";
 import { Locator } from "../load/yaml-reader.js";
 import { similar } from "../similar.js";
+import { quietGit } from "./quiet-git.js";
 
 export interface GitSourceOptions {
   readonly url: string;
@@ -73,7 +74,16 @@ export class GitSource implements Source {
       ...(baseDir === undefined ? {} : { baseDir }),
       allowEnvironment: allowedEnvironment,
       timeout: { block: this.opts.timeoutMs ?? 120_000 },
-    }).env({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...this.env });
+    }).env(this.processEnv());
+  }
+
+  /** The commands that print nothing (see quiet-git.ts), in the checkout, with the same environment as simple-git's. */
+  private quiet(args: readonly string[]): Promise<void> {
+    return quietGit(args, { cwd: this.dir, env: this.processEnv(), timeoutMs: this.opts.timeoutMs ?? 120_000 });
+  }
+
+  private processEnv(): Record<string, string> {
+    return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...this.env };
   }
 
   async fetch(request: FetchRequest = {}): Promise<SourceSnapshot> {
@@ -87,7 +97,7 @@ export class GitSource implements Source {
       }
       const git = this.git(this.dir);
       // Forced refspecs: a force-pushed branch replaces what was fetched before.
-      await git.fetch(["--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
+      await this.quiet(["fetch", "--force", "--prune", "--tags", "--quiet", "origin", "+refs/heads/*:refs/remotes/origin/*"]);
       const target =
         this.opts.commit ??
         (this.opts.tag !== undefined ? `refs/tags/${this.opts.tag}` : `refs/remotes/origin/${this.opts.branch ?? (await this.defaultBranch(git))}`);
@@ -101,8 +111,8 @@ export class GitSource implements Source {
       ).trim();
       // the fetch found the commit already checked out (an announced push that moved nothing)
       if (this.last?.commit === commit) return this.last;
-      await git.checkout(["--force", "--detach", "--quiet", commit]);
-      await git.clean("f", ["-d", "-x", "-q"]);
+      await this.quiet(["checkout", "--force", "--detach", "--quiet", commit]);
+      await this.quiet(["clean", "-f", "-d", "-x", "-q"]);
       const root = path.resolve(this.dir, this.opts.subdirectory ?? ".");
       if (!(await exists(root)))
         throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
