@@ -8,12 +8,25 @@
 import { copyFile, mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Fixtures } from "../src/sandbox/fixtures.js";
+import { parse } from "yaml";
 import { loadCorpus, openApiVariant } from "./openapi-variants.js";
 
 const shared = ["petstore-expanded.yaml", "uspto.yaml", "api-with-examples.yaml", "callback-example.yaml", "link-example.yaml"];
 
-/** Own documents per API, or five shared by all. */
-export type DocumentMode = "own" | "shared";
+/** Own documents per API, five shared by all, or every other API its own and the rest the five shared ("mixed"). */
+export type DocumentMode = "own" | "shared" | "mixed";
+
+/** How a repository is laid out: its documents, their format, and resources per file. */
+export interface Shape {
+  readonly mode?: DocumentMode;
+  /** The format the APIs' own documents are written in (default yaml). */
+  readonly openapi?: "yaml" | "json";
+  /** Resources per file (default 10). */
+  readonly perFile?: number;
+}
+
+/** Whether the k-th API has its own document. */
+const ownDocument = (mode: DocumentMode, k: number): boolean => mode === "own" || (mode === "mixed" && k % 2 === 0);
 
 /** Share of each kind, per 100 resources. */
 const mix: Array<[string, number]> = [
@@ -31,14 +44,14 @@ function apiIndex(i: number): number {
   return Math.floor(i / 100) * 10 + (i % 100);
 }
 
-function resource(kind: string, i: number, apis: number, mode: DocumentMode): string {
+function resource(kind: string, i: number, apis: number, mode: DocumentMode, format: "yaml" | "json"): string {
   const name = kind === "ApiDefinition" ? `api-${apiIndex(i)}` : `${kind.toLowerCase()}-${i}`;
   const head = `apiVersion: gatesync.dev/v1\nkind: ${kind}\nmetadata:\n  name: ${name}\n  labels: { team: team-${i % 17} }\nspec:\n`;
   // references name an ApiDefinition that exists
   const api = kind === "ApiDefinition" ? name : `api-${i % Math.max(1, apis)}`;
   switch (kind) {
     case "ApiDefinition":
-      return `${head}  apiId: ${api}-id\n  definitionFile: ../openapi/${mode === "own" ? `${name}.yaml` : shared[i % shared.length]}\n  query: { listenPath: /${api}/, upstreamURL: "http://${api}.internal:8080", validateRequest: true }\n`;
+      return `${head}  apiId: ${api}-id\n  definitionFile: ../openapi/${ownDocument(mode, apiIndex(i)) ? `${name}.${format}` : shared[i % shared.length]}\n  query: { listenPath: /${api}/, upstreamURL: "http://${api}.internal:8080", validateRequest: true }\n`;
     case "OAuthClient":
       return `${head}  apiRef: ${api}\n  clientId: client-${i}\n  description: Client ${i}\n  redirect_uri: https://app-${i}.example.com/callback\n  policy_id: policy-${i % 5}\n  meta_data: { tier: t${i % 3} }\n  secret: \${env:BENCH_SECRET}\n`;
     case "OrgKey":
@@ -73,30 +86,35 @@ export interface Generated {
   readonly fixtures: Fixtures;
 }
 
-/** Writes `count` resources under `dir/config` (10 per file) and the OpenAPI documents they use. */
-export async function generateRepository(dir: string, count: number, oasDir: string, mode: DocumentMode = "own"): Promise<Generated> {
+/** Writes `count` resources under `dir/config` (10 per file unless the shape says otherwise) and the OpenAPI documents they use. */
+export async function generateRepository(dir: string, count: number, oasDir: string, shape: DocumentMode | Shape = "own"): Promise<Generated> {
+  const { mode = "own", openapi: format = "yaml", perFile = 10 } = typeof shape === "string" ? { mode: shape } : shape;
   const root = path.join(dir, "config");
   const apis = Math.floor(count / 100) * 10 + Math.min(10, count % 100);
   const files: string[] = [];
-  for (let start = 0; start < count; start += 10) {
+  for (let start = 0; start < count; start += perFile) {
     const kind = kindOf(start);
     const docs: string[] = [];
-    for (let i = start; i < Math.min(count, start + 10); i++) docs.push(resource(kindOf(i), i, apis, mode));
-    const rel = `${kind.toLowerCase()}/part-${String(start / 10).padStart(5, "0")}.yaml`;
+    for (let i = start; i < Math.min(count, start + perFile); i++) docs.push(resource(kindOf(i), i, apis, mode, format));
+    const rel = `${kind.toLowerCase()}/part-${String(start / perFile).padStart(5, "0")}.yaml`;
     await mkdir(path.join(root, path.dirname(rel)), { recursive: true });
     await writeFile(path.join(root, rel), docs.join("---\n"));
     files.push(rel);
   }
   // definitionFile paths are relative to the resource file: one level below config/
   await mkdir(path.join(root, "openapi"), { recursive: true });
-  if (mode === "shared") {
+  if (mode !== "own") {
     for (const f of shared) await copyFile(path.join(oasDir, "3.0/pass", f), path.join(root, "openapi", f));
     files.push(...shared.map((f) => `openapi/${f}`));
-  } else {
+  }
+  if (mode !== "shared") {
     const corpus = loadCorpus(oasDir);
     for (let k = 0; k < apis; k++) {
-      await writeFile(path.join(root, "openapi", `api-${k}.yaml`), openApiVariant(corpus, k));
-      files.push(`openapi/api-${k}.yaml`);
+      if (!ownDocument(mode, k)) continue;
+      const text = openApiVariant(corpus, k);
+      const file = `openapi/api-${k}.${format}`;
+      await writeFile(path.join(root, file), format === "json" ? JSON.stringify(parse(text) as unknown, null, 2) : text);
+      files.push(file);
     }
   }
   const oauthClients = [];

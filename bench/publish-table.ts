@@ -12,6 +12,8 @@ import { renderTable, tableFooter } from "./table.js";
 import type { RunFacts } from "./table.js";
 import { startupTable } from "./startup-table.js";
 import type { StartupFigures } from "./startup.js";
+import { shapesBenchTable, shapesMarkers, shapesResultsPath } from "./shapes-table.js";
+import type { ShapesRun } from "./shapes-table.js";
 import { webhookBenchTable, webhookMarkers, webhookResultsPath } from "./webhook-table.js";
 import type { WebhookRun } from "./webhook-table.js";
 
@@ -68,6 +70,8 @@ export async function publishTable(): Promise<void> {
     doc = withBenchTable(doc, startupBenchTable(JSON.parse(await readFile(startupResultsPath, "utf8")) as StartupRun), startupMarkers);
   if (existsSync(webhookResultsPath))
     doc = withBenchTable(doc, webhookBenchTable(JSON.parse(await readFile(webhookResultsPath, "utf8")) as WebhookRun), webhookMarkers);
+  if (existsSync(shapesResultsPath))
+    doc = withBenchTable(doc, shapesBenchTable(JSON.parse(await readFile(shapesResultsPath, "utf8")) as ShapesRun), shapesMarkers);
   await writeFile(performanceDocPath, doc);
 }
 

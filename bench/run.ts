@@ -13,6 +13,7 @@
  *   BENCH_SCALE_REPS=1 npm run bench   # one run per command in the growth part (default 3)
  *   BENCH_PARTS=rules npm run bench    # only the governance rules' row (cold validate with and without rulesets)
  *   BENCH_PARTS=startup npm run bench  # only start-up and small repositories, to `node -e 0` (bench/startup.ts; its own table)
+ *   BENCH_PARTS=shapes npm run bench   # only cold validate and first plan of 10,000 resources in five shapes, each to its floor (bench/shapes.ts; its own table)
  *   BENCH_PARTS=webhook npm run bench  # only commit → applied through the daemon's git webhook, 20 commits (bench/webhook-latency.ts; its own table)
  *   BENCH_PARTS=environments npm run bench   # 20 environments of 1,000 resources in one daemon, and two replicas (bench/environments.ts; BENCH_ONE_DAEMON=0, BENCH_FLEET=0 skip either)
  *   BENCH_PARTS=scale npm run bench    # only the 10,000 and 100,000 rows: in-process plan and peak RSS at 10,000, growth to 100,000
@@ -36,6 +37,7 @@ import { publishTable, startupFooter, startupResultsPath } from "./publish-table
 import { rulesFigures } from "./rules.js";
 import { startupFigures } from "./startup.js";
 import { startupTable } from "./startup-table.js";
+import { shapesOnly } from "./shapes.js";
 import { webhookOnly } from "./webhook-latency.js";
 import { buildRows, coldRows, renderTable, rulesRows, scaleRows, tableFooter } from "./table.js";
 import type { SizeResult } from "./table.js";
@@ -277,5 +279,6 @@ const parts: Record<string, () => Promise<void>> = {
   environments: environmentsOnly,
   scale: scaleOnly,
   webhook: webhookOnly,
+  shapes: shapesOnly,
 };
 await (parts[process.env.BENCH_PARTS ?? ""] ?? main)();
