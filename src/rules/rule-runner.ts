@@ -14,6 +14,8 @@ import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
 import type { FindingsMemo } from "./findings-cache.js";
 import { speedUpSpectral } from "./spectral-speed.js";
+import { localResolver } from "./local-resolver.js";
+import { locatedDocument } from "./located-document.js";
 
 const require = createRequire(import.meta.url);
 
@@ -63,9 +65,12 @@ interface SpectralModules {
 
 let modules: SpectralModules | undefined;
 
+/** GATESYNC_SPECTRAL_AS_IS: Spectral exactly as it ships (no short path, nothing replaced), to compare findings and time. */
+const asIs = process.env.GATESYNC_SPECTRAL_AS_IS !== undefined;
+
 function spectral(): SpectralModules {
   if (modules === undefined) {
-    if (process.env.GATESYNC_SPECTRAL_AS_IS === undefined) speedUpSpectral();
+    if (!asIs) speedUpSpectral();
     const { Spectral, Ruleset } = require("@stoplight/spectral-core") as Pick<SpectralModules, "Spectral" | "Ruleset">;
     const { Resolver } = require("@stoplight/spectral-ref-resolver") as Pick<SpectralModules, "Resolver">;
     modules = { Spectral, Ruleset, Resolver };
@@ -158,7 +163,9 @@ export class RuleRunner {
 
   constructor(readonly ruleset: RulesetCode) {
     const { Spectral, Resolver } = spectral();
-    const s = new Spectral({ resolver: new Resolver({ resolvers: {}, uriCache: new RecentDocuments() }) });
+    const uriCache = new RecentDocuments();
+    const resolver = asIs ? new Resolver({ resolvers: {}, uriCache }) : localResolver(uriCache);
+    const s = new Spectral({ resolver });
     s.setRuleset(evaluateRuleset(ruleset.code, ruleset.source));
     this.spectral = s;
   }
@@ -181,9 +188,19 @@ export class RuleRunner {
   }
 
   private async lint(value: unknown, place: Place, absolute: string, locate: Locate): Promise<readonly Diagnostic[]> {
-    const results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: noPosition });
+    const fullPath = (path: ReadonlyArray<string | number>): PathSegment[] => [...(place.base ?? []), ...pathIn(value, path)];
+    let results: SpectralResult[];
+    let positionOf: (path: ReadonlyArray<string | number>) => { line?: number; column?: number };
+    if (asIs) {
+      results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: noPosition });
+      positionOf = (path) => locate(place.file, place.index, fullPath(path));
+    } else {
+      const document = locatedDocument(value, absolute, (path) => locate(place.file, place.index, fullPath(path)));
+      results = document.inSpectralOrder(await this.spectral.run(document.input));
+      positionOf = document.positionOf;
+    }
     return results.map((r): Diagnostic => {
-      const full = [...(place.base ?? []), ...pathIn(value, r.path)];
+      const full = fullPath(r.path);
       // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
       const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
       return {
@@ -193,7 +210,7 @@ export class RuleRunner {
         file: place.file,
         ...(place.resource === undefined ? {} : { resource: place.resource }),
         ...(full.length === 0 ? {} : { path: formatPath(full) }),
-        ...locate(place.file, place.index, full),
+        ...positionOf(r.path),
         message: external ? "not checked by the rules: the reference leads to another file" : r.message,
         ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
       };
