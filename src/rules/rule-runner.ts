@@ -3,9 +3,13 @@
  * it: the bundle is evaluated once per thread and ruleset, and Spectral's modules are loaded on
  * first use — a run, a command or a worker without rules never loads them.
  *
- * The document is handed to Spectral already parsed (gatesync's reader parsed it): only the
- * findings are located, by gatesync's own locator, in the file the document came from.
- * References are resolved inside the document only (no file, no network).
+ * Only Spectral's supported inputs are used for the document: it is handed over already parsed
+ * (gatesync's reader parsed it; located-document.ts), located only where Spectral asks (a
+ * finding), and resolved by Spectral's own resolver with no reader for any scheme — inside the
+ * document only, no file, no network — which returns a document without `$ref` as it is
+ * (local-resolver.ts). One Spectral instance per ruleset and thread (`runnerFor`). What Spectral
+ * offers no hook for is replaced inside its packages (spectral-speed.ts).
+ * GATESYNC_SPECTRAL_AS_IS=1 lints as Spectral ships, without any of it, to compare.
  */
 import { createRequire } from "node:module";
 import { ErrorCode } from "../errors.js";
@@ -160,10 +164,13 @@ export class RuleRunner {
   private readonly spectral: SpectralLike;
   /** Findings by document (file, index, content): a document is linted once while it and the ruleset are unchanged. */
   private readonly seen = new Map<string, readonly Diagnostic[]>();
+  private readonly uriCache = new RecentDocuments();
+  /** Lints under way on this thread (a thread checking files concurrently has several). */
+  private linting = 0;
 
   constructor(readonly ruleset: RulesetCode) {
     const { Spectral, Resolver } = spectral();
-    const uriCache = new RecentDocuments();
+    const uriCache = this.uriCache;
     const resolver = asIs ? new Resolver({ resolvers: {}, uriCache }) : localResolver(uriCache);
     const s = new Spectral({ resolver });
     s.setRuleset(evaluateRuleset(ruleset.code, ruleset.source));
@@ -187,6 +194,21 @@ export class RuleRunner {
     return found;
   }
 
+  /**
+   * Spectral's run, after which the resolver's cache is emptied once no other lint is under
+   * way: an entry serves only the document being resolved (a reference naming its own file),
+   * and kept for the next documents, each resolution — the document, its resolved copy, its
+   * graph — outlived several lints and was promoted to the old generation as garbage.
+   */
+  private async resolvedAndForgotten(input: unknown): Promise<SpectralResult[]> {
+    this.linting++;
+    try {
+      return await this.spectral.run(input);
+    } finally {
+      if (--this.linting === 0) this.uriCache.purge();
+    }
+  }
+
   private async lint(value: unknown, place: Place, absolute: string, locate: Locate): Promise<readonly Diagnostic[]> {
     const fullPath = (path: ReadonlyArray<string | number>): PathSegment[] => [...(place.base ?? []), ...pathIn(value, path)];
     let results: SpectralResult[];
@@ -196,7 +218,7 @@ export class RuleRunner {
       positionOf = (path) => locate(place.file, place.index, fullPath(path));
     } else {
       const document = locatedDocument(value, absolute, (path) => locate(place.file, place.index, fullPath(path)));
-      results = document.inSpectralOrder(await this.spectral.run(document.input));
+      results = document.inSpectralOrder(await this.resolvedAndForgotten(document.input));
       positionOf = document.positionOf;
     }
     return results.map((r): Diagnostic => {
