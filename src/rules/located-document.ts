@@ -58,13 +58,14 @@ const byPath = new Intl.Collator();
 
 /** `where`: the position of a path of the value in its file (the caller's locator). */
 export function locatedDocument(value: unknown, source: string, where: (path: SpectralPath) => Position): LocatedDocument {
-  const known = new Map<string, { readonly at: Position; readonly asked: number }>();
+  // by the path array itself: Spectral records a finding with the very array it asked the
+  // range of (one ask per finding, in the order found), so no key is built
+  const known = new Map<SpectralPath, { readonly at: Position; readonly asked: number }>();
   const lookUp = (path: SpectralPath): { readonly at: Position; readonly asked: number } => {
-    const key = JSON.stringify(path);
-    let entry = known.get(key);
+    let entry = known.get(path);
     if (entry === undefined) {
       entry = { at: where(path), asked: known.size };
-      known.set(key, entry);
+      known.set(path, entry);
     }
     return entry;
   };
@@ -79,7 +80,7 @@ export function locatedDocument(value: unknown, source: string, where: (path: Sp
     },
   };
   const inSpectralOrder = <R extends Ordered>(results: readonly R[]): R[] => {
-    const keyed = results.map((r) => ({ r, code: String(r.code), path: r.path.join(), asked: known.get(JSON.stringify(r.path))?.asked ?? -1 }));
+    const keyed = results.map((r) => ({ r, code: String(r.code), path: r.path.join(), asked: known.get(r.path)?.asked ?? -1 }));
     keyed.sort((a, b) => byRule.compare(a.code, b.code) || byPath.compare(a.path, b.path) || a.asked - b.asked);
     return keyed.map((k) => k.r);
   };
