@@ -37,14 +37,14 @@ export interface ParsedInput {
 export interface LocatedDocument {
   readonly input: ParsedInput;
   /** The position of a finding's path (computed now if Spectral did not ask for it). */
-  positionOf(path: SpectralPath): Position;
+  readonly positionOf: (path: SpectralPath) => Position;
   /**
    * Findings in the order Spectral gives them when it knows no position (spectral-core's
    * compareResults with equal ranges: rule name, numeric; the path joined by commas; ties in
    * the order found). Spectral asks for a finding's position as it records the finding, so the
    * order of the asking is the order found.
    */
-  inSpectralOrder<R extends Ordered>(results: readonly R[]): R[];
+  readonly inSpectralOrder: <R extends Ordered>(results: readonly R[]) => R[];
 }
 
 interface Ordered {

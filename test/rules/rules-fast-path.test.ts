@@ -149,7 +149,11 @@ describe("findings put back into Spectral's order", () => {
         const document = locatedDocument({}, "/r/a.yaml", (p) => where(JSON.stringify(p)));
         const origin = { line: 0, character: 0 };
         // as Spectral records them: each finding's range asked for in the order found
-        const ranged = found.map((f) => ({ ...f, source: "/r/a.yaml", range: document.input.getLocationForJsonPath(undefined, f.path)?.range ?? { start: origin, end: origin } }));
+        const ranged = found.map((f) => ({
+          ...f,
+          source: "/r/a.yaml",
+          range: document.input.getLocationForJsonPath(undefined, f.path)?.range ?? { start: origin, end: origin },
+        }));
         const unplaced = found.map((f) => ({ ...f, source: "/r/a.yaml", range: { start: origin, end: origin } }));
         const expected = sortResults(unplaced).map((r) => [r.code, r.path, r.message]);
         expect(document.inSpectralOrder(sortResults(ranged)).map((r) => [r.code, r.path, r.message])).toEqual(expected);
