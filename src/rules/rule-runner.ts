@@ -156,7 +156,10 @@ export class RecentDocuments {
   }
 }
 
-/** Spectral's ParsedDocument asks for positions: gatesync's own locator gives them (module-level: a closure here kept the locator alive). */
+/**
+ * Spectral as it ships (GATESYNC_SPECTRAL_AS_IS) is given no position: the findings are located
+ * afterwards. Module-level: a closure kept in the resolver's cache kept each file's locator alive.
+ */
 const noPosition = (): undefined => undefined;
 
 /** A ruleset made ready on this thread, with the findings of documents it has seen. */
