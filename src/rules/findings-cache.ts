@@ -75,6 +75,24 @@ function gatesyncVersion(): string {
   }
 }
 
+/** Cache directories this thread made (or found): made once, not once per file. */
+const madeDirectories = new Set<string>();
+
+/** Writes `text` to `file` in `dir`, making the directory first when this thread has not seen it (or it was removed since). */
+function writeEntry(dir: string, file: string, text: string): void {
+  if (!madeDirectories.has(dir)) {
+    mkdirSync(dir, { recursive: true });
+    madeDirectories.add(dir);
+  }
+  try {
+    writeFileSync(file, text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(file, text);
+  }
+}
+
 /** The findings of one document under one ruleset, as a cache entry holds them. */
 export interface FindingsMemo {
   get(slot: string): readonly Diagnostic[] | undefined;
@@ -153,7 +171,10 @@ export class FileFindings implements FindingsMemo {
   private read(): Map<string, readonly Diagnostic[]> | undefined {
     const at = path.join(this.dir, this.entry);
     try {
-      if (statSync(at).size > maxEntryBytes) return undefined;
+      // a cold run finds no entry for any file: asked without an exception (its stack trace
+      // was most of this function's time)
+      const stat = statSync(at, { throwIfNoEntry: false });
+      if (stat === undefined || stat.size > maxEntryBytes) return undefined;
       return parseEntry(readFileSync(at, "utf8"), this.key, this.file);
     } catch {
       return undefined; // none yet, or unreadable: linted as if none
@@ -177,8 +198,7 @@ export class FileFindings implements FindingsMemo {
     const at = path.join(this.dir, this.entry);
     const temporary = `${at}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
-      mkdirSync(this.dir, { recursive: true });
-      writeFileSync(temporary, text);
+      writeEntry(this.dir, temporary, text);
       renameSync(temporary, at);
       this.changed = false;
     } catch {

@@ -3,9 +3,13 @@
  * it: the bundle is evaluated once per thread and ruleset, and Spectral's modules are loaded on
  * first use — a run, a command or a worker without rules never loads them.
  *
- * The document is handed to Spectral already parsed (gatesync's reader parsed it): only the
- * findings are located, by gatesync's own locator, in the file the document came from.
- * References are resolved inside the document only (no file, no network).
+ * Only Spectral's supported inputs are used for the document: it is handed over already parsed
+ * (gatesync's reader parsed it; located-document.ts), located only where Spectral asks (a
+ * finding), and resolved by Spectral's own resolver with no reader for any scheme — inside the
+ * document only, no file, no network — which returns a document without `$ref` as it is
+ * (local-resolver.ts). One Spectral instance per ruleset and thread (`runnerFor`). What Spectral
+ * offers no hook for is replaced inside its packages (spectral-speed.ts).
+ * GATESYNC_SPECTRAL_AS_IS=1 lints as Spectral ships, without any of it, to compare.
  */
 import { createRequire } from "node:module";
 import { ErrorCode } from "../errors.js";
@@ -14,6 +18,8 @@ import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
 import type { FindingsMemo } from "./findings-cache.js";
 import { speedUpSpectral } from "./spectral-speed.js";
+import { localResolver } from "./local-resolver.js";
+import { locatedDocument } from "./located-document.js";
 
 const require = createRequire(import.meta.url);
 
@@ -63,9 +69,12 @@ interface SpectralModules {
 
 let modules: SpectralModules | undefined;
 
+/** GATESYNC_SPECTRAL_AS_IS: Spectral exactly as it ships (no short path, nothing replaced), to compare findings and time. */
+const asIs = process.env.GATESYNC_SPECTRAL_AS_IS !== undefined;
+
 function spectral(): SpectralModules {
   if (modules === undefined) {
-    if (process.env.GATESYNC_SPECTRAL_AS_IS === undefined) speedUpSpectral();
+    if (!asIs) speedUpSpectral();
     const { Spectral, Ruleset } = require("@stoplight/spectral-core") as Pick<SpectralModules, "Spectral" | "Ruleset">;
     const { Resolver } = require("@stoplight/spectral-ref-resolver") as Pick<SpectralModules, "Resolver">;
     modules = { Spectral, Ruleset, Resolver };
@@ -147,7 +156,10 @@ export class RecentDocuments {
   }
 }
 
-/** Spectral's ParsedDocument asks for positions: gatesync's own locator gives them (module-level: a closure here kept the locator alive). */
+/**
+ * Spectral as it ships (GATESYNC_SPECTRAL_AS_IS) is given no position: the findings are located
+ * afterwards. Module-level: a closure kept in the resolver's cache kept each file's locator alive.
+ */
 const noPosition = (): undefined => undefined;
 
 /** A ruleset made ready on this thread, with the findings of documents it has seen. */
@@ -155,10 +167,15 @@ export class RuleRunner {
   private readonly spectral: SpectralLike;
   /** Findings by document (file, index, content): a document is linted once while it and the ruleset are unchanged. */
   private readonly seen = new Map<string, readonly Diagnostic[]>();
+  private readonly uriCache = new RecentDocuments();
+  /** Lints under way on this thread (a thread checking files concurrently has several). */
+  private linting = 0;
 
   constructor(readonly ruleset: RulesetCode) {
     const { Spectral, Resolver } = spectral();
-    const s = new Spectral({ resolver: new Resolver({ resolvers: {}, uriCache: new RecentDocuments() }) });
+    const uriCache = this.uriCache;
+    const resolver = asIs ? new Resolver({ resolvers: {}, uriCache }) : localResolver(uriCache);
+    const s = new Spectral({ resolver });
     s.setRuleset(evaluateRuleset(ruleset.code, ruleset.source));
     this.spectral = s;
   }
@@ -180,10 +197,35 @@ export class RuleRunner {
     return found;
   }
 
+  /**
+   * Spectral's run, after which the resolver's cache is emptied once no other lint is under
+   * way: an entry serves only the document being resolved (a reference naming its own file),
+   * and kept for the next documents, each resolution — the document, its resolved copy, its
+   * graph — outlived several lints and was promoted to the old generation as garbage.
+   */
+  private async resolvedAndForgotten(input: unknown): Promise<SpectralResult[]> {
+    this.linting++;
+    try {
+      return await this.spectral.run(input);
+    } finally {
+      if (--this.linting === 0) this.uriCache.purge();
+    }
+  }
+
   private async lint(value: unknown, place: Place, absolute: string, locate: Locate): Promise<readonly Diagnostic[]> {
-    const results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: noPosition });
+    const fullPath = (path: ReadonlyArray<string | number>): PathSegment[] => [...(place.base ?? []), ...pathIn(value, path)];
+    let results: SpectralResult[];
+    let positionOf: (path: ReadonlyArray<string | number>) => { line?: number; column?: number };
+    if (asIs) {
+      results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: noPosition });
+      positionOf = (path) => locate(place.file, place.index, fullPath(path));
+    } else {
+      const document = locatedDocument(value, absolute, (path) => locate(place.file, place.index, fullPath(path)));
+      results = document.inSpectralOrder(await this.resolvedAndForgotten(document.input));
+      positionOf = document.positionOf;
+    }
     return results.map((r): Diagnostic => {
-      const full = [...(place.base ?? []), ...pathIn(value, r.path)];
+      const full = fullPath(r.path);
       // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
       const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
       return {
@@ -193,7 +235,7 @@ export class RuleRunner {
         file: place.file,
         ...(place.resource === undefined ? {} : { resource: place.resource }),
         ...(full.length === 0 ? {} : { path: formatPath(full) }),
-        ...locate(place.file, place.index, full),
+        ...positionOf(r.path),
         message: external ? "not checked by the rules: the reference leads to another file" : r.message,
         ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
       };

@@ -15,7 +15,17 @@
  *   every schema it compiled.
  *
  * Both replace an export of a module inside Spectral's packages; when a package's shape is not
- * the one expected (another version), that part is left as it is: slower, never different.
+ * the one expected (another version), that part is left as it is: slower, never different
+ * (test/rules/rules-fast-path.test.ts compares with Spectral as it ships).
+ *
+ * Why not through Spectral's supported extension points (the resolver and the parsed document
+ * are: rule-runner.ts): Spectral 1.24 has none for either. Its Runner makes the nimma query in a
+ * module-level function. For the schemas, wrapping the rules' `then.function` (the public
+ * `Rule.then`) with a context whose `documentInventory` is one key per thread would share the ajv
+ * instances, but not the compilations that matter: `oasExample` (the example rules) deep-copies
+ * each schema before handing it to `schema`, whose cache is by object, so each example's schema
+ * would be compiled again for every document — only a cache by content inside
+ * `createAjvInstances` avoids that, and it is not reachable from a rule.
  */
 import { createRequire } from "node:module";
 import path from "node:path";
