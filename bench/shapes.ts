@@ -7,7 +7,7 @@
  * as users run them, the manifest's NODE_OPTIONS. Writes bench/results.shapes.json; the table in
  * docs/dev/performance.md is generated from it (bench/shapes-table.ts).
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +36,7 @@ export const shapes: ReadonlyArray<{ readonly label: string; readonly shape: Sha
 async function shapeFigures(dir: string, label: string, shape: Shape, n: number): Promise<ShapeFigures> {
   log(`[shapes] ${label}: generating`);
   const g = await generateRepository(dir, 10_000, oas, shape);
+  await mkdir(path.join(dir, "empty"));
   const config = await writeBenchConfig(path.join(dir, "empty"), { gateway: offline, portal: offline, dashboard: offline, llm: offline });
   const manifest = manifestMemory();
   const podEnv = { ...env, ...(manifest.nodeOptions === undefined ? {} : { NODE_OPTIONS: manifest.nodeOptions }) };

@@ -37,10 +37,9 @@ export interface StartupFigures {
   readonly commands: ReadonlyArray<{ readonly label: string } & ProcessFigures>;
 }
 
-const credentials = { gatewayKey: "bench-gw", portalKey: "bench-portal", dashboardToken: "bench-dash", llmKey: "bench-llm" };
-
-/** The variables the examples' config and resources read, as a user's shell would hold them. */
-const exampleEnv = {
+/** The sandbox's credentials, and the variables the examples' config and resources read, as a user's shell would hold them. */
+export const credentials = { gatewayKey: "bench-gw", portalKey: "bench-portal", dashboardToken: "bench-dash", llmKey: "bench-llm" };
+export const exampleEnv = {
   GW_ADMIN_KEY: credentials.gatewayKey,
   PORTAL_API_KEY: credentials.portalKey,
   DASHBOARD_TOKEN: credentials.dashboardToken,

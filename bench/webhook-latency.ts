@@ -24,23 +24,13 @@ import type { Figure } from "./figures.js";
 import { manifestMemory } from "./memory-limit.js";
 import { publishTable } from "./publish-table.js";
 import { startSandboxChild } from "./sandbox-child.js";
+import { credentials, exampleEnv } from "./startup.js";
 import { webhookResultsPath } from "./webhook-table.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const examples = path.resolve(here, "../examples");
 const hookSecret = "bench-webhook-secret";
-const credentials = { gatewayKey: "bench-gw", portalKey: "bench-portal", dashboardToken: "bench-dash", llmKey: "bench-llm" };
-const daemonEnv = {
-  GW_KEY: credentials.gatewayKey,
-  PORTAL_KEY: credentials.portalKey,
-  DASH_TOKEN: credentials.dashboardToken,
-  LLM_KEY: credentials.llmKey,
-  BATCH_KEY: "sandbox-loopback-key",
-  HOOK_SECRET: hookSecret,
-  PETSTORE_MOBILE_CLIENT_SECRET: "bench-client-secret",
-  CRM_HOOK_TOKEN: "bench-crm-token",
-  CHAT_WEBHOOK_TOKEN: "bench-chat-token",
-};
+const daemonEnv = { ...exampleEnv, HOOK_SECRET: hookSecret };
 
 export interface WebhookFigures {
   readonly commits: number;
@@ -103,10 +93,10 @@ kind: GatesyncConfig
 source:
   git: { url: ${path.join(dir, "origin.git")}, branch: main, subdirectory: config, cacheDir: ./cache }
 targets:
-  gateway: { url: ${urls.gateway}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY } }
-  portal: { url: ${urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
-  dashboard: { url: ${urls.dashboard}, tokenEnv: DASH_TOKEN }
-  llm: { url: ${urls.llm}, credentialEnv: LLM_KEY }
+  gateway: { url: ${urls.gateway}, credentialEnv: GW_ADMIN_KEY, batch: { listenPath: /gw-batch/, keyEnv: GW_BATCH_KEY } }
+  portal: { url: ${urls.portal}, credentialEnv: PORTAL_API_KEY, appTypeProviders: [3] }
+  dashboard: { url: ${urls.dashboard}, tokenEnv: DASHBOARD_TOKEN }
+  llm: { url: ${urls.llm}, credentialEnv: LLM_API_KEY }
 state: { backend: sqlite, path: ./state/state.db }
 secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TOKEN, CHAT_WEBHOOK_TOKEN] }
 schedule: { interval: 1h }
