@@ -12,6 +12,7 @@ import { addPlanCommand } from "./cli/plan-command.js";
 import { addRunCommand } from "./cli/run-command.js";
 import { addSandboxCommand } from "./cli/sandbox-command.js";
 import { addStateCommand } from "./cli/state-command.js";
+import type { CliIo } from "./cli/cli-io.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
 import { packageRoot } from "./package-root.js";
@@ -19,15 +20,6 @@ import { formatDiagnostic } from "./errors.js";
 import { scrubText } from "./secrets/redaction.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
-
-interface Io {
-  readonly stdout: (text: string) => void;
-  readonly stderr: (text: string) => void;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly isTty: boolean;
-  readonly reveal?: (text: string) => void;
-  readonly drained?: () => Promise<void>;
-}
 
 /** Resolves at once unless `stream`'s queue is full, else when it drains (or can no longer be written). */
 export async function drained(stream: NodeJS.WriteStream): Promise<void> {
@@ -42,7 +34,7 @@ export async function drained(stream: NodeJS.WriteStream): Promise<void> {
 }
 
 /** Everything a command prints passes through the redaction layer. */
-const defaultIo: Io = {
+const defaultIo: CliIo = {
   stdout: (t) => process.stdout.write(scrubText(t)),
   drained: async () => drained(process.stdout),
   stderr: (t) => process.stderr.write(scrubText(t)),
@@ -57,7 +49,7 @@ function packageVersion(): string {
   return typeof pkg.version === "string" ? pkg.version : "unknown";
 }
 
-export function buildProgram(io: Io = defaultIo): Command {
+export function buildProgram(io: CliIo = defaultIo): Command {
   const program = new Command("gatesync")
     .description("GitOps sync for an API gateway and its developer portal")
     .version(packageVersion(), "-V, --version", "print the version")
@@ -110,7 +102,7 @@ function refusalLine(err: ValidationFailed, command: string | undefined): string
 }
 
 /** Runs the CLI; errors become messages and exit code 1, never stack traces for users. */
-export async function main(argv: readonly string[], io: Io = defaultIo): Promise<void> {
+export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<void> {
   if (io === defaultIo) quietOnClosedPipe(process.stdout);
   const program = buildProgram(io);
   try {
