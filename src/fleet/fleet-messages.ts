@@ -11,6 +11,8 @@
  * acknowledgements, and a replica that gets none answers 503 so the sender delivers again. The
  * payload limit is 8000 bytes: environment names are few and short (checked by the config).
  */
+import { channelMessage } from "../channel-message.js";
+
 export const fleetChannel = "gatesync_fleet";
 
 export type FleetReason = "sync" | "webhook";
@@ -35,14 +37,8 @@ const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) =
 
 /** A message of this fleet (its schema), or undefined. */
 export function decodeFleetMessage(payload: string | undefined, schema: string): FleetMessage | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(payload ?? "");
-  } catch {
-    return undefined;
-  }
-  const m = v as Partial<Record<string, unknown>> | null;
-  if (m === null || typeof m !== "object" || m.schema !== schema || typeof m.from !== "string") return undefined;
+  const m = channelMessage(payload, schema);
+  if (m === undefined) return undefined;
   if (m.kind === "released") return m as FleetMessage;
   if (typeof m.nonce !== "string" || !strings(m.environments)) return undefined;
   if (m.kind === "ack") return m as FleetMessage;

@@ -18,6 +18,7 @@
  * reason and a nonce.
  */
 import { randomUUID } from "node:crypto";
+import { channelMessage } from "../channel-message.js";
 
 export const triggerChannel = "gatesync_triggers";
 
@@ -36,14 +37,8 @@ export function encodeMessage(m: RelayMessage): string {
 
 /** A message of this relay for `schema`, or undefined (another schema's, or not ours). */
 export function decodeMessage(payload: string | undefined, schema: string): RelayMessage | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(payload ?? "");
-  } catch {
-    return undefined;
-  }
-  const m = v as Partial<Record<string, unknown>> | null;
-  if (m === null || typeof m !== "object" || m.schema !== schema || typeof m.nonce !== "string" || typeof m.from !== "string") return undefined;
+  const m = channelMessage(payload, schema);
+  if (m === undefined || typeof m.nonce !== "string") return undefined;
   if (m.kind === "ack") return m as RelayMessage;
   if (m.kind === "trigger" && (m.reason === "sync" || m.reason === "webhook")) return m as RelayMessage;
   return undefined;

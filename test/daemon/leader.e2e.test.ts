@@ -2,25 +2,17 @@
  * Two replicas of `gatesync run` on one repository and one PostgreSQL state: exactly one
  * applies; when it is killed (SIGKILL), the other takes over and applies the next change.
  */
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { cliArgs } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  log: string;
-  url?: string | undefined;
-}
+import { spawnReplica } from "../helpers/replica.js";
+import type { Replica } from "../helpers/replica.js";
 
 let sandbox: SandboxHandle;
 let dir: string;
@@ -38,25 +30,13 @@ async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 
 }
 
 function startReplica(name: string): Replica {
-  const child = spawn(process.execPath, cliArgs("run", "--config", path.join(dir, "gatesync.yaml")), {
-    cwd: dir,
-    env: {
-      ...process.env,
-      GW_KEY: testCredentials.gatewayKey,
-      PORTAL_KEY: testCredentials.portalKey,
-      DASH_TOKEN: testCredentials.dashboardToken,
-      LLM_KEY: testCredentials.llmKey,
-      DATABASE_URL: pgUrl,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, {
+    GW_KEY: testCredentials.gatewayKey,
+    PORTAL_KEY: testCredentials.portalKey,
+    DASH_TOKEN: testCredentials.dashboardToken,
+    LLM_KEY: testCredentials.llmKey,
+    DATABASE_URL: pgUrl,
   });
-  const r: Replica = { name, child, log: "" };
-  const take = (b: Buffer): void => {
-    r.log += b.toString();
-    r.url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(r.log)?.[1];
-  };
-  child.stdout.on("data", take);
-  child.stderr.on("data", take);
   replicas.push(r);
   return r;
 }

@@ -4,8 +4,7 @@
  * 202 for work nobody will do. Three real `gatesync run` processes on one PostgreSQL schema and
  * a real git source; the schedule is an hour, so only the triggers make runs.
  */
-import { execFileSync, spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -15,22 +14,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lockKeys } from "../../src/record/postgres-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { gitRemote } from "../helpers/git-remote.js";
-import { cliArgs } from "../helpers/cli.js";
 import { git } from "../helpers/git-repo.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { spawnReplica } from "../helpers/replica.js";
+import type { Replica } from "../helpers/replica.js";
 
 const secret = "standby-hook-secret";
 const syncToken = "standby-sync-token";
-
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  log: string;
-  url?: string | undefined;
-}
 
 let sandbox: SandboxHandle;
 let dir: string;
@@ -67,26 +60,14 @@ server: { listen: "127.0.0.1:0", webhookSecretEnv: HOOK_SECRET, syncTokenEnv: SY
 retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 `,
   );
-  const child = spawn(process.execPath, cliArgs("run", "--config", config), {
-    cwd: dir,
-    env: {
-      ...process.env,
-      GATESYNC_LOG_LEVEL: "info",
-      GW_KEY: testCredentials.gatewayKey,
-      PORTAL_KEY: testCredentials.portalKey,
-      DATABASE_URL: pgUrl,
-      HOOK_SECRET: secret,
-      SYNC_TOKEN: syncToken,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const r = spawnReplica(name, config, dir, {
+    GATESYNC_LOG_LEVEL: "info",
+    GW_KEY: testCredentials.gatewayKey,
+    PORTAL_KEY: testCredentials.portalKey,
+    DATABASE_URL: pgUrl,
+    HOOK_SECRET: secret,
+    SYNC_TOKEN: syncToken,
   });
-  const r: Replica = { name, child, log: "" };
-  const take = (b: Buffer): void => {
-    r.log += b.toString();
-    r.url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(r.log)?.[1];
-  };
-  child.stdout.on("data", take);
-  child.stderr.on("data", take);
   replicas.push(r);
   await until(
     () => r.url,

@@ -5,25 +5,17 @@
  * replica when its leader is killed (SIGKILL) or paused (SIGSTOP); the paused one, resumed,
  * sends nothing more for the environments it lost. Failover times are printed (docs/user/fleets.md).
  */
-import { spawn } from "node:child_process";
-import type { ChildProcess } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
-import { cliArgs } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-
-interface Replica {
-  readonly name: string;
-  readonly child: ChildProcess;
-  log: string;
-  url?: string | undefined;
-}
+import { spawnReplica } from "../helpers/replica.js";
+import type { Replica } from "../helpers/replica.js";
 
 interface FleetStatus {
   role: string;
@@ -86,18 +78,7 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 }
 
 function startReplica(name: string, dir: string): Replica {
-  const child = spawn(process.execPath, cliArgs("run", "--config", path.join(dir, "gatesync.yaml")), {
-    cwd: dir,
-    env: { ...process.env, GATESYNC_LOG_LEVEL: "info", GW_KEY: testCredentials.gatewayKey, DATABASE_URL: pgUrl },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const r: Replica = { name, child, log: "" };
-  const take = (b: Buffer): void => {
-    r.log += b.toString();
-    r.url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(r.log)?.[1];
-  };
-  child.stdout.on("data", take);
-  child.stderr.on("data", take);
+  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, { GATESYNC_LOG_LEVEL: "info", GW_KEY: testCredentials.gatewayKey, DATABASE_URL: pgUrl });
   replicas.push(r);
   return r;
 }
