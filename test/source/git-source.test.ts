@@ -1,5 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { readFile, writeFile, mkdir } from "node:fs/promises";
+import { readFile, readdir, writeFile, mkdir } from "node:fs/promises";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GitSource } from "../../src/source/git-source.js";
@@ -91,5 +93,31 @@ describe("git source", () => {
     )) as Error;
     expect(err.message).not.toMatch(/pa55word|tok-123456/);
     expect(redactUrl("https://u:p@host/x.git")).toBe("https://host/x.git (credentials removed)");
+  });
+
+  it("stops a fetch whose remote never answers, within its time limit, and names no credential", async () => {
+    // a remote that takes the connection and says nothing: git's fetch would wait for ever
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const cacheDir = path.join(dir, "cache-silent");
+      const s = new GitSource({ url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir, timeoutMs: 1500 });
+      await s.fetch();
+      // the cached clone's remote moves to the silent server, with credentials in its URL
+      const [cache] = await readdir(cacheDir);
+      const port = (silent.address() as AddressInfo).port;
+      execFileSync("git", ["remote", "set-url", "origin", `http://user:pa55word@127.0.0.1:${port}/repo.git`], { cwd: path.join(cacheDir, cache!) });
+      const started = Date.now();
+      const err = (await s.fetch({ announced: true }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as Error & { code?: string };
+      expect(err.code).toBe("SOURCE_FETCH");
+      expect(err.message).toMatch(/git fetch was stopped after 1500 ms/);
+      expect(err.message).not.toMatch(/pa55word/);
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      silent.close();
+    }
   });
 });
