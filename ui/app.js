@@ -121,7 +121,8 @@
     const box = document.getElementById("live");
     const bar = document.getElementById("live-progress");
     const text = document.getElementById("live-text");
-    let seq;
+    // the run the page was drawn at: a run that ends before the stream connects still redraws it
+    let seq = document.body.dataset.seq === undefined ? undefined : Number(document.body.dataset.seq);
     const source = new EventSource(`${root}ui/events`);
     source.onmessage = (event) => {
       const live = JSON.parse(event.data);

@@ -181,11 +181,24 @@ describe("the status page", () => {
   it("runs: a refused commit shows its errors with file and line; the page updates live", async () => {
     const page = await browser.newPage();
     const problems = pageProblems(page);
+    // the live stream is held back until the run has ended: a run that ends between drawing the
+    // page and the stream connecting must still redraw it (the page carries the run it was drawn at)
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route("**/ui/events", async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.goto(`${url}/runs`);
     const before = await page.locator("table.runs tbody tr[id^=run-]").count();
     const file = path.join(dir, "config/llm/settings.yaml");
     await writeFile(file, (await readFile(file, "utf8")).replace("temperature: 0.0", "temperature: icy"));
-    // the daemon watches the directory: the run comes by itself, and the open page follows it
+    // the daemon watches the directory: the run comes by itself
+    const rows = async (): Promise<number> => (await call(`${url}/runs`)).text.match(/<tr id="run-/g)?.length ?? 0;
+    await eventually(rows, (n) => n === before + 1);
+    expect(await page.locator("table.runs tbody tr[id^=run-]").count()).toBe(before);
+    release();
+    // and the open page follows it as soon as its stream connects
     await expect.poll(() => page.locator("table.runs tbody tr[id^=run-]").count(), { timeout: 20_000 }).toBe(before + 1);
     const newest = page.locator("table.runs tbody tr[id^=run-]").first();
     expect(await newest.getAttribute("data-result")).toBe("invalid");

@@ -48,6 +48,8 @@ export interface PageContext {
   readonly root: string;
   readonly title: string;
   readonly nav: "overview" | "resources" | "runs" | "plan";
+  /** The run-history sequence number the page was drawn at: the live script refreshes when the stream's differs. */
+  readonly seq: number;
   /** With environments: the one this page shows and all of them (the switcher links to each one's page). */
   readonly environments?: EnvironmentSwitch;
 }
@@ -88,7 +90,7 @@ export function layout(ctx: PageContext, body: Html): Html {
 <link rel="stylesheet" href="${ctx.root}ui/app.css">
 <script src="${ctx.root}ui/app.js" defer></script>
 </head>
-<body data-root="${ctx.root}">
+<body data-root="${ctx.root}" data-seq="${String(ctx.seq)}">
 <header><span class="brand">gatesync</span><nav>${nav}</nav>${switcher(ctx)}<span id="live" class="live" hidden><progress id="live-progress" max="1" value="0"></progress> <span id="live-text"></span></span></header>
 <main id="main">
 <h1>${ctx.title}</h1>

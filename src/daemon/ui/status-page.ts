@@ -104,12 +104,15 @@ async function renderPage(
   const [state, preview] = [await opts.state.read(), await opts.preview.get()];
   let rendered: Rendered;
   try {
-    rendered = await pages.get(req.url ?? pathname, [state, preview, opts.history.live.seq], () => {
+    // read before drawing: the page then shows at least the runs up to `seq`, never fewer
+    const seq = opts.history.live.seq;
+    rendered = await pages.get(req.url ?? pathname, [state, preview, seq], () => {
       const body = page.body(viewOf(opts, state, preview), root);
       const ctx: PageContext = {
         root,
         title: body === undefined ? "Not found" : page.title,
         nav: page.nav,
+        seq,
         ...(opts.environments === undefined ? {} : { environments: opts.environments }),
       };
       const text = layout(ctx, body ?? html`<p>No such resource. <a href="${root}resources">All resources</a></p>`).text;
