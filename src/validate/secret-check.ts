@@ -22,6 +22,8 @@ export function secretDiagnostics(
   place: { readonly file: string; readonly index: number; readonly resource: string | undefined },
   secrets: SecretSettings | undefined,
   locate: Locate,
+  /** References already warned about as too short in this run: one warning each, at its first use. */
+  warnedShort: Set<string>,
 ): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const { path, ref } of refs) {
@@ -40,12 +42,16 @@ export function secretDiagnostics(
     if (secrets === undefined) continue;
     const found = secrets.source.lookup(ref);
     if (found.ok) {
-      if (found.value.length > 0 && found.value.length < minScrubLength) {
+      // the value is the same at every use: one located warning says it, not one per resource
+      // (and each warning's position costs a parse of its file)
+      const name = formatRef(ref);
+      if (found.value.length > 0 && found.value.length < minScrubLength && !warnedShort.has(name)) {
+        warnedShort.add(name);
         out.push({
           severity: "warning",
           code: ErrorCode.SECRET_TOO_SHORT,
           ...at(),
-          message: `the value of ${formatRef(ref)} is shorter than ${minScrubLength} characters: it cannot be scrubbed from server answers and logs`,
+          message: `the value of ${name} is shorter than ${minScrubLength} characters: it cannot be scrubbed from server answers and logs (warned at its first use only)`,
           hint: "use a longer secret",
         });
       }

@@ -215,6 +215,7 @@ class Run {
   private readonly apiVersions = new Map<string, string>();
   private readonly entrySets = new Map<string, Readonly<Record<string, string>>>();
   private readonly locate: Locate;
+  private readonly warnedShort = new Set<string>();
   private filesRead = 0;
   private filesReused = 0;
 
@@ -398,7 +399,7 @@ class Run {
 
   private checkSecrets(refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }): number {
     if (refs.length === 0) return 0;
-    const found = secretDiagnostics(refs, place, this.opts.secrets, this.locate);
+    const found = secretDiagnostics(refs, place, this.opts.secrets, this.locate, this.warnedShort);
     this.diagnostics.push(...found);
     return errorCount(found);
   }

@@ -323,6 +323,18 @@ describe("secret references", () => {
     expect(JSON.stringify(result.diagnostics)).not.toContain("the-file-secret");
   });
 
+  it("warns once, at its first use, about a secret too short to be scrubbed, however many resources use it", async () => {
+    const uses = ["a", "b", "c"].map((n) => [`${n}.yaml`, client("${env:SHORT}").replaceAll(": c\n", `: ${n}\n`)] as const);
+    const dir = await tempRepo(Object.fromEntries(uses));
+    const result = await validator.validate({ root: dir, secrets: { source: new EnvFileSecretSource({ SHORT: "pw1" }, dir), missing: "error" } });
+    expect(result.diagnostics).toEqual([
+      expect.objectContaining({ code: "SECRET_TOO_SHORT", severity: "warning", file: "a.yaml", line: 8, column: 11, resource: "OAuthClient/a" }),
+    ]);
+    expect(result.diagnostics[0]?.message).toContain("${env:SHORT}");
+    expect(JSON.stringify(result.diagnostics)).not.toContain("pw1");
+    expect(result.resources).toHaveLength(3);
+  });
+
   it("refuses a file reference that leaves the secrets directory", async () => {
     const secretsDir = await tempRepo({ "s.txt": "v" });
     await mkdir(path.join(secretsDir, "sub"));
