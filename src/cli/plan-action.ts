@@ -101,6 +101,8 @@ export async function computePlanRun(
       env: io.env,
       payloads: "needed",
       keep: "plan",
+      // a JSON plan prints every document: kept from validation, not read and parsed again
+      ...(opts.format === "json" || opts.out !== undefined ? { printsDocuments: true } : {}),
       ...(selection === undefined ? {} : { selection }),
       ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
     });

@@ -22,17 +22,28 @@ export interface DocumentSummary {
   readonly small: Readonly<Record<string, unknown>>;
   /** A digest of the text the document was parsed from, when known: the same text needs no member digests to be trusted. */
   readonly text?: string;
+  /**
+   * The validated document as JSON text, kept only for a run that prints documents (a JSON plan)
+   * of a repository small enough (validate-repository.ts, `printedDocumentsBudget`): printing
+   * it then parses this text instead of reading and parsing the file again.
+   */
+  readonly json?: string;
 }
 
 /**
  * Summarises a parsed document (a mapping) for a reference: only the `held` members stay
  * values — the others' texts weigh a fifth of their trees, and nothing reads them unloaded.
  */
-export function summarise(document: Readonly<Record<string, unknown>>, held: readonly string[], text?: string): DocumentSummary {
+export function summarise(
+  document: Readonly<Record<string, unknown>>,
+  held: readonly string[],
+  text?: string,
+  keep?: { readonly json: boolean },
+): DocumentSummary {
   const parts = canonicalMembers(document);
   const small: Record<string, unknown> = {};
   for (const k of Object.keys(parts)) if (held.includes(k)) small[k] = document[k];
-  return { parts, small, ...(text === undefined ? {} : { text }) };
+  return { parts, small, ...(text === undefined ? {} : { text }), ...(keep?.json === true ? { json: JSON.stringify(document) } : {}) };
 }
 
 /** Where a referenced document lives, and how to read it again. */
@@ -113,9 +124,12 @@ export class DocumentRef implements Deferred<Record<string, unknown>>, HasCanoni
     return Object.keys(this.#overrides).length === 0 ? read : { ...read, ...this.#overrides };
   }
 
-  /** Serialised, it is the document itself. */
+  /** Serialised, it is the document itself: the validated one when its JSON is kept, else read again. */
   toJSON(): unknown {
-    return this.read();
+    const json = this.#summary.json;
+    if (json === undefined) return this.read();
+    const document = JSON.parse(json) as Record<string, unknown>;
+    return Object.keys(this.#overrides).length === 0 ? document : { ...document, ...this.#overrides };
   }
 }
 

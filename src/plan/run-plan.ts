@@ -69,6 +69,8 @@ export interface PlanRunInput {
    * 100,000 resources does not hold them while it is computed and written.
    */
   readonly keep?: "plan";
+  /** The plan will be printed as JSON, documents and all (ValidateOptions.printsDocuments). */
+  readonly printsDocuments?: boolean;
   /** `--allow-mass-deactivation`: lifts the guard against mass deactivation for this run. */
   readonly allowMassDeactivation?: boolean;
 }
@@ -97,6 +99,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     limits: config.limits,
     ...valuesOptionsOf(config),
     appTypeProviders,
+    ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
     // a selection needs only its own secrets: the others' are checked when they are prepared
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
   });

@@ -40,6 +40,8 @@ export interface FileCheckContext {
   readonly values?: ValuesContext;
   /** The environment's overlay patches (load/patches.ts), applied after the values. */
   readonly patches?: readonly PatchDocument[];
+  /** Attached documents held by reference keep their JSON text too (DocumentSummary.json): the run prints them. */
+  readonly documentJson?: boolean;
 }
 
 /**
@@ -163,7 +165,9 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const byReference = attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index);
       // the file's text as checked (no value put in, no patch applied: else not held by reference)
       const text = !byReference || read.text === undefined ? undefined : textDigest(read.text);
-      const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers, text) } : {};
+      const held = byReference
+        ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers, text, { json: ctx.documentJson === true }) }
+        : {};
       documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;

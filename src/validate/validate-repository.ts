@@ -59,7 +59,19 @@ export interface ValidateOptions {
   readonly valuesFile?: string;
   /** An environment's overlay patches, in order (load/patches.ts). */
   readonly patches?: readonly PatchOrigin[];
+  /**
+   * The run prints the attached documents (a JSON plan): while the repository's files weigh at
+   * most `printedDocumentsBudget`, each document's JSON text is kept from its validation.
+   */
+  readonly printsDocuments?: boolean;
 }
+
+/**
+ * The most file bytes whose documents' JSON is kept for printing (about as many bytes of text):
+ * a realistic 10,000-resource repository (18 MB) keeps them, a 100,000-resource one reads each
+ * document again as it is printed, within its memory bound.
+ */
+export const printedDocumentsBudget = 64 * 1024 * 1024;
 
 export interface RepositoryResult {
   /** Resources that passed their own checks, in file order. */
@@ -252,6 +264,7 @@ class Run {
       ...(rules === undefined ? {} : { rules }),
       ...(this.opts.values === undefined ? {} : { values: this.opts.values }),
       ...(patches === undefined ? {} : { patches: patches.patches }),
+      ...(this.opts.printsDocuments === true && listed.files.reduce((n, f) => n + f.size, 0) <= printedDocumentsBudget ? { documentJson: true } : {}),
     };
     await this.check(listed.files, ctx);
     if (patches !== undefined) await this.addPatchedResources(patches, ctx);

@@ -4,6 +4,8 @@
  * each time (a fresh copy where it parses), serialised it is the value. Behaviour tests
  * elsewhere assert what users see; this suite is where a change of representation shows.
  */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { HeldValue, JsonText } from "../../src/deferred.js";
@@ -98,6 +100,33 @@ describe("what validation holds of a resource's spec", () => {
     }
     const daemon = await new RepositoryValidator({ workers: { threads: 0 } }).validate(options(root));
     expect(daemon.resources.every((r) => r.spec instanceof HeldValue)).toBe(true);
+  });
+});
+
+describe("what validation holds of an attached document", () => {
+  const api = (name: string): string => doc("ApiDefinition", name, `apiId: ${name}-id\ndefinitionFile: ../openapi/${name}.yaml`);
+  const openapi = (title: string): string => `openapi: 3.0.3\ninfo: { title: ${title}, version: "1" }\npaths: {}\n`;
+
+  it("keeps its JSON text only for a run that prints documents: printed from it, its file is not read again", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 3; i++) Object.assign(files, { [`apis/a${i}.yaml`]: api(`a${i}`), [`openapi/a${i}.yaml`]: openapi(`API ${i}`) });
+    const root = await tempRepo(files);
+    const definitions = async (printsDocuments: boolean): Promise<unknown[]> => {
+      const oneShot = RepositoryValidator.oneShot();
+      try {
+        const result = await oneShot.validate({ root, printsDocuments });
+        expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+        return result.resources.map((r) => r.spec.read().definition);
+      } finally {
+        await oneShot.close();
+      }
+    };
+    const [printed, plain] = [await definitions(true), await definitions(false)];
+    expect(printed.map((d) => JSON.stringify(d))).toEqual(plain.map((d) => JSON.stringify(d)));
+    // the files go: what the printing run kept still prints, the other run's references read their files
+    for (let i = 0; i < 3; i++) await writeFile(path.join(root, `openapi/a${i}.yaml`), openapi("changed"));
+    expect(printed.map((d) => (JSON.parse(JSON.stringify(d)) as { info: { title: string } }).info.title)).toEqual(["API 0", "API 1", "API 2"]);
+    expect(() => JSON.stringify(plain[0])).toThrow(/changed after it was validated/);
   });
 });
 
