@@ -7,9 +7,12 @@
  */
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { cli, measureProcess, processFigures } from "./cold.js";
 import type { ProcessFigures, ProcessSample } from "./cold.js";
 import type { Generated } from "./generate.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
 
 export interface RulesFigures {
   readonly without: ProcessFigures;
@@ -19,6 +22,11 @@ export interface RulesFigures {
   readonly warm?: ProcessFigures;
   /** Findings the rules reported in the last run with them (they ran). */
   readonly findings: number;
+  /**
+   * Spectral alone on the same files, one thread, no gatesync (bench/spectral-floor.ts): as it
+   * ships, and with the two per-document costs paid once (gatesync's speed-ups). Older results lack it.
+   */
+  readonly spectral?: { readonly asShipped: ProcessFigures; readonly speedUps: ProcessFigures };
 }
 
 export const openapiRuleset = "extends: [[spectral:oas, recommended]]\n";
@@ -86,5 +94,19 @@ export async function rulesFigures(g: Generated, dir: string, n: number, env: Re
     if (again.stdout !== run.stdout) throw new Error("the findings cache changed the findings");
     warm.push(again);
   }
-  return { without: processFigures(without), with: processFigures(withRules), warm: processFigures(warm), findings };
+  const floor = path.join(here, "spectral-floor.ts");
+  const asShipped: ProcessSample[] = [];
+  const speedUps: ProcessSample[] = [];
+  // once or twice each: a floor takes tens of seconds, and its spread is small beside the gap it shows
+  for (let i = 0; i < Math.min(n, 2); i++) {
+    asShipped.push(await measureProcess(["--import", "tsx", floor, g.root], env));
+    speedUps.push(await measureProcess(["--import", "tsx", floor, g.root, "--speed-ups"], env));
+  }
+  return {
+    without: processFigures(without),
+    with: processFigures(withRules),
+    warm: processFigures(warm),
+    findings,
+    spectral: { asShipped: processFigures(asShipped), speedUps: processFigures(speedUps) },
+  };
 }

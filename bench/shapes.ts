@@ -1,5 +1,6 @@
 /**
- * `BENCH_PARTS=shapes`: cold `gatesync validate` and a first `gatesync plan --dir` (empty state)
+ * `BENCH_PARTS=shapes`: cold `gatesync validate` and a first `gatesync plan --dir` (empty state,
+ * as JSON and in the default text format)
  * of 10,000-resource repositories of several shapes — each API its own YAML document (the
  * realistic case of the other rows), its own JSON document, one and a hundred resources per
  * file, half the APIs sharing five documents — each beside its own floor: a process that parses
@@ -43,12 +44,21 @@ async function shapeFigures(dir: string, label: string, shape: Shape, n: number)
   const floor: ProcessSample[] = [];
   const validate: ProcessSample[] = [];
   const plan: ProcessSample[] = [];
+  const planText: ProcessSample[] = [];
   for (let i = 0; i < n; i++) {
     floor.push(await measureProcess([path.join(here, "yaml-floor.mjs"), g.root], env));
     validate.push(await measureProcess([cli, "validate", g.root], podEnv));
     plan.push(await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], podEnv));
+    planText.push(await measureProcess([cli, "plan", "-c", config, "--dir", g.root], podEnv));
   }
-  return { label, files: g.files.length, floor: processFigures(floor), validate: processFigures(validate), firstPlan: processFigures(plan) };
+  return {
+    label,
+    files: g.files.length,
+    floor: processFigures(floor),
+    validate: processFigures(validate),
+    firstPlan: processFigures(plan),
+    firstPlanText: processFigures(planText),
+  };
 }
 
 /** `BENCH_PARTS=shapes`. */

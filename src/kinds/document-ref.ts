@@ -34,16 +34,21 @@ export interface DocumentSummary {
  * Summarises a parsed document (a mapping) for a reference: only the `held` members stay
  * values — the others' texts weigh a fifth of their trees, and nothing reads them unloaded.
  */
-export function summarise(
-  document: Readonly<Record<string, unknown>>,
-  held: readonly string[],
-  text?: string,
-  keep?: { readonly json: boolean },
-): DocumentSummary {
+export function summarise(document: Readonly<Record<string, unknown>>, held: readonly string[], text?: string, json?: string): DocumentSummary {
   const parts = canonicalMembers(document);
   const small: Record<string, unknown> = {};
   for (const k of Object.keys(parts)) if (held.includes(k)) small[k] = document[k];
-  return { parts, small, ...(text === undefined ? {} : { text }), ...(keep?.json === true ? { json: JSON.stringify(document) } : {}) };
+  return { parts, small, ...(text === undefined ? {} : { text }), ...(json === undefined ? {} : { json }) };
+}
+
+/**
+ * The document's JSON text to keep for printing (DocumentSummary.json), unless it is over twice
+ * its file's size: YAML aliases can make a small file a large document, and the budget that
+ * allows keeping the texts is counted in file bytes.
+ */
+export function printableJson(document: unknown, fileChars: number): string | undefined {
+  const json = JSON.stringify(document);
+  return json.length <= 2 * fileChars + 1024 ? json : undefined;
 }
 
 /** Where a referenced document lives, and how to read it again. */

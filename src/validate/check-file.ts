@@ -4,7 +4,7 @@
  * it returns is plain data (structured-cloneable), and the same whether run in a worker or not.
  */
 import type { Diagnostic } from "../errors.js";
-import { summarise } from "../kinds/document-ref.js";
+import { printableJson, summarise } from "../kinds/document-ref.js";
 import type { DocumentSummary } from "../kinds/document-ref.js";
 import type { KindName } from "../kinds/kind.js";
 import { jsonTextOf } from "../kinds/json-text.js";
@@ -165,9 +165,8 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const byReference = attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index);
       // the file's text as checked (no value put in, no patch applied: else not held by reference)
       const text = !byReference || read.text === undefined ? undefined : textDigest(read.text);
-      const held = byReference
-        ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers, text, { json: ctx.documentJson === true }) }
-        : {};
+      const json = byReference && ctx.documentJson === true ? printableJson(doc.value, read.text?.length ?? 0) : undefined;
+      const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers, text, json) } : {};
       documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
     } else {
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;

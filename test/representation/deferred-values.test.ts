@@ -128,6 +128,16 @@ describe("what validation holds of an attached document", () => {
     expect(printed.map((d) => (JSON.parse(JSON.stringify(d)) as { info: { title: string } }).info.title)).toEqual(["API 0", "API 1", "API 2"]);
     expect(() => JSON.stringify(plain[0])).toThrow(/changed after it was validated/);
   });
+
+  it("keeps no JSON text for a document its aliases made over twice its file's size: it is read again to print", async () => {
+    const aliased = `openapi: 3.0.3\ninfo: { title: aliased, version: "1" }\nx-big: &big ${JSON.stringify("x".repeat(2000))}\nx-copies: [${Array.from({ length: 8 }, () => "*big").join(", ")}]\npaths: {}\n`;
+    const root = await tempRepo({ "apis/a.yaml": api("a"), "openapi/a.yaml": aliased });
+    const result = await RepositoryValidator.oneShot().validate({ root, printsDocuments: true });
+    const definition = result.resources[0]?.spec.read().definition;
+    expect(JSON.stringify(definition)).toContain('"title":"aliased"');
+    await writeFile(path.join(root, "openapi/a.yaml"), openapi("changed"));
+    expect(() => JSON.stringify(definition)).toThrow(/changed after it was validated/);
+  });
 });
 
 describe("a planned change's fields", () => {
