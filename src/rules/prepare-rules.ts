@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { Locator } from "../load/yaml-reader.js";
+import { Locator } from "../load/yaml-locator.js";
 import path from "node:path";
 import { ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";

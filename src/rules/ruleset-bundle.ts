@@ -18,7 +18,8 @@ import path from "node:path";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
-import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
+import { Locator } from "../load/yaml-locator.js";
+import { decodeText, parseYaml } from "../load/yaml-reader.js";
 import { formatPath } from "../field-path.js";
 import { evaluateRuleset } from "./rule-runner.js";
 

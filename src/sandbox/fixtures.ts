@@ -2,7 +2,8 @@
 import { readFile } from "node:fs/promises";
 import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { Locator, decodeText, parseYaml } from "../load/yaml-reader.js";
+import { Locator } from "../load/yaml-locator.js";
+import { decodeText, parseYaml } from "../load/yaml-reader.js";
 import { formatPath } from "../field-path.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 

@@ -18,7 +18,7 @@ import { isInside } from "../file-paths.js";
 import { redactUrl, stripUrlCredentials } from "./source.js";
 import { closest } from "fastest-levenshtein";
 import { readFileSync } from "node:fs";
-import { Locator } from "../load/yaml-reader.js";
+import { Locator } from "../load/yaml-locator.js";
 import { similar } from "../similar.js";
 import { quietGit } from "./quiet-git.js";
 

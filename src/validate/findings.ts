@@ -7,7 +7,7 @@ import type { Diagnostic, Severity } from "../errors.js";
 import type { RuleFinding } from "../kinds/kind.js";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
-import { Locator } from "../load/yaml-reader.js";
+import { Locator } from "../load/yaml-locator.js";
 import type { SyntaxTrees } from "../load/yaml-reader.js";
 import type { Place } from "../rules/rule-runner.js";
 import type { SchemaIssue } from "./schema-registry.js";
