@@ -46,9 +46,15 @@ export interface ReadFile extends ParsedFile {
 /**
  * Reads and parses one file. Never throws: what goes wrong is a finding. `sync`: read without
  * the thread pool's round trip (a worker thread that does nothing else). `keepTrees`: with the
- * syntax trees (see parseYaml), for a caller that locates findings in the file while it checks it.
+ * syntax trees (see parseYaml), for a caller that locates findings in the file while it checks it;
+ * a function decides from the file's text, before it is parsed.
  */
-export async function readResourceFile(file: FileToRead, limits: Limits, sync = false, keepTrees = false): Promise<ReadFile> {
+export async function readResourceFile(
+  file: FileToRead,
+  limits: Limits,
+  sync = false,
+  keepTrees: boolean | ((text: string) => boolean) = false,
+): Promise<ReadFile> {
   const at = { severity: "error" as const, file: file.path };
   if (file.size > limits.maxFileBytes) {
     return fail({
@@ -71,7 +77,7 @@ export async function readResourceFile(file: FileToRead, limits: Limits, sync = 
   }
   const decoded = decodeText(bytes, file.path);
   if ("diagnostic" in decoded) return fail(decoded.diagnostic);
-  const parsed = parseYaml(decoded.text, file.path, limits, keepTrees);
+  const parsed = parseYaml(decoded.text, file.path, limits, typeof keepTrees === "function" ? keepTrees(decoded.text) : keepTrees);
   return { documents: parsed.documents, diagnostics: parsed.diagnostics, text: decoded.text, ...(parsed.trees === undefined ? {} : { trees: parsed.trees }) };
 }
 

@@ -154,6 +154,8 @@ export class FileFindings implements FindingsMemo {
   readonly entry: string;
   private readonly key: string;
   private readonly file: string;
+  /** A valid entry was found: its documents' findings are kept, with their positions. */
+  readonly found: boolean;
 
   constructor(
     private readonly dir: string,
@@ -165,7 +167,9 @@ export class FileFindings implements FindingsMemo {
       .update(inputs.text)
       .digest("hex");
     this.entry = `${this.key}.json`;
-    this.slots = this.read() ?? new Map<string, readonly Diagnostic[]>();
+    const kept = this.read();
+    this.found = kept !== undefined;
+    this.slots = kept ?? new Map<string, readonly Diagnostic[]>();
   }
 
   private read(): Map<string, readonly Diagnostic[]> | undefined {

@@ -127,17 +127,22 @@ export interface FileVerdict {
 
 /** `syncRead`: on a worker thread, whose only work this is. */
 export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
+  // the rules' findings are kept by content: an environment's values and patches are part of it
+  const environmentPart = (ctx.values === undefined ? "" : JSON.stringify(ctx.values)) + (ctx.patches === undefined ? "" : JSON.stringify(ctx.patches));
+  let rulesets: DocumentRulesets | undefined;
   // with rulesets nearly every OpenAPI document has findings: the trees the reader made locate
-  // them (held while this file is checked), instead of a second parse of the file
-  const read = await readResourceFile(file, ctx.limits, syncRead, ctx.rules !== undefined);
+  // them (held while this file is checked), instead of a second parse of the file — unless the
+  // findings cache holds the file's findings, positions and all (then the value-only parse serves)
+  const read = await readResourceFile(file, ctx.limits, syncRead, (text) => {
+    rulesets = rulesetsFor(ctx.rules, file, text + environmentPart);
+    return rulesets !== undefined && rulesets.memo?.found !== true;
+  });
+  rulesets ??= rulesetsFor(ctx.rules, file, undefined);
   const locate = locateWith(
     read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]),
     read.trees === undefined ? undefined : new Map([[file.path, read.trees]]),
   );
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
-  // the rules' findings are kept by content: an environment's values and patches are part of it
-  const environmentPart = (ctx.values === undefined ? "" : JSON.stringify(ctx.values)) + (ctx.patches === undefined ? "" : JSON.stringify(ctx.patches));
-  const rulesets = rulesetsFor(ctx.rules, file, read.text === undefined ? undefined : read.text + environmentPart);
   const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p));
   const documents: DocumentVerdict[] = [];
   const applied = new Set<string>();
