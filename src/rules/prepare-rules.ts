@@ -13,6 +13,7 @@ import { RulesetRefused, bundleRulesetFile } from "./ruleset-bundle.js";
 import type { PreparedRuleset } from "./ruleset-bundle.js";
 import { rulesetTargets } from "./rules-config.js";
 import { findingsCacheDir } from "./findings-cache.js";
+import { findingsCacheTrust } from "./cache-trust.js";
 import type { RulesetCode, RulesetsCode } from "./rule-runner.js";
 import type { RulesConfig } from "./rules-config.js";
 
@@ -32,6 +33,8 @@ export interface PreparedRules {
   readonly hash: string;
   /** Where the findings are kept across processes: `.gatesync/rules-cache/` beside gatesync.yaml; none with GATESYNC_RULES_CACHE=off. */
   readonly cacheDir?: string;
+  /** Why the cache is not used in this run (cache-trust.ts), reported with the run's findings. */
+  readonly cacheWarning?: Diagnostic;
 }
 
 /** The config's rulesets bundled; undefined without `rules`. Throws ValidationFailed (CONFIG_INVALID) for one that cannot be used. */
@@ -60,8 +63,15 @@ export async function prepareRules(config: RulesOwner): Promise<PreparedRules | 
     }
   }
   if (problems.length > 0) throw new ValidationFailed(problems.map((d) => (d.file === configFile ? { ...d, ...configPosition(config.file, d.path) } : d)));
-  const cacheDir = process.env.GATESYNC_RULES_CACHE === "off" ? undefined : findingsCacheDir(config.baseDir);
-  return { ...prepared, hash: hash.digest("hex"), ...(cacheDir === undefined ? {} : { cacheDir }) };
+  const wanted = process.env.GATESYNC_RULES_CACHE === "off" ? undefined : findingsCacheDir(config.baseDir);
+  const trust = wanted === undefined ? undefined : findingsCacheTrust(wanted);
+  const cacheDir = trust?.trusted === true ? wanted : undefined;
+  return {
+    ...prepared,
+    hash: hash.digest("hex"),
+    ...(cacheDir === undefined ? {} : { cacheDir }),
+    ...(trust?.trusted === false ? { cacheWarning: trust.warning } : {}),
+  };
 }
 
 /** Where gatesync.yaml names a ruleset (`rules.openapi`), for the findings about it. */

@@ -155,6 +155,7 @@ export class ValidationRun {
     this.diagnostics.push(...listed.diagnostics);
     const providers = this.opts.appTypeProviders;
     const rules = rulesetsCode(this.opts.rules);
+    if (this.opts.rules?.cacheWarning !== undefined) this.diagnostics.push(this.opts.rules.cacheWarning);
     const patches =
       this.opts.patches === undefined || this.opts.patches.length === 0
         ? undefined

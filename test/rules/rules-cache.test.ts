@@ -5,6 +5,7 @@
  * changed ruleset — or a changed file it extends — is linted again, a corrupt or tampered entry
  * is ignored and written again, and the findings are those of a run without any cache.
  */
+import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { mkdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -181,6 +182,43 @@ describe("the findings cache", () => {
     expect(entry(hushed)).toEqual(h);
     expect(entry(moved)).toEqual(m);
     expect(await validate(dir, false)).toEqual(clean);
+  }, 180_000);
+
+  it("is not used while git tracks it: a committed entry cannot hide a finding, and following the hint brings the cache back", async () => {
+    const dir = await repository();
+    const git = (...args: string[]): string =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@example.com", ...args], { cwd: dir, encoding: "utf8" });
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-qm", "config");
+    const honest = ruled(await validate(dir));
+    expect(honest.map((d) => `${d.severity} ${d.rule} ${d.file}`)).toContain("error name-prefix config/pets.yaml");
+    // a merge request commits the cache, every entry emptied of its findings: well-formed, right keys
+    for (const n of entries(dir).keys()) {
+      const at = path.join(cacheDir(dir), n);
+      const entry = JSON.parse(readFileSync(at, "utf8")) as { findings: Record<string, unknown[]> };
+      for (const slot of Object.keys(entry.findings)) entry.findings[slot] = [];
+      await writeFile(at, JSON.stringify(entry));
+    }
+    git("add", "-f", ".gatesync/rules-cache");
+    git("commit", "-qm", "cache");
+    const forged = entries(dir);
+    const r = await spawnCli(["validate", "--config", path.join(dir, "gatesync.yaml"), "--format", "json"], { cwd: projectRoot });
+    expect(r.code).toBe(1);
+    const found = (JSON.parse(r.stdout) as { diagnostics: Finding[] }).diagnostics;
+    expect(ruled(found)).toEqual(honest);
+    const warning = found.find((d) => d.code === "RULES_CACHE_TRACKED") as Finding & { hint: string };
+    expect(warning.severity).toBe("warning");
+    // nothing read, nothing written
+    expect(entries(dir)).toEqual(forged);
+    // the hint, followed: the directory out of git and out of the work tree, .gatesync/ ignored
+    expect(warning.hint).toContain("git rm -r .gatesync/rules-cache");
+    git("rm", "-rq", ".gatesync/rules-cache");
+    await writeFile(path.join(dir, ".gitignore"), ".gatesync/\n");
+    const after = await validate(dir);
+    expect(after.filter((d) => d.code === "RULES_CACHE_TRACKED")).toEqual([]);
+    expect(ruled(after)).toEqual(honest);
+    expect(entries(dir).size).toBe(6);
   }, 180_000);
 
   it("is bounded: entries no run uses are removed once they outnumber the used ones", async () => {

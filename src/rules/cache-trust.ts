@@ -1,0 +1,54 @@
+/**
+ * Whether the findings cache may be trusted in this run. Its entries are data, checked for shape,
+ * but an entry with the right key and no findings is well-formed: committed into the repository
+ * (a merge request adding `.gatesync/rules-cache/<key>.json`), it would hide a file's findings —
+ * an error rule passed without being run. Entries this machine wrote are untracked; when git
+ * tracks anything in the cache directory, the cache is left alone for the run and it says why.
+ */
+import { execFileSync } from "node:child_process";
+import path from "node:path";
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { toPosix } from "../file-paths.js";
+
+export type CacheTrust = { readonly trusted: true } | { readonly trusted: false; readonly warning: Diagnostic };
+
+/** Files git tracks inside `dir` (none outside a git work tree, or without git). */
+function trackedInside(dir: string): "none" | "some" | "unknown" {
+  try {
+    const out = execFileSync("git", ["ls-files", "-z", "--", dir], {
+      cwd: path.dirname(dir),
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 5_000,
+      maxBuffer: 1024 * 1024,
+    });
+    return out.length === 0 ? "none" : "some";
+  } catch (err) {
+    const e = err as { code?: string; status?: number; stderr?: Buffer };
+    // no git, or a directory no git work tree holds: nothing can have been committed into it
+    if (e.code === "ENOENT") return "none";
+    if (e.status === 128 && /not a git repository/i.test(e.stderr?.toString() ?? "")) return "none";
+    return "unknown";
+  }
+}
+
+/** The cache directory's trust for this run (`dir` need not exist). */
+export function findingsCacheTrust(dir: string): CacheTrust {
+  // a directory that does not exist (cwd missing: ENOENT) holds nothing git could have put there
+  const found = trackedInside(dir);
+  if (found === "none") return { trusted: true };
+  const where = toPosix(path.relative(process.cwd(), dir)) || ".";
+  return {
+    trusted: false,
+    warning: {
+      severity: "warning",
+      code: ErrorCode.RULES_CACHE_TRACKED,
+      file: where,
+      message:
+        found === "some"
+          ? "git tracks files in the rules' findings cache: a commit could carry entries that hide findings, so the cache is not used in this run"
+          : "git could not say whether it tracks files in the rules' findings cache, so the cache is not used in this run",
+      hint: "delete it from git and from the work tree (git rm -r .gatesync/rules-cache) and list .gatesync/ in .gitignore: the next run lints every file and writes it anew",
+    },
+  };
+}
