@@ -45,7 +45,7 @@ export function checkSavedPlan(saved: Plan, current: Plan): void {
       },
     );
   }
-  if (saved.digest !== current.digest) {
+  if (saved.digest.read() !== current.digest.read()) {
     throw new StateError(ErrorCode.STATE_CHANGED, "the repository no longer matches the saved plan (its changes differ)", {
       hint: "make a new plan from the current files and review it",
     });

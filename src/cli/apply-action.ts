@@ -23,6 +23,7 @@ import { interruptOnSignals, signalExitCode } from "./interrupt.js";
 import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
 import { applySelection } from "./selection-options.js";
+import { HeldValue } from "../deferred.js";
 
 async function readSavedPlan(file: string): Promise<Plan> {
   let text: string;
@@ -49,7 +50,9 @@ async function readSavedPlan(file: string): Promise<Plan> {
       issues.map((i) => ({ severity: "error", code: ErrorCode.USAGE, file, path: i.path.join("."), message: `not a gatesync plan: ${i.message}` })),
     );
   }
-  return value as Plan;
+  // the schema says digest is a string: held as the Deferred a made plan carries
+  const saved = value as Omit<Plan, "digest"> & { readonly digest: string };
+  return { ...saved, digest: new HeldValue(saved.digest) };
 }
 
 /** Asks on the terminal; Ctrl-C (or `signal`) answers no. */

@@ -5,6 +5,7 @@
  * calls and summarises.
  */
 import { createHash } from "node:crypto";
+import type { Deferred } from "../deferred.js";
 import { ErrorCode, PlanError } from "../errors.js";
 import { isKindName, kindNames } from "../kinds/registry.js";
 import { canonicalWith } from "../kinds/canonical.js";
@@ -78,8 +79,11 @@ export interface Plan {
   /** Present when the guard against mass deactivation withheld this plan's deactivations. */
   readonly massDeactivation?: MassDeactivation;
   readonly summary: PlanSummary;
-  /** Hash of the changes, independent of the hash key: a re-plan must match it to apply. */
-  readonly digest: string;
+  /**
+   * Hash of the changes, independent of the hash key: a re-plan must match it to apply. Taken
+   * when read (PlanDigest): a text or markdown plan, and an apply without `--plan`, never need it.
+   */
+  readonly digest: Deferred<string>;
 }
 
 export interface PlanOptions {
@@ -151,6 +155,28 @@ export function planDigest(changes: readonly PlannedChange[]): string {
 }
 
 const hideMarkers = (value: unknown): unknown => (isSensitiveMarker(value) ? "(sensitive)" : value);
+
+/**
+ * A plan's digest, taken from its changes on each `read()` (a canonical walk of every change:
+ * ~0.23 s at 10,000 resources), so that only what prints or compares it pays. Cannot fail.
+ * Serialised, it is the digest.
+ */
+export class PlanDigest implements Deferred<string> {
+  /** The plan's own list (the same array): what the digest is of, and what two digests compare by. */
+  readonly of: readonly PlannedChange[];
+
+  constructor(changes: readonly PlannedChange[]) {
+    this.of = changes;
+  }
+
+  read(): string {
+    return planDigest(this.of);
+  }
+
+  toJSON(): string {
+    return this.read();
+  }
+}
 
 const kindOrder = (kind: string): number => (isKindName(kind) ? kindNames.indexOf(kind) : kindNames.length);
 
@@ -236,7 +262,7 @@ export function computePlan(desired: readonly Desired[], state: StateSnapshot, o
     changes,
     ...(massDeactivation === undefined ? {} : { massDeactivation }),
     summary,
-    digest: planDigest(changes),
+    digest: new PlanDigest(changes),
   };
 }
 
