@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { drained } from "../../src/cli.js";
-import { writeChunks } from "../../src/cli/cli-io.js";
+import { writeBatchChars, writeChunks } from "../../src/cli/cli-io.js";
 
 describe("stdout written a chunk at a time", () => {
   it("waits while a pipe's queue is full, and not when it is not (or when the pipe is gone)", async () => {
@@ -22,23 +22,30 @@ describe("stdout written a chunk at a time", () => {
     await gone; // a closed pipe ends the wait: its output is dropped (see quietOnClosedPipe)
   });
 
-  it("writes every chunk in order, waiting after each for the reader", async () => {
+  it("writes every chunk in order, gathered into writes of about 64 KiB, waiting after each for the reader", async () => {
     const written: string[] = [];
     let waits = 0;
-    await writeChunks(
-      {
-        stdout: (t) => written.push(t),
-        stderr: () => undefined,
-        env: {},
-        isTty: false,
-        drained: async () => {
-          waits++;
-          await Promise.resolve();
-        },
+    const io = {
+      stdout: (t: string) => written.push(t),
+      stderr: () => undefined,
+      env: {},
+      isTty: false,
+      drained: async () => {
+        waits++;
+        await Promise.resolve();
       },
-      ["a", "b", "c"],
-    );
-    expect(written).toEqual(["a", "b", "c"]);
-    expect(waits).toBe(3);
+    };
+    await writeChunks(io, ["a", "b", "c"]);
+    expect(written).toEqual(["abc"]);
+    expect(waits).toBe(1);
+    // a plan of 1,000 changes of 300 characters: five writes, not a thousand, the text unchanged
+    written.length = 0;
+    waits = 0;
+    const changes = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, "0")}${"x".repeat(296)}`);
+    await writeChunks(io, changes);
+    expect(written.join("")).toBe(changes.join(""));
+    expect(written.length).toBe(Math.ceil((1000 * 300) / writeBatchChars));
+    expect(written.slice(0, -1).every((w) => w.length >= writeBatchChars && w.length < writeBatchChars + 300)).toBe(true);
+    expect(waits).toBe(written.length);
   });
 });
