@@ -48,7 +48,10 @@ export function findingsCacheTrust(dir: string): CacheTrust {
         found === "some"
           ? "git tracks files in the rules' findings cache: a commit could carry entries that hide findings, so the cache is not used in this run"
           : "git could not say whether it tracks files in the rules' findings cache, so the cache is not used in this run",
-      hint: "delete it from git and from the work tree (git rm -r .gatesync/rules-cache) and list .gatesync/ in .gitignore: the next run lints every file and writes it anew",
+      hint:
+        found === "some"
+          ? "delete it from git and from the work tree (git rm -r .gatesync/rules-cache) and list .gatesync/ in .gitignore: the next run lints every file and writes it anew"
+          : "check that git works in this directory (git ls-files .gatesync/rules-cache), or turn the cache off (GATESYNC_RULES_CACHE=off)",
     },
   };
 }
