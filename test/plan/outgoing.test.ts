@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { JsonText } from "../../src/deferred.js";
 import { prepareDesired } from "../../src/plan/desired.js";
 import { outgoingOrThrow } from "../../src/plan/outgoing.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
@@ -12,6 +13,23 @@ import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 afterAll(removeTempRepos);
 
 describe("the bodies an apply sends", () => {
+  it("carry a spec held as text as written when it has no `${`, and `$${` as a literal `${` when it has", async () => {
+    const dir = await tempRepo({
+      "plain.yaml": doc("OrgKey", "plain", "keyId: plain\nalias: 'costs $5 {per} call'"),
+      "literal.yaml": doc("OrgKey", "literal", "keyId: literal\nalias: 'see $${env:NOT_A_SECRET} in the docs'"),
+    });
+    const secrets = new SecretResolver(new EnvFileSecretSource({ NOT_A_SECRET: "never-this-value" }, dir));
+    const validator = RepositoryValidator.oneShot();
+    const { resources } = await validator.validate({ root: dir, secrets: { source: secrets, missing: "error" } });
+    await validator.close();
+    // both specs held as JSON text: the text is scanned, the walk taken only where `${` appears
+    expect(resources.map((r) => r.spec instanceof JsonText)).toEqual([true, true]);
+    const set = prepareDesired(resources, { secrets, hashKey: "key", appTypeProviders: new Set() });
+    const alias = (id: string): unknown => (outgoingOrThrow(set.outgoing.read(id))!.body as { alias?: unknown }).alias;
+    expect(alias("OrgKey/plain")).toBe("costs $5 {per} call");
+    expect(alias("OrgKey/literal")).toBe("see ${env:NOT_A_SECRET} in the docs");
+  });
+
   it("are made when read, with their secrets resolved once for the run; a document changed after the plan is refused with SOURCE_CHANGED", async () => {
     const dir = await tempRepo({
       "a.yaml": doc("ApiDefinition", "petstore", "apiId: petstore-v1\ndefinitionFile: oas/petstore.yaml\nquery: { listenPath: /petstore/ }"),
