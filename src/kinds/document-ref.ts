@@ -24,7 +24,7 @@ export interface DocumentSummary {
   readonly text?: string;
   /**
    * The validated document as JSON text, kept only for a run that prints documents (a JSON plan)
-   * of a repository small enough (validate-repository.ts, `printedDocumentsBudget`): printing
+   * of a repository small enough (validation-run.ts, `printedDocumentsBudget`): printing
    * it then parses this text instead of reading and parsing the file again.
    */
   readonly json?: string;

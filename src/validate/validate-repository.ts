@@ -11,8 +11,7 @@ import type { WorkerOptions } from "./file-checker.js";
 import { ValidationRun } from "./validation-run.js";
 import type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
 
-export type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
-export { printedDocumentsBudget } from "./validation-run.js";
+export type { RepositoryResult, ValidateOptions } from "./validation-run.js";
 
 /** An attached document merged into its spec: the same object while both are unchanged. */
 type MergedSpecs = WeakMap<object, { readonly definition: unknown; readonly spec: Spec }>;
