@@ -161,10 +161,9 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   for (const r of resources) {
     const id = ids.get(resourceId(r))!;
     if (opts.only !== undefined && !opts.only.has(id)) continue;
-    // a spec held as text is parsed on each read: once here
-    const spec = r.spec.read();
     const problems: Diagnostic[] = [];
-    const { spec: resolved, secrets, readDocuments } = resolveSpec(r, spec, making.resolver, problems);
+    // a spec held as text is parsed on each read: once here
+    const { written: spec, spec: resolved, secrets, readDocuments } = resolveSpec(r, making.resolver, problems);
     if (problems.length > 0) {
       diagnostics.push(...problems);
       continue;

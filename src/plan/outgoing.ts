@@ -24,19 +24,22 @@ import type { Desired, Outgoing, OutgoingRead, OutgoingRequests } from "./desire
 
 /** A spec with its secret references resolved, the values they resolved to, and whether documents held by reference were read for it. */
 export interface ResolvedSpec {
+  /** The spec as written (read once from the resource). */
+  readonly written: Spec;
   readonly spec: Spec;
   readonly secrets: Set<string>;
   readonly readDocuments: boolean;
 }
 
-/** One resource's spec with its secret references resolved, and the values they resolved to. */
-export function resolveSpec(r: Resource, spec: Spec, resolver: SecretResolver, problems: Diagnostic[]): ResolvedSpec {
+/** One resource's spec, read once, with its secret references resolved, and the values they resolved to. */
+export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Diagnostic[]): ResolvedSpec {
+  const written = r.spec.read();
   // a spec held as JSON text without `${` has no reference to resolve, nor a `$${` to unescape:
   // one scan of the text instead of a walk of every value
-  if (r.spec instanceof JsonText && !r.spec.text.includes("${")) return { spec, secrets: new Set<string>(), readDocuments: false };
+  if (r.spec instanceof JsonText && !r.spec.text.includes("${")) return { written, spec: written, secrets: new Set<string>(), readDocuments: false };
   const id = resourceId(r);
   const secrets = new Set<string>();
-  const resolved = resolveSecrets(spec, resolver, secrets, (path, message) =>
+  const resolved = resolveSecrets(written, resolver, secrets, (path, message) =>
     problems.push({
       severity: "error",
       code: ErrorCode.SECRET_UNRESOLVED,
@@ -47,10 +50,10 @@ export function resolveSpec(r: Resource, spec: Spec, resolver: SecretResolver, p
       hint: "set it where gatesync plans and applies",
     }),
   ) as Spec;
-  if (secrets.size === 0) return { spec: resolved, secrets, readDocuments: false };
+  if (secrets.size === 0) return { written, spec: resolved, secrets, readDocuments: false };
   // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
   const read = materialize(resolved);
-  return { spec: read, secrets, readDocuments: read !== resolved };
+  return { written, spec: read, secrets, readDocuments: read !== resolved };
 }
 
 /** The request of a resolved spec, and its parts redacted for the plan. */
@@ -88,7 +91,7 @@ export interface RequestMaking {
 /** A resource's request made again from its spec; SOURCE_CHANGED when a reference no longer resolves. */
 function makeRequest(r: Resource, making: RequestMaking): MadeRequest {
   const problems: Diagnostic[] = [];
-  const { spec, secrets } = resolveSpec(r, r.spec.read(), making.resolver, problems);
+  const { spec, secrets } = resolveSpec(r, making.resolver, problems);
   if (problems.length > 0) throw sourceChanged(r);
   return { ...requestFor(r.kind, spec, secrets, making.hashKey, making.ctx), secrets };
 }
