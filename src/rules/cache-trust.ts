@@ -13,21 +13,28 @@ import { toPosix } from "../file-paths.js";
 
 export type CacheTrust = { readonly trusted: true } | { readonly trusted: false; readonly warning: Diagnostic };
 
-/** Files git tracks inside `dir` (none outside a git work tree, or without git). */
+/**
+ * Whether git tracks files inside `dir`, by its exit status alone (`--error-unmatch`: 0 when
+ * some file matches, 1 when none does), so that no number of tracked files can overflow a
+ * buffer; "none" outside a git work tree or without git.
+ */
 function trackedInside(dir: string): "none" | "some" | "unknown" {
   try {
-    const out = execFileSync("git", ["ls-files", "-z", "--", dir], {
+    execFileSync("git", ["ls-files", "--error-unmatch", "--", dir], {
       cwd: path.dirname(dir),
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "ignore", "pipe"],
       timeout: 5_000,
-      maxBuffer: 1024 * 1024,
+      env: { ...process.env, LC_ALL: "C" },
     });
-    return out.length === 0 ? "none" : "some";
+    return "some";
   } catch (err) {
     const e = err as { code?: string; status?: number; stderr?: Buffer };
+    // in English whatever the user's locale (LC_ALL=C above): its messages are matched
+    const said = e.stderr?.toString() ?? "";
+    if (e.status === 1 && /did not match any file/i.test(said)) return "none";
     // no git, or a directory no git work tree holds: nothing can have been committed into it
     if (e.code === "ENOENT") return "none";
-    if (e.status === 128 && /not a git repository/i.test(e.stderr?.toString() ?? "")) return "none";
+    if (e.status === 128 && /not a git repository/i.test(said)) return "none";
     return "unknown";
   }
 }

@@ -221,6 +221,34 @@ describe("the findings cache", () => {
     expect(entries(dir).size).toBe(6);
   }, 180_000);
 
+  it("is not used when git cannot say whether it tracks it, and turning it off, as the hint says, silences the warning", async () => {
+    const dir = await repository();
+    execFileSync("git", ["init", "-q"], { cwd: dir });
+    // the cache directory exists (an earlier run): what is in it may be what a commit brought
+    await mkdir(cacheDir(dir), { recursive: true });
+    // a git that fails at the question (here: a wrapper on PATH), as a broken or locked repository would
+    const bin = path.join(dir, "bin");
+    await mkdir(bin);
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    await writeFile(path.join(bin, "git"), `#!/bin/sh\nif [ "$1" = ls-files ]; then echo "fatal: index file corrupt" >&2; exit 128; fi\nexec ${real} "$@"\n`, {
+      mode: 0o755,
+    });
+    const run = async (env: NodeJS.ProcessEnv): Promise<Finding[]> => {
+      const r = await spawnCli(["validate", "--config", path.join(dir, "gatesync.yaml"), "--format", "json"], { cwd: projectRoot, env });
+      return (JSON.parse(r.stdout) as { diagnostics: Finding[] }).diagnostics;
+    };
+    const broken = { PATH: `${bin}:${process.env.PATH ?? ""}` };
+    const found = await run(broken);
+    const warning = found.find((d) => d.code === "RULES_CACHE_TRACKED") as Finding & { hint: string };
+    expect(warning.message).toContain("could not say");
+    expect(warning.hint).toContain("GATESYNC_RULES_CACHE=off");
+    // neither read nor written
+    expect(entries(dir).size).toBe(0);
+    const off = await run({ ...broken, GATESYNC_RULES_CACHE: "off" });
+    expect(off.filter((d) => d.code === "RULES_CACHE_TRACKED")).toEqual([]);
+    expect(ruled(off)).toEqual(ruled(found));
+  }, 180_000);
+
   it("is bounded: entries no run uses are removed once they outnumber the used ones", async () => {
     const dir = await tempRepo({});
     const at = cacheDir(dir);
