@@ -1,22 +1,27 @@
 /**
- * Spectral's own cost on a repository: every file linted with Spectral's documented API the way
- * its CLI does it (`new Document(text, Parsers.Yaml, file)` per YAML document, `spectral.run`),
- * on one thread, with the rules bench's rulesets: `spectral:oas` recommended on each OpenAPI
- * document, the five resource rules on each resource document. No gatesync code runs, except
- * with `--speed-ups`: then the two per-document costs gatesync pays once per thread instead
- * (src/rules/spectral-speed.ts) are paid once here too. bench/rules.ts runs it as a process
- * beside `gatesync validate`: what Spectral alone needs is a floor no integration of it goes under.
+ * Spectral's own cost on a repository: the rules bench's two ruleset files loaded as Spectral's
+ * CLI loads a ruleset (`bundleAndLoadRuleset` of @stoplight/spectral-ruleset-bundler), and every
+ * file linted with Spectral's documented API the way its CLI does it (`new Document(text,
+ * Parsers.Yaml, file)` per YAML document, `spectral.run`), on one thread: the OpenAPI ruleset on
+ * each OpenAPI document, the resource ruleset on each resource document. No gatesync code runs,
+ * except with `--speed-ups`: then the two per-document costs gatesync pays once per thread
+ * instead (src/rules/spectral-speed.ts) are paid once here too. bench/rules.ts runs it as a
+ * process beside `gatesync validate`: what Spectral alone needs is a floor no integration of it
+ * goes under.
  *
- *   node --import tsx bench/spectral-floor.ts ROOT [--speed-ups]
+ *   node --import tsx bench/spectral-floor.ts ROOT OPENAPI_RULESET RESOURCES_RULESET [--speed-ups]
  */
+import * as fs from "node:fs";
 import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { speedUpSpectral } from "../src/rules/spectral-speed.js";
 
 const require = createRequire(import.meta.url);
-const [root, flag] = process.argv.slice(2);
-if (root === undefined) throw new Error("usage: spectral-floor.ts ROOT [--speed-ups]");
+const [root, openapiRuleset, resourcesRuleset, flag] = process.argv.slice(2);
+if (root === undefined || openapiRuleset === undefined || resourcesRuleset === undefined) {
+  throw new Error("usage: spectral-floor.ts ROOT OPENAPI_RULESET RESOURCES_RULESET [--speed-ups]");
+}
 if (flag === "--speed-ups") speedUpSpectral();
 
 interface SpectralApi {
@@ -25,26 +30,17 @@ interface SpectralApi {
 }
 const { Spectral, Document } = require("@stoplight/spectral-core") as SpectralApi;
 const Parsers = require("@stoplight/spectral-parsers") as { Yaml: unknown };
-const { oas } = require("@stoplight/spectral-rulesets") as { oas: unknown };
-const { pattern, casing, truthy, schema } = require("@stoplight/spectral-functions") as Record<string, unknown>;
+const { bundleAndLoadRuleset } = require("@stoplight/spectral-ruleset-bundler/with-loader") as {
+  bundleAndLoadRuleset: (file: string, io: { fs: typeof fs; fetch: typeof fetch }) => Promise<unknown>;
+};
 
-const openapi = new Spectral();
-openapi.setRuleset({ extends: [[oas, "recommended"]] });
-// the rules bench's five resource rules (bench/rules.ts, resourcesRuleset), as a JavaScript ruleset
-const resources = new Spectral();
-resources.setRuleset({
-  rules: {
-    "listen-path-prefix": { given: "$.spec.query.listenPath", severity: "warn", then: { function: pattern, functionOptions: { match: "^/api-" } } },
-    "name-kebab-case": { given: "$.metadata.name", severity: "warn", then: { function: casing, functionOptions: { type: "kebab" } } },
-    "team-label": { given: "$.metadata", severity: "warn", then: { field: "labels.team", function: truthy } },
-    "org-key-rate": { given: "$.spec.rate", severity: "warn", then: { function: schema, functionOptions: { schema: { type: "number", maximum: 5000 } } } },
-    "webhook-inside-company": {
-      given: "$.spec.target_path",
-      severity: "warn",
-      then: { function: pattern, functionOptions: { match: "^https://[a-z0-9.-]*example\\.com/" } },
-    },
-  },
-});
+async function spectralWith(ruleset: string): Promise<InstanceType<SpectralApi["Spectral"]>> {
+  const spectral = new Spectral();
+  spectral.setRuleset(await bundleAndLoadRuleset(path.resolve(ruleset), { fs, fetch }));
+  return spectral;
+}
+const openapi = await spectralWith(openapiRuleset);
+const resources = await spectralWith(resourcesRuleset);
 
 function* files(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
