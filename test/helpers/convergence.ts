@@ -103,7 +103,7 @@ export async function assertStateMatches(h: Harness): Promise<void> {
 }
 
 /** What an operator does with an in-doubt resource: look at the server, then --id or --forget. */
-export async function resolveInDoubt(h: Harness): Promise<number> {
+export async function resolveInDoubt(h: Harness, journal: string[] = []): Promise<number> {
   // a killed apply's last request may still be in the server's hands: wait it out before looking
   await h.sandbox.idle();
   const state = await h.state.read();
@@ -121,19 +121,39 @@ export async function resolveInDoubt(h: Harness): Promise<number> {
       const id = findCreated(h, r);
       args = id === undefined ? ["--forget"] : ["--id", id];
     }
+    journal.push(`state resolve ${r.id} ${args.join(" ")}`);
     const out = await runCli(["state", "resolve", r.id, ...args, "--config", config], h.env);
     expect(out.code, out.stderr).toBe(0);
   }
   return resolved;
 }
 
-/** Re-runs apply (resolving what is in doubt first) until it exits 0; then the plan is empty and nothing exists twice. */
+/**
+ * Re-runs apply (resolving what is in doubt first) until it exits 0; then the plan is empty and
+ * nothing exists twice. A failure says what was done on the way (resolutions, exit codes, and
+ * the calls the server saw), so a rare interleaving can be read from one failed run.
+ */
 export async function converge(h: Harness, attempts = 6): Promise<{ applies: number; inDoubtResolved: number }> {
+  const journal: string[] = [];
+  try {
+    return await convergeSteps(h, attempts, journal);
+  } catch (err) {
+    const calls = h.sandbox.inspect
+      .calls()
+      .log.filter((c) => !c.internal)
+      .map((c) => `${c.seq} ${c.method} ${c.path} ${c.status}${c.fault === undefined ? "" : ` ${c.fault}`}`);
+    throw new Error(`${(err as Error).message}\nsteps: ${journal.join(" | ")}\ncalls: ${calls.join(" | ")}`, { cause: err });
+  }
+}
+
+async function convergeSteps(h: Harness, attempts: number, journal: string[]): Promise<{ applies: number; inDoubtResolved: number }> {
   let inDoubtResolved = 0;
   for (let applies = 1; applies <= attempts; applies++) {
-    inDoubtResolved += await resolveInDoubt(h);
+    journal.push(`calls before apply ${applies}: ${externalCalls(h)}`);
+    inDoubtResolved += await resolveInDoubt(h, journal);
     const again = gatesyncChild(h);
     const code = await again.done;
+    journal.push(`apply ${applies} exited ${code}: ${again.output().stdout.split("\n").filter((l) => /in doubt|failed/i.test(l)).join("; ")}`);
     assertNoDuplicates(h);
     await assertStateMatches(h);
     if (code === 0) {

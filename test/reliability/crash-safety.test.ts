@@ -56,15 +56,18 @@ describe("crash safety", () => {
         exited = true;
         await watcher;
         if (code === null) report.killedMidRun++;
+        const callsAtExit = externalCalls(h);
         // the state is readable after every kill
-        await h.state.read().catch((err: unknown) => {
+        const afterKill = await h.state.read().catch((err: unknown) => {
           report.unreadable++;
           throw err;
         });
+        const recorded = [...afterKill.resources.values()].map((r) => `${r.id}: ${r.status}`).join(", ");
         assertNoDuplicates(h);
         await assertStateMatches(h);
         const done = await converge(h).catch((err: unknown) => {
-          throw new Error(`trial ${t} (${command}, kill after ${killAfter} calls + ${extraMs} ms): ${(err as Error).message}`);
+          const at = `trial ${t} (${command}, kill after ${killAfter} calls + ${extraMs} ms, ${callsAtExit} calls when it ended)`;
+          throw new Error(`${at}: ${(err as Error).message}\nstate after the kill: ${recorded}`, { cause: err });
         });
         report.recoveryApplies += done.applies;
         report.inDoubtResolved += done.inDoubtResolved;
