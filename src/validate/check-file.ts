@@ -143,7 +143,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     read.trees === undefined ? undefined : new Map([[file.path, read.trees]]),
   );
   const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
-  const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p));
+  const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p), read.text);
   const documents: DocumentVerdict[] = [];
   const applied = new Set<string>();
   const changed = new Set(valued?.changed);

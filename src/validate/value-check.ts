@@ -33,7 +33,19 @@ export function missingValueHint(ctx: ValuesContext, name: string): string {
     : `give it under \`environments.${ctx.environment}.values\` (or the top-level \`values:\`) in gatesync.yaml`;
 }
 
-export function applyValues(documents: readonly ParsedDocument[], ctx: ValuesContext, file: string, locate: Locate): ValuedDocuments {
+/**
+ * Whether a file's text can hold a `${var:}` reference once parsed: it is written out, or made
+ * by an escape (`\u0024{var:…}` in a double-quoted or JSON string). Plain, single-quoted and
+ * block scalars have no escapes, so a text with neither cannot: its documents are not walked
+ * (a walk of every string of 10,000 resources is ~0.1 s of CPU, and most files hold no reference).
+ */
+function mayHoldValueRef(text: string): boolean {
+  return text.includes("${var:") || text.includes("\\");
+}
+
+/** `text`: the file's text, when it was read (a text that cannot hold a reference spares the walk). */
+export function applyValues(documents: readonly ParsedDocument[], ctx: ValuesContext, file: string, locate: Locate, text?: string): ValuedDocuments {
+  if (text !== undefined && !mayHoldValueRef(text)) return { documents, changed: new Set(), findings: [], used: [] };
   const findings: Diagnostic[] = [];
   const used = new Set<string>();
   const changed = new Set<number>();

@@ -125,6 +125,26 @@ describe("environments on the command line", () => {
     expect(apply.stderr).toContain("--env");
   });
 
+  it("finds a reference written with escapes (a YAML double-quoted string, a JSON string) as well as one written out", async () => {
+    // files without `${var:` in their text are not walked for references: an escape must still count
+    const yaml = doc("OrgKey", "beta", 'keyId: org-beta\nrate: "\\u0024{var:beta_rate}"');
+    const json = JSON.stringify({
+      apiVersion: "gatesync.dev/v1",
+      kind: "OrgKey",
+      metadata: { name: "gamma" },
+      spec: { keyId: "org-gamma", rate: "\\u0024{var:gamma_rate}" },
+    })
+      // JSON.stringify wrote the backslash escaped: put the escape itself in the file
+      .replace("\\\\u0024", "\\u0024");
+    const d = await tempRepo({ "config/beta.yaml": yaml, "config/gamma.json": json, "config/plain.yaml": doc("OrgKey", "plain", "keyId: org-plain\nrate: 7") });
+    await writeFile(path.join(d, "gatesync.yaml"), configText());
+    const r = await runCli(["validate", "-c", path.join(d, "gatesync.yaml"), "--env", "staging"], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(/VALUE_MISSING\] beta\.yaml:\d+:\d+ .*\$\{var:beta_rate\} has no value in environment staging/);
+    expect(r.stdout + r.stderr).toMatch(/VALUE_MISSING\] gamma\.json:\d+:\d+ .*\$\{var:gamma_rate\} has no value in environment staging/);
+    expect(r.stdout + r.stderr).not.toContain("plain.yaml");
+  });
+
   it("reports a value missing in one environment where it is used, naming the environment and the variable", async () => {
     const text = doc("OrgKey", "beta", "keyId: org-beta\nrate: ${var:beta_rate}");
     const d = await tempRepo({ "config/key.yaml": text });
