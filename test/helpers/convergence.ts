@@ -153,7 +153,13 @@ async function convergeSteps(h: Harness, attempts: number, journal: string[]): P
     inDoubtResolved += await resolveInDoubt(h, journal);
     const again = gatesyncChild(h);
     const code = await again.done;
-    journal.push(`apply ${applies} exited ${code}: ${again.output().stdout.split("\n").filter((l) => /in doubt|failed/i.test(l)).join("; ")}`);
+    journal.push(
+      `apply ${applies} exited ${code}: ${again
+        .output()
+        .stdout.split("\n")
+        .filter((l) => /in doubt|failed/i.test(l))
+        .join("; ")}`,
+    );
     assertNoDuplicates(h);
     await assertStateMatches(h);
     if (code === 0) {
