@@ -13,6 +13,7 @@ import { descend, rewrite } from "../rewrite.js";
 import { ErrorCode, InternalError, SourceError } from "../errors.js";
 import { canonicalDigest, canonicalMembers, canonicalObject } from "./canonical.js";
 import type { HasCanonicalDigest } from "./canonical.js";
+import { sensitiveKey } from "../secrets/markers.js";
 
 /** What the thread that parsed the document keeps of it (plain data: crosses threads). */
 export interface DocumentSummary {
@@ -23,9 +24,10 @@ export interface DocumentSummary {
   /** A digest of the text the document was parsed from, when known: the same text needs no member digests to be trusted. */
   readonly text?: string;
   /**
-   * The validated document as JSON text, kept only for a run that prints documents (a JSON plan)
-   * of a repository small enough (validation-run.ts, `printedDocumentsBudget`): printing
-   * it then parses this text instead of reading and parsing the file again.
+   * The validated document as `JSON.stringify(document, null, 2)` writes it, kept only for a run
+   * that prints documents (a JSON plan) of a repository small enough (validation-run.ts,
+   * `printedDocumentsBudget`): the plan's JSON splices this text in (render.ts) instead of reading
+   * and parsing the file again, or parsing and writing the document again.
    */
   readonly json?: string;
 }
@@ -42,13 +44,15 @@ export function summarise(document: Readonly<Record<string, unknown>>, held: rea
 }
 
 /**
- * The document's JSON text to keep for printing (DocumentSummary.json), unless it is over twice
- * its file's size: YAML aliases can make a small file a large document, and the budget that
- * allows keeping the texts is counted in file bytes.
+ * The document's JSON text to keep for printing (DocumentSummary.json), written as the plan
+ * writes it (indented by 2), unless it is over three times its file's size: YAML aliases can make
+ * a small file a large document, and the budget that allows keeping the texts is counted in file
+ * bytes. Nor is it kept for a document holding a `$sensitive` key, which a plan writes as a
+ * sensitive marker (rare: it is then read again to print, as before).
  */
 export function printableJson(document: unknown, fileChars: number): string | undefined {
-  const json = JSON.stringify(document);
-  return json.length <= 2 * fileChars + 1024 ? json : undefined;
+  const json = JSON.stringify(document, null, 2);
+  return json.length <= 3 * fileChars + 1024 && !json.includes(`"${sensitiveKey}"`) ? json : undefined;
 }
 
 /** Where a referenced document lives, and how to read it again. */
@@ -127,6 +131,14 @@ export class DocumentRef implements Deferred<Record<string, unknown>>, HasCanoni
     // another text may still hold the same content (a comment added): its members decide
     if (same === undefined && canonicalObject(canonicalMembers(read)) !== canonicalObject(this.#summary.parts)) throw changed(this.#source.file);
     return Object.keys(this.#overrides).length === 0 ? read : { ...read, ...this.#overrides };
+  }
+
+  /**
+   * The document's JSON as `JSON.stringify(document, null, 2)` writes it, when its validation
+   * kept it and no member is replaced; undefined otherwise (then `toJSON` reads it).
+   */
+  printedJson(): string | undefined {
+    return Object.keys(this.#overrides).length === 0 ? this.#summary.json : undefined;
   }
 
   /** Serialised, it is the document itself: the validated one when its JSON is kept, else read again. */

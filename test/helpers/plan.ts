@@ -18,7 +18,7 @@ export const emptyState: StateSnapshot = { lineage: "lineage-1", serial: 0, hash
 /** Validates files in a temp repository and prepares the desired set; fails on any error. */
 export async function desiredFrom(
   files: Record<string, string>,
-  opts: { env?: Record<string, string>; appTypeProviders?: number[]; hashKey?: string } = {},
+  opts: { env?: Record<string, string>; appTypeProviders?: number[]; hashKey?: string; printsDocuments?: boolean } = {},
 ): Promise<DesiredSet> {
   const dir = await tempRepo(files);
   // one resolver for validation and the desired set, as a run has (each reference looked up once)
@@ -27,6 +27,7 @@ export async function desiredFrom(
     root: dir,
     secrets: { source: secrets, missing: "error" },
     appTypeProviders: new Set(opts.appTypeProviders ?? []),
+    ...(opts.printsDocuments === true ? { printsDocuments: true } : {}),
   });
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0) throw new Error(JSON.stringify(errors, null, 2));

@@ -12,13 +12,25 @@ import { removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
 
+/**
+ * Documents of every printing case: plain; with a gateway extension lacking its id (a member
+ * replaced: printed from the document read again); with a `$sensitive` key (printed as a marker,
+ * so never from its kept JSON); nested, with an empty object and array.
+ */
+const extras = [
+  "",
+  "x-gw-api-gateway: { info: { name: n, state: { active: true } }, upstream: { url: 'http://u.internal' }, server: { listenPath: { value: /x/ } } }\n",
+  "x-vendor: { note: { $sensitive: not-a-secret } }\n",
+  "x-deep: { a: [1, { b: [], c: {}, d: 'two\\nlines' }], e: null }\n",
+];
+
 const api = (i: number, title: string): Record<string, string> => ({
   [`a${i}.yaml`]: doc("ApiDefinition", `api-${i}`, `apiId: api-${i}\ndefinitionFile: oas/api-${i}.yaml\nquery: { listenPath: /api-${i}/ }`),
-  [`oas/api-${i}.yaml`]: `openapi: 3.0.0\ninfo: { title: '${title}', version: '1' }\npaths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n`,
+  [`oas/api-${i}.yaml`]: `openapi: 3.0.0\ninfo: { title: '${title}', version: '1' }\n${extras[i % extras.length]!}paths:\n  /items:\n    get:\n      responses: { "200": { description: ok } }\n`,
 });
 
 /** `n` resources of several kinds (secrets, documents held by reference), planned twice: creates, updates, no-ops, orphans. */
-async function planOf(n: number, seed: number): Promise<Plan> {
+async function planOf(n: number, seed: number, printsDocuments = false): Promise<Plan> {
   const version = (round: number): Record<string, string> => {
     const files: Record<string, string> = {};
     for (let i = 0; i < n; i++) {
@@ -38,9 +50,9 @@ async function planOf(n: number, seed: number): Promise<Plan> {
     return files;
   };
   const env = { BENCH_SECRET: "bench-secret-value-0123456789" };
-  const first = await desiredFrom(version(0), { env });
+  const first = await desiredFrom(version(0), { env, printsDocuments });
   const state = recordPlan(planFor(first), first.desired, emptyState);
-  return planFor(await desiredFrom(version(1), { env }), state);
+  return planFor(await desiredFrom(version(1), { env, printsDocuments }), state);
 }
 
 const json = (plan: Plan): string =>
@@ -49,8 +61,9 @@ const json = (plan: Plan): string =>
 describe("a plan written in pieces", () => {
   it("is the JSON of the whole plan, for plans of any size and content", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 1000 }), async (n, seed) => {
-        const plan = await planOf(n, seed);
+      fc.asyncProperty(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 1000 }), fc.boolean(), async (n, seed, printsDocuments) => {
+        // printsDocuments: documents' JSON kept from validation, spliced into the plan's JSON
+        const plan = await planOf(n, seed, printsDocuments);
         const chunks = [...planChunks(plan, "json")];
         expect(chunks.join("")).toBe(json(plan));
         expect(chunks.length).toBe(plan.changes.length === 0 ? 1 : plan.changes.length + 2);
@@ -58,6 +71,31 @@ describe("a plan written in pieces", () => {
       }),
       { numRuns: 25 },
     );
+  });
+
+  it("splices the documents whose JSON validation kept, indented where they stand, and reads the others again", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2 * extras.length; i++) Object.assign(files, api(i, `API ${i} \u00e9`));
+    const plan = planFor(await desiredFrom(files, { printsDocuments: true }));
+    const printed = [...planChunks(plan, "json")].join("");
+    expect(printed).toBe(json(plan));
+    const definitions = (JSON.parse(printed) as { changes: Array<{ fields: Array<{ path: string; after: Record<string, unknown> }> }> }).changes.map(
+      (c) => c.fields.find((f) => f.path === "definition")!.after,
+    );
+    expect(definitions.map((d) => (d.info as { title: string }).title).sort()).toEqual(
+      Object.keys(files)
+        .filter((f) => f.startsWith("a"))
+        .map((f) => `API ${f.slice(1, -5)} \u00e9`)
+        .sort(),
+    );
+    // a document whose JSON holds a `$sensitive` key prints it as a marker, as before
+    expect(definitions.filter((d) => d["x-vendor"] !== undefined).map((d) => d["x-vendor"])).toEqual([
+      { note: { sensitive: true } },
+      { note: { sensitive: true } },
+    ]);
+    // the gateway extension completed with the API's id (a member replaced) prints completed
+    const completed = definitions.filter((d) => d["x-gw-api-gateway"] !== undefined).map((d) => (d["x-gw-api-gateway"] as { info: { id?: string } }).info.id);
+    expect(completed.sort()).toEqual(["api-1", "api-5"]);
   });
 
   it("is the text of the whole plan, a change per piece", async () => {
