@@ -2,6 +2,7 @@
  * An apply against a real sandbox over HTTP: a temp repository with gatesync.yaml pointing at
  * the sandbox, the credentials and secrets in an env map, and helpers to plan and apply.
  */
+import { randomBytes } from "node:crypto";
 import { cp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Agent } from "undici";
@@ -42,6 +43,12 @@ export interface HarnessOptions {
   readonly rate?: string;
   /** Where the SQLite state lives (default: state/state.db in the temp repository). */
   readonly statePath?: string;
+  /**
+   * The sandbox takes random credentials of its own instead of the shared test ones: no other
+   * process can change it — say a daemon that a killed test run left behind, still reconciling
+   * the examples against a port that this sandbox was given later. For suites that count objects.
+   */
+  readonly ownCredentials?: boolean;
 }
 
 export const exampleSecrets = {
@@ -60,8 +67,14 @@ export const sandboxEnv: Readonly<Record<string, string>> = {
   ...exampleSecrets,
 };
 
+function ownCredentials(): typeof testCredentials {
+  const random = (prefix: string): string => `${prefix}-${randomBytes(12).toString("hex")}`;
+  return { gatewayKey: random("gw"), portalKey: random("portal"), dashboardToken: random("dash"), llmKey: random("llm") };
+}
+
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
-  const sandbox = await startSandbox({ credentials: testCredentials, fixtures: await exampleFixtures(opts.fixtures), ...opts.sandbox });
+  const credentials = opts.ownCredentials === true ? ownCredentials() : testCredentials;
+  const sandbox = await startSandbox({ credentials, fixtures: await exampleFixtures(opts.fixtures), ...opts.sandbox });
   const dir = await tempRepo(Object.fromEntries(Object.entries(opts.files ?? {}).map(([k, v]) => [`config/${k}`, v])));
   if (opts.files === undefined) await cp(path.join(projectRoot, "examples/config"), path.join(dir, "config"), { recursive: true });
   await cp(path.join(projectRoot, "examples/secrets"), path.join(dir, "secrets"), { recursive: true });
@@ -84,7 +97,13 @@ secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TO
 retries: { max: 4, baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5000 }
 ${opts.configExtra ?? ""}`,
   );
-  const env: Record<string, string> = { ...sandboxEnv };
+  const env: Record<string, string> = {
+    ...sandboxEnv,
+    GW_KEY: credentials.gatewayKey,
+    PORTAL_KEY: credentials.portalKey,
+    DASH_TOKEN: credentials.dashboardToken,
+    LLM_KEY: credentials.llmKey,
+  };
   const state = new SqliteStateBackend(path.resolve(dir, opts.statePath ?? "state/state.db"));
   const validator = new RepositoryValidator();
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });

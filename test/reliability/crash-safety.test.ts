@@ -19,6 +19,7 @@ import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { afterAll, describe, expect, it } from "vitest";
 import { harness } from "../helpers/apply.js";
 import { assertNoDuplicates, assertStateMatches, converge, externalCalls, gatesyncChild } from "../helpers/convergence.js";
+import { testCredentials } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
 
 afterAll(removeTempRepos);
@@ -29,12 +30,35 @@ const seed = Number(process.env.GATESYNC_CRASH_SEED ?? 20261121);
 const callsPerApply = 13;
 
 describe("crash safety", () => {
+  it("counts only its own processes' objects: an apply with the shared test credentials (a daemon another run left behind) changes nothing", async () => {
+    const h = await harness({ ownCredentials: true });
+    try {
+      const shared = {
+        GW_KEY: testCredentials.gatewayKey,
+        PORTAL_KEY: testCredentials.portalKey,
+        DASH_TOKEN: testCredentials.dashboardToken,
+        LLM_KEY: testCredentials.llmKey,
+      };
+      const stray = gatesyncChild(h, "apply", shared);
+      expect(await stray.done).not.toBe(0);
+      const s = h.sandbox.inspect.store;
+      expect([s.products.size, s.portalWebhooks.size, s.dashboardHooks.length, s.llmSettings.size, s.orgKeys.get("acme")?.quotaResets ?? 0]).toEqual([
+        0, 0, 0, 0, 0,
+      ]);
+    } finally {
+      await h.stop();
+    }
+  });
+
   it(`survives ${trials} SIGKILLs of apply and run at random moments: state readable, nothing duplicated, nothing lost`, async () => {
     const rng = xoroshiro128plus(seed);
     const next = (lo: number, hi: number): number => uniformInt(rng, lo, hi);
     const report = { seed, trials, apply: 0, run: 0, killedMidRun: 0, inDoubtResolved: 0, recoveryApplies: 0, duplicates: 0, lost: 0, unreadable: 0 };
     for (let t = 0; t < trials; t++) {
-      const h = await harness({ sandbox: { faults: { latencyMs: 10, jitterMs: 20, interfaces: ["gateway", "portal", "dashboard", "llm"] }, seed: t + 1 } });
+      const h = await harness({
+        ownCredentials: true,
+        sandbox: { faults: { latencyMs: 10, jitterMs: 20, interfaces: ["gateway", "portal", "dashboard", "llm"] }, seed: t + 1 },
+      });
       try {
         const command = t % 2 === 0 ? "apply" : "run";
         report[command]++;

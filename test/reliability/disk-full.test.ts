@@ -62,7 +62,11 @@ describe("a full disk under the state", () => {
       const filler = path.join(mountPoint, "filler");
       // each answer 150 ms late: the disk fills while calls are still to come, even when this
       // process, which fills it, is slow to wake on a loaded machine (40 ms once let all 17 finish first)
-      const h = await harness({ statePath, sandbox: { faults: { latencyMs: 150, interfaces: ["gateway", "portal", "dashboard", "llm"] } } });
+      const h = await harness({
+        ownCredentials: true,
+        statePath,
+        sandbox: { faults: { latencyMs: 150, interfaces: ["gateway", "portal", "dashboard", "llm"] } },
+      });
       try {
         const child = gatesyncChild(h);
         let exited = false;

@@ -28,6 +28,7 @@ describe("applying under faults", () => {
     "converges, creates nothing twice, honours Retry-After and counts every call (seed %i)",
     async (seed) => {
       const h = await harness({
+        ownCredentials: true,
         rate: "{ concurrency: 4, requestsPerSecond: 40 }",
         sandbox: { seed, faults: { errorRate: 0.2, resetRate: 0.05, rateLimit: { requestsPerSecond: 6, burst: 2 }, latencyMs: 2, jitterMs: 25 } },
       });

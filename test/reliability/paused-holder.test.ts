@@ -48,7 +48,7 @@ const keys = (rate: number): Record<string, string> =>
 
 describe("an apply paused past the lock's stale time", () => {
   it("loses the lock to a second apply and, resumed, sends nothing more and says the lock was lost", async () => {
-    const h = await harness({ files: keys(100), batch: false, rate: "{ concurrency: 1, requestsPerSecond: 4 }" });
+    const h = await harness({ ownCredentials: true, files: keys(100), batch: false, rate: "{ concurrency: 1, requestsPerSecond: 4 }" });
     try {
       const cfg = path.join(h.dir, "gatesync.yaml");
       await writeFile(
