@@ -77,7 +77,8 @@ class HeldDocuments {
       const text = member instanceof DocumentRef ? member.printedJson() : undefined;
       if (text === undefined) continue;
       copy ??= (Array.isArray(value) ? [...(value as unknown[])] : { ...value }) as Record<string, unknown>;
-      copy[key] = `${this.mark}${this.texts.push(text) - 1}`;
+      // defined, not assigned: a `__proto__` key stays a key
+      Object.defineProperty(copy, key, { value: `${this.mark}${this.texts.push(text) - 1}`, enumerable: true, writable: true, configurable: true });
     }
     return copy ?? value;
   };
