@@ -68,8 +68,8 @@ class HeldDocuments {
   private texts: string[] = [];
 
   /** For JSON.stringify: markers hidden; an object holding printable documents gets placeholders in their place (copied, not changed). */
-  readonly replacer = (_key: string, value: unknown): unknown => {
-    if (isSensitiveMarker(value)) return { sensitive: true };
+  readonly replacer = (key: string, value: unknown): unknown => {
+    if (isSensitiveMarker(value)) return hideMarkers(key, value);
     if (value === null || typeof value !== "object") return value;
     let copy: Record<string, unknown> | undefined;
     for (const key in value) {

@@ -57,12 +57,14 @@ export const exampleSecrets = {
   CHAT_WEBHOOK_TOKEN: "chat-webhook-token-value-3",
 };
 
+/** The variables the harness's gatesync.yaml names for a sandbox's credentials. */
+export function credentialEnv(c: typeof testCredentials): Record<string, string> {
+  return { GW_KEY: c.gatewayKey, PORTAL_KEY: c.portalKey, DASH_TOKEN: c.dashboardToken, LLM_KEY: c.llmKey };
+}
+
 /** The variables a config pointing at a test sandbox names for its credentials, and the examples' secrets. */
 export const sandboxEnv: Readonly<Record<string, string>> = {
-  GW_KEY: testCredentials.gatewayKey,
-  PORTAL_KEY: testCredentials.portalKey,
-  DASH_TOKEN: testCredentials.dashboardToken,
-  LLM_KEY: testCredentials.llmKey,
+  ...credentialEnv(testCredentials),
   BATCH_KEY: "sandbox-loopback-key",
   ...exampleSecrets,
 };
@@ -97,13 +99,7 @@ secrets: { fileRoot: ./secrets, env: [PETSTORE_MOBILE_CLIENT_SECRET, CRM_HOOK_TO
 retries: { max: 4, baseDelayMs: 20, maxDelayMs: 200, timeoutMs: 5000 }
 ${opts.configExtra ?? ""}`,
   );
-  const env: Record<string, string> = {
-    ...sandboxEnv,
-    GW_KEY: credentials.gatewayKey,
-    PORTAL_KEY: credentials.portalKey,
-    DASH_TOKEN: credentials.dashboardToken,
-    LLM_KEY: credentials.llmKey,
-  };
+  const env: Record<string, string> = { ...sandboxEnv, ...credentialEnv(credentials) };
   const state = new SqliteStateBackend(path.resolve(dir, opts.statePath ?? "state/state.db"));
   const validator = new RepositoryValidator();
   const dispatcher = new Agent({ keepAliveTimeout: 10_000 });

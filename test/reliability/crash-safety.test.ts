@@ -17,7 +17,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { uniformInt } from "pure-rand/distribution/uniformInt";
 import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import { afterAll, describe, expect, it } from "vitest";
-import { harness } from "../helpers/apply.js";
+import { credentialEnv, harness } from "../helpers/apply.js";
 import { assertNoDuplicates, assertStateMatches, converge, externalCalls, gatesyncChild } from "../helpers/convergence.js";
 import { testCredentials } from "../helpers/sandbox.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -33,13 +33,7 @@ describe("crash safety", () => {
   it("counts only its own processes' objects: an apply with the shared test credentials (a daemon another run left behind) changes nothing", async () => {
     const h = await harness({ ownCredentials: true });
     try {
-      const shared = {
-        GW_KEY: testCredentials.gatewayKey,
-        PORTAL_KEY: testCredentials.portalKey,
-        DASH_TOKEN: testCredentials.dashboardToken,
-        LLM_KEY: testCredentials.llmKey,
-      };
-      const stray = gatesyncChild(h, "apply", shared);
+      const stray = gatesyncChild(h, "apply", credentialEnv(testCredentials));
       expect(await stray.done).not.toBe(0);
       const s = h.sandbox.inspect.store;
       expect([s.products.size, s.portalWebhooks.size, s.dashboardHooks.length, s.llmSettings.size, s.orgKeys.get("acme")?.quotaResets ?? 0]).toEqual([
