@@ -20,7 +20,6 @@ import type { StateSnapshot } from "../record/state.js";
 import { contentHash } from "../kinds/canonical.js";
 import { BodiesToSend, CompareRebuilder, RecentlySent, requestFor, resolveSpec } from "./outgoing.js";
 import type { RequestMaking } from "./outgoing.js";
-import type { EarlyRequests } from "./early-desired.js";
 
 /** The request a plan keeps: no body, and its redacted compare read by a call (see `PlannedRequest`). */
 export interface PlannedRequestView extends Omit<KindRequest, "body" | "compare"> {
@@ -93,12 +92,6 @@ export interface PrepareOptions {
    * without reading a file. Without it, the planner reads them where it diffs them.
    */
   readonly state?: StateSnapshot;
-  /**
-   * Requests made while the repository was validated, with the same hash key, secret resolver
-   * and app-type providers (early-desired.ts): taken where still right. Not with a memo or
-   * `compareFrom` (their requests are held otherwise).
-   */
-  readonly early?: EarlyRequests;
 }
 
 /**
@@ -163,19 +156,11 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
   const diagnostics: Diagnostic[] = [];
   const context = opts.memo === undefined ? "" : contentHash([opts.hashKey, [...apis.entries()].sort(), [...opts.appTypeProviders].sort()]);
   const recent = new RecentlySent();
-  // a memo's and a rebuilt compare's requests are held otherwise than the early ones
-  const early = opts.memo === undefined && opts.compareFrom === undefined ? opts.early : undefined;
   // one for all: each request holds its resource and this (see PrepareOptions.compareFrom)
   let rebuilder: CompareRebuilder | undefined;
   for (const r of resources) {
     const id = ids.get(resourceId(r))!;
     if (opts.only !== undefined && !opts.only.has(id)) continue;
-    const made = early?.take(r, apis);
-    if (made !== undefined) {
-      desired.push(desiredOf(r, id, made.request, made.hash, dependencies(made.references, ids)));
-      sources.push(r);
-      continue;
-    }
     const problems: Diagnostic[] = [];
     // a spec held as text is parsed on each read: once here
     const { written: spec, spec: resolved, secrets, readDocuments } = resolveSpec(r, making.resolver, problems);
@@ -196,12 +181,17 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     const hash = contentHash(compare);
     const read = diffed(hash);
     const held = heldCompare(compare, { read, rebuild: opts.compareFrom === "resource" && opts.memo === undefined && !readDocuments });
-    const planned = new PlannedRequest(
-      request,
-      held === "rebuild" ? { from: r, rebuilder: (rebuilder ??= new CompareRebuilder(making, recent)) } : held,
-      query,
-    );
-    const d = desiredOf(r, id, planned, hash, dependencies(kindModule(r.kind).references(spec), ids));
+    const d: Desired = {
+      id,
+      kind: r.kind,
+      name: r.name,
+      request: new PlannedRequest(request, held === "rebuild" ? { from: r, rebuilder: (rebuilder ??= new CompareRebuilder(making, recent)) } : held, query),
+      hash,
+      dependsOn: dependencies(kindModule(r.kind).references(spec), ids),
+      source: { file: r.source.file, line: r.source.line },
+      ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
+      ...(r.annotations[movedFromAnnotation] === undefined ? {} : { movedFrom: r.annotations[movedFromAnnotation] }),
+    };
     desired.push(d);
     sources.push(r);
     opts.memo?.entries.set(spec, { key: `${memoKey}${read ? "|read" : ""}`, desired: d });
@@ -213,21 +203,6 @@ export function prepareDesired(resources: readonly Resource[], opts: PrepareOpti
     return i === undefined ? undefined : desired[i];
   };
   return { desired, find, outgoing: new BodiesToSend(desired, sources, index, making, recent), diagnostics };
-}
-
-/** The desired resource of `r` (its id the set's one string for it). */
-function desiredOf(r: Resource, id: string, request: PlannedRequest, hash: string, dependsOn: readonly string[]): Desired {
-  return {
-    id,
-    kind: r.kind,
-    name: r.name,
-    request,
-    hash,
-    dependsOn,
-    source: { file: r.source.file, line: r.source.line },
-    ...(r.annotations[adoptAnnotation] === undefined ? {} : { adopt: r.annotations[adoptAnnotation] }),
-    ...(r.annotations[movedFromAnnotation] === undefined ? {} : { movedFrom: r.annotations[movedFromAnnotation] }),
-  };
 }
 
 /**
@@ -254,7 +229,7 @@ const noAddress: Readonly<Record<string, string>> = Object.freeze({});
  * document held by reference), or rebuilt from its resource by a pure `CompareRebuilder`. Every
  * instance has the same shape.
  */
-export class PlannedRequest implements PlannedRequestView {
+class PlannedRequest implements PlannedRequestView {
   readonly address: Readonly<Record<string, string>>;
   readonly create: KindRequest["create"];
   readonly update: KindRequest["update"];

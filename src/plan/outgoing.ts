@@ -31,8 +31,9 @@ export interface ResolvedSpec {
   readonly readDocuments: boolean;
 }
 
-/** One resource's spec, read once (or given, as read), with its secret references resolved, and the values they resolved to. */
-export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Diagnostic[], written: Spec = r.spec.read()): ResolvedSpec {
+/** One resource's spec, read once, with its secret references resolved, and the values they resolved to. */
+export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Diagnostic[]): ResolvedSpec {
+  const written = r.spec.read();
   // a spec held as JSON text without `${` has no reference to resolve, nor a `$${` to unescape:
   // one scan of the text instead of a walk of every value
   if (r.spec instanceof JsonText && !r.spec.text.includes("${")) return { written, spec: written, secrets: new Set<string>(), readDocuments: false };

@@ -17,9 +17,8 @@ import { planScope } from "./plan-scope.js";
 import { emptyRequest, isSelective, scopeOf } from "../select/selection.js";
 import type { Scope, SelectionRequest } from "../select/selection.js";
 import { SecretResolver } from "../secrets/resolver.js";
+import type { SecretSource } from "../secrets/resolver.js";
 import { hashKeyFor } from "../secrets/hash-key.js";
-import type { HashKey } from "../secrets/hash-key.js";
-import { EarlyRequests } from "./early-desired.js";
 import type { RepositoryResult, RepositoryValidator } from "../validate/validate-repository.js";
 import type { DesiredMemo, DesiredSet, OutgoingRequests } from "./desired.js";
 import { prepareDesired } from "./desired.js";
@@ -93,7 +92,6 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const scope = isSelective(request, config.selector) ? scopeOf(request, config.selector) : undefined;
   // a ruleset that cannot be used stops the run before any file is read (CONFIG_INVALID)
   const rules = await rulesetsOf(config);
-  const early = await earlyRequests(input, { secrets, appTypeProviders, scope });
   // let go of (undefined) once the desired set is prepared, when only the plan is kept
   let validated: RepositoryResult | undefined = await input.validator.validate({
     ...(rules === undefined ? {} : { rules }),
@@ -105,12 +103,11 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
     // a selection needs only its own secrets: the others' are checked when they are prepared
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
-    ...(early === undefined ? {} : { early: early.requests }),
   });
   if (hasErrors(validated.diagnostics)) throw refused(input, validated.diagnostics);
   const warnings = validated.diagnostics.length;
   const ruleFindings = validated.diagnostics.filter((d) => d.rule !== undefined);
-  const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope, early });
+  const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope });
   let prepared: Prepared | undefined;
   let failure: { readonly error: unknown } | undefined;
   const state = await input.state.read(
@@ -164,49 +161,15 @@ interface Prepared {
   readonly desired: DesiredSet;
 }
 
-interface RunContext {
-  readonly secrets: SecretResolver;
-  readonly appTypeProviders: ReadonlySet<number>;
-  readonly scope: Scope | undefined;
-}
-
-/** Requests made while the repository is validated, and the key they are made with. */
-interface Early {
-  readonly requests: EarlyRequests;
-  /** What the state held when asked (the key is taken only while it still holds that). */
-  readonly stored: string | undefined;
-  readonly hashKey: HashKey;
-}
-
-/**
- * A one-shot plan of the whole repository makes its requests while the files are checked
- * (early-desired.ts), when the state can tell its hash key before it is read. Not for an apply
- * (it keeps the resources and makes compares again from them), a daemon (its memo serves), or a
- * selection (it prepares, and looks secrets up for, the selected resources alone).
- */
-async function earlyRequests(input: PlanRunInput, ctx: RunContext): Promise<Early | undefined> {
-  if (input.keep !== "plan" || input.desiredMemo !== undefined || ctx.scope !== undefined || input.state.storedHashKey === undefined) return undefined;
-  // a state that cannot be asked now is read, and its failure reported, after the validation
-  const stored = await input.state.storedHashKey().then(
-    (key) => ({ key }),
-    () => undefined,
-  );
-  if (stored === undefined) return undefined;
-  const hashKey = hashKeyFor(input.env, stored.key);
-  return { requests: new EarlyRequests({ resolver: ctx.secrets, hashKey: hashKey.key, appTypeProviders: ctx.appTypeProviders }), stored: stored.key, hashKey };
-}
-
 /** The hash key, the selection and the desired set, against `state`. */
 function prepareRun(
   input: PlanRunInput,
   resources: readonly Resource[],
   state: StateSnapshot,
-  ctx: RunContext & { readonly early: Early | undefined },
+  ctx: { readonly secrets: SecretSource; readonly appTypeProviders: ReadonlySet<number>; readonly scope: Scope | undefined },
 ): Prepared {
   const { config, env } = input;
-  // the key the early requests were made with, while the state holds what it held then (a new key made then included)
-  const early = ctx.early !== undefined && ctx.early.stored === state.hashKey ? ctx.early : undefined;
-  const hashKey = early?.hashKey ?? hashKeyFor(env, state.hashKey);
+  const hashKey = hashKeyFor(env, state.hashKey);
   const selected = ctx.scope === undefined ? undefined : planScope(resources, state, ctx.scope, config.selector);
   const desired = prepareDesired(resources, {
     secrets: ctx.secrets,
@@ -218,7 +181,6 @@ function prepareRun(
     ...(selected === undefined ? {} : { only: selected.only }),
     // the documents the planner will diff are read here: computePlan reads no file
     state,
-    ...(early === undefined ? {} : { early: early.requests }),
   });
   return { hashKey, selected, desired };
 }

@@ -171,17 +171,6 @@ export class PostgresStateBackend implements StateBackend {
     }
   }
 
-  /** One row read, no transaction: the key a plan makes its requests with while it validates (checked against `read`'s). */
-  readonly storedHashKey = async (): Promise<string | undefined> => {
-    await this.migrate();
-    try {
-      const meta = (await this.pool.query<{ hash_key: string | null }>(`SELECT hash_key FROM ${this.s}.meta WHERE id = 1`)).rows[0];
-      return meta?.hash_key ?? undefined;
-    } catch (err) {
-      throw ioError("cannot read the state", err);
-    }
-  };
-
   /**
    * The snapshot, in the read transaction: each record without its payloads (parsed) and each
    * payload's JSON text, parsed when read (lazy-record.ts) — or, with a chooser, first only

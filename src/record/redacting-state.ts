@@ -27,12 +27,7 @@ const storableValue = <T>(value: T): T => scrubDeep(materialize(value));
 
 /** A backend whose records are scrubbed on their way in and out; every other member delegates as it is. */
 export class RedactingState implements StateBackend {
-  readonly storedHashKey: (() => Promise<string | undefined>) | undefined;
-
-  constructor(readonly backend: StateBackend) {
-    // a key is no record: it passes as it is, where the backend can tell it
-    this.storedHashKey = backend.storedHashKey;
-  }
+  constructor(readonly backend: StateBackend) {}
 
   get description(): string {
     return this.backend.description;

@@ -16,8 +16,6 @@ export class SnapshotState implements StateBackend {
     return Promise.resolve(this.snapshot);
   }
 
-  readonly storedHashKey = (): Promise<string | undefined> => Promise.resolve(this.snapshot.hashKey);
-
   private refuse(): Promise<never> {
     return Promise.reject(
       new StateError(ErrorCode.STATE_IO, `${this.description} is read-only here (a copy for planning)`, {

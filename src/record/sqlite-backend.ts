@@ -167,15 +167,6 @@ export class SqliteStateBackend implements StateBackend {
     return this.guard("cannot read the state", () => this.readNow(options));
   }
 
-  /** One row read; no state file is no key. */
-  // eslint-disable-next-line @typescript-eslint/require-await -- async: a failure is a rejected promise
-  readonly storedHashKey = async (): Promise<string | undefined> =>
-    this.guard("cannot read the state", () => {
-      const db = this.connection(false);
-      const meta = db?.prepare("SELECT hash_key FROM meta WHERE id = 1").get() as { hash_key: string | null } | undefined;
-      return meta?.hash_key ?? undefined;
-    });
-
   private readNow(options: ReadOptions | undefined): StateSnapshot {
     const db = this.connection(false);
     if (db === undefined) return emptySnapshot("");

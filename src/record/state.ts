@@ -88,12 +88,6 @@ export interface StateBackend {
   /** Everything, as of now (payloads as `options` choose). Needs no lock. */
   read(options?: ReadOptions): Promise<StateSnapshot>;
   /**
-   * The hash key the state holds now (undefined when none), read alone, without a lock: what a
-   * plan makes its requests with while the repository is still being validated (early-desired.ts),
-   * checked against the key `read` then gives. Backends that cannot tell it cheaply leave it out.
-   */
-  readonly storedHashKey?: (() => Promise<string | undefined>) | undefined;
-  /**
    * Takes the lock, or throws StateError(STATE_LOCKED) naming the holder. `owner` names the
    * program (`gatesync apply`, `gatesync run (daemon)`); the backend adds its pid and host.
    */

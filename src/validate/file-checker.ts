@@ -46,12 +46,6 @@ export interface WorkerOptions {
 
 export const defaultWorkerOptions = { minFiles: 200, filesPerTask: 16 } as const;
 
-/**
- * Told each file's verdict as it is made, in no set order, on the calling thread: what it does
- * there (a plan's early preparation) takes the place of the files that thread would check.
- */
-export type OnVerdicts = (verdicts: readonly FileVerdict[]) => void;
-
 /** The checkers' modules (the compiled schemas) are loaded by the threads that check. */
 async function loadCheckers(): Promise<Checkers> {
   const { SchemaRegistry } = await import("./schema-registry.js");
@@ -71,16 +65,10 @@ export class LocalFileChecker {
     return (this.loaded ??= loadCheckers());
   }
 
-  async check(files: readonly FileToRead[], ctx: FileCheckContext, onVerdicts?: OnVerdicts): Promise<FileVerdict[]> {
+  async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
     const checkers = await this.checkers();
     const queue = new PQueue({ concurrency: 32 });
-    return queue.addAll(
-      files.map((f) => async () => {
-        const verdict = detached(await checkFile(f, ctx, checkers));
-        onVerdicts?.([verdict]);
-        return verdict;
-      }),
-    );
+    return queue.addAll(files.map((f) => async () => detached(await checkFile(f, ctx, checkers))));
   }
 }
 
@@ -113,10 +101,11 @@ interface Task {
 /**
  * Files cut into tasks of a few tens of milliseconds each (up to `per` files, and up to
  * `bytesPerTask` bytes), those of the largest files first: workers take them from the front, the
- * calling thread from the back. No thread is then left waiting long for another's last task;
- * and the calling thread checks the small files first — the resource files of most
- * repositories, beside their big OpenAPI documents — so that what it does with their verdicts
- * (a plan's early preparation) is done while the workers still have documents to check.
+ * calling thread from the back. No thread is left waiting long for another's last task, and the
+ * calling thread — which takes a turn of its event loop after each file, for the workers'
+ * results — checks many small files while the workers check the big OpenAPI documents
+ * (measured: `validate` of the realistic 10,000 resources ~2% faster than both ends taking the
+ * largest first, 15 interleaved runs each).
  */
 function tasksOf(files: readonly FileToRead[], per: number): Task[] {
   const tasks: Array<Task & { readonly bytes: number }> = [];
@@ -156,7 +145,6 @@ class Dispatch {
   constructor(
     private readonly tasks: readonly Task[],
     private readonly ctx: FileCheckContext,
-    private readonly onVerdicts: OnVerdicts | undefined,
   ) {
     this.last = tasks.length - 1;
   }
@@ -167,12 +155,11 @@ class Dispatch {
     let running = t === undefined ? undefined : send(t);
     while (t !== undefined && running !== undefined) {
       const done = await running;
-      // the worker's next task is sent before its verdicts are handed on: it never waits for them
+      // the worker's next task is sent before anything else is done with this one's verdicts
       const next = this.take();
       running = next === undefined ? undefined : send(next);
       this.verdicts[t.at] = done;
       this.counts.inWorkers += t.files.length;
-      this.onVerdicts?.(done);
       t = next;
     }
   }
@@ -189,7 +176,6 @@ class Dispatch {
         }
         this.verdicts[t.at] = done;
         this.counts.onCaller += t.files.length;
-        this.onVerdicts?.(done);
       }
     } catch (err) {
       this.callerFailed = { err };
@@ -206,8 +192,7 @@ class Dispatch {
 /**
  * Tasks a worker holds at once: it checks them one after the other, and the second spares it
  * the wait for its next — a worker's result passes through the calling thread's event loop,
- * busy with a file of its own or a plan's early preparation (profiles showed a worker idle a
- * fifth of the time with one).
+ * busy with a file of its own (profiles showed a worker idle up to a fifth of the time with one).
  */
 const tasksPerWorker = 2;
 
@@ -226,10 +211,10 @@ export class PooledFileChecker {
     private readonly caller?: () => Promise<Checkers>,
   ) {}
 
-  async check(files: readonly FileToRead[], ctx: FileCheckContext, onVerdicts?: OnVerdicts): Promise<FileVerdict[]> {
+  async check(files: readonly FileToRead[], ctx: FileCheckContext): Promise<FileVerdict[]> {
     const starting = (this.pool ??= this.startPool());
     const pool = await starting;
-    const run = new Dispatch(tasksOf(files, this.opts.filesPerTask ?? defaultWorkerOptions.filesPerTask), ctx, onVerdicts);
+    const run = new Dispatch(tasksOf(files, this.opts.filesPerTask ?? defaultWorkerOptions.filesPerTask), ctx);
     this.lastRun = run.counts;
     // two tasks in flight per worker: its next waits in its queue, not for this thread's event loop
     const lanes = [

@@ -7,7 +7,7 @@ import { FileCache } from "../load/file-cache.js";
 import type { SourceFile } from "../load/list-files.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { LocalFileChecker, PooledFileChecker, defaultThreads, defaultWorkerOptions } from "./file-checker.js";
-import type { OnVerdicts, WorkerOptions } from "./file-checker.js";
+import type { WorkerOptions } from "./file-checker.js";
 import { ValidationRun } from "./validation-run.js";
 import type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
 
@@ -61,15 +61,13 @@ export class RepositoryValidator implements RunHost {
   }
 
   /** @internal The verdicts of files: kept ones where unchanged, the rest checked now. */
-  async verdicts(files: readonly SourceFile[], ctx: FileCheckContext, onVerdicts?: OnVerdicts): Promise<{ verdicts: FileVerdict[]; read: number }> {
+  async verdicts(files: readonly SourceFile[], ctx: FileCheckContext): Promise<{ verdicts: FileVerdict[]; read: number }> {
     // the rulesets by their hashes: a changed ruleset checks every file again
     this.cache.useContext(JSON.stringify({ ...ctx, rules: [ctx.rules?.openapi?.hash, ctx.rules?.resources?.hash] }));
     const verdicts: Array<FileVerdict | undefined> = files.map((f) => this.cache.get(f));
     const missing = files.filter((_, i) => verdicts[i] === undefined);
-    const kept = verdicts.filter((v) => v !== undefined);
-    if (kept.length > 0) onVerdicts?.(kept);
     const checker = this.pool !== undefined && missing.length >= this.minFiles ? this.pool : this.local;
-    const fresh = await checker.check(missing, ctx, onVerdicts);
+    const fresh = await checker.check(missing, ctx);
     let k = 0;
     for (let i = 0; i < files.length; i++) {
       if (verdicts[i] !== undefined) continue;

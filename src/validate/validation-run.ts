@@ -8,11 +8,12 @@
  * secret references, the attached document → across resources (cross-checks).
  * Nothing stops at the first problem; every stage reports all it finds.
  */
+import { HeldValue, JsonText } from "../deferred.js";
 import { compareDiagnostics, ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { kindModule } from "../kinds/registry.js";
 import type { Spec } from "../kinds/kind.js";
-import type { Resource } from "../kinds/resource.js";
+import type { Resource, ResourceSource } from "../kinds/resource.js";
 import { resolveAttachedFiles } from "../load/attached-files.js";
 import type { FileReference } from "../load/attached-files.js";
 import { listResourceFiles } from "../load/list-files.js";
@@ -23,7 +24,6 @@ import { attachDocument } from "./attachments.js";
 import type { AttachmentContext } from "./attachments.js";
 import type { SecretRefAt } from "./check-document.js";
 import type { DocumentVerdict, FileCheckContext, FileVerdict } from "./check-file.js";
-import type { OnVerdicts } from "./file-checker.js";
 import { crossCheck } from "./cross-checks.js";
 import type { WrittenResource } from "./cross-checks.js";
 import type { LocalFileChecker } from "./file-checker.js";
@@ -39,7 +39,6 @@ import type { PatchOrigin } from "../load/patches.js";
 import { loadPatches, unmatchedPatches } from "./patch-load.js";
 import { unusedValues } from "./value-check.js";
 import type { LoadedPatches } from "./patch-load.js";
-import { ResourceMaker, documentValue, writtenResource } from "./resource-maker.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -64,20 +63,6 @@ export interface ValidateOptions {
    * most `printedDocumentsBudget`, each document's JSON text is kept from its validation.
    */
   readonly printsDocuments?: boolean;
-  /** Told what each file holds as soon as it is checked (a plan's early preparation). */
-  readonly early?: EarlyListener;
-}
-
-/**
- * Told, on the calling thread, as each file is checked — before the checks across files and of
- * secrets, so what it is told may yet be refused (a plan's early preparation: early-desired.ts).
- * Its methods must not throw.
- */
-export interface EarlyListener {
-  /** A resource whose kind attaches no document: the same object the run returns unless refused. */
-  resource(resource: Resource): void;
-  /** The API id a resource declares (from its spec as written). */
-  apiId(name: string, id: string): void;
 }
 
 /**
@@ -100,12 +85,38 @@ export interface RepositoryResult {
 
 /** What a run asks of the validator that holds it (RepositoryValidator): kept verdicts, the pool, merged specs. */
 export interface RunHost {
-  verdicts(files: readonly SourceFile[], ctx: FileCheckContext, onVerdicts?: OnVerdicts): Promise<{ verdicts: FileVerdict[]; read: number }>;
+  verdicts(files: readonly SourceFile[], ctx: FileCheckContext): Promise<{ verdicts: FileVerdict[]; read: number }>;
   listing(found: number): void;
   checked(present: ReadonlySet<string>): Promise<void>;
   readonly reusing: boolean;
   readonly checkers: LocalFileChecker;
   mergedSpec(spec: Spec, document: unknown, attach: (spec: Spec, document: unknown) => Spec): Spec;
+}
+
+const noEntries: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * Labels or annotations, one object per distinct set (frozen, shared by the resources that
+ * carry it: a repository has few — `team: payments` on thousands of resources); none (absent
+ * or empty) are one shared empty object.
+ */
+function shared(entries: unknown, seen: Map<string, Readonly<Record<string, string>>>): Readonly<Record<string, string>> {
+  if (entries === undefined || entries === null || Object.keys(entries).length === 0) return noEntries;
+  const key = JSON.stringify(entries);
+  let one = seen.get(key);
+  if (one === undefined) {
+    one = Object.freeze({ ...(entries as Record<string, string>) });
+    seen.set(key, one);
+  }
+  return one;
+}
+
+/** A document as written, valid or not: its spec an object (`{}` when it is not one), read from its text on each use when it came as text. */
+function writtenResource(file: FileVerdict, doc: DocumentVerdict): WrittenResource {
+  const base = { kind: doc.kind!, name: doc.name!, source: { file: file.path, index: doc.index, line: doc.line } };
+  if (doc.text !== undefined) return { ...base, spec: new JsonText<Spec>(doc.text.spec) };
+  const spec = (doc.value as { spec?: unknown }).spec;
+  return { ...base, spec: new HeldValue((spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec) };
 }
 
 interface Candidate {
@@ -117,11 +128,10 @@ interface Candidate {
 export class ValidationRun {
   private readonly diagnostics: Diagnostic[] = [];
   private readonly records = new Map<string, FileVerdict>();
-  private readonly made = new ResourceMaker();
+  private readonly apiVersions = new Map<string, string>();
+  private readonly entrySets = new Map<string, Readonly<Record<string, string>>>();
   private readonly locate: Locate;
   private readonly warnedShort = new Set<string>();
-  /** Resources made as their files were checked (ValidateOptions.onResource): `finish` returns these. */
-  private readonly early = new Map<DocumentVerdict, Resource>();
   private filesRead = 0;
   private filesReused = 0;
 
@@ -161,8 +171,7 @@ export class ValidationRun {
       ...(patches === undefined ? {} : { patches: patches.patches }),
       ...(this.opts.printsDocuments === true && listed.files.reduce((n, f) => n + f.size, 0) <= printedDocumentsBudget ? { documentJson: true } : {}),
     };
-    const early = this.opts.early;
-    await this.check(listed.files, ctx, early === undefined ? undefined : (verdicts) => this.offer(verdicts, early));
+    await this.check(listed.files, ctx);
     if (patches !== undefined) await this.addPatchedResources(patches, ctx);
     const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
     if (documents > limits.maxDocuments) {
@@ -225,9 +234,9 @@ export class ValidationRun {
     }
   }
 
-  private async check(files: readonly SourceFile[], ctx: FileCheckContext, onVerdicts?: OnVerdicts): Promise<void> {
+  private async check(files: readonly SourceFile[], ctx: FileCheckContext): Promise<void> {
     if (files.length === 0) return;
-    const { verdicts, read } = await this.validator.verdicts(files, ctx, onVerdicts);
+    const { verdicts, read } = await this.validator.verdicts(files, ctx);
     this.filesRead += read;
     this.filesReused += files.length - read;
     for (const v of verdicts) {
@@ -273,40 +282,37 @@ export class ValidationRun {
     return { candidates, written };
   }
 
-  /**
-   * What these checked files hold, told to `early`: the API ids their resources declare, and
-   * each resource whose kind attaches no document — its file's verdict is all it is made of,
-   * so it is made now (the same object `finish` returns).
-   */
-  private offer(verdicts: readonly FileVerdict[], early: EarlyListener): void {
-    for (const file of verdicts) {
-      for (const doc of file.documents) {
-        if (!doc.passed || doc.ruleErrors > 0) continue;
-        const kind = kindModule(doc.kind!);
-        if (kind.providedApiId !== undefined) {
-          const id = kind.providedApiId(writtenResource(file, doc).spec.read());
-          if (id !== undefined) early.apiId(doc.name!, id);
-        }
-        if (kind.attached !== undefined) continue;
-        const resource = this.made.resource(file, doc, documentValue(doc), undefined);
-        this.early.set(doc, resource);
-        early.resource(resource);
-      }
-    }
-  }
-
   private async finish({ file, doc }: Candidate, attachments: AttachmentContext): Promise<Resource | undefined> {
     const kind = kindModule(doc.kind!);
-    const resource = `${kind.kind}/${doc.name!}`;
+    const value = (doc.text === undefined ? doc.value : JSON.parse(doc.text.head)) as Record<string, unknown>;
+    const meta = value.metadata as Record<string, unknown> | undefined;
+    const name = doc.name!;
+    const resource = `${kind.kind}/${name}`;
     const errors = doc.ruleErrors + this.checkSecrets(doc.secretRefs, { file: file.path, index: doc.index, resource });
+    let finalSpec = (value.spec ?? {}) as Spec;
+    let attachedSource: ResourceSource | undefined;
     const attached = kind.attached;
-    if (attached === undefined) return errors > 0 ? undefined : (this.early.get(doc) ?? this.made.resource(file, doc, documentValue(doc), undefined));
-    const value = documentValue(doc);
-    const spec = (value.spec ?? {}) as Spec;
-    const found = await attachDocument(attached, { file, doc, spec, resource }, attachments);
-    if (found === undefined || errors > 0) return undefined;
-    const merged = this.validator.mergedSpec(spec, found.document, (s, d) => attached.attach(s, d));
-    return this.made.resource(file, doc, value, { spec: merged, source: found.source });
+    if (attached !== undefined) {
+      const spec = finalSpec;
+      const found = await attachDocument(attached, { file, doc, spec, resource }, attachments);
+      if (found === undefined) return undefined;
+      finalSpec = this.validator.mergedSpec(spec, found.document, (s, d) => attached.attach(s, d));
+      attachedSource = found.source;
+    }
+    if (errors > 0) return undefined;
+    const apiVersion = String(value.apiVersion);
+    const fields = {
+      // one string for the few versions there are, not a copy per resource
+      apiVersion: this.apiVersions.get(apiVersion) ?? (this.apiVersions.set(apiVersion, apiVersion), apiVersion),
+      kind: kind.kind,
+      name,
+      labels: shared(meta?.labels, this.entrySets),
+      annotations: shared(meta?.annotations, this.entrySets),
+      source: { file: file.path, index: doc.index, line: doc.line },
+      ...(attachedSource === undefined ? {} : { definitionSource: attachedSource }),
+    };
+    // a compact check's spec stays the text it came as: parsed on each read
+    return { ...fields, spec: doc.text === undefined ? new HeldValue(finalSpec) : new JsonText<Spec>(doc.text.spec) };
   }
 
   private checkSecrets(refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }): number {

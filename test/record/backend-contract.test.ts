@@ -56,21 +56,6 @@ const backends: Array<[string, () => Promise<Pair>]> = [
 ];
 
 describe.each(backends)("%s state backend", (_name, open) => {
-  it("tells the hash key it holds, read alone: none before it is initialised, then the one it stores", async () => {
-    const { a, b } = await open();
-    try {
-      expect(await a.storedHashKey!()).toBeUndefined();
-      const lock = await a.lock("contract test");
-      await a.initialise("the-stored-key");
-      await lock.release();
-      expect(await b.storedHashKey!()).toBe("the-stored-key");
-      expect((await b.read()).hashKey).toBe("the-stored-key");
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
-
   it("starts empty, writes records durably per resource, with a growing serial, read by another handle", async () => {
     const { a, b } = await open();
     try {

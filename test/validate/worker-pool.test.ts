@@ -6,7 +6,6 @@ import { materialize } from "../../src/kinds/document-ref.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import type { ValidateOptions } from "../../src/validate/validate-repository.js";
-import type { Resource } from "../../src/kinds/resource.js";
 import { spawnCli } from "../helpers/cli.js";
 import { projectRoot, removeTempRepos, sharedRoot, tempRepo } from "../helpers/temp-repo.js";
 
@@ -84,27 +83,6 @@ describe("one-shot validation (resources held compactly)", () => {
 });
 
 describe("the worker pool", () => {
-  it("tells a run's early listener each resource once as its file is checked, whichever thread checked it: the run's own objects", async () => {
-    const root = await mixedRepository();
-    const shared = new RepositoryValidator({ workers: { threads: 1, callerChecks: true, minFiles: 0, filesPerTask: 2 } });
-    try {
-      const told: Resource[] = [];
-      const apiIds = new Map<string, string>();
-      const result = await shared.validate({ ...options(root), early: { resource: (r) => told.push(r), apiId: (name, id) => apiIds.set(name, id) } });
-      expect(shared.workers!.lastRun.inWorkers).toBeGreaterThan(0);
-      expect(shared.workers!.lastRun.onCaller).toBeGreaterThan(0);
-      expect(new Set(told).size).toBe(told.length);
-      // every resource of a kind without an attached document the run returns is one it told, the same object
-      const unattached = result.resources.filter((r) => r.kind === "OrgKey");
-      expect(unattached.length).toBeGreaterThan(40);
-      for (const r of unattached) expect(told).toContain(r);
-      // and the API ids its resources declare, the refused ones' included
-      expect(apiIds.get("good")).toBe("good-id");
-    } finally {
-      await shared.close();
-    }
-  });
-
   it("gives the same resources and the same located findings as the single-threaded path", async () => {
     const root = await mixedRepository();
     const single = await new RepositoryValidator({ workers: { threads: 0 } }).validate(options(root));
