@@ -73,7 +73,7 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
         resources: run.resources,
         hashKey: run.hashKey,
         state: before,
-        ...(input.commit === undefined ? {} : { commit: input.commit }),
+        ...(run.plan.commit === undefined ? {} : { commit: run.plan.commit }),
       },
       {
         config: input.config,

@@ -8,15 +8,15 @@ import type { GatesyncConfig } from "../config/config.js";
 
 export interface CommandResources {
   /** The fields of a plan or apply input that say where the resources are. */
-  readonly input: { readonly root: string; readonly boundary?: string; readonly commit?: string };
+  readonly input: { readonly root: string; readonly boundary?: string; readonly commit?: string | Promise<string | undefined> };
   close(): Promise<void>;
 }
 
 /** The commit checked out in `dir` when it lies in a git work tree (a CI checkout), else undefined. */
 export async function checkoutHead(dir: string): Promise<string | undefined> {
-  // git is loaded only where a directory is planned as a checkout
-  const { simpleGit } = await import("simple-git");
   try {
+    // git is loaded only where a directory is planned as a checkout
+    const { simpleGit } = await import("simple-git");
     const head = (await simpleGit({ baseDir: dir }).revparse(["--verify", "HEAD"])).trim();
     return /^[0-9a-f]{40,64}$/.test(head) ? head : undefined;
   } catch {
@@ -32,8 +32,8 @@ export async function openResources(
   const none = async (): Promise<void> => Promise.resolve();
   if (dir !== undefined) {
     const root = path.resolve(dir);
-    const commit = await checkoutHead(root);
-    return { input: { root, ...(commit === undefined ? {} : { commit }) }, close: none };
+    // asked while the files are checked: git's answer (it never rejects) is awaited where the plan is computed
+    return { input: { root, commit: checkoutHead(root) }, close: none };
   }
   if (config.source.type === "directory") return { input: { root: config.source.directory }, close: none };
   // a git source (and the file watching of the directory source) is loaded only when one is configured

@@ -15,12 +15,15 @@ export const breakingMark = "⚠ breaking";
 export const breakingShown = 10;
 
 /** One value, short: JSON, sensitive values hidden, long ones cut. */
+const hideMarker = (_k: string, v: unknown): unknown => (isSensitiveMarker(v) ? "(sensitive)" : v);
+
 export function showValue(value: unknown, max = 160): string {
   if (value === undefined) return "(unknown)";
   if (isSensitiveMarker(value)) return "(sensitive)";
   // a document held by reference is named, not read: its file is what a reader looks at
   if (isDocumentRef(value)) return `(the document in ${value.file})`;
-  const text = JSON.stringify(value, (_k, v: unknown) => (isSensitiveMarker(v) ? "(sensitive)" : v)) ?? typeof value;
+  // a replacer costs a call per member: a scalar (most fields) holds no marker to replace
+  const text = (typeof value !== "object" || value === null ? JSON.stringify(value) : JSON.stringify(value, hideMarker)) ?? typeof value;
   return text.length > max ? `${text.slice(0, max)}… (${text.length} characters)` : text;
 }
 

@@ -50,7 +50,8 @@ export interface PlanRunInput {
   readonly validator: RepositoryValidator;
   readonly state: StateBackend;
   readonly env: Readonly<Record<string, string | undefined>>;
-  readonly commit?: string;
+  /** The commit planned: known, or git's answer awaited when the plan is computed (asked while the files are checked). */
+  readonly commit?: string | Promise<string | undefined>;
   readonly now?: () => Date;
   readonly reassert?: boolean;
   /** Kept across runs by a daemon: unchanged resources are not prepared again. */
@@ -137,11 +138,12 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   ready = undefined;
   validated = undefined;
   const batch = config.targets.gateway?.batch;
+  const commit = await input.commit;
   const plan = computePlan(desired.desired, state, {
     orphans: config.orphans,
     deactivationGuard: input.allowMassDeactivation === true ? { ...config.deactivationGuard, allow: true } : config.deactivationGuard,
     ...(batch === undefined ? {} : { batch: { maxSize: batch.maxSize } }),
-    ...(input.commit === undefined ? {} : { commit: input.commit }),
+    ...(commit === undefined ? {} : { commit }),
     now: (input.now ?? (() => new Date()))().toISOString(),
     hashKey: hashKey.key,
     ...(input.reassert === true ? { reassert: true } : {}),

@@ -27,8 +27,34 @@ export function isSensitiveMarker(value: unknown): value is SensitiveMarker {
 }
 
 export function keyedHash(key: string, value: unknown): string {
-  return createHmac("sha256", key).update(canonicalJson(value)).digest("hex").slice(0, 32);
+  if (typeof value !== "string") return hmacOf(key, canonicalJson(value));
+  let known = recentHashes.get(key);
+  if (known === undefined) {
+    if (recentHashes.size >= recentKeysBound) recentHashes.clear();
+    recentHashes.set(key, (known = new Map<string, string>()));
+  }
+  let hashed = known.get(value);
+  if (hashed === undefined) {
+    // a new key's or many values': begun again, never grown past the bound
+    if (known.size >= recentHashesBound) known.clear();
+    hashed = hmacOf(key, JSON.stringify(value));
+    known.set(value, hashed);
+  }
+  return hashed;
 }
+
+function hmacOf(key: string, text: string): string {
+  return createHmac("sha256", key).update(text).digest("hex").slice(0, 32);
+}
+
+/**
+ * The keyed hashes of strings lately hashed, per key: a repository uses a few secrets in
+ * thousands of places (the same token in every webhook's header), and an HMAC costs microseconds.
+ * The values are held as the secret resolver holds them, in this process's memory alone.
+ */
+const recentHashes = new Map<string, Map<string, string>>();
+const recentHashesBound = 4096;
+const recentKeysBound = 16;
 
 export function sha256(text: string): string {
   return createHash("sha256").update(text).digest("hex");

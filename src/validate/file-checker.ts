@@ -99,17 +99,34 @@ interface Task {
 }
 
 /**
- * Files cut into tasks, largest first (the last tasks to finish are then small ones, and no
- * thread is left waiting for another's big OpenAPI documents).
+ * Files cut into tasks of a few tens of milliseconds each (up to `per` files, and up to
+ * `bytesPerTask` bytes), those of the largest files first: workers take them from the front, the
+ * calling thread from the back. No thread is left waiting long for another's last task, and the
+ * calling thread — which takes a turn of its event loop after each file, for the workers'
+ * results — checks many small files while the workers check the big OpenAPI documents
+ * (measured: `validate` of the realistic 10,000 resources ~2% faster than both ends taking the
+ * largest first, 15 interleaved runs each).
  */
 function tasksOf(files: readonly FileToRead[], per: number): Task[] {
   const tasks: Array<Task & { readonly bytes: number }> = [];
-  for (let i = 0; i < files.length; i += per) {
-    const some = files.slice(i, i + per);
-    tasks.push({ at: tasks.length, files: some, bytes: some.reduce((n, f) => n + f.size, 0) });
+  let some: FileToRead[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    some.push(file);
+    bytes += file.size;
+    // a task of big documents holds fewer: the last tasks to finish are short whatever their files
+    if (some.length < per && bytes < bytesPerTask) continue;
+    tasks.push({ at: tasks.length, files: some, bytes });
+    some = [];
+    bytes = 0;
   }
-  return tasks.sort((a, b) => b.bytes - a.bytes || a.at - b.at);
+  if (some.length > 0) tasks.push({ at: tasks.length, files: some, bytes });
+  const perFile = (t: Task & { readonly bytes: number }): number => t.bytes / t.files.length;
+  return tasks.sort((a, b) => perFile(b) - perFile(a) || a.at - b.at);
 }
+
+/** The file bytes of a task, at most (or one file more than): some tens of milliseconds of checking. */
+const bytesPerTask = 64 * 1024;
 
 /**
  * One run's tasks, each thread taking the next when done with its last: a worker's result,
@@ -121,24 +138,36 @@ class Dispatch {
   /** What the calling thread's own checks threw (as it would without workers). */
   callerFailed: { readonly err: unknown } | undefined;
   stopped = false;
+  /** The first and the last of the tasks no thread has taken. */
   private next = 0;
+  private last: number;
 
   constructor(
     private readonly tasks: readonly Task[],
     private readonly ctx: FileCheckContext,
-  ) {}
+  ) {
+    this.last = tasks.length - 1;
+  }
 
   async viaWorker(pool: Piscina): Promise<void> {
-    for (let t = this.take(); t !== undefined; t = this.take()) {
-      this.verdicts[t.at] = (await pool.run({ files: t.files, ctx: this.ctx } satisfies FileTask)) as FileVerdict[];
+    const send = (t: Task): Promise<FileVerdict[]> => pool.run({ files: t.files, ctx: this.ctx } satisfies FileTask) as Promise<FileVerdict[]>;
+    let t = this.take();
+    let running = t === undefined ? undefined : send(t);
+    while (t !== undefined && running !== undefined) {
+      const done = await running;
+      // the worker's next task is sent before anything else is done with this one's verdicts
+      const next = this.take();
+      running = next === undefined ? undefined : send(next);
+      this.verdicts[t.at] = done;
       this.counts.inWorkers += t.files.length;
+      t = next;
     }
   }
 
   async onCaller(load: () => Promise<Checkers>): Promise<void> {
     try {
       const checkers = await load();
-      for (let t = this.take(); t !== undefined; t = this.take()) {
+      for (let t = this.take("smallest"); t !== undefined; t = this.take("smallest")) {
         const done: FileVerdict[] = [];
         for (const file of t.files) {
           done.push(detached(await checkFile(file, this.ctx, checkers, true)));
@@ -154,10 +183,18 @@ class Dispatch {
     }
   }
 
-  private take(): Task | undefined {
-    return this.stopped ? undefined : this.tasks[this.next++];
+  private take(end: "largest" | "smallest" = "largest"): Task | undefined {
+    if (this.stopped || this.next > this.last) return undefined;
+    return end === "largest" ? this.tasks[this.next++] : this.tasks[this.last--];
   }
 }
+
+/**
+ * Tasks a worker holds at once: it checks them one after the other, and the second spares it
+ * the wait for its next — a worker's result passes through the calling thread's event loop,
+ * busy with a file of its own (profiles showed a worker idle up to a fifth of the time with one).
+ */
+const tasksPerWorker = 2;
 
 /** Checks files on a pool of worker threads, started on first use; with `caller`, on the calling thread too. */
 export class PooledFileChecker {
@@ -179,7 +216,11 @@ export class PooledFileChecker {
     const pool = await starting;
     const run = new Dispatch(tasksOf(files, this.opts.filesPerTask ?? defaultWorkerOptions.filesPerTask), ctx);
     this.lastRun = run.counts;
-    const lanes = [...Array.from({ length: this.threads }, () => run.viaWorker(pool)), ...(this.caller === undefined ? [] : [run.onCaller(this.caller)])];
+    // two tasks in flight per worker: its next waits in its queue, not for this thread's event loop
+    const lanes = [
+      ...Array.from({ length: this.threads * tasksPerWorker }, () => run.viaWorker(pool)),
+      ...(this.caller === undefined ? [] : [run.onCaller(this.caller)]),
+    ];
     // a worker that dies between tasks, or while starting, fails no task: the pool says so
     let onError: ((err: unknown) => void) | undefined;
     const failed = new Promise<never>((_, reject) => {
@@ -243,6 +284,7 @@ export class PooledFileChecker {
       name: "checkFiles",
       minThreads: this.threads,
       maxThreads: this.threads,
+      concurrentTasksPerWorker: tasksPerWorker,
       idleTimeout: 30_000,
       ...(execArgv === undefined ? {} : { execArgv }),
       ...(this.opts.resourceLimits === undefined ? {} : { resourceLimits: this.opts.resourceLimits }),

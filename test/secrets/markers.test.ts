@@ -1,7 +1,8 @@
+import { createHmac } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { contentHash } from "../../src/kinds/canonical.js";
-import { isSensitiveMarker, redact } from "../../src/secrets/markers.js";
+import { isSensitiveMarker, keyedHash, redact } from "../../src/secrets/markers.js";
 
 describe("content hash", () => {
   it("is equal for equal values whatever their key order, and differs otherwise", () => {
@@ -47,5 +48,24 @@ describe("redaction", () => {
     const clean = { a: { b: [1, { c: "x" }] } };
     expect(redact(clean, "k", [], new Set())).toBe(clean);
     expect(redact(clean, "k", ["missing.field"], new Set(["zzz"]))).toBe(clean);
+  });
+});
+
+describe("keyed hashes of strings", () => {
+  const hmac = (key: string, value: string): string => createHmac("sha256", key).update(JSON.stringify(value)).digest("hex").slice(0, 32);
+
+  it("are the HMAC of the value under its own key, however often and in whatever order values and keys come", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom("key-a", "key-b", "key-c"), fc.string()), { maxLength: 200 }), (pairs) => {
+        // each pair twice: the second is answered from what the first kept
+        for (const [key, value] of [...pairs, ...pairs]) expect(keyedHash(key, value)).toBe(hmac(key, value));
+      }),
+    );
+  });
+
+  it("stay right past the number of values kept, and for more keys than are kept", () => {
+    for (let i = 0; i < 10_000; i++) expect(keyedHash("bound", `value-${i % 5000}`)).toBe(hmac("bound", `value-${i % 5000}`));
+    for (let k = 0; k < 40; k++) expect(keyedHash(`key-${k}`, "same")).toBe(hmac(`key-${k}`, "same"));
+    expect(keyedHash("key-1", "same")).not.toBe(keyedHash("key-2", "same"));
   });
 });
