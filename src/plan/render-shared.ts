@@ -14,9 +14,9 @@ export const breakingMark = "⚠ breaking";
 /** Breaking changes listed at the top of a resource's details; the rest are counted. */
 export const breakingShown = 10;
 
-/** One value, short: JSON, sensitive values hidden, long ones cut. */
 const hideMarker = (_k: string, v: unknown): unknown => (isSensitiveMarker(v) ? "(sensitive)" : v);
 
+/** One value, short: JSON, sensitive values hidden, long ones cut. */
 export function showValue(value: unknown, max = 160): string {
   if (value === undefined) return "(unknown)";
   if (isSensitiveMarker(value)) return "(sensitive)";

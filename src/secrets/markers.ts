@@ -50,7 +50,8 @@ function hmacOf(key: string, text: string): string {
 /**
  * The keyed hashes of strings lately hashed, per key: a repository uses a few secrets in
  * thousands of places (the same token in every webhook's header), and an HMAC costs microseconds.
- * The values are held as the secret resolver holds them, in this process's memory alone.
+ * The strings (secret values among them) stay in this process's memory, never written anywhere,
+ * while they are among the last 4,096 of their key — in a daemon, past the run that resolved them.
  */
 const recentHashes = new Map<string, Map<string, string>>();
 const recentHashesBound = 4096;
