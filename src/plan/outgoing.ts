@@ -37,20 +37,20 @@ export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Dia
   // a spec held as JSON text without `${` has no reference to resolve, nor a `$${` to unescape:
   // one scan of the text instead of a walk of every value
   if (r.spec instanceof JsonText && !r.spec.text.includes("${")) return { written, spec: written, secrets: new Set<string>(), readDocuments: false };
-  const id = resourceId(r);
   const secrets = new Set<string>();
   const resolved = resolveSecrets(written, resolver, secrets, (path, message) =>
     problems.push({
       severity: "error",
       code: ErrorCode.SECRET_UNRESOLVED,
       file: r.source.file,
-      resource: id,
+      resource: resourceId(r),
       path: formatPath(["spec", ...path]),
       message,
       hint: "set it where gatesync plans and applies",
     }),
   ) as Spec;
-  if (secrets.size === 0) return { written, spec: resolved, secrets, readDocuments: false };
+  // parsed from JSON text, a spec holds no document by reference: there is nothing to read
+  if (secrets.size === 0 || r.spec instanceof JsonText) return { written, spec: resolved, secrets, readDocuments: false };
   // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
   const read = materialize(resolved);
   return { written, spec: read, secrets, readDocuments: read !== resolved };

@@ -131,13 +131,21 @@ function markStrings(value: unknown, key: string, secrets: ReadonlySet<string>):
   });
 }
 
+/** A pattern's segments, split once: the few patterns there are are applied to every resource. */
+const patternSegments = new Map<string, readonly string[]>();
+function segmentsOf(pattern: string): readonly string[] {
+  let segs = patternSegments.get(pattern);
+  if (segs === undefined) patternSegments.set(pattern, (segs = pattern.split(".")));
+  return segs;
+}
+
 /**
  * Replaces sensitive values with markers: subtrees at `patterns`, and any string holding one
  * of the resolved `secrets`. Parts without either are returned as they are, not copied.
  */
 export function redact(value: unknown, key: string, patterns: readonly string[], secrets: ReadonlySet<string>): unknown {
   let out = value;
-  for (const p of patterns) out = markAt(out, p.split("."), key);
+  for (const p of patterns) out = markAt(out, segmentsOf(p), key);
   return secrets.size === 0 ? out : markStrings(out, key, secrets);
 }
 
