@@ -34,9 +34,11 @@ export interface ResolvedSpec {
 /** One resource's spec, read once, with its secret references resolved, and the values they resolved to. */
 export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Diagnostic[]): ResolvedSpec {
   const written = r.spec.read();
-  // a spec held as JSON text without `${` has no reference to resolve, nor a `$${` to unescape:
-  // one scan of the text instead of a walk of every value
-  if (r.spec instanceof JsonText && !r.spec.text.includes("${")) return { written, spec: written, secrets: new Set<string>(), readDocuments: false };
+  // parsed from JSON text, a spec holds no document by reference
+  const text = r.spec instanceof JsonText ? r.spec.text : undefined;
+  // and without `${` it has no reference to resolve, nor a `$${` to unescape: one scan of the
+  // text instead of a walk of every value
+  if (text !== undefined && !text.includes("${")) return { written, spec: written, secrets: new Set<string>(), readDocuments: false };
   const secrets = new Set<string>();
   const resolved = resolveSecrets(written, resolver, secrets, (path, message) =>
     problems.push({
@@ -49,8 +51,7 @@ export function resolveSpec(r: Resource, resolver: SecretResolver, problems: Dia
       hint: "set it where gatesync plans and applies",
     }),
   ) as Spec;
-  // parsed from JSON text, a spec holds no document by reference: there is nothing to read
-  if (secrets.size === 0 || r.spec instanceof JsonText) return { written, spec: resolved, secrets, readDocuments: false };
+  if (secrets.size === 0 || text !== undefined) return { written, spec: resolved, secrets, readDocuments: false };
   // a resource holding secrets is redacted wherever they appear: a document held by reference is read for it
   const read = materialize(resolved);
   return { written, spec: read, secrets, readDocuments: read !== resolved };

@@ -72,13 +72,13 @@ class HeldDocuments {
     if (isSensitiveMarker(value)) return hideMarkers(key, value);
     if (value === null || typeof value !== "object") return value;
     let copy: Record<string, unknown> | undefined;
-    for (const key in value) {
-      const member = (value as Record<string, unknown>)[key];
+    for (const name in value) {
+      const member = (value as Record<string, unknown>)[name];
       const text = member instanceof DocumentRef ? member.printedJson() : undefined;
       if (text === undefined) continue;
       copy ??= (Array.isArray(value) ? [...(value as unknown[])] : { ...value }) as Record<string, unknown>;
       // defined, not assigned: a `__proto__` key stays a key
-      Object.defineProperty(copy, key, { value: `${this.mark}${this.texts.push(text) - 1}`, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(copy, name, { value: `${this.mark}${this.texts.push(text) - 1}`, enumerable: true, writable: true, configurable: true });
     }
     return copy ?? value;
   };
