@@ -12,17 +12,24 @@ export interface CommandResources {
   close(): Promise<void>;
 }
 
-/** The commit checked out in `dir` when it lies in a git work tree (a CI checkout), else undefined. */
+/**
+ * The commit checked out in `dir` when it lies in a git work tree (a CI checkout), else
+ * undefined — also when git answers with anything but a commit id, or says nothing for
+ * `checkoutHeadTimeoutMs` (a hung git must not hang the plan that only names the commit).
+ */
 export async function checkoutHead(dir: string): Promise<string | undefined> {
   try {
     // git is loaded only where a directory is planned as a checkout
     const { simpleGit } = await import("simple-git");
-    const head = (await simpleGit({ baseDir: dir }).revparse(["--verify", "HEAD"])).trim();
+    const head = (await simpleGit({ baseDir: dir, timeout: { block: checkoutHeadTimeoutMs } }).revparse(["--verify", "HEAD"])).trim();
     return /^[0-9a-f]{40,64}$/.test(head) ? head : undefined;
   } catch {
     return undefined; // not a work tree, no commit yet, no git: planned without a commit
   }
 }
+
+/** `git rev-parse HEAD` answers in milliseconds; past this, the plan names no commit. */
+const checkoutHeadTimeoutMs = 5_000;
 
 export async function openResources(
   config: GatesyncConfig,

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { chmod } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli, spawnCli } from "../helpers/cli.js";
@@ -94,4 +95,31 @@ describe("gatesync plan --dir on a git checkout", () => {
     const json = await runCli(["plan", "--config", path.join(cfg, "gatesync.yaml"), "--dir", path.join(repo.dir, "config"), "--format", "json"]);
     expect((JSON.parse(json.stdout) as { commit: string }).commit).toBe(repo.commit);
   });
+
+  it("names no commit, and still plans, when git answers with something else or does not answer", async () => {
+    const repo = await committedRepo({ "config/keys.yaml": doc("OrgKey", "ok", "keyId: org-ok\nrate: 5") });
+    const cfg = await tempRepo({ "gatesync.yaml": gitSourceConfig("/nonexistent.git", "/tmp/unused-cache") });
+    const fakeGit = async (script: string): Promise<string> => {
+      const bin = await tempRepo({ git: `#!/bin/sh\n${script}\n` });
+      await chmod(path.join(bin, "git"), 0o755);
+      return bin;
+    };
+    const plan = async (bin: string): Promise<{ code: number; stdout: string; ms: number }> => {
+      const started = Date.now();
+      const r = await spawnCli(["plan", "--config", path.join(cfg, "gatesync.yaml"), "--dir", path.join(repo.dir, "config")], {
+        env: { PATH: `${bin}:${process.env.PATH ?? ""}` },
+      });
+      return { ...r, ms: Date.now() - started };
+    };
+    const garbled = await plan(await fakeGit("echo 'not a commit; rm -rf /'"));
+    expect(garbled.code).toBe(0);
+    expect(garbled.stdout).toMatch(/^gatesync plan \(/);
+    expect(garbled.stdout).toContain("OrgKey/ok");
+    // a git that never answers: the plan waits for it no longer than the timeout
+    const hung = await plan(await fakeGit("exec sleep 60"));
+    expect(hung.code).toBe(0);
+    expect(hung.stdout).toMatch(/^gatesync plan \(/);
+    expect(hung.stdout).toContain("OrgKey/ok");
+    expect(hung.ms).toBeLessThan(30_000);
+  }, 60_000);
 });
