@@ -17,7 +17,23 @@ const startsNode = (text: string, at: number): boolean =>
 
 /** Whether the fast path must leave `text` to `yaml`. */
 export function needsFullParse(text: string): boolean {
-  return someLine(text) || tagOrExplicitKey(text) || blockIndentIndicator(text) || flowCollectionKey(text);
+  return someLine(text) || tagOrExplicitKey(text) || blockIndentIndicator(text) || flowCollectionKey(text) || commentAfterNode(text);
+}
+
+/**
+ * A `#` right after a closing quote, a flow collection's end or a document marker (`""#c`,
+ * `{a: 1}#c`, `---#c`, `...#c`): `yaml` refuses a comment not separated by white space, or reads
+ * the marker as text, where js-yaml takes them otherwise. A `#` after `-` or `.` elsewhere
+ * (`a-#b`) costs a full parse, nothing else. A quote where a node may start opens a scalar
+ * (`'#/components/…'`, a `$ref`), and the `#` after it is the scalar's own.
+ */
+function commentAfterNode(text: string): boolean {
+  for (let at = text.indexOf("#"); at !== -1; at = text.indexOf("#", at + 1)) {
+    const before = text[at - 1];
+    if (before === "}" || before === "]" || before === "-" || before === ".") return true;
+    if ((before === '"' || before === "'") && !startsNode(text, at - 1) && text[at - 2] !== ":") return true;
+  }
+  return false;
 }
 
 /**
