@@ -101,6 +101,27 @@ const packagesAsScripts: Plugin = {
   },
 };
 
+/**
+ * `yaml` loaded on first use (src/load/yaml-library.ts) is its script too: the module that
+ * requires it from node_modules becomes one that runs the script, with its code cache.
+ */
+const lazyYamlAsScript: Plugin = {
+  name: "lazy-yaml-as-script",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/yaml-library\.js$/ }, (args) =>
+      args.resolveDir === path.join(root, "dist/load") ? { path: "yaml", namespace: "lazy-package-script" } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "lazy-package-script" }, (args) => ({
+      contents: [
+        `import { compiledExports } from ${JSON.stringify(path.join(here, "compiled-script.ts"))};`,
+        `export const loadYamlLibrary = () => compiledExports(${JSON.stringify(args.path)});`,
+      ].join("\n"),
+      loader: "js",
+      resolveDir: root,
+    }));
+  },
+};
+
 /** One script: CommonJS in one function expression (compiled-script.ts runs it). */
 async function writeScript(entry: string, name: string, bundle: boolean): Promise<string> {
   const out = await build({
@@ -150,7 +171,7 @@ const result = await build({
   logLevel: "warning",
   // bundled CommonJS (yaml, commander) calls `require` for Node's own modules
   banner: { js: 'import { createRequire as __gatesyncCreateRequire } from "node:module";\nconst require = __gatesyncCreateRequire(import.meta.url);' },
-  plugins: [packagesAsScripts, choosePackages, compiledAsScripts],
+  plugins: [packagesAsScripts, lazyYamlAsScript, choosePackages, compiledAsScripts],
 });
 // which modules each chunk holds: test/cli/startup-modules.test.ts reads it
 await writeFile(path.join(outdir, "meta.json"), JSON.stringify(result.metafile));

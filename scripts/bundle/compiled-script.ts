@@ -33,9 +33,17 @@ export function runScript(file: string): { exports: Record<string, unknown>; scr
   return { exports: module.exports, script };
 }
 
-/** The exports of the compiled validators' module `name` (e.g. `openapi-3-0`). */
+/** Each script's exports, once run: a package asked for by two modules (`yaml`) is one instance. */
+const ran = new Map<string, Record<string, unknown>>();
+
+/** The exports of the script `name` (a compiled validators' module, e.g. `openapi-3-0`, or a package), run on the first ask. */
 export function compiledExports(name: string): Record<string, unknown> {
-  return runScript(path.join(scriptDir, `${name}.cjs`)).exports;
+  let exports = ran.get(name);
+  if (exports === undefined) {
+    exports = runScript(path.join(scriptDir, `${name}.cjs`)).exports;
+    ran.set(name, exports);
+  }
+  return exports;
 }
 
 /** Stands for a validator of a script not run yet: runs it on the first call, then calls through (its `errors` copied). */

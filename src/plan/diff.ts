@@ -39,3 +39,17 @@ export function diffValues(before: unknown, after: unknown, base: PathSegment[] 
   }
   return [{ path: formatPath(base), op: "change", before, after }];
 }
+
+/**
+ * Each top-level field of a value nothing was applied of, as added, in key order: what
+ * `diffValues(undefined, …)` gives field by field, without a deep comparison per field (a first
+ * plan lists every field of every request: 80,000 lines at 10,000 resources).
+ */
+export function addedFields(value: Readonly<Record<string, unknown>>): FieldChange[] {
+  const fields: FieldChange[] = [];
+  for (const k of Object.keys(value).sort()) {
+    const after = value[k];
+    if (after !== undefined) fields.push({ path: formatPath([k]), op: "add", after });
+  }
+  return fields;
+}

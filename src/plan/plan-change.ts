@@ -21,7 +21,7 @@ import type { AdoptionClaims } from "./adoption.js";
 import { classified } from "./breaking/classify.js";
 import type { BreakingChange, Compatibility } from "../kinds/breaking/types.js";
 import type { Desired } from "./desired.js";
-import { diffValues } from "./diff.js";
+import { addedFields, diffValues } from "./diff.js";
 import type { FieldChange } from "./diff.js";
 
 export type Action = "create" | "update" | "no-op" | "blocked" | "orphan" | "adopt" | "moved";
@@ -190,7 +190,7 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   const adoption = planAdoption(d, record, ctx.claims);
   if (adoption?.action === "blocked") return { ...base, action: "blocked", fields: [], reason: adoption.reason, hint: adoption.hint, notes };
   if (adoption?.action === "adopt") {
-    const fields = allFields(req.readCompare());
+    const fields = addedFields(req.readCompare());
     const operation = adoption.update === undefined ? {} : { operation: plannedOperation(adoption.update, adoption.address, req.query, false, ctx.batching) };
     return {
       ...base,
@@ -212,15 +212,6 @@ export function planChange(d: Desired, record: ResourceRecord | undefined, ctx: 
   return planUpdate(base, d, record, changed, notes, ctx);
 }
 
-/** Every field of a request's `compare`, as added (read once: it may be parsed on each read). */
-function allFields(compare: Readonly<Record<string, unknown>>): FieldChange[] {
-  return diffValues(undefined, compare).length === 0
-    ? []
-    : Object.keys(compare)
-        .sort()
-        .flatMap((k) => diffValues(undefined, compare[k], [k]));
-}
-
 /**
  * A first apply's field changes (a create, or an update of a kind that cannot be created):
  * every field of its desired request, as added. Made from the request when read, not held
@@ -237,7 +228,7 @@ export class RequestFields implements Deferred<readonly FieldChange[]> {
   }
 
   read(): readonly FieldChange[] {
-    return allFields(this.desired.request.readCompare());
+    return addedFields(this.desired.request.readCompare());
   }
 
   /** Serialised (a plan in JSON, saved or sent), the fields themselves. */

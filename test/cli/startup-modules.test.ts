@@ -85,7 +85,7 @@ async function modulesIn(url: string): Promise<string[]> {
 /** The file an input of the bundle stands for: a file, or the script a package or compiled validators' module is loaded as (scripts/bundle/). */
 function inBundle(input: string): string {
   const [namespace, name] = input.split(":");
-  if (namespace === "package-script") return path.join(projectRoot, "node_modules", name!, "(script)");
+  if (namespace === "package-script" || namespace === "lazy-package-script") return path.join(projectRoot, "node_modules", name!, "(script)");
   if (namespace === "compiled-script") return path.join(projectRoot, "dist/validate/compiled", `${name}.js`);
   return path.resolve(projectRoot, input);
 }

@@ -253,6 +253,27 @@ describe("across resources", () => {
     expect(result.resources.map((r) => r.source.file)).toEqual(["a.yaml"]);
   });
 
+  it("reports a name defined three times at each definition, naming the other two", async () => {
+    const dir = await tempRepo({ "a.yaml": orgKey("same", "k1"), "b.yaml": orgKey("same", "k2"), "c.yaml": orgKey("same", "k3") });
+    const result = await validator.validate({ root: dir });
+    expect(result.diagnostics).toEqual([
+      expect.objectContaining({ code: "DUPLICATE_NAME", file: "a.yaml", message: "OrgKey/same is defined 3 times; also at b.yaml:1, c.yaml:1" }),
+      expect.objectContaining({ code: "DUPLICATE_NAME", file: "b.yaml", message: "OrgKey/same is defined 3 times; also at a.yaml:1, c.yaml:1" }),
+      expect.objectContaining({ code: "DUPLICATE_NAME", file: "c.yaml", message: "OrgKey/same is defined 3 times; also at a.yaml:1, b.yaml:1" }),
+    ]);
+    expect(result.resources.map((r) => r.source.file)).toEqual(["a.yaml"]);
+  });
+
+  it("suggests for a missing reference the names written for its kind only, a broken definition's too", async () => {
+    const client = "apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: c\nspec:\n  apiRef: payment\n  clientId: c\n";
+    const dir = await tempRepo({
+      // an org key named like the reference, and an API whose own spec is broken: only the API's name is offered
+      "a.yaml": `${orgKey("payment")}---\n${api("payments", "  definition: 42\n")}---\n${client}`,
+    });
+    const unresolved = (await validator.validate({ root: dir })).diagnostics.find((d) => d.code === "UNRESOLVED_REFERENCE");
+    expect(unresolved).toMatchObject({ path: "spec.apiRef", hint: "did you mean `payments`? (known: payments)" });
+  });
+
   it("allows the same name in different kinds", async () => {
     const dir = await tempRepo({
       "a.yaml": `${orgKey("x")}---\n${api("x", "  definition: { openapi: 3.1.0, info: { title: t, version: '1' }, paths: {} }\n")}`,
