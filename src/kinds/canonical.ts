@@ -39,18 +39,20 @@ function sealed(text: string): string {
 }
 
 /**
- * The quoted JSON form of object keys seen lately: a repository repeats a few hundred field
+ * The quoted JSON form of object keys seen first: a repository repeats a few hundred field
  * names across thousands of requests, and quoting each again cost a fifth of `canonical`.
- * Bounded: keys past the bound are quoted each time.
+ * Bounded in count and length (a document's keys may be long paths): other keys are quoted
+ * each time.
  */
 const quotedKeys = new Map<string, string>();
 const quotedKeysBound = 4096;
+const quotedKeyLength = 128;
 
 function quotedKey(key: string): string {
   let quoted = quotedKeys.get(key);
   if (quoted === undefined) {
     quoted = JSON.stringify(key);
-    if (quotedKeys.size < quotedKeysBound) quotedKeys.set(key, quoted);
+    if (quotedKeys.size < quotedKeysBound && key.length <= quotedKeyLength) quotedKeys.set(key, quoted);
   }
   return quoted;
 }

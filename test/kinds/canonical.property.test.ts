@@ -36,7 +36,10 @@ const value = fc.letrec((tie) => ({
     fc.constant(undefined),
     fc.array(tie("v")),
     fc.sparseArray(tie("v"), { maxLength: 5 }),
-    fc.dictionary(fc.oneof(fc.constantFrom("name", "id", "a", "é", "\u2028", '"q"', "__proto__x", "10", "2"), fc.string()), tie("v")),
+    fc.dictionary(
+      fc.oneof(fc.constantFrom("name", "id", "a", "é", "\u2028", '"q"', "__proto__x", "10", "2"), fc.string(), fc.string({ minLength: 120, maxLength: 140 })),
+      tie("v"),
+    ),
   ),
 })).v;
 
