@@ -124,6 +124,23 @@ interface Candidate {
   readonly doc: DocumentVerdict;
 }
 
+/**
+ * Every resource written, valid or not, in file order (`candidates` are some of `named`, in the
+ * same order, and `made` what each candidate became). A document made into a resource from its
+ * JSON text (a one-shot command) stands as that resource — the same kind, name, place and spec
+ * text — not as a second object made for it: at 100,000 resources those were ~12 MB more for the
+ * collector at the end of a validation, where its peak is.
+ */
+function writtenOf(named: readonly Candidate[], candidates: readonly Candidate[], made: ReadonlyArray<Resource | undefined>): WrittenResource[] {
+  const written: WrittenResource[] = [];
+  let k = 0;
+  for (const { file, doc } of named) {
+    const resource = candidates[k]?.doc === doc ? made[k++] : undefined;
+    written.push(resource !== undefined && doc.text !== undefined ? resource : writtenResource(file, doc));
+  }
+  return written;
+}
+
 /** One validation of a repository: its findings and resources, and what it keeps while it runs. */
 export class ValidationRun {
   private readonly diagnostics: Diagnostic[] = [];
@@ -194,7 +211,7 @@ export class ValidationRun {
     await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
     if (rules?.cacheDir !== undefined) pruneFindingsCache(rules.cacheDir, new Set([...this.records.values()].flatMap((r) => r.rulesEntry ?? [])));
 
-    const { candidates, written } = this.classify(new Set(resolved.targets.values()));
+    const { candidates, named } = this.classify(new Set(resolved.targets.values()));
     const attachments: AttachmentContext = {
       records: this.records,
       targets: resolved.targets,
@@ -205,12 +222,10 @@ export class ValidationRun {
       reportedFiles: new Set(),
       ...(rules === undefined ? {} : { rules }),
     };
-    const resources: Resource[] = [];
-    for (const c of candidates) {
-      const resource = await this.finish(c, attachments);
-      if (resource !== undefined) resources.push(resource);
-    }
-    const crossed = crossCheck(resources, written, this.locate);
+    const made: Array<Resource | undefined> = [];
+    for (const c of candidates) made.push(await this.finish(c, attachments));
+    const resources = made.filter((r): r is Resource => r !== undefined);
+    const crossed = crossCheck(resources, writtenOf(named, candidates, made), this.locate);
     this.diagnostics.push(...crossed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
     return {
       resources: crossed.valid,
@@ -267,19 +282,22 @@ export class ValidationRun {
     return refs;
   }
 
-  /** The documents that are resources (files named for attached documents are not). */
-  private classify(attachedFiles: ReadonlySet<string>): { candidates: Candidate[]; written: WrittenResource[] } {
+  /**
+   * The documents that may become resources, and those that name one (valid or not, for the
+   * cross-checks), in file order; files named for attached documents hold neither.
+   */
+  private classify(attachedFiles: ReadonlySet<string>): { candidates: Candidate[]; named: Candidate[] } {
     const candidates: Candidate[] = [];
-    const written: WrittenResource[] = [];
+    const named: Candidate[] = [];
     for (const file of [...this.records.values()].sort((a, b) => (a.path < b.path ? -1 : 1))) {
       if (attachedFiles.has(file.path)) continue;
       for (const doc of file.documents) {
         this.diagnostics.push(...doc.findings);
-        if (doc.kind !== undefined && doc.name !== undefined) written.push(writtenResource(file, doc));
+        if (doc.kind !== undefined && doc.name !== undefined) named.push({ file, doc });
         if (doc.passed) candidates.push({ file, doc });
       }
     }
-    return { candidates, written };
+    return { candidates, named };
   }
 
   private async finish({ file, doc }: Candidate, attachments: AttachmentContext): Promise<Resource | undefined> {

@@ -35,6 +35,9 @@ async function mixedRepository(): Promise<string> {
     "keys/secrets.yaml": orgKey("with-secret", "  hmac_enabled: true\n  hmac_string: ${env:MISSING_SECRET}\n"),
     "keys/bad-ref.yaml": orgKey("bad-ref", "  access_rights:\n    main:\n      apiRef: nope\n      versions: [Default]\n"),
     "keys/dup.yaml": `${orgKey("dup")}---\n${orgKey("dup")}`,
+    // a name defined by a valid resource and again by an invalid one; two names for one server object
+    "keys/dup-invalid.yaml": `${orgKey("dup-invalid")}---\n${orgKey("dup-invalid", "  rate: x\n")}`,
+    "keys/same-object.yaml": `${orgKey("same-object-a")}---\n${orgKey("same-object-b").replace("keyId: same-object-b", "keyId: same-object-a")}`,
   };
   for (let i = 0; i < 40; i++) files[`many/key-${String(i).padStart(3, "0")}.yaml`] = `${orgKey(`k${i}a`)}---\n${orgKey(`k${i}b`)}`;
   const dir = await tempRepo(files);
@@ -103,6 +106,7 @@ describe("the worker pool", () => {
         "SECRET_UNRESOLVED",
         "UNRESOLVED_REFERENCE",
         "DUPLICATE_NAME",
+        "DUPLICATE_IDENTITY",
         "DEFINITION_FILE",
         "NOT_A_RESOURCE",
       ])
