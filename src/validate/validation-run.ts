@@ -23,9 +23,10 @@ import type { Limits } from "../load/read-file.js";
 import { attachDocument } from "./attachments.js";
 import type { AttachmentContext } from "./attachments.js";
 import type { SecretRefAt } from "./check-document.js";
-import type { DocumentVerdict, FileCheckContext, FileVerdict } from "./check-file.js";
+import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { crossCheck } from "./cross-checks.js";
-import type { WrittenResource } from "./cross-checks.js";
+import { writtenOf } from "./written-resources.js";
+import type { DocumentAt } from "./written-resources.js";
 import type { LocalFileChecker } from "./file-checker.js";
 import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
@@ -109,36 +110,6 @@ function shared(entries: unknown, seen: Map<string, Readonly<Record<string, stri
     seen.set(key, one);
   }
   return one;
-}
-
-/** A document as written, valid or not: its spec an object (`{}` when it is not one), read from its text on each use when it came as text. */
-function writtenResource(file: FileVerdict, doc: DocumentVerdict): WrittenResource {
-  const base = { kind: doc.kind!, name: doc.name!, source: { file: file.path, index: doc.index, line: doc.line } };
-  if (doc.text !== undefined) return { ...base, spec: new JsonText<Spec>(doc.text.spec) };
-  const spec = (doc.value as { spec?: unknown }).spec;
-  return { ...base, spec: new HeldValue((spec !== null && typeof spec === "object" && !Array.isArray(spec) ? spec : {}) as Spec) };
-}
-
-interface Candidate {
-  readonly file: FileVerdict;
-  readonly doc: DocumentVerdict;
-}
-
-/**
- * Every resource written, valid or not, in file order (`candidates` are some of `named`, in the
- * same order, and `made` what each candidate became). A document made into a resource from its
- * JSON text (a one-shot command) stands as that resource — the same kind, name, place and spec
- * text — not as a second object made for it: at 100,000 resources those were ~12 MB more for the
- * collector at the end of a validation, where its peak is.
- */
-function writtenOf(named: readonly Candidate[], candidates: readonly Candidate[], made: ReadonlyArray<Resource | undefined>): WrittenResource[] {
-  const written: WrittenResource[] = [];
-  let k = 0;
-  for (const { file, doc } of named) {
-    const resource = candidates[k]?.doc === doc ? made[k++] : undefined;
-    written.push(resource !== undefined && doc.text !== undefined ? resource : writtenResource(file, doc));
-  }
-  return written;
 }
 
 /** One validation of a repository: its findings and resources, and what it keeps while it runs. */
@@ -286,9 +257,9 @@ export class ValidationRun {
    * The documents that may become resources, and those that name one (valid or not, for the
    * cross-checks), in file order; files named for attached documents hold neither.
    */
-  private classify(attachedFiles: ReadonlySet<string>): { candidates: Candidate[]; named: Candidate[] } {
-    const candidates: Candidate[] = [];
-    const named: Candidate[] = [];
+  private classify(attachedFiles: ReadonlySet<string>): { candidates: DocumentAt[]; named: DocumentAt[] } {
+    const candidates: DocumentAt[] = [];
+    const named: DocumentAt[] = [];
     for (const file of [...this.records.values()].sort((a, b) => (a.path < b.path ? -1 : 1))) {
       if (attachedFiles.has(file.path)) continue;
       for (const doc of file.documents) {
@@ -300,7 +271,7 @@ export class ValidationRun {
     return { candidates, named };
   }
 
-  private async finish({ file, doc }: Candidate, attachments: AttachmentContext): Promise<Resource | undefined> {
+  private async finish({ file, doc }: DocumentAt, attachments: AttachmentContext): Promise<Resource | undefined> {
     const kind = kindModule(doc.kind!);
     const value = (doc.text === undefined ? doc.value : JSON.parse(doc.text.head)) as Record<string, unknown>;
     const meta = value.metadata as Record<string, unknown> | undefined;
