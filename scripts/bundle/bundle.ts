@@ -53,6 +53,9 @@ const choosePackages: Plugin = {
   },
 };
 
+/** The module that runs the scripts (compiled-script.ts), as the generated modules import it. */
+const scriptRunner = JSON.stringify(path.join(here, "compiled-script.ts"));
+
 /** An import of a compiled validators' module becomes one of its script, loaded with its code cache. */
 const compiledAsScripts: Plugin = {
   name: "compiled-as-scripts",
@@ -70,7 +73,7 @@ const compiledAsScripts: Plugin = {
         return `export const ${name} = lazy.table(${JSON.stringify(name)}, [${keys.join(", ")}]);`;
       };
       const contents = [
-        `import { lazyExports } from ${JSON.stringify(path.join(here, "compiled-script.ts"))};`,
+        `import { lazyExports } from ${scriptRunner};`,
         `const lazy = lazyExports(${JSON.stringify(args.path)});`,
         ...[...text.matchAll(/^export const (\w+)/gm)].map((m) => exported(m[1]!)),
       ].join("\n");
@@ -92,7 +95,7 @@ const packagesAsScripts: Plugin = {
         (n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== "default",
       );
       const contents = [
-        `import { compiledExports } from ${JSON.stringify(path.join(here, "compiled-script.ts"))};`,
+        `import { compiledExports } from ${scriptRunner};`,
         `const loaded = compiledExports(${JSON.stringify(args.path)});`,
         ...names.map((n) => `export const ${n} = loaded.${n};`),
       ].join("\n");
@@ -113,7 +116,7 @@ const lazyYamlAsScript: Plugin = {
     );
     b.onLoad({ filter: /.*/, namespace: "lazy-package-script" }, (args) => ({
       contents: [
-        `import { compiledExports } from ${JSON.stringify(path.join(here, "compiled-script.ts"))};`,
+        `import { compiledExports } from ${scriptRunner};`,
         `export const loadYamlLibrary = () => compiledExports(${JSON.stringify(args.path)});`,
       ].join("\n"),
       loader: "js",

@@ -25,12 +25,7 @@ const bigSubtree = 2048;
 
 /** The canonical text of an object from its members' canonical texts (`undefined` members left out). */
 export function canonicalObject(members: Readonly<Record<string, string | undefined>>): string {
-  const parts: string[] = [];
-  for (const k of Object.keys(members).sort()) {
-    const part = members[k];
-    if (part !== undefined) parts.push(`${JSON.stringify(k)}:${part}`);
-  }
-  return sealed(`{${parts.join(",")}}`);
+  return sealed(objectText(members, (part) => part));
 }
 
 /** A canonical text as its parent sees it: itself up to 2 KiB, else its digest. */
@@ -69,7 +64,7 @@ export function canonical(value: unknown): string {
   if (hasDigest(value)) return value[canonicalDigest]();
   const known = bigSubtrees.get(value);
   if (known !== undefined) return known;
-  const text = sealed(Array.isArray(value) ? canonicalArray(value) : canonicalMembersText(value as Readonly<Record<string, unknown>>));
+  const text = sealed(Array.isArray(value) ? canonicalArray(value) : objectText(value as Readonly<Record<string, unknown>>, canonical));
   // the choice depends on the content alone, so equal values always get equal strings
   if (text.startsWith("#")) bigSubtrees.set(value, text);
   return text;
@@ -84,14 +79,15 @@ function canonicalArray(items: readonly unknown[]): string {
   return `${text}]`;
 }
 
-function canonicalMembersText(obj: Readonly<Record<string, unknown>>): string {
+/** An object's text, its keys sorted, each defined member written as `part` makes it (not sealed). */
+function objectText<T>(obj: Readonly<Record<string, T | undefined>>, part: (member: T) => string): string {
   const keys = Object.keys(obj);
   if (keys.length > 1) keys.sort();
   let text = "{";
   for (const k of keys) {
     const member = obj[k];
     if (member === undefined) continue;
-    text += `${text.length === 1 ? "" : ","}${quotedKey(k)}:${canonical(member)}`;
+    text += `${text.length === 1 ? "" : ","}${quotedKey(k)}:${part(member)}`;
   }
   return `${text}}`;
 }

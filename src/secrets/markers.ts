@@ -81,14 +81,6 @@ function segmentMatches(seg: string, key: string): boolean {
   return seg === key;
 }
 
-/** Dotted patterns with `*` (or a `/regex/`) for one segment; a match covers the whole subtree. */
-export function matchesPattern(path: ReadonlyArray<string | number>, patterns: readonly string[]): boolean {
-  return patterns.some((p) => {
-    const segs = p.split(".");
-    return segs.length <= path.length && segs.every((s, i) => segmentMatches(s, String(path[i])));
-  });
-}
-
 /** A value recorded as a marker (when it counted as sensitive) that is the same as `value` under `key`. */
 export function sameAsMarker(recorded: unknown, value: unknown, key: string): boolean {
   return isSensitiveMarker(recorded) && !isSensitiveMarker(value) && value !== undefined && recorded[sensitiveKey] === keyedHash(key, value);
@@ -140,8 +132,9 @@ function segmentsOf(pattern: string): readonly string[] {
 }
 
 /**
- * Replaces sensitive values with markers: subtrees at `patterns`, and any string holding one
- * of the resolved `secrets`. Parts without either are returned as they are, not copied.
+ * Replaces sensitive values with markers: subtrees at `patterns` (dotted paths, a segment `*` or
+ * a `/regex/`: segmentMatches), and any string holding one of the resolved `secrets`. Parts
+ * without either are returned as they are, not copied.
  */
 export function redact(value: unknown, key: string, patterns: readonly string[], secrets: ReadonlySet<string>): unknown {
   let out = value;

@@ -55,7 +55,9 @@ export function crossCheck(
     }
     bad.add(keyOf(w.source));
     const id = `${w.kind}/${w.name}`;
-    definitions.set(id, [...(definitions.get(id) ?? [first]), w]);
+    const all = definitions.get(id);
+    if (all === undefined) definitions.set(id, [first, w]);
+    else all.push(w);
   }
   // reported at every definition: the one just added may be any of them (it need not sort last)
   for (const [id, all] of definitions) {
