@@ -62,27 +62,25 @@ export function crossCheck(
   // reported at every definition: the one just added may be any of them (it need not sort last)
   for (const [id, all] of definitions) {
     for (const w of all) {
-      const others = all.filter((o) => o !== w).map((o) => `${o.source.file}:${o.source.line}`);
       diagnostics.push(
         errorAt(
           ErrorCode.DUPLICATE_NAME,
           at(w, ["metadata", "name"]),
-          `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${others.join(", ")}`,
+          `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${otherPlaces(all, w)}`,
           "names are unique per kind: rename the new one (to rename a resource, give it the new name in one place: docs/user/renames.md)",
         ),
       );
     }
   }
+  // one suggestion per missing name: a renamed API may leave thousands of references behind
+  const hints = new Map<string, string>();
   for (const r of resources) {
     for (const ref of kindModule(r.kind).references(r.spec.read())) {
       // A target that is written but invalid has its own error; do not cascade.
       if (names.get(ref.kind, ref.name) !== undefined) continue;
-      const known = names.namesOf(ref.kind).sort();
-      const guess = known.length > 0 ? closest(ref.name, known) : undefined;
-      const hint =
-        guess === undefined
-          ? `define ${ref.kind}/${ref.name}, or give the raw id instead of a reference`
-          : `did you mean \`${guess}\`? (known: ${known.slice(0, 10).join(", ")}${known.length > 10 ? ", ..." : ""})`;
+      const missing = `${ref.kind}/${ref.name}`;
+      let hint = hints.get(missing);
+      if (hint === undefined) hints.set(missing, (hint = missingHint(ref, names.sortedNamesOf(ref.kind))));
       diagnostics.push(errorAt(ErrorCode.UNRESOLVED_REFERENCE, at(r, ref.path), `${ref.kind} \`${ref.name}\` does not exist in this repository`, hint));
       bad.add(keyOf(r.source));
     }
@@ -91,12 +89,31 @@ export function crossCheck(
   return { valid: resources.filter((r) => !bad.has(keyOf(r.source))), diagnostics };
 }
 
+/** Places listed in a duplicate name's message; the rest are counted (a name defined 10,000 times would list 10,000 places in each of 10,000 messages). */
+const placesShown = 10;
+
+/** Where the other definitions of a name are, the first `placesShown` of them. */
+function otherPlaces(all: readonly WrittenResource[], w: WrittenResource): string {
+  const others = all.filter((o) => o !== w);
+  const shown = others.slice(0, placesShown).map((o) => `${o.source.file}:${o.source.line}`);
+  return `${shown.join(", ")}${others.length > placesShown ? `, and ${others.length - placesShown} more` : ""}`;
+}
+
+/** What to do about a reference to a name not written: the closest written name of its kind, or define it. */
+function missingHint(ref: { readonly kind: string; readonly name: string }, known: readonly string[]): string {
+  const guess = known.length > 0 ? closest(ref.name, known) : undefined;
+  return guess === undefined
+    ? `define ${ref.kind}/${ref.name}, or give the raw id instead of a reference`
+    : `did you mean \`${guess}\`? (known: ${known.slice(0, 10).join(", ")}${known.length > 10 ? ", ..." : ""})`;
+}
+
 /**
  * The first resource written under each name, by kind: no `kind/name` string made per resource
  * (100,000 of them were a few MB of the peak of a validation at 100,000 resources).
  */
 class WrittenNames {
   readonly #byKind = new Map<string, Map<string, WrittenResource>>();
+  readonly #sorted = new Map<string, readonly string[]>();
 
   get(kind: string, name: string): WrittenResource | undefined {
     return this.#byKind.get(kind)?.get(name);
@@ -109,11 +126,14 @@ class WrittenNames {
       this.#byKind.set(w.kind, named);
     }
     named.set(w.name, w);
+    this.#sorted.delete(w.kind);
   }
 
-  /** The names written for a kind. */
-  namesOf(kind: string): string[] {
-    return [...(this.#byKind.get(kind)?.keys() ?? [])];
+  /** The names written for a kind, sorted (once per kind: asked for each reference to a missing name). */
+  sortedNamesOf(kind: string): readonly string[] {
+    let sorted = this.#sorted.get(kind);
+    if (sorted === undefined) this.#sorted.set(kind, (sorted = [...(this.#byKind.get(kind)?.keys() ?? [])].sort()));
+    return sorted;
   }
 }
 

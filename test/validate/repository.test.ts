@@ -264,14 +264,31 @@ describe("across resources", () => {
     expect(result.resources.map((r) => r.source.file)).toEqual(["a.yaml"]);
   });
 
-  it("suggests for a missing reference the names written for its kind only, a broken definition's too", async () => {
-    const client = "apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: c\nspec:\n  apiRef: payment\n  clientId: c\n";
+  it("suggests for a missing reference the names written for its kind only, a broken definition's too; following it resolves the reference", async () => {
+    const client = (name: string, apiRef: string): string =>
+      `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: ${name}\nspec:\n  apiRef: ${apiRef}\n  clientId: ${name}\n`;
     const dir = await tempRepo({
       // an org key named like the reference, and an API whose own spec is broken: only the API's name is offered
-      "a.yaml": `${orgKey("payment")}---\n${api("payments", "  definition: 42\n")}---\n${client}`,
+      "a.yaml": `${orgKey("payment")}---\n${api("payments", "  definition: 42\n")}`,
+      // three references to the one missing name: each told the same
+      "c.yaml": ["c1", "c2", "c3"].map((n) => client(n, "payment")).join("---\n"),
     });
-    const unresolved = (await validator.validate({ root: dir })).diagnostics.find((d) => d.code === "UNRESOLVED_REFERENCE");
-    expect(unresolved).toMatchObject({ path: "spec.apiRef", hint: "did you mean `payments`? (known: payments)" });
+    const unresolved = (await validator.validate({ root: dir })).diagnostics.filter((d) => d.code === "UNRESOLVED_REFERENCE");
+    expect(unresolved).toHaveLength(3);
+    for (const d of unresolved) expect(d).toMatchObject({ path: "spec.apiRef", hint: "did you mean `payments`? (known: payments)" });
+    await writeFile(path.join(dir, "c.yaml"), ["c1", "c2", "c3"].map((n) => client(n, "payments")).join("---\n"));
+    expect((await validator.validate({ root: dir })).diagnostics.filter((d) => d.code === "UNRESOLVED_REFERENCE")).toEqual([]);
+  });
+
+  it("names ten other places of a name defined many times, and counts the rest", async () => {
+    const files = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`k${String(i).padStart(2, "0")}.yaml`, orgKey("same", `key-${i}`)]));
+    const result = await validator.validate({ root: await tempRepo(files) });
+    const duplicates = result.diagnostics.filter((d) => d.code === "DUPLICATE_NAME");
+    expect(duplicates).toHaveLength(25);
+    const places = (from: number, to: number): string => Array.from({ length: to - from }, (_, i) => `k${String(from + i).padStart(2, "0")}.yaml:1`).join(", ");
+    expect(duplicates[0]!.message).toBe(`OrgKey/same is defined 25 times; also at ${places(1, 11)}, and 14 more`);
+    expect(duplicates[24]!.message).toBe(`OrgKey/same is defined 25 times; also at ${places(0, 10)}, and 14 more`);
+    expect(result.resources.map((r) => r.source.file)).toEqual(["k00.yaml"]);
   });
 
   it("allows the same name in different kinds", async () => {
