@@ -11,3 +11,14 @@ export function isInside(child: string, parent: string): boolean {
 export function toPosix(p: string): string {
   return p.split(path.sep).join("/");
 }
+
+/** `file` (relative to the resource directory) below `prefix` (the resource directory in the repository), with `/` separators. */
+export function repositoryPath(prefix: string, file: string): string {
+  return path.posix.normalize(
+    [prefix, file]
+      .filter((x) => x !== "" && x !== ".")
+      .join("/")
+      .split(path.sep)
+      .join("/"),
+  );
+}

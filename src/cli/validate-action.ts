@@ -31,16 +31,18 @@ export async function validateDirectory(
   const fileRoot = config?.secrets.fileRoot ?? path.resolve(dir);
   if (config !== undefined) registerCredentials(config, env);
   const rules = await rulesetsOf(config);
+  const prefix = repositoryPrefix(dir, boundary);
   const result = await validator.validate({
     ...(rules === undefined ? {} : { rules }),
     root: dir,
     ...(boundary === undefined ? {} : { boundary }),
+    repositoryPrefix: prefix,
     ...(config === undefined ? {} : { limits: config.limits, ...valuesOptionsOf(config) }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
     secrets: { source: new SecretResolver(new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config))), missing: "warning" },
   });
   // files named from the repository's root, in every format: the paths a user opens and CI annotates
-  return { ...result, diagnostics: inRepository(result.diagnostics, repositoryPrefix(dir, boundary)), valid: !hasErrors(result.diagnostics) };
+  return { ...result, diagnostics: inRepository(result.diagnostics, prefix), valid: !hasErrors(result.diagnostics) };
 }
 
 /** `gatesync validate [dir]`: every environment without --env, else the one it names. */

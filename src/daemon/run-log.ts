@@ -9,7 +9,7 @@ import type { RunResult } from "../apply/run-report.js";
 import type { ApplySummary } from "../apply/types.js";
 import type { Diagnostic } from "../errors.js";
 import type { Plan } from "../plan/plan.js";
-import { repositoryPath } from "../source/repository-path.js";
+import { repositoryPath } from "../file-paths.js";
 
 /** Items listed in one log line; the rest are counted. */
 export const loggedItemsMax = 10;

@@ -76,9 +76,9 @@ export interface PlanRunInput {
   readonly allowMassDeactivation?: boolean;
 }
 
-/** The refusal of a repository with errors, its files named from the repository's root. */
-function refused(input: PlanRunInput, diagnostics: readonly Diagnostic[]): ValidationFailed {
-  return new ValidationFailed(inRepository(diagnostics, repositoryPrefix(input.root, input.boundary)));
+/** The refusal of a repository with errors, its files named from the repository's root (`prefix`). */
+function refused(prefix: string, diagnostics: readonly Diagnostic[]): ValidationFailed {
+  return new ValidationFailed(inRepository(diagnostics, prefix));
 }
 
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
@@ -92,11 +92,13 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const scope = isSelective(request, config.selector) ? scopeOf(request, config.selector) : undefined;
   // a ruleset that cannot be used stops the run before any file is read (CONFIG_INVALID)
   const rules = await rulesetsOf(config);
+  const prefix = repositoryPrefix(input.root, input.boundary);
   // let go of (undefined) once the desired set is prepared, when only the plan is kept
   let validated: RepositoryResult | undefined = await input.validator.validate({
     ...(rules === undefined ? {} : { rules }),
     root: input.root,
     ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
+    repositoryPrefix: prefix,
     limits: config.limits,
     ...valuesOptionsOf(config),
     appTypeProviders,
@@ -104,7 +106,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     // a selection needs only its own secrets: the others' are checked when they are prepared
     secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
   });
-  if (hasErrors(validated.diagnostics)) throw refused(input, validated.diagnostics);
+  if (hasErrors(validated.diagnostics)) throw refused(prefix, validated.diagnostics);
   const warnings = validated.diagnostics.length;
   const ruleFindings = validated.diagnostics.filter((d) => d.rule !== undefined);
   const prepare = (state: StateSnapshot): Prepared => prepareRun(input, validated!.resources, state, { secrets, appTypeProviders, scope });
@@ -131,7 +133,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   let ready: Prepared | undefined = prepared ?? prepare(state);
   prepared = undefined;
   const { hashKey, selected } = ready;
-  if (hasErrors(ready.desired.diagnostics)) throw refused(input, ready.desired.diagnostics);
+  if (hasErrors(ready.desired.diagnostics)) throw refused(prefix, ready.desired.diagnostics);
   // a plan only: nothing holds the resources from here on (the bodies to send would)
   const desired = input.keep === "plan" ? { ...ready.desired, outgoing: noOutgoing } : ready.desired;
   const resources = input.keep === "plan" ? [] : validated.resources;

@@ -7,18 +7,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { Diagnostic } from "../errors.js";
-import { isInside, toPosix } from "../file-paths.js";
-
-/** `file` (relative to the resource directory) below `prefix` (the resource directory in the repository), with `/` separators. */
-export function repositoryPath(prefix: string, file: string): string {
-  return path.posix.normalize(
-    [prefix, file]
-      .filter((x) => x !== "" && x !== ".")
-      .join("/")
-      .split(path.sep)
-      .join("/"),
-  );
-}
+import { isInside, repositoryPath, toPosix } from "../file-paths.js";
 
 /** Diagnostics whose files are named from the repository's root. */
 export function inRepository(diagnostics: readonly Diagnostic[], prefix: string): Diagnostic[] {

@@ -13,6 +13,7 @@ import { kindModule, providedApiIds } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import type { PathSegment } from "../field-path.js";
 import { formatPath } from "../field-path.js";
+import { repositoryPath } from "../file-paths.js";
 import { errorAt } from "./findings.js";
 import type { Locate } from "./findings.js";
 
@@ -32,6 +33,7 @@ export function crossCheck(
   resources: readonly Resource[],
   written: readonly WrittenResource[],
   locate: Locate,
+  repositoryPrefix: string,
 ): { valid: Resource[]; diagnostics: Diagnostic[] } {
   const diagnostics: Diagnostic[] = [];
   const at = (
@@ -66,7 +68,7 @@ export function crossCheck(
         errorAt(
           ErrorCode.DUPLICATE_NAME,
           at(w, ["metadata", "name"]),
-          `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${otherPlaces(all, w)}`,
+          `${id} is defined ${all.length === 2 ? "twice" : `${all.length} times`}; also at ${otherPlaces(all, w, repositoryPrefix)}`,
           "names are unique per kind: rename the new one (to rename a resource, give it the new name in one place: docs/user/renames.md)",
         ),
       );
@@ -85,17 +87,17 @@ export function crossCheck(
       bad.add(keyOf(r.source));
     }
   }
-  diagnostics.push(...duplicateIdentities(written, bad, at));
+  diagnostics.push(...duplicateIdentities(written, bad, at, repositoryPrefix));
   return { valid: resources.filter((r) => !bad.has(keyOf(r.source))), diagnostics };
 }
 
 /** Places listed in a duplicate name's message; the rest are counted (a name defined 10,000 times would list 10,000 places in each of 10,000 messages). */
 const placesShown = 10;
 
-/** Where the other definitions of a name are, the first `placesShown` of them. */
-function otherPlaces(all: readonly WrittenResource[], w: WrittenResource): string {
+/** Where the other definitions of a name are, the first `placesShown` of them, named from the repository's root. */
+function otherPlaces(all: readonly WrittenResource[], w: WrittenResource, prefix: string): string {
   const others = all.filter((o) => o !== w);
-  const shown = others.slice(0, placesShown).map((o) => `${o.source.file}:${o.source.line}`);
+  const shown = others.slice(0, placesShown).map((o) => `${repositoryPath(prefix, o.source.file)}:${o.source.line}`);
   return `${shown.join(", ")}${others.length > placesShown ? `, and ${others.length - placesShown} more` : ""}`;
 }
 
@@ -142,6 +144,7 @@ function duplicateIdentities(
   written: readonly WrittenResource[],
   bad: Set<string>,
   at: (w: WrittenResource, p: readonly PathSegment[]) => Omit<Diagnostic, "severity" | "code" | "message">,
+  repositoryPrefix: string,
 ): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   const apiIds = providedApiIds(written);
@@ -160,7 +163,7 @@ function duplicateIdentities(
       errorAt(
         ErrorCode.DUPLICATE_IDENTITY,
         at(w, ["spec"]),
-        `${w.kind}/${w.name} and ${first.kind}/${first.name} (${first.source.file}:${first.source.line}) address the same server object (${id})`,
+        `${w.kind}/${w.name} and ${first.kind}/${first.name} (${repositoryPath(repositoryPrefix, first.source.file)}:${first.source.line}) address the same server object (${id})`,
         "each server object may be managed by one resource: remove or merge one of them",
       ),
     );

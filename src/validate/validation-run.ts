@@ -46,6 +46,11 @@ export interface ValidateOptions {
   readonly root: string;
   /** Nothing outside it is read (the repository root); defaults to `root`. */
   readonly boundary?: string;
+  /**
+   * Where `root` lies in its repository (`config`): a message naming another file names it from
+   * there, as the finding's own file is named once the caller has placed it (inRepository).
+   */
+  readonly repositoryPrefix?: string;
   readonly limits?: Partial<Limits>;
   /** Providers that register applications by type (from gatesync.yaml), when known. */
   readonly appTypeProviders?: ReadonlySet<number>;
@@ -196,7 +201,7 @@ export class ValidationRun {
     const made: Array<Resource | undefined> = [];
     for (const c of candidates) made.push(await this.finish(c, attachments));
     const resources = made.filter((r): r is Resource => r !== undefined);
-    const crossed = crossCheck(resources, writtenOf(named, candidates, made), this.locate);
+    const crossed = crossCheck(resources, writtenOf(named, candidates, made), this.locate, this.opts.repositoryPrefix ?? "");
     this.diagnostics.push(...crossed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
     return {
       resources: crossed.valid,

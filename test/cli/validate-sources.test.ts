@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { chmod } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -57,6 +58,36 @@ describe("gatesync validate --format github|gitlab", () => {
     execFileSync("git", ["init", "-q"], { cwd: repo });
     const inside = await spawnCli(["validate", "."], { cwd: path.join(repo, "config") });
     expect(inside.stdout).toContain(`error[SCHEMA_VIOLATION] config/keys.yaml:${at.line}:${at.column}`);
+  });
+
+  it("names the other places a message points at from the repository's root too: each opens from there", async () => {
+    const repo = await tempRepo({
+      "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme\nrate: 5"),
+      "config/team/more-keys.yaml": doc("OrgKey", "acme", "keyId: org-other\nrate: 5"),
+      "config/copy.yaml": doc("OrgKey", "copy", "keyId: org-acme\nrate: 5"),
+    });
+    execFileSync("git", ["init", "-q"], { cwd: repo });
+    const json = JSON.parse((await spawnCli(["validate", ".", "--format", "json"], { cwd: path.join(repo, "config") })).stdout) as {
+      diagnostics: Array<{ code: string; file: string; message: string }>;
+    };
+    const pointed = json.diagnostics.flatMap((d) =>
+      [...d.message.matchAll(/([\w/.-]+\.yaml):(\d+)/g)].map((m) => ({ code: d.code, file: m[1]!, line: Number(m[2]) })),
+    );
+    expect(pointed.map((p) => p.code).sort()).toEqual(["DUPLICATE_IDENTITY", "DUPLICATE_NAME", "DUPLICATE_NAME"]);
+    const located = new Set(json.diagnostics.map((d) => d.file));
+    for (const p of pointed) {
+      // the place a user opens: the file exists from the repository's root, and the line starts a resource there
+      const lines = readFileSync(path.join(repo, p.file), "utf8").split("\n");
+      expect(lines[p.line - 1], `${p.file}:${p.line}`).toMatch(/^apiVersion:/);
+      expect(p.file.startsWith("config/"), p.file).toBe(true);
+    }
+    expect([...located].every((f) => f.startsWith("config/"))).toBe(true);
+    // the plan names them the same way
+    const cfg = await tempRepo({ "gatesync.yaml": gitSourceConfig("/nonexistent.git", "/tmp/unused-cache") });
+    const plan = await runCli(["plan", "--config", path.join(cfg, "gatesync.yaml"), "--dir", path.join(repo, "config")]);
+    expect(plan.code).toBe(1);
+    expect(plan.stdout + plan.stderr).toContain("OrgKey/acme is defined twice; also at config/team/more-keys.yaml:1");
+    expect(plan.stdout + plan.stderr).toMatch(/OrgKey\/\w+ and OrgKey\/\w+ \(config\/[\w/-]+\.yaml:1\) address the same server object/);
   });
 
   it("escapes newlines, percent signs, colons and commas as the workflow-command syntax requires", async () => {
