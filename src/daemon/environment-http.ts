@@ -14,7 +14,7 @@ import type { EnvironmentUnit } from "./environment-unit.js";
 import { buildStatus } from "./server.js";
 import type { ServedReconciler } from "./server.js";
 import { handleStateRead } from "./state-endpoint.js";
-import type { TriggerRelay } from "./triggers.js";
+import type { EnvironmentSync, TriggerRelay } from "./triggers.js";
 
 export interface EnvironmentsHttp {
   readonly units: readonly EnvironmentUnit[];
@@ -107,6 +107,8 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
     const rest = m[2] ?? "";
     if (rest === "") return redirect(res, `${encodeURIComponent(name)}/`);
     if (rest === "/metrics") return redirect(res, "../../metrics");
+    // the trigger of this environment alone: the server's, with its own token (environmentSync)
+    if (rest === "/sync") return false;
     if (rest === "/status") {
       leadersOf(http)
         .then(async ({ leader }) => writeReply(res, { status: 200, body: await environmentStatus(unit, http, leader.get(name) ?? null) }))
@@ -121,6 +123,25 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
     }
     req.url = `${rest}${url.search}`;
     return unit.page.handle(req, res) || notFound(res, names);
+  };
+}
+
+/** `POST /environments/NAME/sync`: that environment alone is run, here or by its leader. */
+export function environmentSync(units: readonly EnvironmentUnit[], source: { invalidate(): void }, leases: FleetLeases | undefined): EnvironmentSync {
+  const byName = new Map(units.map((u) => [u.name, u]));
+  return {
+    names: units.map((u) => u.name),
+    of: (name) => {
+      const unit = byName.get(name);
+      if (unit === undefined) return undefined;
+      const reconciler = {
+        trigger: (reason: string): void => {
+          source.invalidate();
+          unit.reconciler.trigger(reason);
+        },
+      };
+      return leases === undefined ? { reconciler } : { reconciler, relay: fleetRelay(leases, [name]) };
+    },
   };
 }
 

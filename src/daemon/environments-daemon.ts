@@ -24,7 +24,7 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
 import type { Daemon, DaemonOptions } from "./daemon.js";
 import { configHashOf, serverTokens } from "./daemon.js";
-import { environmentRoutes, environmentsStatus, fleetRelay } from "./environment-http.js";
+import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
 import { createEnvironmentUnit } from "./environment-unit.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import { DaemonMetrics } from "./metrics.js";
@@ -211,6 +211,7 @@ function serveAll(opts: DaemonOptions, parts: ServeAllParts): Promise<DaemonServ
         }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
     statusBody: () => environmentsStatus({ units, leases, source: parts.source.description, served, ...(reloader === undefined ? {} : { reloader }) }),
+    environmentSync: environmentSync(units, parts.source, leases),
     routes: environmentRoutes({
       units,
       leases,

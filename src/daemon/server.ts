@@ -19,7 +19,8 @@ import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
 import { handleStateRead } from "./state-endpoint.js";
-import { ReadSlots, handleSync, handleWebhook } from "./triggers.js";
+import { ReadSlots, handleEnvironmentSync, handleSync, handleWebhook, isEnvironmentSyncPath } from "./triggers.js";
+import type { EnvironmentSync } from "./triggers.js";
 import type { TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard, safeEqual } from "./webhook.js";
 
@@ -64,6 +65,8 @@ export interface DaemonServerOptions {
   readonly statusBody?: () => Promise<Record<string, unknown>>;
   /** With environments: answers the paths below `/environments/` (the pages' token is checked first); false when not one. */
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** With environments: what `POST /environments/NAME/sync` runs (its token checked as for `/sync`). */
+  readonly environmentSync?: EnvironmentSync;
 }
 
 export interface DaemonServer {
@@ -203,7 +206,7 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
     case "/sync":
       return post(() => handleSync(req, triggers));
     default:
-      return json(404, { error: "not found" });
+      return handleEnvironmentSync(path, method, req, opts.environmentSync, triggers);
   }
 }
 
@@ -236,7 +239,8 @@ export async function startDaemonServer(opts: DaemonServerOptions): Promise<Daem
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (path !== "/ui/events") answerDeadline(res, opts.answerDeadlineMs ?? 10_000);
-    if (opts.pagesToken !== undefined && !openPaths.has(path) && !authorised(req, opts.pagesToken)) {
+    const open = openPaths.has(path) || isEnvironmentSyncPath(path);
+    if (opts.pagesToken !== undefined && !open && !authorised(req, opts.pagesToken)) {
       res.writeHead(401, {
         "www-authenticate": 'Basic realm="gatesync", charset="UTF-8"',
         "content-type": "text/plain; charset=utf-8",

@@ -6,6 +6,9 @@
  * `maxUnauthenticatedReads` such bodies are being read: the rest get 503 with Retry-After.
  * So a flood of unauthenticated requests costs neither memory nor a run.
  *
+ * With environments, `POST /environments/NAME/sync` is the sync trigger of that environment
+ * alone: the same token, and in a fleet only that environment's leader is asked.
+ *
  * An authenticated trigger on a standby replica is carried to the leader (the relay, over
  * PostgreSQL LISTEN/NOTIFY) and answered 202 only once the leader acknowledged it; when no
  * leader does, 503 with Retry-After, so that the sender delivers it again.
@@ -124,4 +127,44 @@ export async function handleWebhook(req: IncomingMessage, ctx: TriggerContext, s
 function unauthenticated(ctx: TriggerContext, reason: string): Reply {
   ctx.log.warn({ reason }, "webhook refused");
   return refuse(401, "invalid or missing signature");
+}
+
+/** With environments: what `POST /environments/NAME/sync` runs — that environment alone, here or at its leader (undefined for a name that is none). */
+export interface EnvironmentSync {
+  readonly names: readonly string[];
+  of(name: string): Pick<TriggerContext, "reconciler" | "relay"> | undefined;
+}
+
+/** `/environments/NAME/sync`: the sync trigger of one environment. */
+const environmentSyncPath = /^\/environments\/([^/]+)\/sync$/;
+
+export const isEnvironmentSyncPath = (path: string): boolean => environmentSyncPath.test(path);
+
+/** The environment a `/environments/NAME/sync` path names (undefined for another path, or a name that does not decode). */
+function syncedEnvironment(path: string): string | undefined {
+  const encoded = environmentSyncPath.exec(path)?.[1];
+  if (encoded === undefined) return undefined;
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `POST /environments/NAME/sync` (the other paths below `/environments/` are the pages'); else 404. */
+export function handleEnvironmentSync(
+  path: string,
+  method: string,
+  req: IncomingMessage,
+  environments: EnvironmentSync | undefined,
+  ctx: TriggerContext,
+): Promise<Reply> | Reply {
+  const name = syncedEnvironment(path);
+  if (name === undefined || environments === undefined) return { status: 404, body: { error: "not found" } };
+  const one = environments.of(name);
+  if (one === undefined) return { status: 404, body: { error: "no such environment", environments: environments.names } };
+  if (method !== "POST") return { status: 405, body: { error: "method not allowed" } };
+  // the relay to every environment's leader does not apply: only this one's leader is asked
+  const { relay: _every, ...shared } = ctx;
+  return handleSync(req, { ...shared, ...one });
 }

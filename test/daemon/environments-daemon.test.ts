@@ -6,6 +6,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { startDaemon } from "../../src/daemon/daemon.js";
@@ -142,4 +143,58 @@ describe("a daemon of two environments", () => {
       await browser.close();
     }
   }, 60_000);
+});
+
+describe("the sync trigger of one environment", () => {
+  const syncToken = "one-environment-sync-token";
+  const pagesToken = "one-environment-pages-token";
+  let one: Daemon;
+
+  afterAll(async () => {
+    await one?.stop();
+  });
+
+  it("runs that environment alone on POST /environments/NAME/sync, with the sync token and without the pages' token", async () => {
+    const repo = await tempRepo({ "config/keys.yaml": doc("OrgKey", "solo", "keyId: org-solo\nrate: ${var:rate}") });
+    await writeFile(
+      path.join(repo, "gatesync.yaml"),
+      configText(1, 2).replace('server: { listen: "127.0.0.1:0" }', 'server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN, pagesTokenEnv: PAGES_TOKEN }'),
+    );
+    one = await startDaemon({
+      config: await loadConfig(path.join(repo, "gatesync.yaml")),
+      env: { ...env, SYNC_TOKEN: syncToken, PAGES_TOKEN: pagesToken },
+      logger: silentLogger(),
+      listen: "127.0.0.1:0",
+      watchConfig: false,
+    });
+    await one.firstRun;
+    const last = (name: string) => one.environments.get(name)?.lastRun;
+    const stagingRun = last("staging");
+    const url = `${one.url}/environments/production/sync`;
+    const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+    // its own secret: the pages' token does not open it, and it does not ask for that one
+    expect((await call(url, { method: "POST" })).status).toBe(401);
+    expect((await call(url, { method: "POST", headers: bearer(pagesToken) })).status).toBe(401);
+    expect((await call(url, { headers: bearer(syncToken) })).status).toBe(405);
+    const unknown = await call(`${one.url}/environments/nowhere/sync`, { method: "POST", headers: bearer(syncToken) });
+    expect([unknown.status, unknown.body]).toEqual([404, { error: "no such environment", environments: ["staging", "production"] }]);
+    expect((await call(`${one.url}/environments/production/status`)).status).toBe(401);
+
+    const accepted = await call(url, { method: "POST", headers: bearer(syncToken) });
+    expect([accepted.status, accepted.body]).toEqual([202, { status: "accepted" }]);
+    await eventually(
+      () => last("production")?.reason,
+      (r) => r === "sync",
+    );
+    // runs take turns: a staging run asked for too would have followed within this wait
+    await sleep(1_000);
+    expect(last("staging")).toBe(stagingRun);
+
+    // /sync still runs every environment
+    expect((await call(`${one.url}/sync`, { method: "POST", headers: bearer(syncToken) })).status).toBe(202);
+    await eventually(
+      () => last("staging")?.reason,
+      (r) => r === "sync",
+    );
+  }, 30_000);
 });

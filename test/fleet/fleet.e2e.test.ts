@@ -70,7 +70,7 @@ targets:
 environments:
 ${environments}state: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }
 schedule: { interval: 500ms, jitter: 0 }
-server: { listen: "127.0.0.1:0" }
+server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
 retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 `,
   });
@@ -78,10 +78,27 @@ retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
 }
 
 function startReplica(name: string, dir: string): Replica {
-  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, { GATESYNC_LOG_LEVEL: "info", GW_KEY: testCredentials.gatewayKey, DATABASE_URL: pgUrl });
+  const r = spawnReplica(name, path.join(dir, "gatesync.yaml"), dir, {
+    GATESYNC_LOG_LEVEL: "info",
+    GW_KEY: testCredentials.gatewayKey,
+    DATABASE_URL: pgUrl,
+    SYNC_TOKEN: syncToken,
+  });
   replicas.push(r);
   return r;
 }
+
+const syncToken = "fleet-sync-token";
+
+/** The environments a replica's log says it ran for `reason`, each once. */
+const ranFor = (r: Replica, reason: string): string[] => [
+  ...new Set(
+    r.log
+      .split("\n")
+      .filter((l) => l.includes('"msg":"run started"') && l.includes(`"reason":"${reason}"`))
+      .map((l) => /"environment":"([^"]+)"/.exec(l)?.[1] ?? "?"),
+  ),
+];
 
 const status = async (r: Replica): Promise<FleetStatus> => (await call(`${r.url}/status`)).body as FleetStatus;
 
@@ -151,6 +168,20 @@ describe("a fleet of two replicas", () => {
     expect(new Set(st.fleet.leases.map((l) => l.leader)).size).toBe(2);
     expect(await watch.stop()).toEqual([]);
   }, 150_000);
+
+  it("carries POST /environments/NAME/sync at a replica to that environment's leader, which runs it alone", async () => {
+    const target = (await status(b)).fleet.leads[0]!;
+    const answer = await call(`${a.url}/environments/${target}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
+    expect([answer.status, answer.body]).toEqual([202, { status: "accepted", forwardedTo: "leader" }]);
+    await until(
+      () => ranFor(b, "sync"),
+      (e) => e.length > 0,
+      10_000,
+      "for the leader to run it",
+    );
+    await sleep(1_000);
+    expect([ranFor(a, "sync"), ranFor(b, "sync")]).toEqual([[], [target]]);
+  }, 30_000);
 
   it("moves a killed leader's environments to the survivor, which applies the next change once", async () => {
     const victim = (await status(a)).fleet.leads.length > 0 ? a : b;
