@@ -272,11 +272,6 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
 }
 
 /**
- * Said at start: a trigger whose variable is unset answers 404, so pushes wait for the
- * schedule. A variable gatesync.yaml names but the environment lacks is a mistake (a warning);
- * a trigger not configured at all is a choice (info).
- */
-/**
  * The tokens the daemon's routes check, from the variables gatesync.yaml names (an empty value is
  * unset), with a warning for each trigger route left without one: one daemon or many environments.
  */
@@ -300,6 +295,11 @@ export function serverTokens(
   };
 }
 
+/**
+ * Said at start: a trigger whose variable is unset answers 404, so pushes wait for the
+ * schedule. A variable gatesync.yaml names but the environment lacks is a mistake (a warning);
+ * a trigger not configured at all is a choice (info).
+ */
 function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
   const every = config.schedule.intervalMs / 1000;
   const triggers = [
