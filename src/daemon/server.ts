@@ -20,8 +20,7 @@ import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
 import { handleStateRead } from "./state-endpoint.js";
 import { ReadSlots, handleEnvironmentSync, handleSync, handleWebhook, isEnvironmentSyncPath } from "./triggers.js";
-import type { EnvironmentSync } from "./triggers.js";
-import type { TriggerContext, TriggerRelay } from "./triggers.js";
+import type { EnvironmentSync, TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard, safeEqual } from "./webhook.js";
 
 /** A recorded health as the status endpoint lists it: its verdict and when it was checked. */
