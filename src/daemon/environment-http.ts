@@ -95,7 +95,9 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
       return true;
     }
     const m = /^\/environments\/([^/]+)(\/.*)?$/.exec(url.pathname);
-    if (m === null) return false;
+    // the trigger of one environment is the server's (environmentSync): it names the environments
+    // only to a client holding the sync token, so not here, before any token is checked
+    if (m === null || m[2] === "/sync") return false;
     let name: string;
     try {
       name = decodeURIComponent(m[1]!);
@@ -107,8 +109,6 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
     const rest = m[2] ?? "";
     if (rest === "") return redirect(res, `${encodeURIComponent(name)}/`);
     if (rest === "/metrics") return redirect(res, "../../metrics");
-    // the trigger of this environment alone: the server's, with its own token (environmentSync)
-    if (rest === "/sync") return false;
     if (rest === "/status") {
       leadersOf(http)
         .then(async ({ leader }) => writeReply(res, { status: 200, body: await environmentStatus(unit, http, leader.get(name) ?? null) }))

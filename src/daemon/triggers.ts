@@ -75,11 +75,19 @@ const refuse = (status: number, error: string, headers: Record<string, string> =
 const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? "0") > 0;
 
 export async function handleSync(req: IncomingMessage, ctx: TriggerContext): Promise<Reply> {
-  const extra = hasBody(req) ? close : {};
+  return syncRefusal(req, ctx) ?? accept(ctx, "sync", hasBody(req) ? close : {});
+}
+
+/** Why a sync trigger is not taken (no token configured, or not the token); undefined when it is. */
+function syncRefusal(req: IncomingMessage, ctx: TriggerContext): Reply | undefined {
   if (ctx.syncToken === undefined)
-    return { status: 404, body: { error: notConfigured("the sync trigger", "server.syncTokenEnv", ctx.variables.syncTokenEnv) }, headers: extra };
+    return {
+      status: 404,
+      body: { error: notConfigured("the sync trigger", "server.syncTokenEnv", ctx.variables.syncTokenEnv) },
+      headers: hasBody(req) ? close : {},
+    };
   if (!safeEqual(req.headers.authorization ?? "", `Bearer ${ctx.syncToken}`)) return refuse(401, "invalid or missing token");
-  return accept(ctx, "sync", extra);
+  return undefined;
 }
 
 /** Runs the trigger here (the leader, or a single daemon), or has the leader run it; 503 when none will. */
@@ -140,10 +148,8 @@ const environmentSyncPath = /^\/environments\/([^/]+)\/sync$/;
 
 export const isEnvironmentSyncPath = (path: string): boolean => environmentSyncPath.test(path);
 
-/** The environment a `/environments/NAME/sync` path names (undefined for another path, or a name that does not decode). */
-function syncedEnvironment(path: string): string | undefined {
-  const encoded = environmentSyncPath.exec(path)?.[1];
-  if (encoded === undefined) return undefined;
+/** The environment a `/environments/NAME/sync` path names, decoded (undefined when it does not decode). */
+function syncedEnvironment(encoded: string): string | undefined {
   try {
     return decodeURIComponent(encoded);
   } catch {
@@ -151,7 +157,10 @@ function syncedEnvironment(path: string): string | undefined {
   }
 }
 
-/** `POST /environments/NAME/sync` (the other paths below `/environments/` are the pages'); else 404. */
+/**
+ * `POST /environments/NAME/sync` (the other paths below `/environments/` are the pages'); else
+ * 404. The token is checked before the name: the environments are named only to its holder.
+ */
 export function handleEnvironmentSync(
   path: string,
   method: string,
@@ -159,12 +168,15 @@ export function handleEnvironmentSync(
   environments: EnvironmentSync | undefined,
   ctx: TriggerContext,
 ): Promise<Reply> | Reply {
-  const name = syncedEnvironment(path);
-  if (name === undefined || environments === undefined) return { status: 404, body: { error: "not found" } };
-  const one = environments.of(name);
-  if (one === undefined) return { status: 404, body: { error: "no such environment", environments: environments.names } };
+  const encoded = environmentSyncPath.exec(path)?.[1];
+  if (encoded === undefined || environments === undefined) return { status: 404, body: { error: "not found" } };
   if (method !== "POST") return { status: 405, body: { error: "method not allowed" } };
+  const refused = syncRefusal(req, ctx);
+  if (refused !== undefined) return refused;
+  const name = syncedEnvironment(encoded);
+  const one = name === undefined ? undefined : environments.of(name);
+  if (one === undefined) return { status: 404, body: { error: "no such environment", environments: environments.names }, headers: hasBody(req) ? close : {} };
   // the relay to every environment's leader does not apply: only this one's leader is asked
   const { relay: _every, ...shared } = ctx;
-  return handleSync(req, { ...shared, ...one });
+  return accept({ ...shared, ...one }, "sync", hasBody(req) ? close : {});
 }

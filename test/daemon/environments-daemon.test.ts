@@ -176,6 +176,12 @@ describe("the sync trigger of one environment", () => {
     expect((await call(url, { method: "POST" })).status).toBe(401);
     expect((await call(url, { method: "POST", headers: bearer(pagesToken) })).status).toBe(401);
     expect((await call(url, { headers: bearer(syncToken) })).status).toBe(405);
+    // the names are told only to a client holding the token: past the pages' token, the sync path
+    // must not list them to anyone
+    for (const name of ["nowhere", "%E0%A4%A"]) {
+      const anonymous = await call(`${one.url}/environments/${name}/sync`, { method: "POST" });
+      expect([anonymous.status, anonymous.text.includes("staging")]).toEqual([401, false]);
+    }
     const unknown = await call(`${one.url}/environments/nowhere/sync`, { method: "POST", headers: bearer(syncToken) });
     expect([unknown.status, unknown.body]).toEqual([404, { error: "no such environment", environments: ["staging", "production"] }]);
     expect((await call(`${one.url}/environments/production/status`)).status).toBe(401);
