@@ -126,20 +126,17 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
   };
 }
 
-/** `POST /environments/NAME/sync`: that environment alone is run, here or by its leader. */
-export function environmentSync(units: readonly EnvironmentUnit[], source: { invalidate(): void }, leases: FleetLeases | undefined): EnvironmentSync {
-  const byName = new Map(units.map((u) => [u.name, u]));
+/** `POST /environments/NAME/sync`: that environment alone is run, here (`run`) or by its leader. */
+export function environmentSync(
+  names: readonly string[],
+  run: (environments: readonly string[], reason: string) => void,
+  leases: FleetLeases | undefined,
+): EnvironmentSync {
   return {
-    names: units.map((u) => u.name),
+    names,
     of: (name) => {
-      const unit = byName.get(name);
-      if (unit === undefined) return undefined;
-      const reconciler = {
-        trigger: (reason: string): void => {
-          source.invalidate();
-          unit.reconciler.trigger(reason);
-        },
-      };
+      if (!names.includes(name)) return undefined;
+      const reconciler = { trigger: (reason: string): void => run([name], reason) };
       return leases === undefined ? { reconciler } : { reconciler, relay: fleetRelay(leases, [name]) };
     },
   };

@@ -148,7 +148,7 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
     for (const e of nextEnvs) units.get(e.name)?.reconciler.reconfigure(e.config, nextHash);
   };
   const served = allOf(list, source);
-  const server = opts.serve === false ? undefined : await serveAll(opts, { config, units: list, served, source, leases, reloader, metrics });
+  const server = opts.serve === false ? undefined : await serveAll(opts, { config, units: list, served, source, leases, reloader, metrics, onTrigger });
   own.url = server?.url;
   leases?.start();
   for (const u of list) u.reconciler.start();
@@ -178,6 +178,8 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
 
 interface ServeAllParts {
   readonly config: GatesyncConfig;
+  /** Runs these environments here (a fleet's leader runs what it is forwarded the same way). */
+  readonly onTrigger: (environments: readonly string[], reason: string) => void;
   readonly units: readonly EnvironmentUnit[];
   readonly served: ServedReconciler;
   readonly source: SharedSource;
@@ -211,7 +213,11 @@ function serveAll(opts: DaemonOptions, parts: ServeAllParts): Promise<DaemonServ
         }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
     statusBody: () => environmentsStatus({ units, leases, source: parts.source.description, served, ...(reloader === undefined ? {} : { reloader }) }),
-    environmentSync: environmentSync(units, parts.source, leases),
+    environmentSync: environmentSync(
+      units.map((u) => u.name),
+      parts.onTrigger,
+      leases,
+    ),
     routes: environmentRoutes({
       units,
       leases,
