@@ -182,6 +182,9 @@ describe("the sync trigger of one environment", () => {
       const anonymous = await call(`${one.url}/environments/${name}/sync`, { method: "POST" });
       expect([anonymous.status, anonymous.text.includes("staging")]).toEqual([401, false]);
     }
+    // a body is never read: refused, the connection is closed rather than drained
+    const heavy = await call(url, { method: "POST", body: "x".repeat(1024 * 1024) });
+    expect([heavy.status, heavy.headers.connection]).toEqual([401, "close"]);
     const unknown = await call(`${one.url}/environments/nowhere/sync`, { method: "POST", headers: bearer(syncToken) });
     expect([unknown.status, unknown.body]).toEqual([404, { error: "no such environment", environments: ["staging", "production"] }]);
     expect((await call(`${one.url}/environments/production/status`)).status).toBe(401);
