@@ -11,6 +11,7 @@ import path from "node:path";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { similar } from "../similar.js";
 import type { GatesyncConfig, StateConfig } from "./config.js";
+import type { ReservedBatchRoute } from "../kinds/batch-route.js";
 import type { ValuesContext } from "../load/values.js";
 import type { PatchOrigin } from "../load/patches.js";
 import { namespacedState } from "./environment-section.js";
@@ -121,4 +122,11 @@ export function valuesOptionsOf(config: GatesyncConfig): {
     ...(config.file === undefined ? {} : { valuesFile: config.file }),
     ...(config.patches === undefined || config.patches.length === 0 ? {} : { patches: config.patches }),
   };
+}
+
+/** The batch route gatesync.yaml reserves for the operator (kinds/batch-route.ts), when it batches gateway calls. */
+export function batchRouteOf(config: GatesyncConfig): { readonly batchRoute?: ReservedBatchRoute } {
+  const batch = config.targets.gateway?.batch;
+  if (batch === undefined) return {};
+  return { batchRoute: { listenPath: batch.listenPath, ...(batch.apiId === undefined ? {} : { apiId: batch.apiId }), setting: "targets.gateway.batch" } };
 }

@@ -1,0 +1,61 @@
+/**
+ * Defence in depth behind validation's refusal (validate/batch-route-check.ts): a batch is sent
+ * only through a route whose loopback API this run does not change. From the first wave holding
+ * a change that may change it — one that claims the route, or, the loopback API's id not being
+ * configured, one whose spec gives no listen path — every batchable call of the run goes directly.
+ */
+import type { GatesyncConfig } from "../config/config.js";
+import { batchRouteClaims, mayChangeBatchRoute } from "../kinds/batch-route.js";
+import type { ReservedBatchRoute } from "../kinds/batch-route.js";
+import type { Spec } from "../kinds/kind.js";
+import type { Resource } from "../kinds/resource.js";
+import { resourceId } from "../kinds/resource.js";
+import type { PlannedChange } from "../plan/plan-change.js";
+import type { ResourceRecord } from "../record/state.js";
+
+/** The first wave whose calls go directly, and why (for the summary). */
+export interface RouteGuard {
+  readonly fromWave: number;
+  readonly reason: string;
+}
+
+/** The spec a change sends: its resource's, or an orphan's last applied one (with its recorded address). */
+function specOf(c: PlannedChange, resources: ReadonlyMap<string, Resource>, record: (id: string) => ResourceRecord | undefined): Spec | undefined {
+  const resource = resources.get(c.id);
+  if (resource !== undefined) return resource.spec.read();
+  const recorded = record(c.id);
+  const applied = recorded?.applied?.read() as Spec | undefined;
+  return applied === undefined ? undefined : { ...applied, apiId: recorded?.address?.apiID };
+}
+
+function why(c: PlannedChange, spec: Spec | undefined, route: ReservedBatchRoute): string {
+  const claim = spec === undefined ? undefined : batchRouteClaims(spec, route)[0];
+  return claim !== undefined
+    ? `${c.id} changes the batch route's loopback API (${claim.message})`
+    : `${c.id} gives no listen path, so it may patch the batch route's loopback API (${route.setting}.apiId is not set)`;
+}
+
+/** The guard of this run's changes (undefined: nothing may change the route, or nothing is batched). */
+export function batchRouteGuard(
+  executable: readonly PlannedChange[],
+  resources: readonly Resource[],
+  record: (id: string) => ResourceRecord | undefined,
+  config: Pick<GatesyncConfig, "targets">,
+): RouteGuard | undefined {
+  const batch = config.targets.gateway?.batch;
+  if (batch === undefined) return undefined;
+  const route: ReservedBatchRoute = {
+    listenPath: batch.listenPath,
+    ...(batch.apiId === undefined ? {} : { apiId: batch.apiId }),
+    setting: "targets.gateway.batch",
+  };
+  const apis = executable.filter((c) => c.kind === "ApiDefinition");
+  if (apis.length === 0) return undefined;
+  const byId = new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [resourceId(r), r]));
+  let first: { change: PlannedChange; spec: Spec | undefined } | undefined;
+  for (const c of apis) {
+    const spec = specOf(c, byId, record);
+    if ((spec === undefined || mayChangeBatchRoute(spec, route)) && (first === undefined || c.wave < first.change.wave)) first = { change: c, spec };
+  }
+  return first === undefined ? undefined : { fromWave: first.change.wave, reason: why(first.change, first.spec, route) };
+}
