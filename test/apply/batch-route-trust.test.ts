@@ -140,6 +140,24 @@ describe("a run that may change the batch route anyway", () => {
   });
 });
 
+describe("a redirect from the gateway's address", () => {
+  for (const batch of [true, false]) {
+    it(`is not followed: the credential stays with the configured target (${batch ? "batch calls" : "direct calls"})`, async () => {
+      other = await startReceiver();
+      const to = other.url;
+      ({ h, proxy } = await throughProxy("gateway", [{ path: /./, then: { kind: "answer", status: 307, headers: { location: `${to}/stolen` }, body: "{}" } }], {
+        files: { "k.yaml": doc("OrgKey", "k", "keyId: k\nrate: 5") },
+        batch,
+      }));
+      const r = await applyCli();
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/OrgKey\/k: 307/);
+      expect(proxy.calls.length).toBeGreaterThan(0);
+      expectNothingReceived();
+    });
+  }
+});
+
 describe("a batch answer that is not the gateway's", () => {
   const keys = {
     "reset.yaml": doc("OrgKey", "reset", 'keyId: reset\nrate: 5\nquota_max: 10\nquota_renewal_rate: 60\nquotaResetTrigger: "2026-11"'),
