@@ -32,7 +32,7 @@ function why(c: PlannedChange, spec: Spec | undefined, route: ReservedBatchRoute
   const claim = spec === undefined ? undefined : batchRouteClaims(spec, route)[0];
   return claim !== undefined
     ? `${c.id} changes the batch route's loopback API (${claim.message})`
-    : `${c.id} gives no listen path, so it may patch the batch route's loopback API (${route.setting}.apiId is not set)`;
+    : `${c.id} gives no listen path, so it may patch the batch route's loopback API (${route.setting}.apiId is not set: set it to the loopback API's id to keep such changes batched)`;
 }
 
 /** The guard of this run's changes (undefined: nothing may change the route, or nothing is batched). */

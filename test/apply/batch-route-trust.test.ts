@@ -7,7 +7,7 @@
  * name) receives nothing. And a batch answer that is not the gateway's is never taken for
  * "applied": the next plan still shows the change.
  */
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
@@ -71,8 +71,14 @@ describe("a commit addressing the batch route's loopback API", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error\[BATCH_ROUTE_RESERVED\] apis\/loopback\.yaml:6:10 ApiDefinition\/loopback spec\.apiId: addresses the batch route/);
     expect(r.stderr).toContain('addresses the batch route: apiId "gw-loopback" is the batch route\'s loopback API (targets.gateway.batch.apiId)');
-    expect(r.stderr).toContain("targets.gateway.batch in gatesync.yaml");
+    expect(r.stderr).toContain("remove this resource or give it another API and listen path");
     expect(h.sandbox.inspect.calls().log).toEqual([]);
+    expectNothingReceived();
+    // the hint followed: without the resource, the rest applies, batched through the untouched route
+    await rm(path.join(h.dir, "config/apis/loopback.yaml"));
+    const again = await applyCli();
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/Calls: gateway \d+ \(2 batch calls carrying 2 changes\)/);
     expectNothingReceived();
   });
 
@@ -134,9 +140,17 @@ describe("a run that may change the batch route anyway", () => {
     expect(r.stdout).toContain("Apply: 2 applied");
     expect(r.stdout).toMatch(/Calls: gateway 2, /);
     expect(r.stdout).toContain(
-      "Batching was off from wave 1 on: ApiDefinition/pets gives no listen path, so it may patch the batch route's loopback API (targets.gateway.batch.apiId is not set): those calls went directly.",
+      "Batching was off from wave 1 on: ApiDefinition/pets gives no listen path, so it may patch the batch route's loopback API (targets.gateway.batch.apiId is not set: set it to the loopback API's id to keep such changes batched): those calls went directly.",
     );
     expect(h.sandbox.inspect.calls().log.filter((c) => c.operation === "batch")).toEqual([]);
+    // the hint followed: with the loopback API's id set, the next changes of both travel in one batch call
+    await writeFile(cfg, (await readFile(cfg, "utf8")).replace("batch: { listenPath: /gw-batch/, ", "batch: { listenPath: /gw-batch/, apiId: gw-loopback, "));
+    await writeFile(path.join(h.dir, "config/apis/pets.yaml"), files["apis/pets.yaml"].replace("title: Pets", "title: Pets v2"));
+    await writeFile(path.join(h.dir, "config/k.yaml"), files["k.yaml"].replace("rate: 5", "rate: 6"));
+    const again = await applyCli();
+    expect(again.stdout).toContain("Apply: 2 applied");
+    expect(again.stdout).toMatch(/Calls: gateway 1 \(1 batch call carrying 2 changes\)/);
+    expect(again.stdout).not.toContain("Batching was off");
   });
 });
 
