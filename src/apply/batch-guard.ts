@@ -5,9 +5,10 @@
  * configured, one whose spec gives no listen path — every batchable call of the run goes directly.
  */
 import type { GatesyncConfig } from "../config/config.js";
-import { batchRouteClaims, mayChangeBatchRoute } from "../kinds/batch-route.js";
+import { batchRouteOf } from "../config/environments.js";
 import type { ReservedBatchRoute } from "../kinds/batch-route.js";
-import type { Spec } from "../kinds/kind.js";
+import type { KindModule, Spec } from "../kinds/kind.js";
+import { knownKind } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";
 import { resourceId } from "../kinds/resource.js";
 import type { PlannedChange } from "../plan/plan-change.js";
@@ -19,17 +20,19 @@ export interface RouteGuard {
   readonly reason: string;
 }
 
+type RouteHook = NonNullable<KindModule["batchRoute"]>;
+
 /** The spec a change sends: its resource's, or an orphan's last applied one (with its recorded address). */
 function specOf(c: PlannedChange, resources: ReadonlyMap<string, Resource>, record: (id: string) => ResourceRecord | undefined): Spec | undefined {
   const resource = resources.get(c.id);
   if (resource !== undefined) return resource.spec.read();
   const recorded = record(c.id);
   const applied = recorded?.applied?.read() as Spec | undefined;
-  return applied === undefined ? undefined : { ...applied, apiId: recorded?.address?.apiID };
+  return applied === undefined ? undefined : { ...applied, apiId: recorded?.address.apiID };
 }
 
-function why(c: PlannedChange, spec: Spec | undefined, route: ReservedBatchRoute): string {
-  const claim = spec === undefined ? undefined : batchRouteClaims(spec, route)[0];
+function why(c: PlannedChange, spec: Spec | undefined, hook: RouteHook, route: ReservedBatchRoute): string {
+  const claim = spec === undefined ? undefined : hook.claims(spec, route)[0];
   return claim !== undefined
     ? `${c.id} changes the batch route's loopback API (${claim.message})`
     : `${c.id} gives no listen path, so it may patch the batch route's loopback API (${route.setting}.apiId is not set: set it to the loopback API's id to keep such changes batched)`;
@@ -40,22 +43,17 @@ export function batchRouteGuard(
   executable: readonly PlannedChange[],
   resources: readonly Resource[],
   record: (id: string) => ResourceRecord | undefined,
-  config: Pick<GatesyncConfig, "targets">,
+  config: GatesyncConfig,
 ): RouteGuard | undefined {
-  const batch = config.targets.gateway?.batch;
-  if (batch === undefined) return undefined;
-  const route: ReservedBatchRoute = {
-    listenPath: batch.listenPath,
-    ...(batch.apiId === undefined ? {} : { apiId: batch.apiId }),
-    setting: "targets.gateway.batch",
-  };
-  const apis = executable.filter((c) => c.kind === "ApiDefinition");
-  if (apis.length === 0) return undefined;
-  const byId = new Map(resources.filter((r) => r.kind === "ApiDefinition").map((r) => [resourceId(r), r]));
-  let first: { change: PlannedChange; spec: Spec | undefined } | undefined;
-  for (const c of apis) {
+  const route = batchRouteOf(config).batchRoute;
+  if (route === undefined) return undefined;
+  const byId = new Map(resources.map((r) => [resourceId(r), r]));
+  let first: { change: PlannedChange; spec: Spec | undefined; hook: RouteHook } | undefined;
+  for (const c of executable) {
+    const hook = knownKind(c.kind)?.batchRoute;
+    if (hook === undefined || (first !== undefined && c.wave >= first.change.wave)) continue;
     const spec = specOf(c, byId, record);
-    if ((spec === undefined || mayChangeBatchRoute(spec, route)) && (first === undefined || c.wave < first.change.wave)) first = { change: c, spec };
+    if (spec === undefined || hook.mayChange(spec, route)) first = { change: c, spec, hook };
   }
-  return first === undefined ? undefined : { fromWave: first.change.wave, reason: why(first.change, first.spec, route) };
+  return first === undefined ? undefined : { fromWave: first.change.wave, reason: why(first.change, first.spec, first.hook, route) };
 }

@@ -11,7 +11,6 @@ import path from "node:path";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { similar } from "../similar.js";
 import type { GatesyncConfig, StateConfig } from "./config.js";
-import type { ReservedBatchRoute } from "../kinds/batch-route.js";
 import type { ValuesContext } from "../load/values.js";
 import type { PatchOrigin } from "../load/patches.js";
 import { namespacedState } from "./environment-section.js";
@@ -124,8 +123,13 @@ export function valuesOptionsOf(config: GatesyncConfig): {
   };
 }
 
-/** The batch route gatesync.yaml reserves for the operator (kinds/batch-route.ts), when it batches gateway calls. */
-export function batchRouteOf(config: GatesyncConfig): { readonly batchRoute?: ReservedBatchRoute } {
+/**
+ * The batch route gatesync.yaml reserves for the operator, when it batches gateway calls: the
+ * loopback API's listen path and id, and the setting naming them (kinds/batch-route.ts reads it).
+ */
+export function batchRouteOf(config: GatesyncConfig): {
+  readonly batchRoute?: { readonly listenPath: string; readonly apiId?: string; readonly setting: string };
+} {
   const batch = config.targets.gateway?.batch;
   if (batch === undefined) return {};
   return { batchRoute: { listenPath: batch.listenPath, ...(batch.apiId === undefined ? {} : { apiId: batch.apiId }), setting: "targets.gateway.batch" } };

@@ -6,7 +6,8 @@
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { formatPath } from "../field-path.js";
-import { batchRouteClaims, batchRouteHint } from "../kinds/batch-route.js";
+import { batchRouteHint } from "../kinds/batch-route.js";
+import { kindModule } from "../kinds/registry.js";
 import type { ReservedBatchRoute } from "../kinds/batch-route.js";
 import type { Resource } from "../kinds/resource.js";
 import type { Locate } from "./findings.js";
@@ -21,7 +22,7 @@ export function checkBatchRoute(
   const valid: Resource[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const r of resources) {
-    const claims = r.kind === "ApiDefinition" ? batchRouteClaims(r.spec.read(), route) : [];
+    const claims = kindModule(r.kind).batchRoute?.claims(r.spec.read(), route) ?? [];
     if (claims.length === 0) {
       valid.push(r);
       continue;
