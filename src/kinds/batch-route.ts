@@ -7,6 +7,7 @@
  * refuses such a resource; the apply sends directly whatever it cannot prove leaves the route alone.
  */
 import type { PathSegment } from "../field-path.js";
+import { hasSecretRef } from "../secrets/references.js";
 import { documentMember } from "./document-ref.js";
 import type { Spec } from "./kind.js";
 
@@ -62,10 +63,23 @@ export function givenListenPaths(spec: Spec): Array<{ readonly path: readonly Pa
 /** The fields of an ApiDefinition's spec that address the batch route's loopback API (none: it leaves the route alone, as far as the spec says). */
 export function batchRouteClaims(spec: Spec, route: ReservedBatchRoute): BatchRouteClaim[] {
   const claims: BatchRouteClaim[] = [];
-  if (route.apiId !== undefined && spec.apiId === route.apiId) {
+  if (typeof spec.apiId === "string" && hasSecretRef(spec.apiId)) {
+    claims.push({
+      path: ["spec", "apiId"],
+      message: `apiId ${JSON.stringify(spec.apiId)} is a secret reference, which cannot be checked against the batch route's loopback API`,
+    });
+  } else if (route.apiId !== undefined && spec.apiId === route.apiId) {
     claims.push({ path: ["spec", "apiId"], message: `apiId ${JSON.stringify(route.apiId)} is the batch route's loopback API (${route.setting}.apiId)` });
   }
   for (const given of givenListenPaths(spec)) {
+    if (hasSecretRef(given.value)) {
+      // resolved only when the apply is prepared, from a variable the commit chose: what it is cannot be checked here
+      claims.push({
+        path: given.path,
+        message: `listen path ${JSON.stringify(given.value)} is a secret reference, which cannot be checked against the batch route's (${route.setting}.listenPath)`,
+      });
+      continue;
+    }
     if (!withinBatchRoute(given.value, route)) continue;
     const where = routedListenPath(given.value) === routedListenPath(route.listenPath) ? "is" : "lies beneath";
     claims.push({

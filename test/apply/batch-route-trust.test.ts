@@ -106,6 +106,17 @@ describe("a commit addressing the batch route's loopback API", () => {
     expectNothingReceived();
   });
 
+  it("through a secret reference, which nothing can check before the apply resolves it: refused at the field", async () => {
+    other = await startReceiver();
+    h = await harness({ files: ordersAt(other.url, 'listenPath: "${env:CRM_HOOK_TOKEN}"') });
+    h.env.CRM_HOOK_TOKEN = "/gw-batch/gw/";
+    const r = await applyCli();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[BATCH_ROUTE_RESERVED\] apis\/orders\.yaml:7:63 ApiDefinition\/orders spec\.query\.listenPath: .*is a secret reference/);
+    expect(h.sandbox.inspect.calls().log).toEqual([]);
+    expectNothingReceived();
+  });
+
   it("through an environment's overlay patch: validate and apply --env refuse it; the environment without the patch applies", async () => {
     other = await startReceiver();
     h = await harness({

@@ -29,6 +29,12 @@ describe("the batch route's listen paths", () => {
     expect(batchRouteClaims(spec, { ...route, apiId: "gw-loopback" }).map((c) => c.path.join("."))[0]).toBe("spec.apiId");
   });
 
+  it("claims the route for a listen path or an id given by a secret reference: what it resolves to is the commit's choice", () => {
+    const claims = batchRouteClaims({ apiId: "${env:API}", query: { listenPath: "${file:lp.txt}" } }, route);
+    expect(claims.map((c) => c.path.join("."))).toEqual(["spec.apiId", "spec.query.listenPath"]);
+    expect(batchRouteClaims({ apiId: "orders-api", query: { listenPath: "/orders/" } }, route)).toEqual([]);
+  });
+
   it("takes a spec giving no listen path as one that may change the route only while the loopback API's id is unknown", () => {
     const spec = { apiId: "petstore-v1", definition: { openapi: "3.1.0" } };
     expect(mayChangeBatchRoute(spec, route)).toBe(true);
