@@ -85,7 +85,7 @@ export async function writeBenchConfig(dir: string, urls: { gateway: string; por
     `source: { directory: ${JSON.stringify(dir)} }`,
     "secrets: { env: [BENCH_SECRET] }",
     "targets:",
-    `  gateway: { url: ${JSON.stringify(urls.gateway)}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 }, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
+    `  gateway: { url: ${JSON.stringify(urls.gateway)}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, apiId: gw-loopback, keyEnv: BATCH_KEY, maxSize: 50 }, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
     `  portal: { url: ${JSON.stringify(urls.portal)}, credentialEnv: PORTAL_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
     `  dashboard: { url: ${JSON.stringify(urls.dashboard)}, tokenEnv: DASH_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,
     `  llm: { url: ${JSON.stringify(urls.llm)}, credentialEnv: LLM_KEY, rateLimit: { concurrency: 32, requestsPerSecond: 5000 } }`,

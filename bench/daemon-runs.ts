@@ -30,7 +30,12 @@ export function benchConfig(dir: string, sandbox: SandboxHandle, gitUrl: string,
       source: { git: { url: gitUrl, branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") } },
       secrets: { env: ["BENCH_SECRET"] },
       targets: {
-        gateway: { url: sandbox.urls.gateway, credentialEnv: "GW_KEY", batch: { listenPath: "/gw-batch/", keyEnv: "BATCH_KEY", maxSize: 50 }, rateLimit: rate },
+        gateway: {
+          url: sandbox.urls.gateway,
+          credentialEnv: "GW_KEY",
+          batch: { listenPath: "/gw-batch/", apiId: "gw-loopback", keyEnv: "BATCH_KEY", maxSize: 50 },
+          rateLimit: rate,
+        },
         portal: { url: sandbox.urls.portal, credentialEnv: "PORTAL_KEY", rateLimit: rate },
         dashboard: { url: sandbox.urls.dashboard, tokenEnv: "DASH_KEY", rateLimit: rate },
         llm: { url: sandbox.urls.llm, credentialEnv: "LLM_KEY", rateLimit: rate },

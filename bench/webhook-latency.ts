@@ -93,7 +93,7 @@ kind: GatesyncConfig
 source:
   git: { url: ${path.join(dir, "origin.git")}, branch: main, subdirectory: config, cacheDir: ./cache }
 targets:
-  gateway: { url: ${urls.gateway}, credentialEnv: GW_ADMIN_KEY, batch: { listenPath: /gw-batch/, keyEnv: GW_BATCH_KEY } }
+  gateway: { url: ${urls.gateway}, credentialEnv: GW_ADMIN_KEY, batch: { listenPath: /gw-batch/, apiId: gw-loopback, keyEnv: GW_BATCH_KEY } }
   portal: { url: ${urls.portal}, credentialEnv: PORTAL_API_KEY, appTypeProviders: [3] }
   dashboard: { url: ${urls.dashboard}, tokenEnv: DASHBOARD_TOKEN }
   llm: { url: ${urls.llm}, credentialEnv: LLM_API_KEY }

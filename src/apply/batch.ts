@@ -17,6 +17,7 @@ import { parseRetryAfter } from "./http-client.js";
 import { batchRoute, relativeUrlOf } from "../kinds/api-definition-checks.js";
 import type { Logger } from "../logger.js";
 import type { InterfaceQueue } from "./queues.js";
+import type { OperationName } from "../contract/operations.js";
 
 export interface BatchItem {
   /** Resource id. */
@@ -25,6 +26,8 @@ export interface BatchItem {
   /** Below the loopback listen path: `org/keys/k1?reset_quota=1`. */
   readonly relativeUrl: string;
   readonly body: string | undefined;
+  /** The operation it carries: a 2xx result counts only with that operation's answer (see answeredAsGateway). */
+  readonly operation?: OperationName;
 }
 
 export type BatchResult =
@@ -150,37 +153,90 @@ export class BatchSender {
       this.warned = true;
       this.logger.warn({ route: path, refused: this.refusals[0] }, "batch route answered only without its trailing slash: batching continues there");
     }
-    if (!Array.isArray(outcome.body)) {
+    const misshapen = notResults(outcome.body);
+    if (misshapen !== undefined) {
       return {
         kind: "whole",
         outcome: {
           kind: "unknown",
-          error: `the batch route ${path} answered ${outcome.status} without the list of results (${outcome.text.slice(0, 60).trim() || "an empty body"}): every sub-request's outcome is unknown`,
+          error: `the batch route ${path} answered ${outcome.status} without the list of results the gateway gives (${misshapen}: ${outcome.text.slice(0, 60).trim() || "an empty body"}): every sub-request's outcome is unknown`,
         },
       };
     }
     this.carried += items.length;
-    const byUrl = new Map<string, Record<string, unknown>>();
-    for (const r of outcome.body as unknown[]) {
-      if (r === null || typeof r !== "object") continue;
-      const item = r as Record<string, unknown>;
-      if (typeof item.relative_url === "string" && item.relative_url !== "" && typeof item.code === "number" && item.code !== 0)
-        byUrl.set(item.relative_url, item);
-    }
-    return { kind: "results", outcomes: new Map(items.map((i) => [i.id, subOutcome(byUrl.get(i.relativeUrl))])) };
+    const byUrl = new Map<string, ResultItem>();
+    for (const item of outcome.body as ResultItem[]) if (item.relative_url !== "" && item.code !== 0) byUrl.set(item.relative_url, item);
+    return { kind: "results", outcomes: new Map(items.map((i) => [i.id, subOutcome(byUrl.get(i.relativeUrl), i.operation)])) };
   }
 }
 
+/** A result item as the gateway writes every one (reference, operation 4): a failed sub-request's too. */
+interface ResultItem {
+  readonly relative_url: string;
+  readonly code: number;
+  readonly headers: Record<string, string[]> | null;
+  readonly body: string;
+}
+
+function isResultItem(x: unknown): x is ResultItem {
+  if (x === null || typeof x !== "object" || Array.isArray(x)) return false;
+  const r = x as Record<string, unknown>;
+  const headers = r.headers;
+  const headersOk =
+    headers === null ||
+    (typeof headers === "object" && !Array.isArray(headers) && Object.values(headers).every((v) => Array.isArray(v) && v.every((s) => typeof s === "string")));
+  return typeof r.relative_url === "string" && Number.isInteger(r.code) && headersOk && typeof r.body === "string";
+}
+
+/**
+ * Why a 2xx answer is not the gateway's list of results (undefined: it is): not a list, or an
+ * item not of the gateway's shape — a proxy, or a host that is not the gateway, answered.
+ */
+function notResults(body: unknown): string | undefined {
+  if (!Array.isArray(body)) return "not a list";
+  const bad = body.findIndex((x) => !isResultItem(x));
+  return bad < 0 ? undefined : `item ${bad + 1} is not {relative_url, code, headers, body}`;
+}
+
+/** The gateway's success answers of the batchable operations: what a 2xx sub-request must carry to count as applied. */
+const successAnswers: { readonly [O in OperationName]?: (body: unknown) => boolean } = {
+  patchApi: (b) => keyStatus(b),
+  upsertOrgKey: (b) => keyStatus(b),
+  updateOAuthClient: (b) => b !== null && typeof b === "object" && typeof (b as Record<string, unknown>).client_id === "string",
+};
+
+/** `{"key":"<id>","status":"ok","action":…}`. */
+function keyStatus(b: unknown): boolean {
+  if (b === null || typeof b !== "object") return false;
+  const r = b as Record<string, unknown>;
+  return typeof r.key === "string" && r.key !== "" && r.status === "ok";
+}
+
+/**
+ * Whether a 2xx result carries the answer the gateway gives to this operation: anything else
+ * did not come from the gateway's management interface, so nothing says the change was made.
+ */
+export function answeredAsGateway(operation: OperationName | undefined, body: unknown): boolean {
+  const expected = operation === undefined ? undefined : successAnswers[operation];
+  return expected === undefined || expected(body);
+}
+
 /** One sub-request's outcome from its result item (none: unknown). */
-function subOutcome(r: Record<string, unknown> | undefined): CallOutcome {
+function subOutcome(r: ResultItem | undefined, operation: OperationName | undefined): CallOutcome {
   if (r === undefined) return { kind: "unknown", error: "no result for this sub-request in the batch answer (it failed below HTTP, or was lost)" };
-  const text = typeof r.body === "string" ? r.body : "";
+  const text = r.body;
   let body: unknown = text;
   try {
     body = text === "" ? undefined : JSON.parse(text);
   } catch {
     // keep the text
   }
-  const headers = (r.headers ?? {}) as Record<string, string[] | undefined>;
-  return { kind: "answered", status: r.code as number, retryAfterMs: parseRetryAfter(headers["Retry-After"]), body, text };
+  if (r.code >= 200 && r.code < 300 && !answeredAsGateway(operation, body)) {
+    return {
+      kind: "unknown",
+      error: `its batch result is ${r.code} without the gateway's answer to ${operation ?? "it"} (${text.slice(0, 60).trim() || "an empty body"}): outcome unknown`,
+    };
+  }
+  const headers = r.headers ?? {};
+  return { kind: "answered", status: r.code, retryAfterMs: parseRetryAfter(headers["Retry-After"]), body, text };
 }

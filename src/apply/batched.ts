@@ -47,7 +47,13 @@ export class Batcher {
 
   private itemOf(c: PlannedChange): BatchItem {
     const req = this.sender.requestOf(c);
-    return { id: c.id, method: req.method, relativeUrl: relativeUrl(req.path), body: req.body === undefined ? undefined : JSON.stringify(req.body) };
+    return {
+      id: c.id,
+      method: req.method,
+      relativeUrl: relativeUrl(req.path),
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      operation: c.operation!.name,
+    };
   }
 
   async run(changes: readonly PlannedChange[]): Promise<void> {

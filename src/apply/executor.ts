@@ -16,6 +16,8 @@ import { kindModule } from "../kinds/registry.js";
 import type { PlannedChange } from "../plan/plan-change.js";
 import { isExecutable } from "../plan/plan-change.js";
 import { Batcher } from "./batched.js";
+import { batchRouteGuard } from "./batch-guard.js";
+import type { RouteGuard } from "./batch-guard.js";
 import type { Interfaces } from "./clients.js";
 import { openInterfaces } from "./clients.js";
 import { checksChanged, runPostApply } from "./post-apply.js";
@@ -52,7 +54,13 @@ async function sendDirect(changes: readonly PlannedChange[], sender: Sender): Pr
 }
 
 /** Runs the waves in order; within a wave everything runs as the queues allow. */
-async function runWaves(executable: readonly PlannedChange[], sender: Sender, batcher: Batcher | undefined, halt: AbortSignal): Promise<void> {
+async function runWaves(
+  executable: readonly PlannedChange[],
+  sender: Sender,
+  batcher: Batcher | undefined,
+  halt: AbortSignal,
+  guard: RouteGuard | undefined,
+): Promise<void> {
   const waves = [...new Set(executable.map((c) => c.wave))].sort((a, b) => a - b);
   for (const wave of waves) {
     if (halt.aborted) {
@@ -60,7 +68,8 @@ async function runWaves(executable: readonly PlannedChange[], sender: Sender, ba
       return;
     }
     const inWave = executable.filter((c) => c.wave === wave);
-    const batching = batcher?.active === true;
+    // never through a route this run may have changed (batch-guard.ts)
+    const batching = batcher?.active === true && (guard === undefined || wave < guard.fromWave);
     const viaBatch = batching ? inWave.filter((c) => c.operation!.batchable) : [];
     // (not viaBatch.includes: quadratic over a wave of 100,000 changes)
     const alone = batching ? inWave.filter((c) => !c.operation!.batchable) : inWave;
@@ -118,6 +127,9 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   const policy = { max: config.retries.max, baseDelayMs: config.retries.baseDelayMs, maxDelayMs: config.retries.maxDelayMs };
   const sender = new Sender({ interfaces, recorder, desired: input.desired, policy, logger, halt: halt.signal, random: deps.random, observe: deps.observe });
   const batcher = interfaces.batch === undefined ? undefined : new Batcher(sender, interfaces.batch, logger);
+  const guard = batcher === undefined ? undefined : batchRouteGuard(executable, input.resources, (id) => input.state.resources.get(id), config);
+  if (guard !== undefined)
+    logger.warn({ fromWave: guard.fromWave, reason: guard.reason }, "batch route may change in this run: its calls go directly from that wave on");
   const fence = deps.fence;
   if (fence !== undefined) {
     interfaces.fence(() => {
@@ -136,7 +148,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   try {
     try {
       if (executable.length > 0 && input.state.serial === 0) await deps.state.initialise(input.hashKey.store);
-      await runWaves(executable, sender, batcher, halt.signal);
+      await runWaves(executable, sender, batcher, halt.signal, guard);
     } finally {
       progress.stop();
     }
@@ -169,6 +181,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     calls: countCalls(interfaces, sender, checks.calls, recorder.viaBatch),
     ...(batcher?.fallback === undefined ? {} : { batchFallback: batcher.fallback }),
     ...(routeNote === undefined ? {} : { batchRoute: routeNote }),
+    ...(guard === undefined ? {} : { batchGuard: `wave ${guard.fromWave} on: ${guard.reason}` }),
     skipped: [...sender.skipped].sort(),
     durationMs: Math.round(performance.now() - started),
     ...(recorder.stateFailure === undefined ? {} : { stateFailure: recorder.stateFailure }),

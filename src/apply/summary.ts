@@ -56,6 +56,7 @@ export function renderSummary(s: ApplySummary, paint: Paint): string {
       .join(", ")}; ${retriesAndPauses(s.calls)}.`,
   );
   if (s.batchRoute !== undefined) lines.push(paint("yellow", `Batching: ${s.batchRoute}; production registers it with the slash.`));
+  if (s.batchGuard !== undefined) lines.push(paint("yellow", `Batching was off from ${s.batchGuard}: those calls went directly.`));
   if (s.batchFallback !== undefined) lines.push(paint("yellow", `Batching was off after ${s.batchFallback}: the rest went as direct calls.`));
   for (const h of s.health)
     lines.push(

@@ -57,6 +57,8 @@ export interface ApplySummary {
   readonly health: readonly HealthResult[];
   readonly calls: AppliedCalls;
   readonly batchFallback?: string;
+  /** Set when a change of this run may change the batch route's loopback API: from which wave calls went directly, and why. */
+  readonly batchGuard?: string;
   /** Set when batches went to the route without its trailing slash (production's has it). */
   readonly batchRoute?: string;
   /** Changes not started because the apply was stopped (shutdown, lost leadership, a state that cannot be written). */

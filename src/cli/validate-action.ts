@@ -8,7 +8,7 @@ import { SecretResolver } from "../secrets/resolver.js";
 import { registerCredentials, secretScope } from "../config/credentials.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
-import { valuesOptionsOf } from "../config/environments.js";
+import { batchRouteOf, valuesOptionsOf } from "../config/environments.js";
 import type { RepositoryResult } from "../validate/validate-repository.js";
 import { renderValidation } from "./report.js";
 import type { ReportFormat } from "./report.js";
@@ -37,7 +37,7 @@ export async function validateDirectory(
     root: dir,
     ...(boundary === undefined ? {} : { boundary }),
     repositoryPrefix: prefix,
-    ...(config === undefined ? {} : { limits: config.limits, ...valuesOptionsOf(config) }),
+    ...(config === undefined ? {} : { limits: config.limits, ...valuesOptionsOf(config), ...batchRouteOf(config) }),
     ...(config?.targets.portal === undefined ? {} : { appTypeProviders: new Set(config.targets.portal.appTypeProviders) }),
     secrets: { source: new SecretResolver(new EnvFileSecretSource(env, fileRoot, config === undefined ? undefined : secretScope(config))), missing: "warning" },
   });

@@ -42,7 +42,8 @@ export interface Target {
 
 /** The gateway's target: batch calls go through a loopback API of its own. */
 export interface GatewayTarget extends Target {
-  readonly batch?: { readonly listenPath: string; readonly keyEnv: string; readonly maxSize: number };
+  /** `apiId`: the loopback API's id, when the operator gives it (resources addressing it are refused). */
+  readonly batch?: { readonly listenPath: string; readonly apiId?: string; readonly keyEnv: string; readonly maxSize: number };
 }
 
 /** The portal's target: which identity providers register applications by type. */
@@ -202,7 +203,14 @@ const targetSettings: { readonly [I in InterfaceName]?: (raw: Raw) => Omit<NonNu
     const b = g.batch as Raw | undefined;
     return b === undefined
       ? {}
-      : { batch: { listenPath: String(b.listenPath), keyEnv: String(b.keyEnv), maxSize: typeof b.maxSize === "number" ? b.maxSize : 50 } };
+      : {
+          batch: {
+            listenPath: String(b.listenPath),
+            ...optional("apiId", b.apiId),
+            keyEnv: String(b.keyEnv),
+            maxSize: typeof b.maxSize === "number" ? b.maxSize : 50,
+          },
+        };
   },
   portal: (p) => ({ appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [] }),
 };

@@ -122,3 +122,15 @@ export function valuesOptionsOf(config: GatesyncConfig): {
     ...(config.patches === undefined || config.patches.length === 0 ? {} : { patches: config.patches }),
   };
 }
+
+/**
+ * The batch route gatesync.yaml reserves for the operator, when it batches gateway calls: the
+ * loopback API's listen path and id, and the setting naming them (kinds/batch-route.ts reads it).
+ */
+export function batchRouteOf(config: GatesyncConfig): {
+  readonly batchRoute?: { readonly listenPath: string; readonly apiId?: string; readonly setting: string };
+} {
+  const batch = config.targets.gateway?.batch;
+  if (batch === undefined) return {};
+  return { batchRoute: { listenPath: batch.listenPath, ...(batch.apiId === undefined ? {} : { apiId: batch.apiId }), setting: "targets.gateway.batch" } };
+}

@@ -1,4 +1,5 @@
 import { apiDefinitionChecks } from "./api-definition-checks.js";
+import { batchRouteClaims, mayChangeBatchRoute } from "./batch-route.js";
 import type { AttachedDocument, KindModule, KindRequest, Reactivation, RuleFinding, Spec } from "./kind.js";
 import { stringField } from "./kind.js";
 import { classifyGateway } from "./breaking/gateway.js";
@@ -103,6 +104,7 @@ export const apiDefinitionKind: KindModule<"ApiDefinition"> = {
   deprecatedFields: {},
   references: () => [],
   postApply: apiDefinitionChecks,
+  batchRoute: { claims: batchRouteClaims, mayChange: mayChangeBatchRoute },
   identity: (spec) => `api:${stringField(spec, "apiId")}`,
   objectKeys: (address) => (address.apiID === undefined ? {} : { address: `api:${address.apiID}` }),
   request(spec: Spec): KindRequest {

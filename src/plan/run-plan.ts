@@ -27,7 +27,7 @@ import { payloadsNeeded } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
-import { valuesOptionsOf } from "../config/environments.js";
+import { batchRouteOf, valuesOptionsOf } from "../config/environments.js";
 
 export interface PlanRun {
   readonly plan: Plan;
@@ -101,6 +101,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     repositoryPrefix: prefix,
     limits: config.limits,
     ...valuesOptionsOf(config),
+    ...batchRouteOf(config),
     appTypeProviders,
     ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
     // a selection needs only its own secrets: the others' are checked when they are prepared

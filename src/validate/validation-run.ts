@@ -25,6 +25,8 @@ import type { AttachmentContext } from "./attachments.js";
 import type { SecretRefAt } from "./check-document.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { crossCheck } from "./cross-checks.js";
+import { checkBatchRoute } from "./batch-route-check.js";
+import type { ReservedBatchRoute } from "../kinds/batch-route.js";
 import { writtenOf } from "./written-resources.js";
 import type { DocumentAt } from "./written-resources.js";
 import type { LocalFileChecker } from "./file-checker.js";
@@ -56,6 +58,8 @@ export interface ValidateOptions {
   readonly appTypeProviders?: ReadonlySet<number>;
   /** Where `${env:}`/`${file:}` references are looked up, and how a missing one counts. */
   readonly secrets?: SecretSettings;
+  /** The batch route gatesync.yaml reserves for the operator: resources addressing it are refused (BATCH_ROUTE_RESERVED). */
+  readonly batchRoute?: ReservedBatchRoute;
   /** Governance rulesets (prepareRules): their findings are diagnostics like every other. */
   readonly rules?: PreparedRules;
   /** An environment's `${var:}` values (docs/user/environments.md); without them references are left as written. */
@@ -202,9 +206,10 @@ export class ValidationRun {
     for (const c of candidates) made.push(await this.finish(c, attachments));
     const resources = made.filter((r): r is Resource => r !== undefined);
     const crossed = crossCheck(resources, writtenOf(named, candidates, made), this.locate, this.opts.repositoryPrefix ?? "");
-    this.diagnostics.push(...crossed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
+    const routed = checkBatchRoute(crossed.valid, this.opts.batchRoute, this.locate);
+    this.diagnostics.push(...crossed.diagnostics, ...routed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
     return {
-      resources: crossed.valid,
+      resources: routed.valid,
       diagnostics: this.diagnostics.sort(compareDiagnostics),
       files: listed.files.length,
       stats: { filesRead: this.filesRead, filesReused: this.filesReused },

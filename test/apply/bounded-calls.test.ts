@@ -5,14 +5,13 @@
  * says of every resource, and counts what reached the sandbox.
  */
 import { spawn } from "node:child_process";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { CallEvent } from "../../src/apply/types.js";
-import type { Harness, HarnessOptions } from "../helpers/apply.js";
-import { harness } from "../helpers/apply.js";
+import type { Harness } from "../helpers/apply.js";
+import { throughProxy } from "../helpers/apply.js";
 import type { MisbehavingProxy, Rule } from "../helpers/misbehaving-proxy.js";
-import { misbehavingProxy } from "../helpers/misbehaving-proxy.js";
 import { cliArgs } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { removeTempRepos } from "../helpers/temp-repo.js";
@@ -29,23 +28,6 @@ afterEach(async () => {
 const product = (name: string): string => doc("ApiProduct", name, `Name: ${name}\nProviderID: 1`);
 const clientType = doc("ClientType", "web", "providerId: 1\nclientTypeId: 10\nName: Web\nResponseTypes: code\nGrantType: pkce");
 const orgKey = (name: string, extra = ""): string => doc("OrgKey", name, `keyId: ${name}\nrate: 5${extra}`);
-
-/** A harness whose `iface` target goes through a misbehaving proxy; `settings` edits gatesync.yaml. */
-async function throughProxy(
-  iface: "gateway" | "portal",
-  rules: Rule[],
-  opts: HarnessOptions,
-  settings: (yaml: string) => string = (y) => y,
-): Promise<{ h: Harness; proxy: MisbehavingProxy }> {
-  const hh = await harness(opts);
-  const p = await misbehavingProxy(hh.sandbox.urls.base, rules);
-  const cfg = path.join(hh.dir, "gatesync.yaml");
-  let yaml = await readFile(cfg, "utf8");
-  yaml =
-    iface === "portal" ? yaml.replace(`url: ${hh.sandbox.urls.portal}`, `url: ${p.url}/portal/api`) : yaml.replace(/(gateway:\n\s+url: )\S+/, `$1${p.url}`);
-  await writeFile(cfg, settings(yaml));
-  return { h: hh, proxy: p };
-}
 
 const timed = async <T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> => {
   const t0 = performance.now();

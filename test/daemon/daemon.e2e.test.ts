@@ -15,6 +15,7 @@ import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { gitRemote } from "../helpers/git-remote.js";
 import { exampleSecrets } from "../helpers/apply.js";
+import { startReceiver } from "../helpers/receiver.js";
 import { cliArgs } from "../helpers/cli.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { projectRoot, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
@@ -105,7 +106,7 @@ kind: GatesyncConfig
 source:
   git: { url: ${path.join(dir, "origin.git")}, branch: main, subdirectory: config, cacheDir: ./cache }
 targets:
-  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY } }
+  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, apiId: gw-loopback, keyEnv: BATCH_KEY } }
   portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY }
@@ -226,6 +227,31 @@ describe("gatesync run (daemon)", () => {
     expect((await eventually(status, (x) => x.commit === rewritten)).lastRun?.result).toBe("applied");
   });
 
+  it("refuses a commit addressing the batch route's loopback API, located; calls nothing, and the host it names receives nothing", async () => {
+    const other = await startReceiver();
+    try {
+      const good = (await status()).commit;
+      const before = sandbox.inspect.calls().log.length;
+      await writeFile(
+        path.join(work, "config/apis/loopback.yaml"),
+        `apiVersion: gatesync.dev/v1\nkind: ApiDefinition\nmetadata:\n  name: loopback\nspec:\n  apiId: gw-loopback\n  query: { upstreamURL: "${other.url}" }\n  definition: { openapi: 3.1.0, info: { title: L, version: "1" }, paths: {} }\n`,
+      );
+      const bad = push("take the batch route");
+      expect((await hook(payload())).status).toBe(202);
+      const s = await eventually(status, (x) => x.lastRun?.result === "invalid" && x.lastRun.revision === bad);
+      expect(s.commit).toBe(good);
+      expect(s.lastRun?.errors).toEqual([
+        expect.objectContaining({ file: "config/apis/loopback.yaml", line: 6, message: expect.stringContaining("addresses the batch route") as string }),
+      ]);
+      expect(sandbox.inspect.calls().log.length).toBe(before);
+      expect(other.received).toEqual([]);
+    } finally {
+      await other.stop();
+      git(work, "reset", "-q", "--hard", "HEAD~1");
+      git(work, "push", "-q", "--force", "origin", "HEAD:main");
+    }
+  });
+
   it("refuses bad, missing and replayed webhook signatures, and oversized bodies; keeps serving", async () => {
     const body = payload();
     expect((await call(`${url}/hooks/git`, { method: "POST", headers: { "x-hub-signature-256": "sha256=deadbeef" }, body })).status).toBe(401);
@@ -260,7 +286,8 @@ describe("gatesync run (daemon)", () => {
         name,
       ).toBe(true);
     }
-    expect(r.text).toMatch(/gatesync_runs_total\{result="invalid"\} 1/);
+    // the commit with broken settings and the one taking the batch route
+    expect(r.text).toMatch(/gatesync_runs_total\{result="invalid"\} 2/);
     // nothing throttled these interfaces: each runs at its configured rate (the default 50/s)
     expect(r.text).toMatch(/^gatesync_interface_rate\{interface="portal"\} 50$/m);
     // the state's records by status after the last run: every example resource applied

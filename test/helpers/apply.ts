@@ -3,7 +3,7 @@
  * the sandbox, the credentials and secrets in an env map, and helpers to plan and apply.
  */
 import { randomBytes } from "node:crypto";
-import { cp, writeFile } from "node:fs/promises";
+import { cp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Agent } from "undici";
 import type { ApplyRunResult } from "../../src/apply/run-apply.js";
@@ -19,6 +19,8 @@ import type { SandboxHandle, SandboxOptions } from "../../src/sandbox/sandbox.js
 import { startSandbox } from "../../src/sandbox/sandbox.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { exampleFixtures, testCredentials } from "./sandbox.js";
+import { misbehavingProxy } from "./misbehaving-proxy.js";
+import type { MisbehavingProxy, Rule } from "./misbehaving-proxy.js";
 import { projectRoot, tempRepo } from "./temp-repo.js";
 
 export interface Harness {
@@ -91,7 +93,7 @@ targets:
     url: ${sandbox.urls.gateway}
     credentialEnv: GW_KEY
     rateLimit: ${rate}
-${opts.batch === false ? "" : "    batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 }\n"}  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3], rateLimit: ${rate} }
+${opts.batch === false ? "" : "    batch: { listenPath: /gw-batch/, apiId: gw-loopback, keyEnv: BATCH_KEY, maxSize: 50 }\n"}  portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3], rateLimit: ${rate} }
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN, rateLimit: ${rate} }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY, rateLimit: ${rate} }
 state: { backend: sqlite, path: ${opts.statePath ?? "./state/state.db"} }
@@ -131,4 +133,21 @@ ${opts.configExtra ?? ""}`,
       await state.close();
     },
   };
+}
+
+/** A harness whose `iface` target goes through a misbehaving proxy; `settings` edits gatesync.yaml. */
+export async function throughProxy(
+  iface: "gateway" | "portal",
+  rules: Rule[],
+  opts: HarnessOptions,
+  settings: (yaml: string) => string = (y) => y,
+): Promise<{ h: Harness; proxy: MisbehavingProxy }> {
+  const hh = await harness(opts);
+  const p = await misbehavingProxy(hh.sandbox.urls.base, rules);
+  const cfg = path.join(hh.dir, "gatesync.yaml");
+  let yaml = await readFile(cfg, "utf8");
+  yaml =
+    iface === "portal" ? yaml.replace(`url: ${hh.sandbox.urls.portal}`, `url: ${p.url}/portal/api`) : yaml.replace(/(gateway:\n\s+url: )\S+/, `$1${p.url}`);
+  await writeFile(cfg, settings(yaml));
+  return { h: hh, proxy: p };
 }

@@ -23,7 +23,7 @@ export async function eventually<T>(read: () => Promise<T> | T, check: (v: T) =>
 /** The `targets:` of a gatesync.yaml pointing at a sandbox, credentials from the variables `daemonEnv` sets. */
 export function sandboxTargets(sandbox: SandboxHandle): string {
   return `targets:
-  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY } }
+  gateway: { url: ${sandbox.urls.gateway}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, apiId: gw-loopback, keyEnv: BATCH_KEY } }
   portal: { url: ${sandbox.urls.portal}, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
   dashboard: { url: ${sandbox.urls.dashboard}, tokenEnv: DASH_TOKEN }
   llm: { url: ${sandbox.urls.llm}, credentialEnv: LLM_KEY }

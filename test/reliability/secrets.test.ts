@@ -171,7 +171,7 @@ async function echoRepo(url: string, extra = ""): Promise<{ dir: string; cfgFile
 kind: GatesyncConfig
 source: { directory: ./config }
 targets:
-  gateway: { url: ${url}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, keyEnv: BATCH_KEY, maxSize: 50 } }
+  gateway: { url: ${url}, credentialEnv: GW_KEY, batch: { listenPath: /gw-batch/, apiId: gw-loopback, keyEnv: BATCH_KEY, maxSize: 50 } }
   portal: { url: ${url}/portal/api, credentialEnv: PORTAL_KEY, appTypeProviders: [3] }
   dashboard: { url: ${url}, tokenEnv: DASH_TOKEN }
   llm: { url: ${url}/llm/api, credentialEnv: LLM_KEY }
