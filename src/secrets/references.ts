@@ -2,7 +2,8 @@
  * References inside string values: `${scheme:NAME}`, and `$${` for a literal `${`. Secrets use
  * two schemes, `${env:NAME}` and `${file:PATH}`; the scanner below reports every scheme so that
  * other kinds of reference (an environment's `${var:NAME}`, which is not a secret) can share the
- * one syntax and walker, while every secret function here considers only `env` and `file`.
+ * one syntax and walker, while every secret function here considers only `env` and `file`. A
+ * reference of any other scheme is an error of validation (validate/reference-check.ts).
  * Values are never shown: only the reference (scheme and name).
  */
 
@@ -23,6 +24,20 @@ const pattern = /\$\$\{|\$\{([A-Za-z][A-Za-z0-9_-]*):([^}]*)\}/g;
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const isSecretScheme = (scheme: string): scheme is SecretProvider => scheme === "env" || scheme === "file";
+
+/** Every scheme gatesync reads: the two secret ones and an environment's values (`${var:NAME}`, load/values.ts). */
+export const knownSchemes: readonly string[] = ["env", "file", "var"];
+
+/**
+ * The references of a string whose scheme gatesync does not know (`${evn:TOKEN}`, `${sops:…}`):
+ * each would otherwise be sent as written, as text. Shell's parameter forms (`${PORT:-8080}`,
+ * `${X:=y}`, `${X:?}`, `${X:+y}`), which OpenAPI descriptions quote, are text, not references.
+ */
+export function unknownReferences(value: string): ReferenceMatch[] {
+  return scanReferences(value).filter((m) => !knownSchemes.includes(m.scheme) && !/^[-=?+]/.test(m.name));
+}
+
+export const formatMatch = (m: ReferenceMatch): string => `\${${m.scheme}:${m.name}}`;
 
 /**
  * The one walker over a string's references: `replace` gives each reference's replacement, or
@@ -50,6 +65,13 @@ export function scanReferences(value: string): ReferenceMatch[] {
 /** The secret references in one string (escapes and other schemes excluded). */
 export function findSecretRefs(value: string): SecretRef[] {
   return scanReferences(value).flatMap((m) => (isSecretScheme(m.scheme) ? [{ provider: m.scheme, name: m.name }] : []));
+}
+
+/** Whether any string of a value holds an escape `$${`, which the secret stage writes as `${`. */
+export function holdsEscape(value: unknown): boolean {
+  let found = false;
+  walkStrings(value, (s) => (found ||= s.includes("$${")));
+  return found;
 }
 
 export function hasSecretRef(value: unknown): boolean {
