@@ -30,7 +30,8 @@ import type { DocumentAt } from "./written-resources.js";
 import type { LocalFileChecker } from "./file-checker.js";
 import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
-import { secretDiagnostics } from "./secret-check.js";
+import { secretDiagnostics, unresolvedSummary } from "./secret-check.js";
+import type { SecretsSaid } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
 import { pruneFindingsCache } from "../rules/findings-cache.js";
@@ -124,7 +125,7 @@ export class ValidationRun {
   private readonly apiVersions = new Map<string, string>();
   private readonly entrySets = new Map<string, Readonly<Record<string, string>>>();
   private readonly locate: Locate;
-  private readonly warnedShort = new Set<string>();
+  private readonly secretsSaid: SecretsSaid = { short: new Set(), unresolved: new Set() };
   private filesRead = 0;
   private filesReused = 0;
 
@@ -202,7 +203,11 @@ export class ValidationRun {
     for (const c of candidates) made.push(await this.finish(c, attachments));
     const resources = made.filter((r): r is Resource => r !== undefined);
     const crossed = crossCheck(resources, writtenOf(named, candidates, made), this.locate, this.opts.repositoryPrefix ?? "");
-    this.diagnostics.push(...crossed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
+    this.diagnostics.push(
+      ...crossed.diagnostics,
+      ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()),
+      ...unresolvedSummary(this.secretsSaid.unresolved),
+    );
     return {
       resources: crossed.valid,
       diagnostics: this.diagnostics.sort(compareDiagnostics),
@@ -311,7 +316,7 @@ export class ValidationRun {
 
   private checkSecrets(refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }): number {
     if (refs.length === 0) return 0;
-    const found = secretDiagnostics(refs, place, this.opts.secrets, this.locate, this.warnedShort);
+    const found = secretDiagnostics(refs, place, this.opts.secrets, this.locate, this.secretsSaid);
     this.diagnostics.push(...found);
     return errorCount(found);
   }
