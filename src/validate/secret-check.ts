@@ -95,7 +95,7 @@ export function unresolvedSummary(unresolved: ReadonlySet<string>): Diagnostic[]
     {
       severity: "info",
       code: ErrorCode.SECRET_UNRESOLVED,
-      message: `${names.length} secret reference(s) cannot be resolved here (${shown}): their syntax and scope are checked; plan, apply and the daemon resolve them, and refuse to go on if they cannot`,
+      message: `${names.length} secret reference(s) cannot be resolved here (${shown}): their syntax and scope are checked; a plan or apply of the resources holding them resolves them, and stops if it cannot`,
       hint: "nothing to do in a merge request's validate job; set them where gatesync plans and applies",
     },
   ];
