@@ -19,8 +19,8 @@ import { doc } from "../helpers/plan.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
 
-const env = { GW_KEY: testCredentials.gatewayKey };
-const refused = ["..", ".", "a/b", "%2e%2e", "x?y", "a#b", "a b", "a\\b"];
+const env = { GW_KEY: testCredentials.gatewayKey, KEY_ID: ".." };
+const refused = ["..", ".", "a/b", "%2e%2e", "x?y", "a#b", "a b", "a\\b", "${env:KEY_ID}"];
 
 let sandbox: SandboxHandle;
 beforeAll(async () => {
@@ -73,7 +73,9 @@ describe("identities that are URL path segments", () => {
     refused.forEach((id, i) => {
       const at = positionOf(text, `keyId: ${JSON.stringify(id)}`);
       expect(found[i]).toMatchObject({ code: "SCHEMA_VIOLATION", file: "keys.yaml", line: at.line, column: at.column + "keyId: ".length, path: "spec.keyId" });
-      expect(found[i]!.message).toContain("must not be `.` or `..`, nor hold `/`");
+      expect(found[i]!.message).toContain(
+        id.startsWith("${") ? "nor `{` or `}` (a secret reference would put a secret into the URL)" : "must not be `.` or `..`, nor hold `/`",
+      );
     });
     const before = gatewayCalls();
     const apply = await runCli(["apply", "-c", cfg, "--auto-approve"], env);
