@@ -67,12 +67,17 @@ export function findSecretRefs(value: string): SecretRef[] {
   return scanReferences(value).flatMap((m) => (isSecretScheme(m.scheme) ? [{ provider: m.scheme, name: m.name }] : []));
 }
 
-/** Whether any string of a value holds an escape `$${`, which the secret stage writes as `${`. */
-export function holdsEscape(value: unknown): boolean {
-  let found = false;
-  walkStrings(value, (s) => (found ||= s.includes("$${")));
-  return found;
+/** Whether any string of a value passes `test`: a walk that stops at the first, and makes no paths (documents are large). */
+export function someString(value: unknown, test: (s: string) => boolean): boolean {
+  if (typeof value === "string") return test(value);
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some((v) => someString(v, test));
+  for (const v of Object.values(value)) if (someString(v, test)) return true;
+  return false;
 }
+
+/** Whether any string of a value holds an escape `$${`, which the secret stage writes as `${`. */
+export const holdsEscape = (value: unknown): boolean => someString(value, (s) => s.includes("$${"));
 
 export function hasSecretRef(value: unknown): boolean {
   return typeof value === "string" && findSecretRefs(value).length > 0;
