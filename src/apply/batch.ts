@@ -13,7 +13,8 @@
  * every sub-request's outcome unknown.
  */
 import type { CallOutcome, Caller } from "./http-client.js";
-import { parseRetryAfter } from "./http-client.js";
+import { parseRetryAfter, rewrittenPath } from "./http-client.js";
+import { InternalError } from "../errors.js";
 import { batchRoute, relativeUrlOf } from "../kinds/api-definition-checks.js";
 import type { Logger } from "../logger.js";
 import type { InterfaceQueue } from "./queues.js";
@@ -126,6 +127,11 @@ export class BatchSender {
 
   /** Sends one batch; `before` runs when the call is about to leave (intents are written there). */
   async send(items: readonly BatchItem[], signal?: AbortSignal, before?: () => Promise<void>): Promise<BatchResult> {
+    // the gateway resolves each sub-request's address as a URL below the loopback: the same guard as a direct call's
+    for (const i of items) {
+      const rewritten = rewrittenPath(i.relativeUrl);
+      if (rewritten !== undefined) throw new InternalError(`refused to batch ${i.method} ${i.relativeUrl}: ${rewritten}`);
+    }
     const requests = items.map((i) => ({
       method: i.method,
       relative_url: i.relativeUrl,

@@ -16,6 +16,7 @@
 import type { Dispatcher } from "undici";
 import { Agent, request } from "undici";
 import type { InterfaceName } from "../contract/interfaces.js";
+import { InternalError } from "../errors.js";
 
 /** The dispatcher for the management interfaces: kept-alive connections, enough for every queue. */
 export function managementDispatcher(): Agent {
@@ -87,6 +88,20 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/**
+ * Why the URL parser would send a path to another route than the one planned, or undefined: a
+ * segment `.` or `..` (or written `%2e`) is removed with the one before it, a `\` is read as
+ * `/`, and a `#` ends the path. Validation refuses identities that would make one
+ * (schemas/common.schema.json, `pathSegment`); this is the last line, before anything is sent.
+ */
+export function rewrittenPath(path: string): string | undefined {
+  const [route = ""] = path.split("?", 1);
+  if (route.includes("#")) return "it holds `#`, which ends the path";
+  if (route.includes("\\")) return "it holds `\\`, which is read as `/`";
+  if (route.split("/").some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return "a segment is `.` or `..`, which is removed with the one before it";
+  return undefined;
+}
+
 export class InterfaceClient implements Caller {
   readonly name: InterfaceName;
   private readonly base: string;
@@ -97,6 +112,8 @@ export class InterfaceClient implements Caller {
   }
 
   async call(req: CallRequest): Promise<CallOutcome> {
+    const rewritten = rewrittenPath(req.path);
+    if (rewritten !== undefined) throw new InternalError(`refused to send ${req.method} ${req.path} to the ${this.name} interface: ${rewritten}`);
     const headers: Record<string, string> = { accept: "application/json" };
     if (req.anonymous !== true) headers[this.opts.auth.header] = this.opts.auth.value;
     let payload: string | null = null;

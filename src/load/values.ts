@@ -46,7 +46,12 @@ export function hasValueRef(text: string): boolean {
   return false;
 }
 
-const escaped = (text: string): string => text.replaceAll("${", "$${");
+/**
+ * A value's text as the secret stage will read it back: each `${` written `$${`. (Split and
+ * joined, not `replaceAll` with a replacement string, where `$$` is itself an escape for `$`:
+ * that wrote `${` again, and a value `${env:X}` became a secret reference — issue 43.)
+ */
+const escaped = (text: string): string => text.split("${").join("$${");
 
 /** One string with its references replaced; `found(name)` is the value, or undefined when missing. */
 function substituteString(text: string, lookup: (name: string) => Value | undefined): unknown {

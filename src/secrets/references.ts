@@ -2,7 +2,8 @@
  * References inside string values: `${scheme:NAME}`, and `$${` for a literal `${`. Secrets use
  * two schemes, `${env:NAME}` and `${file:PATH}`; the scanner below reports every scheme so that
  * other kinds of reference (an environment's `${var:NAME}`, which is not a secret) can share the
- * one syntax and walker, while every secret function here considers only `env` and `file`.
+ * one syntax and walker, while every secret function here considers only `env` and `file`. A
+ * reference of any other scheme is an error of validation (validate/reference-check.ts).
  * Values are never shown: only the reference (scheme and name).
  */
 
@@ -23,6 +24,20 @@ const pattern = /\$\$\{|\$\{([A-Za-z][A-Za-z0-9_-]*):([^}]*)\}/g;
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const isSecretScheme = (scheme: string): scheme is SecretProvider => scheme === "env" || scheme === "file";
+
+/** Every scheme gatesync reads: the two secret ones and an environment's values (`${var:NAME}`, load/values.ts). */
+export const knownSchemes: readonly string[] = ["env", "file", "var"];
+
+/**
+ * The references of a string whose scheme gatesync does not know (`${evn:TOKEN}`, `${sops:…}`):
+ * each would otherwise be sent as written, as text. Shell's parameter forms (`${PORT:-8080}`,
+ * `${X:=y}`, `${X:?}`, `${X:+y}`), which OpenAPI descriptions quote, are text, not references.
+ */
+export function unknownReferences(value: string): ReferenceMatch[] {
+  return scanReferences(value).filter((m) => !knownSchemes.includes(m.scheme) && !/^[-=?+]/.test(m.name));
+}
+
+export const formatMatch = (m: ReferenceMatch): string => `\${${m.scheme}:${m.name}}`;
 
 /**
  * The one walker over a string's references: `replace` gives each reference's replacement, or
@@ -51,6 +66,18 @@ export function scanReferences(value: string): ReferenceMatch[] {
 export function findSecretRefs(value: string): SecretRef[] {
   return scanReferences(value).flatMap((m) => (isSecretScheme(m.scheme) ? [{ provider: m.scheme, name: m.name }] : []));
 }
+
+/** Whether any string of a value passes `test`: a walk that stops at the first, and makes no paths (documents are large). */
+export function someString(value: unknown, test: (s: string) => boolean): boolean {
+  if (typeof value === "string") return test(value);
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some((v) => someString(v, test));
+  for (const v of Object.values(value)) if (someString(v, test)) return true;
+  return false;
+}
+
+/** Whether any string of a value holds an escape `$${`, which the secret stage writes as `${`. */
+export const holdsEscape = (value: unknown): boolean => someString(value, (s) => s.includes("$${"));
 
 export function hasSecretRef(value: unknown): boolean {
   return typeof value === "string" && findSecretRefs(value).length > 0;

@@ -10,6 +10,7 @@ import type { PathSegment } from "../field-path.js";
 import type { SecretRef } from "../secrets/references.js";
 import { findSecretRefs, walkStrings } from "../secrets/references.js";
 import { errorCount, issueDiagnostics, ruleDiagnostics } from "./findings.js";
+import { unknownReferenceFindings } from "./reference-check.js";
 import type { Locate, Place } from "./findings.js";
 import type { OpenApiChecker } from "./openapi.js";
 import type { RulesetCheck } from "../rules/rule-runner.js";
@@ -74,6 +75,19 @@ export async function checkAttachment(
   locate: Locate,
   rulesets?: DocumentRulesets,
 ): Promise<AttachmentVerdict> {
+  const verdict = await checkAttachedDocument(attached, document, place, checkers, locate, rulesets);
+  const unknown = unknownReferenceFindings(document, [], place, locate);
+  return unknown.length === 0 ? verdict : { findings: [...verdict.findings, ...unknown], errors: verdict.errors + unknown.length };
+}
+
+async function checkAttachedDocument(
+  attached: AttachedDocument,
+  document: unknown,
+  place: Place,
+  checkers: Checkers,
+  locate: Locate,
+  rulesets?: DocumentRulesets,
+): Promise<AttachmentVerdict> {
   const schema = checkers.schemas.validate(attached.schema, document);
   if (schema.length > 0) {
     return { findings: issueDiagnostics(schema, place, locate), errors: schema.length };
@@ -102,15 +116,17 @@ export async function checkResourceDocument(
   rulesets?: DocumentRulesets,
 ): Promise<ResourceVerdict> {
   const schemaIssues = checkers.schemas.validate(kind.schemaFile, value);
-  const findings = issueDiagnostics(schemaIssues, place, locate);
+  // an inline attached document's references are its checks' (checkAttachment)
+  const unknown = unknownReferenceFindings(withoutInline(kind, value.spec), ["spec"], place, locate);
+  const findings = [...issueDiagnostics(schemaIssues, place, locate), ...unknown];
   if (schemaIssues.length > 0 || name === undefined) return { findings, passed: false, ruleErrors: 0, secretRefs: [] };
   const spec = (value.spec ?? {}) as Spec;
-  const rules = ruleDiagnostics(kind.check(spec, ctx), place, locate);
+  const rules = [...unknown, ...ruleDiagnostics(kind.check(spec, ctx), place, locate)];
   // the whole envelope (apiVersion, kind, metadata, spec), as written
   const governed =
     rulesets?.resources === undefined ? [] : await rulesets.resources.check(value, place, rulesets.absolute, locate, rulesets.contentKey, rulesets.memo);
   const verdict = {
-    findings: [...findings, ...rules, ...governed],
+    findings: [...rules, ...governed],
     passed: true,
     ruleErrors: errorCount(rules) + errorCount(governed),
     secretRefs: secretRefsIn(spec, ["spec"]),
@@ -119,6 +135,14 @@ export async function checkResourceDocument(
   if (attached === undefined || attached.file(spec) !== undefined) return verdict;
   const inline = valueAt(value, attached.inlineField);
   return { ...verdict, attachment: await checkAttachment(attached, inline, { ...place, base: attached.inlineField }, checkers, locate, rulesets) };
+}
+
+/** A spec without its kind's inline attached document (`spec.definition`). */
+function withoutInline(kind: KindModule, spec: unknown): unknown {
+  const field = kind.attached?.inlineField;
+  if (field?.length !== 2 || spec === null || typeof spec !== "object" || !Object.hasOwn(spec, field[1]!)) return spec;
+  const { [String(field[1])]: _inline, ...rest } = spec as Record<string, unknown>;
+  return rest;
 }
 
 export function valueAt(value: unknown, path: readonly PathSegment[]): unknown {

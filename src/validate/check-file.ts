@@ -13,6 +13,7 @@ import type { FileToRead, Limits } from "../load/read-file.js";
 import { readResourceFile, textDigest } from "../load/read-file.js";
 import { checkAttachment, checkResourceDocument, secretRefsIn } from "./check-document.js";
 import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.js";
+import { holdsEscape } from "../secrets/references.js";
 import { locateWith } from "./findings.js";
 import { createHash } from "node:crypto";
 import { RulesetCheck } from "../rules/rule-runner.js";
@@ -125,6 +126,9 @@ export interface FileVerdict {
   readonly rulesEntry?: string;
 }
 
+/** Whether a file's text can hold `$${` once parsed: written out, or made by an escape (`\u0024` in a quoted string). */
+const mayHoldEscape = (text: string | undefined): boolean => text === undefined || text.includes("$${") || text.includes("\\");
+
 /** `syncRead`: on a worker thread, whose only work this is. */
 export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
   // the rules' findings are kept by content: an environment's values and patches are part of it
@@ -166,8 +170,10 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const secretRefs = secretRefsIn(doc.value, []);
       // a valid document without secret references is held by reference from here on: its
       // summary (members' digests and small members) replaces the parsed tree
-      // (a document a value changed is not what its file says: it is held by value)
-      const byReference = attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index);
+      // (a document a value changed is not what its file says, nor one whose `$${` the secret
+      // stage writes as `${`, as it does in an inline one: those are held by value)
+      const byReference =
+        attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index) && !(mayHoldEscape(read.text) && holdsEscape(doc.value));
       // the file's text as checked (no value put in, no patch applied: else not held by reference)
       const text = !byReference || read.text === undefined ? undefined : textDigest(read.text);
       const json = byReference && ctx.documentJson === true ? printableJson(doc.value, read.text?.length ?? 0) : undefined;

@@ -17,13 +17,20 @@ export interface SecretSettings {
   readonly missing: Severity;
 }
 
+/** What one run has said of references so far: each is said once per run, not once per use. */
+export interface SecretsSaid {
+  /** References already warned about as too short: one warning each, at its first use. */
+  readonly short: Set<string>;
+  /** References that could not be resolved where a missing one is not an error (validate): one summary for all (`unresolvedSummary`). */
+  readonly unresolved: Set<string>;
+}
+
 export function secretDiagnostics(
   refs: readonly SecretRefAt[],
   place: { readonly file: string; readonly index: number; readonly resource: string | undefined },
   secrets: SecretSettings | undefined,
   locate: Locate,
-  /** References already warned about as too short in this run: one warning each, at its first use. */
-  warnedShort: Set<string>,
+  said: SecretsSaid,
 ): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const { path, ref } of refs) {
@@ -45,8 +52,8 @@ export function secretDiagnostics(
       // the value is the same at every use: one located warning says it, not one per resource
       // (and each warning's position costs a parse of its file)
       const name = formatRef(ref);
-      if (found.value.length > 0 && found.value.length < minScrubLength && !warnedShort.has(name)) {
-        warnedShort.add(name);
+      if (found.value.length > 0 && found.value.length < minScrubLength && !said.short.has(name)) {
+        said.short.add(name);
         out.push({
           severity: "warning",
           code: ErrorCode.SECRET_TOO_SHORT,
@@ -61,6 +68,11 @@ export function secretDiagnostics(
       out.push(errorAt(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow));
     } else if (found.reason === "escape") {
       out.push(errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot"));
+    } else if (secrets.missing !== "error") {
+      // where validate runs (a merge request's CI job) the secrets are not set, and need not be:
+      // the reference is well-formed and in scope, and plan, apply and the daemon resolve it —
+      // one notice for the run, not an annotation on every line that holds a reference
+      said.unresolved.add(formatRef(ref));
     } else {
       out.push({
         severity: secrets.missing,
@@ -72,4 +84,19 @@ export function secretDiagnostics(
     }
   }
   return out;
+}
+
+/** The one notice of a run about the references it could not resolve, naming a few (names only: never a value). */
+export function unresolvedSummary(unresolved: ReadonlySet<string>): Diagnostic[] {
+  if (unresolved.size === 0) return [];
+  const names = [...unresolved].sort();
+  const shown = names.slice(0, 5).join(", ") + (names.length > 5 ? ` and ${names.length - 5} more` : "");
+  return [
+    {
+      severity: "info",
+      code: ErrorCode.SECRET_UNRESOLVED,
+      message: `${names.length} secret reference(s) cannot be resolved here (${shown}): their syntax and scope are checked; a plan or apply of the resources holding them resolves them, and stops if it cannot`,
+      hint: "nothing to do in a merge request's validate job; set them where gatesync plans and applies",
+    },
+  ];
 }

@@ -32,7 +32,8 @@ import type { DocumentAt } from "./written-resources.js";
 import type { LocalFileChecker } from "./file-checker.js";
 import { errorCount, locateWith } from "./findings.js";
 import type { Locate } from "./findings.js";
-import { secretDiagnostics } from "./secret-check.js";
+import { secretDiagnostics, unresolvedSummary } from "./secret-check.js";
+import type { SecretsSaid } from "./secret-check.js";
 import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
 import { pruneFindingsCache } from "../rules/findings-cache.js";
@@ -128,7 +129,7 @@ export class ValidationRun {
   private readonly apiVersions = new Map<string, string>();
   private readonly entrySets = new Map<string, Readonly<Record<string, string>>>();
   private readonly locate: Locate;
-  private readonly warnedShort = new Set<string>();
+  private readonly secretsSaid: SecretsSaid = { short: new Set(), unresolved: new Set() };
   private filesRead = 0;
   private filesReused = 0;
 
@@ -207,7 +208,12 @@ export class ValidationRun {
     const resources = made.filter((r): r is Resource => r !== undefined);
     const crossed = crossCheck(resources, writtenOf(named, candidates, made), this.locate, this.opts.repositoryPrefix ?? "");
     const routed = checkBatchRoute(crossed.valid, this.opts.batchRoute, this.locate);
-    this.diagnostics.push(...crossed.diagnostics, ...routed.diagnostics, ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()));
+    this.diagnostics.push(
+      ...crossed.diagnostics,
+      ...routed.diagnostics,
+      ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()),
+      ...unresolvedSummary(this.secretsSaid.unresolved),
+    );
     return {
       resources: routed.valid,
       diagnostics: this.diagnostics.sort(compareDiagnostics),
@@ -316,7 +322,7 @@ export class ValidationRun {
 
   private checkSecrets(refs: readonly SecretRefAt[], place: { file: string; index: number; resource: string | undefined }): number {
     if (refs.length === 0) return 0;
-    const found = secretDiagnostics(refs, place, this.opts.secrets, this.locate, this.warnedShort);
+    const found = secretDiagnostics(refs, place, this.opts.secrets, this.locate, this.secretsSaid);
     this.diagnostics.push(...found);
     return errorCount(found);
   }

@@ -15,7 +15,9 @@ describe("docs/user/resources.md", () => {
     const text = renderResourceDocs(path.join(projectRoot, "schemas"));
     for (const kind of ["ApiDefinition", "OAuthClient", "OrgKey", "ClientType", "ApiProduct", "PortalWebhook", "DashboardWebhook", "LlmSettings"])
       expect(text).toContain(`## ${kind}\n`);
-    expect(text).toContain("| `spec.apiId` | string | yes | Identifier of the API on the gateway (path parameter apiID of operation 1). |");
+    expect(text).toContain(
+      "| `spec.apiId` | string | yes | Identifier of the API on the gateway (path parameter apiID of operation 1). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL). |",
+    );
     expect(text).toMatch(/\| `spec\.method` \| string \| yes \| .*One of: `"DELETE"`, `"GET"`, `"PUT"`, `"POST"`, `"PATCH"`\./);
     expect(text).toContain("| `spec.query.listenPath` | string | no | Listen path of the API, e.g. /petstore/. |");
   });

@@ -37,8 +37,8 @@ describe("the example repository", () => {
       "OrgKey",
       "PortalWebhook",
     ]);
-    // secrets by reference: unset env vars are warnings in validate, never errors
-    expect(result.diagnostics.every((d) => d.code === "SECRET_UNRESOLVED" && d.severity === "warning")).toBe(true);
+    // secrets by reference: unset env vars are one notice in validate, never errors
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "SECRET_UNRESOLVED", severity: "info" })]);
     // the definitionFile is the resource's definition: held by reference, read again on demand
     const petstore = result.resources.find((r) => r.name === "petstore")!;
     expect(isDocumentRef(petstore.spec.read().definition)).toBe(true);
@@ -348,14 +348,16 @@ describe("secret references", () => {
   const client = (secret: string): string =>
     `apiVersion: gatesync.dev/v1\nkind: OAuthClient\nmetadata:\n  name: c\nspec:\n  apiId: a\n  clientId: c\n  secret: ${secret}\n`;
 
-  it("warns about a missing secret in validate, and accepts a present one", async () => {
+  it("names a missing secret in one notice of validate, and accepts a present one", async () => {
     const secretsDir = await tempRepo({ "s.txt": "the-file-secret-value" });
     const dir = await tempRepo({
       "a.yaml": client("${env:MISSING_ONE}"),
       "b.yaml": client("${file:s.txt}").replace("name: c", "name: d").replace("clientId: c", "clientId: d"),
     });
     const result = await validator.validate({ root: dir, secrets: { source: new EnvFileSecretSource({}, secretsDir), missing: "warning" } });
-    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "SECRET_UNRESOLVED", severity: "warning", file: "a.yaml", line: 8, column: 11 })]);
+    expect(result.diagnostics).toEqual([expect.objectContaining({ code: "SECRET_UNRESOLVED", severity: "info" })]);
+    expect(result.diagnostics[0]!.file).toBeUndefined();
+    expect(result.diagnostics[0]!.message).toMatch(/^1 secret reference\(s\) cannot be resolved here \(\$\{env:MISSING_ONE\}\)/);
     expect(result.resources).toHaveLength(2);
     // never the value
     expect(JSON.stringify(result.diagnostics)).not.toContain("the-file-secret");

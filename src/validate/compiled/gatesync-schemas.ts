@@ -5,9 +5,10 @@ import { createRequire } from "node:module";
 import type { StandaloneValidator } from "../standalone-validator.js";
 const require = createRequire(import.meta.url);
 export const v0 = validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/api-definition.schema.json","title":"ApiDefinition","description":"An API definition in OpenAPI format, patched with operation 1 (PATCH /gw/apis/oas/{apiID}). The API must already exist on the gateway: the interfaces cannot create APIs.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"ApiDefinition"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["apiId"],"additionalProperties":false,"oneOf":[{"required":["definition"]},{"required":["definitionFile"]}],"x-error":"give the OpenAPI document exactly once: either `definition` (inline) or `definitionFile` (a path)","properties":{"apiId":{"description":"Identifier of the API on the gateway (path parameter apiID of operation 1).","$ref":"common.schema.json#/$defs/nonEmptyString"},"query":{"description":"Query flags of operation 1; each selects middleware for all endpoints of the API.","type":"object","additionalProperties":false,"properties":{"upstreamURL":{"description":"Absolute upstream address.","type":"string","pattern":"^[A-Za-z][A-Za-z0-9+.-]*://","x-error":"must be an absolute URL such as `http://upstream.internal:8080`"},"listenPath":{"description":"Listen path of the API, e.g. /petstore/.","type":"string"},"customDomain":{"description":"Custom domain of the API.","type":"string"},"allowList":{"description":"Enable the allow-list middleware.","type":"boolean"},"validateRequest":{"description":"Validate requests of endpoints with a JSON request body.","type":"boolean"},"mockResponse":{"description":"Mock responses for endpoints that have responses configured.","type":"boolean"},"authentication":{"description":"Enable or disable authentication for the API (needs `security` in the document).","type":"boolean"}}},"definition":{"description":"The OpenAPI 3.0 or 3.1 document, inline.","$ref":"#/$defs/oas"},"definitionFile":{"description":"Path of the OpenAPI document (YAML or JSON), relative to this resource file; it must stay inside the repository.","$ref":"common.schema.json#/$defs/nonEmptyString"},"verify":{"description":"Checks run after an apply, as one batch call at the API's listen path; their result is the resource's health.","type":"array","items":{"type":"object","required":["path"],"additionalProperties":false,"properties":{"method":{"enum":["GET","HEAD","POST","PUT","PATCH","DELETE","OPTIONS"],"default":"GET"},"path":{"description":"Path relative to the listen path, without a leading slash.","type":"string","pattern":"^[^/]","x-error":"must be relative to the listen path, without a leading `/` (a leading slash yields `//` at the gateway)"},"expectStatus":{"type":"integer","minimum":100,"maximum":599,"default":200},"headers":{"$ref":"common.schema.json#/$defs/stringMap"}}}}}}},"$defs":{"oas":{"type":"object","required":["openapi","info"],"additionalProperties":true,"properties":{"openapi":{"type":"string","pattern":"^3\\.[01]\\.\\d+(-.+)?$","x-error":"must be an OpenAPI 3.0.x or 3.1.x version string, e.g. `3.1.0`"},"info":{"type":"object","properties":{"title":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"}}},"servers":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string"}}}},"paths":{"type":"object"},"components":{"type":"object","properties":{"securitySchemes":{"type":"object","additionalProperties":{"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"type":{"type":"string"}}}}}},"security":{"type":"array","items":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}}}},"x-gw-api-gateway":{"$ref":"#/$defs/gatewayExtension"}}},"gatewayExtension":{"description":"The gateway extension of the OpenAPI document.","type":"object","additionalProperties":true,"properties":{"info":{"type":"object","properties":{"id":{"description":"Must equal spec.apiId when given.","type":"string"},"name":{"type":"string"},"state":{"type":"object","properties":{"active":{"type":"boolean"}}}}},"server":{"type":"object","properties":{"listenPath":{"type":"object","properties":{"value":{"type":"string"},"strip":{"type":"boolean"}}},"batchProcessing":{"type":"object","properties":{"enabled":{"type":"boolean"}}},"authentication":{"type":"object","properties":{"enabled":{"type":"boolean"}}}}},"upstream":{"type":"object","properties":{"url":{"type":"string"}}},"middleware":{"type":"object"}}}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/api-definition.schema.json","title":"ApiDefinition","description":"An API definition in OpenAPI format, patched with operation 1 (PATCH /gw/apis/oas/{apiID}). The API must already exist on the gateway: the interfaces cannot create APIs.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"ApiDefinition"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["apiId"],"additionalProperties":false,"oneOf":[{"required":["definition"]},{"required":["definitionFile"]}],"x-error":"give the OpenAPI document exactly once: either `definition` (inline) or `definitionFile` (a path)","properties":{"apiId":{"description":"Identifier of the API on the gateway (path parameter apiID of operation 1). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"query":{"description":"Query flags of operation 1; each selects middleware for all endpoints of the API.","type":"object","additionalProperties":false,"properties":{"upstreamURL":{"description":"Absolute upstream address.","type":"string","pattern":"^[A-Za-z][A-Za-z0-9+.-]*://","x-error":"must be an absolute URL such as `http://upstream.internal:8080`"},"listenPath":{"description":"Listen path of the API, e.g. /petstore/.","type":"string"},"customDomain":{"description":"Custom domain of the API.","type":"string"},"allowList":{"description":"Enable the allow-list middleware.","type":"boolean"},"validateRequest":{"description":"Validate requests of endpoints with a JSON request body.","type":"boolean"},"mockResponse":{"description":"Mock responses for endpoints that have responses configured.","type":"boolean"},"authentication":{"description":"Enable or disable authentication for the API (needs `security` in the document).","type":"boolean"}}},"definition":{"description":"The OpenAPI 3.0 or 3.1 document, inline.","$ref":"#/$defs/oas"},"definitionFile":{"description":"Path of the OpenAPI document (YAML or JSON), relative to this resource file; it must stay inside the repository.","$ref":"common.schema.json#/$defs/nonEmptyString"},"verify":{"description":"Checks run after an apply, as one batch call at the API's listen path; their result is the resource's health.","type":"array","items":{"type":"object","required":["path"],"additionalProperties":false,"properties":{"method":{"enum":["GET","HEAD","POST","PUT","PATCH","DELETE","OPTIONS"],"default":"GET"},"path":{"description":"Path relative to the listen path, without a leading slash.","type":"string","pattern":"^[^/]","x-error":"must be relative to the listen path, without a leading `/` (a leading slash yields `//` at the gateway)"},"expectStatus":{"type":"integer","minimum":100,"maximum":599,"default":200},"headers":{"$ref":"common.schema.json#/$defs/stringMap"}}}}}}},"$defs":{"oas":{"type":"object","required":["openapi","info"],"additionalProperties":true,"properties":{"openapi":{"type":"string","pattern":"^3\\.[01]\\.\\d+(-.+)?$","x-error":"must be an OpenAPI 3.0.x or 3.1.x version string, e.g. `3.1.0`"},"info":{"type":"object","properties":{"title":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"}}},"servers":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string"}}}},"paths":{"type":"object"},"components":{"type":"object","properties":{"securitySchemes":{"type":"object","additionalProperties":{"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"type":{"type":"string"}}}}}},"security":{"type":"array","items":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}}}},"x-gw-api-gateway":{"$ref":"#/$defs/gatewayExtension"}}},"gatewayExtension":{"description":"The gateway extension of the OpenAPI document.","type":"object","additionalProperties":true,"properties":{"info":{"type":"object","properties":{"id":{"description":"Must equal spec.apiId when given.","type":"string"},"name":{"type":"string"},"state":{"type":"object","properties":{"active":{"type":"boolean"}}}}},"server":{"type":"object","properties":{"listenPath":{"type":"object","properties":{"value":{"type":"string"},"strip":{"type":"boolean"}}},"batchProcessing":{"type":"object","properties":{"enabled":{"type":"boolean"}}},"authentication":{"type":"object","properties":{"enabled":{"type":"boolean"}}}}},"upstream":{"type":"object","properties":{"url":{"type":"string"}}},"middleware":{"type":"object"}}}}};
 const schema33 = {"description":"Version of the gatesync resource format.","const":"gatesync.dev/v1"};
-const schema36 = {"type":"string","minLength":1};
+const schema36 = {"description":"An identity the management calls put into their URL path as one segment: not `.` or `..`, and without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","type":"string","minLength":1,"pattern":"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$","x-error":"is put into the URL path of the gateway's management calls as one segment: it must not be `.` or `..`, nor hold `/`, `\\`, `?`, `#`, `%`, whitespace or control characters (the call would reach another route than the plan shows), nor `{` or `}` (a secret reference would put a secret into the URL)"};
+const schema39 = {"type":"string","minLength":1};
 const schema40 = {"type":"object","additionalProperties":{"type":"string"}};
 const schema34 = {"description":"Name, labels and annotations of the resource.","type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/name"},"labels":{"description":"Free-form string labels, e.g. team: payments.","type":"object","additionalProperties":{"type":"string"}},"annotations":{"description":"Free-form string annotations; gatesync.dev/* are reserved.","type":"object","additionalProperties":{"type":"string"}}}};
 const schema35 = {"description":"Name of the resource, unique within its kind: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (at most 253 characters).","type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$","x-error":"must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, e.g. `petstore-v2`"};
@@ -166,7 +167,7 @@ validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const schema37 = {"type":"object","required":["openapi","info"],"additionalProperties":true,"properties":{"openapi":{"type":"string","pattern":"^3\\.[01]\\.\\d+(-.+)?$","x-error":"must be an OpenAPI 3.0.x or 3.1.x version string, e.g. `3.1.0`"},"info":{"type":"object","properties":{"title":{"type":"string"},"description":{"type":"string"},"version":{"type":"string"}}},"servers":{"type":"array","items":{"type":"object","properties":{"url":{"type":"string"}}}},"paths":{"type":"object"},"components":{"type":"object","properties":{"securitySchemes":{"type":"object","additionalProperties":{"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"type":{"type":"string"}}}}}},"security":{"type":"array","items":{"type":"object","additionalProperties":{"type":"array","items":{"type":"string"}}}},"x-gw-api-gateway":{"$ref":"#/$defs/gatewayExtension"}}};
 const schema38 = {"description":"The gateway extension of the OpenAPI document.","type":"object","additionalProperties":true,"properties":{"info":{"type":"object","properties":{"id":{"description":"Must equal spec.apiId when given.","type":"string"},"name":{"type":"string"},"state":{"type":"object","properties":{"active":{"type":"boolean"}}}}},"server":{"type":"object","properties":{"listenPath":{"type":"object","properties":{"value":{"type":"string"},"strip":{"type":"boolean"}}},"batchProcessing":{"type":"object","properties":{"enabled":{"type":"boolean"}}},"authentication":{"type":"object","properties":{"enabled":{"type":"boolean"}}}}},"upstream":{"type":"object","properties":{"url":{"type":"string"}}},"middleware":{"type":"object"}}};
-const pattern6 = new RegExp("^3\\.[01]\\.\\d+(-.+)?$", "u");
+const pattern7 = new RegExp("^3\\.[01]\\.\\d+(-.+)?$", "u");
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -202,7 +203,7 @@ errors++;
 if(data.openapi !== undefined){
 let data0 = data.openapi;
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err2 = {instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/pattern",keyword:"pattern",params:{pattern: "^3\\.[01]\\.\\d+(-.+)?$"},message:"must match pattern \""+"^3\\.[01]\\.\\d+(-.+)?$"+"\"",schema:"^3\\.[01]\\.\\d+(-.+)?$",parentSchema:schema37.properties.openapi,data:data0};
 if(vErrors === null){
 vErrors = [err2];
@@ -732,8 +733,9 @@ return errors === 0;
 }
 validate24.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern5 = new RegExp("^[A-Za-z][A-Za-z0-9+.-]*://", "u");
-const pattern7 = new RegExp("^[^/]", "u");
+const pattern5 = new RegExp("^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$", "u");
+const pattern6 = new RegExp("^[A-Za-z][A-Za-z0-9+.-]*://", "u");
+const pattern8 = new RegExp("^[^/]", "u");
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/api-definition.schema.json" */;
@@ -926,7 +928,7 @@ if(data3.apiId !== undefined){
 let data4 = data3.apiId;
 if(typeof data4 === "string"){
 if(func1(data4) < 1){
-const err12 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data4};
+const err12 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/pathSegment/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -935,9 +937,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-else {
-const err13 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data4};
+if(!pattern5.test(data4)){
+const err13 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/pathSegment/pattern",keyword:"pattern",params:{pattern: "^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$",parentSchema:schema36,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -947,12 +948,8 @@ vErrors.push(err13);
 errors++;
 }
 }
-if(data3.query !== undefined){
-let data5 = data3.query;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key2 in data5){
-if(!(((((((key2 === "upstreamURL") || (key2 === "listenPath")) || (key2 === "customDomain")) || (key2 === "allowList")) || (key2 === "validateRequest")) || (key2 === "mockResponse")) || (key2 === "authentication"))){
-const err14 = {instancePath:instancePath+"/spec/query",schemaPath:"#/properties/spec/properties/query/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.spec.properties.query,data:data5};
+else {
+const err14 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/pathSegment/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -962,11 +959,12 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data5.upstreamURL !== undefined){
-let data6 = data5.upstreamURL;
-if(typeof data6 === "string"){
-if(!pattern5.test(data6)){
-const err15 = {instancePath:instancePath+"/spec/query/upstreamURL",schemaPath:"#/properties/spec/properties/query/properties/upstreamURL/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9+.-]*://"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9+.-]*://"+"\"",schema:"^[A-Za-z][A-Za-z0-9+.-]*://",parentSchema:schema31.properties.spec.properties.query.properties.upstreamURL,data:data6};
+if(data3.query !== undefined){
+let data5 = data3.query;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key2 in data5){
+if(!(((((((key2 === "upstreamURL") || (key2 === "listenPath")) || (key2 === "customDomain")) || (key2 === "allowList")) || (key2 === "validateRequest")) || (key2 === "mockResponse")) || (key2 === "authentication"))){
+const err15 = {instancePath:instancePath+"/spec/query",schemaPath:"#/properties/spec/properties/query/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.spec.properties.query,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -976,8 +974,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/spec/query/upstreamURL",schemaPath:"#/properties/spec/properties/query/properties/upstreamURL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.query.properties.upstreamURL.type,parentSchema:schema31.properties.spec.properties.query.properties.upstreamURL,data:data6};
+if(data5.upstreamURL !== undefined){
+let data6 = data5.upstreamURL;
+if(typeof data6 === "string"){
+if(!pattern6.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/query/upstreamURL",schemaPath:"#/properties/spec/properties/query/properties/upstreamURL/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z][A-Za-z0-9+.-]*://"},message:"must match pattern \""+"^[A-Za-z][A-Za-z0-9+.-]*://"+"\"",schema:"^[A-Za-z][A-Za-z0-9+.-]*://",parentSchema:schema31.properties.spec.properties.query.properties.upstreamURL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -987,10 +988,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data5.listenPath !== undefined){
-let data7 = data5.listenPath;
-if(typeof data7 !== "string"){
-const err17 = {instancePath:instancePath+"/spec/query/listenPath",schemaPath:"#/properties/spec/properties/query/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.query.properties.listenPath.type,parentSchema:schema31.properties.spec.properties.query.properties.listenPath,data:data7};
+else {
+const err17 = {instancePath:instancePath+"/spec/query/upstreamURL",schemaPath:"#/properties/spec/properties/query/properties/upstreamURL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.query.properties.upstreamURL.type,parentSchema:schema31.properties.spec.properties.query.properties.upstreamURL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1000,10 +999,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data5.customDomain !== undefined){
-let data8 = data5.customDomain;
-if(typeof data8 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/query/customDomain",schemaPath:"#/properties/spec/properties/query/properties/customDomain/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.query.properties.customDomain.type,parentSchema:schema31.properties.spec.properties.query.properties.customDomain,data:data8};
+if(data5.listenPath !== undefined){
+let data7 = data5.listenPath;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/spec/query/listenPath",schemaPath:"#/properties/spec/properties/query/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.query.properties.listenPath.type,parentSchema:schema31.properties.spec.properties.query.properties.listenPath,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1013,10 +1012,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data5.allowList !== undefined){
-let data9 = data5.allowList;
-if(typeof data9 !== "boolean"){
-const err19 = {instancePath:instancePath+"/spec/query/allowList",schemaPath:"#/properties/spec/properties/query/properties/allowList/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.allowList.type,parentSchema:schema31.properties.spec.properties.query.properties.allowList,data:data9};
+if(data5.customDomain !== undefined){
+let data8 = data5.customDomain;
+if(typeof data8 !== "string"){
+const err19 = {instancePath:instancePath+"/spec/query/customDomain",schemaPath:"#/properties/spec/properties/query/properties/customDomain/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.query.properties.customDomain.type,parentSchema:schema31.properties.spec.properties.query.properties.customDomain,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1026,10 +1025,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data5.validateRequest !== undefined){
-let data10 = data5.validateRequest;
-if(typeof data10 !== "boolean"){
-const err20 = {instancePath:instancePath+"/spec/query/validateRequest",schemaPath:"#/properties/spec/properties/query/properties/validateRequest/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.validateRequest.type,parentSchema:schema31.properties.spec.properties.query.properties.validateRequest,data:data10};
+if(data5.allowList !== undefined){
+let data9 = data5.allowList;
+if(typeof data9 !== "boolean"){
+const err20 = {instancePath:instancePath+"/spec/query/allowList",schemaPath:"#/properties/spec/properties/query/properties/allowList/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.allowList.type,parentSchema:schema31.properties.spec.properties.query.properties.allowList,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1039,10 +1038,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data5.mockResponse !== undefined){
-let data11 = data5.mockResponse;
-if(typeof data11 !== "boolean"){
-const err21 = {instancePath:instancePath+"/spec/query/mockResponse",schemaPath:"#/properties/spec/properties/query/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.mockResponse.type,parentSchema:schema31.properties.spec.properties.query.properties.mockResponse,data:data11};
+if(data5.validateRequest !== undefined){
+let data10 = data5.validateRequest;
+if(typeof data10 !== "boolean"){
+const err21 = {instancePath:instancePath+"/spec/query/validateRequest",schemaPath:"#/properties/spec/properties/query/properties/validateRequest/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.validateRequest.type,parentSchema:schema31.properties.spec.properties.query.properties.validateRequest,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1052,10 +1051,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data5.authentication !== undefined){
-let data12 = data5.authentication;
-if(typeof data12 !== "boolean"){
-const err22 = {instancePath:instancePath+"/spec/query/authentication",schemaPath:"#/properties/spec/properties/query/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.authentication.type,parentSchema:schema31.properties.spec.properties.query.properties.authentication,data:data12};
+if(data5.mockResponse !== undefined){
+let data11 = data5.mockResponse;
+if(typeof data11 !== "boolean"){
+const err22 = {instancePath:instancePath+"/spec/query/mockResponse",schemaPath:"#/properties/spec/properties/query/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.mockResponse.type,parentSchema:schema31.properties.spec.properties.query.properties.mockResponse,data:data11};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1065,14 +1064,27 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/spec/query",schemaPath:"#/properties/spec/properties/query/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.spec.properties.query.type,parentSchema:schema31.properties.spec.properties.query,data:data5};
+if(data5.authentication !== undefined){
+let data12 = data5.authentication;
+if(typeof data12 !== "boolean"){
+const err23 = {instancePath:instancePath+"/spec/query/authentication",schemaPath:"#/properties/spec/properties/query/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema31.properties.spec.properties.query.properties.authentication.type,parentSchema:schema31.properties.spec.properties.query.properties.authentication,data:data12};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/spec/query",schemaPath:"#/properties/spec/properties/query/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.spec.properties.query.type,parentSchema:schema31.properties.spec.properties.query,data:data5};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
 }
 errors++;
 }
@@ -1087,23 +1099,23 @@ if(data3.definitionFile !== undefined){
 let data14 = data3.definitionFile;
 if(typeof data14 === "string"){
 if(func1(data14) < 1){
-const err24 = {instancePath:instancePath+"/spec/definitionFile",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data14};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/spec/definitionFile",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data14};
+const err25 = {instancePath:instancePath+"/spec/definitionFile",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema39,data:data14};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/spec/definitionFile",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.type,parentSchema:schema39,data:data14};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -1116,18 +1128,7 @@ for(let i0=0; i0<len0; i0++){
 let data16 = data15[i0];
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.path === undefined){
-const err26 = {instancePath:instancePath+"/spec/verify/" + i0,schemaPath:"#/properties/spec/properties/verify/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema31.properties.spec.properties.verify.items.required,parentSchema:schema31.properties.spec.properties.verify.items,data:data16};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-for(const key3 in data16){
-if(!((((key3 === "method") || (key3 === "path")) || (key3 === "expectStatus")) || (key3 === "headers"))){
-const err27 = {instancePath:instancePath+"/spec/verify/" + i0,schemaPath:"#/properties/spec/properties/verify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.spec.properties.verify.items,data:data16};
+const err27 = {instancePath:instancePath+"/spec/verify/" + i0,schemaPath:"#/properties/spec/properties/verify/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema31.properties.spec.properties.verify.items.required,parentSchema:schema31.properties.spec.properties.verify.items,data:data16};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1136,11 +1137,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-if(data16.method !== undefined){
-let data17 = data16.method;
-if(!(((((((data17 === "GET") || (data17 === "HEAD")) || (data17 === "POST")) || (data17 === "PUT")) || (data17 === "PATCH")) || (data17 === "DELETE")) || (data17 === "OPTIONS"))){
-const err28 = {instancePath:instancePath+"/spec/verify/" + i0+"/method",schemaPath:"#/properties/spec/properties/verify/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema31.properties.spec.properties.verify.items.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.spec.properties.verify.items.properties.method.enum,parentSchema:schema31.properties.spec.properties.verify.items.properties.method,data:data17};
+for(const key3 in data16){
+if(!((((key3 === "method") || (key3 === "path")) || (key3 === "expectStatus")) || (key3 === "headers"))){
+const err28 = {instancePath:instancePath+"/spec/verify/" + i0,schemaPath:"#/properties/spec/properties/verify/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema31.properties.spec.properties.verify.items,data:data16};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1150,11 +1149,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data16.path !== undefined){
-let data18 = data16.path;
-if(typeof data18 === "string"){
-if(!pattern7.test(data18)){
-const err29 = {instancePath:instancePath+"/spec/verify/" + i0+"/path",schemaPath:"#/properties/spec/properties/verify/items/properties/path/pattern",keyword:"pattern",params:{pattern: "^[^/]"},message:"must match pattern \""+"^[^/]"+"\"",schema:"^[^/]",parentSchema:schema31.properties.spec.properties.verify.items.properties.path,data:data18};
+if(data16.method !== undefined){
+let data17 = data16.method;
+if(!(((((((data17 === "GET") || (data17 === "HEAD")) || (data17 === "POST")) || (data17 === "PUT")) || (data17 === "PATCH")) || (data17 === "DELETE")) || (data17 === "OPTIONS"))){
+const err29 = {instancePath:instancePath+"/spec/verify/" + i0+"/method",schemaPath:"#/properties/spec/properties/verify/items/properties/method/enum",keyword:"enum",params:{allowedValues: schema31.properties.spec.properties.verify.items.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.spec.properties.verify.items.properties.method.enum,parentSchema:schema31.properties.spec.properties.verify.items.properties.method,data:data17};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1164,8 +1162,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-else {
-const err30 = {instancePath:instancePath+"/spec/verify/" + i0+"/path",schemaPath:"#/properties/spec/properties/verify/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.verify.items.properties.path.type,parentSchema:schema31.properties.spec.properties.verify.items.properties.path,data:data18};
+if(data16.path !== undefined){
+let data18 = data16.path;
+if(typeof data18 === "string"){
+if(!pattern8.test(data18)){
+const err30 = {instancePath:instancePath+"/spec/verify/" + i0+"/path",schemaPath:"#/properties/spec/properties/verify/items/properties/path/pattern",keyword:"pattern",params:{pattern: "^[^/]"},message:"must match pattern \""+"^[^/]"+"\"",schema:"^[^/]",parentSchema:schema31.properties.spec.properties.verify.items.properties.path,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1175,10 +1176,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data16.expectStatus !== undefined){
-let data19 = data16.expectStatus;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err31 = {instancePath:instancePath+"/spec/verify/" + i0+"/expectStatus",schemaPath:"#/properties/spec/properties/verify/items/properties/expectStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.spec.properties.verify.items.properties.expectStatus.type,parentSchema:schema31.properties.spec.properties.verify.items.properties.expectStatus,data:data19};
+else {
+const err31 = {instancePath:instancePath+"/spec/verify/" + i0+"/path",schemaPath:"#/properties/spec/properties/verify/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.spec.properties.verify.items.properties.path.type,parentSchema:schema31.properties.spec.properties.verify.items.properties.path,data:data18};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1187,9 +1186,11 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 599 || isNaN(data19)){
-const err32 = {instancePath:instancePath+"/spec/verify/" + i0+"/expectStatus",schemaPath:"#/properties/spec/properties/verify/items/properties/expectStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema31.properties.spec.properties.verify.items.properties.expectStatus,data:data19};
+}
+if(data16.expectStatus !== undefined){
+let data19 = data16.expectStatus;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err32 = {instancePath:instancePath+"/spec/verify/" + i0+"/expectStatus",schemaPath:"#/properties/spec/properties/verify/items/properties/expectStatus/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.spec.properties.verify.items.properties.expectStatus.type,parentSchema:schema31.properties.spec.properties.verify.items.properties.expectStatus,data:data19};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1198,13 +1199,24 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data19 < 100 || isNaN(data19)){
-const err33 = {instancePath:instancePath+"/spec/verify/" + i0+"/expectStatus",schemaPath:"#/properties/spec/properties/verify/items/properties/expectStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema31.properties.spec.properties.verify.items.properties.expectStatus,data:data19};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 599 || isNaN(data19)){
+const err33 = {instancePath:instancePath+"/spec/verify/" + i0+"/expectStatus",schemaPath:"#/properties/spec/properties/verify/items/properties/expectStatus/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema31.properties.spec.properties.verify.items.properties.expectStatus,data:data19};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+if(data19 < 100 || isNaN(data19)){
+const err34 = {instancePath:instancePath+"/spec/verify/" + i0+"/expectStatus",schemaPath:"#/properties/spec/properties/verify/items/properties/expectStatus/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema31.properties.spec.properties.verify.items.properties.expectStatus,data:data19};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -1216,19 +1228,7 @@ if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 for(const key4 in data20){
 let data21 = data20[key4];
 if(typeof data21 !== "string"){
-const err34 = {instancePath:instancePath+"/spec/verify/" + i0+"/headers/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/stringMap/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.additionalProperties.type,parentSchema:schema40.additionalProperties,data:data21};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-else {
-const err35 = {instancePath:instancePath+"/spec/verify/" + i0+"/headers",schemaPath:"common.schema.json#/$defs/stringMap/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data:data20};
+const err35 = {instancePath:instancePath+"/spec/verify/" + i0+"/headers/" + key4.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"common.schema.json#/$defs/stringMap/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.additionalProperties.type,parentSchema:schema40.additionalProperties,data:data21};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1240,7 +1240,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/spec/verify/" + i0,schemaPath:"#/properties/spec/properties/verify/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.spec.properties.verify.items.type,parentSchema:schema31.properties.spec.properties.verify.items,data:data16};
+const err36 = {instancePath:instancePath+"/spec/verify/" + i0+"/headers",schemaPath:"common.schema.json#/$defs/stringMap/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data:data20};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1252,7 +1252,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/spec/verify",schemaPath:"#/properties/spec/properties/verify/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.spec.properties.verify.type,parentSchema:schema31.properties.spec.properties.verify,data:data15};
+const err37 = {instancePath:instancePath+"/spec/verify/" + i0,schemaPath:"#/properties/spec/properties/verify/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.spec.properties.verify.items.type,parentSchema:schema31.properties.spec.properties.verify.items,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1264,7 +1264,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.spec.type,parentSchema:schema31.properties.spec,data:data3};
+const err38 = {instancePath:instancePath+"/spec/verify",schemaPath:"#/properties/spec/properties/verify/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.spec.properties.verify.type,parentSchema:schema31.properties.spec.properties.verify,data:data15};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1276,12 +1276,24 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+const err39 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.properties.spec.type,parentSchema:schema31.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err39];
 }
 else {
 vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }
@@ -1711,7 +1723,7 @@ if(data5.APIID !== undefined){
 let data7 = data5.APIID;
 if(typeof data7 === "string"){
 if(func1(data7) < 1){
-const err18 = {instancePath:instancePath+"/spec/APIDetails/" + i0+"/APIID",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data7};
+const err18 = {instancePath:instancePath+"/spec/APIDetails/" + i0+"/APIID",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema39,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1722,7 +1734,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/APIDetails/" + i0+"/APIID",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data7};
+const err19 = {instancePath:instancePath+"/spec/APIDetails/" + i0+"/APIID",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.type,parentSchema:schema39,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2204,8 +2216,8 @@ return errors === 0;
 }
 validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern11 = new RegExp("^ *(code|token|it_token|none) *(, *(code|token|it_token|none) *)*$", "u");
-const pattern12 = new RegExp("^ *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *(, *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *)*$", "u");
+const pattern12 = new RegExp("^ *(code|token|it_token|none) *(, *(code|token|it_token|none) *)*$", "u");
+const pattern13 = new RegExp("^ *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *(, *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *)*$", "u");
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/client-type.schema.json" */;
@@ -2459,7 +2471,7 @@ errors++;
 if(data3.ResponseTypes !== undefined){
 let data8 = data3.ResponseTypes;
 if(typeof data8 === "string"){
-if(!pattern11.test(data8)){
+if(!pattern12.test(data8)){
 const err20 = {instancePath:instancePath+"/spec/ResponseTypes",schemaPath:"#/properties/spec/properties/ResponseTypes/pattern",keyword:"pattern",params:{pattern: "^ *(code|token|it_token|none) *(, *(code|token|it_token|none) *)*$"},message:"must match pattern \""+"^ *(code|token|it_token|none) *(, *(code|token|it_token|none) *)*$"+"\"",schema:"^ *(code|token|it_token|none) *(, *(code|token|it_token|none) *)*$",parentSchema:schema47.properties.spec.properties.ResponseTypes,data:data8};
 if(vErrors === null){
 vErrors = [err20];
@@ -2484,7 +2496,7 @@ errors++;
 if(data3.GrantType !== undefined){
 let data9 = data3.GrantType;
 if(typeof data9 === "string"){
-if(!pattern12.test(data9)){
+if(!pattern13.test(data9)){
 const err22 = {instancePath:instancePath+"/spec/GrantType",schemaPath:"#/properties/spec/properties/GrantType/pattern",keyword:"pattern",params:{pattern: "^ *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *(, *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *)*$"},message:"must match pattern \""+"^ *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *(, *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *)*$"+"\"",schema:"^ *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *(, *(authorization_code|pkce|client_credentials|device_code|refresh_token|password|implicit) *)*$",parentSchema:schema47.properties.spec.properties.GrantType,data:data9};
 if(vErrors === null){
 vErrors = [err22];
@@ -2561,7 +2573,7 @@ return errors === 0;
 validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v3 = validate21;
-const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/common.schema.json","title":"gatesync common definitions","description":"Definitions shared by every resource kind: the envelope, metadata and references.","$defs":{"apiVersion":{"description":"Version of the gatesync resource format.","const":"gatesync.dev/v1"},"name":{"description":"Name of the resource, unique within its kind: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (at most 253 characters).","type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$","x-error":"must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, e.g. `petstore-v2`"},"metadata":{"description":"Name, labels and annotations of the resource.","type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/name"},"labels":{"description":"Free-form string labels, e.g. team: payments.","type":"object","additionalProperties":{"type":"string"}},"annotations":{"description":"Free-form string annotations; gatesync.dev/* are reserved.","type":"object","additionalProperties":{"type":"string"}}}},"apiRef":{"description":"Name of an ApiDefinition resource in this repository; gatesync uses its apiId.","$ref":"#/$defs/name"},"nonEmptyString":{"type":"string","minLength":1},"stringMap":{"type":"object","additionalProperties":{"type":"string"}}}};
+const schema32 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/common.schema.json","title":"gatesync common definitions","description":"Definitions shared by every resource kind: the envelope, metadata and references.","$defs":{"apiVersion":{"description":"Version of the gatesync resource format.","const":"gatesync.dev/v1"},"name":{"description":"Name of the resource, unique within its kind: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (at most 253 characters).","type":"string","minLength":1,"maxLength":253,"pattern":"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$","x-error":"must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, e.g. `petstore-v2`"},"metadata":{"description":"Name, labels and annotations of the resource.","type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"$ref":"#/$defs/name"},"labels":{"description":"Free-form string labels, e.g. team: payments.","type":"object","additionalProperties":{"type":"string"}},"annotations":{"description":"Free-form string annotations; gatesync.dev/* are reserved.","type":"object","additionalProperties":{"type":"string"}}}},"apiRef":{"description":"Name of an ApiDefinition resource in this repository; gatesync uses its apiId.","$ref":"#/$defs/name"},"nonEmptyString":{"type":"string","minLength":1},"pathSegment":{"description":"An identity the management calls put into their URL path as one segment: not `.` or `..`, and without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","type":"string","minLength":1,"pattern":"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$","x-error":"is put into the URL path of the gateway's management calls as one segment: it must not be `.` or `..`, nor hold `/`, `\\`, `?`, `#`, `%`, whitespace or control characters (the call would reach another route than the plan shows), nor `{` or `}` (a secret reference would put a secret into the URL)"},"stringMap":{"type":"object","additionalProperties":{"type":"string"}}}};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/common.schema.json" */;
@@ -3011,16 +3023,16 @@ const schema94 = {"description":"Values `${var:NAME}` references in resources (a
 const schema97 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
 const schema105 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const pattern14 = new RegExp("^[0-9a-f]{7,40}$", "u");
-const pattern15 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
-const pattern16 = new RegExp("^https?://", "u");
-const pattern18 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", "u");
-const pattern29 = new RegExp("^[a-z][a-z0-9-]{0,39}$", "u");
-const pattern43 = new RegExp("^[A-Za-z_][A-Za-z0-9_.-]*$", "u");
-const pattern44 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
-const pattern60 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
-const pattern54 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern78 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern15 = new RegExp("^[0-9a-f]{7,40}$", "u");
+const pattern16 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+const pattern17 = new RegExp("^https?://", "u");
+const pattern19 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", "u");
+const pattern30 = new RegExp("^[a-z][a-z0-9-]{0,39}$", "u");
+const pattern44 = new RegExp("^[A-Za-z_][A-Za-z0-9_.-]*$", "u");
+const pattern45 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
+const pattern61 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
+const pattern55 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern79 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"$ref":"#/properties/selector"},"schedule":{"$ref":"#/properties/schedule"},"secrets":{"description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"$ref":"#/properties/notifications"},"orphans":{"$ref":"#/properties/orphans"},"state":{"description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}};
 const schema95 = {"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
 const schema99 = {"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}};
@@ -3089,7 +3101,7 @@ errors++;
 if(data0.url !== undefined){
 let data1 = data0.url;
 if(typeof data1 === "string"){
-if(!pattern16.test(data1)){
+if(!pattern17.test(data1)){
 const err4 = {instancePath:instancePath+"/gateway/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data1};
 if(vErrors === null){
 vErrors = [err4];
@@ -3114,7 +3126,7 @@ errors++;
 if(data0.credentialEnv !== undefined){
 let data2 = data0.credentialEnv;
 if(typeof data2 === "string"){
-if(!pattern15.test(data2)){
+if(!pattern16.test(data2)){
 const err6 = {instancePath:instancePath+"/gateway/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data2};
 if(vErrors === null){
 vErrors = [err6];
@@ -3139,7 +3151,7 @@ errors++;
 if(data0.authScheme !== undefined){
 let data3 = data0.authScheme;
 if(typeof data3 === "string"){
-if(!pattern18.test(data3)){
+if(!pattern19.test(data3)){
 const err8 = {instancePath:instancePath+"/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data3};
 if(vErrors === null){
 vErrors = [err8];
@@ -3249,7 +3261,7 @@ errors++;
 if(data4.keyEnv !== undefined){
 let data7 = data4.keyEnv;
 if(typeof data7 === "string"){
-if(!pattern15.test(data7)){
+if(!pattern16.test(data7)){
 const err17 = {instancePath:instancePath+"/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data7};
 if(vErrors === null){
 vErrors = [err17];
@@ -3445,7 +3457,7 @@ errors++;
 if(data12.url !== undefined){
 let data13 = data12.url;
 if(typeof data13 === "string"){
-if(!pattern16.test(data13)){
+if(!pattern17.test(data13)){
 const err33 = {instancePath:instancePath+"/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data13};
 if(vErrors === null){
 vErrors = [err33];
@@ -3470,7 +3482,7 @@ errors++;
 if(data12.tokenEnv !== undefined){
 let data14 = data12.tokenEnv;
 if(typeof data14 === "string"){
-if(!pattern15.test(data14)){
+if(!pattern16.test(data14)){
 const err35 = {instancePath:instancePath+"/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data14};
 if(vErrors === null){
 vErrors = [err35];
@@ -3495,7 +3507,7 @@ errors++;
 if(data12.authScheme !== undefined){
 let data15 = data12.authScheme;
 if(typeof data15 === "string"){
-if(!pattern18.test(data15)){
+if(!pattern19.test(data15)){
 const err37 = {instancePath:instancePath+"/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data15};
 if(vErrors === null){
 vErrors = [err37];
@@ -3644,7 +3656,7 @@ errors++;
 if(data19.url !== undefined){
 let data20 = data19.url;
 if(typeof data20 === "string"){
-if(!pattern16.test(data20)){
+if(!pattern17.test(data20)){
 const err49 = {instancePath:instancePath+"/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data20};
 if(vErrors === null){
 vErrors = [err49];
@@ -3669,7 +3681,7 @@ errors++;
 if(data19.credentialEnv !== undefined){
 let data21 = data19.credentialEnv;
 if(typeof data21 === "string"){
-if(!pattern15.test(data21)){
+if(!pattern16.test(data21)){
 const err51 = {instancePath:instancePath+"/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data21};
 if(vErrors === null){
 vErrors = [err51];
@@ -3694,7 +3706,7 @@ errors++;
 if(data19.authScheme !== undefined){
 let data22 = data19.authScheme;
 if(typeof data22 === "string"){
-if(!pattern18.test(data22)){
+if(!pattern19.test(data22)){
 const err53 = {instancePath:instancePath+"/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data22};
 if(vErrors === null){
 vErrors = [err53];
@@ -3896,7 +3908,7 @@ errors++;
 if(data28.url !== undefined){
 let data29 = data28.url;
 if(typeof data29 === "string"){
-if(!pattern16.test(data29)){
+if(!pattern17.test(data29)){
 const err68 = {instancePath:instancePath+"/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data29};
 if(vErrors === null){
 vErrors = [err68];
@@ -3921,7 +3933,7 @@ errors++;
 if(data28.credentialEnv !== undefined){
 let data30 = data28.credentialEnv;
 if(typeof data30 === "string"){
-if(!pattern15.test(data30)){
+if(!pattern16.test(data30)){
 const err70 = {instancePath:instancePath+"/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data30};
 if(vErrors === null){
 vErrors = [err70];
@@ -3946,7 +3958,7 @@ errors++;
 if(data28.authScheme !== undefined){
 let data31 = data28.authScheme;
 if(typeof data31 === "string"){
-if(!pattern18.test(data31)){
+if(!pattern19.test(data31)){
 const err72 = {instancePath:instancePath+"/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data31};
 if(vErrors === null){
 vErrors = [err72];
@@ -4101,7 +4113,7 @@ errors++;
 if(data.interval !== undefined){
 let data0 = data.interval;
 if(typeof data0 === "string"){
-if(!pattern44.test(data0)){
+if(!pattern45.test(data0)){
 const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data0};
 if(vErrors === null){
 vErrors = [err1];
@@ -4161,7 +4173,7 @@ errors++;
 if(data.reassertInterval !== undefined){
 let data2 = data.reassertInterval;
 if(typeof data2 === "string"){
-if(!pattern44.test(data2)){
+if(!pattern45.test(data2)){
 const err6 = {instancePath:instancePath+"/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data2};
 if(vErrors === null){
 vErrors = [err6];
@@ -4227,7 +4239,7 @@ errors++;
 if(data.statusUrl !== undefined){
 let data0 = data.statusUrl;
 if(typeof data0 === "string"){
-if(!pattern16.test(data0)){
+if(!pattern17.test(data0)){
 const err1 = {instancePath:instancePath+"/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data0};
 if(vErrors === null){
 vErrors = [err1];
@@ -4399,7 +4411,7 @@ errors++;
 if(data2.url !== undefined){
 let data5 = data2.url;
 if(typeof data5 === "string"){
-if(!pattern16.test(data5)){
+if(!pattern17.test(data5)){
 const err12 = {instancePath:instancePath+"/receivers/" + i0+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data5};
 if(vErrors === null){
 vErrors = [err12];
@@ -4424,7 +4436,7 @@ errors++;
 if(data2.urlEnv !== undefined){
 let data6 = data2.urlEnv;
 if(typeof data6 === "string"){
-if(!pattern15.test(data6)){
+if(!pattern16.test(data6)){
 const err14 = {instancePath:instancePath+"/receivers/" + i0+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data6};
 if(vErrors === null){
 vErrors = [err14];
@@ -4449,7 +4461,7 @@ errors++;
 if(data2.secretEnv !== undefined){
 let data7 = data2.secretEnv;
 if(typeof data7 === "string"){
-if(!pattern15.test(data7)){
+if(!pattern16.test(data7)){
 const err16 = {instancePath:instancePath+"/receivers/" + i0+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data7};
 if(vErrors === null){
 vErrors = [err16];
@@ -4602,7 +4614,7 @@ errors++;
 if(data2.urlEnv !== undefined){
 let data12 = data2.urlEnv;
 if(typeof data12 === "string"){
-if(!pattern15.test(data12)){
+if(!pattern16.test(data12)){
 const err27 = {instancePath:instancePath+"/receivers/" + i0+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data12};
 if(vErrors === null){
 vErrors = [err27];
@@ -4772,7 +4784,7 @@ errors++;
 if(data2.apiUrl !== undefined){
 let data17 = data2.apiUrl;
 if(typeof data17 === "string"){
-if(!pattern16.test(data17)){
+if(!pattern17.test(data17)){
 const err39 = {instancePath:instancePath+"/receivers/" + i0+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data17};
 if(vErrors === null){
 vErrors = [err39];
@@ -4797,7 +4809,7 @@ errors++;
 if(data2.repository !== undefined){
 let data18 = data2.repository;
 if(typeof data18 === "string"){
-if(!pattern54.test(data18)){
+if(!pattern55.test(data18)){
 const err41 = {instancePath:instancePath+"/receivers/" + i0+"/repository",schemaPath:"#/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema100.properties.receivers.items.oneOf[2].properties.repository,data:data18};
 if(vErrors === null){
 vErrors = [err41];
@@ -4822,7 +4834,7 @@ errors++;
 if(data2.tokenEnv !== undefined){
 let data19 = data2.tokenEnv;
 if(typeof data19 === "string"){
-if(!pattern15.test(data19)){
+if(!pattern16.test(data19)){
 const err43 = {instancePath:instancePath+"/receivers/" + i0+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data19};
 if(vErrors === null){
 vErrors = [err43];
@@ -4968,7 +4980,7 @@ errors++;
 if(data2.apiUrl !== undefined){
 let data23 = data2.apiUrl;
 if(typeof data23 === "string"){
-if(!pattern16.test(data23)){
+if(!pattern17.test(data23)){
 const err54 = {instancePath:instancePath+"/receivers/" + i0+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data23};
 if(vErrors === null){
 vErrors = [err54];
@@ -5018,7 +5030,7 @@ errors++;
 if(data2.tokenEnv !== undefined){
 let data25 = data2.tokenEnv;
 if(typeof data25 === "string"){
-if(!pattern15.test(data25)){
+if(!pattern16.test(data25)){
 const err58 = {instancePath:instancePath+"/receivers/" + i0+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data25};
 if(vErrors === null){
 vErrors = [err58];
@@ -5411,7 +5423,7 @@ errors++;
 if(data.lockStaleAfter !== undefined){
 let data2 = data.lockStaleAfter;
 if(typeof data2 === "string"){
-if(!pattern44.test(data2)){
+if(!pattern45.test(data2)){
 const err4 = {instancePath:instancePath+"/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data2};
 if(vErrors === null){
 vErrors = [err4];
@@ -5574,7 +5586,7 @@ errors++;
 if(data.urlEnv !== undefined){
 let data6 = data.urlEnv;
 if(typeof data6 === "string"){
-if(!pattern15.test(data6)){
+if(!pattern16.test(data6)){
 const err16 = {instancePath:instancePath+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data6};
 if(vErrors === null){
 vErrors = [err16];
@@ -5599,7 +5611,7 @@ errors++;
 if(data.schema !== undefined){
 let data7 = data.schema;
 if(typeof data7 === "string"){
-if(!pattern60.test(data7)){
+if(!pattern61.test(data7)){
 const err18 = {instancePath:instancePath+"/schema",schemaPath:"#/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema113.oneOf[2].properties.schema,data:data7};
 if(vErrors === null){
 vErrors = [err18];
@@ -5710,7 +5722,7 @@ if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
 const _errs6 = errors;
 if(typeof key1 === "string"){
-if(!pattern43.test(key1)){
+if(!pattern44.test(key1)){
 const err1 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_.-]*$",parentSchema:schema94.propertyNames,data:key1,propertyName:key1};
 if(vErrors === null){
 vErrors = [err1];
@@ -5824,7 +5836,7 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 if(typeof data8 === "string"){
-if(!pattern15.test(data8)){
+if(!pattern16.test(data8)){
 const err9 = {instancePath:instancePath+"/secrets/env/" + i0,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.env.items,data:data8};
 if(vErrors === null){
 vErrors = [err9];
@@ -5885,7 +5897,7 @@ errors++;
 if(data5.envPrefix !== undefined){
 let data9 = data5.envPrefix;
 if(typeof data9 === "string"){
-if(!pattern15.test(data9)){
+if(!pattern16.test(data9)){
 const err13 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.envPrefix,data:data9};
 if(vErrors === null){
 vErrors = [err13];
@@ -6512,7 +6524,7 @@ errors++;
 if(data5.commit !== undefined){
 let data9 = data5.commit;
 if(typeof data9 === "string"){
-if(!pattern14.test(data9)){
+if(!pattern15.test(data9)){
 const err25 = {instancePath:instancePath+"/source/git/commit",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/commit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.commit,data:data9};
 if(vErrors === null){
 vErrors = [err25];
@@ -6563,7 +6575,7 @@ errors++;
 if(data5.tokenEnv !== undefined){
 let data12 = data5.tokenEnv;
 if(typeof data12 === "string"){
-if(!pattern15.test(data12)){
+if(!pattern16.test(data12)){
 const err29 = {instancePath:instancePath+"/source/git/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data12};
 if(vErrors === null){
 vErrors = [err29];
@@ -6710,7 +6722,7 @@ errors++;
 if(data15.url !== undefined){
 let data16 = data15.url;
 if(typeof data16 === "string"){
-if(!pattern16.test(data16)){
+if(!pattern17.test(data16)){
 const err39 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data16};
 if(vErrors === null){
 vErrors = [err39];
@@ -6735,7 +6747,7 @@ errors++;
 if(data15.credentialEnv !== undefined){
 let data17 = data15.credentialEnv;
 if(typeof data17 === "string"){
-if(!pattern15.test(data17)){
+if(!pattern16.test(data17)){
 const err41 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data17};
 if(vErrors === null){
 vErrors = [err41];
@@ -6760,7 +6772,7 @@ errors++;
 if(data15.authScheme !== undefined){
 let data18 = data15.authScheme;
 if(typeof data18 === "string"){
-if(!pattern18.test(data18)){
+if(!pattern19.test(data18)){
 const err43 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data18};
 if(vErrors === null){
 vErrors = [err43];
@@ -6870,7 +6882,7 @@ errors++;
 if(data19.keyEnv !== undefined){
 let data22 = data19.keyEnv;
 if(typeof data22 === "string"){
-if(!pattern15.test(data22)){
+if(!pattern16.test(data22)){
 const err52 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data22};
 if(vErrors === null){
 vErrors = [err52];
@@ -7066,7 +7078,7 @@ errors++;
 if(data27.url !== undefined){
 let data28 = data27.url;
 if(typeof data28 === "string"){
-if(!pattern16.test(data28)){
+if(!pattern17.test(data28)){
 const err68 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data28};
 if(vErrors === null){
 vErrors = [err68];
@@ -7091,7 +7103,7 @@ errors++;
 if(data27.tokenEnv !== undefined){
 let data29 = data27.tokenEnv;
 if(typeof data29 === "string"){
-if(!pattern15.test(data29)){
+if(!pattern16.test(data29)){
 const err70 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data29};
 if(vErrors === null){
 vErrors = [err70];
@@ -7116,7 +7128,7 @@ errors++;
 if(data27.authScheme !== undefined){
 let data30 = data27.authScheme;
 if(typeof data30 === "string"){
-if(!pattern18.test(data30)){
+if(!pattern19.test(data30)){
 const err72 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data30};
 if(vErrors === null){
 vErrors = [err72];
@@ -7265,7 +7277,7 @@ errors++;
 if(data34.url !== undefined){
 let data35 = data34.url;
 if(typeof data35 === "string"){
-if(!pattern16.test(data35)){
+if(!pattern17.test(data35)){
 const err84 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data35};
 if(vErrors === null){
 vErrors = [err84];
@@ -7290,7 +7302,7 @@ errors++;
 if(data34.credentialEnv !== undefined){
 let data36 = data34.credentialEnv;
 if(typeof data36 === "string"){
-if(!pattern15.test(data36)){
+if(!pattern16.test(data36)){
 const err86 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data36};
 if(vErrors === null){
 vErrors = [err86];
@@ -7315,7 +7327,7 @@ errors++;
 if(data34.authScheme !== undefined){
 let data37 = data34.authScheme;
 if(typeof data37 === "string"){
-if(!pattern18.test(data37)){
+if(!pattern19.test(data37)){
 const err88 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data37};
 if(vErrors === null){
 vErrors = [err88];
@@ -7517,7 +7529,7 @@ errors++;
 if(data43.url !== undefined){
 let data44 = data43.url;
 if(typeof data44 === "string"){
-if(!pattern16.test(data44)){
+if(!pattern17.test(data44)){
 const err103 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data44};
 if(vErrors === null){
 vErrors = [err103];
@@ -7542,7 +7554,7 @@ errors++;
 if(data43.credentialEnv !== undefined){
 let data45 = data43.credentialEnv;
 if(typeof data45 === "string"){
-if(!pattern15.test(data45)){
+if(!pattern16.test(data45)){
 const err105 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data45};
 if(vErrors === null){
 vErrors = [err105];
@@ -7567,7 +7579,7 @@ errors++;
 if(data43.authScheme !== undefined){
 let data46 = data43.authScheme;
 if(typeof data46 === "string"){
-if(!pattern18.test(data46)){
+if(!pattern19.test(data46)){
 const err107 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data46};
 if(vErrors === null){
 vErrors = [err107];
@@ -7706,7 +7718,7 @@ errors++;
 for(const key14 in data50){
 const _errs156 = errors;
 if(typeof key14 === "string"){
-if(!pattern29.test(key14)){
+if(!pattern30.test(key14)){
 const err118 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema56.properties.environments.propertyNames,data:key14,propertyName:key14};
 if(vErrors === null){
 vErrors = [err118];
@@ -7753,7 +7765,7 @@ if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
 for(const key16 in data52){
 const _errs163 = errors;
 if(typeof key16 === "string"){
-if(!pattern43.test(key16)){
+if(!pattern44.test(key16)){
 const err121 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_.-]*$",parentSchema:schema94.propertyNames,data:key16,propertyName:key16};
 if(vErrors === null){
 vErrors = [err121];
@@ -8021,7 +8033,7 @@ errors++;
 if(data60.lockStaleAfter !== undefined){
 let data63 = data60.lockStaleAfter;
 if(typeof data63 === "string"){
-if(!pattern44.test(data63)){
+if(!pattern45.test(data63)){
 const err142 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data63};
 if(vErrors === null){
 vErrors = [err142];
@@ -8184,7 +8196,7 @@ errors++;
 if(data60.urlEnv !== undefined){
 let data67 = data60.urlEnv;
 if(typeof data67 === "string"){
-if(!pattern15.test(data67)){
+if(!pattern16.test(data67)){
 const err154 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data67};
 if(vErrors === null){
 vErrors = [err154];
@@ -8209,7 +8221,7 @@ errors++;
 if(data60.schema !== undefined){
 let data68 = data60.schema;
 if(typeof data68 === "string"){
-if(!pattern60.test(data68)){
+if(!pattern61.test(data68)){
 const err156 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data68};
 if(vErrors === null){
 vErrors = [err156];
@@ -8297,7 +8309,7 @@ errors++;
 if(data69.interval !== undefined){
 let data70 = data69.interval;
 if(typeof data70 === "string"){
-if(!pattern44.test(data70)){
+if(!pattern45.test(data70)){
 const err161 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data70};
 if(vErrors === null){
 vErrors = [err161];
@@ -8357,7 +8369,7 @@ errors++;
 if(data69.reassertInterval !== undefined){
 let data72 = data69.reassertInterval;
 if(typeof data72 === "string"){
-if(!pattern44.test(data72)){
+if(!pattern45.test(data72)){
 const err166 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data72};
 if(vErrors === null){
 vErrors = [err166];
@@ -8457,7 +8469,7 @@ errors++;
 if(data74.allowCommit !== undefined){
 let data76 = data74.allowCommit;
 if(typeof data76 === "string"){
-if(!pattern14.test(data76)){
+if(!pattern15.test(data76)){
 const err174 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data76};
 if(vErrors === null){
 vErrors = [err174];
@@ -8522,7 +8534,7 @@ errors++;
 if(data78.statusUrl !== undefined){
 let data79 = data78.statusUrl;
 if(typeof data79 === "string"){
-if(!pattern16.test(data79)){
+if(!pattern17.test(data79)){
 const err179 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data79};
 if(vErrors === null){
 vErrors = [err179];
@@ -8694,7 +8706,7 @@ errors++;
 if(data81.url !== undefined){
 let data84 = data81.url;
 if(typeof data84 === "string"){
-if(!pattern16.test(data84)){
+if(!pattern17.test(data84)){
 const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data84};
 if(vErrors === null){
 vErrors = [err190];
@@ -8719,7 +8731,7 @@ errors++;
 if(data81.urlEnv !== undefined){
 let data85 = data81.urlEnv;
 if(typeof data85 === "string"){
-if(!pattern15.test(data85)){
+if(!pattern16.test(data85)){
 const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data85};
 if(vErrors === null){
 vErrors = [err192];
@@ -8744,7 +8756,7 @@ errors++;
 if(data81.secretEnv !== undefined){
 let data86 = data81.secretEnv;
 if(typeof data86 === "string"){
-if(!pattern15.test(data86)){
+if(!pattern16.test(data86)){
 const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data86};
 if(vErrors === null){
 vErrors = [err194];
@@ -8897,7 +8909,7 @@ errors++;
 if(data81.urlEnv !== undefined){
 let data91 = data81.urlEnv;
 if(typeof data91 === "string"){
-if(!pattern15.test(data91)){
+if(!pattern16.test(data91)){
 const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data91};
 if(vErrors === null){
 vErrors = [err205];
@@ -9067,7 +9079,7 @@ errors++;
 if(data81.apiUrl !== undefined){
 let data96 = data81.apiUrl;
 if(typeof data96 === "string"){
-if(!pattern16.test(data96)){
+if(!pattern17.test(data96)){
 const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data96};
 if(vErrors === null){
 vErrors = [err217];
@@ -9092,7 +9104,7 @@ errors++;
 if(data81.repository !== undefined){
 let data97 = data81.repository;
 if(typeof data97 === "string"){
-if(!pattern54.test(data97)){
+if(!pattern55.test(data97)){
 const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data97};
 if(vErrors === null){
 vErrors = [err219];
@@ -9117,7 +9129,7 @@ errors++;
 if(data81.tokenEnv !== undefined){
 let data98 = data81.tokenEnv;
 if(typeof data98 === "string"){
-if(!pattern15.test(data98)){
+if(!pattern16.test(data98)){
 const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data98};
 if(vErrors === null){
 vErrors = [err221];
@@ -9263,7 +9275,7 @@ errors++;
 if(data81.apiUrl !== undefined){
 let data102 = data81.apiUrl;
 if(typeof data102 === "string"){
-if(!pattern16.test(data102)){
+if(!pattern17.test(data102)){
 const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data102};
 if(vErrors === null){
 vErrors = [err232];
@@ -9313,7 +9325,7 @@ errors++;
 if(data81.tokenEnv !== undefined){
 let data104 = data81.tokenEnv;
 if(typeof data104 === "string"){
-if(!pattern15.test(data104)){
+if(!pattern16.test(data104)){
 const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data104};
 if(vErrors === null){
 vErrors = [err236];
@@ -9777,7 +9789,7 @@ errors++;
 if(data118.listen !== undefined){
 let data119 = data118.listen;
 if(typeof data119 === "string"){
-if(!pattern78.test(data119)){
+if(!pattern79.test(data119)){
 const err271 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data119};
 if(vErrors === null){
 vErrors = [err271];
@@ -9802,7 +9814,7 @@ errors++;
 if(data118.webhookSecretEnv !== undefined){
 let data120 = data118.webhookSecretEnv;
 if(typeof data120 === "string"){
-if(!pattern15.test(data120)){
+if(!pattern16.test(data120)){
 const err273 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data120};
 if(vErrors === null){
 vErrors = [err273];
@@ -9827,7 +9839,7 @@ errors++;
 if(data118.syncTokenEnv !== undefined){
 let data121 = data118.syncTokenEnv;
 if(typeof data121 === "string"){
-if(!pattern15.test(data121)){
+if(!pattern16.test(data121)){
 const err275 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data121};
 if(vErrors === null){
 vErrors = [err275];
@@ -9852,7 +9864,7 @@ errors++;
 if(data118.stateTokenEnv !== undefined){
 let data122 = data118.stateTokenEnv;
 if(typeof data122 === "string"){
-if(!pattern15.test(data122)){
+if(!pattern16.test(data122)){
 const err277 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data122};
 if(vErrors === null){
 vErrors = [err277];
@@ -9877,7 +9889,7 @@ errors++;
 if(data118.pagesTokenEnv !== undefined){
 let data123 = data118.pagesTokenEnv;
 if(typeof data123 === "string"){
-if(!pattern15.test(data123)){
+if(!pattern16.test(data123)){
 const err279 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data123};
 if(vErrors === null){
 vErrors = [err279];
@@ -9946,7 +9958,7 @@ const len4 = data126.length;
 for(let i7=0; i7<len4; i7++){
 let data127 = data126[i7];
 if(typeof data127 === "string"){
-if(!pattern15.test(data127)){
+if(!pattern16.test(data127)){
 const err284 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data127};
 if(vErrors === null){
 vErrors = [err284];
@@ -10007,7 +10019,7 @@ errors++;
 if(data124.envPrefix !== undefined){
 let data128 = data124.envPrefix;
 if(typeof data128 === "string"){
-if(!pattern15.test(data128)){
+if(!pattern16.test(data128)){
 const err288 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data128};
 if(vErrors === null){
 vErrors = [err288];
@@ -10760,7 +10772,7 @@ return errors === 0;
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v7 = validate49;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway.","$ref":"common.schema.json#/$defs/nonEmptyString"},"clientId":{"description":"The client ID (path parameter keyName).","$ref":"common.schema.json#/$defs/nonEmptyString"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11149,7 +11161,7 @@ if(data3.apiId !== undefined){
 let data5 = data3.apiId;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err16 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data5};
+const err16 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/pathSegment/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11158,9 +11170,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data5};
+if(!pattern5.test(data5)){
+const err17 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/pathSegment/pattern",keyword:"pattern",params:{pattern: "^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$",parentSchema:schema36,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11170,11 +11181,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data3.clientId !== undefined){
-let data6 = data3.clientId;
-if(typeof data6 === "string"){
-if(func1(data6) < 1){
-const err18 = {instancePath:instancePath+"/spec/clientId",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data6};
+else {
+const err18 = {instancePath:instancePath+"/spec/apiId",schemaPath:"common.schema.json#/$defs/pathSegment/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11184,8 +11192,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/spec/clientId",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data6};
+if(data3.clientId !== undefined){
+let data6 = data3.clientId;
+if(typeof data6 === "string"){
+if(func1(data6) < 1){
+const err19 = {instancePath:instancePath+"/spec/clientId",schemaPath:"common.schema.json#/$defs/pathSegment/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11194,11 +11205,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data3.description !== undefined){
-let data7 = data3.description;
-if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.description.type,parentSchema:schema141.properties.spec.properties.description,data:data7};
+if(!pattern5.test(data6)){
+const err20 = {instancePath:instancePath+"/spec/clientId",schemaPath:"common.schema.json#/$defs/pathSegment/pattern",keyword:"pattern",params:{pattern: "^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$",parentSchema:schema36,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11208,10 +11216,8 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data3.meta_data !== undefined){
-let data8 = data3.meta_data;
-if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err21 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema141.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema141.properties.spec.properties.meta_data.type,parentSchema:schema141.properties.spec.properties.meta_data,data:data8};
+else {
+const err21 = {instancePath:instancePath+"/spec/clientId",schemaPath:"common.schema.json#/$defs/pathSegment/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11221,10 +11227,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data3.policy_id !== undefined){
-let data9 = data3.policy_id;
-if(typeof data9 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.policy_id.type,parentSchema:schema141.properties.spec.properties.policy_id,data:data9};
+if(data3.description !== undefined){
+let data7 = data3.description;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.description.type,parentSchema:schema141.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11234,10 +11240,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data3.redirect_uri !== undefined){
-let data10 = data3.redirect_uri;
-if(typeof data10 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.redirect_uri.type,parentSchema:schema141.properties.spec.properties.redirect_uri,data:data10};
+if(data3.meta_data !== undefined){
+let data8 = data3.meta_data;
+if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
+const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema141.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema141.properties.spec.properties.meta_data.type,parentSchema:schema141.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11247,10 +11253,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data3.secret !== undefined){
-let data11 = data3.secret;
-if(typeof data11 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.secret.type,parentSchema:schema141.properties.spec.properties.secret,data:data11};
+if(data3.policy_id !== undefined){
+let data9 = data3.policy_id;
+if(typeof data9 !== "string"){
+const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.policy_id.type,parentSchema:schema141.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11260,9 +11266,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.type,parentSchema:schema141.properties.spec,data:data3};
+if(data3.redirect_uri !== undefined){
+let data10 = data3.redirect_uri;
+if(typeof data10 !== "string"){
+const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.redirect_uri.type,parentSchema:schema141.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11272,14 +11279,39 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.type,parentSchema:schema141,data};
+if(data3.secret !== undefined){
+let data11 = data3.secret;
+if(typeof data11 !== "string"){
+const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.secret.type,parentSchema:schema141.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
 else {
 vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.type,parentSchema:schema141.properties.spec,data:data3};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+else {
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.type,parentSchema:schema141,data};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
 }
 errors++;
 }
@@ -11289,7 +11321,7 @@ return errors === 0;
 validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v8 = validate52;
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal.","$ref":"common.schema.json#/$defs/nonEmptyString"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
 const schema156 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -12756,7 +12788,7 @@ if(data3.keyId !== undefined){
 let data4 = data3.keyId;
 if(typeof data4 === "string"){
 if(func1(data4) < 1){
-const err9 = {instancePath:instancePath+"/spec/keyId",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data4};
+const err9 = {instancePath:instancePath+"/spec/keyId",schemaPath:"common.schema.json#/$defs/pathSegment/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12765,9 +12797,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/spec/keyId",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data4};
+if(!pattern5.test(data4)){
+const err10 = {instancePath:instancePath+"/spec/keyId",schemaPath:"common.schema.json#/$defs/pathSegment/pattern",keyword:"pattern",params:{pattern: "^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"},message:"must match pattern \""+"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$"+"\"",schema:"^(?!\\.{1,2}$)[^/\\\\?#%{}\\s\\u0000-\\u001f\\u007f]+$",parentSchema:schema36,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12777,11 +12808,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data3.quotaResetTrigger !== undefined){
-let data5 = data3.quotaResetTrigger;
-if(typeof data5 === "string"){
-if(func1(data5) < 1){
-const err11 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema148.properties.spec.properties.quotaResetTrigger,data:data5};
+else {
+const err11 = {instancePath:instancePath+"/spec/keyId",schemaPath:"common.schema.json#/$defs/pathSegment/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12791,8 +12819,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema148.properties.spec.properties.quotaResetTrigger,data:data5};
+if(data3.quotaResetTrigger !== undefined){
+let data5 = data3.quotaResetTrigger;
+if(typeof data5 === "string"){
+if(func1(data5) < 1){
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema148.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12802,15 +12833,26 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data3.access_rights !== undefined){
-let data6 = data3.access_rights;
-if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err13 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema148.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema148.properties.spec.properties.access_rights.type,parentSchema:schema148.properties.spec.properties.access_rights,data:data6};
+else {
+const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema148.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
 else {
 vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.access_rights !== undefined){
+let data6 = data3.access_rights;
+if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
+const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema148.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema148.properties.spec.properties.access_rights.type,parentSchema:schema148.properties.spec.properties.access_rights,data:data6};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
 }
 errors++;
 }
@@ -12826,20 +12868,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err14 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.alias.type,parentSchema:schema148.properties.spec.properties.alias,data:data8};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-if(data3.allowance !== undefined){
-let data9 = data3.allowance;
-if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err15 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.allowance.type,parentSchema:schema148.properties.spec.properties.allowance,data:data9};
+const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.alias.type,parentSchema:schema148.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12849,10 +12878,10 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data3.apply_policies !== undefined){
-let data10 = data3.apply_policies;
-if((!(Array.isArray(data10))) && (data10 !== null)){
-const err16 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema148.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema148.properties.spec.properties.apply_policies.type,parentSchema:schema148.properties.spec.properties.apply_policies,data:data10};
+if(data3.allowance !== undefined){
+let data9 = data3.allowance;
+if(!((typeof data9 == "number") && (isFinite(data9)))){
+const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.allowance.type,parentSchema:schema148.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12861,12 +12890,11 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(Array.isArray(data10)){
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-if(typeof data11 !== "string"){
-const err17 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.apply_policies.items.type,parentSchema:schema148.properties.spec.properties.apply_policies.items,data:data11};
+}
+if(data3.apply_policies !== undefined){
+let data10 = data3.apply_policies;
+if((!(Array.isArray(data10))) && (data10 !== null)){
+const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema148.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema148.properties.spec.properties.apply_policies.type,parentSchema:schema148.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12875,13 +12903,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-}
-}
-if(data3.apply_policy_id !== undefined){
-let data12 = data3.apply_policy_id;
-if(typeof data12 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.apply_policy_id.type,parentSchema:schema148.properties.spec.properties.apply_policy_id,data:data12};
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 !== "string"){
+const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.apply_policies.items.type,parentSchema:schema148.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12891,10 +12918,12 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data3.basic_auth_data !== undefined){
-let data13 = data3.basic_auth_data;
-if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err19 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.properties.basic_auth_data.type,parentSchema:schema148.properties.spec.properties.basic_auth_data,data:data13};
+}
+}
+if(data3.apply_policy_id !== undefined){
+let data12 = data3.apply_policy_id;
+if(typeof data12 !== "string"){
+const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.apply_policy_id.type,parentSchema:schema148.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12904,10 +12933,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data3.certificate !== undefined){
-let data14 = data3.certificate;
-if(typeof data14 !== "string"){
-const err20 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.certificate.type,parentSchema:schema148.properties.spec.properties.certificate,data:data14};
+if(data3.basic_auth_data !== undefined){
+let data13 = data3.basic_auth_data;
+if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
+const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.properties.basic_auth_data.type,parentSchema:schema148.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12917,10 +12946,10 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data3.data_expires !== undefined){
-let data15 = data3.data_expires;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err21 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.data_expires.type,parentSchema:schema148.properties.spec.properties.data_expires,data:data15};
+if(data3.certificate !== undefined){
+let data14 = data3.certificate;
+if(typeof data14 !== "string"){
+const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.certificate.type,parentSchema:schema148.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12930,11 +12959,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data3.date_created !== undefined){
-let data16 = data3.date_created;
-if(typeof data16 === "string"){
-if(!(formats2.validate(data16))){
-const err22 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema148.properties.spec.properties.date_created,data:data16};
+if(data3.data_expires !== undefined){
+let data15 = data3.data_expires;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.data_expires.type,parentSchema:schema148.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12944,8 +12972,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-else {
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.date_created.type,parentSchema:schema148.properties.spec.properties.date_created,data:data16};
+if(data3.date_created !== undefined){
+let data16 = data3.date_created;
+if(typeof data16 === "string"){
+if(!(formats2.validate(data16))){
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema148.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12955,10 +12986,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data3.enable_detail_recording !== undefined){
-let data17 = data3.enable_detail_recording;
-if(typeof data17 !== "boolean"){
-const err24 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_detail_recording.type,parentSchema:schema148.properties.spec.properties.enable_detail_recording,data:data17};
+else {
+const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.date_created.type,parentSchema:schema148.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12968,10 +12997,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data3.enable_detailed_recording !== undefined){
-let data18 = data3.enable_detailed_recording;
-if(typeof data18 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema148.properties.spec.properties.enable_detailed_recording,data:data18};
+if(data3.enable_detail_recording !== undefined){
+let data17 = data3.enable_detail_recording;
+if(typeof data17 !== "boolean"){
+const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_detail_recording.type,parentSchema:schema148.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12981,10 +13010,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data3.enable_http_signature_validation !== undefined){
-let data19 = data3.enable_http_signature_validation;
-if(typeof data19 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema148.properties.spec.properties.enable_http_signature_validation,data:data19};
+if(data3.enable_detailed_recording !== undefined){
+let data18 = data3.enable_detailed_recording;
+if(typeof data18 !== "boolean"){
+const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema148.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12994,10 +13023,10 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data3.expires !== undefined){
-let data20 = data3.expires;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err27 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.expires.type,parentSchema:schema148.properties.spec.properties.expires,data:data20};
+if(data3.enable_http_signature_validation !== undefined){
+let data19 = data3.enable_http_signature_validation;
+if(typeof data19 !== "boolean"){
+const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema148.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13007,10 +13036,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data3.hmac_enabled !== undefined){
-let data21 = data3.hmac_enabled;
-if(typeof data21 !== "boolean"){
-const err28 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.hmac_enabled.type,parentSchema:schema148.properties.spec.properties.hmac_enabled,data:data21};
+if(data3.expires !== undefined){
+let data20 = data3.expires;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.expires.type,parentSchema:schema148.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13020,10 +13049,10 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data3.hmac_string !== undefined){
-let data22 = data3.hmac_string;
-if(typeof data22 !== "string"){
-const err29 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.hmac_string.type,parentSchema:schema148.properties.spec.properties.hmac_string,data:data22};
+if(data3.hmac_enabled !== undefined){
+let data21 = data3.hmac_enabled;
+if(typeof data21 !== "boolean"){
+const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.hmac_enabled.type,parentSchema:schema148.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13033,10 +13062,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data3.id_extractor_deadline !== undefined){
-let data23 = data3.id_extractor_deadline;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err30 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema148.properties.spec.properties.id_extractor_deadline,data:data23};
+if(data3.hmac_string !== undefined){
+let data22 = data3.hmac_string;
+if(typeof data22 !== "string"){
+const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.hmac_string.type,parentSchema:schema148.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13046,10 +13075,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data3.is_inactive !== undefined){
-let data24 = data3.is_inactive;
-if(typeof data24 !== "boolean"){
-const err31 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.is_inactive.type,parentSchema:schema148.properties.spec.properties.is_inactive,data:data24};
+if(data3.id_extractor_deadline !== undefined){
+let data23 = data3.id_extractor_deadline;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema148.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13059,10 +13088,10 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data3.jwt_data !== undefined){
-let data25 = data3.jwt_data;
-if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err32 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.properties.jwt_data.type,parentSchema:schema148.properties.spec.properties.jwt_data,data:data25};
+if(data3.is_inactive !== undefined){
+let data24 = data3.is_inactive;
+if(typeof data24 !== "boolean"){
+const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema148.properties.spec.properties.is_inactive.type,parentSchema:schema148.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13072,10 +13101,10 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data3.last_check !== undefined){
-let data26 = data3.last_check;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err33 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.last_check.type,parentSchema:schema148.properties.spec.properties.last_check,data:data26};
+if(data3.jwt_data !== undefined){
+let data25 = data3.jwt_data;
+if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
+const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.properties.jwt_data.type,parentSchema:schema148.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13085,10 +13114,10 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data3.last_updated !== undefined){
-let data27 = data3.last_updated;
-if(typeof data27 !== "string"){
-const err34 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.last_updated.type,parentSchema:schema148.properties.spec.properties.last_updated,data:data27};
+if(data3.last_check !== undefined){
+let data26 = data3.last_check;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.last_check.type,parentSchema:schema148.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13098,10 +13127,10 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data3.max_query_depth !== undefined){
-let data28 = data3.max_query_depth;
-if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err35 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.max_query_depth.type,parentSchema:schema148.properties.spec.properties.max_query_depth,data:data28};
+if(data3.last_updated !== undefined){
+let data27 = data3.last_updated;
+if(typeof data27 !== "string"){
+const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.last_updated.type,parentSchema:schema148.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13111,10 +13140,10 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data3.meta_data !== undefined){
-let data29 = data3.meta_data;
-if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err36 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema148.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema148.properties.spec.properties.meta_data.type,parentSchema:schema148.properties.spec.properties.meta_data,data:data29};
+if(data3.max_query_depth !== undefined){
+let data28 = data3.max_query_depth;
+if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
+const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.max_query_depth.type,parentSchema:schema148.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13124,10 +13153,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data3.monitor !== undefined){
-let data30 = data3.monitor;
-if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
-const err37 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema148.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema148.properties.spec.properties.monitor.type,parentSchema:schema148.properties.spec.properties.monitor,data:data30};
+if(data3.meta_data !== undefined){
+let data29 = data3.meta_data;
+if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
+const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema148.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema148.properties.spec.properties.meta_data.type,parentSchema:schema148.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13136,11 +13165,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.trigger_limits !== undefined){
-let data31 = data30.trigger_limits;
-if((!(Array.isArray(data31))) && (data31 !== null)){
-const err38 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema148.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema148.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema148.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
+}
+if(data3.monitor !== undefined){
+let data30 = data3.monitor;
+if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
+const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema148.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema148.properties.spec.properties.monitor.type,parentSchema:schema148.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13149,17 +13178,30 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(Array.isArray(data31)){
-const len1 = data31.length;
-for(let i1=0; i1<len1; i1++){
-let data32 = data31[i1];
-if(!((typeof data32 == "number") && (isFinite(data32)))){
-const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema148.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.trigger_limits !== undefined){
+let data31 = data30.trigger_limits;
+if((!(Array.isArray(data31))) && (data31 !== null)){
+const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema148.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema148.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema148.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
 if(vErrors === null){
 vErrors = [err39];
 }
 else {
 vErrors.push(err39);
+}
+errors++;
+}
+if(Array.isArray(data31)){
+const len1 = data31.length;
+for(let i1=0; i1<len1; i1++){
+let data32 = data31[i1];
+if(!((typeof data32 == "number") && (isFinite(data32)))){
+const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema148.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }
@@ -13171,20 +13213,7 @@ errors++;
 if(data3.oauth_client_id !== undefined){
 let data33 = data3.oauth_client_id;
 if(typeof data33 !== "string"){
-const err40 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.oauth_client_id.type,parentSchema:schema148.properties.spec.properties.oauth_client_id,data:data33};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-}
-if(data3.oauth_keys !== undefined){
-let data34 = data3.oauth_keys;
-if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err41 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema148.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema148.properties.spec.properties.oauth_keys.type,parentSchema:schema148.properties.spec.properties.oauth_keys,data:data34};
+const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.oauth_client_id.type,parentSchema:schema148.properties.spec.properties.oauth_client_id,data:data33};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13193,11 +13222,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-for(const key3 in data34){
-let data35 = data34[key3];
-if(typeof data35 !== "string"){
-const err42 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema148.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
+}
+if(data3.oauth_keys !== undefined){
+let data34 = data3.oauth_keys;
+if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
+const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema148.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema148.properties.spec.properties.oauth_keys.type,parentSchema:schema148.properties.spec.properties.oauth_keys,data:data34};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13206,13 +13235,11 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-}
-}
-if(data3.org_id !== undefined){
-let data36 = data3.org_id;
-if(typeof data36 !== "string"){
-const err43 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.org_id.type,parentSchema:schema148.properties.spec.properties.org_id,data:data36};
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key3 in data34){
+let data35 = data34[key3];
+if(typeof data35 !== "string"){
+const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema148.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13222,10 +13249,12 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data3.per !== undefined){
-let data37 = data3.per;
-if(!((typeof data37 == "number") && (isFinite(data37)))){
-const err44 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.per.type,parentSchema:schema148.properties.spec.properties.per,data:data37};
+}
+}
+if(data3.org_id !== undefined){
+let data36 = data3.org_id;
+if(typeof data36 !== "string"){
+const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.org_id.type,parentSchema:schema148.properties.spec.properties.org_id,data:data36};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13235,10 +13264,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data3.post_expiry_action !== undefined){
-let data38 = data3.post_expiry_action;
-if(!((data38 === "retain") || (data38 === "delete"))){
-const err45 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema148.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema148.properties.spec.properties.post_expiry_action.enum,parentSchema:schema148.properties.spec.properties.post_expiry_action,data:data38};
+if(data3.per !== undefined){
+let data37 = data3.per;
+if(!((typeof data37 == "number") && (isFinite(data37)))){
+const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.per.type,parentSchema:schema148.properties.spec.properties.per,data:data37};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13248,10 +13277,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data3.post_expiry_grace_period !== undefined){
-let data39 = data3.post_expiry_grace_period;
-if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err46 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema148.properties.spec.properties.post_expiry_grace_period,data:data39};
+if(data3.post_expiry_action !== undefined){
+let data38 = data3.post_expiry_action;
+if(!((data38 === "retain") || (data38 === "delete"))){
+const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema148.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema148.properties.spec.properties.post_expiry_action.enum,parentSchema:schema148.properties.spec.properties.post_expiry_action,data:data38};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13261,10 +13290,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data3.quota_max !== undefined){
-let data40 = data3.quota_max;
-if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err47 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_max.type,parentSchema:schema148.properties.spec.properties.quota_max,data:data40};
+if(data3.post_expiry_grace_period !== undefined){
+let data39 = data3.post_expiry_grace_period;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema148.properties.spec.properties.post_expiry_grace_period,data:data39};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13274,10 +13303,10 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data3.quota_remaining !== undefined){
-let data41 = data3.quota_remaining;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err48 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_remaining.type,parentSchema:schema148.properties.spec.properties.quota_remaining,data:data41};
+if(data3.quota_max !== undefined){
+let data40 = data3.quota_max;
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_max.type,parentSchema:schema148.properties.spec.properties.quota_max,data:data40};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13287,10 +13316,10 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data3.quota_renewal_rate !== undefined){
-let data42 = data3.quota_renewal_rate;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err49 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema148.properties.spec.properties.quota_renewal_rate,data:data42};
+if(data3.quota_remaining !== undefined){
+let data41 = data3.quota_remaining;
+if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_remaining.type,parentSchema:schema148.properties.spec.properties.quota_remaining,data:data41};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13300,10 +13329,10 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data3.quota_renews !== undefined){
-let data43 = data3.quota_renews;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err50 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_renews.type,parentSchema:schema148.properties.spec.properties.quota_renews,data:data43};
+if(data3.quota_renewal_rate !== undefined){
+let data42 = data3.quota_renewal_rate;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema148.properties.spec.properties.quota_renewal_rate,data:data42};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13313,10 +13342,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data3.rate !== undefined){
-let data44 = data3.rate;
-if(!((typeof data44 == "number") && (isFinite(data44)))){
-const err51 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.rate.type,parentSchema:schema148.properties.spec.properties.rate,data:data44};
+if(data3.quota_renews !== undefined){
+let data43 = data3.quota_renews;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.quota_renews.type,parentSchema:schema148.properties.spec.properties.quota_renews,data:data43};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13326,10 +13355,10 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data3.rsa_certificate_id !== undefined){
-let data45 = data3.rsa_certificate_id;
-if(typeof data45 !== "string"){
-const err52 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema148.properties.spec.properties.rsa_certificate_id,data:data45};
+if(data3.rate !== undefined){
+let data44 = data3.rate;
+if(!((typeof data44 == "number") && (isFinite(data44)))){
+const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.rate.type,parentSchema:schema148.properties.spec.properties.rate,data:data44};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13339,10 +13368,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data3.session_lifetime !== undefined){
-let data46 = data3.session_lifetime;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err53 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.session_lifetime.type,parentSchema:schema148.properties.spec.properties.session_lifetime,data:data46};
+if(data3.rsa_certificate_id !== undefined){
+let data45 = data3.rsa_certificate_id;
+if(typeof data45 !== "string"){
+const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema148.properties.spec.properties.rsa_certificate_id,data:data45};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13352,10 +13381,10 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data3.smoothing !== undefined){
-let data47 = data3.smoothing;
-if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err54 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema156.type},message:"must be object,null",schema:schema156.type,parentSchema:schema156,data:data47};
+if(data3.session_lifetime !== undefined){
+let data46 = data3.session_lifetime;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.session_lifetime.type,parentSchema:schema148.properties.spec.properties.session_lifetime,data:data46};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13364,10 +13393,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-for(const key4 in data47){
-if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
-const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema156,data:data47};
+}
+if(data3.smoothing !== undefined){
+let data47 = data3.smoothing;
+if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
+const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema156.type},message:"must be object,null",schema:schema156.type,parentSchema:schema156,data:data47};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13376,11 +13406,10 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data47.delay !== undefined){
-let data48 = data47.delay;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err56 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.delay.type,parentSchema:schema156.properties.delay,data:data48};
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+for(const key4 in data47){
+if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
+const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema156,data:data47};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13390,10 +13419,10 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data47.enabled !== undefined){
-let data49 = data47.enabled;
-if(typeof data49 !== "boolean"){
-const err57 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema156.properties.enabled.type,parentSchema:schema156.properties.enabled,data:data49};
+if(data47.delay !== undefined){
+let data48 = data47.delay;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.delay.type,parentSchema:schema156.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13403,10 +13432,10 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data47.step !== undefined){
-let data50 = data47.step;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err58 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.step.type,parentSchema:schema156.properties.step,data:data50};
+if(data47.enabled !== undefined){
+let data49 = data47.enabled;
+if(typeof data49 !== "boolean"){
+const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema156.properties.enabled.type,parentSchema:schema156.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13416,10 +13445,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data47.threshold !== undefined){
-let data51 = data47.threshold;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err59 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.threshold.type,parentSchema:schema156.properties.threshold,data:data51};
+if(data47.step !== undefined){
+let data50 = data47.step;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.step.type,parentSchema:schema156.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13429,10 +13458,10 @@ vErrors.push(err59);
 errors++;
 }
 }
-if(data47.trigger !== undefined){
-let data52 = data47.trigger;
-if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err60 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema156.properties.trigger.type,parentSchema:schema156.properties.trigger,data:data52};
+if(data47.threshold !== undefined){
+let data51 = data47.threshold;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema156.properties.threshold.type,parentSchema:schema156.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13442,12 +13471,10 @@ vErrors.push(err60);
 errors++;
 }
 }
-}
-}
-if(data3.tags !== undefined){
-let data53 = data3.tags;
-if((!(Array.isArray(data53))) && (data53 !== null)){
-const err61 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema148.properties.spec.properties.tags.type},message:"must be array,null",schema:schema148.properties.spec.properties.tags.type,parentSchema:schema148.properties.spec.properties.tags,data:data53};
+if(data47.trigger !== undefined){
+let data52 = data47.trigger;
+if(!((typeof data52 == "number") && (isFinite(data52)))){
+const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema156.properties.trigger.type,parentSchema:schema156.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13456,12 +13483,13 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(Array.isArray(data53)){
-const len2 = data53.length;
-for(let i2=0; i2<len2; i2++){
-let data54 = data53[i2];
-if(typeof data54 !== "string"){
-const err62 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.tags.items.type,parentSchema:schema148.properties.spec.properties.tags.items,data:data54};
+}
+}
+}
+if(data3.tags !== undefined){
+let data53 = data3.tags;
+if((!(Array.isArray(data53))) && (data53 !== null)){
+const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema148.properties.spec.properties.tags.type},message:"must be array,null",schema:schema148.properties.spec.properties.tags.type,parentSchema:schema148.properties.spec.properties.tags,data:data53};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13470,13 +13498,12 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-}
-}
-if(data3.throttle_interval !== undefined){
-let data55 = data3.throttle_interval;
-if(!((typeof data55 == "number") && (isFinite(data55)))){
-const err63 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.throttle_interval.type,parentSchema:schema148.properties.spec.properties.throttle_interval,data:data55};
+if(Array.isArray(data53)){
+const len2 = data53.length;
+for(let i2=0; i2<len2; i2++){
+let data54 = data53[i2];
+if(typeof data54 !== "string"){
+const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema148.properties.spec.properties.tags.items.type,parentSchema:schema148.properties.spec.properties.tags.items,data:data54};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13486,10 +13513,12 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data3.throttle_retry_limit !== undefined){
-let data56 = data3.throttle_retry_limit;
-if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err64 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema148.properties.spec.properties.throttle_retry_limit,data:data56};
+}
+}
+if(data3.throttle_interval !== undefined){
+let data55 = data3.throttle_interval;
+if(!((typeof data55 == "number") && (isFinite(data55)))){
+const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema148.properties.spec.properties.throttle_interval.type,parentSchema:schema148.properties.spec.properties.throttle_interval,data:data55};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13499,9 +13528,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.type,parentSchema:schema148.properties.spec,data:data3};
+if(data3.throttle_retry_limit !== undefined){
+let data56 = data3.throttle_retry_limit;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema148.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema148.properties.spec.properties.throttle_retry_limit,data:data56};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13513,12 +13543,24 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.type,parentSchema:schema148,data};
+const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.properties.spec.type,parentSchema:schema148.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err66];
 }
 else {
 vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+else {
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema148.type,parentSchema:schema148,data};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
 }
 errors++;
 }
@@ -13529,11 +13571,11 @@ validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate57;
 const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern90 = new RegExp("^[0-9a-f]{64}$", "u");
+const pattern94 = new RegExp("^[0-9a-f]{64}$", "u");
 const schema161 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
 const schema162 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
 const schema164 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern91 = new RegExp("^[A-Za-z]+/.+$", "u");
+const pattern95 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13631,7 +13673,7 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern91.test(data0)){
+if(!pattern95.test(data0)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema161.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
@@ -15356,7 +15398,7 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern90.test(data29)){
+if(!pattern94.test(data29)){
 const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema160.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
@@ -16410,7 +16452,7 @@ return errors === 0;
 }
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern93 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern97 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -16567,7 +16609,7 @@ if(data3.webhookId !== undefined){
 let data4 = data3.webhookId;
 if(typeof data4 === "string"){
 if(func1(data4) < 1){
-const err12 = {instancePath:instancePath+"/spec/webhookId",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data:data4};
+const err12 = {instancePath:instancePath+"/spec/webhookId",schemaPath:"common.schema.json#/$defs/nonEmptyString/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema39,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -16578,7 +16620,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/spec/webhookId",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data:data4};
+const err13 = {instancePath:instancePath+"/spec/webhookId",schemaPath:"common.schema.json#/$defs/nonEmptyString/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.type,parentSchema:schema39,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16616,7 +16658,7 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern93.test(data6)){
+if(!pattern97.test(data6)){
 const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema166.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
@@ -17428,7 +17470,7 @@ validate63.evaluated = {"dynamicProps":true,"dynamicItems":false};
 export const v12 = validate72;
 const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
 const schema174 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern94 = new RegExp("^/", "u");
+const pattern98 = new RegExp("^/", "u");
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -17534,7 +17576,7 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern94.test(data4)){
+if(!pattern98.test(data4)){
 const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema173.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
@@ -18622,7 +18664,7 @@ errors++;
 if(data.openapi !== undefined){
 let data0 = data.openapi;
 if(typeof data0 === "string"){
-if(!pattern6.test(data0)){
+if(!pattern7.test(data0)){
 const err2 = {instancePath:instancePath+"/openapi",schemaPath:"#/properties/openapi/pattern",keyword:"pattern",params:{pattern: "^3\\.[01]\\.\\d+(-.+)?$"},message:"must match pattern \""+"^3\\.[01]\\.\\d+(-.+)?$"+"\"",schema:"^3\\.[01]\\.\\d+(-.+)?$",parentSchema:schema37.properties.openapi,data:data0};
 if(vErrors === null){
 vErrors = [err2];
