@@ -24,8 +24,11 @@ import type { DesiredMemo, DesiredSet, OutgoingRequests } from "./desired.js";
 import { prepareDesired } from "./desired.js";
 import { noSecrets } from "./outgoing.js";
 import { payloadsNeeded } from "./plan-change.js";
+import type { PlannedChange } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
+import { invocationOf, withInvocation } from "../printed-commands.js";
+import type { Invocation } from "../printed-commands.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
 import { valuesOptionsOf } from "../config/environments.js";
 
@@ -151,7 +154,27 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
-  return { plan, state, resources, desired, hashKey, warnings, ruleFindings };
+  return { plan: withPrintedCommands(plan, invocationOf(config)), state, resources, desired, hashKey, warnings, ruleFindings };
+}
+
+/**
+ * The plan with the commands its hints quote completed for this config (`--env`, `-c`:
+ * printed-commands.ts). Its digest stays the one of the changes as planned: a plan saved in one
+ * directory applies from another.
+ */
+function withPrintedCommands(plan: Plan, inv: Invocation): Plan {
+  if (inv.env === undefined && inv.config === undefined) return plan;
+  const quotes = (text: string | undefined): boolean => text?.includes("`gatesync ") === true;
+  const changes = plan.changes.map((c): PlannedChange => {
+    if (!quotes(c.hint) && !quotes(c.reason)) return c;
+    const { hint, reason, ...rest } = c;
+    return {
+      ...rest,
+      ...(hint === undefined ? {} : { hint: withInvocation(hint, inv) }),
+      ...(reason === undefined ? {} : { reason: withInvocation(reason, inv) }),
+    };
+  });
+  return { ...plan, changes };
 }
 
 /** A plan-only run sends nothing. */
