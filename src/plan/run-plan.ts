@@ -7,6 +7,7 @@
 import { ValidationFailed, hasErrors } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { inRepository, repositoryPrefix } from "../source/repository-path.js";
+import { repositoryPath } from "../file-paths.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
@@ -154,24 +155,27 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
-  return { plan: withPrintedCommands(plan, invocationOf(config)), state, resources, desired, hashKey, warnings, ruleFindings };
+  return { plan: asShown(plan, invocationOf(config), prefix), state, resources, desired, hashKey, warnings, ruleFindings };
 }
 
 /**
- * The plan with the commands its hints quote completed for this config (`--env`, `-c`:
- * printed-commands.ts). Its digest stays the one of the changes as planned: a plan saved in one
- * directory applies from another.
+ * The plan as gatesync shows it: the commands its hints quote completed for this config
+ * (`--env`, `-c`: printed-commands.ts), and each change's file named from the repository's root
+ * (`prefix`), as findings are. Its digest stays the one of the changes as planned: a plan saved
+ * in one directory applies from another.
  */
-function withPrintedCommands(plan: Plan, inv: Invocation): Plan {
-  if (inv.env === undefined && inv.config === undefined) return plan;
-  const quotes = (text: string | undefined): boolean => text?.includes("`gatesync ") === true;
+function asShown(plan: Plan, inv: Invocation, prefix: string): Plan {
+  const commands = inv.env !== undefined || inv.config !== undefined;
+  if (!commands && prefix === "") return plan;
+  const quotes = (text: string | undefined): boolean => commands && text?.includes("`gatesync ") === true;
   const changes = plan.changes.map((c): PlannedChange => {
-    if (!quotes(c.hint) && !quotes(c.reason)) return c;
-    const { hint, reason, ...rest } = c;
+    if (!quotes(c.hint) && !quotes(c.reason) && (c.source === undefined || prefix === "")) return c;
+    const { hint, reason, source, ...rest } = c;
     return {
       ...rest,
       ...(hint === undefined ? {} : { hint: withInvocation(hint, inv) }),
       ...(reason === undefined ? {} : { reason: withInvocation(reason, inv) }),
+      ...(source === undefined ? {} : { source: { file: repositoryPath(prefix, source.file), line: source.line } }),
     };
   });
   return { ...plan, changes };

@@ -91,7 +91,7 @@ describe("printed commands with environments", () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(await recorded(configFile, "staging")).toEqual(["OrgKey/acme"]);
     expect(await recorded(configFile, "production")).toEqual(["OrgKey/acme", "OrgKey/globex"]);
-  }, 60_000);
+  }, 120_000);
 
   it("the apply summary's in-doubt steps, run as printed where gatesync.yaml is, settle the record of that environment", async () => {
     const dir = await tempRepo({
@@ -118,7 +118,7 @@ describe("printed commands with environments", () => {
     } finally {
       staging.inspect.setFaults({ lostResponseRate: 0, interfaces: [] });
     }
-  }, 60_000);
+  }, 120_000);
 
   it("the status page's “waiting for a person” command of an environment, run as printed, acts on that environment", async () => {
     const dir = await tempRepo({ "gatesync.yaml": config(staging, production, true), "config/keys.yaml": keys });
@@ -140,5 +140,5 @@ describe("printed commands with environments", () => {
     } finally {
       await daemon.stop();
     }
-  }, 60_000);
+  }, 120_000);
 });
