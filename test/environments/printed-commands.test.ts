@@ -93,6 +93,19 @@ describe("printed commands with environments", () => {
     expect(await recorded(configFile, "production")).toEqual(["OrgKey/acme", "OrgKey/globex"]);
   }, 120_000);
 
+  it("a state command's hint, run as printed, lists that environment's state", async () => {
+    const dir = await tempRepo({ "gatesync.yaml": config(staging, production), "config/keys.yaml": keys });
+    const configFile = path.join(dir, "gatesync.yaml");
+    await applyBoth(configFile);
+    const wrong = await spawnCli(["state", "resolve", "OrgKey/nope", "--forget", "-c", configFile, "--env", "production"], { env, cwd: projectRoot });
+    expect(wrong.code).toBe(1);
+    const printed = /`(gatesync state list[^`]*)`/.exec(wrong.stderr)?.[1];
+    expect(printed, wrong.stderr).toBe(`gatesync state list -c ${configFile} --env production`);
+    const r = await follow(printed!, projectRoot);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("OrgKey/globex");
+  }, 120_000);
+
   it("the apply summary's in-doubt steps, run as printed where gatesync.yaml is, settle the record of that environment", async () => {
     const dir = await tempRepo({
       "gatesync.yaml": config(staging, production),
