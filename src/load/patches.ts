@@ -31,7 +31,8 @@ export type PatchOrigin =
 export interface PatchPlace {
   readonly file: string;
   readonly environment: string;
-  readonly positions: Readonly<Record<string, readonly [line: number, column: number]>>;
+  /** `[display path, line, column]`: a list, not an object keyed by paths a commit writes (`__proto__`). */
+  readonly positions: ReadonlyArray<readonly [path: string, line: number, column: number]>;
 }
 
 /** One patch document, ready to apply (plain data: it crosses to worker threads). */
@@ -111,17 +112,18 @@ const within = (target: string, at: string): boolean => target === at || target.
 
 /**
  * Whether the patch set what a finding at `target` (a display path, `spec.rate`) is about: the
- * display path of the member it replaced whole on the way (a scalar, a list, a removal), or of
- * the map the finding is on when the patch removed one of that map's members (a required field
+ * display path of the member it wrote whole on the way — a scalar, a list, a removal, or a map
+ * the document had nothing at (`before`: the document the patch was merged into) — or of the
+ * map the finding is on when the patch removed one of that map's members (a required field
  * removed); undefined when the finding is about what the resource itself says.
  */
-export function patchedAt(body: unknown, target: string, at: PathSegment[] = []): string | undefined {
+export function patchedAt(body: unknown, target: string, before: unknown, at: PathSegment[] = []): string | undefined {
   const here = formatPath(at);
   if (here !== "" && !within(target, here)) return undefined;
-  if (!isMap(body)) return here === "" ? undefined : here;
+  if (!isMap(body) || (here !== "" && !isMap(before))) return here === "" ? undefined : here;
   for (const [k, v] of Object.entries(body)) {
     if (k === "$patch") continue;
-    const found = patchedAt(v, target, [...at, k]);
+    const found = patchedAt(v, target, Object.hasOwn(before as object, k) ? (before as Record<string, unknown>)[k] : undefined, [...at, k]);
     if (found !== undefined) return found;
   }
   const removes = Object.values(body).some((v) => v === null || (isMap(v) && v.$patch === "delete"));
@@ -130,7 +132,7 @@ export function patchedAt(body: unknown, target: string, at: PathSegment[] = [])
 
 /** The deepest written position at or below `at` on the way to `target` (a place's `positions`). */
 export function positionOf(positions: PatchPlace["positions"], at: string, target: string): readonly [number, number] | undefined {
-  let best: string | undefined;
-  for (const k of Object.keys(positions)) if (within(k, at) && within(target, k) && (best === undefined || k.length > best.length)) best = k;
-  return best === undefined ? undefined : positions[best];
+  let best: PatchPlace["positions"][number] | undefined;
+  for (const p of positions) if (within(p[0], at) && within(target, p[0]) && (best === undefined || p[0].length > best[0].length)) best = p;
+  return best === undefined ? undefined : [best[1], best[2]];
 }

@@ -179,7 +179,12 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate, rulesets);
       const text = ctx.compact === true && cls.kind.attached === undefined ? asText(doc.value) : undefined;
       const merged = patched === written.value ? [] : (ctx.patches ?? []).filter((p) => !p.delete && p.target === targetOf(written.value));
-      const findings = locatedInPatches(unvalued.size === 0 ? verdict.findings : verdict.findings.filter((d) => !besideMissing(d)), merged, file.path);
+      const findings = locatedInPatches(
+        unvalued.size === 0 ? verdict.findings : verdict.findings.filter((d) => !besideMissing(d)),
+        merged,
+        file.path,
+        written.value,
+      );
       documents.push({
         ...base,
         ...(text === undefined ? {} : { value: undefined, text }),

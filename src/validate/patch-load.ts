@@ -45,10 +45,10 @@ async function patchFile(absolute: string, root: string): Promise<SourceFile | u
 
 /** Where each member of a patch document is: `base` is the document's own path in its file (an inline patch's in gatesync.yaml). */
 function placeOf(value: unknown, file: string, environment: string, at: (path: PathSegment[]) => { line?: number; column?: number }): PatchPlace {
-  const positions: Record<string, readonly [number, number]> = {};
+  const positions: Array<readonly [string, number, number]> = [];
   for (const member of patchMembers(value)) {
     const p = at(member);
-    if (p.line !== undefined) positions[formatPath(member)] = [p.line, p.column ?? 1];
+    if (p.line !== undefined) positions.push([formatPath(member), p.line, p.column ?? 1]);
   }
   return { file, environment, positions };
 }
@@ -185,7 +185,7 @@ export function unmatchedPatches(
   const resources = resourcesOf(all);
   return unmatched.map((p) => {
     const near = nearest(p.target, resources);
-    const [line, column] = p.place.positions[""] ?? [];
+    const [, line, column] = p.place.positions.find(([at]) => at === "") ?? [];
     return {
       severity: "error",
       code: ErrorCode.PATCH_INVALID,

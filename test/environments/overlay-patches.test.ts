@@ -121,6 +121,18 @@ describe("overlay patches", () => {
     expect(r.stdout).toContain("warning[VALUE_UNUSED] gatesync.yaml environments.production.values.prod_rate");
   });
 
+  it("locates what a patch sets under a `__proto__` key like any other member (a commit is an attacker's input)", async () => {
+    const hostile = `kind: OrgKey\nmetadata: { name: a }\nspec:\n  __proto__: { polluted: true }\n  rate: fast\n`;
+    const { dir } = await committedRepo({ "gatesync.yaml": config(), "config/keys.yaml": keys, "overlays/staging.yaml": hostile });
+    const r = await runCli(["validate", "-c", path.join(dir, "gatesync.yaml"), "--env", "staging", "--format", "json"], { GW: "k" });
+    expect(r.code).toBe(1);
+    const found = (JSON.parse(r.stdout) as { diagnostics: Array<{ file?: string; line?: number; path?: string; message: string }> }).diagnostics;
+    const rate = positionOf(hostile, "fast");
+    expect(found).toContainEqual(expect.objectContaining({ file: "overlays/staging.yaml", line: rate.line, path: "spec.rate" }));
+    expect(found.filter((d) => d.file === "config/keys.yaml")).toEqual([]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("refuses a patch file that does not exist, naming where gatesync.yaml names it", async () => {
     const dir = await tempRepo({ "gatesync.yaml": config(), "config/keys.yaml": keys });
     const r = await runCli(["validate", "-c", path.join(dir, "gatesync.yaml"), "--env", "staging"], { GW: "k" });
