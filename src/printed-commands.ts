@@ -2,15 +2,20 @@
  * The commands gatesync prints for a person to run (plan hints, the apply summary, the status
  * page's "waiting for a person"): each is followed as printed, so it carries what points it at
  * the same place — `--env NAME` with environments, `-c FILE` when gatesync.yaml is not the one in
- * the working directory. Without them a command would act on another environment's state, or
- * fail to find the config.
+ * the working directory, `--dir DIR` when the resources were read from a checkout. Without them a
+ * command would act on another environment's state, fail to find the config, or accept the
+ * config source's spec instead of the checkout's.
  */
 import path from "node:path";
 
-/** The flags a printed command needs: the environment, and the config file unless it is ./gatesync.yaml. */
+/**
+ * The flags a printed command needs: the environment, the config file unless it is
+ * ./gatesync.yaml, and the checkout a command was given with `--dir` (as typed).
+ */
 export interface Invocation {
   readonly env?: string;
   readonly config?: string;
+  readonly dir?: string;
 }
 
 /** The subcommands that take `-c` and `--env` (others, e.g. `state migrate`, are printed whole). */
@@ -33,17 +38,25 @@ export function invocationOf(config: { readonly file?: string | undefined; reado
   return { ...(config.environment === undefined ? {} : { env: config.environment }), ...(file === undefined ? {} : { config: file }) };
 }
 
+/** The invocation of a command run on `config`, with the `--dir` it was given. */
+export function invocationWith(config: Parameters<typeof invocationOf>[0], dir: string | undefined): Invocation {
+  return { ...invocationOf(config), ...(dir === undefined ? {} : { dir }) };
+}
+
 /** One command with the flags it lacks appended (a command that takes none is left as it is). */
 export function commandFor(command: string, inv: Invocation): string {
   if (!takesFlags.test(command)) return command;
   let out = command;
   if (inv.config !== undefined && !/ (?:-c|--config)[ =]/.test(command)) out += ` -c ${shellWord(inv.config)}`;
   if (inv.env !== undefined && !/ --env[ =]/.test(command)) out += ` --env ${inv.env}`;
+  // what reads the resources reads the same checkout: plan, apply, and resolve --accept
+  const readsResources = /^gatesync (?:plan|apply)(?= |$)/.test(command) || (/^gatesync state resolve /.test(command) && / --accept(?= |$)/.test(command));
+  if (inv.dir !== undefined && readsResources && !/ --dir[ =]/.test(command)) out += ` --dir ${shellWord(inv.dir)}`;
   return out;
 }
 
 /** A text (a hint) with every command it quotes in backticks completed by commandFor. */
 export function withInvocation(text: string, inv: Invocation): string {
-  if (inv.env === undefined && inv.config === undefined) return text;
+  if (inv.env === undefined && inv.config === undefined && inv.dir === undefined) return text;
   return text.replaceAll(/`(gatesync [^`]+)`/g, (_m, command: string) => `\`${commandFor(command, inv)}\``);
 }

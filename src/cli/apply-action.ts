@@ -7,7 +7,7 @@ import { runApply } from "../apply/run-apply.js";
 import type { Progress } from "../apply/types.js";
 import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
-import { invocationOf, withInvocation } from "../printed-commands.js";
+import { invocationWith, withInvocation } from "../printed-commands.js";
 import type { Invocation } from "../printed-commands.js";
 import { ErrorCode, UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
 import { createLogger } from "../logger.js";
@@ -104,6 +104,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       ...(savedPlan === undefined ? {} : { savedPlan }),
       ...(selection === undefined ? {} : { selection }),
       ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
+      invocation: invocationWith(config, opts.dir),
       ...(savedPlan === undefined && opts.autoApprove !== true
         ? {
             confirm: async (plan: Plan) => {
@@ -116,7 +117,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       signal: interrupt.signal,
     });
     progress?.stop();
-    reportApply(result, io, color, interrupt.received(), invocationOf(config));
+    reportApply(result, io, color, interrupt.received(), invocationWith(config, opts.dir));
   } finally {
     progress?.stop();
     await state.close();

@@ -78,6 +78,8 @@ export interface PlanRunInput {
   readonly printsDocuments?: boolean;
   /** `--allow-mass-deactivation`: lifts the guard against mass deactivation for this run. */
   readonly allowMassDeactivation?: boolean;
+  /** What the commands the plan's hints quote need (printed-commands.ts); default: the config's `--env` and `-c`. */
+  readonly invocation?: Invocation;
 }
 
 /** The refusal of a repository with errors, its files named from the repository's root (`prefix`). */
@@ -155,7 +157,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
-  return { plan: asShown(plan, invocationOf(config), prefix), state, resources, desired, hashKey, warnings, ruleFindings };
+  return { plan: asShown(plan, input.invocation ?? invocationOf(config), prefix), state, resources, desired, hashKey, warnings, ruleFindings };
 }
 
 /**
@@ -165,7 +167,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
  * in one directory applies from another.
  */
 function asShown(plan: Plan, inv: Invocation, prefix: string): Plan {
-  const commands = inv.env !== undefined || inv.config !== undefined;
+  const commands = inv.env !== undefined || inv.config !== undefined || inv.dir !== undefined;
   if (!commands && prefix === "") return plan;
   const quotes = (text: string | undefined): boolean => commands && text?.includes("`gatesync ") === true;
   const changes = plan.changes.map((c): PlannedChange => {

@@ -93,6 +93,26 @@ describe("printed commands with environments", () => {
     expect(await recorded(configFile, "production")).toEqual(["OrgKey/acme", "OrgKey/globex"]);
   }, 120_000);
 
+  it("a blocked change's --accept, planned on a checkout given with --dir and run as printed, accepts that checkout's spec in that environment", async () => {
+    const settings = (t: string): string => doc("LlmSettings", "assistant", `attributes:\n  model_name: small\n  temperature: ${t}`);
+    const dir = await tempRepo({ "gatesync.yaml": config(staging, production), "config/llm.yaml": settings("0.0") });
+    const configFile = path.join(dir, "gatesync.yaml");
+    await applyBoth(configFile);
+    // a merge request's checkout: the settings changed, which no call can update (blocked)
+    const checkout = await tempRepo({ "config/llm.yaml": settings("0.5") });
+    const dirFlag = path.join(checkout, "config");
+    const plan = await spawnCli(["plan", "--env", "staging", "--dir", dirFlag], { env, cwd: dir });
+    const printed = /`(gatesync state resolve LlmSettings\/assistant --accept[^`]*)`/.exec(plan.stdout)?.[1];
+    expect(printed, plan.stdout).toBe(`gatesync state resolve LlmSettings/assistant --accept --env staging --dir ${dirFlag}`);
+    const r = await follow(printed!, dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    // staging now records the checkout's spec: nothing left to do there; production still differs
+    const after = await spawnCli(["plan", "--env", "staging", "--dir", dirFlag, "--detailed-exitcode"], { env, cwd: dir });
+    expect(after.code, after.stdout).toBe(0);
+    const other = await spawnCli(["plan", "--env", "production", "--dir", dirFlag, "--detailed-exitcode"], { env, cwd: dir });
+    expect(other.code, other.stdout).toBe(3);
+  }, 120_000);
+
   it("a state command's hint, run as printed, lists that environment's state", async () => {
     const dir = await tempRepo({ "gatesync.yaml": config(staging, production), "config/keys.yaml": keys });
     const configFile = path.join(dir, "gatesync.yaml");
