@@ -67,6 +67,8 @@ export function fieldList(fields: readonly FieldChange[]): Html {
 export interface ResourcePageContext {
   readonly invocation?: Invocation;
   readonly refused?: RefusedCommit;
+  /** Why the next run has no plan (the source not fetched yet, a plan that failed): then nothing is said of the repository. */
+  readonly unplanned?: string;
   readonly root?: string;
 }
 
@@ -74,6 +76,7 @@ function changeSection(row: ResourceRow, page: ResourcePageContext): Html {
   const c = row.change;
   // a refused commit is not planned: the resource is as the last good commit left it, not gone
   if (page.refused !== undefined) return refusedNotice(page.refused, page.root ?? "../../");
+  if (page.unplanned !== undefined) return html`<p class="muted">${page.unplanned}</p>`;
   if (c === undefined) return html`<p class="muted">Not in the repository any more.</p>`;
   return html`${facts([
     ["action", badge(c.action)],

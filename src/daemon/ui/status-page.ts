@@ -59,6 +59,13 @@ const assets: Record<string, { type: string; body: Buffer }> = {
   "/ui/app.css": { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.css")) },
 };
 
+/** Why the next run has no plan to show, when it has none and its commit is not refused. */
+function unplannedWhy(preview: View["preview"]): string | undefined {
+  if (preview.kind === "none") return "The source has not been fetched yet: the next run's plan is not known.";
+  if (preview.kind === "error") return `The next run could not be planned: ${preview.error}`;
+  return undefined;
+}
+
 type Page = { title: string; nav: PageContext["nav"]; body: (view: View, root: string) => Html | undefined };
 
 function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["history"]): Page | undefined {
@@ -81,12 +88,14 @@ function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["h
     body: (v, root) => {
       const row = v.rows.find((r) => r.id === id);
       const refused = refusedCommitOf(v);
+      const unplanned = unplannedWhy(v.preview);
       return row === undefined
         ? undefined
         : resourcePage(row, history.historyOf(id), {
             invocation: invocationOf(v.reconciler.configInForce.config),
             root,
             ...(refused === undefined ? {} : { refused }),
+            ...(unplanned === undefined ? {} : { unplanned }),
           });
     },
   };
