@@ -3,6 +3,8 @@ import { scrubText } from "../secrets/redaction.js";
 import type { Paint } from "../style.js";
 import type { ApplySummary } from "./types.js";
 import { inDoubtSteps } from "../plan/in-doubt.js";
+import { commandFor, withInvocation } from "../printed-commands.js";
+import type { Invocation } from "../printed-commands.js";
 import { interfaceNames } from "../contract/interfaces.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { operations } from "../contract/operations.js";
@@ -27,10 +29,12 @@ export function statusCounts(before: StateSnapshot, s: ApplySummary): Record<Res
 }
 
 /** What settles one resource in doubt (the same steps the plan gives), one line each. */
-function inDoubtLines(id: string): string {
+function inDoubtLines(id: string, inv: Invocation): string {
   const steps = inDoubtSteps(id.slice(0, id.indexOf("/")), id, "declared");
-  if (steps.length === 0) return "\n    nothing to resolve: the next apply writes it again, without repeating what must happen once (see `gatesync plan`)";
-  return steps.map((st) => `\n    ${st.command}   (${st.when})`).join("");
+  if (steps.length === 0) {
+    return withInvocation("\n    nothing to resolve: the next apply writes it again, without repeating what must happen once (see `gatesync plan`)", inv);
+  }
+  return steps.map((st) => `\n    ${commandFor(st.command, inv)}   (${st.when})`).join("");
 }
 
 /** Every request sent to one interface; the batch route's interface counts its batch calls and the checks' too. */
@@ -44,8 +48,8 @@ function retriesAndPauses(c: AppliedCalls): string {
   return `${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${plural(c.pauses, "pause")} for Retry-After`;
 }
 
-/** The apply summary for people; it passes through the redaction layer on its way out. */
-export function renderSummary(s: ApplySummary, paint: Paint): string {
+/** The apply summary for people (its commands completed by `inv`); it passes through the redaction layer on its way out. */
+export function renderSummary(s: ApplySummary, paint: Paint, inv: Invocation = {}): string {
   const lines: string[] = [];
   lines.push(
     `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.adopted.length > 0 ? `${s.adopted.length} adopted, ` : ""}${s.moved.length > 0 ? `${s.moved.length} moved, ` : ""}${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
@@ -67,7 +71,7 @@ export function renderSummary(s: ApplySummary, paint: Paint): string {
   if (s.adopted.length > 0) lines.push(`Adopted (recorded under the server id the annotation or \`state adopt\` gave): ${s.adopted.join(", ")}`);
   if (s.moved.length > 0) lines.push(`Moved (renamed; same object, no call): ${s.moved.join(", ")}`);
   if (s.inDoubt.length > 0) {
-    lines.push(paint("red", "In doubt (sent; the outcome is unknown):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}${inDoubtLines(f.id)}`));
+    lines.push(paint("red", "In doubt (sent; the outcome is unknown):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}${inDoubtLines(f.id, inv)}`));
   }
   return scrubText(`${lines.join("\n")}\n`);
 }

@@ -7,6 +7,8 @@ import { runApply } from "../apply/run-apply.js";
 import type { Progress } from "../apply/types.js";
 import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
+import { invocationWith, withInvocation } from "../printed-commands.js";
+import type { Invocation } from "../printed-commands.js";
 import { ErrorCode, UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
@@ -102,6 +104,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       ...(savedPlan === undefined ? {} : { savedPlan }),
       ...(selection === undefined ? {} : { selection }),
       ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
+      invocation: invocationWith(config, opts.dir),
       ...(savedPlan === undefined && opts.autoApprove !== true
         ? {
             confirm: async (plan: Plan) => {
@@ -114,7 +117,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       signal: interrupt.signal,
     });
     progress?.stop();
-    reportApply(result, io, color, interrupt.received());
+    reportApply(result, io, color, interrupt.received(), invocationWith(config, opts.dir));
   } finally {
     progress?.stop();
     await state.close();
@@ -145,7 +148,7 @@ function stopOnSignals(io: CliIo, apply: { readonly progress: Progress | undefin
 }
 
 /** The summary, then why the apply stopped; the exit code says how it ended. */
-function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedBy: NodeJS.Signals | undefined): void {
+function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedBy: NodeJS.Signals | undefined, inv: Invocation): void {
   if ("declined" in result) {
     io.stdout("Apply cancelled.\n");
     process.exitCode = stoppedBy === undefined ? 1 : signalExitCode(stoppedBy);
@@ -153,16 +156,18 @@ function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedB
   }
   // the governance rules' warnings (an error would have stopped the apply before any call)
   for (const d of result.run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
-  io.stdout(renderSummary(result.summary, painter(color)));
+  io.stdout(renderSummary(result.summary, painter(color), inv));
   // the summary first (what reached the servers), then why the apply stopped
   if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
   const blocked = result.summary.blocked;
   if (blocked.length > 0)
-    io.stdout(`${painter(color)("yellow", `Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`)}\n`);
+    io.stdout(
+      `${painter(color)("yellow", withInvocation(`Blocked, not applied (exit code 3; \`gatesync plan\` says why and what to do): ${blocked.join(", ")}`, inv))}\n`,
+    );
   if (stoppedBy !== undefined) {
     const left = result.summary.skipped.length;
     io.stdout(
-      `${painter(color)("yellow", `Stopped by ${stoppedBy}${left > 0 ? `: ${left} change${left === 1 ? "" : "s"} not started — \`gatesync apply\` again applies ${left === 1 ? "it" : "them"}` : ""}.`)}\n`,
+      `${painter(color)("yellow", withInvocation(`Stopped by ${stoppedBy}${left > 0 ? `: ${left} change${left === 1 ? "" : "s"} not started — \`gatesync apply\` again applies ${left === 1 ? "it" : "them"}` : ""}.`, inv))}\n`,
     );
     process.exitCode = signalExitCode(stoppedBy);
     return;

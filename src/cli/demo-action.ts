@@ -113,7 +113,9 @@ export async function demoAction(opts: DemoFlags, io: CliIo): Promise<void> {
     try {
       if (!daemon.ok) process.exitCode = 1;
       if (keepDaemon) {
-        io.stdout(`\n== status: ${daemon.daemon.url}/status   metrics: ${daemon.daemon.url}/metrics   health: ${daemon.daemon.url}/healthz\n`);
+        // the page a person opens; /status is its JSON, for scripts
+        const url = daemon.daemon.url;
+        io.stdout(`\n== status page: ${url}/   (JSON: ${url}/status   metrics: ${url}/metrics   health: ${url}/healthz)\n`);
         io.stdout("   the daemon keeps running: edit a file under examples/config and it syncs; Ctrl-C to stop\n");
         await untilSignal();
       }

@@ -10,6 +10,7 @@ import { hasBlocked, hasChanges } from "../plan/plan.js";
 import type { Plan } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
 import { runPlan } from "../plan/run-plan.js";
+import { invocationWith } from "../printed-commands.js";
 import type { SelectionRequest } from "../select/selection.js";
 import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
@@ -105,6 +106,7 @@ export async function computePlanRun(
       ...(opts.format === "json" || opts.out !== undefined ? { printsDocuments: true } : {}),
       ...(selection === undefined ? {} : { selection }),
       ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
+      invocation: invocationWith(config, opts.dir),
     });
     checkStateRequired(computed.plan.state.serial, state.description, io.env, opts);
     // the header says which state, and loudly when it is empty

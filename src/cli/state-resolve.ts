@@ -1,4 +1,5 @@
 /** `gatesync state resolve`: settles a resource by hand (an in-doubt create, a forgotten one, a change made by hand). */
+import { invocationOf, withInvocation } from "../printed-commands.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
 import { knownKind, serverIdAddress } from "../kinds/registry.js";
@@ -58,7 +59,7 @@ async function accept(
     throw new UsageError(`cannot accept ${id}: its ${missing.map((m) => `\`${m}\``).join(", ")} is unknown, so no later update could address the object`, {
       hint:
         record?.status === "in-doubt"
-          ? `record its server id with \`gatesync state resolve ${id} --id <server id>\``
+          ? withInvocation(`record its server id with \`gatesync state resolve ${id} --id <server id>\``, invocationOf(config))
           : "write the server id in the spec (e.g. spec.webhookId) and accept again",
     });
   }
@@ -76,7 +77,8 @@ export async function resolveResource(config: GatesyncConfig, id: string, opts: 
     try {
       const record = (await backend.read()).resources.get(id);
       if (opts.forget === true) {
-        if (record === undefined) throw new UsageError(`${id} is not in the state`, { hint: "`gatesync state list` shows what is" });
+        if (record === undefined)
+          throw new UsageError(`${id} is not in the state`, { hint: withInvocation("`gatesync state list` shows what is", invocationOf(config)) });
         await backend.remove(id);
         io.stdout(`forgot ${id}\n`);
       } else if (opts.id !== undefined) {
@@ -85,7 +87,7 @@ export async function resolveResource(config: GatesyncConfig, id: string, opts: 
         if (knownKind(record.kind)?.serverId === undefined) {
           // an org key's id is its keyId, a dashboard hook has none: a server id would record nothing true
           throw new UsageError(`${id} has no server id to record: the server does not name ${record.kind} objects`, {
-            hint: inDoubtHint(record.kind, id, "declared") ?? "`gatesync plan` says what the next apply does with it",
+            hint: withInvocation(inDoubtHint(record.kind, id, "declared") ?? "`gatesync plan` says what the next apply does with it", invocationOf(config)),
           });
         }
         await backend.write(resolvedRecord(record, opts.id));

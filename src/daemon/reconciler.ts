@@ -24,7 +24,6 @@ import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan } from "../plan/plan.js";
 import type { StateBackend } from "../record/state.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
-import { repositoryPrefix } from "../source/repository-path.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { RunMetrics } from "./metrics.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
@@ -283,8 +282,7 @@ export class Reconciler {
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
-    if (summary.blocked.length > 0)
-      log.warn(blockedFields(result.plan, repositoryPrefix(snapshot.root, snapshot.boundary)), "changes blocked: not applied until a person acts");
+    if (summary.blocked.length > 0) log.warn(blockedFields(result.plan), "changes blocked: not applied until a person acts");
     log.info(runFinishedFields(summary), "run finished");
     const rules = result.run.ruleFindings;
     return finish(ok ? "applied" : "partial", { ...where, plan: result.plan.summary, summary, ...(rules.length === 0 ? {} : { ruleFindings: rules }) });

@@ -9,7 +9,6 @@ import type { RunResult } from "../apply/run-report.js";
 import type { ApplySummary } from "../apply/types.js";
 import type { Diagnostic } from "../errors.js";
 import type { Plan } from "../plan/plan.js";
-import { repositoryPath } from "../file-paths.js";
 
 /** Items listed in one log line; the rest are counted. */
 export const loggedItemsMax = 10;
@@ -47,14 +46,14 @@ export function refusedCommitFields(diagnostics: readonly Diagnostic[]): Record<
 
 /**
  * `blocked` (the first blocked changes: resource, file from the repository's root, why and what
- * to do) and `blockedNotLogged`. `prefix`: the resource directory in the repository.
+ * to do) and `blockedNotLogged`; the plan names files from the repository's root already (run-plan.ts).
  */
-export function blockedFields(plan: Plan, prefix: string): Record<string, unknown> {
+export function blockedFields(plan: Plan): Record<string, unknown> {
   const blocked = plan.changes
     .filter((c) => c.action === "blocked")
     .map((c) => ({
       resource: c.id,
-      ...(c.source === undefined ? {} : { file: repositoryPath(prefix, c.source.file), line: c.source.line }),
+      ...(c.source === undefined ? {} : { file: c.source.file, line: c.source.line }),
       ...(c.reason === undefined ? {} : { reason: c.reason }),
       ...(c.hint === undefined ? {} : { hint: c.hint }),
     }));

@@ -80,3 +80,12 @@ export function adoptableKinds(): KindName[] {
 export function allKinds(): readonly KindModule[] {
   return kindModules;
 }
+
+/**
+ * A kind's name with its indefinite article, for messages built from kind names: "an
+ * ApiDefinition", "an OrgKey", "a ClientType" (by the kind name's first letter: every kind is
+ * named in PascalCase, and none starts with a vowel letter sounded as a consonant).
+ */
+export function aKind(kind: string): string {
+  return `${/^[AEIOU]/.test(kind) ? "an" : "a"} ${kind}`;
+}

@@ -5,7 +5,7 @@
  * for an object the repository still declares (renames.ts), never in a run that would switch
  * off too many (deactivation-guard.ts).
  */
-import { knownKind } from "../kinds/registry.js";
+import { aKind, knownKind } from "../kinds/registry.js";
 import { containsSensitive } from "../secrets/markers.js";
 import { holdsPayload } from "../record/lazy-record.js";
 import type { ResourceRecord } from "../record/state.js";
@@ -45,7 +45,7 @@ export function planOrphan(record: ResourceRecord, policy: "report" | "deactivat
     return {
       ...base,
       action: "orphan",
-      reason: `removed from the repository; no interface can delete or deactivate a ${record.kind}; ${kept}`,
+      reason: `removed from the repository; no interface can delete or deactivate ${aKind(record.kind)}; ${kept}`,
       hint: byHand,
       notes: [],
     };
@@ -55,7 +55,7 @@ export function planOrphan(record: ResourceRecord, policy: "report" | "deactivat
       ...base,
       action: "orphan",
       reason: `removed from the repository; ${kept}`,
-      hint: `set \`orphans: deactivate\` in gatesync.yaml to switch off a ${record.kind} that leaves the repository (${deactivation.effect}), or ${byHand}`,
+      hint: `set \`orphans: deactivate\` in gatesync.yaml to switch off ${aKind(record.kind)} that leaves the repository (${deactivation.effect}), or ${byHand}`,
       notes: [],
     };
   const applied = record.applied?.read() ?? {};

@@ -7,6 +7,7 @@
 import { ValidationFailed, hasErrors } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { inRepository, repositoryPrefix } from "../source/repository-path.js";
+import { repositoryPath } from "../file-paths.js";
 import type { GatesyncConfig } from "../config/config.js";
 import type { Resource } from "../kinds/resource.js";
 import { EnvFileSecretSource } from "../secrets/env-file-source.js";
@@ -24,8 +25,11 @@ import type { DesiredMemo, DesiredSet, OutgoingRequests } from "./desired.js";
 import { prepareDesired } from "./desired.js";
 import { noSecrets } from "./outgoing.js";
 import { payloadsNeeded } from "./plan-change.js";
+import type { PlannedChange } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
+import { invocationOf, withInvocation } from "../printed-commands.js";
+import type { Invocation } from "../printed-commands.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
 import { batchRouteOf, valuesOptionsOf } from "../config/environments.js";
 
@@ -74,6 +78,8 @@ export interface PlanRunInput {
   readonly printsDocuments?: boolean;
   /** `--allow-mass-deactivation`: lifts the guard against mass deactivation for this run. */
   readonly allowMassDeactivation?: boolean;
+  /** What the commands the plan's hints quote need (printed-commands.ts); default: the config's `--env` and `-c`. */
+  readonly invocation?: Invocation;
 }
 
 /** The refusal of a repository with errors, its files named from the repository's root (`prefix`). */
@@ -152,7 +158,30 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
     ...(input.reassert === true ? { reassert: true } : {}),
     ...(selected === undefined ? {} : { selection: selected.plan }),
   });
-  return { plan, state, resources, desired, hashKey, warnings, ruleFindings };
+  return { plan: asShown(plan, input.invocation ?? invocationOf(config), prefix), state, resources, desired, hashKey, warnings, ruleFindings };
+}
+
+/**
+ * The plan as gatesync shows it: the commands its hints quote completed for this config
+ * (`--env`, `-c`: printed-commands.ts), and each change's file named from the repository's root
+ * (`prefix`), as findings are. Its digest stays the one of the changes as planned: a plan saved
+ * in one directory applies from another.
+ */
+function asShown(plan: Plan, inv: Invocation, prefix: string): Plan {
+  const commands = inv.env !== undefined || inv.config !== undefined || inv.dir !== undefined;
+  if (!commands && prefix === "") return plan;
+  const quotes = (text: string | undefined): boolean => commands && text?.includes("`gatesync ") === true;
+  const changes = plan.changes.map((c): PlannedChange => {
+    if (!quotes(c.hint) && !quotes(c.reason) && (c.source === undefined || prefix === "")) return c;
+    const { hint, reason, source, ...rest } = c;
+    return {
+      ...rest,
+      ...(hint === undefined ? {} : { hint: withInvocation(hint, inv) }),
+      ...(reason === undefined ? {} : { reason: withInvocation(reason, inv) }),
+      ...(source === undefined ? {} : { source: { file: repositoryPath(prefix, source.file), line: source.line } }),
+    };
+  });
+  return { ...plan, changes };
 }
 
 /** A plan-only run sends nothing. */

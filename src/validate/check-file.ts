@@ -21,7 +21,8 @@ import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { DocumentRulesets } from "./check-document.js";
 import type { ValuesContext } from "../load/values.js";
 import { applyValues } from "./value-check.js";
-import { applyPatches } from "../load/patches.js";
+import { applyPatches, targetOf } from "../load/patches.js";
+import { locatedInPatches } from "./patch-findings.js";
 import type { PatchDocument } from "../load/patches.js";
 import { FileFindings } from "../rules/findings-cache.js";
 
@@ -183,13 +184,20 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
       const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
       const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate, rulesets);
       const text = ctx.compact === true && cls.kind.attached === undefined ? asText(doc.value) : undefined;
+      const merged = patched === written.value ? [] : (ctx.patches ?? []).filter((p) => !p.delete && p.target === targetOf(written.value));
+      const findings = locatedInPatches(
+        unvalued.size === 0 ? verdict.findings : verdict.findings.filter((d) => !besideMissing(d)),
+        merged,
+        file.path,
+        written.value,
+      );
       documents.push({
         ...base,
         ...(text === undefined ? {} : { value: undefined, text }),
         kind: cls.kind.kind,
         ...(cls.name === undefined ? {} : { name: cls.name }),
         ...verdict,
-        ...(unvalued.size === 0 ? {} : { findings: verdict.findings.filter((d) => !besideMissing(d)) }),
+        findings,
       });
     }
   }

@@ -42,7 +42,9 @@ import type { ValuesContext } from "../load/values.js";
 import type { PatchOrigin } from "../load/patches.js";
 import { loadPatches, unmatchedPatches } from "./patch-load.js";
 import { unusedValues } from "./value-check.js";
-import type { LoadedPatches } from "./patch-load.js";
+import type { ConfigFile } from "./patch-load.js";
+import path from "node:path";
+import { toPosix } from "../file-paths.js";
 
 export interface ValidateOptions {
   /** Directory holding the resources. */
@@ -158,7 +160,7 @@ export class ValidationRun {
     const patches =
       this.opts.patches === undefined || this.opts.patches.length === 0
         ? undefined
-        : await loadPatches(this.opts.patches, listed.root, limits, this.opts.values);
+        : await loadPatches(this.opts.patches, listed.root, limits, this.opts.values ?? { environment: "default", values: {} }, this.configFile(listed.root));
     this.diagnostics.push(...(patches?.diagnostics ?? []));
     const ctx: FileCheckContext = {
       limits,
@@ -170,7 +172,7 @@ export class ValidationRun {
       ...(this.opts.printsDocuments === true && listed.files.reduce((n, f) => n + f.size, 0) <= printedDocumentsBudget ? { documentJson: true } : {}),
     };
     await this.check(listed.files, ctx);
-    if (patches !== undefined) await this.addPatchedResources(patches, ctx);
+    if (patches !== undefined) this.diagnostics.push(...unmatchedPatches(patches, this.records.values()));
     const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
     if (documents > limits.maxDocuments) {
       // each file's documents were counted as it was read (at most maxDocumentsPerFile each)
@@ -211,7 +213,7 @@ export class ValidationRun {
     this.diagnostics.push(
       ...crossed.diagnostics,
       ...routed.diagnostics,
-      ...unusedValues(this.opts.values, this.opts.valuesFile, this.records.values()),
+      ...unusedValues(this.opts.values, this.configFile(listed.root)?.path, this.records.values()),
       ...unresolvedSummary(this.secretsSaid.unresolved),
     );
     return {
@@ -222,18 +224,10 @@ export class ValidationRun {
     };
   }
 
-  /** Patches that named no resource: errors, or resources they add from their patch files (patch-load.ts). */
-  private async addPatchedResources(loaded: LoadedPatches, ctx: FileCheckContext): Promise<void> {
-    const unmatched = unmatchedPatches(loaded, this.records.values());
-    this.diagnostics.push(...unmatched.diagnostics);
-    const files = [...unmatched.added.keys()].map((a) => loaded.files.get(a)!);
-    if (files.length === 0) return;
-    const { verdicts } = await this.validator.verdicts(files, ctx);
-    for (const v of verdicts) {
-      // only the documents it adds: the others are patches of resources found elsewhere
-      const keep = unmatched.added.get(v.absolute)!;
-      this.records.set(v.path, { ...v, diagnostics: [], documents: v.documents.filter((d) => keep.has(d.index)) });
-    }
+  /** gatesync.yaml (valuesFile), named as findings name files: relative to the resource root. */
+  private configFile(root: string): ConfigFile | undefined {
+    const file = this.opts.valuesFile;
+    return file === undefined ? undefined : { absolute: file, path: toPosix(path.relative(root, file)) };
   }
 
   private async check(files: readonly SourceFile[], ctx: FileCheckContext): Promise<void> {

@@ -35,7 +35,7 @@ describe("npm start (gatesync demo)", () => {
     const r = await spawnCli(["demo", "--once"], { env: { NO_COLOR: "1" } });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Apply: 17 applied");
-    expect(r.stdout).not.toMatch(/status: http/);
+    expect(r.stdout).not.toMatch(/status page: http/);
     expect(r.stdout).not.toContain("keeps running");
   }, 90_000);
 
@@ -52,14 +52,19 @@ describe("npm start (gatesync demo)", () => {
     }
   }, 90_000);
 
-  it("keeps the daemon running and serves status on another port when the default one is taken", async () => {
+  it("keeps the daemon running and prints its status page's address, on another port when the default one is taken", async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
     const taken = (blocker.address() as AddressInfo).port;
     try {
-      const demo = await startDemo(["--listen", `127.0.0.1:${taken}`], /status: (http:\/\/127\.0\.0\.1:(\d+))\/status/);
+      const demo = await startDemo(["--listen", `127.0.0.1:${taken}`], /status page: (http:\/\/127\.0\.0\.1:(\d+))\/ /);
       try {
         expect(Number(demo.match[2])).not.toBe(taken);
+        // the address printed is the page a person opens, not the JSON
+        const page = await call(`${demo.match[1]}/`);
+        expect(page.status).toBe(200);
+        expect(page.headers["content-type"]).toContain("text/html");
+        expect(page.text).toContain("<h1>Overview</h1>");
         expect((await call(`${demo.match[1]}/readyz`)).status).toBe(200);
         // it warns about none of the secrets it supplies itself: the examples' ${env:…}, the triggers' secret and token
         expect(demo.output()).toContain("(demo values for CHAT_WEBHOOK_TOKEN, CRM_HOOK_TOKEN, PETSTORE_MOBILE_CLIENT_SECRET)");

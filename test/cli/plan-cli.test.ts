@@ -9,6 +9,7 @@ import { rawStateText } from "../helpers/state-file.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";
 import { SchemaRegistry } from "../../src/validate/schema-registry.js";
 import { runCli } from "../helpers/cli.js";
+import { git } from "../helpers/git-repo.js";
 import { tableCells } from "../helpers/markdown.js";
 import { doc, recordPlan } from "../helpers/plan.js";
 import { exampleSecrets } from "../helpers/apply.js";
@@ -74,6 +75,17 @@ describe("gatesync plan", () => {
     expect(new SchemaRegistry().validate("plan.schema.json", parsed)).toEqual([]);
     expect(JSON.parse(await readFile(out, "utf8"))).toEqual(parsed);
     expect(parsed.state.serial).toBe(0);
+  });
+
+  it("names each change's file from the repository's root, as its findings are", async () => {
+    const dir = await repo();
+    git(dir, "init", "-q");
+    const json = await runCli(["plan", "--config", path.join(dir, "gatesync.yaml"), "--format", "json"], env);
+    const changes = (JSON.parse(json.stdout) as { changes: Array<{ id: string; source?: { file: string; line: number } }> }).changes;
+    expect(changes.map((c) => [c.id, c.source])).toEqual([
+      ["OrgKey/acme", { file: "config/keys.yaml", line: 1 }],
+      ["ApiProduct/shop", { file: "config/product.yaml", line: 1 }],
+    ]);
   });
 
   it("exits 1 naming a secret that cannot be resolved, with its position", async () => {

@@ -50,6 +50,14 @@ function row(over: Partial<ResourceRow> = {}): ResourceRow {
 afterEach(() => redactor.clear());
 
 describe("status page drawing", () => {
+  it("says the repository lost a resource only when the next run's plan is known: not when it could not be planned", () => {
+    const unplanned = resourcePage(row({ change: undefined }), [], { unplanned: `The next run could not be planned: ${hostile}` }).text;
+    expect(unplanned).toContain("The next run could not be planned");
+    expect(unplanned).not.toContain("Not in the repository any more");
+    expect(unplanned).not.toContain("<script>");
+    expect(resourcePage(row({ change: undefined }), []).text).toContain("Not in the repository any more");
+  });
+
   it("escapes every interpolated value", () => {
     expect(escapeHtml(hostile)).not.toMatch(/[<>"']/);
     expect(html`<p title="${hostile}">${hostile}</p>`.text).toBe(`<p title="${escapeHtml(hostile)}">${escapeHtml(hostile)}</p>`);

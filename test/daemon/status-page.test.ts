@@ -209,6 +209,21 @@ describe("the status page", () => {
     await shot(page, "runs");
     const plan = await call(`${url}/plan`);
     expect(plan.text).toContain("does not validate");
+    // every resource is still in the repository: its page describes the last good commit and
+    // says the newer one is refused, linking to its errors and the run that refused it
+    const refusedRun = await newest.getAttribute("id");
+    await page.goto(`${url}/resources/OrgKey/globex`);
+    const next = page.locator("section", { hasText: "Next run" });
+    expect(await next.textContent()).not.toContain("Not in the repository any more");
+    expect(await next.locator("[data-refused-commit]").textContent()).toMatch(/A newer commit, .+, is refused: it does not validate \(1 error, run #\d+\)/);
+    expect(await page.locator("section", { hasText: "Record" }).first().textContent()).toContain("applied");
+    expect(await next.locator(`a[href$="#${refusedRun!}"]`).count()).toBe(1);
+    await next.getByRole("link", { name: "1 error" }).click();
+    await page.waitForURL(/\/plan$/);
+    expect(await page.locator("main").textContent()).toMatch(/llm\/settings\.yaml:30:\d+/);
+    await page.goto(`${url}/resources`);
+    expect(await page.locator("[data-refused-commit]").textContent()).toContain("is refused");
+    await shot(page, "resources-refused");
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -170,7 +170,7 @@ describe("deactivation", () => {
     const plan = await next(state, { "a.yaml": api("petstore") });
     expect(change(plan, "OrgKey/acme").hint).toContain("orphans: deactivate");
     expect(change(plan, "ApiProduct/shop").hint).not.toContain("orphans: deactivate");
-    expect(change(plan, "ApiProduct/shop").reason).toContain("no interface can delete or deactivate a ApiProduct");
+    expect(change(plan, "ApiProduct/shop").reason).toContain("no interface can delete or deactivate an ApiProduct");
   });
 });
 

@@ -295,6 +295,7 @@ describe("the findings cache with environments", () => {
     // the resource file is byte for byte the same: only the config's value and patch change
     await writeFile(path.join(dir, "gatesync.yaml"), config(500, 600));
     expect(await rateFindings("staging")).toEqual(["above the agreed rate"]);
-    expect(await rateFindings("production")).toEqual(["above the agreed rate"]);
+    // the patch set the rate: its finding names the environment (and is located in the patch)
+    expect(await rateFindings("production")).toEqual(["environment production: above the agreed rate"]);
   }, 60_000);
 });

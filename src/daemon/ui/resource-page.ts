@@ -9,10 +9,14 @@ import { fieldChanges } from "../../plan/plan-change.js";
 import type { PlannedChange } from "../../plan/plan-change.js";
 import { showValue } from "../../plan/render.js";
 import { isSensitiveMarker } from "../../secrets/markers.js";
+import { commandFor } from "../../printed-commands.js";
+import type { Invocation } from "../../printed-commands.js";
 import { badge, facts, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
 import type { ResourceHistoryItem } from "./run-history.js";
 import type { ResourceRow } from "./view.js";
+import { refusedNotice } from "./refused-commit.js";
+import type { RefusedCommit } from "./refused-commit.js";
 
 /** Shown at most of a stored value. */
 export const maxShownChars = 16 * 1024;
@@ -22,23 +26,27 @@ export function pretty(value: unknown): string {
   return text.length > maxShownChars ? `${text.slice(0, maxShownChars)}\n… (${text.length - maxShownChars} more characters not shown)` : text;
 }
 
-/** The commands a person runs to settle a resource, or none. */
 /** A recorded health as the page shows it: its verdict and when it was checked. */
 const healthCell = (health: { readonly ok: boolean; readonly checkedAt: string }): Html =>
   html`${badge(health.ok ? "ok" : "failing")} checked ${health.checkedAt}`;
 
-export function settleCommands(row: ResourceRow): string[] {
+/** The commands a person runs to settle a resource, or none; each completed for the daemon's config and environment (`inv`). */
+export function settleCommands(row: ResourceRow, inv: Invocation = {}): string[] {
+  return settleSteps(row).map(([command, why]) => `${commandFor(command, inv)}   # ${why}`);
+}
+
+function settleSteps(row: ResourceRow): Array<readonly [string, string]> {
   if (row.record?.status === "in-doubt") {
     // the plan's own steps for this kind (an org key in doubt needs none: the next run writes it again, its reset never)
-    return inDoubtSteps(row.record.kind, row.id, row.status === "orphaned" ? "orphan" : "declared").map((st) => `${st.command}   # ${st.when}`);
+    return inDoubtSteps(row.record.kind, row.id, row.status === "orphaned" ? "orphan" : "declared").map((st) => [st.command, st.when] as const);
   }
   if (row.status === "blocked") {
     // a plan whose hint names other steps (a rename to declare, a mass deactivation withheld) is followed, not --accept
     const hint = row.change?.hint;
-    if (hint !== undefined && !hint.includes("--accept")) return [...hint.matchAll(/`(gatesync [^`]+)`/g)].map((m) => `${m[1]!}   # see “what to do”`);
-    return [`gatesync state resolve ${row.id} --accept   # after making the change by hand: record the repository's spec as applied`];
+    if (hint !== undefined && !hint.includes("--accept")) return [...hint.matchAll(/`(gatesync [^`]+)`/g)].map((m) => [m[1]!, "see “what to do”"] as const);
+    return [[`gatesync state resolve ${row.id} --accept`, "after making the change by hand: record the repository's spec as applied"]];
   }
-  if (row.status === "orphaned") return [`gatesync state resolve ${row.id} --forget   # stop tracking it (the object stays on the server)`];
+  if (row.status === "orphaned") return [[`gatesync state resolve ${row.id} --forget`, "stop tracking it (the object stays on the server)"]];
   return [];
 }
 
@@ -55,8 +63,20 @@ export function fieldList(fields: readonly FieldChange[]): Html {
   return html`<ul class="fields">${fields.map((f) => html`<li class="field-${f.op}"><code>${f.path}</code>: ${f.op === "add" ? html`+ ${showValue(f.after)}` : f.op === "remove" ? html`− ${showValue(f.before)}` : html`${showValue(f.before)} → ${showValue(f.after)}`}</li>`)}</ul>`;
 }
 
-function changeSection(row: ResourceRow): Html {
+/** What the page knows beyond the row: the daemon's invocation, the commit refused (if the newest is), the pages' root. */
+export interface ResourcePageContext {
+  readonly invocation?: Invocation;
+  readonly refused?: RefusedCommit;
+  /** Why the next run has no plan (the source not fetched yet, a plan that failed): then nothing is said of the repository. */
+  readonly unplanned?: string;
+  readonly root?: string;
+}
+
+function changeSection(row: ResourceRow, page: ResourcePageContext): Html {
   const c = row.change;
+  // a refused commit is not planned: the resource is as the last good commit left it, not gone
+  if (page.refused !== undefined) return refusedNotice(page.refused, page.root ?? "../../");
+  if (page.unplanned !== undefined) return html`<p class="muted">${page.unplanned}</p>`;
   if (c === undefined) return html`<p class="muted">Not in the repository any more.</p>`;
   return html`${facts([
     ["action", badge(c.action)],
@@ -80,9 +100,9 @@ function historySection(items: readonly ResourceHistoryItem[], row: ResourceRow)
   )}${recorded}</ol>${items.length === 0 ? html`<p class="muted">No change of it in the runs this daemon keeps in memory (the last 50).</p>` : ""}`;
 }
 
-export function resourcePage(row: ResourceRow, history: readonly ResourceHistoryItem[]): Html {
+export function resourcePage(row: ResourceRow, history: readonly ResourceHistoryItem[], page: ResourcePageContext = {}): Html {
   const rec = row.record;
-  const commands = settleCommands(row);
+  const commands = settleCommands(row, page.invocation);
   return html`${
     commands.length === 0
       ? ""
@@ -107,7 +127,7 @@ export function resourcePage(row: ResourceRow, history: readonly ResourceHistory
           ...(rec.error === undefined ? [] : ([["last error", rec.error]] as const)),
         ])
   }</section>
-<section><h2>Next run</h2>${changeSection(row)}</section>
+<section><h2>Next run</h2>${changeSection(row, page)}</section>
 <section><h2>Last applied request</h2><pre class="json">${rec?.applied === undefined ? "(none)" : pretty(rec.applied.read())}</pre>${rec?.attempted === undefined ? "" : html`<h3>Sent, outcome unknown</h3><pre class="json">${pretty(rec.attempted.read())}</pre>`}</section>
 <section><h2>Server's last answer</h2><pre class="json">${rec?.response === undefined ? "(none)" : pretty(rec.response.read())}</pre></section>
 <section><h2>History</h2>${historySection(history, row)}</section>`;

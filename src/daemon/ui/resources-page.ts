@@ -6,6 +6,8 @@
 import { badge, html, shortCommit } from "./html.js";
 import type { Html } from "./html.js";
 import type { ResourceRow } from "./view.js";
+import { refusedNotice } from "./refused-commit.js";
+import type { RefusedCommit } from "./refused-commit.js";
 
 export interface ResourceFilter {
   readonly kind?: string;
@@ -53,11 +55,12 @@ export function resourceHref(row: { kind: string; name: string }): string {
   return `resources/${encodeURIComponent(row.kind)}/${encodeURIComponent(row.name)}`;
 }
 
-export function resourcesPage(rows: readonly ResourceRow[], f: ResourceFilter, root: string): Html {
+/** `refused`: the newest commit is refused, and the rows are the last good commit's (refused-commit.ts). */
+export function resourcesPage(rows: readonly ResourceRow[], f: ResourceFilter, root: string, refused?: RefusedCommit): Html {
   const kinds = [...new Set(rows.map((r) => r.kind))].sort();
   const statuses = [...new Set(rows.map((r) => r.status))].sort();
   const shown = rows.filter((r) => matches(r, f));
-  return html`<form class="filters" method="get" action="${root}resources" role="search">
+  return html`${refused === undefined ? "" : refusedNotice(refused, root)}<form class="filters" method="get" action="${root}resources" role="search">
 <label>Kind <select name="kind" data-filter="kind">${options(kinds, f.kind, "any kind")}</select></label>
 <label>Status <select name="status" data-filter="status">${options(statuses, f.status, "any status")}</select></label>
 <label>Label <input name="label" data-filter="label" placeholder="team=storefront" value="${f.label ?? ""}"></label>

@@ -15,6 +15,8 @@ import type { EnvironmentSwitch, Html, PageContext } from "./html.js";
 import { overviewPage } from "./overview-page.js";
 import { planPage } from "./plan-page.js";
 import { resourcePage } from "./resource-page.js";
+import { refusedCommitOf } from "./refused-commit.js";
+import { invocationOf } from "../../printed-commands.js";
 import { filterFrom, resourcesPage } from "./resources-page.js";
 import { runsPage } from "./runs-page.js";
 import type { LiveState } from "./run-history.js";
@@ -57,11 +59,19 @@ const assets: Record<string, { type: string; body: Buffer }> = {
   "/ui/app.css": { type: "text/css; charset=utf-8", body: readFileSync(path.join(assetsDir, "app.css")) },
 };
 
+/** Why the next run has no plan to show, when it has none and its commit is not refused. */
+function unplannedWhy(preview: View["preview"]): string | undefined {
+  if (preview.kind === "none") return "The source has not been fetched yet: the next run's plan is not known.";
+  if (preview.kind === "error") return `The next run could not be planned: ${preview.error}`;
+  return undefined;
+}
+
 type Page = { title: string; nav: PageContext["nav"]; body: (view: View, root: string) => Html | undefined };
 
 function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["history"]): Page | undefined {
   if (pathname === "/") return { title: "Overview", nav: "overview", body: (v) => overviewPage(v) };
-  if (pathname === "/resources") return { title: "Resources", nav: "resources", body: (v, root) => resourcesPage(v.rows, filterFrom(params), root) };
+  if (pathname === "/resources")
+    return { title: "Resources", nav: "resources", body: (v, root) => resourcesPage(v.rows, filterFrom(params), root, refusedCommitOf(v)) };
   if (pathname === "/runs") return { title: "Runs", nav: "runs", body: (v) => runsPage(v.history.entries()) };
   if (pathname === "/plan") return { title: "Plan of the next run", nav: "plan", body: (v, root) => planPage(v.preview, root) };
   const m = /^\/resources\/([^/]+)\/([^/]+)$/.exec(pathname);
@@ -75,9 +85,18 @@ function pageFor(pathname: string, params: URLSearchParams, history: ViewDeps["h
   return {
     title: id,
     nav: "resources",
-    body: (v) => {
+    body: (v, root) => {
       const row = v.rows.find((r) => r.id === id);
-      return row === undefined ? undefined : resourcePage(row, history.historyOf(id));
+      const refused = refusedCommitOf(v);
+      const unplanned = unplannedWhy(v.preview);
+      return row === undefined
+        ? undefined
+        : resourcePage(row, history.historyOf(id), {
+            invocation: invocationOf(v.reconciler.configInForce.config),
+            root,
+            ...(refused === undefined ? {} : { refused }),
+            ...(unplanned === undefined ? {} : { unplanned }),
+          });
     },
   };
 }

@@ -1,0 +1,62 @@
+/**
+ * The commands gatesync prints for a person to run (plan hints, the apply summary, the status
+ * page's "waiting for a person"): each is followed as printed, so it carries what points it at
+ * the same place — `--env NAME` with environments, `-c FILE` when gatesync.yaml is not the one in
+ * the working directory, `--dir DIR` when the resources were read from a checkout. Without them a
+ * command would act on another environment's state, fail to find the config, or accept the
+ * config source's spec instead of the checkout's.
+ */
+import path from "node:path";
+
+/**
+ * The flags a printed command needs: the environment, the config file unless it is
+ * ./gatesync.yaml, and the checkout a command was given with `--dir` (as typed).
+ */
+export interface Invocation {
+  readonly env?: string;
+  readonly config?: string;
+  readonly dir?: string;
+}
+
+/** The subcommands that take `-c` and `--env` (others, e.g. `state migrate`, are printed whole). */
+const takesFlags = /^gatesync (?:apply|plan|validate|state (?:resolve|list|pull|push|adopt))(?= |$)/;
+
+/** A word as a POSIX shell reads it: quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[\w./@:+=-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The invocation of a config (an environment's effective config names its environment): the
+ * config file relative to `cwd` when it lies below it, else absolute; none when it is
+ * `cwd`/gatesync.yaml, the default every command reads.
+ */
+export function invocationOf(config: { readonly file?: string | undefined; readonly environment?: string | undefined }, cwd = process.cwd()): Invocation {
+  const relative = config.file === undefined ? undefined : path.relative(cwd, config.file);
+  const below = relative !== undefined && relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
+  const file = relative === undefined || relative === "gatesync.yaml" ? undefined : below ? relative.split(path.sep).join("/") : config.file;
+  return { ...(config.environment === undefined ? {} : { env: config.environment }), ...(file === undefined ? {} : { config: file }) };
+}
+
+/** The invocation of a command run on `config`, with the `--dir` it was given. */
+export function invocationWith(config: Parameters<typeof invocationOf>[0], dir: string | undefined): Invocation {
+  return { ...invocationOf(config), ...(dir === undefined ? {} : { dir }) };
+}
+
+/** One command with the flags it lacks appended (a command that takes none is left as it is). */
+export function commandFor(command: string, inv: Invocation): string {
+  if (!takesFlags.test(command)) return command;
+  let out = command;
+  if (inv.config !== undefined && !/ (?:-c|--config)[ =]/.test(command)) out += ` -c ${shellWord(inv.config)}`;
+  if (inv.env !== undefined && !/ --env[ =]/.test(command)) out += ` --env ${inv.env}`;
+  // what reads the resources reads the same checkout: plan, apply, and resolve --accept
+  const readsResources = /^gatesync (?:plan|apply)(?= |$)/.test(command) || (/^gatesync state resolve /.test(command) && / --accept(?= |$)/.test(command));
+  if (inv.dir !== undefined && readsResources && !/ --dir[ =]/.test(command)) out += ` --dir ${shellWord(inv.dir)}`;
+  return out;
+}
+
+/** A text (a hint) with every command it quotes in backticks completed by commandFor. */
+export function withInvocation(text: string, inv: Invocation): string {
+  if (inv.env === undefined && inv.config === undefined && inv.dir === undefined) return text;
+  return text.replaceAll(/`(gatesync [^`]+)`/g, (_m, command: string) => `\`${commandFor(command, inv)}\``);
+}
