@@ -27,8 +27,8 @@ export function statusCounts(before: StateSnapshot, s: ApplySummary): Record<Res
 }
 
 /** What settles one resource in doubt (the same steps the plan gives), one line each. */
-function inDoubtLines(id: string): string {
-  const steps = inDoubtSteps(id.slice(0, id.indexOf("/")), id, "declared");
+function inDoubtLines(id: string, scope: string): string {
+  const steps = inDoubtSteps(id.slice(0, id.indexOf("/")), id, "declared", scope);
   if (steps.length === 0) return "\n    nothing to resolve: the next apply writes it again, without repeating what must happen once (see `gatesync plan`)";
   return steps.map((st) => `\n    ${st.command}   (${st.when})`).join("");
 }
@@ -44,8 +44,11 @@ function retriesAndPauses(c: AppliedCalls): string {
   return `${c.retries} retr${c.retries === 1 ? "y" : "ies"}, ${plural(c.pauses, "pause")} for Retry-After`;
 }
 
-/** The apply summary for people; it passes through the redaction layer on its way out. */
-export function renderSummary(s: ApplySummary, paint: Paint): string {
+/**
+ * The apply summary for people; it passes through the redaction layer on its way out. `scope`:
+ * what the commands it prints need to reach the same config and environment (inDoubtSteps).
+ */
+export function renderSummary(s: ApplySummary, paint: Paint, scope = ""): string {
   const lines: string[] = [];
   lines.push(
     `${paint("bold", "Apply:")} ${s.applied.length} applied, ${s.adopted.length > 0 ? `${s.adopted.length} adopted, ` : ""}${s.moved.length > 0 ? `${s.moved.length} moved, ` : ""}${s.failed.length} failed, ${s.inDoubt.length} in doubt, ${s.blocked.length} blocked, ${s.unchanged} unchanged, ${s.orphans.length} orphaned${s.quotaResets > 0 ? `; ${s.quotaResets} quota reset${s.quotaResets === 1 ? "" : "s"}` : ""} (${(s.durationMs / 1000).toFixed(1)} s).`,
@@ -66,7 +69,7 @@ export function renderSummary(s: ApplySummary, paint: Paint): string {
   if (s.adopted.length > 0) lines.push(`Adopted (recorded under the server id the annotation or \`state adopt\` gave): ${s.adopted.join(", ")}`);
   if (s.moved.length > 0) lines.push(`Moved (renamed; same object, no call): ${s.moved.join(", ")}`);
   if (s.inDoubt.length > 0) {
-    lines.push(paint("red", "In doubt (sent; the outcome is unknown):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}${inDoubtLines(f.id)}`));
+    lines.push(paint("red", "In doubt (sent; the outcome is unknown):"), ...s.inDoubt.map((f) => `  ${f.id}: ${f.message}${inDoubtLines(f.id, scope)}`));
   }
   return scrubText(`${lines.join("\n")}\n`);
 }

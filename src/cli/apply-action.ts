@@ -1,5 +1,4 @@
 import { readFile } from "node:fs/promises";
-import { createInterface } from "node:readline/promises";
 import type { Dispatcher } from "undici";
 import { managementDispatcher } from "../apply/http-client.js";
 import { terminalProgress } from "../apply/progress.js";
@@ -7,7 +6,7 @@ import { runApply } from "../apply/run-apply.js";
 import type { Progress } from "../apply/types.js";
 import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
-import { ErrorCode, UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
+import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
@@ -18,7 +17,9 @@ import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./cli-io.js";
 import { configOrDefault, writeChunks } from "./cli-io.js";
 import type { ApplyFlags } from "./apply-command.js";
-import { oneEnvironment, unmovedStateHint } from "./environment-option.js";
+import { applyReview, rememberApplied } from "./apply-review.js";
+import { ask } from "./ask.js";
+import { commandScope, oneEnvironment, unmovedStateHint } from "./environment-option.js";
 import { interruptOnSignals, signalExitCode } from "./interrupt.js";
 import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
@@ -55,21 +56,6 @@ async function readSavedPlan(file: string): Promise<Plan> {
   return { ...saved, digest: new HeldValue(saved.digest) };
 }
 
-/** Asks on the terminal; Ctrl-C (or `signal`) answers no. */
-async function ask(question: string, signal: AbortSignal): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  // the terminal is in raw mode while asking: Ctrl-C reaches readline, not the process
-  rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"));
-  try {
-    return (await rl.question(question, { signal })).trim().toLowerCase() === "yes";
-  } catch (err) {
-    if (signal.aborted) return false;
-    throw err;
-  } finally {
-    rl.close();
-  }
-}
-
 /** `gatesync apply`. */
 export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const top = await configOrDefault(opts.config);
@@ -87,6 +73,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
   const resources = await openResources(config, io.env, opts.dir);
   const state = openStateBackend(config, io.env);
+  const place = { configDir: top.baseDir, environment, stateDescription: state.description };
   const dispatcher = managementDispatcher();
   const progress = io.isTty ? terminalProgress(process.stderr) : undefined;
   const interrupt = stopOnSignals(io, { progress, dispatcher, timeoutMs: config.retries.timeoutMs });
@@ -102,6 +89,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       ...(savedPlan === undefined ? {} : { savedPlan }),
       ...(selection === undefined ? {} : { selection }),
       ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
+      review: applyReview(place, opts, io, { plan: savedPlan !== undefined || opts.autoApprove === true, color }),
       ...(savedPlan === undefined && opts.autoApprove !== true
         ? {
             confirm: async (plan: Plan) => {
@@ -114,7 +102,8 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       signal: interrupt.signal,
     });
     progress?.stop();
-    reportApply(result, io, color, interrupt.received());
+    if ("stateAfter" in result) await rememberApplied(place, result.stateAfter, io);
+    reportApply(result, io, { color, scope: commandScope(opts.config, environment) }, interrupt.received());
   } finally {
     progress?.stop();
     await state.close();
@@ -145,15 +134,14 @@ function stopOnSignals(io: CliIo, apply: { readonly progress: Progress | undefin
 }
 
 /** The summary, then why the apply stopped; the exit code says how it ended. */
-function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedBy: NodeJS.Signals | undefined): void {
+function reportApply(result: ApplyRunResult, io: CliIo, how: { readonly color: boolean; readonly scope: string }, stoppedBy: NodeJS.Signals | undefined): void {
+  const { color } = how;
   if ("declined" in result) {
     io.stdout("Apply cancelled.\n");
     process.exitCode = stoppedBy === undefined ? 1 : signalExitCode(stoppedBy);
     return;
   }
-  // the governance rules' warnings (an error would have stopped the apply before any call)
-  for (const d of result.run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
-  io.stdout(renderSummary(result.summary, painter(color)));
+  io.stdout(renderSummary(result.summary, painter(color), how.scope));
   // the summary first (what reached the servers), then why the apply stopped
   if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;
   const blocked = result.summary.blocked;

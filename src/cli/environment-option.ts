@@ -42,3 +42,13 @@ export function unmovedStateHint(top: GatesyncConfig, environment: EnvironmentCo
   const config = top.file === undefined ? "" : ` -c ${top.file}`;
   return `the state of this repository's single-environment days (${top.state.path}) belongs to no environment yet, and environment ${environment.name}'s state (${environment.config.state.path}) does not exist: if ${environment.name} is where that state was applied, move it first with \`gatesync state move-to-env ${environment.name}${config}\``;
 }
+
+/**
+ * What a command gatesync prints needs to reach the same config and environment as the command
+ * that printed it: ` -c FILE` unless the default, ` --env NAME` when the config has environments.
+ */
+export function commandScope(configFlag: string | undefined, environment: EnvironmentConfig): string {
+  const word = (w: string): string => (/^[\w./:@%+=-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
+  const config = configFlag === undefined || configFlag === "gatesync.yaml" ? "" : ` -c ${word(configFlag)}`;
+  return `${config}${environment.implicit ? "" : ` --env ${environment.name}`}`;
+}

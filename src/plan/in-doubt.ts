@@ -39,10 +39,11 @@ export interface ResolveStep {
 
 /**
  * The steps that settle a resource in doubt, by its kind. `where`: the resource is still
- * declared in the repository, or left it (an orphan in doubt).
+ * declared in the repository, or left it (an orphan in doubt). `scope`: what every command needs
+ * to reach the same config and environment (` -c FILE --env NAME`; the CLI knows it), appended.
  */
-export function inDoubtSteps(kind: string, id: string, where: "declared" | "orphan"): readonly ResolveStep[] {
-  const forget = `gatesync state resolve ${id} --forget`;
+export function inDoubtSteps(kind: string, id: string, where: "declared" | "orphan", scope = ""): readonly ResolveStep[] {
+  const forget = `gatesync state resolve ${id} --forget${scope}`;
   if (kindUpserts(kind)) {
     // the key's write is sent again without its reset by the next apply: nothing to decide
     return where === "orphan" ? [{ when: "to stop tracking it (the key stays on the server as it is)", command: forget }] : [];
@@ -52,13 +53,13 @@ export function inDoubtSteps(kind: string, id: string, where: "declared" | "orph
     return [
       {
         when: "it exists on the server: put the spec back as it was sent, and the next apply's create settles it (refused as a duplicate)",
-        command: "gatesync apply",
+        command: `gatesync apply${scope}`,
       },
       { when: "it does not exist on the server", command: forget },
     ];
   }
   return [
-    { when: "it exists on the server: record the id the server shows for it", command: `gatesync state resolve ${id} --id <server id>` },
+    { when: "it exists on the server: record the id the server shows for it", command: `gatesync state resolve ${id} --id <server id>${scope}` },
     { when: where === "orphan" ? "it does not exist: drop the record" : "it does not exist: the next apply creates it", command: forget },
   ];
 }
