@@ -46,7 +46,7 @@ function retriesAndPauses(c: AppliedCalls): string {
 
 /**
  * The apply summary for people; it passes through the redaction layer on its way out. `scope`:
- * what the commands it prints need to reach the same config and environment (inDoubtSteps).
+ * what the commands it prints need to reach the same environment (inDoubtSteps).
  */
 export function renderSummary(s: ApplySummary, paint: Paint, scope = ""): string {
   const lines: string[] = [];

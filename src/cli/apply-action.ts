@@ -103,7 +103,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
     });
     progress?.stop();
     if ("stateAfter" in result) await rememberApplied(place, result.stateAfter, io);
-    reportApply(result, io, { color, scope: commandScope(opts.config, environment) }, interrupt.received());
+    reportApply(result, io, { color, scope: commandScope(environment) }, interrupt.received());
   } finally {
     progress?.stop();
     await state.close();

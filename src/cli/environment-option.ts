@@ -44,11 +44,10 @@ export function unmovedStateHint(top: GatesyncConfig, environment: EnvironmentCo
 }
 
 /**
- * What a command gatesync prints needs to reach the same config and environment as the command
- * that printed it: ` -c FILE` unless the default, ` --env NAME` when the config has environments.
+ * What a command gatesync prints needs to reach the same environment as the command that
+ * printed it: ` --env NAME` when the config has environments (with several, a state command
+ * without it is refused).
  */
-export function commandScope(configFlag: string | undefined, environment: EnvironmentConfig): string {
-  const word = (w: string): string => (/^[\w./:@%+=-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
-  const config = configFlag === undefined || configFlag === "gatesync.yaml" ? "" : ` -c ${word(configFlag)}`;
-  return `${config}${environment.implicit ? "" : ` --env ${environment.name}`}`;
+export function commandScope(environment: EnvironmentConfig): string {
+  return environment.implicit ? "" : ` --env ${environment.name}`;
 }

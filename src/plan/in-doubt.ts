@@ -40,7 +40,7 @@ export interface ResolveStep {
 /**
  * The steps that settle a resource in doubt, by its kind. `where`: the resource is still
  * declared in the repository, or left it (an orphan in doubt). `scope`: what every command needs
- * to reach the same config and environment (` -c FILE --env NAME`; the CLI knows it), appended.
+ * to reach the same environment (` --env NAME`; the CLI knows it), appended.
  */
 export function inDoubtSteps(kind: string, id: string, where: "declared" | "orphan", scope = ""): readonly ResolveStep[] {
   const forget = `gatesync state resolve ${id} --forget${scope}`;

@@ -11,9 +11,14 @@ import type { Harness } from "../helpers/apply.js";
 import { harness } from "../helpers/apply.js";
 import { spawnCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
+import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { connectionSecrets } from "../../src/secrets/credentials.js";
 
-afterAll(removeTempRepos);
+afterAll(async () => {
+  await removeTempRepos();
+  await dropTestSchemas();
+});
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.stop();
@@ -97,5 +102,31 @@ describe("gatesync apply and its state", () => {
     expect(taken.code, taken.stderr).toBe(0);
     const after = await apply(h, cfg);
     expect(after.code, after.stderr).toBe(0);
+  });
+
+  it("names a PostgreSQL state whose URL holds no password as it is, never '[redacted] schema' (the role name is no secret)", async () => {
+    h = await harness({ files });
+    const cfg = path.join(h.dir, "gatesync.yaml");
+    const schema = testSchema();
+    await writeFile(cfg, (await readFile(cfg, "utf8")).replace(/state: \{[^}]*\}/, `state: { backend: postgres, urlEnv: STATE_PG_URL, schema: ${schema} }`));
+    const refused = await spawnCli(["apply", "--config", cfg, "--auto-approve"], {
+      env: { ...h.env, STATE_PG_URL: pgUrl, GATESYNC_LOG_LEVEL: "silent", CI: "" },
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`error[STATE_EMPTY] the state this apply would be computed against is empty (postgres schema ${schema})`);
+    expect(refused.stderr).not.toContain("[redacted]");
+    expect(calls(h)).toBe(0);
+  });
+
+  it("scrubs a connection string's password, and the string holding it, but not a role name", () => {
+    expect(connectionSecrets("postgresql://postgres@db.internal:5432/gatesync")).toEqual([]);
+    expect(connectionSecrets("postgresql://gatesync:p%40ss-w0rd@db:5432/x")).toEqual([
+      "postgresql://gatesync:p%40ss-w0rd@db:5432/x",
+      "p%40ss-w0rd",
+      "p@ss-w0rd",
+    ]);
+    expect(connectionSecrets("postgresql://db/x?user=u&password=hunter2-long")).toContain("hunter2-long");
+    // not a URL: a key=value string may hold a password anywhere
+    expect(connectionSecrets("host=db password=abcdefgh")).toEqual(["host=db password=abcdefgh"]);
   });
 });
