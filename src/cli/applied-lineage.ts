@@ -23,12 +23,17 @@ type Memory = Readonly<Record<string, AppliedLineage>>;
 /** The file, beside gatesync.yaml (the config's directory). */
 export const appliedLineageFile = (configDir: string): string => path.join(configDir, ".gatesync", "applied-states.json");
 
+/** A printable line: the file may come from anywhere (a commit that adds it), and its values are printed in messages. */
+const printable = (v: unknown, max: number): boolean =>
+  typeof v === "string" && v.length <= max && ![...v].some((c) => c < " " || (c >= "\u007f" && c <= "\u009f"));
+
 const isEntry = (v: unknown): v is AppliedLineage =>
   v !== null &&
   typeof v === "object" &&
   typeof (v as AppliedLineage).lineage === "string" &&
-  typeof (v as AppliedLineage).state === "string" &&
-  typeof (v as AppliedLineage).at === "string";
+  /^[\w-]{1,100}$/.test((v as AppliedLineage).lineage) &&
+  printable((v as AppliedLineage).state, 1000) &&
+  printable((v as AppliedLineage).at, 40);
 
 async function readMemory(file: string): Promise<Memory> {
   let text: string;

@@ -4,7 +4,7 @@
  * applied with, is refused before any call — and following each printed hint works. Real
  * processes (the built CLI) against a real sandbox, whose recorded calls are counted.
  */
-import { cp, readFile, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/apply.js";
@@ -33,7 +33,7 @@ async function apply(x: Harness, config: string, ...flags: string[]) {
   return spawnCli(["apply", "--config", config, "--auto-approve", ...flags], { env: { ...x.env, GATESYNC_LOG_LEVEL: "silent", CI: "" } });
 }
 
-describe("gatesync apply and its state", () => {
+describe("gatesync apply and its state", { timeout: 120_000 }, () => {
   it("refuses an absent state when the plan creates (STATE_EMPTY, no call); --allow-empty-state, as the hint says, applies and prints the plan", async () => {
     h = await harness({ files });
     const cfg = path.join(h.dir, "gatesync.yaml");
@@ -128,5 +128,21 @@ describe("gatesync apply and its state", () => {
     expect(connectionSecrets("postgresql://db/x?user=u&password=hunter2-long")).toContain("hunter2-long");
     // not a URL: a key=value string may hold a password anywhere
     expect(connectionSecrets("host=db password=abcdefgh")).toEqual(["host=db password=abcdefgh"]);
+  });
+
+  it("refuses a memory file it did not write (a commit may add one: an escape sequence in it) before any call; deleting it, as the hint says, works", async () => {
+    h = await harness({ files });
+    const cfg = path.join(h.dir, "gatesync.yaml");
+    await mkdir(path.join(h.dir, ".gatesync"), { recursive: true });
+    const memory = path.join(h.dir, ".gatesync/applied-states.json");
+    await writeFile(memory, JSON.stringify({ environments: { default: { lineage: "x", state: "\u001b]0;owned\u0007", at: "t" } } }));
+    const refused = await apply(h, cfg, "--allow-empty-state");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`error[USAGE] ${memory} is not what gatesync writes there`);
+    expect(refused.stderr).not.toContain("\u001b");
+    expect(hintOf(refused.stderr)).toBe("delete it: the next apply writes it again");
+    expect(calls(h)).toBe(0);
+    await rm(memory);
+    expect((await apply(h, cfg, "--allow-empty-state")).code).toBe(0);
   });
 });

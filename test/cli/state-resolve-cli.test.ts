@@ -25,7 +25,7 @@ const quiet = { GATESYNC_LOG_LEVEL: "silent" };
 const product = (name: string): string => doc("ApiProduct", name, `Name: ${name}\nProviderID: 1`);
 const recorded = async (x: Harness): Promise<string[]> => [...(await x.state.read()).resources.keys()].sort();
 
-describe("gatesync state resolve", () => {
+describe("gatesync state resolve", { timeout: 120_000 }, () => {
   it("the --forget printed under a create in doubt names the resource and --env, and runs as printed", async () => {
     h = await harness({
       files: { "p.yaml": product("shop") },
