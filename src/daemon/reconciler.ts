@@ -206,11 +206,9 @@ export class Reconciler {
         log.debug({ reason }, "nothing changed since the last successful run");
         return finish("noop", { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) });
       }
-      if (change === "state") {
-        // the servers may hold another writer's values: not synced until this run re-asserts the revision's
-        this.markSynced(false);
-        log.info({ reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
-      }
+      // not synced until this run applies what changed (another writer's values may be on the servers)
+      this.markSynced(false);
+      if (change === "state") log.info({ reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
     }
     if (this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.configHash && reason !== "sync") {
       // the same broken revision: its errors are already reported
