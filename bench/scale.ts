@@ -95,7 +95,12 @@ async function firstPlanAndApply(
     const plan = await measureProcess([cli, "plan", "-c", config, "--dir", g.root, "--format", "json"], podEnv, outOfMemory([0]), limit);
     log(`[${g.count}] first apply into the sandbox (process ${sandbox.pid})`);
     // exit 1 when some change failed or is in doubt: measured all the same, `applied` says how many succeeded
-    const apply = await measureProcess([cli, "apply", "-c", config, "--dir", g.root, "--auto-approve"], podEnv, outOfMemory([0, 1]), limit);
+    const apply = await measureProcess(
+      [cli, "apply", "-c", config, "--dir", g.root, "--auto-approve", "--allow-empty-state"],
+      podEnv,
+      outOfMemory([0, 1]),
+      limit,
+    );
     stopped = sandbox.stop();
     const { peakRssMb } = await stopped;
     return { plan, apply, applied: await appliedRecords(config), sandboxPeakRssMb: peakRssMb };

@@ -82,7 +82,7 @@ export async function startupFigures(n: number): Promise<StartupFigures> {
       const { gateway, portal, dashboard, llm } = sandbox.urls;
       const config = await examplesConfig(dir, { gateway, portal, dashboard, llm });
       log("[examples] the first apply, into the sandbox (writes the state the plans and applies below compare with)");
-      await measureProcess([cli, "apply", "-c", config, "--auto-approve"], exampleEnv);
+      await measureProcess([cli, "apply", "-c", config, "--auto-approve", "--allow-empty-state"], exampleEnv);
       log("[100, 1000] generating");
       const small = await generateRepository(path.join(dir, "100"), 100, oas);
       const medium = await generateRepository(path.join(dir, "1000"), 1000, oas);

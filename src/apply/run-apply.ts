@@ -12,6 +12,7 @@ import type { PlanRun, PlanRunInput } from "../plan/run-plan.js";
 import { recordAdoptions } from "./record-adoptions.js";
 import { recordMoves } from "./record-moves.js";
 import { labellingState, labelsById, staleLabelRecords } from "../select/record-labels.js";
+import type { StateBackend, StateVersion } from "../record/state.js";
 import type { ApplyDeps, ApplySummary, Progress } from "./types.js";
 import { executePlan } from "./executor.js";
 
@@ -21,6 +22,8 @@ export interface ApplyRunInput extends PlanRunInput {
   readonly dispatcher: Dispatcher;
   /** A plan saved earlier: applied only if nothing changed since. */
   readonly savedPlan?: Plan;
+  /** Told of the plan before anything is sent (with or without changes): it throws to refuse the apply (the CLI's checks of its state). */
+  readonly review?: (run: PlanRun) => Promise<void>;
   /** Asked before executing a plan with changes; false stops the apply. */
   readonly confirm?: (plan: Plan) => Promise<boolean>;
   readonly progress?: Progress;
@@ -32,7 +35,14 @@ export interface ApplyRunInput extends PlanRunInput {
 }
 
 export type ApplyRunResult =
-  { readonly plan: Plan; readonly run: PlanRun; readonly summary: ApplySummary } | { readonly plan: Plan; readonly run: PlanRun; readonly declined: true };
+  | {
+      readonly plan: Plan;
+      readonly run: PlanRun;
+      readonly summary: ApplySummary;
+      /** The state's version once the apply's last write is done, read under its lock: what it left. */
+      readonly stateAfter: StateVersion;
+    }
+  | { readonly plan: Plan; readonly run: PlanRun; readonly declined: true };
 
 /** Refuses a saved plan made against another state, or from other files. */
 export function checkSavedPlan(saved: Plan, current: Plan): void {
@@ -52,6 +62,11 @@ export function checkSavedPlan(saved: Plan, current: Plan): void {
   }
 }
 
+/** The state's version after the apply; one that cannot be read is no version any later read matches (serial -1). */
+async function versionAfter(state: StateBackend, plan: Plan): Promise<StateVersion> {
+  return state.readVersion().catch(() => ({ lineage: plan.state.lineage, serial: -1 }));
+}
+
 export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
   const lock = await input.state.lock(input.lockOwner ?? "gatesync apply");
   try {
@@ -60,6 +75,7 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
     const reviewed = input.savedPlan !== undefined && input.savedPlan.summary.deactivate > 0 && input.savedPlan.massDeactivation === undefined;
     const run = await runPlan(reviewed ? { ...input, allowMassDeactivation: true } : input);
     if (input.savedPlan !== undefined) checkSavedPlan(input.savedPlan, run.plan);
+    await input.review?.(run);
     if (input.confirm !== undefined && hasChanges(run.plan) && !(await input.confirm(run.plan))) return { plan: run.plan, run, declined: true };
     const labels = labelsById(run.resources);
     const state = labellingState(input.state, labels, run.state);
@@ -92,7 +108,7 @@ export async function runApply(input: ApplyRunInput): Promise<ApplyRunResult> {
     // unchanged resources whose labels changed: their records learn the new labels (no call)
     const unchanged = run.plan.changes.filter((c) => c.action === "no-op").map((c) => c.id);
     for (const record of staleLabelRecords(unchanged, labels, run.state.resources)) await input.state.write(record);
-    return { plan: run.plan, run, summary };
+    return { plan: run.plan, run, summary, stateAfter: await versionAfter(input.state, run.plan) };
   } finally {
     await lock.release();
   }

@@ -1,5 +1,4 @@
 import { readFile } from "node:fs/promises";
-import { createInterface } from "node:readline/promises";
 import type { Dispatcher } from "undici";
 import { managementDispatcher } from "../apply/http-client.js";
 import { terminalProgress } from "../apply/progress.js";
@@ -9,7 +8,7 @@ import type { ApplyRunResult } from "../apply/run-apply.js";
 import { applySucceeded, renderSummary } from "../apply/summary.js";
 import { invocationWith, withInvocation } from "../printed-commands.js";
 import type { Invocation } from "../printed-commands.js";
-import { ErrorCode, UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
+import { ErrorCode, UsageError, ValidationFailed } from "../errors.js";
 import { createLogger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
@@ -20,6 +19,8 @@ import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./cli-io.js";
 import { configOrDefault, writeChunks } from "./cli-io.js";
 import type { ApplyFlags } from "./apply-command.js";
+import { applyReview, rememberApplied } from "./apply-review.js";
+import { ask } from "./ask.js";
 import { oneEnvironment, unmovedStateHint } from "./environment-option.js";
 import { interruptOnSignals, signalExitCode } from "./interrupt.js";
 import type { Interrupt } from "./interrupt.js";
@@ -57,21 +58,6 @@ async function readSavedPlan(file: string): Promise<Plan> {
   return { ...saved, digest: new HeldValue(saved.digest) };
 }
 
-/** Asks on the terminal; Ctrl-C (or `signal`) answers no. */
-async function ask(question: string, signal: AbortSignal): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  // the terminal is in raw mode while asking: Ctrl-C reaches readline, not the process
-  rl.on("SIGINT", () => process.kill(process.pid, "SIGINT"));
-  try {
-    return (await rl.question(question, { signal })).trim().toLowerCase() === "yes";
-  } catch (err) {
-    if (signal.aborted) return false;
-    throw err;
-  } finally {
-    rl.close();
-  }
-}
-
 /** `gatesync apply`. */
 export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const top = await configOrDefault(opts.config);
@@ -89,6 +75,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
   const logger = createLogger({ level: io.env.GATESYNC_LOG_LEVEL ?? (io.isTty ? "warn" : "info") });
   const resources = await openResources(config, io.env, opts.dir);
   const state = openStateBackend(config, io.env);
+  const place = { configDir: top.baseDir, environment, stateDescription: state.description };
   const dispatcher = managementDispatcher();
   const progress = io.isTty ? terminalProgress(process.stderr) : undefined;
   const interrupt = stopOnSignals(io, { progress, dispatcher, timeoutMs: config.retries.timeoutMs });
@@ -105,6 +92,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       ...(selection === undefined ? {} : { selection }),
       ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
       invocation: invocationWith(config, opts.dir),
+      review: applyReview(place, opts, io, { plan: savedPlan !== undefined || opts.autoApprove === true, color }),
       ...(savedPlan === undefined && opts.autoApprove !== true
         ? {
             confirm: async (plan: Plan) => {
@@ -117,6 +105,7 @@ export async function applyAction(opts: ApplyFlags, io: CliIo): Promise<void> {
       signal: interrupt.signal,
     });
     progress?.stop();
+    if ("stateAfter" in result) await rememberApplied(place, result.stateAfter, io);
     reportApply(result, io, color, interrupt.received(), invocationWith(config, opts.dir));
   } finally {
     progress?.stop();
@@ -154,8 +143,6 @@ function reportApply(result: ApplyRunResult, io: CliIo, color: boolean, stoppedB
     process.exitCode = stoppedBy === undefined ? 1 : signalExitCode(stoppedBy);
     return;
   }
-  // the governance rules' warnings (an error would have stopped the apply before any call)
-  for (const d of result.run.ruleFindings) io.stderr(`${formatDiagnostic(d, painter(color))}\n`);
   io.stdout(renderSummary(result.summary, painter(color), inv));
   // the summary first (what reached the servers), then why the apply stopped
   if (result.summary.stateFailure !== undefined) throw result.summary.stateFailure;

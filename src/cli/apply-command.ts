@@ -3,8 +3,16 @@ import type { CliIo } from "./cli-io.js";
 import { envOptionHelpOne } from "./cli-io.js";
 import { collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
+import type { StateTrustFlags } from "./apply-review.js";
 
-export type ApplyFlags = SelectionFlags & { config: string; plan?: string; autoApprove?: boolean; dir?: string; allowMassDeactivation?: boolean; env?: string };
+export type ApplyFlags = SelectionFlags & {
+  config: string;
+  plan?: string;
+  autoApprove?: boolean;
+  dir?: string;
+  allowMassDeactivation?: boolean;
+  env?: string;
+} & StateTrustFlags;
 
 export function addApplyCommand(program: Command, io: CliIo): void {
   program
@@ -20,6 +28,11 @@ export function addApplyCommand(program: Command, io: CliIo): void {
     .option("--selector <expr>", selectionHelp.selector)
     .option("--allow-mass-deactivation", massDeactivationHelp)
     .option("--env <name>", envOptionHelpOne)
+    .option("--allow-empty-state", "apply from an empty state although the plan creates (the first apply of a repository); refused otherwise (STATE_EMPTY)")
+    .option(
+      "--allow-foreign-state",
+      "apply with a state of another lineage than this working copy last applied the environment with (STATE_FOREIGN), and remember it",
+    )
     .action(async (opts: ApplyFlags) => {
       const { applyAction } = await import("./apply-action.js");
       await applyAction(opts, io);

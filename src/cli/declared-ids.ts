@@ -4,6 +4,7 @@
  * wanted); when the repository cannot be read or does not validate, nothing is marked, and
  * the listing says why.
  */
+import type { GatesyncConfig } from "../config/config.js";
 import { hasErrors } from "../errors.js";
 import { resourceId } from "../kinds/resource.js";
 import { secretScope } from "../config/credentials.js";
@@ -18,9 +19,19 @@ import { openResources } from "./resources.js";
 export type DeclaredIds = { readonly declared: ReadonlySet<string> } | { readonly declared: undefined; readonly why: string };
 
 export async function declaredIds(configFile: string, io: CliIo, env?: string): Promise<DeclaredIds> {
+  let config: GatesyncConfig;
   try {
-    const config = await environmentConfig(configFile, env, "state list");
-    const resources = await openResources(config, io.env, undefined);
+    config = await environmentConfig(configFile, env, "state list");
+  } catch (err) {
+    return { declared: undefined, why: `the repository could not be read (${(err as Error).message})` };
+  }
+  return declaredIdsOf(config, io, undefined);
+}
+
+/** The same, of a config already read; `dir`: a checkout to read instead of the config's source. */
+export async function declaredIdsOf(config: GatesyncConfig, io: CliIo, dir: string | undefined): Promise<DeclaredIds> {
+  try {
+    const resources = await openResources(config, io.env, dir);
     try {
       const result = await RepositoryValidator.oneShot().validate({
         root: resources.input.root,

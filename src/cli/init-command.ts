@@ -15,7 +15,7 @@ export function addInitCommand(program: Command, io: { stdout: (t: string) => vo
         [
           `scaffolded ${root}:`,
           ...written.map((f) => `  ${path.relative(root, f)}`),
-          "next: gatesync validate, then gatesync sandbox --fixtures sandbox-fixtures.yaml and gatesync plan / apply",
+          "next: gatesync validate, then gatesync sandbox --fixtures sandbox-fixtures.yaml, gatesync plan, and the first apply: gatesync apply --allow-empty-state (its state is new)",
           "",
         ].join("\n"),
       );

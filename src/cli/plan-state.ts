@@ -64,19 +64,25 @@ export async function openPlanState(config: GatesyncConfig, env: Env, flags: Pla
   return openStateBackend(config, env);
 }
 
-/** Refuses an empty state where one is required (CI, --require-state), unless --allow-empty-state. */
-export function checkStateRequired(serial: number, description: string, env: Env, flags: PlanStateFlags): void {
+/**
+ * Refuses an empty state where one is required, unless --allow-empty-state: a plan in CI or with
+ * --require-state; an apply always (its caller asks only when the plan would create anything:
+ * applying from an empty state creates again what the state it did not read holds).
+ */
+export function checkStateRequired(serial: number, description: string, env: Env, flags: PlanStateFlags, command: "plan" | "apply" = "plan"): void {
   if (serial > 0 || flags.allowEmptyState === true) return;
   const ci = inCi(env);
-  if (!ci && flags.requireState !== true) return;
+  if (command === "plan" && !ci && flags.requireState !== true) return;
   throw new StateError(
     ErrorCode.STATE_EMPTY,
-    `the state this plan would be computed against is empty (${description})${ci ? " and this runs in CI (CI is set)" : ""}: every resource would show as a create`,
-    {
-      hint: `plan against the daemon's state: set ${stateUrlVariable} to the daemon's address and ${stateTokenVariable} to its server.stateTokenEnv token (or pass --state postgres:VARIABLE/schema); if nothing was ever applied from this repository, pass --allow-empty-state`,
-    },
+    `the state this ${command} would be computed against is empty (${description})${ci ? " and this runs in CI (CI is set)" : ""}: every resource would show as a create`,
+    { hint: `${command === "plan" ? planAgainstHint : applyWithHint}; if nothing was ever applied from this repository, pass --allow-empty-state` },
   );
 }
+
+const planAgainstHint = `plan against the daemon's state: set ${stateUrlVariable} to the daemon's address and ${stateTokenVariable} to its server.stateTokenEnv token (or pass --state postgres:VARIABLE/schema)`;
+const applyWithHint =
+  "apply with the state the earlier applies wrote: point gatesync.yaml's `state` at it (its SQLite `path`, or `backend: postgres`), or let the daemon apply (POST /sync)";
 
 /** The daemon's state from its `GET /state`. */
 async function fetchDaemonState(base: string, token: string | undefined): Promise<StateBackend> {

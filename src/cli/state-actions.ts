@@ -11,7 +11,7 @@ import { declaredIds } from "./declared-ids.js";
 import type { DeclaredIds } from "./declared-ids.js";
 import { adoptedText } from "./state-adopt-action.js";
 import { migrateState } from "./state-migrate.js";
-import { resolveResource } from "./state-resolve.js";
+import { resolveResources } from "./state-resolve.js";
 import type { ResolveOptions } from "./state-resolve.js";
 import { backendFromSpec } from "./state-spec.js";
 import { pulledState, pushState } from "./state-transfer.js";
@@ -94,6 +94,6 @@ export async function pushAction(file: string, opts: { config: string; state?: s
 }
 
 /** `state resolve`. */
-export async function resolveAction(id: string, opts: ResolveOptions & { config: string; env?: string }, io: CliIo): Promise<void> {
-  await resolveResource(await environmentConfig(opts.config, opts.env, "state resolve"), id, opts, io);
+export async function resolveAction(ids: readonly string[], opts: ResolveOptions & { config: string; env?: string }, io: CliIo): Promise<void> {
+  await resolveResources(await environmentConfig(opts.config, opts.env, "state resolve"), ids, opts, io);
 }

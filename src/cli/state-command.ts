@@ -57,16 +57,18 @@ function addResolve(state: Command, io: CliIo): void {
   state
     .command("resolve")
     .description(
-      "settle a resource by hand: --id ID (an in-doubt create exists), --forget (drop the record), --accept (record the repository's spec as applied)",
+      "settle a resource by hand: --id ID (an in-doubt create exists), --forget (drop the records; several, or --all-orphans), --accept (record the repository's spec as applied)",
     )
-    .argument("<resource>", "Kind/name")
+    .argument("[resources...]", "Kind/name (several with --forget)")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--id <id>", "the in-doubt create exists on the server with this id")
-    .option("--forget", "forget the record: an in-doubt create that does not exist will be created again; an orphan stops being reported")
+    .option("--forget", "forget the records: an in-doubt create that does not exist will be created again; an orphan stops being reported")
+    .option("--all-orphans", "with --forget (implied): every record whose resource left the repository; asks first")
+    .option("--yes", "with --all-orphans: do not ask (needed off a terminal)")
     .option("--accept", "record the repository's spec as applied, without calling (after a change made by hand)")
-    .option("--dir <dir>", "with --accept: read the resources in this directory instead of the config's source")
+    .option("--dir <dir>", "with --accept or --all-orphans: read the resources in this directory instead of the config's source")
     .option("--env <name>", envOptionHelpOne)
-    .action(async (id: string, opts: ResolveOptions & { config: string; env?: string }) => (await actions()).resolveAction(id, opts, io));
+    .action(async (ids: string[], opts: ResolveOptions & { config: string; env?: string }) => (await actions()).resolveAction(ids, opts, io));
 }
 
 export function addStateCommand(program: Command, io: CliIo): void {

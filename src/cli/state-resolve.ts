@@ -1,5 +1,4 @@
 /** `gatesync state resolve`: settles a resource by hand (an in-doubt create, a forgotten one, a change made by hand). */
-import { invocationOf, withInvocation } from "../printed-commands.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError } from "../errors.js";
 import { knownKind, serverIdAddress } from "../kinds/registry.js";
@@ -14,12 +13,17 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import type { CliIo } from "./cli-io.js";
 import { openResources } from "./resources.js";
 import { heldPayload } from "../record/lazy-record.js";
+import { invocationOf, withInvocation } from "../printed-commands.js";
+import { ask } from "./ask.js";
+import { declaredIdsOf } from "./declared-ids.js";
 
 export interface ResolveOptions {
   readonly id?: string;
   readonly forget?: boolean;
   readonly accept?: boolean;
   readonly dir?: string;
+  readonly allOrphans?: boolean;
+  readonly yes?: boolean;
 }
 
 /** The in-doubt create exists on the server with `serverId`. */
@@ -68,37 +72,100 @@ async function accept(
   io.stdout(`recorded ${id} as applied from the repository's spec, without calling the server\n`);
 }
 
-export async function resolveResource(config: GatesyncConfig, id: string, opts: ResolveOptions, io: CliIo): Promise<void> {
+/** `gatesync state resolve`: --all-orphans, or one resource (several with --forget). */
+export async function resolveResources(config: GatesyncConfig, ids: readonly string[], opts: ResolveOptions, io: CliIo): Promise<void> {
+  if (opts.allOrphans === true) {
+    if (ids.length > 0 || opts.id !== undefined || opts.accept === true)
+      throw new UsageError("--all-orphans forgets the orphaned records: give no resource, --id or --accept with it");
+    await forgetOrphans(config, opts, io);
+    return;
+  }
   const chosen = [opts.id !== undefined, opts.forget === true, opts.accept === true].filter(Boolean).length;
   if (chosen !== 1) throw new UsageError("give exactly one of --id, --forget or --accept");
+  if (ids.length === 0) throw new UsageError("name the resource to resolve", { hint: "e.g. `gatesync state resolve ApiProduct/shop --forget`" });
+  if (ids.length > 1 && opts.forget !== true)
+    throw new UsageError(`${ids.length} resources given: only --forget takes several`, { hint: "resolve them one at a time with --id or --accept" });
+  await withLockedState(config, io, "gatesync state resolve", async (backend) => {
+    if (opts.forget === true) await forget(config, backend, [...new Set(ids)], io);
+    else await resolveOne(config, backend, ids[0]!, opts, io);
+  });
+}
+
+/** Runs `work` under the state's lock, and closes the state. */
+async function withLockedState(config: GatesyncConfig, io: CliIo, owner: string, work: (backend: StateBackend) => Promise<void>): Promise<void> {
   const backend = openStateBackend(config, io.env);
   try {
-    const lock = await backend.lock("gatesync state resolve");
+    const lock = await backend.lock(owner);
     try {
-      const record = (await backend.read()).resources.get(id);
-      if (opts.forget === true) {
-        if (record === undefined)
-          throw new UsageError(`${id} is not in the state`, { hint: withInvocation("`gatesync state list` shows what is", invocationOf(config)) });
-        await backend.remove(id);
-        io.stdout(`forgot ${id}\n`);
-      } else if (opts.id !== undefined) {
-        if (record?.status !== "in-doubt")
-          throw new UsageError(`${id} is not in doubt`, { hint: "--id settles an in-doubt create; use --accept for other resources" });
-        if (knownKind(record.kind)?.serverId === undefined) {
-          // an org key's id is its keyId, a dashboard hook has none: a server id would record nothing true
-          throw new UsageError(`${id} has no server id to record: the server does not name ${record.kind} objects`, {
-            hint: withInvocation(inDoubtHint(record.kind, id, "declared") ?? "`gatesync plan` says what the next apply does with it", invocationOf(config)),
-          });
-        }
-        await backend.write(resolvedRecord(record, opts.id));
-        io.stdout(`recorded ${id} as applied, server id ${opts.id}\n`);
-      } else {
-        await accept(config, backend, id, record, opts.dir, io);
-      }
+      await work(backend);
     } finally {
       await lock.release();
     }
   } finally {
     await backend.close();
   }
+}
+
+/** Drops the records of `ids`, none unless all are there. */
+async function forget(config: GatesyncConfig, backend: StateBackend, ids: readonly string[], io: CliIo): Promise<void> {
+  const records = (await backend.read({ payloadsFor: () => new Set() })).resources;
+  const missing = ids.filter((id) => !records.has(id));
+  if (missing.length > 0)
+    throw new UsageError(`${missing.join(", ")} ${missing.length === 1 ? "is" : "are"} not in the state: nothing forgotten`, {
+      hint: withInvocation("`gatesync state list` shows what is", invocationOf(config)),
+    });
+  for (const id of ids) {
+    await backend.remove(id);
+    io.stdout(`forgot ${id}\n`);
+  }
+}
+
+async function resolveOne(config: GatesyncConfig, backend: StateBackend, id: string, opts: ResolveOptions, io: CliIo): Promise<void> {
+  const record = (await backend.read()).resources.get(id);
+  if (opts.id === undefined) {
+    await accept(config, backend, id, record, opts.dir, io);
+    return;
+  }
+  if (record?.status !== "in-doubt")
+    throw new UsageError(`${id} is not in doubt`, { hint: "--id settles an in-doubt create; use --accept for other resources" });
+  if (knownKind(record.kind)?.serverId === undefined) {
+    // an org key's id is its keyId, a dashboard hook has none: a server id would record nothing true
+    throw new UsageError(`${id} has no server id to record: the server does not name ${record.kind} objects`, {
+      hint: withInvocation(inDoubtHint(record.kind, id, "declared") ?? "`gatesync plan` says what the next apply does with it", invocationOf(config)),
+    });
+  }
+  await backend.write(resolvedRecord(record, opts.id));
+  io.stdout(`recorded ${id} as applied, server id ${opts.id}\n`);
+}
+
+/** `--forget --all-orphans`: every record whose resource the repository no longer declares, after a `yes` (or --yes). */
+async function forgetOrphans(config: GatesyncConfig, opts: ResolveOptions, io: CliIo): Promise<void> {
+  const interactive = io.isTty && process.stdin.isTTY === true;
+  if (opts.yes !== true && !interactive)
+    throw new UsageError("refusing to forget the orphaned records without confirmation", {
+      hint: withInvocation("`gatesync state list` marks them; pass --yes to forget them all, or run it on a terminal to be asked", invocationOf(config)),
+    });
+  const repository = await declaredIdsOf(config, io, opts.dir);
+  if (repository.declared === undefined)
+    throw new UsageError(`cannot tell which records are orphaned: ${repository.why}`, {
+      hint: withInvocation(
+        "fix the repository (`gatesync validate`), or name the records: `gatesync state resolve Kind/a Kind/b --forget`",
+        invocationOf(config),
+      ),
+    });
+  const declared = repository.declared;
+  await withLockedState(config, io, "gatesync state resolve", async (backend) => {
+    const orphans = [...(await backend.read({ payloadsFor: () => new Set() })).resources.keys()].filter((id) => !declared.has(id)).sort();
+    if (orphans.length === 0) {
+      io.stdout("no orphaned records: nothing forgotten\n");
+      return;
+    }
+    io.stdout(`orphaned records (their objects stay on the servers):\n${orphans.map((id) => `  ${id}\n`).join("")}`);
+    if (opts.yes !== true && !(await ask(`Forget these ${orphans.length} records? Only 'yes' is accepted: `, new AbortController().signal))) {
+      io.stdout("nothing forgotten\n");
+      process.exitCode = 1;
+      return;
+    }
+    await forget(config, backend, orphans, io);
+  });
 }

@@ -10,6 +10,8 @@ import { openStateBackend } from "../record/open-backend.js";
 import { PostgresStateBackend } from "../record/postgres-backend.js";
 import { SqliteStateBackend } from "../record/sqlite-backend.js";
 import type { StateBackend } from "../record/state.js";
+import { connectionSecrets } from "../secrets/credentials.js";
+import { registerSecret } from "../secrets/redaction.js";
 import { stateSpecHelp } from "./cli-io.js";
 
 export function backendFromSpec(spec: string, config: GatesyncConfig | undefined, env: Readonly<Record<string, string | undefined>>): StateBackend {
@@ -27,6 +29,8 @@ export function backendFromSpec(spec: string, config: GatesyncConfig | undefined
   if (m !== null) {
     const url = env[m[1]!];
     if (url === undefined || url === "") throw new UsageError(`${m[1]} is not set`, "set it to the PostgreSQL connection string");
+    // its password is scrubbed from every message, as the config's state.urlEnv is
+    connectionSecrets(url).forEach((secret) => registerSecret(secret));
     return new PostgresStateBackend({ url, schema: m[2] ?? "gatesync" });
   }
   throw new UsageError(`unknown state ${JSON.stringify(spec)}`, `use ${stateSpecHelp}`);

@@ -4,8 +4,9 @@
  *
  * - A commit that does not validate applies nothing; its errors show in the status and the
  *   last good commit stays in force.
- * - Nothing happens — no HTTP call to the interfaces — when the revision and the config are
- *   unchanged since the last successful run, no re-assert is due and nothing is left to retry.
+ * - Nothing happens — no HTTP call to the interfaces — when the revision, the config and the
+ *   state's serial are unchanged since the last successful run (run-basis.ts: a state another
+ *   process wrote is planned and re-asserted), no re-assert is due and nothing is left to retry.
  * - One bad resource never stops the loop: failures are retried on later runs, which come
  *   sooner (with backoff) while anything is failing.
  * - Stopping aborts the apply (no new calls start), lets calls in flight finish and waits for
@@ -26,6 +27,8 @@ import type { StateBackend } from "../record/state.js";
 import type { Source, SourceSnapshot } from "../source/source.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
 import type { RunMetrics } from "./metrics.js";
+import { changeSince } from "./run-basis.js";
+import type { RunBasis } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
 
@@ -85,7 +88,7 @@ export class Reconciler {
   private readonly desiredMemo = newDesiredMemo();
   private lastReassert = Date.now();
   /** The last run that applied everything of a valid revision. */
-  lastGood: { readonly revision: string; readonly commit?: string; readonly configHash: string; readonly at: string } | undefined;
+  lastGood: (RunBasis & { readonly commit?: string; readonly at: string }) | undefined;
   lastRun: RunReport | undefined;
   /** The last run that found the repository invalid, while it is still the newest revision. */
   lastInvalid: RunReport | undefined;
@@ -196,16 +199,15 @@ export class Reconciler {
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const good = this.lastGood;
-    if (
-      good !== undefined &&
-      good.revision === snapshot.revision &&
-      good.configHash === this.configHash &&
-      !reassert &&
-      this.consecutiveFailures === 0 &&
-      reason !== "sync"
-    ) {
-      log.debug({ reason }, "nothing changed since the last successful run");
-      return finish("noop", { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) });
+    if (good !== undefined && !reassert && this.consecutiveFailures === 0 && reason !== "sync") {
+      const change = await changeSince(good, { revision: snapshot.revision, configHash: this.configHash }, this.opts.state);
+      if (change === undefined) {
+        log.debug({ reason }, "nothing changed since the last successful run");
+        return finish("noop", { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) });
+      }
+      // not synced until this run applies what changed (another writer's values may be on the servers)
+      this.markSynced(false);
+      if (change === "state") log.info({ reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
     }
     if (this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.configHash && reason !== "sync") {
       // the same broken revision: its errors are already reported
@@ -277,7 +279,7 @@ export class Reconciler {
     this.lastInvalid = undefined;
     const ok = applySucceeded(summary);
     if (ok) {
-      this.lastGood = { ...where, configHash: this.configHash, at: new Date().toISOString() };
+      this.lastGood = { ...where, configHash: this.configHash, state: result.stateAfter, at: new Date().toISOString() };
       this.opts.metrics.setLastSuccess(Date.now() / 1000);
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);

@@ -10,7 +10,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
-import type { ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 import { recordOfJson } from "./lazy-record.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 import { stateIoError } from "./state-io.js";
@@ -35,6 +35,11 @@ export class LegacyFileState implements StateBackend {
   constructor(file: string) {
     this.file = path.resolve(file);
     this.description = `file ${this.file} (old format, read only)`;
+  }
+
+  async readVersion(): Promise<StateVersion> {
+    const { lineage, serial } = await this.read();
+    return { lineage, serial };
   }
 
   async read(): Promise<StateSnapshot> {

@@ -18,7 +18,7 @@ import { boundRecord } from "./bound-record.js";
 import { payloadFields } from "./lazy-record.js";
 import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
 import type { HeadRow, PayloadColumns } from "./read-rows.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
 
 const require = createRequire(import.meta.url);
@@ -147,6 +147,17 @@ export class PostgresStateBackend implements StateBackend {
     } finally {
       client.release();
     }
+  }
+
+  async readVersion(): Promise<StateVersion> {
+    await this.migrate();
+    const meta = (
+      await this.pool.query<{ lineage: string; serial: string }>(`SELECT lineage, serial FROM ${this.s}.meta WHERE id = 1`).catch((err: unknown) => {
+        throw ioError("cannot read the state", err);
+      })
+    ).rows[0];
+    if (meta === undefined) throw this.corrupt("the meta row is missing");
+    return { lineage: meta.lineage, serial: Number(meta.serial) };
   }
 
   async read(options?: ReadOptions): Promise<StateSnapshot> {

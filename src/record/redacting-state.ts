@@ -10,7 +10,7 @@
 import { materialize } from "../kinds/document-ref.js";
 import { redactor, scrubDeep } from "../secrets/redaction.js";
 import { mapLazyRecord, withReadPayloads } from "./lazy-record.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 
 /** The snapshot with every record scrubbed, payloads held as text included (when they are read). */
 function scrubbedSnapshot(snapshot: StateSnapshot): StateSnapshot {
@@ -35,6 +35,10 @@ export class RedactingState implements StateBackend {
 
   async read(options?: ReadOptions): Promise<StateSnapshot> {
     return scrubbedSnapshot(await this.backend.read(options));
+  }
+
+  readVersion(): Promise<StateVersion> {
+    return this.backend.readVersion();
   }
 
   lock(owner: string): Promise<StateLock> {

@@ -4,7 +4,7 @@
  * plan never creates one). Planning needs only `read`; anything that would write is refused.
  */
 import { ErrorCode, StateError } from "../errors.js";
-import type { StateBackend, StateLock, StateSnapshot } from "./state.js";
+import type { StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 
 export class SnapshotState implements StateBackend {
   constructor(
@@ -14,6 +14,10 @@ export class SnapshotState implements StateBackend {
 
   read(): Promise<StateSnapshot> {
     return Promise.resolve(this.snapshot);
+  }
+
+  readVersion(): Promise<StateVersion> {
+    return Promise.resolve({ lineage: this.snapshot.lineage, serial: this.snapshot.serial });
   }
 
   private refuse(): Promise<never> {

@@ -24,7 +24,7 @@ import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
 import type { HeadRow, PayloadColumns } from "./read-rows.js";
 import { assertHolder, fenceLock, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
 import { migrateSqlite } from "./sqlite-schema.js";
-import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot } from "./state.js";
+import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 import { emptySnapshot, recordProblem, stateFormatVersion } from "./state.js";
 import { busyError, stateIoError } from "./state-io.js";
 
@@ -165,6 +165,16 @@ export class SqliteStateBackend implements StateBackend {
   // eslint-disable-next-line @typescript-eslint/require-await
   async read(options?: ReadOptions): Promise<StateSnapshot> {
     return this.guard("cannot read the state", () => this.readNow(options));
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async readVersion(): Promise<StateVersion> {
+    return this.guard("cannot read the state", () => {
+      const db = this.connection(false);
+      if (db === undefined) return { lineage: "", serial: 0 };
+      const meta = this.checkedMeta(db.prepare("SELECT format_version, lineage, serial, hash_key FROM meta WHERE id = 1").get() as Meta | undefined);
+      return { lineage: meta.lineage, serial: meta.serial };
+    });
   }
 
   private readNow(options: ReadOptions | undefined): StateSnapshot {

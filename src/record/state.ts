@@ -61,6 +61,12 @@ export interface StateSnapshot {
   readonly resources: ReadonlyMap<string, ResourceRecord>;
 }
 
+/** Which state, and how far it was written: what tells that another process wrote to it. */
+export interface StateVersion {
+  readonly lineage: string;
+  readonly serial: number;
+}
+
 /** Held while applying; other writers wait or fail. */
 export interface StateLock {
   release(): Promise<void>;
@@ -87,6 +93,8 @@ export interface ReadOptions {
 export interface StateBackend {
   /** Everything, as of now (payloads as `options` choose). Needs no lock. */
   read(options?: ReadOptions): Promise<StateSnapshot>;
+  /** The lineage and serial alone, no record read (cheap: the daemon asks before each run). Needs no lock. */
+  readVersion(): Promise<StateVersion>;
   /**
    * Takes the lock, or throws StateError(STATE_LOCKED) naming the holder. `owner` names the
    * program (`gatesync apply`, `gatesync run (daemon)`); the backend adds its pid and host.

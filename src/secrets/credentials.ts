@@ -16,7 +16,7 @@ export interface CredentialVariable {
   readonly name: string;
   /** The setting of gatesync.yaml that names it. */
   readonly setting: string;
-  /** How else the value travels, so that its other forms are scrubbed too: a URL's user information, a git token's basic credential. */
+  /** How else the value travels, so that its other forms are scrubbed too: a connection string's password (only that: connectionSecrets), a git token's basic credential. */
   readonly form?: "url" | "git-token";
 }
 
@@ -35,6 +35,23 @@ export function urlCredentials(url: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * What of a connection string (`state.urlEnv`) is secret: its password — in the user information
+ * or a `password` parameter, decoded and as written — and then the whole string. Not its role
+ * name: scrubbed, the user `postgres` blanked every message naming the state (`[redacted] schema
+ * gatesync`). A string that is not a URL (`host=… password=…`) is secret whole.
+ */
+export function connectionSecrets(value: string): string[] {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return [value];
+  }
+  const passwords = [u.password, decodeURIComponent(u.password), ...u.searchParams.getAll("password")].filter((p) => p !== "");
+  return passwords.length === 0 ? [] : [value, ...passwords];
 }
 
 /** The HTTP basic credential a git token is sent as (a server may echo it). */
@@ -56,8 +73,12 @@ export function registerCredentialValues(
   for (const v of variables) {
     const value = env[v.name];
     if (value === undefined || value === "") continue;
+    if (v.form === "url") {
+      const secrets = connectionSecrets(value);
+      if (secrets.map((secret) => registerSecret(secret)).includes(false)) short.push(v.name);
+      continue;
+    }
     if (!registerSecret(value)) short.push(v.name);
-    if (v.form === "url") urlCredentials(value).forEach(registerSecret);
     if (v.form === "git-token") registerSecret(gitTokenHeader(value));
   }
   for (const url of urls) urlCredentials(url).forEach(registerSecret);

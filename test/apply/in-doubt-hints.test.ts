@@ -73,11 +73,11 @@ const key = (trigger: string): Record<string, string> => ({
 describe("an org key whose write carrying reset_quota=1 lost its answer", () => {
   const inDoubtKey = async (): Promise<{ apply: string }> => {
     h = await harness({ files: key("2026-10") });
-    expect((await cli(["apply", "--auto-approve"])).code).toBe(0);
+    expect((await cli(["apply", "--auto-approve", "--allow-empty-state"])).code).toBe(0);
     expect(h.sandbox.inspect.store.orgKeys.get("org-acme")!.quotaResets).toBe(1);
     await writeFile(path.join(h.dir, "config/k.yaml"), key("2026-11")["k.yaml"]!);
     h.sandbox.inspect.setFaults({ lostResponseRate: 1, interfaces: ["gateway"] });
-    const apply = await cli(["apply", "--auto-approve"]);
+    const apply = await cli(["apply", "--auto-approve", "--allow-empty-state"]);
     h.sandbox.inspect.setFaults({ lostResponseRate: 0 });
     expect(apply.code).toBe(1);
     expect((await h.state.read()).resources.get("OrgKey/acme")!.status).toBe("in-doubt");
@@ -95,13 +95,13 @@ describe("an org key whose write carrying reset_quota=1 lost its answer", () => 
     expect(shown).toMatch(/~ OrgKey\/acme {2}update {2}POST \/gw\/org\/keys\/org-acme \[batch\]\n/);
     expect(shown).not.toMatch(/create|--id|reset_quota=1 \[|\[.*quota reset/);
     expect(planSteps(plan.stdout, "OrgKey/acme")).toEqual([]);
-    expect((await cli(["apply", "--auto-approve"])).code).toBe(0);
+    expect((await cli(["apply", "--auto-approve", "--allow-empty-state"])).code).toBe(0);
     expect(h!.sandbox.inspect.store.orgKeys.get("org-acme")!.quotaResets).toBe(2);
     expect(h!.sandbox.inspect.store.orgKeys.get("org-acme")!.session).toMatchObject({ rate: 10 });
     // settled: nothing more to do, and the reset stays spent
     const again = await cli(["plan", "--detailed-exitcode"]);
     expect(again.code).toBe(0);
-    expect((await cli(["apply", "--auto-approve"])).code).toBe(0);
+    expect((await cli(["apply", "--auto-approve", "--allow-empty-state"])).code).toBe(0);
     expect(h!.sandbox.inspect.store.orgKeys.get("org-acme")!.quotaResets).toBe(2);
   });
 
@@ -109,7 +109,7 @@ describe("an org key whose write carrying reset_quota=1 lost its answer", () => 
     await inDoubtKey();
     expect((await cli(["state", "resolve", "OrgKey/acme", "--accept"])).code).toBe(0);
     expect((await cli(["plan", "--detailed-exitcode"])).code).toBe(0);
-    await cli(["apply", "--auto-approve"]);
+    await cli(["apply", "--auto-approve", "--allow-empty-state"]);
     expect(h!.sandbox.inspect.store.orgKeys.get("org-acme")!.quotaResets).toBe(2);
   });
 
@@ -119,7 +119,7 @@ describe("an org key whose write carrying reset_quota=1 lost its answer", () => 
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("has no server id to record");
     expect((await h!.state.read()).resources.get("OrgKey/acme")!.status).toBe("in-doubt");
-    await cli(["apply", "--auto-approve"]);
+    await cli(["apply", "--auto-approve", "--allow-empty-state"]);
     expect(h!.sandbox.inspect.store.orgKeys.get("org-acme")!.quotaResets).toBe(2);
   });
 });
@@ -160,7 +160,7 @@ describe.each(created)("$id: a create in doubt", (kind) => {
         files: kind.files,
         sandbox: { faults: exists ? { lostResponseRate: 1, interfaces: [kind.iface] } : { resetRate: 1, interfaces: [kind.iface] } },
       });
-      const apply = await cli(["apply", "--auto-approve"]);
+      const apply = await cli(["apply", "--auto-approve", "--allow-empty-state"]);
       h.sandbox.inspect.setFaults({ lostResponseRate: 0, resetRate: 0 });
       expect((await h.state.read()).resources.get(kind.id)!.status).toBe("in-doubt");
       expect(kind.serverIds(h)).toHaveLength(exists ? 1 : 0);
@@ -170,7 +170,7 @@ describe.each(created)("$id: a create in doubt", (kind) => {
       expect(summarySteps(apply.stdout, kind.id)).toEqual(steps);
       const step = pick(steps, exists);
       expect((await follow(step, kind.serverIds(h)[0])).code).toBe(0);
-      expect((await cli(["apply", "--auto-approve"])).code).toBe(0);
+      expect((await cli(["apply", "--auto-approve", "--allow-empty-state"])).code).toBe(0);
       expect(kind.serverIds(h)).toHaveLength(1);
       expect((await cli(["plan", "--detailed-exitcode"])).code).toBe(0);
     });
@@ -185,7 +185,7 @@ describe("DashboardWebhook: a create in doubt whose spec changed since", () => {
         files: { "w.yaml": hook("https://chat.example.com/a") },
         sandbox: { faults: exists ? { lostResponseRate: 1, interfaces: ["dashboard"] } : { resetRate: 1, interfaces: ["dashboard"] } },
       });
-      await cli(["apply", "--auto-approve"]);
+      await cli(["apply", "--auto-approve", "--allow-empty-state"]);
       h.sandbox.inspect.setFaults({ lostResponseRate: 0, resetRate: 0 });
       await writeFile(path.join(h.dir, "config/w.yaml"), hook("https://chat.example.com/b"));
       const plan = await cli(["plan"]);
@@ -194,7 +194,7 @@ describe("DashboardWebhook: a create in doubt whose spec changed since", () => {
       // "put the spec back as it was sent" is part of the step
       if (exists) await writeFile(path.join(h.dir, "config/w.yaml"), hook("https://chat.example.com/a"));
       expect((await follow(step)).code).toBe(0);
-      await cli(["apply", "--auto-approve"]);
+      await cli(["apply", "--auto-approve", "--allow-empty-state"]);
       expect(h.sandbox.inspect.store.dashboardHooks).toHaveLength(1);
       expect((await h.state.read()).resources.get("DashboardWebhook/alerts")!.status).toBe("applied");
     });

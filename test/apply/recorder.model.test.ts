@@ -78,6 +78,7 @@ class MemoryState {
       description: "memory",
       kill: () => (dead = true),
       read: () => Promise.resolve(this.snapshot()),
+      readVersion: () => Promise.resolve({ lineage: "l", serial: this.serial }),
       lock: () => Promise.resolve({ release: () => Promise.resolve(), check: () => undefined }),
       write: (record) => change(() => this.set(record)),
       remove: (id) => change(() => this.records.delete(id)),

@@ -38,11 +38,11 @@ const key = doc("OrgKey", "acme", "keyId: org-acme\nrate: 10");
 describe("renaming a created object (it cannot be updated)", () => {
   it("ApiProduct: undeclared, blocked (exit 3, no second product); declared with gatesync.dev/moved-from, `~ moved` and no call", async () => {
     h = await harness({ files: { "p.yaml": product("shop") } });
-    expect((await cli("apply", "--auto-approve")).code).toBe(0);
+    expect((await cli("apply", "--auto-approve", "--allow-empty-state")).code).toBe(0);
     const [productId] = [...h.sandbox.inspect.store.products.keys()];
     await rm(file("p.yaml"));
     await writeFile(file("storefront.yaml"), product("storefront"));
-    const blocked = await cli("apply", "--auto-approve");
+    const blocked = await cli("apply", "--auto-approve", "--allow-empty-state");
     expect(blocked.code).toBe(3);
     expect(h.sandbox.inspect.store.products.size).toBe(1);
     const plan = await cli("plan");
@@ -55,7 +55,7 @@ describe("renaming a created object (it cannot be updated)", () => {
     expect(moved.stdout).toMatch(/~ ApiProduct\/storefront {2}moved {2}from ApiProduct\/shop\n/);
     expect(moved.stdout).toContain("0 HTTP calls");
     const calls = h.sandbox.inspect.calls().log.length;
-    const applied = await cli("apply", "--auto-approve");
+    const applied = await cli("apply", "--auto-approve", "--allow-empty-state");
     expect(applied.code).toBe(0);
     expect(applied.stdout).toContain("1 moved");
     expect(applied.stdout).toContain("Moved (renamed; same object, no call): ApiProduct/shop → ApiProduct/storefront");
@@ -68,7 +68,7 @@ describe("renaming a created object (it cannot be updated)", () => {
 
   it("DashboardWebhook: a declared rename sends nothing (no 409, no failed record left as an orphan)", async () => {
     h = await harness({ files: { "w.yaml": hook("alerts") } });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     await writeFile(file("w.yaml"), withAnnotation(hook("chat-alerts"), "gatesync.dev/moved-from: alerts"));
     // reviewed as a saved plan (its JSON validates against plan.schema.json), then applied as saved
     const saved = path.join(h.dir, "rename.plan.json");
@@ -83,7 +83,7 @@ describe("renaming a created object (it cannot be updated)", () => {
 describe("orphans: deactivate", () => {
   it("renaming an API (same apiId) moves it and leaves it on; no deactivation is planned for it", async () => {
     h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key }, configExtra: "orphans: deactivate\n" });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     const traffic = `${h.sandbox.urls.base}/petstore/pets`;
     const before = (await call(traffic)).status;
     expect(before).not.toBe(404);
@@ -91,7 +91,7 @@ describe("orphans: deactivate", () => {
     const plan = await cli("plan");
     expect(plan.stdout).toMatch(/~ ApiDefinition\/pets {2}moved {2}from ApiDefinition\/petstore \(detected: same object\)/);
     expect(plan.stdout).not.toContain("deactivate");
-    expect((await cli("apply", "--auto-approve")).code).toBe(0);
+    expect((await cli("apply", "--auto-approve", "--allow-empty-state")).code).toBe(0);
     expect(h.sandbox.inspect.store.apis.get("petstore-v1")!.extension).toMatchObject({ info: { state: { active: true } } });
     expect((await call(traffic)).status).toBe(before);
   });
@@ -102,18 +102,18 @@ describe("orphans: deactivate", () => {
       files: { "a.yaml": labelled("petstore", "a"), "k.yaml": key.replace("  name: acme\n", "  name: acme\n  labels: { team: a }\n") },
       configExtra: "orphans: deactivate\n",
     });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     // renamed and handed to team b: the old record (team a) is in team a's selection, the new resource is not
     await writeFile(file("a.yaml"), labelled("pets", "b"));
     const plan = await cli("plan", "--selector", "team=a");
     expect(plan.stdout).toContain("declared as ApiDefinition/pets: not deactivated");
-    expect((await cli("apply", "--auto-approve", "--selector", "team=a")).code).toBe(0);
+    expect((await cli("apply", "--auto-approve", "--allow-empty-state", "--selector", "team=a")).code).toBe(0);
     expect(h.sandbox.inspect.store.apis.get("petstore-v1")!.extension).toMatchObject({ info: { state: { active: true } } });
   });
 
   it("removing the API's file is breaking (plan --fail-on-breaking exits 4); the revert switches it back on", async () => {
     h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key }, configExtra: "orphans: deactivate\n" });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     const traffic = `${h.sandbox.urls.base}/petstore/pets`;
     const on = (await call(traffic)).status;
     const original = await readFile(file("a.yaml"), "utf8");
@@ -121,14 +121,14 @@ describe("orphans: deactivate", () => {
     const review = await cli("plan", "--detailed-exitcode", "--fail-on-breaking");
     expect(review.code).toBe(4);
     expect(review.stdout).toMatch(/- ApiDefinition\/petstore {2}orphan {2}PATCH .*\[batch, deactivate\] {2}⚠ breaking/);
-    expect((await cli("apply", "--auto-approve")).code).toBe(0);
+    expect((await cli("apply", "--auto-approve", "--allow-empty-state")).code).toBe(0);
     expect(await call(traffic)).toMatchObject({ status: 404 });
     // the revert: the file back, byte for byte
     await writeFile(file("a.yaml"), original);
     const revert = await cli("plan", "--detailed-exitcode");
     expect(revert.code).toBe(2);
     expect(revert.stdout).toContain("~ definition.x-gw-api-gateway.info.state.active: false → true");
-    expect((await cli("apply", "--auto-approve")).code).toBe(0);
+    expect((await cli("apply", "--auto-approve", "--allow-empty-state")).code).toBe(0);
     expect(h.sandbox.inspect.store.apis.get("petstore-v1")!.extension).toMatchObject({ info: { state: { active: true } } });
     expect((await call(traffic)).status).toBe(on);
     const record = (await h.state.read()).resources.get("ApiDefinition/petstore")!;
@@ -138,7 +138,7 @@ describe("orphans: deactivate", () => {
 
   it("a saved plan made with --allow-mass-deactivation is applied as reviewed (apply --plan needs no flag)", async () => {
     h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key }, configExtra: "orphans: deactivate\n" });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     await rm(file("a.yaml"));
     await rm(file("k.yaml"));
     const guarded = await cli("plan", "--detailed-exitcode");
@@ -152,12 +152,12 @@ describe("orphans: deactivate", () => {
 
   it("a deactivated org key comes back on with its file", async () => {
     h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key }, configExtra: "orphans: deactivate\n" });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     await rm(file("k.yaml"));
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     expect(h.sandbox.inspect.store.orgKeys.get("org-acme")!.session).toMatchObject({ is_inactive: true });
     await writeFile(file("k.yaml"), key);
-    expect((await cli("apply", "--auto-approve")).code).toBe(0);
+    expect((await cli("apply", "--auto-approve", "--allow-empty-state")).code).toBe(0);
     expect(h.sandbox.inspect.store.orgKeys.get("org-acme")!.session).toMatchObject({ is_inactive: false, rate: 10 });
     expect((await cli("plan", "--detailed-exitcode")).code).toBe(0);
   });
@@ -166,10 +166,10 @@ describe("orphans: deactivate", () => {
 describe("what the plan, the apply summary and `state list` say (issue 31, point 7)", () => {
   it("`state list` marks the records of resources gone from the repository as orphaned, and deactivated ones as such", async () => {
     h = await harness({ files: { "a.yaml": api("petstore"), "k.yaml": key, "p.yaml": product("shop") }, configExtra: "orphans: deactivate\n" });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     await rm(file("k.yaml"));
     await rm(file("p.yaml"));
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     const list = await cli("state", "list");
     expect(list.stdout).toMatch(/^applied\s+ApiDefinition\/petstore$/m);
     expect(list.stdout).toMatch(/^orphaned, deactivated \S+ OrgKey\/acme$/m);
@@ -184,7 +184,7 @@ describe("what the plan, the apply summary and `state list` say (issue 31, point
 
   it("the apply summary lists adoptions", async () => {
     h = await harness({ files: { "p.yaml": withAnnotation(product("shop"), 'gatesync.dev/adopt: "41"') } });
-    const applied = await cli("apply", "--auto-approve");
+    const applied = await cli("apply", "--auto-approve", "--allow-empty-state");
     expect(applied.stdout).toContain("Apply: 0 applied, 1 adopted,");
     expect(applied.stdout).toContain("Adopted (recorded under the server id the annotation or `state adopt` gave): ApiProduct/shop");
   });
@@ -196,7 +196,7 @@ describe("what the plan, the apply summary and `state list` say (issue 31, point
       "apiRef: petstore\nclientId: petstore-mobile-app\nredirect_uri: https://app.example.com/cb\npolicy_id: mobile-default",
     );
     h = await harness({ files: { "a.yaml": api("petstore"), "c.yaml": client, "k.yaml": key } });
-    await cli("apply", "--auto-approve");
+    await cli("apply", "--auto-approve", "--allow-empty-state");
     // wave 1 (the API) changes, wave 2 (the client) does not, and the orphaned key comes last
     await writeFile(file("a.yaml"), api("petstore").replace("title: Petstore", "title: Pets"));
     await rm(file("k.yaml"));

@@ -26,7 +26,9 @@ const products = (n: number): Record<string, string> =>
 describe("a throttled apply in a real process", () => {
   it("waits out 429 + Retry-After: 1 and finishes: every create applied once, none in doubt, exit 0", async () => {
     h = await harness({ files: products(5), sandbox: { faults: { rateLimit: { requestsPerSecond: 1, burst: 1 }, interfaces: ["portal"] } } });
-    const r = await spawnCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"], { env: { ...h.env, GATESYNC_LOG_LEVEL: "silent" } });
+    const r = await spawnCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"], {
+      env: { ...h.env, GATESYNC_LOG_LEVEL: "silent" },
+    });
     expect(h.sandbox.inspect.faults().injected.throttled).toBeGreaterThan(0);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -41,7 +43,7 @@ describe("a throttled apply in a real process", () => {
     const cfg = path.join(h.dir, "gatesync.yaml");
     const { readFile, writeFile } = await import("node:fs/promises");
     await writeFile(cfg, (await readFile(cfg, "utf8")).replace("retries: { max: 4,", "retries: { maxRetryAfterMs: 2000, max: 4,"));
-    const r = await spawnCli(["apply", "--config", cfg, "--auto-approve"], { env: { ...h.env, GATESYNC_LOG_LEVEL: "silent" } });
+    const r = await spawnCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], { env: { ...h.env, GATESYNC_LOG_LEVEL: "silent" } });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/Apply: 1 applied, 2 failed, 0 in doubt/);
     expect(r.stdout).toContain("longer than retries.maxRetryAfterMs");
@@ -49,7 +51,7 @@ describe("a throttled apply in a real process", () => {
     const state = await h.state.read();
     expect([...state.resources.values()].filter((rec) => rec.status === "in-doubt")).toEqual([]);
     h.sandbox.inspect.setFaults({ rateLimit: undefined });
-    const next = await spawnCli(["apply", "--config", cfg, "--auto-approve"], { env: { ...h.env, GATESYNC_LOG_LEVEL: "silent" } });
+    const next = await spawnCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], { env: { ...h.env, GATESYNC_LOG_LEVEL: "silent" } });
     expect(next.code).toBe(0);
     expect(next.stdout).toContain("Apply: 2 applied, 0 failed, 0 in doubt");
     expect(h.sandbox.inspect.store.products.size).toBe(3);

@@ -26,7 +26,7 @@ describe("gatesync apply", () => {
   it("applies with --auto-approve (exit 0), prints the summary, and lists the state", async () => {
     h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k"), "p.yaml": doc("ApiProduct", "p", "Name: P\nProviderID: 1") } });
     const cfg = path.join(h.dir, "gatesync.yaml");
-    const r = await runCli(["apply", "--config", cfg, "--auto-approve"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
+    const r = await runCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Apply: 2 applied, 0 failed, 0 in doubt, 0 blocked, 0 unchanged, 0 orphaned");
@@ -40,7 +40,7 @@ describe("gatesync apply", () => {
     const other = path.join(h.dir, "checkout");
     await mkdir(other);
     await writeFile(path.join(other, "p.yaml"), doc("ApiProduct", "p", "Name: P\nProviderID: 1"));
-    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--dir", other, "--auto-approve"], {
+    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--dir", other, "--auto-approve", "--allow-empty-state"], {
       ...h.env,
       GATESYNC_LOG_LEVEL: "silent",
     });
@@ -52,7 +52,10 @@ describe("gatesync apply", () => {
 
   it("refuses an unknown GATESYNC_LOG_LEVEL by name, before any call", async () => {
     h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k") } });
-    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"], { ...h.env, GATESYNC_LOG_LEVEL: "loud" });
+    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"], {
+      ...h.env,
+      GATESYNC_LOG_LEVEL: "loud",
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('error[USAGE] GATESYNC_LOG_LEVEL is "loud", which is not a log level');
     expect(r.stderr).toContain("use one of trace, debug, info, warn, error, fatal, silent");
@@ -73,7 +76,10 @@ describe("gatesync apply", () => {
 
   it("exits 1 when anything failed, naming the server's message", async () => {
     h = await harness({ files: { "c.yaml": doc("OAuthClient", "c", "apiId: petstore-v1\nclientId: petstore-mobile-app\npolicy_id: no-such-policy") } });
-    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
+    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"], {
+      ...h.env,
+      GATESYNC_LOG_LEVEL: "silent",
+    });
     expect(r.code).toBe(1);
     expect(r.stdout).toContain("OAuthClient/c: 404: Policy doesn't exist");
   });
@@ -83,7 +89,7 @@ describe("gatesync apply", () => {
     const cfg = path.join(h.dir, "gatesync.yaml");
     const planFile = path.join(h.dir, "plan.json");
     expect((await runCli(["plan", "--config", cfg, "--out", planFile], h.env)).code).toBe(0);
-    expect((await runCli(["apply", "--config", cfg, "--plan", planFile], { ...h.env, GATESYNC_LOG_LEVEL: "silent" })).code).toBe(0);
+    expect((await runCli(["apply", "--config", cfg, "--plan", planFile, "--allow-empty-state"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" })).code).toBe(0);
     const again = await runCli(["apply", "--config", cfg, "--plan", planFile], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("error[STATE_CHANGED]");

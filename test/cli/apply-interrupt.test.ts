@@ -55,7 +55,9 @@ async function outcome(x: Harness): Promise<{ status: Record<string, string[]>; 
 describe("Ctrl-C during apply", () => {
   it("on a terminal: stops starting calls, records the calls in flight, prints the summary and gives the terminal back", async () => {
     h = await slowHarness();
-    const cmd = [process.execPath, ...cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve")].map(shellQuote).join(" ");
+    const cmd = [process.execPath, ...cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state")]
+      .map(shellQuote)
+      .join(" ");
     const env = { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "warn", TERM: "xterm", COLUMNS: "160" };
     child = spawn("script", ["-qfec", cmd, "/dev/null"], { cwd: h.dir, env, stdio: ["pipe", "pipe", "pipe"] });
     const out = collect(child);
@@ -97,7 +99,7 @@ describe("Ctrl-C during apply", () => {
     expect(status.applied).toHaveLength(applied);
     expect(onServer).toHaveLength(applied);
     // and the next apply makes the rest, no duplicates
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"), {
       cwd: h.dir,
       env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
     });
@@ -109,7 +111,7 @@ describe("Ctrl-C during apply", () => {
 
   it("off a terminal: the same, with the summary on stdout", async () => {
     h = await slowHarness();
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"), {
       cwd: h.dir,
       env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
       stdio: ["ignore", "pipe", "pipe"],
@@ -139,7 +141,7 @@ describe("Ctrl-C during apply", () => {
 
   it("a second Ctrl-C stops waiting: the calls still in flight are recorded in doubt and listed with what to do", async () => {
     h = await slowHarness();
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"), {
       cwd: h.dir,
       env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
       stdio: ["ignore", "pipe", "pipe"],
@@ -185,7 +187,7 @@ describe("Ctrl-C during apply", () => {
 
   it("Ctrl-C at the confirmation prompt cancels: nothing is sent, the terminal is given back", async () => {
     h = await slowHarness();
-    const cmd = [process.execPath, ...cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"))].map(shellQuote).join(" ");
+    const cmd = [process.execPath, ...cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--allow-empty-state")].map(shellQuote).join(" ");
     child = spawn("script", ["-qfec", cmd, "/dev/null"], {
       cwd: h.dir,
       env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "warn", TERM: "xterm" },
@@ -208,7 +210,7 @@ describe("Ctrl-C during apply", () => {
 
   it("SIGTERM stops the same way (exit 143)", async () => {
     h = await slowHarness();
-    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"), {
+    child = spawn(process.execPath, cliArgs("apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"), {
       cwd: h.dir,
       env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -21,14 +21,14 @@ describe("blocked changes are a distinct signal", () => {
     h = await harness({ files: { "p.yaml": doc("ApiProduct", "shop", "Name: Shop\nProviderID: 1"), "k.yaml": doc("OrgKey", "k", "keyId: k\nrate: 5") } });
     const cfg = path.join(h.dir, "gatesync.yaml");
     const env = { ...h.env, ...quiet };
-    expect((await runCli(["apply", "--config", cfg, "--auto-approve"], env)).code).toBe(0);
+    expect((await runCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], env)).code).toBe(0);
     // a product cannot be updated: its rename is blocked; the org key's change is not
     await writeFile(path.join(h.dir, "config/p.yaml"), doc("ApiProduct", "shop", "Name: Shop renamed\nProviderID: 1"));
     await writeFile(path.join(h.dir, "config/k.yaml"), doc("OrgKey", "k", "keyId: k\nrate: 6"));
     const plan = await runCli(["plan", "--config", cfg, "--detailed-exitcode"], env);
     expect(plan.code).toBe(3);
     expect(plan.stdout).toContain("gatesync state resolve ApiProduct/shop --accept");
-    const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], env);
+    const apply = await runCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], env);
     expect(apply.stdout).toContain("Apply: 1 applied, 0 failed, 0 in doubt, 1 blocked");
     expect(apply.stdout).toContain("Blocked, not applied (exit code 3");
     expect(apply.code).toBe(3);
@@ -55,7 +55,7 @@ describe("no request leaves with an unfilled path parameter", () => {
     h = await harness({ files: { "w.yaml": hook(5) } });
     const cfg = path.join(h.dir, "gatesync.yaml");
     const env = { ...h.env, ...quiet };
-    expect((await runCli(["apply", "--config", cfg, "--auto-approve"], env)).code).toBe(0);
+    expect((await runCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], env)).code).toBe(0);
     // a record accepted by an earlier version without the id: applied, but no webhook_id
     const lock = await h.state.lock("test");
     const record = (await h.state.read()).resources.get("PortalWebhook/audit")!;
@@ -68,7 +68,7 @@ describe("no request leaves with an unfilled path parameter", () => {
     const plan = await runCli(["plan", "--config", cfg, "--detailed-exitcode"], env);
     expect(plan.code).toBe(3);
     expect(plan.stdout).toContain("PUT /webhooks/{webhook_id} cannot be sent: the object's `webhook_id` is unknown");
-    const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], env);
+    const apply = await runCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], env);
     expect(apply.code).toBe(3);
     const sent = h.sandbox.inspect.calls().log.slice(before);
     expect(sent).toEqual([]);

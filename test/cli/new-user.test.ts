@@ -47,7 +47,7 @@ describe("a state locked by the daemon", () => {
     );
     // the call is on its way (or about to be): the lock is held until it answers
     const r = await eventually(
-      () => spawnCli(["apply", "--config", cfg, "--auto-approve"], { cwd: h!.dir, env: { ...h!.env, ...quiet } }),
+      () => spawnCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], { cwd: h!.dir, env: { ...h!.env, ...quiet } }),
       (x) => x.stderr.includes("STATE_LOCKED"),
       15_000,
     );
@@ -62,7 +62,9 @@ describe("a state locked by the daemon", () => {
 describe("./gatesync.yaml is found by every command", () => {
   it("`state migrate --to postgres` reads ./gatesync.yaml without -c, and the copy is the daemon's state", async () => {
     h = await harness({ files: { "k.yaml": doc("OrgKey", "k", "keyId: k\nrate: 5") } });
-    expect((await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"], { ...h.env, ...quiet })).code).toBe(0);
+    expect((await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"], { ...h.env, ...quiet })).code).toBe(
+      0,
+    );
     // the team moves to PostgreSQL: the config now names it, the old SQLite file stays
     const schema = testSchema();
     const config = path.join(h.dir, "gatesync.yaml");
@@ -91,7 +93,7 @@ describe("invalid files", () => {
 
   it("apply says nothing was applied, and names the file from the repository's root", async () => {
     h = await harness({ files: bad });
-    const r = await spawnCli(["apply", "--config", "gatesync.yaml", "--auto-approve"], { cwd: h.dir, env: { ...h.env, ...quiet } });
+    const r = await spawnCli(["apply", "--config", "gatesync.yaml", "--auto-approve", "--allow-empty-state"], { cwd: h.dir, env: { ...h.env, ...quiet } });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error\[SCHEMA_VIOLATION\] config\/k\.yaml:\d+:\d+ OrgKey\/k spec\.rate/m);
     expect(r.stderr).toContain("invalid: 1 error(s), 0 warning(s): nothing applied");

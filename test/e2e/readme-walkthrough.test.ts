@@ -111,7 +111,12 @@ describe("the README, as written", () => {
     const plan = await sh(process.execPath, [gatesync, "plan", "--detailed-exitcode"], repo, credentials);
     expect(plan.code, plan.stdout + plan.stderr).toBe(2);
     expect(plan.stdout).toContain("Plan: 5 to create, 3 to update, 0 blocked");
-    const apply = await sh(process.execPath, [gatesync, "apply", "--auto-approve"], repo, credentials);
+    // the README's first apply: `apply --auto-approve` alone is refused on the new, empty state, and says what to do
+    const refused = await sh(process.execPath, [gatesync, "apply", "--auto-approve"], repo, credentials);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+    expect(refused.stderr).toContain("error[STATE_EMPTY]");
+    expect(refused.stderr).toContain("if nothing was ever applied from this repository, pass --allow-empty-state");
+    const apply = await sh(process.execPath, [gatesync, "apply", "--auto-approve", "--allow-empty-state"], repo, credentials);
     expect(apply.code, apply.stdout + apply.stderr).toBe(0);
     expect(apply.stdout).toContain("Apply: 8 applied, 0 failed, 0 in doubt, 0 blocked");
     const again = await sh(process.execPath, [gatesync, "plan", "--detailed-exitcode"], repo, credentials);

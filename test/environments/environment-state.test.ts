@@ -61,7 +61,7 @@ describe("the state of each environment", () => {
       config,
       `${head("{ backend: sqlite, path: ./state/state.db }")}targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW } }\nvalues: { rate: 10 }\n`,
     );
-    expect((await runCli(["apply", "-c", config, "--auto-approve"], env)).code).toBe(0);
+    expect((await runCli(["apply", "-c", config, "--auto-approve", "--allow-empty-state"], env)).code).toBe(0);
     expect((await runCli(["plan", "-c", config, "--detailed-exitcode"], env)).code).toBe(0);
 
     await writeFile(config, `${head("{ backend: sqlite, path: ./state/state.db }")}${environments()}`);
@@ -96,12 +96,12 @@ describe("the state of each environment", () => {
     const dir = await tempRepo({ "config/key.yaml": key });
     const config = path.join(dir, "gatesync.yaml");
     await writeFile(config, `${head(`{ backend: postgres, urlEnv: PG_URL, schema: ${schema} }`)}${environments()}`);
-    expect((await runCli(["apply", "-c", config, "--env", "staging", "--auto-approve"], env)).code).toBe(0);
+    expect((await runCli(["apply", "-c", config, "--env", "staging", "--auto-approve", "--allow-empty-state"], env)).code).toBe(0);
     const count = async (s: string): Promise<number> => Number((await sql<{ n: string }>(`SELECT count(*) AS n FROM ${s}.resources`))[0]!.n);
     expect(await count(`${schema}_staging`)).toBe(1);
     const productionTables = await sql(`SELECT 1 FROM information_schema.tables WHERE table_schema = $1`, [`${schema}_production`]);
     expect(productionTables).toEqual([]);
-    expect((await runCli(["apply", "-c", config, "--env", "production", "--auto-approve"], env)).code).toBe(0);
+    expect((await runCli(["apply", "-c", config, "--env", "production", "--auto-approve", "--allow-empty-state"], env)).code).toBe(0);
     expect(await count(`${schema}_production`)).toBe(1);
     for (const e of ["staging", "production"]) expect((await runCli(["plan", "-c", config, "--env", e, "--detailed-exitcode"], env)).code).toBe(0);
     const rates = (s: SandboxHandle): string =>

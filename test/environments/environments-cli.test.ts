@@ -69,7 +69,7 @@ describe("environments on the command line", () => {
   });
 
   it("applies --env staging to staging's sandbox only, with staging's values typed, in staging's own state", async () => {
-    const applied = await runCli(["apply", "-c", config, "--env", "staging", "--auto-approve"], env);
+    const applied = await runCli(["apply", "-c", config, "--env", "staging", "--auto-approve", "--allow-empty-state"], env);
     expect(applied.stderr).not.toContain("error");
     expect(applied.code).toBe(0);
     const key = keyIn(staging);
@@ -85,7 +85,7 @@ describe("environments on the command line", () => {
   });
 
   it("keeps both states apart: after production's apply, a re-plan of each is empty", async () => {
-    expect((await runCli(["apply", "-c", config, "--env", "production", "--auto-approve"], env)).code).toBe(0);
+    expect((await runCli(["apply", "-c", config, "--env", "production", "--auto-approve", "--allow-empty-state"], env)).code).toBe(0);
     expect(JSON.stringify(keyIn(production))).toContain('"rate":1000');
     expect(JSON.stringify(keyIn(staging))).toContain('"rate":100');
     const both = await runCli(["plan", "-c", config, "--detailed-exitcode"], env);
@@ -120,7 +120,7 @@ describe("environments on the command line", () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("CONFIG_UNKNOWN_ENVIRONMENT");
     expect(unknown.stderr).toContain("staging, production");
-    const apply = await runCli(["apply", "-c", config, "--auto-approve"], env);
+    const apply = await runCli(["apply", "-c", config, "--auto-approve", "--allow-empty-state"], env);
     expect(apply.code).toBe(1);
     expect(apply.stderr).toContain("--env");
   });

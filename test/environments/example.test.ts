@@ -46,7 +46,7 @@ describe("examples/environments", () => {
 
   it("applies each environment to its own sandbox with its own values and patches", async () => {
     for (const e of ["staging", "production"]) {
-      const r = await runCli(["apply", "-c", config, "--env", e, "--auto-approve"], env);
+      const r = await runCli(["apply", "-c", config, "--env", e, "--auto-approve", "--allow-empty-state"], env);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
     }

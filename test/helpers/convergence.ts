@@ -21,7 +21,7 @@ export interface Child {
 
 /** `gatesync apply --auto-approve` (or `gatesync run --once`) on the harness, as a child process. */
 export function gatesyncChild(h: Harness, command: "apply" | "run" = "apply", env: Record<string, string> = {}): Child {
-  const args = command === "apply" ? ["apply", "--auto-approve"] : ["run", "--once", "--listen", "127.0.0.1:0"];
+  const args = command === "apply" ? ["apply", "--auto-approve", "--allow-empty-state"] : ["run", "--once", "--listen", "127.0.0.1:0"];
   const child = spawn(process.execPath, cliArgs(...args, "--config", path.join(h.dir, "gatesync.yaml")), {
     cwd: h.dir,
     env: { ...process.env, ...h.env, GATESYNC_LOG_LEVEL: "silent", ...env },

@@ -127,7 +127,7 @@ describe("secrets", () => {
     expect(await cli("validate json", "validate", "--config", cfgFile, "--format", "json")).toBe(0);
     for (const format of ["text", "markdown", "json"])
       expect(await cli(`plan ${format}`, "plan", "--config", cfgFile, "--format", format, "--out", path.join(h.dir, `plan-${format}.json`))).toBe(0);
-    expect(await cli("apply", "apply", "--config", cfgFile, "--auto-approve")).toBe(0);
+    expect(await cli("apply", "apply", "--config", cfgFile, "--auto-approve", "--allow-empty-state")).toBe(0);
     expect(await cli("state list", "state", "list", "--config", cfgFile, "--json")).toBe(0);
     // rotate every secret, and plan again: old and new values both planted
     const rotated = Object.fromEntries(
@@ -143,7 +143,7 @@ describe("secrets", () => {
     await writeFile(keys, (await readFile(keys, "utf8")).replace("  alias: Globex\n", "  alias: Globex Corp\n"));
     const wrongKey = planted("wrong-gw-key");
     values.push(wrongKey);
-    const failing = await spawnCli(["apply", "--config", cfgFile, "--auto-approve"], { env: { ...env, GW_KEY: wrongKey }, cwd: h.dir });
+    const failing = await spawnCli(["apply", "--config", cfgFile, "--auto-approve", "--allow-empty-state"], { env: { ...env, GW_KEY: wrongKey }, cwd: h.dir });
     expect(failing.code).toBe(1);
     expect(failing.stdout).toContain("403: Attempted administrative access with invalid or missing key!");
     outputs.push(["failing apply", failing.stdout + failing.stderr]);
@@ -219,9 +219,9 @@ describe("secrets against a server that echoes every request", () => {
     expect(await cli("validate", "validate", "--config", cfgFile)).toBe(0);
     for (const format of ["text", "markdown", "json"])
       expect(await cli(`plan ${format}`, "plan", "--config", cfgFile, "--format", format, "--out", path.join(dir, `plan-${format}.json`))).toBe(0);
-    expect(await cli("apply", "apply", "--config", cfgFile, "--auto-approve")).toBe(1);
+    expect(await cli("apply", "apply", "--config", cfgFile, "--auto-approve", "--allow-empty-state")).toBe(1);
     expect(await cli("state list", "state", "list", "--config", cfgFile, "--json")).toBe(0);
-    expect(await cli("apply again", "apply", "--config", cfgFile, "--auto-approve")).toBe(1);
+    expect(await cli("apply again", "apply", "--config", cfgFile, "--auto-approve", "--allow-empty-state")).toBe(1);
     const sent = echo.requests();
     const logs = await daemonOutputs(cfgFile, dir, env, env.GATESYNC_SYNC_TOKEN!, outputs);
     outputs.push(...(await filesWritten(dir)));
@@ -255,7 +255,7 @@ describe("secrets against a server that echoes every request", () => {
     expect(validate.stdout).toContain("targets.gateway.credentialEnv");
     expect(validate.stdout).toContain("the hash key (GATESYNC_HASH_KEY)");
     expect(validate.stdout).toContain("state.path");
-    const apply = await spawnCli(["apply", "--config", cfgFile, "--auto-approve"], { env, cwd: dir });
+    const apply = await spawnCli(["apply", "--config", cfgFile, "--auto-approve", "--allow-empty-state"], { env, cwd: dir });
     expect(apply.code).toBe(1);
     expect(apply.stderr).toContain("error[SECRET_SCOPE]");
     expect(echo.requests()).toBe(0);

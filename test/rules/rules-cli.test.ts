@@ -72,7 +72,7 @@ describe("governance rules", { timeout: 120_000 }, () => {
       `apis/petstore.yaml:${at.line}:${at.column} ApiDefinition/petstore spec.query.listenPath: listen path /petstore/ must start with /shop/`,
     );
 
-    const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], { ...h.env, ...silent });
+    const apply = await runCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], { ...h.env, ...silent });
     expect(apply.code).toBe(1);
     expect(apply.stderr).toContain("error[RULESET_VIOLATION listen-path-prefix]");
     expect(h.sandbox.inspect.calls().log).toEqual([]);
@@ -102,7 +102,7 @@ describe("governance rules", { timeout: 120_000 }, () => {
         path: "spec.query.listenPath",
       }),
     );
-    const apply = await runCli(["apply", "--config", cfg, "--auto-approve"], { ...h.env, ...silent });
+    const apply = await runCli(["apply", "--config", cfg, "--auto-approve", "--allow-empty-state"], { ...h.env, ...silent });
     expect(apply.code, apply.stderr).toBe(0);
     expect(apply.stderr).toContain(`warning[RULESET_VIOLATION listen-path-prefix] apis/petstore.yaml:${at.line}:${at.column}`);
     expect(h.sandbox.inspect.calls().log.length).toBeGreaterThan(0);
@@ -188,7 +188,7 @@ describe("rulesets that cannot be used", { timeout: 120_000 }, () => {
   it("a ruleset with a syntax error is a CONFIG_INVALID at its line, before any call", async () => {
     const broken = "rules:\n  x:\n    given: [\n";
     h = await withRules({ resources: broken });
-    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve"], { ...h.env, ...silent });
+    const r = await runCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"], { ...h.env, ...silent });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error\[CONFIG_INVALID\] .*rules\/resources\.spectral\.yaml:\d+:\d+: ruleset: /);
     expect(h.sandbox.inspect.calls().log).toEqual([]);

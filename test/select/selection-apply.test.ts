@@ -141,7 +141,7 @@ describe("selection on the command line", () => {
     const md = await runCli(["plan", "--config", cfg, "--kind", "OrgKey", "--format", "markdown"], h.env);
     expect(md.stdout).toContain("> Selection: --kind OrgKey — 2 of 17 resources selected, 15 left out.");
     expect((await runCli(["apply", "--config", cfg, "--plan", out, "--kind", "OrgKey"], h.env)).stderr).toContain("cannot be given with --plan");
-    const applied = await runCli(["apply", "--config", cfg, "--plan", out], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
+    const applied = await runCli(["apply", "--config", cfg, "--plan", out, "--allow-empty-state"], { ...h.env, GATESYNC_LOG_LEVEL: "silent" });
     expect(applied.code).toBe(0);
     expect(applied.stdout).toContain("Apply: 3 applied");
     expect([...(await h.state.read()).resources.keys()].sort()).toEqual(["ApiDefinition/orders", "ApiDefinition/petstore", "ApiProduct/storefront"]);
