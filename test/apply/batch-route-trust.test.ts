@@ -52,7 +52,7 @@ function expectNothingReceived(): void {
 }
 
 async function applyCli(extra: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
-  return runCli(["apply", "--config", path.join(h!.dir, "gatesync.yaml"), "--auto-approve", ...extra], { ...h!.env, ...quiet });
+  return runCli(["apply", "--config", path.join(h!.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state", ...extra], { ...h!.env, ...quiet });
 }
 
 describe("a commit addressing the batch route's loopback API", () => {

@@ -37,9 +37,10 @@ describe("gatesync state resolve", { timeout: 120_000 }, () => {
     h.sandbox.inspect.setFaults({ resetRate: 0 });
     expect(apply.code).toBe(1);
     const printed = /^ {4}(gatesync state resolve .+? --forget.*?) {3}\(/m.exec(apply.stdout)?.[1];
-    expect(printed).toBe("gatesync state resolve ApiProduct/shop --forget --env staging");
-    // as printed (the config named the way this test names it)
-    const followed = await runCli([...printed!.split(" ").slice(1), "-c", cfg], h.env);
+    // the config is named as the command can reach it from where it runs (the test's directory is elsewhere)
+    expect(printed).toBe(`gatesync state resolve ApiProduct/shop --forget -c ${cfg} --env staging`);
+    // exactly as printed
+    const followed = await runCli(printed!.split(" ").slice(1), h.env);
     expect(followed.stderr).toBe("");
     expect(followed.stdout).toBe("forgot ApiProduct/shop\n");
     const staging = new SqliteStateBackend(path.join(h.dir, "state/state.staging.db"));

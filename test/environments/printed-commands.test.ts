@@ -60,7 +60,7 @@ async function recorded(configFile: string, environment: string): Promise<string
 
 const applyBoth = async (configFile: string): Promise<void> => {
   for (const e of ["staging", "production"]) {
-    const r = await spawnCli(["apply", "-c", configFile, "--env", e, "--auto-approve"], { env });
+    const r = await spawnCli(["apply", "-c", configFile, "--env", e, "--auto-approve", "--allow-empty-state"], { env });
     expect(r.code, r.stdout + r.stderr).toBe(0);
   }
 };
@@ -132,14 +132,16 @@ describe("printed commands with environments", () => {
       "config/llm.yaml": doc("LlmSettings", "assistant", "attributes:\n  model_name: small\n  temperature: 0.0"),
     });
     const configFile = path.join(dir, "gatesync.yaml");
-    const inProduction = await spawnCli(["apply", "-c", configFile, "--env", "production", "--auto-approve"], { env });
+    const inProduction = await spawnCli(["apply", "-c", configFile, "--env", "production", "--auto-approve", "--allow-empty-state"], { env });
     expect(inProduction.code, inProduction.stdout + inProduction.stderr).toBe(0);
     // staging's create reaches the server, its answer is lost: in doubt
     staging.inspect.setFaults({ lostResponseRate: 1, interfaces: ["llm"] });
     try {
-      const apply = await spawnCli(["apply", "--env", "staging", "--auto-approve"], { env, cwd: dir });
+      const apply = await spawnCli(["apply", "--env", "staging", "--auto-approve", "--allow-empty-state"], { env, cwd: dir });
       expect(apply.code).toBe(1);
-      const steps = apply.stdout.split("\n").filter((l) => l.trim().startsWith("gatesync "));
+      // the summary's steps, after the plan the apply printed first
+      const summary = apply.stdout.slice(apply.stdout.indexOf("In doubt (sent; the outcome is unknown):"));
+      const steps = summary.split("\n").filter((l) => l.trim().startsWith("gatesync "));
       expect(steps.length, apply.stdout).toBeGreaterThan(0);
       for (const step of steps) expect(step).toMatch(/ --env staging(?: |$)/);
       const forget = steps.find((s) => s.includes("--forget"));
