@@ -16,6 +16,7 @@ import { createSource } from "../source/create-source.js";
 import type { Source } from "../source/source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
+import { TeamSettingsReader } from "./repository-settings.js";
 import { environmentsOf, implicitEnvironmentName } from "../config/environments.js";
 import { startEnvironmentsDaemon } from "./environments-daemon.js";
 import { withRulesets } from "../rules/prepare-rules.js";
@@ -223,6 +224,7 @@ async function createReconciler(opts: DaemonOptions, parts: ReconcilerParts): Pr
     ...(canApply === undefined ? {} : { canApply }),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
     observer: history,
+    teamSettings: new TeamSettingsReader(logger),
     ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
     onRun: (report, plan) => {
       history.runFinished(report, plan);

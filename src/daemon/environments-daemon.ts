@@ -22,6 +22,7 @@ import { registerCredentials } from "../config/credentials.js";
 import { createSource } from "../source/create-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
+import { TeamSettingsReader } from "./repository-settings.js";
 import type { Daemon, DaemonOptions } from "./daemon.js";
 import { configHashOf, serverTokens } from "./daemon.js";
 import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
@@ -110,6 +111,7 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
     names,
     leases,
     exclusive: oneAtATime(),
+    teamSettings: new TeamSettingsReader(logger),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
     ownUrl: () => own.url,
     onRun: (environment: string, report: RunReport, plan: Parameters<NonNullable<DaemonOptions["onRun"]>>[1]) => {

@@ -139,6 +139,8 @@ function statusHead(opts: Pick<DaemonServerOptions, "reconciler" | "sourceDescri
             ...(last.diagnostics === undefined ? {} : { errors: last.diagnostics.filter((d) => d.severity === "error") }),
             // the governance rules' warnings, info and hints of an applied revision
             ...(last.ruleFindings === undefined ? {} : { ruleFindings: last.ruleFindings }),
+            // operator settings the repository's gatesync.yaml writes, which the daemon ignores
+            ...(last.ignoredSettings === undefined ? {} : { ignoredSettings: last.ignoredSettings }),
             ...(last.summary === undefined
               ? {}
               : {
