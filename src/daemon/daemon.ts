@@ -261,6 +261,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     ...(role === undefined ? {} : { role }),
     ...(parts.elector === undefined ? {} : { relay: parts.elector }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
+    operatorConfig: () => parts.reconciler.configInForce.config,
     page: statusPage({
       reconciler,
       history: parts.history,

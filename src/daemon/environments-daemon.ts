@@ -150,7 +150,10 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
     for (const e of nextEnvs) units.get(e.name)?.reconciler.reconfigure(e.config, nextHash);
   };
   const served = allOf(list, source);
-  const server = opts.serve === false ? undefined : await serveAll(opts, { config, units: list, served, source, leases, reloader, metrics, onTrigger });
+  const server =
+    opts.serve === false
+      ? undefined
+      : await serveAll(opts, { config, operatorConfig: () => inForce.config, units: list, served, source, leases, reloader, metrics, onTrigger });
   own.url = server?.url;
   leases?.start();
   for (const u of list) u.reconciler.start();
@@ -180,6 +183,8 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
 
 interface ServeAllParts {
   readonly config: GatesyncConfig;
+  /** The operator's config in force (a reload replaces it): GET /config. */
+  readonly operatorConfig: () => GatesyncConfig;
   /** Runs these environments here (a fleet's leader runs what it is forwarded the same way). */
   readonly onTrigger: (environments: readonly string[], reason: string) => void;
   readonly units: readonly EnvironmentUnit[];
@@ -214,6 +219,7 @@ function serveAll(opts: DaemonOptions, parts: ServeAllParts): Promise<DaemonServ
           ),
         }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
+    operatorConfig: parts.operatorConfig,
     statusBody: () => environmentsStatus({ units, leases, source: parts.source.description, served, ...(reloader === undefined ? {} : { reloader }) }),
     environmentSync: environmentSync(
       units.map((u) => u.name),

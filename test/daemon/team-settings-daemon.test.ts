@@ -6,32 +6,27 @@
  */
 import { createServer } from "node:http";
 import type { Server } from "node:http";
-import { mkdir, writeFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/config.js";
-import { startDaemon } from "../../src/daemon/daemon.js";
 import type { Daemon } from "../../src/daemon/daemon.js";
 import { createLogger } from "../../src/logger.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { eventually } from "../helpers/daemon-process.js";
-import { git } from "../helpers/git-repo.js";
-import { gitRemote } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
-import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
-import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { call } from "../helpers/sandbox.js";
+import { removeTempRepos } from "../helpers/temp-repo.js";
+import { syncToken, twoEnvironments } from "../helpers/two-environments.js";
+import type { TwoEnvironments } from "../helpers/two-environments.js";
 
 let staging: SandboxHandle;
 let production: SandboxHandle;
 let decoy: Server;
 let decoyUrl: string;
 const decoyRequests: string[] = [];
-let work: string;
+let setup: TwoEnvironments;
 let daemon: Daemon;
 const logLines: string[] = [];
-const syncToken = "team-settings-sync-token";
 
 interface RepoSettings {
   readonly stagingRate: number;
@@ -62,28 +57,8 @@ const overlay = (rate: number): string => `apiVersion: gatesync.dev/v1\nkind: Or
 const keys = (withGlobex = true): string =>
   [doc("OrgKey", "acme", "keyId: org-acme\nrate: ${var:rate}"), ...(withGlobex ? [doc("OrgKey", "globex", "keyId: org-globex\nrate: 5")] : [])].join("---\n");
 
-async function push(files: Record<string, string>, message: string): Promise<string> {
-  for (const [file, text] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(work, file)), { recursive: true });
-    await writeFile(path.join(work, file), text);
-  }
-  git(work, "add", "-A");
-  git(work, "commit", "-q", "-m", message);
-  git(work, "push", "-q", "origin", "main");
-  return git(work, "rev-parse", "HEAD");
-}
-
-/** Asks the daemon to sync (as a CI job would) and waits until both environments ran the commit. */
-async function syncTo(commit: string): Promise<void> {
-  const answer = await call(`${daemon.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
-  expect(answer.status).toBe(202);
-  for (const name of ["staging", "production"]) {
-    await eventually(
-      () => daemon.environments.get(name)?.lastRun,
-      (r) => r?.commit === commit && r.result !== "standby",
-    );
-  }
-}
+const push = (files: Record<string, string>, message: string): Promise<string> => setup.push(files, message);
+const syncTo = (commit: string): Promise<void> => setup.syncTo(commit);
 
 const writes = (s: SandboxHandle): number => s.inspect.calls().log.filter((c) => !c.internal && c.method !== "GET").length;
 const rate = (s: SandboxHandle, key: string): unknown => s.inspect.store.orgKeys.get(key)?.session.rate;
@@ -100,51 +75,23 @@ const ignoredOn = async (environment: string): Promise<Array<{ path: string; mes
 };
 
 beforeAll(async () => {
-  staging = await testSandbox();
-  production = await testSandbox();
   decoy = createServer((req, res) => {
     decoyRequests.push(`${req.method} ${req.url}`);
     res.writeHead(500).end();
   });
   await new Promise<void>((resolve) => decoy.listen(0, "127.0.0.1", resolve));
   decoyUrl = `http://127.0.0.1:${(decoy.address() as AddressInfo).port}`;
-  const dir = await tempRepo();
-  work = gitRemote(dir);
-  await push({ "config/keys.yaml": keys(), "overlays/production.yaml": overlay(50), "gatesync.yaml": repoSettings({ stagingRate: 10 }) }, "initial");
-  // the operator's file, outside the repository: where to apply, with which credentials, how much may be switched off
-  const operatorFile = path.join(dir, "operator", "gatesync.yaml");
-  await mkdir(path.dirname(operatorFile));
-  await writeFile(
-    operatorFile,
-    `apiVersion: gatesync.dev/v1
-kind: GatesyncConfig
-source: { git: { url: ${JSON.stringify(path.join(dir, "origin.git"))}, branch: main, subdirectory: config, cacheDir: ./cache } }
-state: { backend: sqlite, path: ./state.db }
-orphans: report
-environments:
-  staging:
-    targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
-  production:
-    targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
-schedule: { interval: 1h }
-server: { listen: "127.0.0.1:0", syncTokenEnv: SYNC_TOKEN }
-`,
-  );
   const sink = new Writable({ write: (chunk: Buffer, _e, done) => (logLines.push(...chunk.toString().split("\n").filter(Boolean)), done()) });
-  daemon = await startDaemon({
-    config: await loadConfig(operatorFile),
-    env: { GW_KEY: testCredentials.gatewayKey, SYNC_TOKEN: syncToken },
-    logger: createLogger({ level: "info", destination: sink }),
-    listen: "127.0.0.1:0",
-    watchConfig: false,
-  });
+  setup = await twoEnvironments(
+    { "config/keys.yaml": keys(), "overlays/production.yaml": overlay(50), "gatesync.yaml": repoSettings({ stagingRate: 10 }) },
+    createLogger({ level: "info", destination: sink }),
+  );
+  ({ staging, production, daemon } = setup);
   expect((await daemon.firstRun).result).toBe("applied");
 }, 60_000);
 
 afterAll(async () => {
-  await daemon?.stop();
-  await staging?.stop();
-  await production?.stop();
+  await setup?.stop();
   await new Promise((resolve) => decoy?.close(resolve));
   await removeTempRepos();
 });
