@@ -16,7 +16,7 @@ import { createSource } from "../source/create-source.js";
 import type { Source } from "../source/source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
-import { TeamSettingsReader } from "./repository-settings.js";
+import { TeamSettingsReader, settingsFingerprint } from "./repository-settings.js";
 import { environmentsOf, implicitEnvironmentName } from "../config/environments.js";
 import { startEnvironmentsDaemon } from "./environments-daemon.js";
 import { withRulesets } from "../rules/prepare-rules.js";
@@ -71,11 +71,11 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
-/** The file's text and its rulesets (a changed ruleset is a changed config: reloaded in place). */
+/** The file's text, the overlays it names and its rulesets (a changed overlay or ruleset is a changed config: reloaded in place). */
 export async function configHashOf(config: GatesyncConfig): Promise<string> {
   const text = config.file === undefined ? JSON.stringify(config) : await readFile(config.file);
   return createHash("sha256")
-    .update(text)
+    .update(await settingsFingerprint(text, config))
     .update(config.rulesets?.hash ?? "")
     .digest("hex")
     .slice(0, 16);

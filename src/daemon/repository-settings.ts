@@ -65,15 +65,24 @@ function completedForSchema(doc: Record<string, unknown>): Record<string, unknow
   return { ...doc, ...(doc.source === undefined ? { source: { directory: "." } } : {}), ...(doc.targets === undefined ? { targets: {} } : {}) };
 }
 
-async function fingerprint(bytes: Buffer, config: GatesyncConfig): Promise<string> {
+/**
+ * A fingerprint of a settings file and the files it names — overlay patches (every
+ * environment's, or an environment's effective own) and rulesets — whose edits on disk no
+ * revision of a source covers: a changed one makes the next run apply, and a reload see it.
+ */
+export async function settingsFingerprint(bytes: Buffer | string, config: GatesyncConfig): Promise<string> {
   const hash = createHash("sha256").update(bytes);
-  const patchFiles = (config.environments ?? []).flatMap((e) => e.patches.flatMap((p) => (p.type === "file" ? [p.file] : [])));
+  const patches = [...(config.environments ?? []).flatMap((e) => e.patches), ...(config.patches ?? [])];
+  const patchFiles = patches.flatMap((p) => (p.type === "file" ? [p.file] : []));
   const rulesets = [config.rules?.openapi, config.rules?.resources].filter((f): f is string => f !== undefined);
-  for (const file of [...patchFiles, ...rulesets]) hash.update(file).update(await readFile(file).catch(() => Buffer.from("(missing)")));
+  for (const file of [...new Set([...patchFiles, ...rulesets])]) hash.update(file).update(await readFile(file).catch(() => Buffer.from("(missing)")));
   return hash.digest("hex").slice(0, 16);
 }
 
-const operatorsOwn: RepositorySettings = { from: undefined, hash: "operator", ignored: [] };
+/** The team settings are the operator file's own: its overlays and rulesets as they are on disk now. */
+async function operatorsOwn(operator: GatesyncConfig): Promise<RepositorySettings> {
+  return { from: undefined, hash: await settingsFingerprint("operator", operator), ignored: [] };
+}
 
 /** Reads the team settings of a fetched snapshot; a file that does not load makes the commit invalid (ValidationFailed, located). */
 export async function readRepositorySettings(
@@ -82,8 +91,8 @@ export async function readRepositorySettings(
   schemas: SchemaRegistry = new SchemaRegistry(),
 ): Promise<RepositorySettings> {
   const at = settingsFileOf(operator, snapshot);
-  if (at === undefined || !existsSync(at.file)) return operatorsOwn;
-  if (operator.file !== undefined && real(at.file) === real(operator.file)) return operatorsOwn;
+  if (at === undefined || !existsSync(at.file)) return operatorsOwn(operator);
+  if (operator.file !== undefined && real(at.file) === real(operator.file)) return operatorsOwn(operator);
   const shown = toPosix(path.relative(at.top, at.file));
   const bytes = await readConfigFile(shown, at.file);
   const written: { doc?: Record<string, unknown> } = {};
@@ -93,7 +102,7 @@ export async function readRepositorySettings(
   });
   const config = configFromDocument(checked.document, at.file, path.dirname(at.file));
   const ignored = ignoredSettings(written.doc ?? {}, operator.document ?? {}, { file: shown, locate: checked.locate });
-  return { from: { file: at.file, config }, hash: await fingerprint(bytes, config), ignored };
+  return { from: { file: at.file, config }, hash: await settingsFingerprint(bytes, config), ignored };
 }
 
 /**
