@@ -174,4 +174,28 @@ environments:
     expect(await ignoredOn("production")).toEqual([]);
     expect(rate(production, "org-globex")).toBe(60);
   });
+
+  it("does not let a commit turn on the rulesets' custom functions: they are the operator's to allow", async () => {
+    const ruleset = "functions: [noTodo]\nrules:\n  no-todo:\n    given: $.metadata.name\n    severity: error\n    then: { function: noTodo }\n";
+    const settings = `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+rules: { resources: rules/resources.yaml, allowCustomFunctions: true }
+environments:
+  staging:
+    values: { rate: 12 }
+  production:
+    values: { rate: 20 }
+    patches: [overlays/production.yaml]
+`;
+    const commit = await push(
+      { "gatesync.yaml": settings, "rules/resources.yaml": ruleset, "rules/functions/noTodo.js": "export default () => [];\n" },
+      "rules with a custom function",
+    );
+    await syncTo(commit);
+    const run = daemon.environments.get("staging")?.lastRun;
+    expect(run?.result).toBe("invalid");
+    expect(run?.diagnostics?.map((d) => d.message).join("\n")).toContain("is JavaScript from the repository: it is not loaded");
+    const ignored = (await ignoredOn("staging")).find((d) => d.path === "rules.allowCustomFunctions");
+    expect(ignored?.message).toContain("not set (its default)");
+  });
 });
