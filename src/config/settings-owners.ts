@@ -18,7 +18,7 @@ import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
-import { urlCredentials } from "../secrets/credentials.js";
+import { stripUrlCredentials } from "../secrets/credentials.js";
 
 /** The team's settings at the top level of gatesync.yaml. */
 export const topLevelTeamSettings: readonly string[] = ["values", "selector", "rules"];
@@ -55,8 +55,7 @@ const canonical = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => 
 /** A value in force, as a warning shows it: the user information of a URL left out, long values cut. */
 function shown(value: unknown): string {
   if (value === undefined) return "not set (its default)";
-  let text = typeof value === "string" ? value : JSON.stringify(value);
-  for (const credential of urlCredentials(text)) text = text.replaceAll(credential, "…");
+  const text = stripUrlCredentials(typeof value === "string" ? value : JSON.stringify(value));
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
