@@ -118,3 +118,36 @@ export function ignoredSettings(repo: Raw, operator: Raw, where: SettingsFile): 
   }
   return findings;
 }
+
+/**
+ * The operator's sections a repository's settings file writes (`gatesync validate` of the file
+ * a daemon would read from the repository): info findings, located at each section's key — a
+ * daemon keeps its own values for them; they serve local runs only.
+ */
+export function operatorSectionsIn(repo: Raw, where: SettingsFile): Diagnostic[] {
+  const sections: PathSegment[][] = Object.keys(repo)
+    .filter((k) => !documentKeys.includes(k) && !topLevelTeamSettings.includes(k) && k !== "environments")
+    .map((k) => [k]);
+  if (isMapping(repo.rules))
+    sections.push(
+      ...Object.keys(repo.rules)
+        .filter((k) => operatorRuleSettings.includes(k))
+        .map((k) => ["rules", k]),
+    );
+  for (const [name, entry] of Object.entries(isMapping(repo.environments) ? repo.environments : {})) {
+    sections.push(
+      ...Object.keys(isMapping(entry) ? entry : {})
+        .filter((k) => !environmentTeamSettings.includes(k))
+        .map((k) => ["environments", name, k]),
+    );
+  }
+  return sections.map((at) => ({
+    severity: "info",
+    code: ErrorCode.CONFIG_SETTING_IGNORED,
+    file: where.file,
+    path: formatPath(at),
+    ...where.locate(at),
+    message: `${formatPath(at)} is an operator setting: a daemon reading this repository ignores it and keeps its own (the team's settings here are values, patches, rules and selectors)`,
+    hint: operatorHint,
+  }));
+}
