@@ -7,7 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { configFromDocument } from "../config/config.js";
 import { checkConfigText, readConfigFile } from "../config/config-text.js";
@@ -94,6 +94,18 @@ export async function readRepositorySettings(
   if (at === undefined || !existsSync(at.file)) return operatorsOwn(operator);
   if (operator.file !== undefined && real(at.file) === real(operator.file)) return operatorsOwn(operator);
   const shown = toPosix(path.relative(at.top, at.file));
+  // a commit's file: bounded like every file of the repository
+  if ((await stat(at.file)).size > operator.limits.maxFileBytes) {
+    throw new ValidationFailed([
+      {
+        severity: "error",
+        code: ErrorCode.FILE_TOO_LARGE,
+        file: shown,
+        message: `${shown} is larger than limits.maxFileBytes (${operator.limits.maxFileBytes} bytes)`,
+        hint: "keep the repository's settings file small: it holds values, patches, rules and selectors",
+      },
+    ]);
+  }
   const bytes = await readConfigFile(shown, at.file);
   const written: { doc?: Record<string, unknown> } = {};
   const checked = checkConfigText(bytes, shown, at.file, schemas, (doc) => {

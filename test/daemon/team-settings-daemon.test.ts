@@ -7,6 +7,8 @@
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { rm, symlink } from "node:fs/promises";
+import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Daemon } from "../../src/daemon/daemon.js";
@@ -197,5 +199,19 @@ environments:
     expect(run?.diagnostics?.map((d) => d.message).join("\n")).toContain("is JavaScript from the repository: it is not loaded");
     const ignored = (await ignoredOn("staging")).find((d) => d.path === "rules.allowCustomFunctions");
     expect(ignored?.message).toContain("not set (its default)");
+  });
+
+  it("refuses a commit whose settings file leads outside the repository, or is too large, without reading it", async () => {
+    await rm(path.join(setup.work, "gatesync.yaml"));
+    await symlink("/etc/passwd", path.join(setup.work, "gatesync.yaml"));
+    await syncTo(await push({}, "gatesync.yaml: a link out of the repository"));
+    const linked = daemon.environments.get("staging")?.lastRun;
+    expect(linked?.result).toBe("invalid");
+    expect(linked?.diagnostics?.[0]?.message).toBe("the repository's settings file gatesync.yaml lies outside the repository");
+    expect(JSON.stringify(linked)).not.toContain("root:");
+    await rm(path.join(setup.work, "gatesync.yaml"));
+    await syncTo(await push({ "gatesync.yaml": `# ${"x".repeat(6 * 1024 * 1024)}\n` }, "gatesync.yaml: 6 MiB"));
+    const large = daemon.environments.get("production")?.lastRun;
+    expect([large?.result, large?.diagnostics?.[0]?.code]).toEqual(["invalid", "FILE_TOO_LARGE"]);
   });
 });

@@ -26,6 +26,8 @@ export interface TwoEnvironments {
   readonly production: SandboxHandle;
   /** The bare repository (what the daemon and a merge-request clone fetch). */
   readonly origin: string;
+  /** The team's checkout, where `push` commits. */
+  readonly work: string;
   readonly daemon: Daemon;
   /** Commits `files` in the team's checkout and pushes them to main; resolves to the commit. */
   push(files: Record<string, string>, message: string): Promise<string>;
@@ -90,6 +92,7 @@ export async function twoEnvironments(repository: Record<string, string>, logger
     staging,
     production,
     origin,
+    work,
     daemon,
     push,
     syncTo,
