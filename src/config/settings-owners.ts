@@ -151,3 +151,16 @@ export function operatorSectionsIn(repo: Raw, where: SettingsFile): Diagnostic[]
     hint: operatorHint,
   }));
 }
+
+/** The team's settings a document writes (their paths): in the daemon's own file, what the repository's file replaces. */
+export function teamSettingsIn(doc: Raw): string[] {
+  const found = Object.keys(doc).filter((k) => topLevelTeamSettings.includes(k));
+  for (const [name, entry] of Object.entries(isMapping(doc.environments) ? doc.environments : {})) {
+    found.push(
+      ...Object.keys(isMapping(entry) ? entry : {})
+        .filter((k) => environmentTeamSettings.includes(k))
+        .map((k) => `environments.${name}.${k}`),
+    );
+  }
+  return found;
+}

@@ -12,7 +12,7 @@ import path from "node:path";
 import { configFromDocument } from "../config/config.js";
 import { checkConfigText, readConfigFile } from "../config/config-text.js";
 import type { GatesyncConfig } from "../config/config.js";
-import { ignoredSettings } from "../config/settings-owners.js";
+import { ignoredSettings, teamSettingsIn } from "../config/settings-owners.js";
 import { ErrorCode, ValidationFailed, formatDiagnostic } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
@@ -148,6 +148,7 @@ export function withTeamSettings(operator: GatesyncConfig, settings: RepositoryS
  */
 export class TeamSettingsReader {
   private lastLogged: string | undefined;
+  private replacedLogged: string | undefined;
 
   constructor(private readonly logger: Logger) {}
 
@@ -161,6 +162,24 @@ export class TeamSettingsReader {
       );
     }
     this.lastLogged = key;
+    this.noteReplaced(operator, settings);
     return settings;
+  }
+
+  /** The team settings the daemon's own file still carries, replaced by the repository's: said once per operator file (a migration's leftovers). */
+  private noteReplaced(operator: GatesyncConfig, settings: RepositorySettings): void {
+    const replaced = settings.from === undefined ? [] : teamSettingsIn(operator.document ?? {});
+    const key = JSON.stringify(operator.document ?? null);
+    if (replaced.length === 0 || key === this.replacedLogged) return;
+    this.replacedLogged = key;
+    this.logger.warn(
+      {
+        file: operator.file,
+        settings: replaced,
+        from: settings.from?.file,
+        hint: "remove them from the daemon's gatesync.yaml: the repository's file decides them",
+      },
+      "the daemon's own gatesync.yaml sets team settings: the repository's gatesync.yaml replaces them",
+    );
   }
 }

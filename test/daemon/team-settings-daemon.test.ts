@@ -7,7 +7,7 @@
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { rm, symlink } from "node:fs/promises";
+import { readFile, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -145,6 +145,19 @@ describe("a commit cannot widen its own authority", () => {
       (r) => r === "noop" || r === "applied",
     );
     expect(logLines.filter((l) => l.includes("operator settings the daemon ignores") && l.includes(commit))).toHaveLength(1);
+    // the daemon's own file's leftover team setting: said once, since the daemon started
+    const replaced = logLines.filter((l) => l.includes("the daemon's own gatesync.yaml sets team settings"));
+    expect(replaced).toHaveLength(1);
+    expect(replaced[0]).toContain('"settings":["environments.staging.values"]');
+  });
+
+  it("stops saying that its own file sets team settings once they are removed from it, as the hint says", async () => {
+    const before = logLines.length;
+    await writeFile(setup.operatorFile, (await readFile(setup.operatorFile, "utf8")).replace("    values: { rate: 99 }\n", ""));
+    expect(await daemon.reload("SIGHUP")).toBe("reloaded");
+    await syncTo(await push({ "README.md": "gateway config\n" }, "a readme"));
+    expect(logLines.slice(before).filter((l) => l.includes("the daemon's own gatesync.yaml sets team settings"))).toEqual([]);
+    expect(rate(staging, "org-acme")).toBe(12);
   });
 
   it("keeps the operator's orphan policy when a commit changes it", async () => {

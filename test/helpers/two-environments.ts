@@ -28,6 +28,8 @@ export interface TwoEnvironments {
   readonly origin: string;
   /** The team's checkout, where `push` commits. */
   readonly work: string;
+  /** The daemon's own gatesync.yaml (the operator's). */
+  readonly operatorFile: string;
   readonly daemon: Daemon;
   /** Commits `files` in the team's checkout and pushes them to main; resolves to the commit. */
   push(files: Record<string, string>, message: string): Promise<string>;
@@ -36,7 +38,11 @@ export interface TwoEnvironments {
   stop(): Promise<void>;
 }
 
-/** The operator's gatesync.yaml: where each environment applies, with which credential, its state, the orphan policy. */
+/**
+ * The operator's gatesync.yaml: where each environment applies, with which credential, its
+ * state, the orphan policy — and, left over from before the two owners, a staging value the
+ * repository's file replaces.
+ */
 const operatorSettings = (origin: string, staging: SandboxHandle, production: SandboxHandle): string => `apiVersion: gatesync.dev/v1
 kind: GatesyncConfig
 source: { git: { url: ${JSON.stringify(origin)}, branch: main, subdirectory: config, cacheDir: ./cache } }
@@ -45,6 +51,7 @@ orphans: report
 environments:
   staging:
     targets: { gateway: { url: ${staging.urls.gateway}, credentialEnv: GW_KEY } }
+    values: { rate: 99 }
   production:
     targets: { gateway: { url: ${production.urls.gateway}, credentialEnv: GW_KEY } }
 schedule: { interval: 1h }
@@ -93,6 +100,7 @@ export async function twoEnvironments(repository: Record<string, string>, logger
     production,
     origin,
     work,
+    operatorFile,
     daemon,
     push,
     syncTo,
