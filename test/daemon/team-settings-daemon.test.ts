@@ -190,6 +190,20 @@ environments:
     expect(rate(production, "org-globex")).toBe(60);
   });
 
+  it("runs an environment the repository does not name with the top-level values and no patches of its own", async () => {
+    const before = writes(staging);
+    const stagingOnly = `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+values: { rate: 7 }
+environments:
+  staging:
+    values: { rate: 12 }
+`;
+    await syncTo(await push({ "gatesync.yaml": stagingOnly, "config/keys.yaml": keys() }, "production's settings removed, globex back"));
+    expect([rate(production, "org-acme"), rate(production, "org-globex")]).toEqual([7, 5]);
+    expect(writes(staging) - before).toBe(0);
+  });
+
   it("does not let a commit turn on the rulesets' custom functions: they are the operator's to allow", async () => {
     const ruleset = "functions: [noTodo]\nrules:\n  no-todo:\n    given: $.metadata.name\n    severity: error\n    then: { function: noTodo }\n";
     const settings = `apiVersion: gatesync.dev/v1
