@@ -62,6 +62,8 @@ export function gatesyncAjv(dir: string = schemaDir, code?: Code): Ajv2020 {
   });
   addFormats(ajv);
   ajv.addKeyword({ keyword: "x-error", schemaType: "string" });
+  // who decides a setting of gatesync.yaml: the team (read from the commit) or the operator (the daemon's own file)
+  ajv.addKeyword({ keyword: "x-owner", schemaType: "string" });
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith(".schema.json"))
     .sort()) {

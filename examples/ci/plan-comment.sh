@@ -4,8 +4,10 @@
 # the files do not validate, or the daemon's state could not be used; the comment says which).
 # Usage: plan-comment.sh CONFIG DIR [more gatesync plan flags]   (gatesync on PATH)
 #
-# The plan is computed against the state the daemon applies with (docs/user/merge-requests.md):
-#   GATESYNC_STATE_URL    the daemon's address (it serves GET /state), e.g. https://gatesync.internal:9464
+# The plan shows what the daemon will do (docs/user/merge-requests.md): this checkout's team
+# settings, and the daemon's environments, orphan policy and guard (its GET /config), each
+# environment against the state the daemon applies it with (GET /environments/NAME/state):
+#   GATESYNC_STATE_URL    the daemon's address, e.g. https://gatesync.internal:9464
 #   GATESYNC_STATE_TOKEN  the token in the variable the daemon's server.stateTokenEnv names
 # In CI (CI=true) a plan against an empty state fails (STATE_EMPTY) instead of showing
 # everything as a create; pass --allow-empty-state while nothing was ever applied.

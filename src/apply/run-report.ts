@@ -20,6 +20,8 @@ export interface RunReport {
   readonly diagnostics?: readonly Diagnostic[];
   /** The governance rules' warnings, info and hints of an applied revision (docs/user/rules.md). */
   readonly ruleFindings?: readonly Diagnostic[];
+  /** What the repository's gatesync.yaml writes that the daemon ignores: operator settings, environments it does not run (settings-owners.ts). */
+  readonly ignoredSettings?: readonly Diagnostic[];
   readonly plan?: PlanSummary;
   readonly summary?: ApplySummary;
 }

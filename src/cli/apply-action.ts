@@ -47,6 +47,13 @@ async function readSavedPlan(file: string): Promise<Plan> {
       "give the file written by `gatesync plan --out FILE` (not the text or markdown output)",
     );
   }
+  if (value !== null && typeof value === "object" && "environments" in value && !("changes" in value)) {
+    const names = Object.keys((value as { environments: object }).environments);
+    throw new UsageError(
+      `${file} holds the plans of environments ${names.join(", ")}: apply takes one environment's plan`,
+      `save it with \`gatesync plan --env ${names[0] ?? "NAME"} --out FILE\` and apply that file with the same --env`,
+    );
+  }
   const issues = new SchemaRegistry().validate("plan.schema.json", value);
   if (issues.length > 0) {
     throw new ValidationFailed(

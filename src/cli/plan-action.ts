@@ -16,7 +16,10 @@ import { ensureDirectory } from "../ensure-directory.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { checkStateRequired, openPlanState } from "./plan-state.js";
 import type { CliIo } from "./cli-io.js";
-import { configOrDefault, writeChunks } from "./cli-io.js";
+import { configOrDefault, stateUrlVariable, writeChunks } from "./cli-io.js";
+import { daemonEnvironments, daemonSettings } from "./plan-daemon.js";
+import type { DaemonPlanTargets } from "./plan-daemon.js";
+import { stateTokenVariable } from "../secrets/credentials.js";
 import type { PlanFlags } from "./plan-command.js";
 import { openResources } from "./resources.js";
 import type { CommandResources } from "./resources.js";
@@ -31,16 +34,18 @@ export function detailedExitCode(plan: Plan): number {
 }
 
 /** `gatesync plan`: every environment without --env, else the one it names. */
-export async function planAction(opts: PlanFlags, io: CliIo): Promise<void> {
-  const selection = selectionFromFlags(opts);
-  const top = await configOrDefault(opts.config);
-  const environments = environmentsForFlag(top, opts.env);
-  if (environments.length > 1) {
-    await planEnvironments(environments, opts, selection, io, top);
+export async function planAction(given: PlanFlags, io: CliIo): Promise<void> {
+  const selection = selectionFromFlags(given);
+  const top = await configOrDefault(given.config);
+  const daemon = await daemonTargets(top, given, io);
+  const environments = daemon?.environments.map((d) => d.environment) ?? environmentsForFlag(top, given.env);
+  if (environments.length > 1 || (daemon?.notRun.length ?? 0) > 0) {
+    await planEnvironments(environments, given, selection, io, top, daemon);
     return;
   }
   const config = environments[0]!.config;
-  const unmoved = unmovedStateHint(top, environments[0]!);
+  const opts = daemon === undefined ? given : { ...given, stateUrl: daemon.environments[0]!.stateUrl };
+  const unmoved = daemon === undefined ? unmovedStateHint(top, environments[0]!) : undefined;
   if (unmoved !== undefined) io.stderr(`note: ${unmoved}\n`);
   const resources = await openResources(config, io.env, opts.dir);
   try {
@@ -63,6 +68,16 @@ export async function planAction(opts: PlanFlags, io: CliIo): Promise<void> {
   } finally {
     await resources.close();
   }
+}
+
+/**
+ * With the daemon's address (--state-url, GATESYNC_STATE_URL) and no --state: the environments
+ * as the daemon runs them (plan-daemon.ts), each planned against its state there.
+ */
+async function daemonTargets(top: GatesyncConfig, opts: PlanFlags, io: CliIo): Promise<DaemonPlanTargets | undefined> {
+  const address = [opts.stateUrl, io.env[stateUrlVariable]].find((v) => v !== undefined && v !== "");
+  if (address === undefined || opts.state !== undefined) return undefined;
+  return daemonEnvironments(top, await daemonSettings(address, io.env[stateTokenVariable]), opts.env);
 }
 
 /** Writes a plan's JSON for `apply --plan`, or says why it cannot. */

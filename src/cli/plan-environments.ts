@@ -15,7 +15,8 @@ import { painter } from "../style.js";
 import type { CliIo } from "./cli-io.js";
 import type { PlanFlags } from "./plan-command.js";
 import { writeChunks } from "./cli-io.js";
-import { computePlanRun, planExitCode } from "./plan-action.js";
+import { computePlanRun, planExitCode, savePlan } from "./plan-action.js";
+import type { DaemonPlanTargets } from "./plan-daemon.js";
 import { openResources } from "./resources.js";
 import { unmovedStateHint } from "./environment-option.js";
 import type { GatesyncConfig } from "../config/config.js";
@@ -30,25 +31,24 @@ export async function planEnvironments(
   selection: SelectionRequest | undefined,
   io: CliIo,
   top?: GatesyncConfig,
+  daemon?: DaemonPlanTargets,
 ): Promise<void> {
-  if (opts.out !== undefined) {
-    throw new UsageError("--out saves one environment's plan, for `gatesync apply --env NAME --plan FILE`", {
-      hint: `add --env, e.g. \`gatesync plan --env ${environments[0]!.name} --out plan.json\``,
-    });
-  }
-  if (opts.state !== undefined || opts.stateUrl !== undefined) {
+  if (daemon === undefined && (opts.state !== undefined || opts.stateUrl !== undefined)) {
     throw new UsageError("--state and --state-url name one environment's state: plan one environment with them", {
       hint: `add --env, e.g. \`gatesync plan --env ${environments[0]!.name} --state …\``,
     });
   }
+  // with the daemon's environments, each is planned against its own state there
+  const stateUrlOf = new Map(daemon?.environments.map((d) => [d.environment.name, d.stateUrl]));
   const resources = await openResources(environments[0]!.config, io.env, opts.dir);
   const results: EnvironmentPlan[] = [];
   try {
     for (const env of environments) {
-      const unmoved = top === undefined ? undefined : unmovedStateHint(top, env);
+      const unmoved = top === undefined || daemon !== undefined ? undefined : unmovedStateHint(top, env);
       if (unmoved !== undefined) io.stderr(`[${env.name}] note: ${unmoved}\n`);
+      const stateUrl = stateUrlOf.get(env.name);
       try {
-        const run = await computePlanRun(env.config, resources, opts, selection, io);
+        const run = await computePlanRun(env.config, resources, stateUrl === undefined ? opts : { ...opts, stateUrl }, selection, io);
         results.push({ environment: env.name, plan: run.plan, ruleFindings: run.ruleFindings });
       } catch (err) {
         // one environment that cannot be planned does not hide the others' plans
@@ -60,14 +60,22 @@ export async function planEnvironments(
   } finally {
     await resources.close();
   }
-  await writeResults(results, opts, io);
+  await writeResults(results, opts, io, daemon?.notRun ?? []);
+  // every environment's plan, keyed by name (a merge-request job keeps it beside the comment)
+  if (opts.out !== undefined) await savePlan(opts.out, [environmentsJson(results)]);
   let exit = 0;
   for (const r of results) exit = worse(exit, r.plan === undefined ? 1 : planExitCode(r.plan, opts));
   process.exitCode = exit;
 }
 
-async function writeResults(results: readonly EnvironmentPlan[], opts: PlanFlags, io: CliIo): Promise<void> {
+/** Said in the comment and on stderr: environments of the checkout the daemon does not run (it skips them). */
+function notRunNote(notRun: readonly string[]): string {
+  return `the daemon does not run ${notRun.map((n) => `\`${n}\``).join(", ")}: ${notRun.length === 1 ? "it is" : "they are"} not planned (which environments exist is the operator's setting)`;
+}
+
+async function writeResults(results: readonly EnvironmentPlan[], opts: PlanFlags, io: CliIo, notRun: readonly string[]): Promise<void> {
   const color = io.isTty && io.env.NO_COLOR === undefined;
+  if (notRun.length > 0) io.stderr(`note: ${notRunNote(notRun)}\n`);
   for (const r of results) {
     const errors = r.refused?.filter((d) => d.severity === "error").length ?? 0;
     for (const d of r.refused ?? []) io.stderr(`[${r.environment}] ${formatDiagnostic(d, painter(color))}\n`);
@@ -77,7 +85,7 @@ async function writeResults(results: readonly EnvironmentPlan[], opts: PlanFlags
       io.stderr(`[${r.environment}] ${r.plan.summary.breaking} planned change(s) breaking (--fail-on-breaking): exit code 4\n`);
     }
   }
-  if (opts.format === "markdown") io.stdout(environmentsMarkdown(results));
+  if (opts.format === "markdown") io.stdout(environmentsMarkdown(results) + (notRun.length === 0 ? "" : `\n> ${notRunNote(notRun)}\n`));
   else if (opts.format === "json") io.stdout(environmentsJson(results));
   else {
     for (const r of results) {

@@ -84,23 +84,36 @@ const planAgainstHint = `plan against the daemon's state: set ${stateUrlVariable
 const applyWithHint =
   "apply with the state the earlier applies wrote: point gatesync.yaml's `state` at it (its SQLite `path`, or `backend: postgres`), or let the daemon apply (POST /sync)";
 
-/** The daemon's state from its `GET /state`. */
+/** The daemon's state from its `GET /state` (or an environment's, `/environments/NAME/state`). */
 async function fetchDaemonState(base: string, token: string | undefined): Promise<StateBackend> {
+  const url = daemonUrl(base.replace(/\/+$/, "").endsWith("/state") ? base : `${base.replace(/\/+$/, "")}/state`, base);
+  const where = `${url.origin}${url.pathname}`;
+  return new SnapshotState(parsePulled(await readFromDaemon(url, token, "state"), where), `the daemon's state at ${where}`);
+}
+
+/** A URL given as the daemon's address, or USAGE. */
+export function daemonUrl(text: string, given = text): URL {
+  try {
+    return new URL(text);
+  } catch {
+    throw new UsageError(`--state-url ${JSON.stringify(given)} is not a URL`, "give the daemon's address, e.g. https://gatesync.internal:9464");
+  }
+}
+
+/**
+ * The body of one of the daemon's read-only answers (`/state`, `/config`), read with the state
+ * token; STATE_UNREACHABLE says why not — never replaced by anything local.
+ */
+export async function readFromDaemon(url: URL, token: string | undefined, what: "state" | "operator settings"): Promise<string> {
   if (token === undefined)
     throw new UsageError(
-      `${stateTokenVariable} is not set: the daemon's state is read with it`,
+      `${stateTokenVariable} is not set: the daemon's ${what} are read with it`,
       `set it to the value of the daemon's server.stateTokenEnv variable`,
     );
   registerSecret(token);
-  let url: URL;
-  try {
-    url = new URL(base.replace(/\/+$/, "").endsWith("/state") ? base : `${base.replace(/\/+$/, "")}/state`);
-  } catch {
-    throw new UsageError(`--state-url ${JSON.stringify(base)} is not a URL`, "give the daemon's address, e.g. https://gatesync.internal:9464");
-  }
   const where = `${url.origin}${url.pathname}`;
   const unreachable = (why: string, hint: string): StateError =>
-    new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's state from ${where}: ${why}`, { hint });
+    new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's ${what} from ${where}: ${why}`, { hint });
   // the HTTP client is loaded only by the plans that read a daemon's state
   const { request } = await import("undici");
   let res;
@@ -114,9 +127,11 @@ async function fetchDaemonState(base: string, token: string | undefined): Promis
     throw unreachable("the token was refused (401)", `set ${stateTokenVariable} to the value of the daemon's server.stateTokenEnv variable`);
   if (res.statusCode === 404)
     throw unreachable(
-      "the daemon does not serve its state (404)",
-      "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it",
+      `the daemon does not serve its ${what} (404)`,
+      what === "state"
+        ? "set server.stateTokenEnv in the daemon's gatesync.yaml and the variable it names, then restart it"
+        : "set server.stateTokenEnv in the daemon's gatesync.yaml, and run a gatesync that serves GET /config",
     );
   if (res.statusCode !== 200) throw unreachable(`it answered ${res.statusCode}`, "see the daemon's log");
-  return new SnapshotState(parsePulled(text, where), `the daemon's state at ${where}`);
+  return text;
 }

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
 import { UsageError, compareDiagnostics, hasErrors } from "../errors.js";
@@ -15,7 +16,10 @@ import type { ReportFormat } from "./report.js";
 import type { CliIo } from "./cli-io.js";
 import { configIfPresent } from "./cli-io.js";
 import { openResources } from "./resources.js";
-import { inRepository, repositoryPrefix } from "../source/repository-path.js";
+import { inRepository, repositoryPrefix, workTreeOf } from "../source/repository-path.js";
+import { checkConfigText, readConfigFile } from "../config/config-text.js";
+import { operatorSectionsIn } from "../config/settings-owners.js";
+import { SchemaRegistry } from "../validate/schema-registry.js";
 
 /**
  * Validates a resource directory with the settings of a config (when there is one). Without a
@@ -45,6 +49,20 @@ export async function validateDirectory(
   return { ...result, diagnostics: inRepository(result.diagnostics, prefix), valid: !hasErrors(result.diagnostics) };
 }
 
+/**
+ * The operator's settings of the repository's settings file — `gatesync.yaml` at the root of a
+ * git work tree, the file a daemon following the repository reads its team settings from —
+ * which that daemon ignores (settings-owners.ts): said as info, located.
+ */
+async function operatorSettingsOfRepositoryFile(file: string | undefined): Promise<Diagnostic[]> {
+  const dir = file === undefined ? undefined : realpathSync(path.dirname(file));
+  if (file === undefined || dir === undefined || path.basename(file) !== "gatesync.yaml" || workTreeOf(dir) !== dir) return [];
+  // named from the repository's root, where it is
+  const shown = "gatesync.yaml";
+  const { document, locate } = checkConfigText(await readConfigFile(shown, file), shown, file, new SchemaRegistry());
+  return operatorSectionsIn(document, { file: shown, locate });
+}
+
 /** `gatesync validate [dir]`: every environment without --env, else the one it names. */
 export async function validateAction(dir: string | undefined, opts: { config?: string; format: ReportFormat; env?: string }, io: CliIo): Promise<void> {
   const config = await configIfPresent(opts.config);
@@ -60,7 +78,8 @@ export async function validateAction(dir: string | undefined, opts: { config?: s
   try {
     const { root, boundary } = resources.input as { root: string; boundary?: string };
     const result = await validateEnvironments(root, config, opts.env, io.env, boundary);
-    const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: result.diagnostics };
+    const ignored = config === undefined ? [] : await operatorSettingsOfRepositoryFile(config.file);
+    const report = { valid: result.valid, files: result.files, resources: result.resources.length, diagnostics: [...ignored, ...result.diagnostics] };
     io.stdout(renderValidation(report, opts.format, io.isTty && io.env.NO_COLOR === undefined));
     process.exitCode = result.valid ? 0 : 1;
   } finally {

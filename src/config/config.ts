@@ -2,24 +2,18 @@
  * gatesync.yaml: where resources come from, where they go, how fast, where state lives.
  * Credentials are referenced by environment variable name, never written in the file.
  */
-import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { ConfigError, ErrorCode, ValidationFailed } from "../errors.js";
-import type { GatesyncError } from "../errors.js";
-import type { Diagnostic } from "../errors.js";
-import { Locator } from "../load/yaml-locator.js";
-import { decodeText, parseYaml } from "../load/yaml-reader.js";
-import { formatPath } from "../field-path.js";
+import { ConfigError, ErrorCode } from "../errors.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
-import { parseSelector } from "../label-selector.js";
+import { checkConfigText, readConfigFile } from "./config-text.js";
 import { notificationsFromDocument } from "./notifications.js";
-import { rulesFromDocument, rulesProblems } from "../rules/rules-config.js";
+import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { NotificationsConfig } from "./notifications.js";
 import { managementInterfaces } from "../contract/interfaces.js";
 import type { InterfaceName } from "../contract/interfaces.js";
-import { environmentProblems, environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
+import { environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
 
 export interface RateLimitConfig {
@@ -66,6 +60,8 @@ export type SourceConfig =
       readonly cacheDir: string;
       readonly tokenEnv?: string;
       readonly sshKeyFile?: string;
+      /** The repository's settings file (team settings), relative to the repository's root: `gatesync.yaml` unless named. */
+      readonly config?: string;
     };
 
 export type StateConfig =
@@ -137,6 +133,13 @@ export interface GatesyncConfig {
    * their credentials and state files stay out of this environment's secret scope.
    */
   readonly otherEnvironments?: readonly GatesyncConfig[];
+  /** The document as written (after the schema): what the daemon compares a repository's file with (settings-owners.ts). */
+  readonly document?: Readonly<Record<string, unknown>>;
+  /**
+   * On a daemon run's config: the repository's settings file its team settings were read from
+   * (values, patches and rules findings are located there); `file` stays the operator's.
+   */
+  readonly teamFile?: string;
 }
 
 export function parseDuration(text: string): number {
@@ -194,6 +197,7 @@ function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
     cacheDir: resolve(typeof g.cacheDir === "string" ? g.cacheDir : ".gatesync/git"),
     ...optional("tokenEnv", g.tokenEnv),
     ...optional("sshKeyFile", g.sshKeyFile, resolve),
+    ...optional("config", g.config),
   };
 }
 
@@ -289,6 +293,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir)! }),
     ...(doc.values === undefined ? {} : { values: valuesFromDocument(doc.values) }),
     ...(doc.environments === undefined ? {} : { environments: environmentsFromDocument(doc.environments as Raw, resolve, file) }),
+    document: doc,
   };
 }
 
@@ -313,68 +318,8 @@ export function secretsConfig(secrets: Raw, resolve: (p: string) => string): Gat
 /** Reads and validates gatesync.yaml; every problem is reported with its position. */
 export async function loadConfig(file: string, schemas: SchemaRegistry = new SchemaRegistry()): Promise<GatesyncConfig> {
   const absolute = path.resolve(file);
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(absolute);
-  } catch (err) {
-    throw new ConfigError(ErrorCode.CONFIG_READ, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
-      hint: "pass the path of gatesync.yaml with --config",
-      location: { file },
-    });
-  }
-  const decoded = decodeText(bytes, file);
-  if ("diagnostic" in decoded) throw new ValidationFailed([decoded.diagnostic]);
-  const parsed = parseYaml(decoded.text, file);
-  const diagnostics: Diagnostic[] = [...parsed.diagnostics];
-  const doc = parsed.documents[0];
-  if (diagnostics.length === 0 && (parsed.documents.length !== 1 || doc === undefined || typeof doc.value !== "object" || doc.value === null)) {
-    diagnostics.push({
-      severity: "error",
-      code: ErrorCode.CONFIG_INVALID,
-      file,
-      message: "gatesync.yaml must hold exactly one mapping",
-      hint: "see examples/gatesync.yaml",
-    });
-  }
-  if (diagnostics.length === 0 && doc !== undefined) {
-    const locator = new Locator(new Map([[file, decoded.text]]));
-    for (const issue of schemas.validate("gatesync-config.schema.json", doc.value)) {
-      diagnostics.push({
-        severity: "error",
-        code: ErrorCode.CONFIG_INVALID,
-        file,
-        path: formatPath(issue.path),
-        ...locator.locate(file, doc.index, issue.path, { key: issue.key }),
-        message: issue.message,
-        hint: issue.hint,
-      });
-    }
-  }
-  if (diagnostics.length === 0 && doc !== undefined) diagnostics.push(...selectorProblems(doc.value as Raw, file));
-  if (diagnostics.length === 0 && doc !== undefined) {
-    const locator = new Locator(new Map([[file, decoded.text]]));
-    diagnostics.push(...environmentProblems(doc.value as Raw, path.dirname(absolute), file, (p) => locator.locate(file, doc.index, p) ?? {}));
-  }
-  if (diagnostics.length === 0 && doc !== undefined) {
-    const locator = new Locator(new Map([[file, decoded.text]]));
-    const baseDir = path.dirname(absolute);
-    diagnostics.push(...rulesProblems(rulesFromDocument((doc.value as Raw).rules, baseDir), baseDir, file, (p) => locator.locate(file, doc.index, p) ?? {}));
-  }
-  if (diagnostics.length > 0 || doc === undefined) throw new ValidationFailed(diagnostics);
-  return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));
-}
-
-export function selectorProblems(doc: Raw, file: string): Diagnostic[] {
-  if (typeof doc.selector !== "string") return [];
-  try {
-    parseSelector(doc.selector);
-    return [];
-  } catch (err) {
-    const e = err as GatesyncError;
-    return [
-      { severity: "error", code: ErrorCode.CONFIG_INVALID, file, path: "selector", message: e.message, ...(e.hint === undefined ? {} : { hint: e.hint }) },
-    ];
-  }
+  const { document } = checkConfigText(await readConfigFile(file, absolute), file, absolute, schemas);
+  return configFromDocument(document, absolute, path.dirname(absolute));
 }
 
 /** The state section; the retired `backend: file` is refused with the command that moves it. */

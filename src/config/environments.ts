@@ -110,6 +110,8 @@ export function valuesContextOf(config: GatesyncConfig): ValuesContext {
   return { environment: config.environment ?? implicitEnvironmentName, values: config.values ?? {} };
 }
 
+const valuesFileOf = (config: GatesyncConfig): string | undefined => config.teamFile ?? config.file;
+
 /** The validate options that carry the values and overlay patches of an (effective) config. */
 export function valuesOptionsOf(config: GatesyncConfig): {
   readonly values: ValuesContext;
@@ -118,7 +120,8 @@ export function valuesOptionsOf(config: GatesyncConfig): {
 } {
   return {
     values: valuesContextOf(config),
-    ...(config.file === undefined ? {} : { valuesFile: config.file }),
+    // a daemon run's values are the commit's: named in the repository's file
+    ...(valuesFileOf(config) === undefined ? {} : { valuesFile: valuesFileOf(config)! }),
     ...(config.patches === undefined || config.patches.length === 0 ? {} : { patches: config.patches }),
   };
 }

@@ -16,6 +16,7 @@ import { createSource } from "../source/create-source.js";
 import type { Source } from "../source/source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
+import { TeamSettingsReader, settingsFingerprint } from "./repository-settings.js";
 import { environmentsOf, implicitEnvironmentName } from "../config/environments.js";
 import { startEnvironmentsDaemon } from "./environments-daemon.js";
 import { withRulesets } from "../rules/prepare-rules.js";
@@ -70,11 +71,11 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
-/** The file's text and its rulesets (a changed ruleset is a changed config: reloaded in place). */
+/** The file's text, the overlays it names and its rulesets (a changed overlay or ruleset is a changed config: reloaded in place). */
 export async function configHashOf(config: GatesyncConfig): Promise<string> {
   const text = config.file === undefined ? JSON.stringify(config) : await readFile(config.file);
   return createHash("sha256")
-    .update(text)
+    .update(await settingsFingerprint(text, config))
     .update(config.rulesets?.hash ?? "")
     .digest("hex")
     .slice(0, 16);
@@ -223,6 +224,7 @@ async function createReconciler(opts: DaemonOptions, parts: ReconcilerParts): Pr
     ...(canApply === undefined ? {} : { canApply }),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
     observer: history,
+    teamSettings: new TeamSettingsReader(logger),
     ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
     onRun: (report, plan) => {
       history.runFinished(report, plan);
@@ -259,6 +261,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
     ...(role === undefined ? {} : { role }),
     ...(parts.elector === undefined ? {} : { relay: parts.elector }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
+    operatorConfig: () => parts.reconciler.configInForce.config,
     page: statusPage({
       reconciler,
       history: parts.history,

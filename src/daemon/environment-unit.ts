@@ -14,6 +14,7 @@ import type { Plan } from "../plan/plan.js";
 import { openStateBackend } from "../record/open-backend.js";
 import type { StateBackend, StateLock } from "../record/state.js";
 import type { RepositoryValidator } from "../validate/validate-repository.js";
+import type { TeamSettingsReader } from "./repository-settings.js";
 import type { DaemonMetrics, RunMetrics } from "./metrics.js";
 import { Reconciler } from "./reconciler.js";
 import type { SharedSource } from "./shared-source.js";
@@ -48,6 +49,8 @@ export interface SharedParts {
   /** With a fleet: the leases (which environment this replica leads, and the fence). */
   readonly leases: FleetLeases | undefined;
   readonly exclusive: <T>(work: () => Promise<T>) => Promise<T>;
+  /** The team settings of each commit, read from the repository (one reader: its warnings logged once for all environments). */
+  readonly teamSettings: TeamSettingsReader;
   readonly retryBaseMs?: number;
   readonly ownUrl: () => string | undefined;
   readonly onRun: (environment: string, report: RunReport, plan: Plan | undefined) => void;
@@ -103,6 +106,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     dispatcher: shared.dispatcher,
     metrics,
     exclusive: shared.exclusive,
+    teamSettings: shared.teamSettings,
     ...(leases === undefined ? {} : { canApply: () => leases.leads(name) }),
     ...(shared.retryBaseMs === undefined ? {} : { retryBaseMs: shared.retryBaseMs }),
     observer: history,

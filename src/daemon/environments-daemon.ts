@@ -22,6 +22,7 @@ import { registerCredentials } from "../config/credentials.js";
 import { createSource } from "../source/create-source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
+import { TeamSettingsReader } from "./repository-settings.js";
 import type { Daemon, DaemonOptions } from "./daemon.js";
 import { configHashOf, serverTokens } from "./daemon.js";
 import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
@@ -110,6 +111,7 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
     names,
     leases,
     exclusive: oneAtATime(),
+    teamSettings: new TeamSettingsReader(logger),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
     ownUrl: () => own.url,
     onRun: (environment: string, report: RunReport, plan: Parameters<NonNullable<DaemonOptions["onRun"]>>[1]) => {
@@ -148,7 +150,10 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
     for (const e of nextEnvs) units.get(e.name)?.reconciler.reconfigure(e.config, nextHash);
   };
   const served = allOf(list, source);
-  const server = opts.serve === false ? undefined : await serveAll(opts, { config, units: list, served, source, leases, reloader, metrics, onTrigger });
+  const server =
+    opts.serve === false
+      ? undefined
+      : await serveAll(opts, { config, operatorConfig: () => inForce.config, units: list, served, source, leases, reloader, metrics, onTrigger });
   own.url = server?.url;
   leases?.start();
   for (const u of list) u.reconciler.start();
@@ -178,6 +183,8 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
 
 interface ServeAllParts {
   readonly config: GatesyncConfig;
+  /** The operator's config in force (a reload replaces it): GET /config. */
+  readonly operatorConfig: () => GatesyncConfig;
   /** Runs these environments here (a fleet's leader runs what it is forwarded the same way). */
   readonly onTrigger: (environments: readonly string[], reason: string) => void;
   readonly units: readonly EnvironmentUnit[];
@@ -212,6 +219,7 @@ function serveAll(opts: DaemonOptions, parts: ServeAllParts): Promise<DaemonServ
           ),
         }),
     ...(reloader === undefined ? {} : { config: () => reloader.status }),
+    operatorConfig: parts.operatorConfig,
     statusBody: () => environmentsStatus({ units, leases, source: parts.source.description, served, ...(reloader === undefined ? {} : { reloader }) }),
     environmentSync: environmentSync(
       units.map((u) => u.name),

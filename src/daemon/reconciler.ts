@@ -13,9 +13,7 @@
  *   the run to record them.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Dispatcher } from "undici";
 import { linkedSignal } from "../abort-signals.js";
-import type { Progress } from "../apply/types.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
 import type { GatesyncConfig } from "../config/config.js";
@@ -23,47 +21,16 @@ import { GatesyncError, ValidationFailed } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan } from "../plan/plan.js";
-import type { StateBackend } from "../record/state.js";
-import type { Source, SourceSnapshot } from "../source/source.js";
-import type { RepositoryValidator } from "../validate/validate-repository.js";
-import type { RunMetrics } from "./metrics.js";
+import type { SourceSnapshot } from "../source/source.js";
 import { changeSince } from "./run-basis.js";
 import type { RunBasis } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
+import { withTeamSettings } from "./repository-settings.js";
+import type { ReconcilerOptions } from "./reconciler-options.js";
 
-export interface ReconcilerOptions {
-  readonly config: GatesyncConfig;
-  /** Hash of the config file: a changed config is a reason to run. */
-  readonly configHash: string;
-  readonly source: Source;
-  readonly state: StateBackend;
-  readonly validator: RepositoryValidator;
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly logger: Logger;
-  readonly dispatcher: Dispatcher;
-  readonly metrics: RunMetrics;
-  /** Whether this replica may apply (leader election); default always. */
-  readonly canApply?: () => boolean;
-  /** First retry delay after a failing run (doubles while it keeps failing, capped at the interval). */
-  readonly retryBaseMs?: number;
-  /** How long stopping waits for calls in flight. */
-  readonly shutdownTimeoutMs?: number;
-  readonly random?: () => number;
-  /** Told of every run, with its plan (the demo prints them). */
-  readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
-  /** Told when a run starts applying, and of its progress (the status page). */
-  readonly observer?: RunObserver;
-  /** Runs each run (fetch to record) through it: the environments of one daemon share one checkout, one run at a time. */
-  readonly exclusive?: <T>(work: () => Promise<T>) => Promise<T>;
-  /** Told when a run starts applying a revision (commit status: pending). */
-  readonly onRunStart?: (where: { readonly revision: string; readonly commit?: string }) => void;
-}
-
-export interface RunObserver {
-  runStarted(reason: string): void;
-  progress(): Progress;
-}
+export type { ReconcilerOptions, RunObserver } from "./reconciler-options.js";
+import type { RepositorySettings } from "./repository-settings.js";
 
 /** A run while it goes: when it started, and its plan once there is one. */
 interface RunInProgress {
@@ -196,51 +163,72 @@ export class Reconciler {
     if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
     await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
+    const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
+    let team: RepositorySettings | undefined;
+    try {
+      team = await this.opts.teamSettings?.read(this.config, snapshot);
+    } catch (err) {
+      return this.failed(err, where, log, finish);
+    }
+    // what the repository writes that the daemon ignores: on every report of the commit (the log has it once)
+    const reported = (result: RunResult, extra: Partial<RunReport> = {}): RunReport =>
+      finish(result, { ...(team === undefined || team.ignored.length === 0 ? {} : { ignoredSettings: team.ignored }), ...extra });
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
+    const teamHash = team?.hash ?? "";
     const good = this.lastGood;
     if (good !== undefined && !reassert && this.consecutiveFailures === 0 && reason !== "sync") {
-      const change = await changeSince(good, { revision: snapshot.revision, configHash: this.configHash }, this.opts.state);
+      const change = await changeSince(good, { revision: snapshot.revision, configHash: this.configHash, teamHash }, this.opts.state);
       if (change === undefined) {
         log.debug({ reason }, "nothing changed since the last successful run");
-        return finish("noop", { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) });
+        return reported("noop", where);
       }
       // not synced until this run applies what changed (another writer's values may be on the servers)
       this.markSynced(false);
       if (change === "state") log.info({ reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
     }
-    if (this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.configHash && reason !== "sync") {
+    if (this.lastInvalid?.revision === snapshot.revision && this.lastGood?.configHash === this.configHash && reason !== "sync") {
       // the same broken revision: its errors are already reported
-      return finish("invalid", {
+      return reported("invalid", {
         revision: snapshot.revision,
         ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }),
       });
     }
+    const config = team === undefined ? this.config : withTeamSettings(this.config, team);
     // unlinked when the run ends: the daemon's own signal outlives every run
     const linked = linkedSignal([this.abort.signal, runAbort.signal]);
     try {
-      return await this.applyRevision(run, snapshot, { log, signal: linked.signal, reassert }, finish);
+      return await this.applyRevision(run, snapshot, { log, signal: linked.signal, reassert, config, teamHash }, reported);
     } catch (err) {
-      const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
-      if (err instanceof ValidationFailed) {
-        log.error(refusedCommitFields(err.diagnostics), "revision is invalid: nothing applied; the last good commit stays in force");
-        const report = finish("invalid", { ...where, diagnostics: err.diagnostics, error: err.message });
-        this.lastInvalid = report;
-        return report;
-      }
-      const message = err instanceof GatesyncError ? `${err.code}: ${err.message}` : (err as Error).message;
-      log.error({ err: message }, "run failed");
-      return finish("error", { ...where, error: message });
+      return this.failed(err, where, log, reported);
     } finally {
       linked.unlink();
     }
+  }
+
+  /** A run that failed: an invalid revision keeps its findings (and is not retried until it changes), any other error is logged. */
+  private failed(
+    err: unknown,
+    where: { revision: string; commit?: string },
+    log: Logger,
+    finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport,
+  ): RunReport {
+    if (err instanceof ValidationFailed) {
+      log.error(refusedCommitFields(err.diagnostics), "revision is invalid: nothing applied; the last good commit stays in force");
+      const report = finish("invalid", { ...where, diagnostics: err.diagnostics, error: err.message });
+      this.lastInvalid = report;
+      return report;
+    }
+    const message = err instanceof GatesyncError ? `${err.code}: ${err.message}` : (err as Error).message;
+    log.error({ err: message }, "run failed");
+    return finish("error", { ...where, error: message });
   }
 
   /** Validates, plans and applies one fetched revision; its metrics and the last good commit follow the outcome. */
   private async applyRevision(
     run: RunInProgress,
     snapshot: SourceSnapshot,
-    how: { readonly log: Logger; readonly signal: AbortSignal; readonly reassert: boolean },
+    how: { readonly log: Logger; readonly signal: AbortSignal; readonly reassert: boolean; readonly config: GatesyncConfig; readonly teamHash: string },
     finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport,
   ): Promise<RunReport> {
     const { log, reassert } = how;
@@ -249,7 +237,7 @@ export class Reconciler {
     this.opts.observer?.runStarted(run.reason);
     this.opts.onRunStart?.(where);
     const result = await runApply({
-      config: this.config,
+      config: how.config,
       root: snapshot.root,
       boundary: snapshot.boundary,
       validator: this.opts.validator,
@@ -279,7 +267,7 @@ export class Reconciler {
     this.lastInvalid = undefined;
     const ok = applySucceeded(summary);
     if (ok) {
-      this.lastGood = { ...where, configHash: this.configHash, state: result.stateAfter, at: new Date().toISOString() };
+      this.lastGood = { ...where, configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, at: new Date().toISOString() };
       this.opts.metrics.setLastSuccess(Date.now() / 1000);
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);

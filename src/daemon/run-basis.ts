@@ -11,6 +11,8 @@ import type { StateBackend, StateVersion } from "../record/state.js";
 export interface RunBasis {
   readonly revision: string;
   readonly configHash: string;
+  /** The team's settings the commit carries (repository-settings.ts): values, patches, rules, selector. */
+  readonly teamHash: string;
   /** The state's lineage and serial once the run's last write was done (read under its lock). */
   readonly state: StateVersion;
 }
@@ -23,9 +25,9 @@ export type BasisChange = "revision" | "settings" | "state" | undefined;
  * version is read without its records; one that cannot be read counts as changed (the run then
  * meets the error and reports it).
  */
-export async function changeSince(last: RunBasis, now: { readonly revision: string; readonly configHash: string }, state: StateBackend): Promise<BasisChange> {
+export async function changeSince(last: RunBasis, now: Omit<RunBasis, "state">, state: StateBackend): Promise<BasisChange> {
   if (last.revision !== now.revision) return "revision";
-  if (last.configHash !== now.configHash) return "settings";
+  if (last.configHash !== now.configHash || last.teamHash !== now.teamHash) return "settings";
   const version = await state.readVersion().catch(() => undefined);
   return version?.lineage === last.state.lineage && version.serial === last.state.serial ? undefined : "state";
 }

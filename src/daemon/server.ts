@@ -15,10 +15,12 @@ import type { Logger } from "../logger.js";
 import type { StateSnapshot } from "../record/state.js";
 import { scrubDeep } from "../secrets/redaction.js";
 import type { ConfigStatus } from "./config-reload.js";
+import type { GatesyncConfig } from "../config/config.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
 import { handleStateRead } from "./state-endpoint.js";
+import { handleConfigRead } from "./config-endpoint.js";
 import { ReadSlots, handleEnvironmentSync, handleSync, handleWebhook, isEnvironmentSyncPath } from "./triggers.js";
 import type { EnvironmentSync, TriggerContext, TriggerRelay } from "./triggers.js";
 import { ReplayGuard, safeEqual } from "./webhook.js";
@@ -51,6 +53,8 @@ export interface DaemonServerOptions {
   readonly answerDeadlineMs?: number;
   /** `leader`, `standby` or `single`. */
   readonly role?: () => string;
+  /** The operator's config in force: `GET /config` answers what of it a merge-request plan needs. */
+  readonly operatorConfig?: () => GatesyncConfig;
   /** The config file in force, and a refused reload's errors. */
   readonly config?: () => ConfigStatus;
   readonly maxBodyBytes?: number;
@@ -139,6 +143,8 @@ function statusHead(opts: Pick<DaemonServerOptions, "reconciler" | "sourceDescri
             ...(last.diagnostics === undefined ? {} : { errors: last.diagnostics.filter((d) => d.severity === "error") }),
             // the governance rules' warnings, info and hints of an applied revision
             ...(last.ruleFindings === undefined ? {} : { ruleFindings: last.ruleFindings }),
+            // operator settings the repository's gatesync.yaml writes, which the daemon ignores
+            ...(last.ignoredSettings === undefined ? {} : { ignoredSettings: last.ignoredSettings }),
             ...(last.summary === undefined
               ? {}
               : {
@@ -200,6 +206,8 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
       return get(async () => json(200, opts.statusBody === undefined ? await buildStatus(opts) : await opts.statusBody()));
     case "/state":
       return get(() => handleStateRead(req, opts.state, opts.stateToken));
+    case "/config":
+      return get(() => (opts.operatorConfig === undefined ? json(404, { error: "not found" }) : handleConfigRead(req, opts.operatorConfig(), opts.stateToken)));
     case "/hooks/git":
       return post(() => handleWebhook(req, triggers, slots));
     case "/sync":

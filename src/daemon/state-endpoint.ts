@@ -13,8 +13,15 @@ import { pulledState } from "../record/pulled-state.js";
 import { safeEqual } from "./webhook.js";
 
 export async function handleStateRead(req: IncomingMessage, state: Pick<StateBackend, "read">, token: string | undefined): Promise<Reply> {
-  if (token === undefined) return { status: 404, body: { error: "the state is not served (server.stateTokenEnv)" } };
+  return (
+    stateTokenRefusal(req, token, "the state is not served") ?? { status: 200, body: pulledState(await state.read()), headers: { "cache-control": "no-store" } }
+  );
+}
+
+/** The answer to a request the state token does not open (404 while the daemon has none), or undefined. */
+export function stateTokenRefusal(req: IncomingMessage, token: string | undefined, notServed: string): Reply | undefined {
+  if (token === undefined) return { status: 404, body: { error: `${notServed} (server.stateTokenEnv)` } };
   if (!safeEqual(req.headers.authorization ?? "", `Bearer ${token}`))
     return { status: 401, body: { error: "invalid or missing token" }, headers: { "www-authenticate": "Bearer" } };
-  return { status: 200, body: pulledState(await state.read()), headers: { "cache-control": "no-store" } };
+  return undefined;
 }

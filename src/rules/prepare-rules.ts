@@ -21,6 +21,8 @@ import type { RulesConfig } from "./rules-config.js";
 export interface RulesOwner {
   /** The file it was read from (absolute). */
   readonly file: string | undefined;
+  /** A daemon run's: the repository's settings file that names the rules. */
+  readonly teamFile?: string;
   readonly baseDir: string;
   readonly rules?: RulesConfig;
   readonly rulesets?: PreparedRules;
@@ -41,7 +43,9 @@ export interface PreparedRules {
 export async function prepareRules(config: RulesOwner): Promise<PreparedRules | undefined> {
   const rules = config.rules;
   if (rules === undefined || (rules.openapi === undefined && rules.resources === undefined)) return undefined;
-  const configFile = config.file === undefined ? "gatesync.yaml" : toPosix(path.relative(process.cwd(), config.file));
+  // a daemon run's rules are the commit's: named in the repository's file
+  const rulesFile = config.teamFile ?? config.file;
+  const configFile = rulesFile === undefined ? "gatesync.yaml" : toPosix(path.relative(process.cwd(), rulesFile));
   const prepared: { -readonly [K in keyof PreparedRules]?: PreparedRules[K] } = {};
   const problems: Diagnostic[] = [];
   const hash = createHash("sha256");
@@ -62,7 +66,7 @@ export async function prepareRules(config: RulesOwner): Promise<PreparedRules | 
       problems.push(...err.diagnostics);
     }
   }
-  if (problems.length > 0) throw new ValidationFailed(problems.map((d) => (d.file === configFile ? { ...d, ...configPosition(config.file, d.path) } : d)));
+  if (problems.length > 0) throw new ValidationFailed(problems.map((d) => (d.file === configFile ? { ...d, ...configPosition(rulesFile, d.path) } : d)));
   const wanted = process.env.GATESYNC_RULES_CACHE === "off" ? undefined : findingsCacheDir(config.baseDir);
   const trust = wanted === undefined ? undefined : findingsCacheTrust(wanted);
   const cacheDir = trust?.trusted === true ? wanted : undefined;

@@ -27,6 +27,14 @@ export interface CredentialFile {
   readonly match: "file" | "prefix" | "tree";
 }
 
+/** `scheme://user[:password]@` anywhere in a text (git quotes URLs in its own forms). */
+const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"`<>]+@/gi;
+
+/** The text with the user information of every URL in it removed, whatever the configured URL looked like. */
+export function stripUrlCredentials(text: string): string {
+  return text.replace(urlUserInfo, "$1");
+}
+
 /** The parts of a URL's user information (decoded and as written), when it has any. */
 export function urlCredentials(url: string): string[] {
   try {

@@ -28,7 +28,7 @@ const real = (p: string): string => {
  * --show-toplevel` stops, found without starting git (a validate of a small repository is
  * over in less time than git takes to start).
  */
-function workTreeOf(dir: string): string | undefined {
+export function workTreeOf(dir: string): string | undefined {
   for (let at = dir; ; at = path.dirname(at)) {
     if (existsSync(path.join(at, ".git"))) return at;
     if (path.dirname(at) === at) return undefined;

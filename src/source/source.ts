@@ -1,4 +1,5 @@
 /** Where resources come from: a git repository or a local directory. */
+import { stripUrlCredentials } from "../secrets/credentials.js";
 
 export interface SourceSnapshot {
   /** Directory holding the resources. */
@@ -29,13 +30,8 @@ export interface Source {
   close(): Promise<void>;
 }
 
-/** `scheme://user[:password]@` anywhere in a text (git quotes URLs in its own forms). */
-const urlUserInfo = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@'"`<>]+@/gi;
-
-/** The text with the user information of every URL in it removed, whatever the configured URL looked like. */
-export function stripUrlCredentials(text: string): string {
-  return text.replace(urlUserInfo, "$1");
-}
+// one definition, below every folder (the config's warnings show URLs too)
+export { stripUrlCredentials };
 
 /** A URL with any user or password removed, for logs and status. */
 export function redactUrl(url: string): string {

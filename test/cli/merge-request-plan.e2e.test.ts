@@ -199,7 +199,10 @@ describe("the merge-request plan job on a fresh clone", () => {
       GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable(),
     });
     expect(wrong.code).toBe(1);
-    expect(wrong.comment).toContain(`error[STATE_UNREACHABLE] cannot read the daemon's state from ${daemon.url}/state: the token was refused (401)`);
+    // the daemon's operator settings are read first, with the same token
+    expect(wrong.comment).toContain(
+      `error[STATE_UNREACHABLE] cannot read the daemon's operator settings from ${daemon.url}/config: the token was refused (401)`,
+    );
     expect(wrong.comment).not.toContain("not-the-token");
     const gone = planJob(dir, {
       CI: "true",
@@ -208,7 +211,7 @@ describe("the merge-request plan job on a fresh clone", () => {
       GATESYNC_PLAN_SECRET_FILES: await secretFilesVariable(),
     });
     expect(gone.code).toBe(1);
-    expect(gone.comment).toContain("error[STATE_UNREACHABLE] cannot read the daemon's state from http://127.0.0.1:1/state");
+    expect(gone.comment).toContain("error[STATE_UNREACHABLE] cannot read the daemon's operator settings from http://127.0.0.1:1/config");
   }, 60_000);
 
   it("off CI, a plan against an empty state still works but says so in the header", async () => {

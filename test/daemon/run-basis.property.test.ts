@@ -1,6 +1,6 @@
 /**
  * The daemon's skip decision as a property (run-basis.ts): a run is skipped exactly when the
- * revision, the settings and the state's lineage and serial are all what the last good run
+ * revision, the settings (the operator's and the commit's team settings) and the state's lineage and serial are all what the last good run
  * left; a state whose version cannot be read is never "unchanged".
  */
 import fc from "fast-check";
@@ -12,6 +12,7 @@ const versionOnly = (read: () => Promise<StateVersion>): StateBackend => ({ read
 const basis = fc.record({
   revision: fc.constantFrom("a1", "b2"),
   configHash: fc.constantFrom("h1", "h2"),
+  teamHash: fc.constantFrom("t1", "t2"),
   state: fc.record({ lineage: fc.constantFrom("", "L1", "L2"), serial: fc.integer({ min: 0, max: 3 }) }),
 });
 
@@ -27,7 +28,7 @@ describe("changeSince", () => {
         const expected =
           last.revision !== now.revision
             ? "revision"
-            : last.configHash !== now.configHash
+            : last.configHash !== now.configHash || last.teamHash !== now.teamHash
               ? "settings"
               : last.state.lineage !== now.state.lineage || last.state.serial !== now.state.serial
                 ? "state"
@@ -38,7 +39,7 @@ describe("changeSince", () => {
   });
 
   it("counts a state it cannot read as changed (the run then meets the error)", async () => {
-    const last = { revision: "a", configHash: "h", state: { lineage: "L", serial: 3 } };
+    const last = { revision: "a", configHash: "h", teamHash: "t", state: { lineage: "L", serial: 3 } };
     expect(
       await changeSince(
         last,

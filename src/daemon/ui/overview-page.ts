@@ -79,6 +79,10 @@ ${facts([
     last?.ruleFindings === undefined
       ? ""
       : html`<h3>Rules: ${last.ruleFindings.length} finding(s) that do not stop the commit</h3>${diagnosticsList(last.ruleFindings, true)}`
+  }${
+    last?.ignoredSettings === undefined
+      ? ""
+      : html`<h3>Settings of the repository's gatesync.yaml the daemon ignores</h3>${diagnosticsList(last.ignoredSettings, true)}`
   }</section>
 <section><h2>Runs over time</h2>${runChart(view.history.entries())}</section>`;
 }

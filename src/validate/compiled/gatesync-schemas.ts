@@ -3014,7 +3014,7 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them.","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused.","type":"boolean","default":false}}},"server":{"type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"$ref":"#/properties/selector"},"schedule":{"$ref":"#/properties/schedule"},"secrets":{"description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"$ref":"#/properties/notifications"},"orphans":{"$ref":"#/properties/orphans"},"state":{"description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
@@ -3033,12 +3033,12 @@ const pattern45 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
 const pattern61 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
 const pattern55 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
 const pattern79 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
-const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"$ref":"#/properties/selector"},"schedule":{"$ref":"#/properties/schedule"},"secrets":{"description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"$ref":"#/properties/notifications"},"orphans":{"$ref":"#/properties/orphans"},"state":{"description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}};
-const schema95 = {"description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
-const schema99 = {"type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}};
-const schema112 = {"description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
+const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}};
+const schema95 = {"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
+const schema99 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}};
+const schema112 = {"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
 const schema116 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
-const schema76 = {"type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}};
+const schema76 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4085,7 +4085,7 @@ return errors === 0;
 }
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema96 = {"type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}};
+const schema96 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4211,7 +4211,7 @@ return errors === 0;
 }
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema100 = {"description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}};
+const schema100 = {"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4267,14 +4267,14 @@ if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
-const _errs10 = errors;
+const _errs11 = errors;
 let valid4 = false;
 let passing0 = null;
-const _errs11 = errors;
 const _errs12 = errors;
+const _errs13 = errors;
 let valid5 = false;
 let passing1 = null;
-const _errs13 = errors;
+const _errs14 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.url === undefined){
 const err3 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema100.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema100.properties.receivers.items.oneOf[0].oneOf[0],data:data2};
@@ -4287,12 +4287,12 @@ vErrors.push(err3);
 errors++;
 }
 }
-var _valid1 = _errs13 === errors;
+var _valid1 = _errs14 === errors;
 if(_valid1){
 valid5 = true;
 passing1 = 0;
 }
-const _errs14 = errors;
+const _errs15 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.urlEnv === undefined){
 const err4 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema100.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[0].oneOf[1],data:data2};
@@ -4305,7 +4305,7 @@ vErrors.push(err4);
 errors++;
 }
 }
-var _valid1 = _errs14 === errors;
+var _valid1 = _errs15 === errors;
 if(_valid1 && valid5){
 valid5 = false;
 passing1 = [passing1, 1];
@@ -4327,10 +4327,10 @@ vErrors.push(err5);
 errors++;
 }
 else {
-errors = _errs12;
+errors = _errs13;
 if(vErrors !== null){
-if(_errs12){
-vErrors.length = _errs12;
+if(_errs13){
+vErrors.length = _errs13;
 }
 else {
 vErrors = null;
@@ -4533,13 +4533,13 @@ errors++;
 }
 }
 }
-var _valid0 = _errs11 === errors;
+var _valid0 = _errs12 === errors;
 if(_valid0){
 valid4 = true;
 passing0 = 0;
 var props0 = true;
 }
-const _errs35 = errors;
+const _errs36 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
 const err21 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[1],data:data2};
@@ -4686,7 +4686,7 @@ errors++;
 }
 }
 }
-var _valid0 = _errs35 === errors;
+var _valid0 = _errs36 === errors;
 if(_valid0 && valid4){
 valid4 = false;
 passing0 = [passing0, 1];
@@ -4699,7 +4699,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-const _errs48 = errors;
+const _errs49 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
 const err32 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[2].required,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
@@ -4882,7 +4882,7 @@ errors++;
 }
 }
 }
-var _valid0 = _errs48 === errors;
+var _valid0 = _errs49 === errors;
 if(_valid0 && valid4){
 valid4 = false;
 passing0 = [passing0, 2];
@@ -4895,7 +4895,7 @@ if(props0 !== true){
 props0 = true;
 }
 }
-const _errs65 = errors;
+const _errs66 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
 const err47 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[3].required,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
@@ -5078,7 +5078,7 @@ errors++;
 }
 }
 }
-var _valid0 = _errs65 === errors;
+var _valid0 = _errs66 === errors;
 if(_valid0 && valid4){
 valid4 = false;
 passing0 = [passing0, 3];
@@ -5105,10 +5105,10 @@ vErrors.push(err62);
 errors++;
 }
 else {
-errors = _errs10;
+errors = _errs11;
 if(vErrors !== null){
-if(_errs10){
-vErrors.length = _errs10;
+if(_errs11){
+vErrors.length = _errs11;
 }
 else {
 vErrors = null;
@@ -5355,7 +5355,7 @@ return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema113 = {"oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
+const schema113 = {"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5720,7 +5720,7 @@ if(data.values !== undefined){
 let data1 = data.values;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
-const _errs6 = errors;
+const _errs7 = errors;
 if(typeof key1 === "string"){
 if(!pattern44.test(key1)){
 const err1 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_.-]*$",parentSchema:schema94.propertyNames,data:key1,propertyName:key1};
@@ -5733,7 +5733,7 @@ vErrors.push(err1);
 errors++;
 }
 }
-var valid2 = _errs6 === errors;
+var valid2 = _errs7 === errors;
 if(!valid2){
 const err2 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid",schema:schema94.propertyNames,parentSchema:schema94,data:data1};
 if(vErrors === null){
@@ -5962,10 +5962,10 @@ if(Array.isArray(data13)){
 const len1 = data13.length;
 for(let i2=0; i2<len1; i2++){
 let data14 = data13[i2];
-const _errs35 = errors;
+const _errs47 = errors;
 let valid14 = false;
 let passing0 = null;
-const _errs36 = errors;
+const _errs48 = errors;
 if(typeof data14 === "string"){
 if(func1(data14) < 1){
 const err17 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema116.oneOf[0],data:data14};
@@ -5988,12 +5988,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid0 = _errs36 === errors;
+var _valid0 = _errs48 === errors;
 if(_valid0){
 valid14 = true;
 passing0 = 0;
 }
-const _errs38 = errors;
+const _errs50 = errors;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 if(data14.kind === undefined){
 const err19 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema116.oneOf[1].required,parentSchema:schema116.oneOf[1],data:data14};
@@ -6114,7 +6114,7 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid0 = _errs38 === errors;
+var _valid0 = _errs50 === errors;
 if(_valid0 && valid14){
 valid14 = false;
 passing0 = [passing0, 1];
@@ -6140,10 +6140,10 @@ vErrors.push(err29);
 errors++;
 }
 else {
-errors = _errs35;
+errors = _errs47;
 if(vErrors !== null){
-if(_errs35){
-vErrors.length = _errs35;
+if(_errs47){
+vErrors.length = _errs47;
 }
 else {
 vErrors = null;
@@ -6435,7 +6435,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key3 in data5){
-if(!((((((((key3 === "url") || (key3 === "branch")) || (key3 === "tag")) || (key3 === "commit")) || (key3 === "subdirectory")) || (key3 === "cacheDir")) || (key3 === "tokenEnv")) || (key3 === "sshKeyFile"))){
+if(!(func7.call(schema56.properties.source.oneOf[1].properties.git.properties, key3))){
 const err18 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
 if(vErrors === null){
 vErrors = [err18];
@@ -6610,9 +6610,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].properties.git.type,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
+if(data5.config !== undefined){
+let data14 = data5.config;
+if(typeof data14 === "string"){
+if(func1(data14) < 1){
+const err32 = {instancePath:instancePath+"/source/git/config",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/config/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.config,data:data14};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6622,14 +6624,37 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
 else {
-const err33 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].type,parentSchema:schema56.properties.source.oneOf[1],data:data2};
+const err33 = {instancePath:instancePath+"/source/git/config",schemaPath:"#/properties/source/oneOf/1/properties/git/properties/config/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.source.oneOf[1].properties.git.properties.config.type,parentSchema:schema56.properties.source.oneOf[1].properties.git.properties.config,data:data14};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/source/git",schemaPath:"#/properties/source/oneOf/1/properties/git/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].properties.git.type,parentSchema:schema56.properties.source.oneOf[1].properties.git,data:data5};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.source.oneOf[1].type,parentSchema:schema56.properties.source.oneOf[1],data:data2};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -6648,12 +6673,12 @@ props0 = true;
 }
 }
 if(!valid2){
-const err34 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema56.properties.source.oneOf,parentSchema:schema56.properties.source,data:data2};
+const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema56.properties.source.oneOf,parentSchema:schema56.properties.source,data:data2};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err36];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err36);
 }
 errors++;
 }
@@ -6670,35 +6695,11 @@ vErrors = null;
 }
 }
 if(data.targets !== undefined){
-let data14 = data.targets;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-for(const key4 in data14){
-if(!((((key4 === "gateway") || (key4 === "dashboard")) || (key4 === "portal")) || (key4 === "llm"))){
-const err35 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets,data:data14};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data14.gateway !== undefined){
-let data15 = data14.gateway;
+let data15 = data.targets;
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.url === undefined){
-const err36 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-if(data15.credentialEnv === undefined){
-const err37 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
+for(const key4 in data15){
+if(!((((key4 === "gateway") || (key4 === "dashboard")) || (key4 === "portal")) || (key4 === "llm"))){
+const err37 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6707,9 +6708,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-for(const key5 in data15){
-if(!(((((key5 === "url") || (key5 === "credentialEnv")) || (key5 === "authScheme")) || (key5 === "batch")) || (key5 === "rateLimit"))){
-const err38 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
+}
+if(data15.gateway !== undefined){
+let data16 = data15.gateway;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.url === undefined){
+const err38 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6718,12 +6722,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data15.url !== undefined){
-let data16 = data15.url;
-if(typeof data16 === "string"){
-if(!pattern17.test(data16)){
-const err39 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data16};
+if(data16.credentialEnv === undefined){
+const err39 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.gateway.required,parentSchema:schema56.properties.targets.properties.gateway,data:data16};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6732,9 +6732,9 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data16};
+for(const key5 in data16){
+if(!(((((key5 === "url") || (key5 === "credentialEnv")) || (key5 === "authScheme")) || (key5 === "batch")) || (key5 === "rateLimit"))){
+const err40 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway,data:data16};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6744,11 +6744,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data15.credentialEnv !== undefined){
-let data17 = data15.credentialEnv;
+if(data16.url !== undefined){
+let data17 = data16.url;
 if(typeof data17 === "string"){
-if(!pattern16.test(data17)){
-const err41 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data17};
+if(!pattern17.test(data17)){
+const err41 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6759,7 +6759,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data17};
+const err42 = {instancePath:instancePath+"/targets/gateway/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data17};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -6769,11 +6769,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data15.authScheme !== undefined){
-let data18 = data15.authScheme;
+if(data16.credentialEnv !== undefined){
+let data18 = data16.credentialEnv;
 if(typeof data18 === "string"){
-if(!pattern19.test(data18)){
-const err43 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data18};
+if(!pattern16.test(data18)){
+const err43 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data18};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -6784,7 +6784,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data18};
+const err44 = {instancePath:instancePath+"/targets/gateway/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data18};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -6794,11 +6794,11 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data15.batch !== undefined){
-let data19 = data15.batch;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.listenPath === undefined){
-const err45 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+if(data16.authScheme !== undefined){
+let data19 = data16.authScheme;
+if(typeof data19 === "string"){
+if(!pattern19.test(data19)){
+const err45 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data19};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -6807,8 +6807,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data19.keyEnv === undefined){
-const err46 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "keyEnv"},message:"must have required property '"+"keyEnv"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+}
+else {
+const err46 = {instancePath:instancePath+"/targets/gateway/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data19};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -6817,9 +6818,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-for(const key6 in data19){
-if(!((((key6 === "listenPath") || (key6 === "apiId")) || (key6 === "keyEnv")) || (key6 === "maxSize"))){
-const err47 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+}
+if(data16.batch !== undefined){
+let data20 = data16.batch;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.listenPath === undefined){
+const err47 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data20};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -6828,12 +6832,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data19.listenPath !== undefined){
-let data20 = data19.listenPath;
-if(typeof data20 === "string"){
-if(func1(data20) < 1){
-const err48 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
+if(data20.keyEnv === undefined){
+const err48 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/required",keyword:"required",params:{missingProperty: "keyEnv"},message:"must have required property '"+"keyEnv"+"'",schema:schema56.properties.targets.properties.gateway.properties.batch.required,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data20};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -6842,9 +6842,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-else {
-const err49 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data20};
+for(const key6 in data20){
+if(!((((key6 === "listenPath") || (key6 === "apiId")) || (key6 === "keyEnv")) || (key6 === "maxSize"))){
+const err49 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data20};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -6854,11 +6854,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data19.apiId !== undefined){
-let data21 = data19.apiId;
+if(data20.listenPath !== undefined){
+let data21 = data20.listenPath;
 if(typeof data21 === "string"){
 if(func1(data21) < 1){
-const err50 = {instancePath:instancePath+"/targets/gateway/batch/apiId",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/apiId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.apiId,data:data21};
+const err50 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data21};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -6869,7 +6869,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/targets/gateway/batch/apiId",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.apiId.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.apiId,data:data21};
+const err51 = {instancePath:instancePath+"/targets/gateway/batch/listenPath",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.listenPath,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -6879,11 +6879,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data19.keyEnv !== undefined){
-let data22 = data19.keyEnv;
+if(data20.apiId !== undefined){
+let data22 = data20.apiId;
 if(typeof data22 === "string"){
-if(!pattern16.test(data22)){
-const err52 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data22};
+if(func1(data22) < 1){
+const err52 = {instancePath:instancePath+"/targets/gateway/batch/apiId",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/apiId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.apiId,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -6894,7 +6894,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data22};
+const err53 = {instancePath:instancePath+"/targets/gateway/batch/apiId",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.apiId.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.apiId,data:data22};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -6904,10 +6904,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data19.maxSize !== undefined){
-let data23 = data19.maxSize;
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err54 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data23};
+if(data20.keyEnv !== undefined){
+let data23 = data20.keyEnv;
+if(typeof data23 === "string"){
+if(!pattern16.test(data23)){
+const err54 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data23};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -6916,9 +6917,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 > 1000 || isNaN(data23)){
-const err55 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data23};
+}
+else {
+const err55 = {instancePath:instancePath+"/targets/gateway/batch/keyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data23};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -6927,8 +6928,11 @@ vErrors.push(err55);
 }
 errors++;
 }
-if(data23 < 1 || isNaN(data23)){
-const err56 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data23};
+}
+if(data20.maxSize !== undefined){
+let data24 = data20.maxSize;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err56 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data24};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -6937,11 +6941,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.properties.batch.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data19};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 1000 || isNaN(data24)){
+const err57 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data24};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -6950,13 +6952,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data15.rateLimit !== undefined){
-let data24 = data15.rateLimit;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-for(const key7 in data24){
-if(!((key7 === "concurrency") || (key7 === "requestsPerSecond"))){
-const err58 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data24};
+if(data24 < 1 || isNaN(data24)){
+const err58 = {instancePath:instancePath+"/targets/gateway/batch/maxSize",schemaPath:"#/properties/targets/properties/gateway/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.targets.properties.gateway.properties.batch.properties.maxSize,data:data24};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -6966,10 +6963,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data24.concurrency !== undefined){
-let data25 = data24.concurrency;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err59 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data25};
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/targets/gateway/batch",schemaPath:"#/properties/targets/properties/gateway/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.properties.batch.type,parentSchema:schema56.properties.targets.properties.gateway.properties.batch,data:data20};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -6978,9 +6975,13 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
-const err60 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data25};
+}
+if(data16.rateLimit !== undefined){
+let data25 = data16.rateLimit;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+for(const key7 in data25){
+if(!((key7 === "concurrency") || (key7 === "requestsPerSecond"))){
+const err60 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data25};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -6990,12 +6991,10 @@ vErrors.push(err60);
 errors++;
 }
 }
-}
-if(data24.requestsPerSecond !== undefined){
-let data26 = data24.requestsPerSecond;
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 <= 0 || isNaN(data26)){
-const err61 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data26};
+if(data25.concurrency !== undefined){
+let data26 = data25.concurrency;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err61 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -7004,9 +7003,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-else {
-const err62 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data26};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
+const err62 = {instancePath:instancePath+"/targets/gateway/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data26};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -7017,8 +7016,11 @@ errors++;
 }
 }
 }
-else {
-const err63 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data24};
+if(data25.requestsPerSecond !== undefined){
+let data27 = data25.requestsPerSecond;
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 <= 0 || isNaN(data27)){
+const err63 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data27};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -7028,9 +7030,8 @@ vErrors.push(err63);
 errors++;
 }
 }
-}
 else {
-const err64 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.type,parentSchema:schema56.properties.targets.properties.gateway,data:data15};
+const err64 = {instancePath:instancePath+"/targets/gateway/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data27};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -7040,11 +7041,9 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data14.dashboard !== undefined){
-let data27 = data14.dashboard;
-if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
-if(data27.url === undefined){
-const err65 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data27};
+}
+else {
+const err65 = {instancePath:instancePath+"/targets/gateway/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data25};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -7053,8 +7052,10 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data27.tokenEnv === undefined){
-const err66 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data27};
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/targets/gateway",schemaPath:"#/properties/targets/properties/gateway/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.gateway.type,parentSchema:schema56.properties.targets.properties.gateway,data:data16};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -7063,9 +7064,12 @@ vErrors.push(err66);
 }
 errors++;
 }
-for(const key8 in data27){
-if(!((((key8 === "url") || (key8 === "tokenEnv")) || (key8 === "authScheme")) || (key8 === "rateLimit"))){
-const err67 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.dashboard,data:data27};
+}
+if(data15.dashboard !== undefined){
+let data28 = data15.dashboard;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.url === undefined){
+const err67 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data28};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -7074,12 +7078,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data27.url !== undefined){
-let data28 = data27.url;
-if(typeof data28 === "string"){
-if(!pattern17.test(data28)){
-const err68 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data28};
+if(data28.tokenEnv === undefined){
+const err68 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.targets.properties.dashboard.required,parentSchema:schema56.properties.targets.properties.dashboard,data:data28};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -7088,9 +7088,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data28};
+for(const key8 in data28){
+if(!((((key8 === "url") || (key8 === "tokenEnv")) || (key8 === "authScheme")) || (key8 === "rateLimit"))){
+const err69 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.dashboard,data:data28};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -7100,11 +7100,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data27.tokenEnv !== undefined){
-let data29 = data27.tokenEnv;
+if(data28.url !== undefined){
+let data29 = data28.url;
 if(typeof data29 === "string"){
-if(!pattern16.test(data29)){
-const err70 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data29};
+if(!pattern17.test(data29)){
+const err70 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data29};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -7115,7 +7115,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data29};
+const err71 = {instancePath:instancePath+"/targets/dashboard/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data29};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -7125,11 +7125,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data27.authScheme !== undefined){
-let data30 = data27.authScheme;
+if(data28.tokenEnv !== undefined){
+let data30 = data28.tokenEnv;
 if(typeof data30 === "string"){
-if(!pattern19.test(data30)){
-const err72 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data30};
+if(!pattern16.test(data30)){
+const err72 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -7140,7 +7140,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data30};
+const err73 = {instancePath:instancePath+"/targets/dashboard/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data30};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -7150,12 +7150,11 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data27.rateLimit !== undefined){
-let data31 = data27.rateLimit;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-for(const key9 in data31){
-if(!((key9 === "concurrency") || (key9 === "requestsPerSecond"))){
-const err74 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data31};
+if(data28.authScheme !== undefined){
+let data31 = data28.authScheme;
+if(typeof data31 === "string"){
+if(!pattern19.test(data31)){
+const err74 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data31};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -7165,10 +7164,8 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data31.concurrency !== undefined){
-let data32 = data31.concurrency;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err75 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data32};
+else {
+const err75 = {instancePath:instancePath+"/targets/dashboard/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data31};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -7177,9 +7174,13 @@ vErrors.push(err75);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 < 1 || isNaN(data32)){
-const err76 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data32};
+}
+if(data28.rateLimit !== undefined){
+let data32 = data28.rateLimit;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key9 in data32){
+if(!((key9 === "concurrency") || (key9 === "requestsPerSecond"))){
+const err76 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data32};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -7189,12 +7190,10 @@ vErrors.push(err76);
 errors++;
 }
 }
-}
-if(data31.requestsPerSecond !== undefined){
-let data33 = data31.requestsPerSecond;
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 <= 0 || isNaN(data33)){
-const err77 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data33};
+if(data32.concurrency !== undefined){
+let data33 = data32.concurrency;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+const err77 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data33};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -7203,9 +7202,9 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data33};
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 < 1 || isNaN(data33)){
+const err78 = {instancePath:instancePath+"/targets/dashboard/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data33};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -7216,8 +7215,11 @@ errors++;
 }
 }
 }
-else {
-const err79 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data31};
+if(data32.requestsPerSecond !== undefined){
+let data34 = data32.requestsPerSecond;
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 <= 0 || isNaN(data34)){
+const err79 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data34};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -7227,9 +7229,8 @@ vErrors.push(err79);
 errors++;
 }
 }
-}
 else {
-const err80 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.dashboard.type,parentSchema:schema56.properties.targets.properties.dashboard,data:data27};
+const err80 = {instancePath:instancePath+"/targets/dashboard/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data34};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -7239,11 +7240,9 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data14.portal !== undefined){
-let data34 = data14.portal;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.url === undefined){
-const err81 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data34};
+}
+else {
+const err81 = {instancePath:instancePath+"/targets/dashboard/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data32};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -7252,8 +7251,10 @@ vErrors.push(err81);
 }
 errors++;
 }
-if(data34.credentialEnv === undefined){
-const err82 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data34};
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/targets/dashboard",schemaPath:"#/properties/targets/properties/dashboard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.dashboard.type,parentSchema:schema56.properties.targets.properties.dashboard,data:data28};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -7262,9 +7263,12 @@ vErrors.push(err82);
 }
 errors++;
 }
-for(const key10 in data34){
-if(!(((((key10 === "url") || (key10 === "credentialEnv")) || (key10 === "authScheme")) || (key10 === "appTypeProviders")) || (key10 === "rateLimit"))){
-const err83 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.portal,data:data34};
+}
+if(data15.portal !== undefined){
+let data35 = data15.portal;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.url === undefined){
+const err83 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data35};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -7273,12 +7277,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-if(data34.url !== undefined){
-let data35 = data34.url;
-if(typeof data35 === "string"){
-if(!pattern17.test(data35)){
-const err84 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data35};
+if(data35.credentialEnv === undefined){
+const err84 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.portal.required,parentSchema:schema56.properties.targets.properties.portal,data:data35};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -7287,9 +7287,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-else {
-const err85 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data35};
+for(const key10 in data35){
+if(!(((((key10 === "url") || (key10 === "credentialEnv")) || (key10 === "authScheme")) || (key10 === "appTypeProviders")) || (key10 === "rateLimit"))){
+const err85 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.portal,data:data35};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -7299,11 +7299,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data34.credentialEnv !== undefined){
-let data36 = data34.credentialEnv;
+if(data35.url !== undefined){
+let data36 = data35.url;
 if(typeof data36 === "string"){
-if(!pattern16.test(data36)){
-const err86 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data36};
+if(!pattern17.test(data36)){
+const err86 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data36};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -7314,7 +7314,7 @@ errors++;
 }
 }
 else {
-const err87 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data36};
+const err87 = {instancePath:instancePath+"/targets/portal/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data36};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -7324,11 +7324,11 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data34.authScheme !== undefined){
-let data37 = data34.authScheme;
+if(data35.credentialEnv !== undefined){
+let data37 = data35.credentialEnv;
 if(typeof data37 === "string"){
-if(!pattern19.test(data37)){
-const err88 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data37};
+if(!pattern16.test(data37)){
+const err88 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data37};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -7339,7 +7339,7 @@ errors++;
 }
 }
 else {
-const err89 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data37};
+const err89 = {instancePath:instancePath+"/targets/portal/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data37};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -7349,14 +7349,11 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data34.appTypeProviders !== undefined){
-let data38 = data34.appTypeProviders;
-if(Array.isArray(data38)){
-const len0 = data38.length;
-for(let i0=0; i0<len0; i0++){
-let data39 = data38[i0];
-if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err90 = {instancePath:instancePath+"/targets/portal/appTypeProviders/" + i0,schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items,data:data39};
+if(data35.authScheme !== undefined){
+let data38 = data35.authScheme;
+if(typeof data38 === "string"){
+if(!pattern19.test(data38)){
+const err90 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data38};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -7366,18 +7363,8 @@ vErrors.push(err90);
 errors++;
 }
 }
-let i1 = data38.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data38[i1];
-if(!(((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0))) && (isFinite(item0)))){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err91 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data38};
+else {
+const err91 = {instancePath:instancePath+"/targets/portal/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data38};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -7385,14 +7372,16 @@ else {
 vErrors.push(err91);
 }
 errors++;
-break;
-}
-indices0[item0] = i1;
 }
 }
-}
-else {
-const err92 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data38};
+if(data35.appTypeProviders !== undefined){
+let data39 = data35.appTypeProviders;
+if(Array.isArray(data39)){
+const len0 = data39.length;
+for(let i0=0; i0<len0; i0++){
+let data40 = data39[i0];
+if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
+const err92 = {instancePath:instancePath+"/targets/portal/appTypeProviders/" + i0,schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders.items,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -7402,12 +7391,18 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data34.rateLimit !== undefined){
-let data40 = data34.rateLimit;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-for(const key11 in data40){
-if(!((key11 === "concurrency") || (key11 === "requestsPerSecond"))){
-const err93 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data40};
+let i1 = data39.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data39[i1];
+if(!(((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0))) && (isFinite(item0)))){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err93 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data39};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -7415,12 +7410,14 @@ else {
 vErrors.push(err93);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
 }
 }
-if(data40.concurrency !== undefined){
-let data41 = data40.concurrency;
-if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err94 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data41};
+}
+else {
+const err94 = {instancePath:instancePath+"/targets/portal/appTypeProviders",schemaPath:"#/properties/targets/properties/portal/properties/appTypeProviders/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.targets.properties.portal.properties.appTypeProviders.type,parentSchema:schema56.properties.targets.properties.portal.properties.appTypeProviders,data:data39};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -7429,9 +7426,13 @@ vErrors.push(err94);
 }
 errors++;
 }
-if((typeof data41 == "number") && (isFinite(data41))){
-if(data41 < 1 || isNaN(data41)){
-const err95 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data41};
+}
+if(data35.rateLimit !== undefined){
+let data41 = data35.rateLimit;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+for(const key11 in data41){
+if(!((key11 === "concurrency") || (key11 === "requestsPerSecond"))){
+const err95 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data41};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -7441,12 +7442,10 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-if(data40.requestsPerSecond !== undefined){
-let data42 = data40.requestsPerSecond;
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 <= 0 || isNaN(data42)){
-const err96 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data42};
+if(data41.concurrency !== undefined){
+let data42 = data41.concurrency;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err96 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -7455,9 +7454,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-else {
-const err97 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data42};
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 1 || isNaN(data42)){
+const err97 = {instancePath:instancePath+"/targets/portal/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data42};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -7468,8 +7467,11 @@ errors++;
 }
 }
 }
-else {
-const err98 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data40};
+if(data41.requestsPerSecond !== undefined){
+let data43 = data41.requestsPerSecond;
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 <= 0 || isNaN(data43)){
+const err98 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -7479,9 +7481,8 @@ vErrors.push(err98);
 errors++;
 }
 }
-}
 else {
-const err99 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.portal.type,parentSchema:schema56.properties.targets.properties.portal,data:data34};
+const err99 = {instancePath:instancePath+"/targets/portal/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data43};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -7491,11 +7492,9 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data14.llm !== undefined){
-let data43 = data14.llm;
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-if(data43.url === undefined){
-const err100 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data43};
+}
+else {
+const err100 = {instancePath:instancePath+"/targets/portal/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data41};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -7504,8 +7503,10 @@ vErrors.push(err100);
 }
 errors++;
 }
-if(data43.credentialEnv === undefined){
-const err101 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data43};
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/targets/portal",schemaPath:"#/properties/targets/properties/portal/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.portal.type,parentSchema:schema56.properties.targets.properties.portal,data:data35};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -7514,9 +7515,12 @@ vErrors.push(err101);
 }
 errors++;
 }
-for(const key12 in data43){
-if(!((((key12 === "url") || (key12 === "credentialEnv")) || (key12 === "authScheme")) || (key12 === "rateLimit"))){
-const err102 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.llm,data:data43};
+}
+if(data15.llm !== undefined){
+let data44 = data15.llm;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.url === undefined){
+const err102 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data44};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -7525,12 +7529,8 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-if(data43.url !== undefined){
-let data44 = data43.url;
-if(typeof data44 === "string"){
-if(!pattern17.test(data44)){
-const err103 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data44};
+if(data44.credentialEnv === undefined){
+const err103 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/required",keyword:"required",params:{missingProperty: "credentialEnv"},message:"must have required property '"+"credentialEnv"+"'",schema:schema56.properties.targets.properties.llm.required,parentSchema:schema56.properties.targets.properties.llm,data:data44};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -7539,9 +7539,9 @@ vErrors.push(err103);
 }
 errors++;
 }
-}
-else {
-const err104 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data44};
+for(const key12 in data44){
+if(!((((key12 === "url") || (key12 === "credentialEnv")) || (key12 === "authScheme")) || (key12 === "rateLimit"))){
+const err104 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.targets.properties.llm,data:data44};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -7551,11 +7551,11 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data43.credentialEnv !== undefined){
-let data45 = data43.credentialEnv;
+if(data44.url !== undefined){
+let data45 = data44.url;
 if(typeof data45 === "string"){
-if(!pattern16.test(data45)){
-const err105 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data45};
+if(!pattern17.test(data45)){
+const err105 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data45};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -7566,7 +7566,7 @@ errors++;
 }
 }
 else {
-const err106 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data45};
+const err106 = {instancePath:instancePath+"/targets/llm/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data45};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -7576,11 +7576,11 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data43.authScheme !== undefined){
-let data46 = data43.authScheme;
+if(data44.credentialEnv !== undefined){
+let data46 = data44.credentialEnv;
 if(typeof data46 === "string"){
-if(!pattern19.test(data46)){
-const err107 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data46};
+if(!pattern16.test(data46)){
+const err107 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data46};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -7591,7 +7591,7 @@ errors++;
 }
 }
 else {
-const err108 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data46};
+const err108 = {instancePath:instancePath+"/targets/llm/credentialEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data46};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -7601,12 +7601,11 @@ vErrors.push(err108);
 errors++;
 }
 }
-if(data43.rateLimit !== undefined){
-let data47 = data43.rateLimit;
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-for(const key13 in data47){
-if(!((key13 === "concurrency") || (key13 === "requestsPerSecond"))){
-const err109 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data47};
+if(data44.authScheme !== undefined){
+let data47 = data44.authScheme;
+if(typeof data47 === "string"){
+if(!pattern19.test(data47)){
+const err109 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$"+"\"",schema:"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$",parentSchema:schema60,data:data47};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -7616,10 +7615,8 @@ vErrors.push(err109);
 errors++;
 }
 }
-if(data47.concurrency !== undefined){
-let data48 = data47.concurrency;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err110 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data48};
+else {
+const err110 = {instancePath:instancePath+"/targets/llm/authScheme",schemaPath:"#/$defs/authScheme/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data47};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -7628,9 +7625,13 @@ vErrors.push(err110);
 }
 errors++;
 }
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 1 || isNaN(data48)){
-const err111 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data48};
+}
+if(data44.rateLimit !== undefined){
+let data48 = data44.rateLimit;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+for(const key13 in data48){
+if(!((key13 === "concurrency") || (key13 === "requestsPerSecond"))){
+const err111 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data48};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -7640,12 +7641,10 @@ vErrors.push(err111);
 errors++;
 }
 }
-}
-if(data47.requestsPerSecond !== undefined){
-let data49 = data47.requestsPerSecond;
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 <= 0 || isNaN(data49)){
-const err112 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data49};
+if(data48.concurrency !== undefined){
+let data49 = data48.concurrency;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const err112 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.concurrency.type,parentSchema:schema62.properties.concurrency,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -7654,9 +7653,9 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-else {
-const err113 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data49};
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 < 1 || isNaN(data49)){
+const err113 = {instancePath:instancePath+"/targets/llm/rateLimit/concurrency",schemaPath:"#/$defs/rateLimit/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.concurrency,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -7667,8 +7666,11 @@ errors++;
 }
 }
 }
-else {
-const err114 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data47};
+if(data48.requestsPerSecond !== undefined){
+let data50 = data48.requestsPerSecond;
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 <= 0 || isNaN(data50)){
+const err114 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema62.properties.requestsPerSecond,data:data50};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -7678,9 +7680,8 @@ vErrors.push(err114);
 errors++;
 }
 }
-}
 else {
-const err115 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.llm.type,parentSchema:schema56.properties.targets.properties.llm,data:data43};
+const err115 = {instancePath:instancePath+"/targets/llm/rateLimit/requestsPerSecond",schemaPath:"#/$defs/rateLimit/properties/requestsPerSecond/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.requestsPerSecond.type,parentSchema:schema62.properties.requestsPerSecond,data:data50};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -7692,7 +7693,7 @@ errors++;
 }
 }
 else {
-const err116 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.type,parentSchema:schema56.properties.targets,data:data14};
+const err116 = {instancePath:instancePath+"/targets/llm/rateLimit",schemaPath:"#/$defs/rateLimit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data48};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -7702,11 +7703,9 @@ vErrors.push(err116);
 errors++;
 }
 }
-if(data.environments !== undefined){
-let data50 = data.environments;
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
-if(Object.keys(data50).length < 1){
-const err117 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.environments,data:data50};
+}
+else {
+const err117 = {instancePath:instancePath+"/targets/llm",schemaPath:"#/properties/targets/properties/llm/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.properties.llm.type,parentSchema:schema56.properties.targets.properties.llm,data:data44};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -7715,11 +7714,10 @@ vErrors.push(err117);
 }
 errors++;
 }
-for(const key14 in data50){
-const _errs156 = errors;
-if(typeof key14 === "string"){
-if(!pattern30.test(key14)){
-const err118 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema56.properties.environments.propertyNames,data:key14,propertyName:key14};
+}
+}
+else {
+const err118 = {instancePath:instancePath+"/targets",schemaPath:"#/properties/targets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.targets.type,parentSchema:schema56.properties.targets,data:data15};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -7729,9 +7727,11 @@ vErrors.push(err118);
 errors++;
 }
 }
-var valid37 = _errs156 === errors;
-if(!valid37){
-const err119 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid",schema:schema56.properties.environments.propertyNames,parentSchema:schema56.properties.environments,data:data50};
+if(data.environments !== undefined){
+let data51 = data.environments;
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+if(Object.keys(data51).length < 1){
+const err119 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.environments,data:data51};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -7740,16 +7740,11 @@ vErrors.push(err119);
 }
 errors++;
 }
-}
-for(const key15 in data50){
-if(!(validate36(data50[key15], {instancePath:instancePath+"/environments/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data50,parentDataProperty:key15,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err120 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.environments.type,parentSchema:schema56.properties.environments,data:data50};
+for(const key14 in data51){
+const _errs161 = errors;
+if(typeof key14 === "string"){
+if(!pattern30.test(key14)){
+const err120 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]{0,39}$"},message:"must match pattern \""+"^[a-z][a-z0-9-]{0,39}$"+"\"",schema:"^[a-z][a-z0-9-]{0,39}$",parentSchema:schema56.properties.environments.propertyNames,data:key14,propertyName:key14};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -7759,14 +7754,9 @@ vErrors.push(err120);
 errors++;
 }
 }
-if(data.values !== undefined){
-let data52 = data.values;
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-for(const key16 in data52){
-const _errs163 = errors;
-if(typeof key16 === "string"){
-if(!pattern44.test(key16)){
-const err121 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_.-]*$",parentSchema:schema94.propertyNames,data:key16,propertyName:key16};
+var valid37 = _errs161 === errors;
+if(!valid37){
+const err121 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/propertyNames",keyword:"propertyNames",params:{propertyName: key14},message:"property name must be valid",schema:schema56.properties.environments.propertyNames,parentSchema:schema56.properties.environments,data:data51};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -7776,9 +7766,15 @@ vErrors.push(err121);
 errors++;
 }
 }
-var valid40 = _errs163 === errors;
-if(!valid40){
-const err122 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid",schema:schema94.propertyNames,parentSchema:schema94,data:data52};
+for(const key15 in data51){
+if(!(validate36(data51[key15], {instancePath:instancePath+"/environments/" + key15.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data51,parentDataProperty:key15,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err122 = {instancePath:instancePath+"/environments",schemaPath:"#/properties/environments/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.environments.type,parentSchema:schema56.properties.environments,data:data51};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -7788,10 +7784,14 @@ vErrors.push(err122);
 errors++;
 }
 }
-for(const key17 in data52){
-let data53 = data52[key17];
-if(((typeof data53 !== "string") && (!((typeof data53 == "number") && (isFinite(data53))))) && (typeof data53 !== "boolean")){
-const err123 = {instancePath:instancePath+"/values/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/values/additionalProperties/type",keyword:"type",params:{type: schema94.additionalProperties.type},message:"must be string,number,boolean",schema:schema94.additionalProperties.type,parentSchema:schema94.additionalProperties,data:data53};
+if(data.values !== undefined){
+let data53 = data.values;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+for(const key16 in data53){
+const _errs168 = errors;
+if(typeof key16 === "string"){
+if(!pattern44.test(key16)){
+const err123 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_.-]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_.-]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_.-]*$",parentSchema:schema94.propertyNames,data:key16,propertyName:key16};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -7801,9 +7801,9 @@ vErrors.push(err123);
 errors++;
 }
 }
-}
-else {
-const err124 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data:data52};
+var valid40 = _errs168 === errors;
+if(!valid40){
+const err124 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/propertyNames",keyword:"propertyNames",params:{propertyName: key16},message:"property name must be valid",schema:schema94.propertyNames,parentSchema:schema94,data:data53};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -7813,12 +7813,10 @@ vErrors.push(err124);
 errors++;
 }
 }
-if(data.retries !== undefined){
-let data54 = data.retries;
-if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
-for(const key18 in data54){
-if(!(((((key18 === "max") || (key18 === "baseDelayMs")) || (key18 === "maxDelayMs")) || (key18 === "timeoutMs")) || (key18 === "maxRetryAfterMs"))){
-const err125 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.retries,data:data54};
+for(const key17 in data53){
+let data54 = data53[key17];
+if(((typeof data54 !== "string") && (!((typeof data54 == "number") && (isFinite(data54))))) && (typeof data54 !== "boolean")){
+const err125 = {instancePath:instancePath+"/values/" + key17.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/values/additionalProperties/type",keyword:"type",params:{type: schema94.additionalProperties.type},message:"must be string,number,boolean",schema:schema94.additionalProperties.type,parentSchema:schema94.additionalProperties,data:data54};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -7828,10 +7826,9 @@ vErrors.push(err125);
 errors++;
 }
 }
-if(data54.max !== undefined){
-let data55 = data54.max;
-if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
-const err126 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.max.type,parentSchema:schema56.properties.retries.properties.max,data:data55};
+}
+else {
+const err126 = {instancePath:instancePath+"/values",schemaPath:"#/$defs/values/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data:data53};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -7840,9 +7837,13 @@ vErrors.push(err126);
 }
 errors++;
 }
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 > 20 || isNaN(data55)){
-const err127 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.retries.properties.max,data:data55};
+}
+if(data.retries !== undefined){
+let data55 = data.retries;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+for(const key18 in data55){
+if(!(((((key18 === "max") || (key18 === "baseDelayMs")) || (key18 === "maxDelayMs")) || (key18 === "timeoutMs")) || (key18 === "maxRetryAfterMs"))){
+const err127 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.retries,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -7851,8 +7852,11 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(data55 < 0 || isNaN(data55)){
-const err128 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.max,data:data55};
+}
+if(data55.max !== undefined){
+let data56 = data55.max;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err128 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.max.type,parentSchema:schema56.properties.retries.properties.max,data:data56};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -7861,12 +7865,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-}
-if(data54.baseDelayMs !== undefined){
-let data56 = data54.baseDelayMs;
-if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err129 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.baseDelayMs.type,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data56};
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 > 20 || isNaN(data56)){
+const err129 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.retries.properties.max,data:data56};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -7875,9 +7876,8 @@ vErrors.push(err129);
 }
 errors++;
 }
-if((typeof data56 == "number") && (isFinite(data56))){
-if(data56 < 1 || isNaN(data56)){
-const err130 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data56};
+if(data56 < 0 || isNaN(data56)){
+const err130 = {instancePath:instancePath+"/retries/max",schemaPath:"#/properties/retries/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.max,data:data56};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -7888,10 +7888,10 @@ errors++;
 }
 }
 }
-if(data54.maxDelayMs !== undefined){
-let data57 = data54.maxDelayMs;
+if(data55.baseDelayMs !== undefined){
+let data57 = data55.baseDelayMs;
 if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err131 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxDelayMs.type,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data57};
+const err131 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.baseDelayMs.type,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data57};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -7902,7 +7902,7 @@ errors++;
 }
 if((typeof data57 == "number") && (isFinite(data57))){
 if(data57 < 1 || isNaN(data57)){
-const err132 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data57};
+const err132 = {instancePath:instancePath+"/retries/baseDelayMs",schemaPath:"#/properties/retries/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.baseDelayMs,data:data57};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -7913,10 +7913,10 @@ errors++;
 }
 }
 }
-if(data54.timeoutMs !== undefined){
-let data58 = data54.timeoutMs;
+if(data55.maxDelayMs !== undefined){
+let data58 = data55.maxDelayMs;
 if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
-const err133 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.timeoutMs.type,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data58};
+const err133 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxDelayMs.type,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data58};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -7926,8 +7926,8 @@ vErrors.push(err133);
 errors++;
 }
 if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 100 || isNaN(data58)){
-const err134 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data58};
+if(data58 < 1 || isNaN(data58)){
+const err134 = {instancePath:instancePath+"/retries/maxDelayMs",schemaPath:"#/properties/retries/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.retries.properties.maxDelayMs,data:data58};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -7938,10 +7938,10 @@ errors++;
 }
 }
 }
-if(data54.maxRetryAfterMs !== undefined){
-let data59 = data54.maxRetryAfterMs;
+if(data55.timeoutMs !== undefined){
+let data59 = data55.timeoutMs;
 if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
-const err135 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxRetryAfterMs.type,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data59};
+const err135 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.timeoutMs.type,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data59};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -7951,8 +7951,8 @@ vErrors.push(err135);
 errors++;
 }
 if((typeof data59 == "number") && (isFinite(data59))){
-if(data59 < 0 || isNaN(data59)){
-const err136 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data59};
+if(data59 < 100 || isNaN(data59)){
+const err136 = {instancePath:instancePath+"/retries/timeoutMs",schemaPath:"#/properties/retries/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.retries.properties.timeoutMs,data:data59};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -7963,9 +7963,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err137 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.retries.type,parentSchema:schema56.properties.retries,data:data54};
+if(data55.maxRetryAfterMs !== undefined){
+let data60 = data55.maxRetryAfterMs;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+const err137 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.retries.properties.maxRetryAfterMs.type,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data60};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -7974,16 +7975,9 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-if(data.state !== undefined){
-let data60 = data.state;
-const _errs182 = errors;
-let valid43 = false;
-let passing1 = null;
-const _errs183 = errors;
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-if(data60.backend === undefined){
-const err138 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[0].required,parentSchema:schema56.properties.state.oneOf[0],data:data60};
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 0 || isNaN(data60)){
+const err138 = {instancePath:instancePath+"/retries/maxRetryAfterMs",schemaPath:"#/properties/retries/properties/maxRetryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.retries.properties.maxRetryAfterMs,data:data60};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -7992,9 +7986,11 @@ vErrors.push(err138);
 }
 errors++;
 }
-for(const key19 in data60){
-if(!(((key19 === "backend") || (key19 === "path")) || (key19 === "lockStaleAfter"))){
-const err139 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[0],data:data60};
+}
+}
+}
+else {
+const err139 = {instancePath:instancePath+"/retries",schemaPath:"#/properties/retries/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.retries.type,parentSchema:schema56.properties.retries,data:data55};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -8004,10 +8000,15 @@ vErrors.push(err139);
 errors++;
 }
 }
-if(data60.backend !== undefined){
-let data61 = data60.backend;
-if("sqlite" !== data61){
-const err140 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema56.properties.state.oneOf[0].properties.backend,data:data61};
+if(data.state !== undefined){
+let data61 = data.state;
+const _errs189 = errors;
+let valid43 = false;
+let passing1 = null;
+const _errs190 = errors;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.backend === undefined){
+const err140 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[0].required,parentSchema:schema56.properties.state.oneOf[0],data:data61};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -8016,11 +8017,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-if(data60.path !== undefined){
-let data62 = data60.path;
-if(typeof data62 !== "string"){
-const err141 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[0].properties.path.type,parentSchema:schema56.properties.state.oneOf[0].properties.path,data:data62};
+for(const key19 in data61){
+if(!(((key19 === "backend") || (key19 === "path")) || (key19 === "lockStaleAfter"))){
+const err141 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[0],data:data61};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -8030,11 +8029,10 @@ vErrors.push(err141);
 errors++;
 }
 }
-if(data60.lockStaleAfter !== undefined){
-let data63 = data60.lockStaleAfter;
-if(typeof data63 === "string"){
-if(!pattern45.test(data63)){
-const err142 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data63};
+if(data61.backend !== undefined){
+let data62 = data61.backend;
+if("sqlite" !== data62){
+const err142 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema56.properties.state.oneOf[0].properties.backend,data:data62};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -8044,8 +8042,10 @@ vErrors.push(err142);
 errors++;
 }
 }
-else {
-const err143 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data63};
+if(data61.path !== undefined){
+let data63 = data61.path;
+if(typeof data63 !== "string"){
+const err143 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[0].properties.path.type,parentSchema:schema56.properties.state.oneOf[0].properties.path,data:data63};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -8055,9 +8055,11 @@ vErrors.push(err143);
 errors++;
 }
 }
-}
-else {
-const err144 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data60};
+if(data61.lockStaleAfter !== undefined){
+let data64 = data61.lockStaleAfter;
+if(typeof data64 === "string"){
+if(!pattern45.test(data64)){
+const err144 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data64};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -8066,16 +8068,9 @@ vErrors.push(err144);
 }
 errors++;
 }
-var _valid2 = _errs183 === errors;
-if(_valid2){
-valid43 = true;
-passing1 = 0;
-var props1 = true;
 }
-const _errs193 = errors;
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-if(data60.backend === undefined){
-const err145 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data60};
+else {
+const err145 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data64};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -8084,9 +8079,10 @@ vErrors.push(err145);
 }
 errors++;
 }
-for(const key20 in data60){
-if(!((key20 === "backend") || (key20 === "path"))){
-const err146 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data60};
+}
+}
+else {
+const err146 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[0].type,parentSchema:schema56.properties.state.oneOf[0],data:data61};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -8095,11 +8091,16 @@ vErrors.push(err146);
 }
 errors++;
 }
+var _valid2 = _errs190 === errors;
+if(_valid2){
+valid43 = true;
+passing1 = 0;
+var props1 = true;
 }
-if(data60.backend !== undefined){
-let data64 = data60.backend;
-if("file" !== data64){
-const err147 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data64};
+const _errs200 = errors;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.backend === undefined){
+const err147 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[1].required,parentSchema:schema56.properties.state.oneOf[1],data:data61};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -8108,11 +8109,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-if(data60.path !== undefined){
-let data65 = data60.path;
-if(typeof data65 !== "string"){
-const err148 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data65};
+for(const key20 in data61){
+if(!((key20 === "backend") || (key20 === "path"))){
+const err148 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[1],data:data61};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -8122,9 +8121,10 @@ vErrors.push(err148);
 errors++;
 }
 }
-}
-else {
-const err149 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data60};
+if(data61.backend !== undefined){
+let data65 = data61.backend;
+if("file" !== data65){
+const err149 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema56.properties.state.oneOf[1].properties.backend,data:data65};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -8133,7 +8133,32 @@ vErrors.push(err149);
 }
 errors++;
 }
-var _valid2 = _errs193 === errors;
+}
+if(data61.path !== undefined){
+let data66 = data61.path;
+if(typeof data66 !== "string"){
+const err150 = {instancePath:instancePath+"/state/path",schemaPath:"#/properties/state/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[1].properties.path.type,parentSchema:schema56.properties.state.oneOf[1].properties.path,data:data66};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+}
+else {
+const err151 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[1].type,parentSchema:schema56.properties.state.oneOf[1],data:data61};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+var _valid2 = _errs200 === errors;
 if(_valid2 && valid43){
 valid43 = false;
 passing1 = [passing1, 1];
@@ -8146,31 +8171,10 @@ if(props1 !== true){
 props1 = true;
 }
 }
-const _errs199 = errors;
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-if(data60.backend === undefined){
-const err150 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data60};
-if(vErrors === null){
-vErrors = [err150];
-}
-else {
-vErrors.push(err150);
-}
-errors++;
-}
-if(data60.urlEnv === undefined){
-const err151 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data60};
-if(vErrors === null){
-vErrors = [err151];
-}
-else {
-vErrors.push(err151);
-}
-errors++;
-}
-for(const key21 in data60){
-if(!(((key21 === "backend") || (key21 === "urlEnv")) || (key21 === "schema"))){
-const err152 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data60};
+const _errs206 = errors;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.backend === undefined){
+const err152 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data61};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -8179,11 +8183,8 @@ vErrors.push(err152);
 }
 errors++;
 }
-}
-if(data60.backend !== undefined){
-let data66 = data60.backend;
-if("postgres" !== data66){
-const err153 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data66};
+if(data61.urlEnv === undefined){
+const err153 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.state.oneOf[2].required,parentSchema:schema56.properties.state.oneOf[2],data:data61};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -8192,12 +8193,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-}
-if(data60.urlEnv !== undefined){
-let data67 = data60.urlEnv;
-if(typeof data67 === "string"){
-if(!pattern16.test(data67)){
-const err154 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data67};
+for(const key21 in data61){
+if(!(((key21 === "backend") || (key21 === "urlEnv")) || (key21 === "schema"))){
+const err154 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.state.oneOf[2],data:data61};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -8207,8 +8205,10 @@ vErrors.push(err154);
 errors++;
 }
 }
-else {
-const err155 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data67};
+if(data61.backend !== undefined){
+let data67 = data61.backend;
+if("postgres" !== data67){
+const err155 = {instancePath:instancePath+"/state/backend",schemaPath:"#/properties/state/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema56.properties.state.oneOf[2].properties.backend,data:data67};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -8218,11 +8218,11 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data60.schema !== undefined){
-let data68 = data60.schema;
+if(data61.urlEnv !== undefined){
+let data68 = data61.urlEnv;
 if(typeof data68 === "string"){
-if(!pattern61.test(data68)){
-const err156 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data68};
+if(!pattern16.test(data68)){
+const err156 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data68};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -8233,7 +8233,7 @@ errors++;
 }
 }
 else {
-const err157 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data68};
+const err157 = {instancePath:instancePath+"/state/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data68};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -8243,9 +8243,11 @@ vErrors.push(err157);
 errors++;
 }
 }
-}
-else {
-const err158 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data60};
+if(data61.schema !== undefined){
+let data69 = data61.schema;
+if(typeof data69 === "string"){
+if(!pattern61.test(data69)){
+const err158 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data69};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -8254,7 +8256,30 @@ vErrors.push(err158);
 }
 errors++;
 }
-var _valid2 = _errs199 === errors;
+}
+else {
+const err159 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.state.oneOf[2].properties.schema.type,parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data69};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+}
+}
+else {
+const err160 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.state.oneOf[2].type,parentSchema:schema56.properties.state.oneOf[2],data:data61};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+var _valid2 = _errs206 === errors;
 if(_valid2 && valid43){
 valid43 = false;
 passing1 = [passing1, 2];
@@ -8270,47 +8295,7 @@ props1 = true;
 }
 }
 if(!valid43){
-const err159 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data60};
-if(vErrors === null){
-vErrors = [err159];
-}
-else {
-vErrors.push(err159);
-}
-errors++;
-}
-else {
-errors = _errs182;
-if(vErrors !== null){
-if(_errs182){
-vErrors.length = _errs182;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.schedule !== undefined){
-let data69 = data.schedule;
-if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
-for(const key22 in data69){
-if(!(((key22 === "interval") || (key22 === "jitter")) || (key22 === "reassertInterval"))){
-const err160 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data69};
-if(vErrors === null){
-vErrors = [err160];
-}
-else {
-vErrors.push(err160);
-}
-errors++;
-}
-}
-if(data69.interval !== undefined){
-let data70 = data69.interval;
-if(typeof data70 === "string"){
-if(!pattern45.test(data70)){
-const err161 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data70};
+const err161 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema56.properties.state.oneOf,parentSchema:schema56.properties.state,data:data61};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -8319,9 +8304,24 @@ vErrors.push(err161);
 }
 errors++;
 }
+else {
+errors = _errs189;
+if(vErrors !== null){
+if(_errs189){
+vErrors.length = _errs189;
 }
 else {
-const err162 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data70};
+vErrors = null;
+}
+}
+}
+}
+if(data.schedule !== undefined){
+let data70 = data.schedule;
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+for(const key22 in data70){
+if(!(((key22 === "interval") || (key22 === "jitter")) || (key22 === "reassertInterval"))){
+const err162 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data70};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -8331,11 +8331,11 @@ vErrors.push(err162);
 errors++;
 }
 }
-if(data69.jitter !== undefined){
-let data71 = data69.jitter;
-if((typeof data71 == "number") && (isFinite(data71))){
-if(data71 > 1 || isNaN(data71)){
-const err163 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data71};
+if(data70.interval !== undefined){
+let data71 = data70.interval;
+if(typeof data71 === "string"){
+if(!pattern45.test(data71)){
+const err163 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data71};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -8344,8 +8344,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(data71 < 0 || isNaN(data71)){
-const err164 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data71};
+}
+else {
+const err164 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data71};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -8355,8 +8356,11 @@ vErrors.push(err164);
 errors++;
 }
 }
-else {
-const err165 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data71};
+if(data70.jitter !== undefined){
+let data72 = data70.jitter;
+if((typeof data72 == "number") && (isFinite(data72))){
+if(data72 > 1 || isNaN(data72)){
+const err165 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data72};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -8365,12 +8369,8 @@ vErrors.push(err165);
 }
 errors++;
 }
-}
-if(data69.reassertInterval !== undefined){
-let data72 = data69.reassertInterval;
-if(typeof data72 === "string"){
-if(!pattern45.test(data72)){
-const err166 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data72};
+if(data72 < 0 || isNaN(data72)){
+const err166 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data72};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -8381,7 +8381,7 @@ errors++;
 }
 }
 else {
-const err167 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data72};
+const err167 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data72};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -8391,9 +8391,11 @@ vErrors.push(err167);
 errors++;
 }
 }
-}
-else {
-const err168 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data69};
+if(data70.reassertInterval !== undefined){
+let data73 = data70.reassertInterval;
+if(typeof data73 === "string"){
+if(!pattern45.test(data73)){
+const err168 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data73};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -8403,10 +8405,8 @@ vErrors.push(err168);
 errors++;
 }
 }
-if(data.orphans !== undefined){
-let data73 = data.orphans;
-if(!((data73 === "report") || (data73 === "deactivate"))){
-const err169 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data73};
+else {
+const err169 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data73};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -8416,12 +8416,9 @@ vErrors.push(err169);
 errors++;
 }
 }
-if(data.deactivationGuard !== undefined){
-let data74 = data.deactivationGuard;
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-for(const key23 in data74){
-if(!(((key23 === "maxShare") || (key23 === "allowCommit")) || (key23 === "allow"))){
-const err170 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data74};
+}
+else {
+const err170 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data70};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -8431,11 +8428,10 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data74.maxShare !== undefined){
-let data75 = data74.maxShare;
-if((typeof data75 == "number") && (isFinite(data75))){
-if(data75 > 1 || isNaN(data75)){
-const err171 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data75};
+if(data.orphans !== undefined){
+let data74 = data.orphans;
+if(!((data74 === "report") || (data74 === "deactivate"))){
+const err171 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data74};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -8444,8 +8440,13 @@ vErrors.push(err171);
 }
 errors++;
 }
-if(data75 < 0 || isNaN(data75)){
-const err172 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data75};
+}
+if(data.deactivationGuard !== undefined){
+let data75 = data.deactivationGuard;
+if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
+for(const key23 in data75){
+if(!(((key23 === "maxShare") || (key23 === "allowCommit")) || (key23 === "allow"))){
+const err172 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data75};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -8455,8 +8456,11 @@ vErrors.push(err172);
 errors++;
 }
 }
-else {
-const err173 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data75};
+if(data75.maxShare !== undefined){
+let data76 = data75.maxShare;
+if((typeof data76 == "number") && (isFinite(data76))){
+if(data76 > 1 || isNaN(data76)){
+const err173 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data76};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -8465,12 +8469,8 @@ vErrors.push(err173);
 }
 errors++;
 }
-}
-if(data74.allowCommit !== undefined){
-let data76 = data74.allowCommit;
-if(typeof data76 === "string"){
-if(!pattern15.test(data76)){
-const err174 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data76};
+if(data76 < 0 || isNaN(data76)){
+const err174 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data76};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -8481,7 +8481,7 @@ errors++;
 }
 }
 else {
-const err175 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data76};
+const err175 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data76};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -8491,10 +8491,11 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data74.allow !== undefined){
-let data77 = data74.allow;
-if(typeof data77 !== "boolean"){
-const err176 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data77};
+if(data75.allowCommit !== undefined){
+let data77 = data75.allowCommit;
+if(typeof data77 === "string"){
+if(!pattern15.test(data77)){
+const err176 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data77};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -8504,9 +8505,8 @@ vErrors.push(err176);
 errors++;
 }
 }
-}
 else {
-const err177 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data74};
+const err177 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data77};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -8516,12 +8516,10 @@ vErrors.push(err177);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data78 = data.notifications;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-for(const key24 in data78){
-if(!(((key24 === "statusUrl") || (key24 === "receivers")) || (key24 === "delivery"))){
-const err178 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data78};
+if(data75.allow !== undefined){
+let data78 = data75.allow;
+if(typeof data78 !== "boolean"){
+const err178 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data78};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -8531,11 +8529,9 @@ vErrors.push(err178);
 errors++;
 }
 }
-if(data78.statusUrl !== undefined){
-let data79 = data78.statusUrl;
-if(typeof data79 === "string"){
-if(!pattern17.test(data79)){
-const err179 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data79};
+}
+else {
+const err179 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data75};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -8545,8 +8541,12 @@ vErrors.push(err179);
 errors++;
 }
 }
-else {
-const err180 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data79};
+if(data.notifications !== undefined){
+let data79 = data.notifications;
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+for(const key24 in data79){
+if(!(((key24 === "statusUrl") || (key24 === "receivers")) || (key24 === "delivery"))){
+const err180 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data79};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -8556,23 +8556,11 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data78.receivers !== undefined){
-let data80 = data78.receivers;
-if(Array.isArray(data80)){
-const len1 = data80.length;
-for(let i2=0; i2<len1; i2++){
-let data81 = data80[i2];
-const _errs244 = errors;
-let valid57 = false;
-let passing2 = null;
-const _errs245 = errors;
-const _errs246 = errors;
-let valid58 = false;
-let passing3 = null;
-const _errs247 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.url === undefined){
-const err181 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data81};
+if(data79.statusUrl !== undefined){
+let data80 = data79.statusUrl;
+if(typeof data80 === "string"){
+if(!pattern17.test(data80)){
+const err181 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data80};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -8582,15 +8570,8 @@ vErrors.push(err181);
 errors++;
 }
 }
-var _valid4 = _errs247 === errors;
-if(_valid4){
-valid58 = true;
-passing3 = 0;
-}
-const _errs248 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.urlEnv === undefined){
-const err182 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data81};
+else {
+const err182 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data80};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -8600,7 +8581,51 @@ vErrors.push(err182);
 errors++;
 }
 }
-var _valid4 = _errs248 === errors;
+if(data79.receivers !== undefined){
+let data81 = data79.receivers;
+if(Array.isArray(data81)){
+const len1 = data81.length;
+for(let i2=0; i2<len1; i2++){
+let data82 = data81[i2];
+const _errs256 = errors;
+let valid57 = false;
+let passing2 = null;
+const _errs257 = errors;
+const _errs258 = errors;
+let valid58 = false;
+let passing3 = null;
+const _errs259 = errors;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.url === undefined){
+const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data82};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+var _valid4 = _errs259 === errors;
+if(_valid4){
+valid58 = true;
+passing3 = 0;
+}
+const _errs260 = errors;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.urlEnv === undefined){
+const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data82};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+var _valid4 = _errs260 === errors;
 if(_valid4 && valid58){
 valid58 = false;
 passing3 = [passing3, 1];
@@ -8612,39 +8637,7 @@ passing3 = 1;
 }
 }
 if(!valid58){
-const err183 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data81};
-if(vErrors === null){
-vErrors = [err183];
-}
-else {
-vErrors.push(err183);
-}
-errors++;
-}
-else {
-errors = _errs246;
-if(vErrors !== null){
-if(_errs246){
-vErrors.length = _errs246;
-}
-else {
-vErrors = null;
-}
-}
-}
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err184 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data81};
-if(vErrors === null){
-vErrors = [err184];
-}
-else {
-vErrors.push(err184);
-}
-errors++;
-}
-if(data81.secretEnv === undefined){
-const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data81};
+const err185 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data82};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -8653,9 +8646,20 @@ vErrors.push(err185);
 }
 errors++;
 }
-for(const key25 in data81){
-if(!((((((key25 === "type") || (key25 === "name")) || (key25 === "url")) || (key25 === "urlEnv")) || (key25 === "secretEnv")) || (key25 === "events"))){
-const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data81};
+else {
+errors = _errs258;
+if(vErrors !== null){
+if(_errs258){
+vErrors.length = _errs258;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.type === undefined){
+const err186 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data82};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -8664,11 +8668,8 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-if(data81.type !== undefined){
-let data82 = data81.type;
-if("webhook" !== data82){
-const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data82};
+if(data82.secretEnv === undefined){
+const err187 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data82};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -8677,12 +8678,9 @@ vErrors.push(err187);
 }
 errors++;
 }
-}
-if(data81.name !== undefined){
-let data83 = data81.name;
-if(typeof data83 === "string"){
-if(func1(data83) < 1){
-const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data83};
+for(const key25 in data82){
+if(!((((((key25 === "type") || (key25 === "name")) || (key25 === "url")) || (key25 === "urlEnv")) || (key25 === "secretEnv")) || (key25 === "events"))){
+const err188 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data82};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -8692,8 +8690,10 @@ vErrors.push(err188);
 errors++;
 }
 }
-else {
-const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data83};
+if(data82.type !== undefined){
+let data83 = data82.type;
+if("webhook" !== data83){
+const err189 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data83};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -8703,11 +8703,11 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data81.url !== undefined){
-let data84 = data81.url;
+if(data82.name !== undefined){
+let data84 = data82.name;
 if(typeof data84 === "string"){
-if(!pattern17.test(data84)){
-const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data84};
+if(func1(data84) < 1){
+const err190 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data84};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -8718,7 +8718,7 @@ errors++;
 }
 }
 else {
-const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data84};
+const err191 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data84};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -8728,11 +8728,11 @@ vErrors.push(err191);
 errors++;
 }
 }
-if(data81.urlEnv !== undefined){
-let data85 = data81.urlEnv;
+if(data82.url !== undefined){
+let data85 = data82.url;
 if(typeof data85 === "string"){
-if(!pattern16.test(data85)){
-const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data85};
+if(!pattern17.test(data85)){
+const err192 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data85};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -8743,7 +8743,7 @@ errors++;
 }
 }
 else {
-const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data85};
+const err193 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data85};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -8753,11 +8753,11 @@ vErrors.push(err193);
 errors++;
 }
 }
-if(data81.secretEnv !== undefined){
-let data86 = data81.secretEnv;
+if(data82.urlEnv !== undefined){
+let data86 = data82.urlEnv;
 if(typeof data86 === "string"){
 if(!pattern16.test(data86)){
-const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data86};
+const err194 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data86};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -8768,7 +8768,7 @@ errors++;
 }
 }
 else {
-const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data86};
+const err195 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data86};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -8778,14 +8778,11 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data81.events !== undefined){
-let data87 = data81.events;
-if(Array.isArray(data87)){
-const len2 = data87.length;
-for(let i3=0; i3<len2; i3++){
-let data88 = data87[i3];
-if(!(((((data88 === "run-failed") || (data88 === "in-doubt")) || (data88 === "commit-refused")) || (data88 === "recovered")) || (data88 === "leader-changed"))){
-const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data88};
+if(data82.secretEnv !== undefined){
+let data87 = data82.secretEnv;
+if(typeof data87 === "string"){
+if(!pattern16.test(data87)){
+const err196 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data87};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -8795,14 +8792,8 @@ vErrors.push(err196);
 errors++;
 }
 }
-let i4 = data87.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data87[i4], data87[j1])){
-const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema105,data:data87};
+else {
+const err197 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data87};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -8810,14 +8801,16 @@ else {
 vErrors.push(err197);
 }
 errors++;
-break outer0;
 }
 }
-}
-}
-}
-else {
-const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data87};
+if(data82.events !== undefined){
+let data88 = data82.events;
+if(Array.isArray(data88)){
+const len2 = data88.length;
+for(let i3=0; i3<len2; i3++){
+let data89 = data88[i3];
+if(!(((((data89 === "run-failed") || (data89 === "in-doubt")) || (data89 === "commit-refused")) || (data89 === "recovered")) || (data89 === "leader-changed"))){
+const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data89};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -8827,17 +8820,14 @@ vErrors.push(err198);
 errors++;
 }
 }
-}
-var _valid3 = _errs245 === errors;
-if(_valid3){
-valid57 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs269 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data81};
+let i4 = data88.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data88[i4], data88[j1])){
+const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema105,data:data88};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -8845,9 +8835,14 @@ else {
 vErrors.push(err199);
 }
 errors++;
+break outer0;
 }
-if(data81.urlEnv === undefined){
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data81};
+}
+}
+}
+}
+else {
+const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -8856,9 +8851,18 @@ vErrors.push(err200);
 }
 errors++;
 }
-for(const key26 in data81){
-if(!((((key26 === "type") || (key26 === "name")) || (key26 === "urlEnv")) || (key26 === "events"))){
-const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data81};
+}
+}
+var _valid3 = _errs257 === errors;
+if(_valid3){
+valid57 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs281 = errors;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.type === undefined){
+const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data82};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -8867,11 +8871,8 @@ vErrors.push(err201);
 }
 errors++;
 }
-}
-if(data81.type !== undefined){
-let data89 = data81.type;
-if("slack" !== data89){
-const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data89};
+if(data82.urlEnv === undefined){
+const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data82};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -8880,12 +8881,9 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-if(data81.name !== undefined){
-let data90 = data81.name;
-if(typeof data90 === "string"){
-if(func1(data90) < 1){
-const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data90};
+for(const key26 in data82){
+if(!((((key26 === "type") || (key26 === "name")) || (key26 === "urlEnv")) || (key26 === "events"))){
+const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data82};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -8895,8 +8893,10 @@ vErrors.push(err203);
 errors++;
 }
 }
-else {
-const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data90};
+if(data82.type !== undefined){
+let data90 = data82.type;
+if("slack" !== data90){
+const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data90};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -8906,11 +8906,11 @@ vErrors.push(err204);
 errors++;
 }
 }
-if(data81.urlEnv !== undefined){
-let data91 = data81.urlEnv;
+if(data82.name !== undefined){
+let data91 = data82.name;
 if(typeof data91 === "string"){
-if(!pattern16.test(data91)){
-const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data91};
+if(func1(data91) < 1){
+const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data91};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -8921,7 +8921,7 @@ errors++;
 }
 }
 else {
-const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data91};
+const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data91};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -8931,14 +8931,11 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data81.events !== undefined){
-let data92 = data81.events;
-if(Array.isArray(data92)){
-const len3 = data92.length;
-for(let i5=0; i5<len3; i5++){
-let data93 = data92[i5];
-if(!(((((data93 === "run-failed") || (data93 === "in-doubt")) || (data93 === "commit-refused")) || (data93 === "recovered")) || (data93 === "leader-changed"))){
-const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data93};
+if(data82.urlEnv !== undefined){
+let data92 = data82.urlEnv;
+if(typeof data92 === "string"){
+if(!pattern16.test(data92)){
+const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data92};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -8948,14 +8945,8 @@ vErrors.push(err207);
 errors++;
 }
 }
-let i6 = data92.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data92[i6], data92[j2])){
-const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema105,data:data92};
+else {
+const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data92};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -8963,14 +8954,16 @@ else {
 vErrors.push(err208);
 }
 errors++;
-break outer1;
 }
 }
-}
-}
-}
-else {
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data92};
+if(data82.events !== undefined){
+let data93 = data82.events;
+if(Array.isArray(data93)){
+const len3 = data93.length;
+for(let i5=0; i5<len3; i5++){
+let data94 = data93[i5];
+if(!(((((data94 === "run-failed") || (data94 === "in-doubt")) || (data94 === "commit-refused")) || (data94 === "recovered")) || (data94 === "leader-changed"))){
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data94};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -8980,8 +8973,40 @@ vErrors.push(err209);
 errors++;
 }
 }
+let i6 = data93.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data93[i6], data93[j2])){
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema105,data:data93};
+if(vErrors === null){
+vErrors = [err210];
 }
-var _valid3 = _errs269 === errors;
+else {
+vErrors.push(err210);
+}
+errors++;
+break outer1;
+}
+}
+}
+}
+}
+else {
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data93};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs281 === errors;
 if(_valid3 && valid57){
 valid57 = false;
 passing2 = [passing2, 1];
@@ -8994,30 +9019,10 @@ if(props2 !== true){
 props2 = true;
 }
 }
-const _errs282 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data81};
-if(vErrors === null){
-vErrors = [err210];
-}
-else {
-vErrors.push(err210);
-}
-errors++;
-}
-if(data81.repository === undefined){
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data81};
-if(vErrors === null){
-vErrors = [err211];
-}
-else {
-vErrors.push(err211);
-}
-errors++;
-}
-if(data81.tokenEnv === undefined){
-const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data81};
+const _errs294 = errors;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.type === undefined){
+const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data82};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -9026,9 +9031,8 @@ vErrors.push(err212);
 }
 errors++;
 }
-for(const key27 in data81){
-if(!((((((key27 === "type") || (key27 === "name")) || (key27 === "apiUrl")) || (key27 === "repository")) || (key27 === "tokenEnv")) || (key27 === "context"))){
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data81};
+if(data82.repository === undefined){
+const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data82};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -9037,11 +9041,8 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-if(data81.type !== undefined){
-let data94 = data81.type;
-if("github" !== data94){
-const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data94};
+if(data82.tokenEnv === undefined){
+const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data82};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -9050,12 +9051,9 @@ vErrors.push(err214);
 }
 errors++;
 }
-}
-if(data81.name !== undefined){
-let data95 = data81.name;
-if(typeof data95 === "string"){
-if(func1(data95) < 1){
-const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data95};
+for(const key27 in data82){
+if(!((((((key27 === "type") || (key27 === "name")) || (key27 === "apiUrl")) || (key27 === "repository")) || (key27 === "tokenEnv")) || (key27 === "context"))){
+const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data82};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -9065,8 +9063,10 @@ vErrors.push(err215);
 errors++;
 }
 }
-else {
-const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data95};
+if(data82.type !== undefined){
+let data95 = data82.type;
+if("github" !== data95){
+const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data95};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -9076,11 +9076,11 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data81.apiUrl !== undefined){
-let data96 = data81.apiUrl;
+if(data82.name !== undefined){
+let data96 = data82.name;
 if(typeof data96 === "string"){
-if(!pattern17.test(data96)){
-const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data96};
+if(func1(data96) < 1){
+const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data96};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -9091,7 +9091,7 @@ errors++;
 }
 }
 else {
-const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data96};
+const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data96};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -9101,11 +9101,11 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data81.repository !== undefined){
-let data97 = data81.repository;
+if(data82.apiUrl !== undefined){
+let data97 = data82.apiUrl;
 if(typeof data97 === "string"){
-if(!pattern55.test(data97)){
-const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data97};
+if(!pattern17.test(data97)){
+const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data97};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -9116,7 +9116,7 @@ errors++;
 }
 }
 else {
-const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data97};
+const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data97};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -9126,11 +9126,11 @@ vErrors.push(err220);
 errors++;
 }
 }
-if(data81.tokenEnv !== undefined){
-let data98 = data81.tokenEnv;
+if(data82.repository !== undefined){
+let data98 = data82.repository;
 if(typeof data98 === "string"){
-if(!pattern16.test(data98)){
-const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data98};
+if(!pattern55.test(data98)){
+const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data98};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -9141,7 +9141,7 @@ errors++;
 }
 }
 else {
-const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data98};
+const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data98};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -9151,11 +9151,11 @@ vErrors.push(err222);
 errors++;
 }
 }
-if(data81.context !== undefined){
-let data99 = data81.context;
+if(data82.tokenEnv !== undefined){
+let data99 = data82.tokenEnv;
 if(typeof data99 === "string"){
-if(func1(data99) < 1){
-const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data99};
+if(!pattern16.test(data99)){
+const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data99};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -9166,7 +9166,7 @@ errors++;
 }
 }
 else {
-const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data99};
+const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data99};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -9176,8 +9176,33 @@ vErrors.push(err224);
 errors++;
 }
 }
+if(data82.context !== undefined){
+let data100 = data82.context;
+if(typeof data100 === "string"){
+if(func1(data100) < 1){
+const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data100};
+if(vErrors === null){
+vErrors = [err225];
 }
-var _valid3 = _errs282 === errors;
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+}
+else {
+const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data100};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs294 === errors;
 if(_valid3 && valid57){
 valid57 = false;
 passing2 = [passing2, 2];
@@ -9190,30 +9215,10 @@ if(props2 !== true){
 props2 = true;
 }
 }
-const _errs299 = errors;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data81};
-if(vErrors === null){
-vErrors = [err225];
-}
-else {
-vErrors.push(err225);
-}
-errors++;
-}
-if(data81.project === undefined){
-const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data81};
-if(vErrors === null){
-vErrors = [err226];
-}
-else {
-vErrors.push(err226);
-}
-errors++;
-}
-if(data81.tokenEnv === undefined){
-const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data81};
+const _errs311 = errors;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.type === undefined){
+const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data82};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -9222,9 +9227,8 @@ vErrors.push(err227);
 }
 errors++;
 }
-for(const key28 in data81){
-if(!((((((key28 === "type") || (key28 === "name")) || (key28 === "apiUrl")) || (key28 === "project")) || (key28 === "tokenEnv")) || (key28 === "context"))){
-const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data81};
+if(data82.project === undefined){
+const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data82};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -9233,11 +9237,8 @@ vErrors.push(err228);
 }
 errors++;
 }
-}
-if(data81.type !== undefined){
-let data100 = data81.type;
-if("gitlab" !== data100){
-const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data100};
+if(data82.tokenEnv === undefined){
+const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data82};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -9246,12 +9247,9 @@ vErrors.push(err229);
 }
 errors++;
 }
-}
-if(data81.name !== undefined){
-let data101 = data81.name;
-if(typeof data101 === "string"){
-if(func1(data101) < 1){
-const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data101};
+for(const key28 in data82){
+if(!((((((key28 === "type") || (key28 === "name")) || (key28 === "apiUrl")) || (key28 === "project")) || (key28 === "tokenEnv")) || (key28 === "context"))){
+const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data82};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -9261,8 +9259,10 @@ vErrors.push(err230);
 errors++;
 }
 }
-else {
-const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data101};
+if(data82.type !== undefined){
+let data101 = data82.type;
+if("gitlab" !== data101){
+const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data101};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -9272,11 +9272,11 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data81.apiUrl !== undefined){
-let data102 = data81.apiUrl;
+if(data82.name !== undefined){
+let data102 = data82.name;
 if(typeof data102 === "string"){
-if(!pattern17.test(data102)){
-const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data102};
+if(func1(data102) < 1){
+const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data102};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -9287,7 +9287,7 @@ errors++;
 }
 }
 else {
-const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data102};
+const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data102};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -9297,11 +9297,11 @@ vErrors.push(err233);
 errors++;
 }
 }
-if(data81.project !== undefined){
-let data103 = data81.project;
+if(data82.apiUrl !== undefined){
+let data103 = data82.apiUrl;
 if(typeof data103 === "string"){
-if(func1(data103) < 1){
-const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data103};
+if(!pattern17.test(data103)){
+const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data103};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -9312,7 +9312,7 @@ errors++;
 }
 }
 else {
-const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data103};
+const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data103};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -9322,11 +9322,11 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data81.tokenEnv !== undefined){
-let data104 = data81.tokenEnv;
+if(data82.project !== undefined){
+let data104 = data82.project;
 if(typeof data104 === "string"){
-if(!pattern16.test(data104)){
-const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data104};
+if(func1(data104) < 1){
+const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data104};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -9337,7 +9337,7 @@ errors++;
 }
 }
 else {
-const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data104};
+const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data104};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -9347,11 +9347,11 @@ vErrors.push(err237);
 errors++;
 }
 }
-if(data81.context !== undefined){
-let data105 = data81.context;
+if(data82.tokenEnv !== undefined){
+let data105 = data82.tokenEnv;
 if(typeof data105 === "string"){
-if(func1(data105) < 1){
-const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data105};
+if(!pattern16.test(data105)){
+const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data105};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -9362,7 +9362,7 @@ errors++;
 }
 }
 else {
-const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data105};
+const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data105};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -9372,8 +9372,33 @@ vErrors.push(err239);
 errors++;
 }
 }
+if(data82.context !== undefined){
+let data106 = data82.context;
+if(typeof data106 === "string"){
+if(func1(data106) < 1){
+const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data106};
+if(vErrors === null){
+vErrors = [err240];
 }
-var _valid3 = _errs299 === errors;
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+}
+else {
+const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data106};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs311 === errors;
 if(_valid3 && valid57){
 valid57 = false;
 passing2 = [passing2, 3];
@@ -9390,45 +9415,7 @@ props2 = true;
 }
 }
 if(!valid57){
-const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data81};
-if(vErrors === null){
-vErrors = [err240];
-}
-else {
-vErrors.push(err240);
-}
-errors++;
-}
-else {
-errors = _errs244;
-if(vErrors !== null){
-if(_errs244){
-vErrors.length = _errs244;
-}
-else {
-vErrors = null;
-}
-}
-}
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.type === undefined){
-const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data81};
-if(vErrors === null){
-vErrors = [err241];
-}
-else {
-vErrors.push(err241);
-}
-errors++;
-}
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
-}
-if(data81.type !== undefined){
-let data106 = data81.type;
-if(!((((data106 === "webhook") || (data106 === "slack")) || (data106 === "github")) || (data106 === "gitlab"))){
-const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data106};
+const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data82};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -9437,10 +9424,20 @@ vErrors.push(err242);
 }
 errors++;
 }
-}
+else {
+errors = _errs256;
+if(vErrors !== null){
+if(_errs256){
+vErrors.length = _errs256;
 }
 else {
-const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data81};
+vErrors = null;
+}
+}
+}
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.type === undefined){
+const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data82};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -9449,10 +9446,14 @@ vErrors.push(err243);
 }
 errors++;
 }
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
 }
-}
-else {
-const err244 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data80};
+if(data82.type !== undefined){
+let data107 = data82.type;
+if(!((((data107 === "webhook") || (data107 === "slack")) || (data107 === "github")) || (data107 === "gitlab"))){
+const err244 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data107};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -9462,12 +9463,9 @@ vErrors.push(err244);
 errors++;
 }
 }
-if(data78.delivery !== undefined){
-let data107 = data78.delivery;
-if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
-for(const key29 in data107){
-if(!(((((key29 === "attempts") || (key29 === "baseDelayMs")) || (key29 === "maxDelayMs")) || (key29 === "timeoutMs")) || (key29 === "queueLimit"))){
-const err245 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data107};
+}
+else {
+const err245 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data82};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -9477,10 +9475,9 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data107.attempts !== undefined){
-let data108 = data107.attempts;
-if(!(((typeof data108 == "number") && (!(data108 % 1) && !isNaN(data108))) && (isFinite(data108)))){
-const err246 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data108};
+}
+else {
+const err246 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data81};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -9489,9 +9486,13 @@ vErrors.push(err246);
 }
 errors++;
 }
-if((typeof data108 == "number") && (isFinite(data108))){
-if(data108 > 20 || isNaN(data108)){
-const err247 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data108};
+}
+if(data79.delivery !== undefined){
+let data108 = data79.delivery;
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+for(const key29 in data108){
+if(!(((((key29 === "attempts") || (key29 === "baseDelayMs")) || (key29 === "maxDelayMs")) || (key29 === "timeoutMs")) || (key29 === "queueLimit"))){
+const err247 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data108};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -9500,8 +9501,11 @@ vErrors.push(err247);
 }
 errors++;
 }
-if(data108 < 1 || isNaN(data108)){
-const err248 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data108};
+}
+if(data108.attempts !== undefined){
+let data109 = data108.attempts;
+if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
+const err248 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data109};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -9510,12 +9514,9 @@ vErrors.push(err248);
 }
 errors++;
 }
-}
-}
-if(data107.baseDelayMs !== undefined){
-let data109 = data107.baseDelayMs;
-if(!(((typeof data109 == "number") && (!(data109 % 1) && !isNaN(data109))) && (isFinite(data109)))){
-const err249 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data109};
+if((typeof data109 == "number") && (isFinite(data109))){
+if(data109 > 20 || isNaN(data109)){
+const err249 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data109};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -9524,9 +9525,8 @@ vErrors.push(err249);
 }
 errors++;
 }
-if((typeof data109 == "number") && (isFinite(data109))){
 if(data109 < 1 || isNaN(data109)){
-const err250 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data109};
+const err250 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data109};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -9537,10 +9537,10 @@ errors++;
 }
 }
 }
-if(data107.maxDelayMs !== undefined){
-let data110 = data107.maxDelayMs;
+if(data108.baseDelayMs !== undefined){
+let data110 = data108.baseDelayMs;
 if(!(((typeof data110 == "number") && (!(data110 % 1) && !isNaN(data110))) && (isFinite(data110)))){
-const err251 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data110};
+const err251 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data110};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -9551,7 +9551,7 @@ errors++;
 }
 if((typeof data110 == "number") && (isFinite(data110))){
 if(data110 < 1 || isNaN(data110)){
-const err252 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data110};
+const err252 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data110};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -9562,10 +9562,10 @@ errors++;
 }
 }
 }
-if(data107.timeoutMs !== undefined){
-let data111 = data107.timeoutMs;
+if(data108.maxDelayMs !== undefined){
+let data111 = data108.maxDelayMs;
 if(!(((typeof data111 == "number") && (!(data111 % 1) && !isNaN(data111))) && (isFinite(data111)))){
-const err253 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data111};
+const err253 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data111};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -9575,8 +9575,8 @@ vErrors.push(err253);
 errors++;
 }
 if((typeof data111 == "number") && (isFinite(data111))){
-if(data111 < 100 || isNaN(data111)){
-const err254 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data111};
+if(data111 < 1 || isNaN(data111)){
+const err254 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data111};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -9587,10 +9587,10 @@ errors++;
 }
 }
 }
-if(data107.queueLimit !== undefined){
-let data112 = data107.queueLimit;
+if(data108.timeoutMs !== undefined){
+let data112 = data108.timeoutMs;
 if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
-const err255 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data112};
+const err255 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data112};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -9600,8 +9600,8 @@ vErrors.push(err255);
 errors++;
 }
 if((typeof data112 == "number") && (isFinite(data112))){
-if(data112 > 10000 || isNaN(data112)){
-const err256 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data112};
+if(data112 < 100 || isNaN(data112)){
+const err256 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data112};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -9610,8 +9610,12 @@ vErrors.push(err256);
 }
 errors++;
 }
-if(data112 < 1 || isNaN(data112)){
-const err257 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data112};
+}
+}
+if(data108.queueLimit !== undefined){
+let data113 = data108.queueLimit;
+if(!(((typeof data113 == "number") && (!(data113 % 1) && !isNaN(data113))) && (isFinite(data113)))){
+const err257 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data113};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -9620,11 +9624,9 @@ vErrors.push(err257);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err258 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data107};
+if((typeof data113 == "number") && (isFinite(data113))){
+if(data113 > 10000 || isNaN(data113)){
+const err258 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data113};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -9633,10 +9635,8 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
-}
-else {
-const err259 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data78};
+if(data113 < 1 || isNaN(data113)){
+const err259 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data113};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -9646,11 +9646,10 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(data.selector !== undefined){
-let data113 = data.selector;
-if(typeof data113 === "string"){
-if(func1(data113) < 1){
-const err260 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data113};
+}
+}
+else {
+const err260 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data108};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -9660,8 +9659,9 @@ vErrors.push(err260);
 errors++;
 }
 }
+}
 else {
-const err261 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data113};
+const err261 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data79};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -9671,11 +9671,11 @@ vErrors.push(err261);
 errors++;
 }
 }
-if(data.rules !== undefined){
-let data114 = data.rules;
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-if(Object.keys(data114).length < 1){
-const err262 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data114};
+if(data.selector !== undefined){
+let data114 = data.selector;
+if(typeof data114 === "string"){
+if(func1(data114) < 1){
+const err262 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data114};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -9684,9 +9684,9 @@ vErrors.push(err262);
 }
 errors++;
 }
-for(const key30 in data114){
-if(!(((key30 === "openapi") || (key30 === "resources")) || (key30 === "allowCustomFunctions"))){
-const err263 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data114};
+}
+else {
+const err263 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data114};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -9696,11 +9696,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(data114.openapi !== undefined){
-let data115 = data114.openapi;
-if(typeof data115 === "string"){
-if(func1(data115) < 1){
-const err264 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data115};
+if(data.rules !== undefined){
+let data115 = data.rules;
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+if(Object.keys(data115).length < 1){
+const err264 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data115};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -9709,9 +9709,9 @@ vErrors.push(err264);
 }
 errors++;
 }
-}
-else {
-const err265 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data115};
+for(const key30 in data115){
+if(!(((key30 === "openapi") || (key30 === "resources")) || (key30 === "allowCustomFunctions"))){
+const err265 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data115};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -9721,11 +9721,11 @@ vErrors.push(err265);
 errors++;
 }
 }
-if(data114.resources !== undefined){
-let data116 = data114.resources;
+if(data115.openapi !== undefined){
+let data116 = data115.openapi;
 if(typeof data116 === "string"){
 if(func1(data116) < 1){
-const err266 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data116};
+const err266 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data116};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -9736,7 +9736,7 @@ errors++;
 }
 }
 else {
-const err267 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data116};
+const err267 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data116};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -9746,10 +9746,11 @@ vErrors.push(err267);
 errors++;
 }
 }
-if(data114.allowCustomFunctions !== undefined){
-let data117 = data114.allowCustomFunctions;
-if(typeof data117 !== "boolean"){
-const err268 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data117};
+if(data115.resources !== undefined){
+let data117 = data115.resources;
+if(typeof data117 === "string"){
+if(func1(data117) < 1){
+const err268 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data117};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -9759,9 +9760,8 @@ vErrors.push(err268);
 errors++;
 }
 }
-}
 else {
-const err269 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data114};
+const err269 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data117};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -9771,12 +9771,10 @@ vErrors.push(err269);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data118 = data.server;
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-for(const key31 in data118){
-if(!(((((key31 === "listen") || (key31 === "webhookSecretEnv")) || (key31 === "syncTokenEnv")) || (key31 === "stateTokenEnv")) || (key31 === "pagesTokenEnv"))){
-const err270 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data118};
+if(data115.allowCustomFunctions !== undefined){
+let data118 = data115.allowCustomFunctions;
+if(typeof data118 !== "boolean"){
+const err270 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data118};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -9786,11 +9784,9 @@ vErrors.push(err270);
 errors++;
 }
 }
-if(data118.listen !== undefined){
-let data119 = data118.listen;
-if(typeof data119 === "string"){
-if(!pattern79.test(data119)){
-const err271 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data119};
+}
+else {
+const err271 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data115};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -9800,8 +9796,12 @@ vErrors.push(err271);
 errors++;
 }
 }
-else {
-const err272 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data119};
+if(data.server !== undefined){
+let data119 = data.server;
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+for(const key31 in data119){
+if(!(((((key31 === "listen") || (key31 === "webhookSecretEnv")) || (key31 === "syncTokenEnv")) || (key31 === "stateTokenEnv")) || (key31 === "pagesTokenEnv"))){
+const err272 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data119};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -9811,11 +9811,11 @@ vErrors.push(err272);
 errors++;
 }
 }
-if(data118.webhookSecretEnv !== undefined){
-let data120 = data118.webhookSecretEnv;
+if(data119.listen !== undefined){
+let data120 = data119.listen;
 if(typeof data120 === "string"){
-if(!pattern16.test(data120)){
-const err273 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data120};
+if(!pattern79.test(data120)){
+const err273 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data120};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -9826,7 +9826,7 @@ errors++;
 }
 }
 else {
-const err274 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data120};
+const err274 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data120};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -9836,11 +9836,11 @@ vErrors.push(err274);
 errors++;
 }
 }
-if(data118.syncTokenEnv !== undefined){
-let data121 = data118.syncTokenEnv;
+if(data119.webhookSecretEnv !== undefined){
+let data121 = data119.webhookSecretEnv;
 if(typeof data121 === "string"){
 if(!pattern16.test(data121)){
-const err275 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data121};
+const err275 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data121};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -9851,7 +9851,7 @@ errors++;
 }
 }
 else {
-const err276 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data121};
+const err276 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data121};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -9861,11 +9861,11 @@ vErrors.push(err276);
 errors++;
 }
 }
-if(data118.stateTokenEnv !== undefined){
-let data122 = data118.stateTokenEnv;
+if(data119.syncTokenEnv !== undefined){
+let data122 = data119.syncTokenEnv;
 if(typeof data122 === "string"){
 if(!pattern16.test(data122)){
-const err277 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data122};
+const err277 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data122};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -9876,7 +9876,7 @@ errors++;
 }
 }
 else {
-const err278 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data122};
+const err278 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data122};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -9886,11 +9886,11 @@ vErrors.push(err278);
 errors++;
 }
 }
-if(data118.pagesTokenEnv !== undefined){
-let data123 = data118.pagesTokenEnv;
+if(data119.stateTokenEnv !== undefined){
+let data123 = data119.stateTokenEnv;
 if(typeof data123 === "string"){
 if(!pattern16.test(data123)){
-const err279 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data123};
+const err279 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data123};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -9901,7 +9901,7 @@ errors++;
 }
 }
 else {
-const err280 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data123};
+const err280 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data123};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -9911,9 +9911,11 @@ vErrors.push(err280);
 errors++;
 }
 }
-}
-else {
-const err281 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data118};
+if(data119.pagesTokenEnv !== undefined){
+let data124 = data119.pagesTokenEnv;
+if(typeof data124 === "string"){
+if(!pattern16.test(data124)){
+const err281 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data124};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -9923,12 +9925,8 @@ vErrors.push(err281);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data124 = data.secrets;
-if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
-for(const key32 in data124){
-if(!(((key32 === "fileRoot") || (key32 === "env")) || (key32 === "envPrefix"))){
-const err282 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data124};
+else {
+const err282 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data124};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -9938,10 +9936,9 @@ vErrors.push(err282);
 errors++;
 }
 }
-if(data124.fileRoot !== undefined){
-let data125 = data124.fileRoot;
-if(typeof data125 !== "string"){
-const err283 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data125};
+}
+else {
+const err283 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data119};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -9951,15 +9948,12 @@ vErrors.push(err283);
 errors++;
 }
 }
-if(data124.env !== undefined){
-let data126 = data124.env;
-if(Array.isArray(data126)){
-const len4 = data126.length;
-for(let i7=0; i7<len4; i7++){
-let data127 = data126[i7];
-if(typeof data127 === "string"){
-if(!pattern16.test(data127)){
-const err284 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data127};
+if(data.secrets !== undefined){
+let data125 = data.secrets;
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+for(const key32 in data125){
+if(!(((key32 === "fileRoot") || (key32 === "env")) || (key32 === "envPrefix"))){
+const err284 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data125};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -9969,8 +9963,10 @@ vErrors.push(err284);
 errors++;
 }
 }
-else {
-const err285 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data127};
+if(data125.fileRoot !== undefined){
+let data126 = data125.fileRoot;
+if(typeof data126 !== "string"){
+const err285 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data126};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -9980,18 +9976,15 @@ vErrors.push(err285);
 errors++;
 }
 }
-let i8 = data126.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data126[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err286 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data126};
+if(data125.env !== undefined){
+let data127 = data125.env;
+if(Array.isArray(data127)){
+const len4 = data127.length;
+for(let i7=0; i7<len4; i7++){
+let data128 = data127[i7];
+if(typeof data128 === "string"){
+if(!pattern16.test(data128)){
+const err286 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data128};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -9999,14 +9992,10 @@ else {
 vErrors.push(err286);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
-}
 }
 }
 else {
-const err287 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data126};
+const err287 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data128};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -10016,11 +10005,18 @@ vErrors.push(err287);
 errors++;
 }
 }
-if(data124.envPrefix !== undefined){
-let data128 = data124.envPrefix;
-if(typeof data128 === "string"){
-if(!pattern16.test(data128)){
-const err288 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data128};
+let i8 = data127.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data127[i8];
+if(typeof item1 !== "string"){
+continue;
+}
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err288 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data127};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -10028,10 +10024,14 @@ else {
 vErrors.push(err288);
 }
 errors++;
+break;
+}
+indices1[item1] = i8;
+}
 }
 }
 else {
-const err289 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data128};
+const err289 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data127};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -10041,9 +10041,11 @@ vErrors.push(err289);
 errors++;
 }
 }
-}
-else {
-const err290 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data124};
+if(data125.envPrefix !== undefined){
+let data129 = data125.envPrefix;
+if(typeof data129 === "string"){
+if(!pattern16.test(data129)){
+const err290 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data129};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -10053,12 +10055,8 @@ vErrors.push(err290);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data129 = data.limits;
-if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
-for(const key33 in data129){
-if(!((((((key33 === "maxFileBytes") || (key33 === "maxFiles")) || (key33 === "maxDepth")) || (key33 === "maxResponseBytes")) || (key33 === "maxDocumentsPerFile")) || (key33 === "maxDocuments"))){
-const err291 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data129};
+else {
+const err291 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data129};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -10068,10 +10066,9 @@ vErrors.push(err291);
 errors++;
 }
 }
-if(data129.maxFileBytes !== undefined){
-let data130 = data129.maxFileBytes;
-if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
-const err292 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data130};
+}
+else {
+const err292 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data125};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -10080,9 +10077,13 @@ vErrors.push(err292);
 }
 errors++;
 }
-if((typeof data130 == "number") && (isFinite(data130))){
-if(data130 < 1024 || isNaN(data130)){
-const err293 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data130};
+}
+if(data.limits !== undefined){
+let data130 = data.limits;
+if(data130 && typeof data130 == "object" && !Array.isArray(data130)){
+for(const key33 in data130){
+if(!((((((key33 === "maxFileBytes") || (key33 === "maxFiles")) || (key33 === "maxDepth")) || (key33 === "maxResponseBytes")) || (key33 === "maxDocumentsPerFile")) || (key33 === "maxDocuments"))){
+const err293 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data130};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -10092,11 +10093,10 @@ vErrors.push(err293);
 errors++;
 }
 }
-}
-if(data129.maxFiles !== undefined){
-let data131 = data129.maxFiles;
+if(data130.maxFileBytes !== undefined){
+let data131 = data130.maxFileBytes;
 if(!(((typeof data131 == "number") && (!(data131 % 1) && !isNaN(data131))) && (isFinite(data131)))){
-const err294 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data131};
+const err294 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data131};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -10106,8 +10106,8 @@ vErrors.push(err294);
 errors++;
 }
 if((typeof data131 == "number") && (isFinite(data131))){
-if(data131 < 1 || isNaN(data131)){
-const err295 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data131};
+if(data131 < 1024 || isNaN(data131)){
+const err295 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data131};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -10118,10 +10118,10 @@ errors++;
 }
 }
 }
-if(data129.maxDepth !== undefined){
-let data132 = data129.maxDepth;
+if(data130.maxFiles !== undefined){
+let data132 = data130.maxFiles;
 if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
-const err296 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data132};
+const err296 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data132};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -10131,8 +10131,8 @@ vErrors.push(err296);
 errors++;
 }
 if((typeof data132 == "number") && (isFinite(data132))){
-if(data132 > 1000 || isNaN(data132)){
-const err297 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data132};
+if(data132 < 1 || isNaN(data132)){
+const err297 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data132};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -10141,8 +10141,12 @@ vErrors.push(err297);
 }
 errors++;
 }
-if(data132 < 8 || isNaN(data132)){
-const err298 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data132};
+}
+}
+if(data130.maxDepth !== undefined){
+let data133 = data130.maxDepth;
+if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
+const err298 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data133};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -10151,12 +10155,9 @@ vErrors.push(err298);
 }
 errors++;
 }
-}
-}
-if(data129.maxResponseBytes !== undefined){
-let data133 = data129.maxResponseBytes;
-if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
-const err299 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data133};
+if((typeof data133 == "number") && (isFinite(data133))){
+if(data133 > 1000 || isNaN(data133)){
+const err299 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data133};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -10165,9 +10166,8 @@ vErrors.push(err299);
 }
 errors++;
 }
-if((typeof data133 == "number") && (isFinite(data133))){
-if(data133 < 1024 || isNaN(data133)){
-const err300 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data133};
+if(data133 < 8 || isNaN(data133)){
+const err300 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data133};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -10178,10 +10178,10 @@ errors++;
 }
 }
 }
-if(data129.maxDocumentsPerFile !== undefined){
-let data134 = data129.maxDocumentsPerFile;
+if(data130.maxResponseBytes !== undefined){
+let data134 = data130.maxResponseBytes;
 if(!(((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134))) && (isFinite(data134)))){
-const err301 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data134};
+const err301 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data134};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -10191,8 +10191,8 @@ vErrors.push(err301);
 errors++;
 }
 if((typeof data134 == "number") && (isFinite(data134))){
-if(data134 < 1 || isNaN(data134)){
-const err302 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data134};
+if(data134 < 1024 || isNaN(data134)){
+const err302 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data134};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -10203,10 +10203,10 @@ errors++;
 }
 }
 }
-if(data129.maxDocuments !== undefined){
-let data135 = data129.maxDocuments;
+if(data130.maxDocumentsPerFile !== undefined){
+let data135 = data130.maxDocumentsPerFile;
 if(!(((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135))) && (isFinite(data135)))){
-const err303 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data135};
+const err303 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data135};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -10217,7 +10217,7 @@ errors++;
 }
 if((typeof data135 == "number") && (isFinite(data135))){
 if(data135 < 1 || isNaN(data135)){
-const err304 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data135};
+const err304 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data135};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -10228,9 +10228,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err305 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data129};
+if(data130.maxDocuments !== undefined){
+let data136 = data130.maxDocuments;
+if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
+const err305 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data136};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -10239,15 +10240,39 @@ vErrors.push(err305);
 }
 errors++;
 }
-}
-}
-else {
-const err306 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if((typeof data136 == "number") && (isFinite(data136))){
+if(data136 < 1 || isNaN(data136)){
+const err306 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data136};
 if(vErrors === null){
 vErrors = [err306];
 }
 else {
 vErrors.push(err306);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err307 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data130};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+}
+}
+else {
+const err308 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
 }
 errors++;
 }

@@ -1,0 +1,80 @@
+/**
+ * A merge-request plan of what the daemon will do (docs/user/merge-requests.md): the team's
+ * settings are the checkout's (the merge request's commit), the operator's that matter to a
+ * plan — which environments the daemon runs, each one's state, orphan policy and deactivation
+ * guard — are the daemon's, read from its `GET /config` with the state token. A setting the
+ * daemon cannot give fails the plan (STATE_UNREACHABLE), never replaced by the checkout's own.
+ */
+import type { GatesyncConfig } from "../config/config.js";
+import { environmentsOf } from "../config/environments.js";
+import type { EnvironmentConfig } from "../config/environments.js";
+import { ConfigError, ErrorCode, StateError } from "../errors.js";
+import type { OperatorSettingsView } from "../daemon/config-endpoint.js";
+import { daemonUrl, readFromDaemon } from "./plan-state.js";
+
+/** One environment as the daemon runs it: the checkout's team settings, the daemon's operator settings, and where its state is served. */
+export interface DaemonEnvironment {
+  readonly environment: EnvironmentConfig;
+  readonly stateUrl: string;
+}
+
+export interface DaemonPlanTargets {
+  readonly environments: readonly DaemonEnvironment[];
+  /** Environments the checkout names that the daemon does not run: skipped by it, so not planned. */
+  readonly notRun: readonly string[];
+}
+
+function parseView(text: string, where: string): OperatorSettingsView {
+  let view: unknown;
+  try {
+    view = JSON.parse(text);
+  } catch {
+    view = undefined;
+  }
+  const v = view as Partial<OperatorSettingsView> | undefined;
+  if (v === undefined || typeof v.implicit !== "boolean" || !Array.isArray(v.environments) || v.environments.length === 0) {
+    throw new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's operator settings from ${where}: the answer is not gatesync's /config`, {
+      hint: "check that the address is the daemon's server (server.listen)",
+    });
+  }
+  return v as OperatorSettingsView;
+}
+
+/** The daemon's operator settings, from `GET /config` at its address. */
+export async function daemonSettings(base: string, token: string | undefined): Promise<OperatorSettingsView & { readonly origin: string }> {
+  const root = base.replace(/\/+$/, "").replace(/\/state$/, "");
+  const url = daemonUrl(`${root}/config`, base);
+  return { ...parseView(await readFromDaemon(url, token, "operator settings"), `${url.origin}${url.pathname}`), origin: root };
+}
+
+/** The checkout's config of an environment the daemon runs: its own entry, else the top level's values and no patches (as the daemon runs it). */
+function checkoutEnvironment(top: GatesyncConfig, name: string, implicit: boolean): EnvironmentConfig {
+  if (implicit) return environmentsOf({ ...top, environments: [] })[0]!;
+  const own = environmentsOf(top).find((e) => !e.implicit && e.name === name);
+  return own ?? environmentsOf({ ...top, environments: [{ name, values: {}, patches: [] }] })[0]!;
+}
+
+/**
+ * The environments to plan, as the daemon runs them: its list (one, with `only`), each with
+ * the daemon's orphan policy and guard over the checkout's config.
+ */
+export function daemonEnvironments(top: GatesyncConfig, view: OperatorSettingsView & { readonly origin: string }, only: string | undefined): DaemonPlanTargets {
+  const run = view.environments.filter((e) => only === undefined || e.name === only);
+  if (run.length === 0) {
+    throw new ConfigError(
+      ErrorCode.CONFIG_UNKNOWN_ENVIRONMENT,
+      `the daemon does not run environment ${JSON.stringify(only)}: it runs ${view.environments.map((e) => e.name).join(", ")}`,
+      {
+        hint: `pass one of: ${view.environments.map((e) => `--env ${e.name}`).join(", ")}`,
+      },
+    );
+  }
+  const environments = run.map((d) => {
+    const local = checkoutEnvironment(top, d.name, view.implicit);
+    const config: GatesyncConfig = { ...local.config, orphans: d.orphans, deactivationGuard: d.deactivationGuard };
+    return { environment: { ...local, config }, stateUrl: `${view.origin}${d.state}` };
+  });
+  const runs = new Set(view.implicit ? [] : view.environments.map((e) => e.name));
+  const notRun = only !== undefined ? [] : (top.environments ?? []).map((e) => e.name).filter((n) => !runs.has(n));
+  return { environments, notRun };
+}

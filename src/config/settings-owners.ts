@@ -1,0 +1,166 @@
+/**
+ * Who decides each setting of gatesync.yaml (docs/user/configuration.md; `x-owner` in
+ * schemas/gatesync-config.schema.json, which test/config/settings-owners.test.ts holds these
+ * lists to):
+ *
+ * - the team's settings — `values`, `selector`, `rules` and each environment's `values`,
+ *   `selector` and `patches` — are read by the daemon from the repository, at the commit it
+ *   validates, plans and applies;
+ * - the operator's — everything else: where gatesync applies and with which credentials, the
+ *   state, the server, the secret scope, orphans and the deactivation guard, the schedule,
+ *   notifications, retries, limits, whether rulesets may run code, and which environments
+ *   exist — only from the daemon's own configuration.
+ *
+ * A commit can never widen its own authority: an operator setting written in the repository's
+ * file has no effect on the daemon, which says so (`ignoredSettings`) where it differs.
+ */
+import { ErrorCode } from "../errors.js";
+import type { Diagnostic } from "../errors.js";
+import { formatPath } from "../field-path.js";
+import type { PathSegment } from "../field-path.js";
+import { stripUrlCredentials } from "../secrets/credentials.js";
+
+/** The team's settings at the top level of gatesync.yaml. */
+export const topLevelTeamSettings: readonly string[] = ["values", "selector", "rules"];
+/** The team's settings of one entry of `environments:`. */
+export const environmentTeamSettings: readonly string[] = ["values", "selector", "patches"];
+/** Inside the team's `rules`, the one setting that stays the operator's: it lets a ruleset run code inside gatesync. */
+export const operatorRuleSettings: readonly string[] = ["allowCustomFunctions"];
+/** Not settings: the document's type. */
+const documentKeys: readonly string[] = ["apiVersion", "kind"];
+
+type Raw = Readonly<Record<string, unknown>>;
+
+/** One leaf of a document: its path and value (a list is one leaf). */
+interface Leaf {
+  readonly path: readonly PathSegment[];
+  readonly value: unknown;
+}
+
+const isMapping = (v: unknown): v is Raw => v !== null && typeof v === "object" && !Array.isArray(v);
+
+function leavesOf(value: unknown, at: readonly PathSegment[]): Leaf[] {
+  if (!isMapping(value)) return [{ path: at, value }];
+  return Object.entries(value).flatMap(([k, v]) => leavesOf(v, [...at, k]));
+}
+
+function valueAt(doc: unknown, at: readonly PathSegment[]): unknown {
+  let here: unknown = doc;
+  for (const key of at) here = isMapping(here) ? here[String(key)] : undefined;
+  return here;
+}
+
+const canonical = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (isMapping(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
+
+/** A value in force, as a warning shows it: the user information of a URL left out, long values cut. */
+function shown(value: unknown): string {
+  if (value === undefined) return "not set (its default)";
+  const text = stripUrlCredentials(typeof value === "string" ? value : JSON.stringify(value));
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/** The operator settings a repository's document writes: each leaf, with where the operator's value in force is looked up. */
+function operatorLeaves(repo: Raw): Array<Leaf & { readonly inForceAt: ReadonlyArray<readonly PathSegment[]> }> {
+  const leaves: Array<Leaf & { readonly inForceAt: ReadonlyArray<readonly PathSegment[]> }> = [];
+  for (const [key, value] of Object.entries(repo)) {
+    if (documentKeys.includes(key) || key === "environments") continue;
+    const own = key === "rules" ? leavesOf(value, [key]).filter((l) => operatorRuleSettings.includes(String(l.path[1]))) : [];
+    const all = topLevelTeamSettings.includes(key) ? own : leavesOf(value, [key]);
+    for (const leaf of all) leaves.push({ ...leaf, inForceAt: [leaf.path] });
+  }
+  const environments = isMapping(repo.environments) ? repo.environments : {};
+  for (const [name, entry] of Object.entries(environments)) {
+    for (const [key, value] of Object.entries(isMapping(entry) ? entry : {})) {
+      if (environmentTeamSettings.includes(key)) continue;
+      // an environment that does not set it has the top level's
+      for (const leaf of leavesOf(value, ["environments", name, key])) leaves.push({ ...leaf, inForceAt: [leaf.path, leaf.path.slice(2)] });
+    }
+  }
+  return leaves;
+}
+
+export interface SettingsFile {
+  /** The file as shown: named from the repository's root. */
+  readonly file: string;
+  /** Line and column of a path in it. */
+  readonly locate: (at: readonly PathSegment[]) => { line?: number; column?: number };
+}
+
+const operatorHint =
+  "remove it from the repository's gatesync.yaml (keep local settings in a file of your own, passed with --config), or ask the operator to set it in the daemon's configuration";
+
+/**
+ * The repository's operator settings that differ from the operator's (each a located warning
+ * naming the setting and the value in force), and its environments the operator does not
+ * configure (reported; the daemon skips them).
+ */
+export function ignoredSettings(repo: Raw, operator: Raw, where: SettingsFile): Diagnostic[] {
+  const findings: Diagnostic[] = [];
+  const warn = (at: readonly PathSegment[], message: string, hint: string): void => {
+    findings.push({ severity: "warning", code: ErrorCode.CONFIG_SETTING_IGNORED, file: where.file, path: formatPath(at), ...where.locate(at), message, hint });
+  };
+  const configured = isMapping(operator.environments) ? operator.environments : {};
+  const skipped = new Set<string>();
+  for (const name of Object.keys(isMapping(repo.environments) ? repo.environments : {})) {
+    if (name in configured) continue;
+    skipped.add(name);
+    warn(
+      ["environments", name],
+      `environment ${name} is not one the daemon runs: it is skipped (the daemon runs ${Object.keys(configured).join(", ") || "one environment, default"})`,
+      "which environments exist is the operator's decision: ask for it in the daemon's configuration, or remove it from the repository's gatesync.yaml",
+    );
+  }
+  for (const leaf of operatorLeaves(repo)) {
+    if (leaf.path[0] === "environments" && skipped.has(String(leaf.path[1]))) continue;
+    const inForce = leaf.inForceAt.map((at) => valueAt(operator, at)).find((v) => v !== undefined);
+    if (canonical(inForce) === canonical(leaf.value)) continue;
+    warn(leaf.path, `${formatPath(leaf.path)} is an operator setting: the daemon ignores it and keeps its own, ${shown(inForce)}`, operatorHint);
+  }
+  return findings;
+}
+
+/**
+ * The operator's sections a repository's settings file writes (`gatesync validate` of the file
+ * a daemon would read from the repository): info findings, located at each section's key — a
+ * daemon keeps its own values for them; they serve local runs only.
+ */
+export function operatorSectionsIn(repo: Raw, where: SettingsFile): Diagnostic[] {
+  const sections: PathSegment[][] = Object.keys(repo)
+    .filter((k) => !documentKeys.includes(k) && !topLevelTeamSettings.includes(k) && k !== "environments")
+    .map((k) => [k]);
+  if (isMapping(repo.rules))
+    sections.push(
+      ...Object.keys(repo.rules)
+        .filter((k) => operatorRuleSettings.includes(k))
+        .map((k) => ["rules", k]),
+    );
+  for (const [name, entry] of Object.entries(isMapping(repo.environments) ? repo.environments : {})) {
+    sections.push(
+      ...Object.keys(isMapping(entry) ? entry : {})
+        .filter((k) => !environmentTeamSettings.includes(k))
+        .map((k) => ["environments", name, k]),
+    );
+  }
+  return sections.map((at) => ({
+    severity: "info",
+    code: ErrorCode.CONFIG_SETTING_IGNORED,
+    file: where.file,
+    path: formatPath(at),
+    ...where.locate(at),
+    message: `${formatPath(at)} is an operator setting: a daemon reading this repository ignores it and keeps its own (the team's settings here are values, patches, rules and selectors)`,
+    hint: operatorHint,
+  }));
+}
+
+/** The team's settings a document writes (their paths): in the daemon's own file, what the repository's file replaces. */
+export function teamSettingsIn(doc: Raw): string[] {
+  const found = Object.keys(doc).filter((k) => topLevelTeamSettings.includes(k));
+  for (const [name, entry] of Object.entries(isMapping(doc.environments) ? doc.environments : {})) {
+    found.push(
+      ...Object.keys(isMapping(entry) ? entry : {})
+        .filter((k) => environmentTeamSettings.includes(k))
+        .map((k) => `environments.${name}.${k}`),
+    );
+  }
+  return found;
+}

@@ -1,0 +1,49 @@
+/**
+ * `GET /config`: the operator's settings a merge-request plan needs to show what the daemon will
+ * do (docs/user/merge-requests.md) — which environments the daemon runs, where each one's state
+ * is served, its orphan policy and deactivation guard. The team's settings are the merge
+ * request's own (its checkout); nothing here is a secret or a credential's name or URL. Guarded
+ * by the state token, as `GET /state` is.
+ */
+import type { IncomingMessage } from "node:http";
+import type { GatesyncConfig } from "../config/config.js";
+import { environmentsOf } from "../config/environments.js";
+import type { Reply } from "../http/http-io.js";
+import { stateTokenRefusal } from "./state-endpoint.js";
+
+/** What `GET /config` answers (plan-daemon.ts reads it). */
+export interface OperatorSettingsView {
+  /** True when the daemon runs one environment, `default` (its config has no `environments:`). */
+  readonly implicit: boolean;
+  readonly environments: ReadonlyArray<{
+    readonly name: string;
+    /** The path of its state, below the daemon's address. */
+    readonly state: string;
+    readonly orphans: GatesyncConfig["orphans"];
+    readonly deactivationGuard: GatesyncConfig["deactivationGuard"];
+  }>;
+}
+
+export function operatorSettingsView(config: GatesyncConfig): OperatorSettingsView {
+  const environments = environmentsOf(config);
+  const implicit = environments[0]!.implicit;
+  return {
+    implicit,
+    environments: environments.map((e) => ({
+      name: e.name,
+      state: implicit ? "/state" : `/environments/${encodeURIComponent(e.name)}/state`,
+      orphans: e.config.orphans,
+      deactivationGuard: e.config.deactivationGuard,
+    })),
+  };
+}
+
+export function handleConfigRead(req: IncomingMessage, config: GatesyncConfig, token: string | undefined): Reply {
+  return (
+    stateTokenRefusal(req, token, "the operator's settings are not served") ?? {
+      status: 200,
+      body: operatorSettingsView(config),
+      headers: { "cache-control": "no-store" },
+    }
+  );
+}

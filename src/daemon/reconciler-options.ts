@@ -1,0 +1,47 @@
+/** What a reconcile loop (reconciler.ts) is given: its config, source, state, and the parts of the daemon it reports to. */
+import type { Dispatcher } from "undici";
+import type { Progress } from "../apply/types.js";
+import type { RunReport } from "../apply/run-report.js";
+import type { GatesyncConfig } from "../config/config.js";
+import type { Logger } from "../logger.js";
+import type { Plan } from "../plan/plan.js";
+import type { StateBackend } from "../record/state.js";
+import type { Source } from "../source/source.js";
+import type { RepositoryValidator } from "../validate/validate-repository.js";
+import type { RunMetrics } from "./metrics.js";
+import type { TeamSettingsReader } from "./repository-settings.js";
+
+export interface ReconcilerOptions {
+  readonly config: GatesyncConfig;
+  /** Hash of the config file: a changed config is a reason to run. */
+  readonly configHash: string;
+  readonly source: Source;
+  readonly state: StateBackend;
+  readonly validator: RepositoryValidator;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+  readonly dispatcher: Dispatcher;
+  readonly metrics: RunMetrics;
+  /** Whether this replica may apply (leader election); default always. */
+  readonly canApply?: () => boolean;
+  /** First retry delay after a failing run (doubles while it keeps failing, capped at the interval). */
+  readonly retryBaseMs?: number;
+  /** How long stopping waits for calls in flight. */
+  readonly shutdownTimeoutMs?: number;
+  readonly random?: () => number;
+  /** Told of every run, with its plan (the demo prints them). */
+  readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
+  /** Told when a run starts applying, and of its progress (the status page). */
+  readonly observer?: RunObserver;
+  /** Runs each run (fetch to record) through it: the environments of one daemon share one checkout, one run at a time. */
+  readonly exclusive?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Told when a run starts applying a revision (commit status: pending). */
+  readonly onRunStart?: (where: { readonly revision: string; readonly commit?: string }) => void;
+  /** Reads each run's team settings from the repository (the daemon's; absent: the config's own, as one-shot tests give it). */
+  readonly teamSettings?: TeamSettingsReader;
+}
+
+export interface RunObserver {
+  runStarted(reason: string): void;
+  progress(): Progress;
+}
