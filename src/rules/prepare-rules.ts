@@ -84,10 +84,10 @@ function configPosition(file: string | undefined, at: string | undefined): { lin
   }
 }
 
-/** What the checking threads receive of the rulesets: the bundles, no more. */
+/** What the checking threads receive of the rulesets: their data (or bundles), no more. */
 export function rulesetsCode(rules: PreparedRules | undefined): RulesetsCode | undefined {
   if (rules === undefined) return undefined;
-  const code = (r: PreparedRuleset | undefined): RulesetCode | undefined => (r === undefined ? undefined : { source: r.source, code: r.code, hash: r.hash });
+  const code = (r: PreparedRuleset | undefined): RulesetCode | undefined => r;
   const openapi = code(rules.openapi);
   const resources = code(rules.resources);
   return {

@@ -20,6 +20,9 @@ import type { FindingsMemo } from "./findings-cache.js";
 import { speedUpSpectral } from "./spectral-speed.js";
 import { localResolver } from "./local-resolver.js";
 import { locatedDocument } from "./located-document.js";
+import { linearPattern } from "./linear-pattern.js";
+import { rulesetDefinition } from "./ruleset-definition.js";
+import type { RulesetData } from "./ruleset-definition.js";
 
 const require = createRequire(import.meta.url);
 
@@ -35,10 +38,11 @@ export interface Place {
   readonly base?: readonly PathSegment[];
 }
 
-/** The prepared ruleset as a checking thread receives it (see PreparedRuleset). */
+/** The prepared ruleset as a checking thread receives it (see PreparedRuleset): its data, or (custom functions allowed) its bundle. */
 export interface RulesetCode {
   readonly source: string;
-  readonly code: string;
+  readonly data?: RulesetData;
+  readonly code?: string;
   readonly hash: string;
 }
 
@@ -97,7 +101,7 @@ function requireForRuleset(id: string): unknown {
 }
 
 /** The ruleset a bundle defines (throws what Spectral says of a bad one). */
-export function evaluateRuleset(code: string, source: string): unknown {
+function evaluateRuleset(code: string, source: string): unknown {
   const m: { exports?: unknown } = {};
   // evaluated as Spectral's own loader does (ruleset-bundler/with-loader): a module body
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see above
@@ -106,6 +110,29 @@ export function evaluateRuleset(code: string, source: string): unknown {
   if (m.exports === null || typeof m.exports !== "object") throw new Error("the ruleset defines nothing");
   const { Ruleset } = spectral();
   return new Ruleset(m.exports, { severity: "recommended", source });
+}
+
+interface RuleLike {
+  readonly then: Array<{ function: unknown }>;
+}
+
+/** Every rule's `pattern` — the repository's and those of Spectral's own rulesets — on RE2 (linear-pattern.ts). */
+function withLinearPatterns(ruleset: unknown): unknown {
+  const { pattern } = require("@stoplight/spectral-functions") as { pattern: unknown };
+  for (const rule of Object.values((ruleset as { rules: Record<string, RuleLike> }).rules)) {
+    for (const then of rule.then) if (then.function === pattern) then.function = linearPattern();
+  }
+  return ruleset;
+}
+
+/** Spectral's `Ruleset` of a prepared ruleset: built from its data, or (custom functions allowed) its bundle evaluated. Throws what Spectral says of a bad one. */
+export function buildRuleset(ruleset: RulesetCode): unknown {
+  if (ruleset.data !== undefined) {
+    const { Ruleset } = spectral();
+    return withLinearPatterns(new Ruleset(rulesetDefinition(ruleset.data), { severity: "recommended", source: ruleset.source }));
+  }
+  if (ruleset.code === undefined) throw new Error("a prepared ruleset holds neither data nor code");
+  return withLinearPatterns(evaluateRuleset(ruleset.code, ruleset.source));
 }
 
 const severities: readonly Severity[] = ["error", "warning", "info", "info"];
@@ -176,7 +203,7 @@ export class RuleRunner {
     const uriCache = this.uriCache;
     const resolver = asIs ? new Resolver({ resolvers: {}, uriCache }) : localResolver(uriCache);
     const s = new Spectral({ resolver });
-    s.setRuleset(evaluateRuleset(ruleset.code, ruleset.source));
+    s.setRuleset(buildRuleset(ruleset));
     this.spectral = s;
   }
 
