@@ -278,7 +278,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
-    ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir)! }),
+    ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir, parseDuration)! }),
     ...(doc.values === undefined ? {} : { values: valuesFromDocument(doc.values) }),
     ...(doc.environments === undefined ? {} : { environments: environmentsFromDocument(doc.environments as Raw, resolve, file) }),
   };
@@ -350,7 +350,9 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
   if (diagnostics.length === 0 && doc !== undefined) {
     const locator = new Locator(new Map([[file, decoded.text]]));
     const baseDir = path.dirname(absolute);
-    diagnostics.push(...rulesProblems(rulesFromDocument((doc.value as Raw).rules, baseDir), baseDir, file, (p) => locator.locate(file, doc.index, p) ?? {}));
+    diagnostics.push(
+      ...rulesProblems(rulesFromDocument((doc.value as Raw).rules, baseDir, parseDuration), baseDir, file, (p) => locator.locate(file, doc.index, p) ?? {}),
+    );
   }
   if (diagnostics.length > 0 || doc === undefined) throw new ValidationFailed(diagnostics);
   return configFromDocument(doc.value as Raw, absolute, path.dirname(absolute));

@@ -12,7 +12,7 @@ import { findSecretRefs, walkStrings } from "../secrets/references.js";
 import { errorCount, issueDiagnostics, ruleDiagnostics } from "./findings.js";
 import type { Locate, Place } from "./findings.js";
 import type { OpenApiChecker } from "./openapi.js";
-import type { RulesetCheck } from "../rules/rule-runner.js";
+import type { RulesetCheck } from "../rules/rule-thread.js";
 import type { FileFindings } from "../rules/findings-cache.js";
 import type { SchemaRegistry } from "./schema-registry.js";
 
