@@ -121,7 +121,7 @@ const ruleThread = (): RuleThread => (thread ??= new RuleThread());
 /** Per document and per run when the config says nothing (docs/user/rules.md). */
 export const defaultBudget = { documentMs: 10_000, runMs: 300_000 } as const;
 
-const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+const seconds = (ms: number): string => (ms < 1_000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`);
 
 /** The finding for a document whose rules did not finish: an error, at the document. */
 function timeoutFinding(

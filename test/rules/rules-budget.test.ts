@@ -134,4 +134,24 @@ describe("rules within a budget", { timeout: 120_000 }, () => {
     expect(daemon.reconciler.lastGood?.commit).toBe(fixed);
     expect(Date.now() - next).toBeLessThan(10_000);
   });
+
+  it("/healthz fails while a validation runs past its limit (the run's rules budget, and as long again), and recovers after", async () => {
+    // a 1 ms budget for the run: any validation outlasts its limit of 2 ms, and each document is a RULE_TIMEOUT
+    h = await withRules({ resources: "rules:\n  named:\n    given: $.metadata\n    then: { field: name, function: truthy }\n" }, "runTimeout: 1ms");
+    daemon = await startDaemon({ config: await h.config(), env: h.env, logger: silentLogger(), listen: "127.0.0.1:0", state: h.state, watchConfig: false });
+    const statuses = new Set<number>();
+    let running = true;
+    const run = daemon.reconciler.runOnce("start").finally(() => (running = false));
+    while (running) {
+      statuses.add((await fetch(`${daemon.url}/healthz`)).status);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const report = await run;
+    expect(report.diagnostics).toContainEqual(
+      expect.objectContaining({ code: "RULE_TIMEOUT", message: expect.stringContaining("the run's budget for rules (1 ms) was spent") as string }),
+    );
+    expect(statuses).toContain(503);
+    const after = await fetch(`${daemon.url}/healthz`);
+    expect(after.status).toBe(200);
+  });
 });
