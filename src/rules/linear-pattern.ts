@@ -8,14 +8,19 @@
  * own rulesets that it cannot compile keeps Spectral's RegExp (bounded by the rules' budget).
  */
 import { createRequire } from "node:module";
-import { RE2JS } from "re2js";
+import type { RE2JS as RE2JSClass } from "re2js";
 
 const require = createRequire(import.meta.url);
+
+/** re2js, loaded with the first pattern: a run without rules never loads it (start-up). */
+let engine: typeof RE2JSClass | undefined;
+const re2 = (): typeof RE2JSClass => (engine ??= (require("re2js") as { RE2JS: typeof RE2JSClass }).RE2JS);
 
 /** Spectral's `/source/flags` form of a pattern (spectral-functions' pattern.js). */
 const literalForm = /^\/(.+)\/([a-z]*)$/;
 
-const flagBits: Record<string, number> = { i: RE2JS.CASE_INSENSITIVE, m: RE2JS.MULTILINE, s: RE2JS.DOTALL, g: 0, u: 0, y: 0 };
+/** Spectral's flags as RE2's (g, u, y change nothing for a test). */
+const flagBits = (): Record<string, number> => ({ i: re2().CASE_INSENSITIVE, m: re2().MULTILINE, s: re2().DOTALL, g: 0, u: 0, y: 0 });
 
 type Test = (value: string) => boolean;
 
@@ -25,11 +30,11 @@ function linearTest(pattern: string | RegExp): Test {
   const source = split === null ? (pattern as string) : split[1]!;
   let flags = 0;
   for (const flag of split === null ? "" : split[2]!) {
-    const bit = flagBits[flag];
+    const bit = flagBits()[flag];
     if (bit === undefined) throw new Error(`the flag \`${flag}\` is not supported (i, m, s are)`);
     flags |= bit;
   }
-  const compiled = RE2JS.compile(source, flags);
+  const compiled = re2().compile(source, flags);
   return (value) => compiled.matcher(value).find();
 }
 

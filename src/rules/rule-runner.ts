@@ -1,20 +1,18 @@
 /**
- * Running a prepared ruleset (ruleset-bundle.ts) on one document, on whichever thread checks
- * it: the bundle is evaluated once per thread and ruleset, and Spectral's modules are loaded on
- * first use — a run, a command or a worker without rules never loads them.
+ * Running a prepared ruleset (ruleset-bundle.ts) on one document, on the rules' thread
+ * (rule-worker.ts; rule-thread.ts bounds it): the ruleset is built from its data (or its bundle
+ * evaluated) once per thread, and Spectral's modules are loaded on first use — a run, a command
+ * or a worker without rules never loads them.
  *
  * Only Spectral's supported inputs are used for the document: it is handed over already parsed
  * (gatesync's reader parsed it; located-document.ts), located only where Spectral asks (a
  * finding), and resolved by Spectral's own resolver with no reader for any scheme — inside the
  * document only, no file, no network — which returns a document without `$ref` as it is
- * (local-resolver.ts). One Spectral instance per ruleset and thread (`runnerFor`). What Spectral
+ * (local-resolver.ts). One Spectral instance per ruleset and thread. What Spectral
  * offers no hook for is replaced inside its packages (spectral-speed.ts).
  * GATESYNC_SPECTRAL_AS_IS=1 lints as Spectral ships, without any of it, to compare.
  */
 import { createRequire } from "node:module";
-import { ErrorCode } from "../errors.js";
-import type { Diagnostic, Severity } from "../errors.js";
-import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
 import { speedUpSpectral } from "./spectral-speed.js";
 import { localResolver } from "./local-resolver.js";
@@ -143,20 +141,6 @@ export function buildRuleset(ruleset: RulesetCode): unknown {
   return withLinearPatterns(evaluateRuleset(ruleset.code, ruleset.source));
 }
 
-const severities: readonly Severity[] = ["error", "warning", "info", "info"];
-
-/** Spectral's path made to follow the value: array indices as numbers (the locator's form). */
-function pathIn(value: unknown, path: ReadonlyArray<string | number>): PathSegment[] {
-  const out: PathSegment[] = [];
-  let node = value;
-  for (const seg of path) {
-    const index = Array.isArray(node) && typeof seg === "string" && /^\d+$/.test(seg) ? Number(seg) : seg;
-    out.push(index);
-    node = node !== null && typeof node === "object" ? (node as Record<string | number, unknown>)[index] : undefined;
-  }
-  return out;
-}
-
 /**
  * The resolver's cache of documents by URI (its `uriCache` option), holding the latest few only.
  * Its own cache keeps every document a thread ever linted, by file name — and with it the
@@ -275,24 +259,4 @@ function reportingProgress(ruleset: unknown, progress: RuleProgress): string[] {
     }
   }
   return names;
-}
-
-/** Spectral's findings made gatesync's, located in `place` (base: where the value sits in its document). */
-export function findingsOf(results: readonly RawFinding[], value: unknown, place: Place, locate: Locate): Diagnostic[] {
-  return results.map((r): Diagnostic => {
-    const full = [...(place.base ?? []), ...pathIn(value, r.path)];
-    // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
-    const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
-    return {
-      severity: external ? "warning" : (severities[r.severity] ?? "warning"),
-      code: ErrorCode.RULESET_VIOLATION,
-      rule: r.code,
-      file: place.file,
-      ...(place.resource === undefined ? {} : { resource: place.resource }),
-      ...(full.length === 0 ? {} : { path: formatPath(full) }),
-      ...locate(place.file, place.index, full),
-      message: external ? "not checked by the rules: the reference leads to another file" : r.message,
-      ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
-    };
-  });
 }

@@ -13,7 +13,7 @@ import type { Diagnostic } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import { startWorker } from "../worker-module.js";
 import type { FindingsMemo } from "./findings-cache.js";
-import { findingsOf } from "./rule-runner.js";
+import { findingsOf } from "./rule-findings.js";
 import type { Locate, Place, RawFinding, RulesetCode, RulesBudget } from "./rule-runner.js";
 import type { LintReply, LintRequest } from "./rule-worker.js";
 
