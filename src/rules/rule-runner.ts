@@ -132,7 +132,7 @@ function withLinearPatterns(ruleset: unknown): unknown {
 }
 
 /** Spectral's `Ruleset` of a prepared ruleset: built from its data, or (custom functions allowed) its bundle evaluated. Throws what Spectral says of a bad one. */
-export function buildRuleset(ruleset: RulesetCode): unknown {
+function buildRuleset(ruleset: RulesetCode): unknown {
   if (ruleset.data !== undefined) {
     const { Ruleset } = spectral();
     return withLinearPatterns(new Ruleset(rulesetDefinition(ruleset.data), { severity: "recommended", source: ruleset.source }));

@@ -15,7 +15,7 @@ import { startWorker } from "../worker-module.js";
 import type { FindingsMemo } from "./findings-cache.js";
 import { findingsOf } from "./rule-findings.js";
 import type { Locate, Place, RawFinding, RulesetCode, RulesBudget } from "./rule-runner.js";
-import type { LintReply, LintRequest } from "./rule-worker.js";
+import type { DefinitionError, LintReply, LintRequest } from "./rule-worker.js";
 
 type Outcome = { readonly findings: readonly RawFinding[] } | { readonly timedOut: { readonly rule: string | undefined } };
 
@@ -39,16 +39,23 @@ class RuleThread {
   /** One document at a time: a document's budget starts when its lint does. */
   private tail: Promise<unknown> = Promise.resolve();
 
-  lint(ruleset: RulesetCode, value: unknown, absolute: string, budgetMs: number): Promise<Outcome> {
-    const run = this.tail.then(() => this.lintNow(ruleset, value, absolute, budgetMs));
+  lint(ruleset: RulesetCode, value: unknown, absolute: string, budgetMs: number, prepareOnly = false): Promise<Outcome> {
+    const run = this.tail.then(() => this.lintNow(ruleset, { value, absolute, prepareOnly }, budgetMs));
     this.tail = run.catch(() => undefined);
     return run;
   }
 
-  private lintNow(ruleset: RulesetCode, value: unknown, absolute: string, budgetMs: number): Promise<Outcome> {
+  private lintNow(ruleset: RulesetCode, what: { value: unknown; absolute: string; prepareOnly: boolean }, budgetMs: number): Promise<Outcome> {
     const worker = this.worker ?? this.start();
     const id = ++this.nextId;
-    const request: LintRequest = { id, hash: ruleset.hash, value, absolute, ...(this.held.has(ruleset.hash) ? {} : { ruleset }) };
+    const request: LintRequest = {
+      id,
+      hash: ruleset.hash,
+      value: what.value,
+      absolute: what.absolute,
+      ...(what.prepareOnly ? { prepareOnly: true } : {}),
+      ...(this.held.has(ruleset.hash) ? {} : { ruleset }),
+    };
     this.held.add(ruleset.hash);
     return new Promise<Outcome>((resolve, reject) => {
       this.pending = { id, entry: { resolve, reject, budgetMs, hash: ruleset.hash } };
@@ -84,8 +91,13 @@ class RuleThread {
       p.timer = setTimeout(() => this.timedOut(), p.budgetMs);
       return;
     }
-    if ("failed" in reply) this.settle((q) => q.reject(new Error(reply.failed)));
-    else this.settle((q) => q.resolve({ findings: reply.findings }));
+    if ("failed" in reply) {
+      this.held.delete(p.hash);
+      this.settle((q) => q.reject(definitionError(reply.failed, reply.errors)));
+      return;
+    }
+    if (reply.ruleNames !== undefined) this.ruleNames.set(p.hash, reply.ruleNames);
+    this.settle((q) => q.resolve({ findings: reply.findings }));
   }
 
   /** Past the budget: the rule then running is named, the thread ended (the next document starts another). */
@@ -115,8 +127,26 @@ class RuleThread {
   }
 }
 
+/** What the rules' thread said of a ruleset it could not build, as Spectral threw it (one error with a path per problem). */
+function definitionError(message: string, errors: readonly DefinitionError[] | undefined): Error {
+  const err = new Error(message);
+  if (errors !== undefined)
+    Object.assign(err, { errors: errors.map((e) => Object.assign(new Error(e.message), e.path === undefined ? {} : { path: e.path })) });
+  return err;
+}
+
 let thread: RuleThread | undefined;
 const ruleThread = (): RuleThread => (thread ??= new RuleThread());
+
+/**
+ * Builds the ruleset on this thread's rules' thread — where its documents are then linted, so
+ * Spectral is loaded and the ruleset built once — and throws what Spectral says of a bad one.
+ * Building is bounded by a document's budget too (a custom function's module runs as it loads).
+ */
+export async function prepareRuleset(ruleset: RulesetCode): Promise<void> {
+  const outcome = await ruleThread().lint(ruleset, undefined, ruleset.source, defaultBudget.documentMs, true);
+  if ("timedOut" in outcome) throw new Error(`the ruleset was not built within ${seconds(defaultBudget.documentMs)}`);
+}
 
 /** Per document and per run when the config says nothing (docs/user/rules.md). */
 export const defaultBudget = { documentMs: 10_000, runMs: 300_000 } as const;

@@ -15,17 +15,44 @@ export interface LintRequest {
   readonly ruleset?: RulesetCode;
   readonly value: unknown;
   readonly absolute: string;
+  /** Only build the ruleset (a config being prepared): what Spectral says of a bad one comes back. */
+  readonly prepareOnly?: boolean;
+}
+
+/** One of Spectral's findings about a ruleset's definition, at its path in the ruleset. */
+export interface DefinitionError {
+  readonly message: string;
+  readonly path?: ReadonlyArray<string | number>;
 }
 
 export type LintReply =
   | { readonly id: number; readonly started: true; readonly ruleNames?: readonly string[] }
-  | { readonly id: number; readonly findings: readonly RawFinding[] }
-  | { readonly id: number; readonly failed: string };
+  | { readonly id: number; readonly findings: readonly RawFinding[]; readonly ruleNames?: readonly string[] }
+  | { readonly id: number; readonly failed: string; readonly errors?: readonly DefinitionError[] };
 
 const progress = new Int32Array((workerData as { progress: SharedArrayBuffer }).progress);
 const runners = new Map<string, RuleRunner>();
 
+/** What was thrown, as plain data: Spectral's AggregateError keeps one error (with its path) per problem. */
+function failure(id: number, err: unknown): LintReply {
+  const inner = err instanceof Error ? (err as { errors?: unknown }).errors : undefined;
+  const errors = Array.isArray(inner)
+    ? inner.map((e: unknown): DefinitionError => {
+        const path = (e as { path?: unknown }).path;
+        return { message: e instanceof Error ? e.message : String(e), ...(Array.isArray(path) ? { path: path as Array<string | number> } : {}) };
+      })
+    : undefined;
+  const path = (err as { path?: unknown } | null)?.path;
+  const single = Array.isArray(path) && err instanceof Error ? [{ message: err.message, path: path as Array<string | number> }] : undefined;
+  const located = errors ?? single;
+  return { id, failed: err instanceof Error ? err.message : String(err), ...(located === undefined ? {} : { errors: located }) };
+}
+
 async function lint(request: LintRequest): Promise<LintReply> {
+  if (request.prepareOnly === true) {
+    // the budget runs from here: building is all a prepare does
+    parentPort!.postMessage({ id: request.id, started: true } satisfies LintReply);
+  }
   let runner = runners.get(request.hash);
   const fresh = runner === undefined;
   if (runner === undefined) {
@@ -34,6 +61,7 @@ async function lint(request: LintRequest): Promise<LintReply> {
     if (runners.size >= 4) runners.delete(runners.keys().next().value!);
     runners.set(request.hash, runner);
   }
+  if (request.prepareOnly === true) return { id: request.id, findings: [], ruleNames: runner.ruleNames };
   Atomics.store(progress, 0, 0);
   parentPort!.postMessage({ id: request.id, started: true, ...(fresh ? { ruleNames: runner.ruleNames } : {}) } satisfies LintReply);
   return { id: request.id, findings: await runner.run(request.value, request.absolute) };
@@ -43,7 +71,7 @@ async function lint(request: LintRequest): Promise<LintReply> {
 let queue = Promise.resolve();
 parentPort!.on("message", (request: LintRequest) => {
   queue = queue.then(async () => {
-    const reply = await lint(request).catch((err: unknown): LintReply => ({ id: request.id, failed: err instanceof Error ? err.message : String(err) }));
+    const reply = await lint(request).catch((err: unknown) => failure(request.id, err));
     parentPort!.postMessage(reply);
   });
 });

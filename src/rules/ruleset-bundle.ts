@@ -24,7 +24,7 @@ import { isInside, toPosix } from "../file-paths.js";
 import { Locator } from "../load/yaml-locator.js";
 import { decodeText, parseYaml } from "../load/yaml-reader.js";
 import { formatPath } from "../field-path.js";
-import { buildRuleset } from "./rule-runner.js";
+import { prepareRuleset } from "./rule-thread.js";
 import { RulesetInvalid, RulesetUnreadable, readRulesetData } from "./ruleset-data.js";
 import type { RulesetData } from "./ruleset-definition.js";
 
@@ -257,32 +257,31 @@ function refusedDefinition(err: unknown, file: string, opts: BundleOptions): Rul
 }
 
 /**
- * Reads, checks and builds (once, here, so that what Spectral refuses is found now) the ruleset
- * file. Throws RulesetRefused with located findings when it cannot be used.
+ * Reads, checks and builds (once, now, on this thread's rules' thread, so that what Spectral
+ * refuses is found now) the ruleset file. Throws RulesetRefused with located findings when it cannot be used.
  */
 export async function bundleRulesetFile(file: string, opts: BundleOptions): Promise<PreparedRuleset & { readonly files: readonly string[] }> {
   const { data, customFunctions } = await checkedData(file, opts);
   if (!customFunctions) {
-    try {
-      buildRuleset({ source: file, data, hash: "" });
-    } catch (err) {
-      throw refusedDefinition(err, file, opts);
-    }
     const hash = createHash("sha256").update("data\0").update(file).update("\0").update(JSON.stringify(data.files)).digest("hex");
+    await prepareRuleset({ source: file, data, hash }).catch((err: unknown) => {
+      throw refusedDefinition(err, file, opts);
+    });
     return { source: file, data, hash, files: Object.keys(data.files) };
   }
   const read = new Set<string>();
   const entry = path.join(path.dirname(file), ".spectral.js");
-  let code: string;
-  try {
-    code = await rulesetCode(file, opts, read, entry);
-    buildRuleset({ source: file, code, hash: "" });
-  } catch (err) {
+  const code = await rulesetCode(file, opts, read, entry).catch((err: unknown) => {
     throw refusedDefinition(err, file, opts);
-  }
+  });
   // every file read (the ruleset, what it extends, its functions) by content: a change to any of
   // them is another ruleset, whatever the bundle keeps of it (the findings cache is keyed by this)
-  const hash = createHash("sha256").update(file).update("\0").update(code);
-  for (const each of [...read].sort()) hash.update(`\0${each}\0`).update(await readFile(each).catch(() => Buffer.alloc(0)));
-  return { source: file, code, hash: hash.digest("hex"), files: [...read] };
+  const hashing = createHash("sha256").update(file).update("\0").update(code);
+  for (const each of [...read].sort()) hashing.update(`\0${each}\0`).update(await readFile(each).catch(() => Buffer.alloc(0)));
+  const hash = hashing.digest("hex");
+  // evaluated on the rules' thread only, never on this one
+  await prepareRuleset({ source: file, code, hash }).catch((err: unknown) => {
+    throw refusedDefinition(err, file, opts);
+  });
+  return { source: file, code, hash, files: [...read] };
 }
