@@ -9,6 +9,7 @@ import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { LocalFileChecker, PooledFileChecker, defaultThreads, defaultWorkerOptions } from "./file-checker.js";
 import type { WorkerOptions } from "./file-checker.js";
 import { ValidationRun } from "./validation-run.js";
+import { ErrorCode } from "../errors.js";
 import { defaultBudget } from "../rules/rule-thread.js";
 import type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
 
@@ -92,8 +93,9 @@ export class RepositoryValidator implements RunHost {
       if (verdicts[i] !== undefined) continue;
       const v = fresh[k++]!;
       verdicts[i] = v;
-      // an unreadable file may become readable without changing size or time
-      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
+      // an unreadable file may become readable without changing size or time; rules stopped past
+      // their budget (a loaded machine, too) may finish next time: neither verdict is kept
+      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.cache.set(files[i]!, v);
     }
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
@@ -147,4 +149,10 @@ export class RepositoryValidator implements RunHost {
 function validationLimitMs(opts: ValidateOptions): number {
   const runMs = opts.rules?.budget.runMs ?? defaultBudget.runMs;
   return runMs + Math.min(runMs, 60_000);
+}
+
+/** Whether a file's rules were stopped past their budget (RULE_TIMEOUT) on any of its documents. */
+function rulesStopped(verdict: FileVerdict): boolean {
+  const stopped = (findings: readonly { readonly code: string }[]): boolean => findings.some((f) => f.code === ErrorCode.RULE_TIMEOUT);
+  return verdict.documents.some((d) => stopped(d.findings) || (d.attachment !== undefined && stopped(d.attachment.findings)));
 }

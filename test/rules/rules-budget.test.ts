@@ -124,6 +124,11 @@ describe("rules within a budget", { timeout: 120_000 }, () => {
       }),
     );
     expect(daemon.reconciler.lastGood?.commit).toBe(good);
+    // a document stopped past its budget is not kept as checked: the same commit is linted again (the budget again)
+    const again = Date.now();
+    const retried = await daemon.reconciler.runOnce("sync");
+    expect(Date.now() - again).toBeGreaterThanOrEqual(1_900);
+    expect(retried.diagnostics).toContainEqual(expect.objectContaining({ code: "RULE_TIMEOUT", rule: "listen-path-words" }));
 
     await writeFile(api, original.replace("listenPath: /petstore/", "listenPath: /petstore/v2/"));
     git(repo, "commit", "-q", "-am", "fixed");
