@@ -50,6 +50,7 @@ export const ErrorCode = {
   PATCH_INVALID: "PATCH_INVALID",
   // governance rules (Spectral rulesets: docs/user/rules.md)
   RULESET_VIOLATION: "RULESET_VIOLATION",
+  RULE_TIMEOUT: "RULE_TIMEOUT",
   RULES_CACHE_TRACKED: "RULES_CACHE_TRACKED",
   // configuration
   CONFIG_INVALID: "CONFIG_INVALID",

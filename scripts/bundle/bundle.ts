@@ -161,7 +161,11 @@ function writeCodeCaches(files: readonly string[]): void {
 // chunks are named by content: those of an earlier build would stay beside the new ones
 await rm(outdir, { recursive: true, force: true });
 const result = await build({
-  entryPoints: { cli: path.join(root, "dist/cli.js"), "file-worker": path.join(root, "dist/validate/file-worker.js") },
+  entryPoints: {
+    cli: path.join(root, "dist/cli.js"),
+    "file-worker": path.join(root, "dist/validate/file-worker.js"),
+    "rule-worker": path.join(root, "dist/rules/rule-worker.js"),
+  },
   absWorkingDir: root,
   outdir,
   bundle: true,

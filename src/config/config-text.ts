@@ -14,6 +14,7 @@ import { Locator } from "../load/yaml-locator.js";
 import { decodeText, parseYaml } from "../load/yaml-reader.js";
 import { rulesFromDocument, rulesProblems } from "../rules/rules-config.js";
 import type { SchemaRegistry } from "../validate/schema-registry.js";
+import { parseDuration } from "./duration.js";
 import { environmentProblems } from "./environment-section.js";
 
 type Raw = Record<string, unknown>;
@@ -75,7 +76,7 @@ export function checkConfigText(
   if (diagnostics.length === 0) diagnostics.push(...selectorProblems(value, file));
   const baseDir = path.dirname(absolute);
   if (diagnostics.length === 0) diagnostics.push(...environmentProblems(value, baseDir, file, locate));
-  if (diagnostics.length === 0) diagnostics.push(...rulesProblems(rulesFromDocument(value.rules, baseDir), baseDir, file, locate));
+  if (diagnostics.length === 0) diagnostics.push(...rulesProblems(rulesFromDocument(value.rules, baseDir, parseDuration), baseDir, file, locate));
   if (diagnostics.length > 0) throw new ValidationFailed(diagnostics);
   return { document: value, locate };
 }

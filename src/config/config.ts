@@ -6,6 +6,7 @@ import path from "node:path";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import { checkConfigText, readConfigFile } from "./config-text.js";
+import { parseDuration } from "./duration.js";
 import { notificationsFromDocument } from "./notifications.js";
 import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
@@ -140,14 +141,6 @@ export interface GatesyncConfig {
    * (values, patches and rules findings are located there); `file` stays the operator's.
    */
   readonly teamFile?: string;
-}
-
-export function parseDuration(text: string): number {
-  const m = /^(\d+)(ms|s|m|h)$/.exec(text);
-  if (m === null) throw new ConfigError(ErrorCode.CONFIG_INVALID, `bad duration ${JSON.stringify(text)}`, { hint: "use e.g. 500ms, 30s, 1m, 2h" });
-  const n = Number(m[1]);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
-  return n * unit;
 }
 
 const defaultRate: RateLimitConfig = { concurrency: 8, requestsPerSecond: 50 };
@@ -290,7 +283,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
-    ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir)! }),
+    ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir, parseDuration)! }),
     ...(doc.values === undefined ? {} : { values: valuesFromDocument(doc.values) }),
     ...(doc.environments === undefined ? {} : { environments: environmentsFromDocument(doc.environments as Raw, resolve, file) }),
     document: doc,

@@ -24,8 +24,11 @@ import { stripUrlCredentials } from "../secrets/credentials.js";
 export const topLevelTeamSettings: readonly string[] = ["values", "selector", "rules"];
 /** The team's settings of one entry of `environments:`. */
 export const environmentTeamSettings: readonly string[] = ["values", "selector", "patches"];
-/** Inside the team's `rules`, the one setting that stays the operator's: it lets a ruleset run code inside gatesync. */
-export const operatorRuleSettings: readonly string[] = ["allowCustomFunctions"];
+/**
+ * Inside the team's `rules`, the settings that stay the operator's: whether a ruleset may run code
+ * inside gatesync, and how long the rules may run (a commit must not lift its own time budget).
+ */
+export const operatorRuleSettings: readonly string[] = ["allowCustomFunctions", "documentTimeout", "runTimeout"];
 /** Not settings: the document's type. */
 const documentKeys: readonly string[] = ["apiVersion", "kind"];
 

@@ -311,6 +311,11 @@ export class Reconciler {
     this.runAbort?.abort();
   }
 
+  /** A validation of this daemon's runs past its limit (RepositoryValidator.overdue): /healthz fails with it. */
+  get validationOverdue(): { readonly forMs: number; readonly limitMs: number } | undefined {
+    return this.opts.validator.overdue();
+  }
+
   /** Stopping (readiness turns off). */
   get isStopping(): boolean {
     return this.stopping;

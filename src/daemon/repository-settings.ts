@@ -17,6 +17,7 @@ import { ErrorCode, ValidationFailed, formatDiagnostic } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
 import type { Logger } from "../logger.js";
+import type { RulesConfig } from "../rules/rules-config.js";
 import { workTreeOf } from "../source/repository-path.js";
 import type { SourceSnapshot } from "../source/source.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
@@ -137,7 +138,18 @@ export function withTeamSettings(operator: GatesyncConfig, settings: RepositoryS
     values: { ...team.values, ...own?.values },
     patches: own?.patches ?? [],
     ...(selector === undefined ? {} : { selector }),
-    ...(team.rules === undefined ? {} : { rules: { ...team.rules, allowCustomFunctions: operator.rules?.allowCustomFunctions ?? false } }),
+    ...(team.rules === undefined ? {} : { rules: withOperatorRuleSettings(team.rules, operator.rules) }),
+  };
+}
+
+/** The team's rulesets with the operator's say over them: whether they may run code, and their time budgets. */
+function withOperatorRuleSettings(team: RulesConfig, operator: RulesConfig | undefined): RulesConfig {
+  const { documentTimeoutMs: _document, runTimeoutMs: _run, ...rulesets } = team;
+  return {
+    ...rulesets,
+    allowCustomFunctions: operator?.allowCustomFunctions ?? false,
+    ...(operator?.documentTimeoutMs === undefined ? {} : { documentTimeoutMs: operator.documentTimeoutMs }),
+    ...(operator?.runTimeoutMs === undefined ? {} : { runTimeoutMs: operator.runTimeoutMs }),
   };
 }
 

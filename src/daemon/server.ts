@@ -32,7 +32,7 @@ const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: strin
 });
 
 /** What the server reads of the reconcile loop (with environments: of all of them). */
-export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced" | "lastRun" | "lastGood">;
+export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced" | "lastRun" | "lastGood"> & Partial<Pick<Reconciler, "validationOverdue">>;
 
 export interface DaemonServerOptions {
   /** `host:port`; port 0 picks a free one. */
@@ -178,6 +178,14 @@ function authorised(req: IncomingMessage, token: string): boolean {
 /** Open connections at most (a Prometheus scrape, probes, a few triggers and the status page need far fewer). */
 export const maxConnections = 128;
 
+/** Alive, unless a validation has run past its limit (a rule or a check that never returns: the daemon serves, but applies nothing). */
+function health(reconciler: ServedReconciler): Reply {
+  const overdue = reconciler.validationOverdue;
+  if (overdue === undefined) return json(200, { status: "ok" });
+  const seconds = (ms: number): number => Math.round(ms / 1000);
+  return json(503, { status: "stuck", reason: `a validation has run for ${seconds(overdue.forMs)} s, past its limit of ${seconds(overdue.limitMs)} s` });
+}
+
 /** The JSON routes: probes, metrics, /status and the two triggers. */
 async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: TriggerContext, slots: ReadSlots): Promise<Reply> {
   const path = new URL(req.url ?? "/", "http://x").pathname;
@@ -187,7 +195,7 @@ async function route(req: IncomingMessage, opts: DaemonServerOptions, triggers: 
   const post = (handler: () => Promise<Reply>): Promise<Reply> | Reply => (method === "POST" ? handler() : json(405, { error: "method not allowed" }));
   switch (path) {
     case "/healthz":
-      return get(() => json(200, { status: "ok" }));
+      return get(() => health(opts.reconciler));
     case "/readyz":
       // ready means serving (a standby serves status and metrics, and takes over when elected);
       // whether the repository is applied is `synced` (in /status and gatesync_synced)

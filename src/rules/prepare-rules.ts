@@ -11,10 +11,11 @@ import type { Diagnostic } from "../errors.js";
 import { toPosix } from "../file-paths.js";
 import { RulesetRefused, bundleRulesetFile } from "./ruleset-bundle.js";
 import type { PreparedRuleset } from "./ruleset-bundle.js";
+import { defaultBudget } from "./rule-thread.js";
 import { rulesetTargets } from "./rules-config.js";
 import { findingsCacheDir } from "./findings-cache.js";
 import { findingsCacheTrust } from "./cache-trust.js";
-import type { RulesetCode, RulesetsCode } from "./rule-runner.js";
+import type { RulesetsCode } from "./rule-runner.js";
 import type { RulesConfig } from "./rules-config.js";
 
 /** What of gatesync.yaml the rulesets need (config.ts' GatesyncConfig has it). */
@@ -37,6 +38,8 @@ export interface PreparedRules {
   readonly cacheDir?: string;
   /** Why the cache is not used in this run (cache-trust.ts), reported with the run's findings. */
   readonly cacheWarning?: Diagnostic;
+  /** How long the rules may run on one document and in one run. */
+  readonly budget: { readonly documentMs: number; readonly runMs: number };
 }
 
 /** The config's rulesets bundled; undefined without `rules`. Throws ValidationFailed (CONFIG_INVALID) for one that cannot be used. */
@@ -73,6 +76,7 @@ export async function prepareRules(config: RulesOwner): Promise<PreparedRules | 
   return {
     ...prepared,
     hash: hash.digest("hex"),
+    budget: { documentMs: rules.documentTimeoutMs ?? defaultBudget.documentMs, runMs: rules.runTimeoutMs ?? defaultBudget.runMs },
     ...(cacheDir === undefined ? {} : { cacheDir }),
     ...(trust?.trusted === false ? { cacheWarning: trust.warning } : {}),
   };
@@ -88,13 +92,12 @@ function configPosition(file: string | undefined, at: string | undefined): { lin
   }
 }
 
-/** What the checking threads receive of the rulesets: the bundles, no more. */
+/** What the checking threads receive of the rulesets: their data (or bundles) and the run's budget, its deadline from now. */
 export function rulesetsCode(rules: PreparedRules | undefined): RulesetsCode | undefined {
   if (rules === undefined) return undefined;
-  const code = (r: PreparedRuleset | undefined): RulesetCode | undefined => (r === undefined ? undefined : { source: r.source, code: r.code, hash: r.hash });
-  const openapi = code(rules.openapi);
-  const resources = code(rules.resources);
+  const { openapi, resources } = rules;
   return {
+    budget: { ...rules.budget, deadline: Date.now() + rules.budget.runMs },
     ...(openapi === undefined ? {} : { openapi }),
     ...(resources === undefined ? {} : { resources }),
     ...(rules.cacheDir === undefined ? {} : { cacheDir: rules.cacheDir }),

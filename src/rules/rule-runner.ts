@@ -1,25 +1,25 @@
 /**
- * Running a prepared ruleset (ruleset-bundle.ts) on one document, on whichever thread checks
- * it: the bundle is evaluated once per thread and ruleset, and Spectral's modules are loaded on
- * first use — a run, a command or a worker without rules never loads them.
+ * Running a prepared ruleset (ruleset-bundle.ts) on one document, on the rules' thread
+ * (rule-worker.ts; rule-thread.ts bounds it): the ruleset is built from its data (or its bundle
+ * evaluated) once per thread, and Spectral's modules are loaded on first use — a run, a command
+ * or a worker without rules never loads them.
  *
  * Only Spectral's supported inputs are used for the document: it is handed over already parsed
  * (gatesync's reader parsed it; located-document.ts), located only where Spectral asks (a
  * finding), and resolved by Spectral's own resolver with no reader for any scheme — inside the
  * document only, no file, no network — which returns a document without `$ref` as it is
- * (local-resolver.ts). One Spectral instance per ruleset and thread (`runnerFor`). What Spectral
+ * (local-resolver.ts). One Spectral instance per ruleset and thread. What Spectral
  * offers no hook for is replaced inside its packages (spectral-speed.ts).
  * GATESYNC_SPECTRAL_AS_IS=1 lints as Spectral ships, without any of it, to compare.
  */
 import { createRequire } from "node:module";
-import { ErrorCode } from "../errors.js";
-import type { Diagnostic, Severity } from "../errors.js";
-import { formatPath } from "../field-path.js";
 import type { PathSegment } from "../field-path.js";
-import type { FindingsMemo } from "./findings-cache.js";
 import { speedUpSpectral } from "./spectral-speed.js";
 import { localResolver } from "./local-resolver.js";
 import { locatedDocument } from "./located-document.js";
+import { linearPattern } from "./linear-pattern.js";
+import { rulesetDefinition } from "./ruleset-definition.js";
+import type { RulesetData } from "./ruleset-definition.js";
 
 const require = createRequire(import.meta.url);
 
@@ -35,15 +35,25 @@ export interface Place {
   readonly base?: readonly PathSegment[];
 }
 
-/** The prepared ruleset as a checking thread receives it (see PreparedRuleset). */
+/** The prepared ruleset as a checking thread receives it (see PreparedRuleset): its data, or (custom functions allowed) its bundle. */
 export interface RulesetCode {
   readonly source: string;
-  readonly code: string;
+  readonly data?: RulesetData;
+  readonly code?: string;
   readonly hash: string;
+}
+
+/** How long rules may run (rule-thread.ts): each document, and the whole run until `deadline` (Date.now()'s clock). */
+export interface RulesBudget {
+  readonly documentMs: number;
+  readonly runMs: number;
+  readonly deadline: number;
 }
 
 /** The rulesets a run applies. */
 export interface RulesetsCode {
+  /** The run's budget for rules (its deadline set when the run starts). */
+  readonly budget?: RulesBudget;
   readonly openapi?: RulesetCode;
   readonly resources?: RulesetCode;
   /** Where each file's findings are kept across processes (findings-cache.ts); none without. */
@@ -97,7 +107,7 @@ function requireForRuleset(id: string): unknown {
 }
 
 /** The ruleset a bundle defines (throws what Spectral says of a bad one). */
-export function evaluateRuleset(code: string, source: string): unknown {
+function evaluateRuleset(code: string, source: string): unknown {
   const m: { exports?: unknown } = {};
   // evaluated as Spectral's own loader does (ruleset-bundler/with-loader): a module body
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see above
@@ -108,18 +118,27 @@ export function evaluateRuleset(code: string, source: string): unknown {
   return new Ruleset(m.exports, { severity: "recommended", source });
 }
 
-const severities: readonly Severity[] = ["error", "warning", "info", "info"];
+interface RuleLike {
+  readonly then: Array<{ function: unknown }>;
+}
 
-/** Spectral's path made to follow the value: array indices as numbers (the locator's form). */
-function pathIn(value: unknown, path: ReadonlyArray<string | number>): PathSegment[] {
-  const out: PathSegment[] = [];
-  let node = value;
-  for (const seg of path) {
-    const index = Array.isArray(node) && typeof seg === "string" && /^\d+$/.test(seg) ? Number(seg) : seg;
-    out.push(index);
-    node = node !== null && typeof node === "object" ? (node as Record<string | number, unknown>)[index] : undefined;
+/** Every rule's `pattern` — the repository's and those of Spectral's own rulesets — on RE2 (linear-pattern.ts). */
+function withLinearPatterns(ruleset: unknown): unknown {
+  const { pattern } = require("@stoplight/spectral-functions") as { pattern: unknown };
+  for (const rule of Object.values((ruleset as { rules: Record<string, RuleLike> }).rules)) {
+    for (const then of rule.then) if (then.function === pattern) then.function = linearPattern();
   }
-  return out;
+  return ruleset;
+}
+
+/** Spectral's `Ruleset` of a prepared ruleset: built from its data, or (custom functions allowed) its bundle evaluated. Throws what Spectral says of a bad one. */
+function buildRuleset(ruleset: RulesetCode): unknown {
+  if (ruleset.data !== undefined) {
+    const { Ruleset } = spectral();
+    return withLinearPatterns(new Ruleset(rulesetDefinition(ruleset.data), { severity: "recommended", source: ruleset.source }));
+  }
+  if (ruleset.code === undefined) throw new Error("a prepared ruleset holds neither data nor code");
+  return withLinearPatterns(evaluateRuleset(ruleset.code, ruleset.source));
 }
 
 /**
@@ -162,39 +181,35 @@ export class RecentDocuments {
  */
 const noPosition = (): undefined => undefined;
 
-/** A ruleset made ready on this thread, with the findings of documents it has seen. */
+/** A finding as Spectral gives it, in the order it gives them without positions: plain data, sent back from the rules' thread. */
+export interface RawFinding {
+  readonly code: string;
+  readonly message: string;
+  readonly path: ReadonlyArray<string | number>;
+  readonly severity: number;
+}
+
+/** Where the rules' thread says which rule is running: the rule's index in `ruleNames` plus one (0: none). */
+export type RuleProgress = Int32Array;
+
+/** A ruleset made ready on the rules' thread (rule-worker.ts). */
 export class RuleRunner {
   private readonly spectral: SpectralLike;
-  /** Findings by document (file, index, content): a document is linted once while it and the ruleset are unchanged. */
-  private readonly seen = new Map<string, readonly Diagnostic[]>();
   private readonly uriCache = new RecentDocuments();
-  /** Lints under way on this thread (a thread checking files concurrently has several). */
+  /** Lints under way on this thread. */
   private linting = 0;
+  /** The rules by the index the progress holds. */
+  readonly ruleNames: readonly string[];
 
-  constructor(readonly ruleset: RulesetCode) {
+  constructor(ruleset: RulesetCode, progress?: RuleProgress) {
     const { Spectral, Resolver } = spectral();
     const uriCache = this.uriCache;
     const resolver = asIs ? new Resolver({ resolvers: {}, uriCache }) : localResolver(uriCache);
     const s = new Spectral({ resolver });
-    s.setRuleset(evaluateRuleset(ruleset.code, ruleset.source));
+    const built = buildRuleset(ruleset);
+    this.ruleNames = progress === undefined ? [] : reportingProgress(built, progress);
+    s.setRuleset(built);
     this.spectral = s;
-  }
-
-  /**
-   * The findings of the ruleset on `value`, located in `place` (base: where the value sits in
-   * its document). `absolute`: the file's path, which `overrides` match against.
-   */
-  async check(value: unknown, place: Place, absolute: string, locate: Locate, contentKey?: string): Promise<readonly Diagnostic[]> {
-    const key = contentKey === undefined ? undefined : `${place.file}\0${place.index}\0${(place.base ?? []).join("\0")}\0${contentKey}`;
-    const kept = key === undefined ? undefined : this.seen.get(key);
-    if (kept !== undefined) return kept;
-    const found = await this.lint(value, place, absolute, locate);
-    if (key !== undefined) {
-      // bounded: a daemon's thread keeps the documents of one repository, not of every commit
-      if (this.seen.size >= 50_000) this.seen.delete(this.seen.keys().next().value!);
-      this.seen.set(key, found);
-    }
-    return found;
   }
 
   /**
@@ -212,63 +227,36 @@ export class RuleRunner {
     }
   }
 
-  private async lint(value: unknown, place: Place, absolute: string, locate: Locate): Promise<readonly Diagnostic[]> {
-    const fullPath = (path: ReadonlyArray<string | number>): PathSegment[] => [...(place.base ?? []), ...pathIn(value, path)];
+  /** The findings of the ruleset on `value` (`absolute`: the file's path, which `overrides` match against). */
+  async run(value: unknown, absolute: string): Promise<RawFinding[]> {
     let results: SpectralResult[];
-    let positionOf: (path: ReadonlyArray<string | number>) => { line?: number; column?: number };
     if (asIs) {
       results = await this.spectral.run({ parsed: { data: value, diagnostics: [] }, source: absolute, getLocationForJsonPath: noPosition });
-      positionOf = (path) => locate(place.file, place.index, fullPath(path));
     } else {
-      const document = locatedDocument(value, absolute, (path) => locate(place.file, place.index, fullPath(path)));
+      // positions are the checking thread's (it holds the syntax trees): the findings in Spectral's order without them
+      const document = locatedDocument(value, absolute, () => ({}));
       results = document.inSpectralOrder(await this.resolvedAndForgotten(document.input));
-      positionOf = document.positionOf;
     }
-    return results.map((r): Diagnostic => {
-      const full = fullPath(r.path);
-      // a reference to another file is not followed (as the OpenAPI check, OPENAPI_UNCHECKED_REF): said, not failed
-      const external = r.code === "invalid-ref" && r.message.startsWith("No resolver defined for scheme");
-      return {
-        severity: external ? "warning" : (severities[r.severity] ?? "warning"),
-        code: ErrorCode.RULESET_VIOLATION,
-        rule: String(r.code),
-        file: place.file,
-        ...(place.resource === undefined ? {} : { resource: place.resource }),
-        ...(full.length === 0 ? {} : { path: formatPath(full) }),
-        ...positionOf(r.path),
-        message: external ? "not checked by the rules: the reference leads to another file" : r.message,
-        ...(external ? { hint: "rulesets resolve references inside the document only (nothing else is read)" } : {}),
-      };
-    });
+    return results.map((r) => ({ code: String(r.code), message: r.message, path: [...r.path], severity: r.severity }));
   }
 }
 
 /**
- * A ruleset as a file's checks use it: the findings cache's entry first (`memo`, keyed by the
- * file's content), the runner — and Spectral with it — only for a document the entry lacks.
+ * Each rule's functions made to say, before each call, which rule is running (in `progress`):
+ * a rule that never returns is named when its thread is stopped. The rules' names by index.
  */
-export class RulesetCheck {
-  constructor(readonly ruleset: RulesetCode) {}
-
-  async check(value: unknown, place: Place, absolute: string, locate: Locate, contentKey?: string, memo?: FindingsMemo): Promise<readonly Diagnostic[]> {
-    const slot = `${this.ruleset.hash.slice(0, 16)}|${place.index}|${JSON.stringify(place.base ?? [])}`;
-    const cached = memo?.get(slot);
-    if (cached !== undefined) return cached;
-    const found = await runnerFor(this.ruleset).check(value, place, absolute, locate, contentKey);
-    memo?.set(slot, found);
-    return found;
+function reportingProgress(ruleset: unknown, progress: RuleProgress): string[] {
+  const names: string[] = [];
+  for (const [name, rule] of Object.entries((ruleset as { rules: Record<string, RuleLike> }).rules)) {
+    names.push(name);
+    const index = names.length;
+    for (const then of rule.then) {
+      const fn = then.function as (this: unknown, ...args: unknown[]) => unknown;
+      then.function = function (this: unknown, ...args: unknown[]): unknown {
+        Atomics.store(progress, 0, index);
+        return fn.apply(this, args);
+      };
+    }
   }
-}
-
-const runners = new Map<string, RuleRunner>();
-
-/** This thread's runner of a prepared ruleset (made on first use; a thread keeps the last few). */
-export function runnerFor(ruleset: RulesetCode): RuleRunner {
-  let runner = runners.get(ruleset.hash);
-  if (runner === undefined) {
-    runner = new RuleRunner(ruleset);
-    if (runners.size >= 4) runners.delete(runners.keys().next().value!);
-    runners.set(ruleset.hash, runner);
-  }
-  return runner;
+  return names;
 }

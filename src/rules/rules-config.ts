@@ -15,17 +15,25 @@ export interface RulesConfig {
   readonly resources?: string;
   /** Rulesets may load their custom JavaScript functions. */
   readonly allowCustomFunctions: boolean;
+  /** How long the rules may run on one document, and in one run (rule-thread.ts: defaults when unset). */
+  readonly documentTimeoutMs?: number;
+  readonly runTimeoutMs?: number;
 }
 
 export const rulesetTargets = ["openapi", "resources"] as const;
 export type RulesetTarget = (typeof rulesetTargets)[number];
 
-/** The section of a document that passed the schema, paths resolved against `baseDir`. */
-export function rulesFromDocument(raw: unknown, baseDir: string): RulesConfig | undefined {
+/** The section of a document that passed the schema, paths resolved against `baseDir`, durations read with `durationMs` (the config's). */
+export function rulesFromDocument(raw: unknown, baseDir: string, durationMs: (text: string) => number): RulesConfig | undefined {
   if (raw === null || typeof raw !== "object") return undefined;
   const r = raw as Record<string, unknown>;
   const paths = Object.fromEntries(rulesetTargets.filter((t) => typeof r[t] === "string").map((t) => [t, path.resolve(baseDir, r[t] as string)]));
-  return { ...paths, allowCustomFunctions: r.allowCustomFunctions === true };
+  return {
+    ...paths,
+    allowCustomFunctions: r.allowCustomFunctions === true,
+    ...(typeof r.documentTimeout === "string" ? { documentTimeoutMs: durationMs(r.documentTimeout) } : {}),
+    ...(typeof r.runTimeout === "string" ? { runTimeoutMs: durationMs(r.runTimeout) } : {}),
+  };
 }
 
 /** Paths that leave the config's directory or name no file: located findings. */

@@ -1,9 +1,12 @@
 /**
- * A Spectral ruleset file (YAML or JSON) made into the code every checking thread evaluates,
- * the way Spectral's own CLI reads one: @stoplight/spectral-ruleset-migrator turns the file —
- * its `extends` (the built-in `spectral:oas`, local files), `functions` — into a module, and
- * @stoplight/spectral-ruleset-bundler (rollup) makes one CommonJS bundle of it. The bundle is
- * made once per run (on the calling thread) and evaluated once per thread (rule-runner.ts).
+ * A Spectral ruleset file (YAML or JSON) made ready for every checking thread. A repository's
+ * ruleset is data: read and checked member by member (ruleset-data.ts), and built into
+ * Spectral's `Ruleset` from that data on each thread (ruleset-definition.ts) — nothing of it is
+ * turned into code. Only with `rules.allowCustomFunctions`, a ruleset that lists custom
+ * functions (checked as data first all the same) is read the way Spectral's own CLI reads one:
+ * @stoplight/spectral-ruleset-migrator turns the file into a module, and
+ * @stoplight/spectral-ruleset-bundler (rollup) makes one CommonJS bundle of it with the
+ * functions' files, evaluated once per thread (rule-runner.ts).
  *
  * Nothing is fetched: a URL (remote `extends`) is refused, as is any package but Spectral's own
  * (they would be looked up in the repository's node_modules), any file outside the directory
@@ -21,15 +24,19 @@ import { isInside, toPosix } from "../file-paths.js";
 import { Locator } from "../load/yaml-locator.js";
 import { decodeText, parseYaml } from "../load/yaml-reader.js";
 import { formatPath } from "../field-path.js";
-import { evaluateRuleset } from "./rule-runner.js";
+import { prepareRuleset } from "./rule-thread.js";
+import { RulesetInvalid, RulesetUnreadable, readRulesetData } from "./ruleset-data.js";
+import type { RulesetData } from "./ruleset-definition.js";
 
-/** A ruleset ready for the checking threads: plain strings (structured-cloneable). */
+/** A ruleset ready for the checking threads: plain data (structured-cloneable). */
 export interface PreparedRuleset {
   /** Absolute path of the ruleset file (Spectral matches `overrides` against documents relative to it). */
   readonly source: string;
-  /** The bundle: a CommonJS module whose export is the ruleset definition. */
-  readonly code: string;
-  /** Of the code and the source: findings are kept per document under it. */
+  /** The ruleset's files as data (every ruleset without custom functions). */
+  readonly data?: RulesetData;
+  /** With custom functions (allowed): the bundle, a CommonJS module whose export is the ruleset definition. */
+  readonly code?: string;
+  /** Of what the ruleset is (its data, or its code and every file read): findings are kept per document under it. */
   readonly hash: string;
 }
 
@@ -226,30 +233,55 @@ async function rulesetCode(file: string, opts: BundleOptions, read: Set<string>,
   return bundleRuleset(entry, { target: "node", format: "commonjs", plugins: [stdin(migrated, entry), guard(opts, entry)] });
 }
 
+const outsideHint = "keep the ruleset and what it extends in the repository, beside gatesync.yaml (see docs/user/rules.md)";
+const formatHint = "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/user/rules.md)";
+
+/** The ruleset's files as data, checked; RulesetRefused when any member is not valid. */
+async function checkedData(file: string, opts: BundleOptions): Promise<{ data: RulesetData; customFunctions: boolean }> {
+  try {
+    return await readRulesetData(file, { boundary: opts.boundary, allowCustomFunctions: opts.allowCustomFunctions });
+  } catch (err) {
+    if (err instanceof RulesetInvalid) throw new RulesetRefused(err.diagnostics);
+    if (err instanceof RulesetUnreadable) throw new RulesetRefused([configFinding(file, opts, err.message, outsideHint)]);
+    throw err;
+  }
+}
+
+/** What Spectral says of a ruleset it cannot build (an option a function refuses), located. */
+function refusedDefinition(err: unknown, file: string, opts: BundleOptions): RulesetRefused {
+  if (err instanceof RulesetRefused) return err;
+  const located = definitionFindings(err, file);
+  if (located !== undefined) return new RulesetRefused(located);
+  const refused = err instanceof Refused || (err instanceof Error && err.cause instanceof Refused);
+  return new RulesetRefused([configFinding(file, opts, messageOf(err), refused ? outsideHint : formatHint)]);
+}
+
 /**
- * Bundles and evaluates (once, here, so that an unknown function or a bad `given` is found now)
- * the ruleset file. Throws RulesetRefused with located findings when it cannot be used.
+ * Reads, checks and builds (once, now, on this thread's rules' thread, so that what Spectral
+ * refuses is found now) the ruleset file. Throws RulesetRefused with located findings when it cannot be used.
  */
 export async function bundleRulesetFile(file: string, opts: BundleOptions): Promise<PreparedRuleset & { readonly files: readonly string[] }> {
+  const { data, customFunctions } = await checkedData(file, opts);
+  if (!customFunctions) {
+    const hash = createHash("sha256").update("data\0").update(file).update("\0").update(JSON.stringify(data.files)).digest("hex");
+    await prepareRuleset({ source: file, data, hash }).catch((err: unknown) => {
+      throw refusedDefinition(err, file, opts);
+    });
+    return { source: file, data, hash, files: Object.keys(data.files) };
+  }
   const read = new Set<string>();
   const entry = path.join(path.dirname(file), ".spectral.js");
-  let code: string;
-  try {
-    code = await rulesetCode(file, opts, read, entry);
-    evaluateRuleset(code, file);
-  } catch (err) {
-    if (err instanceof RulesetRefused) throw err;
-    const located = definitionFindings(err, file);
-    if (located !== undefined) throw new RulesetRefused(located);
-    const refused = err instanceof Refused || (err instanceof Error && err.cause instanceof Refused);
-    const hint = refused
-      ? "keep the ruleset and what it extends in the repository, beside gatesync.yaml (see docs/user/rules.md)"
-      : "fix the ruleset: see https://docs.stoplight.io/docs/spectral/ for its format (see docs/user/rules.md)";
-    throw new RulesetRefused([configFinding(file, opts, messageOf(err), hint)]);
-  }
+  const code = await rulesetCode(file, opts, read, entry).catch((err: unknown) => {
+    throw refusedDefinition(err, file, opts);
+  });
   // every file read (the ruleset, what it extends, its functions) by content: a change to any of
   // them is another ruleset, whatever the bundle keeps of it (the findings cache is keyed by this)
-  const hash = createHash("sha256").update(file).update("\0").update(code);
-  for (const each of [...read].sort()) hash.update(`\0${each}\0`).update(await readFile(each).catch(() => Buffer.alloc(0)));
-  return { source: file, code, hash: hash.digest("hex"), files: [...read] };
+  const hashing = createHash("sha256").update(file).update("\0").update(code);
+  for (const each of [...read].sort()) hashing.update(`\0${each}\0`).update(await readFile(each).catch(() => Buffer.alloc(0)));
+  const hash = hashing.digest("hex");
+  // evaluated on the rules' thread only, never on this one
+  await prepareRuleset({ source: file, code, hash }).catch((err: unknown) => {
+    throw refusedDefinition(err, file, opts);
+  });
+  return { source: file, code, hash, files: [...read] };
 }

@@ -13,7 +13,7 @@ import { errorCount, issueDiagnostics, ruleDiagnostics } from "./findings.js";
 import { unknownReferenceFindings } from "./reference-check.js";
 import type { Locate, Place } from "./findings.js";
 import type { OpenApiChecker } from "./openapi.js";
-import type { RulesetCheck } from "../rules/rule-runner.js";
+import type { RulesetCheck } from "../rules/rule-thread.js";
 import type { FileFindings } from "../rules/findings-cache.js";
 import type { SchemaRegistry } from "./schema-registry.js";
 

@@ -16,7 +16,7 @@ import type { AttachmentVerdict, Checkers, SecretRefAt } from "./check-document.
 import { holdsEscape } from "../secrets/references.js";
 import { locateWith } from "./findings.js";
 import { createHash } from "node:crypto";
-import { RulesetCheck } from "../rules/rule-runner.js";
+import { RulesetCheck } from "../rules/rule-thread.js";
 import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { DocumentRulesets } from "./check-document.js";
 import type { ValuesContext } from "../load/values.js";
@@ -67,8 +67,8 @@ export function rulesetsFor(
           text,
         });
   return {
-    ...(rules.openapi === undefined ? {} : { openapi: new RulesetCheck(rules.openapi) }),
-    ...(rules.resources === undefined ? {} : { resources: new RulesetCheck(rules.resources) }),
+    ...(rules.openapi === undefined ? {} : { openapi: new RulesetCheck(rules.openapi, rules.budget) }),
+    ...(rules.resources === undefined ? {} : { resources: new RulesetCheck(rules.resources, rules.budget) }),
     absolute: file.absolute,
     ...(text === undefined ? {} : { contentKey: createHash("sha1").update(text).digest("base64") }),
     ...(memo === undefined ? {} : { memo }),

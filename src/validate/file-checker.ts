@@ -6,13 +6,12 @@
  * same verdicts, in file order; a worker that dies is an error of the run, never a silently
  * missing file.
  */
-import { existsSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import PQueue from "p-queue";
 import type { Piscina } from "piscina";
 import { InternalError } from "../errors.js";
+import { workerModule } from "../worker-module.js";
 import type { FileToRead } from "../load/read-file.js";
 import { checkFile } from "./check-file.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
@@ -80,16 +79,6 @@ export class LocalFileChecker {
  */
 function detached(verdict: FileVerdict): FileVerdict {
   return structuredClone(verdict);
-}
-
-/** The worker module: compiled beside this file, or the TypeScript source run through tsx. */
-function workerModule(): { filename: string; execArgv?: string[] } {
-  const js = new URL("./file-worker.js", import.meta.url);
-  if (existsSync(fileURLToPath(js))) return { filename: js.href };
-  const ts = new URL("./file-worker.ts", import.meta.url);
-  // workers inherit the parent's options: under `tsx` they load TypeScript already
-  if (process.execArgv.some((a) => a.includes("tsx"))) return { filename: ts.href };
-  return { filename: ts.href, execArgv: [...process.execArgv, "--import", import.meta.resolve("tsx")] };
 }
 
 interface Task {
@@ -278,7 +267,7 @@ export class PooledFileChecker {
   /** piscina is loaded with the first pool: a run of few files, checked on the calling thread, never loads it. */
   private async startPool(): Promise<Piscina> {
     const { Piscina } = await import("piscina");
-    const { filename, execArgv } = workerModule();
+    const { filename, execArgv } = workerModule(import.meta.url, "file-worker");
     const pool = new Piscina({
       filename,
       name: "checkFiles",

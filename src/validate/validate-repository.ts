@@ -9,6 +9,8 @@ import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { LocalFileChecker, PooledFileChecker, defaultThreads, defaultWorkerOptions } from "./file-checker.js";
 import type { WorkerOptions } from "./file-checker.js";
 import { ValidationRun } from "./validation-run.js";
+import { ErrorCode } from "../errors.js";
+import { defaultBudget } from "../rules/rule-thread.js";
 import type { RepositoryResult, RunHost, ValidateOptions } from "./validation-run.js";
 
 export type { RepositoryResult, ValidateOptions } from "./validation-run.js";
@@ -32,6 +34,9 @@ export class RepositoryValidator implements RunHost {
   /** Keep what was made of each file for the next run (the daemon); a one-shot command does not. */
   private readonly reuse: boolean;
 
+  /** Validations under way: when each started, and how long it may take. */
+  private readonly underway = new Set<{ readonly since: number; readonly limitMs: number }>();
+
   constructor(opts: { readonly workers?: WorkerOptions; readonly reuse?: boolean } = {}) {
     this.reuse = opts.reuse ?? true;
     const callerChecks = opts.workers?.callerChecks === true;
@@ -52,7 +57,22 @@ export class RepositoryValidator implements RunHost {
   }
 
   async validate(opts: ValidateOptions): Promise<RepositoryResult> {
-    return new ValidationRun(opts, this).execute();
+    const entry = { since: Date.now(), limitMs: validationLimitMs(opts) };
+    this.underway.add(entry);
+    try {
+      return await new ValidationRun(opts, this).execute();
+    } finally {
+      this.underway.delete(entry);
+    }
+  }
+
+  /**
+   * A validation under way past its limit (validationLimitMs), or undefined: the daemon's
+   * /healthz says it is stuck.
+   */
+  overdue(now = Date.now()): { readonly forMs: number; readonly limitMs: number } | undefined {
+    for (const { since, limitMs } of this.underway) if (now - since > limitMs) return { forMs: now - since, limitMs };
+    return undefined;
   }
 
   /** Stops the worker threads (idle ones do not keep the process alive either). */
@@ -73,8 +93,9 @@ export class RepositoryValidator implements RunHost {
       if (verdicts[i] !== undefined) continue;
       const v = fresh[k++]!;
       verdicts[i] = v;
-      // an unreadable file may become readable without changing size or time
-      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ")) this.cache.set(files[i]!, v);
+      // an unreadable file may become readable without changing size or time; rules stopped past
+      // their budget (a loaded machine, too) may finish next time: neither verdict is kept
+      if (this.reuse && !v.diagnostics.some((d) => d.code === "FILE_READ") && !rulesStopped(v)) this.cache.set(files[i]!, v);
     }
     return { verdicts: verdicts as FileVerdict[], read: missing.length };
   }
@@ -118,4 +139,20 @@ export class RepositoryValidator implements RunHost {
     }
     return merged.spec;
   }
+}
+
+/**
+ * How long a validation may take before it counts as stuck: the rules' budget for the run
+ * (rule-thread.ts; a document's budget ends at the run's deadline too), and as long again, up
+ * to a minute, for everything else.
+ */
+function validationLimitMs(opts: ValidateOptions): number {
+  const runMs = opts.rules?.budget.runMs ?? defaultBudget.runMs;
+  return runMs + Math.min(runMs, 60_000);
+}
+
+/** Whether a file's rules were stopped past their budget (RULE_TIMEOUT) on any of its documents. */
+function rulesStopped(verdict: FileVerdict): boolean {
+  const stopped = (findings: readonly { readonly code: string }[]): boolean => findings.some((f) => f.code === ErrorCode.RULE_TIMEOUT);
+  return verdict.documents.some((d) => stopped(d.findings) || (d.attachment !== undefined && stopped(d.attachment.findings)));
 }
