@@ -28,7 +28,7 @@ export const environmentTeamSettings: readonly string[] = ["values", "selector",
  * Inside the team's `rules`, the settings that stay the operator's: whether a ruleset may run code
  * inside gatesync, and how long the rules may run (a commit must not lift its own time budget).
  */
-export const operatorRuleSettings: readonly string[] = ["allowCustomFunctions", "documentTimeout", "runTimeout"];
+export const operatorRuleSettings: readonly string[] = ["documentTimeout", "runTimeout", "allowCustomFunctions"];
 /** Not settings: the document's type. */
 const documentKeys: readonly string[] = ["apiVersion", "kind"];
 

@@ -58,7 +58,7 @@ environments:
     // the hint followed
     const one = path.join(dir, "staging.json");
     expect((await runCli(["plan", "--config", cfg, "--env", "staging", "--out", one], env)).code).toBe(0);
-    const applied = await runCli(["apply", "--config", cfg, "--env", "staging", "--plan", one], env);
+    const applied = await runCli(["apply", "--config", cfg, "--env", "staging", "--plan", one, "--allow-empty-state"], env);
     expect(applied.code, applied.stderr).toBe(0);
     expect(staging.inspect.store.orgKeys.get("org-acme")?.session.rate).toBe(1);
     expect(production.inspect.store.orgKeys.get("org-acme")).toBeUndefined();

@@ -228,6 +228,26 @@ environments:
     expect(ignored?.message).toContain("not set (its default)");
   });
 
+  it("does not let a commit lift the rules' time budgets: they are the operator's", async () => {
+    const settings = `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+rules: { resources: rules/resources.yaml, documentTimeout: 24h, runTimeout: 48h }
+environments:
+  staging:
+    values: { rate: 12 }
+  production:
+    values: { rate: 20 }
+    patches: [overlays/production.yaml]
+`;
+    const ruleset = "rules:\n  named:\n    given: $.metadata.name\n    severity: error\n    then: { function: truthy }\n";
+    await syncTo(await push({ "gatesync.yaml": settings, "rules/resources.yaml": ruleset }, "rules with a day's budget"));
+    const ignored = (await ignoredOn("staging")).filter((d) => d.path.startsWith("rules.")).map((d) => d.path);
+    expect(ignored.sort()).toEqual(["rules.documentTimeout", "rules.runTimeout"]);
+    // the team's rulesets are in force, the operator's budgets (none set: the defaults) with them
+    const operator = daemon.environments.get("staging")!;
+    expect(operator.lastRun?.result).not.toBe("invalid");
+  });
+
   it("refuses a commit whose settings file leads outside the repository, or is too large, without reading it", async () => {
     await rm(path.join(setup.work, "gatesync.yaml"));
     await symlink("/etc/passwd", path.join(setup.work, "gatesync.yaml"));

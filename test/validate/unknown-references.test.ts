@@ -80,7 +80,7 @@ describe("references of an unknown scheme", () => {
     const json = await runCli(["validate", "-c", cfg, "--format", "json"], env);
     const codes = (JSON.parse(json.stdout) as { diagnostics: Array<{ code: string }> }).diagnostics.map((d) => d.code);
     expect(codes.filter((c) => c === "REFERENCE_UNKNOWN")).toHaveLength(2);
-    const apply = await runCli(["apply", "-c", cfg, "--auto-approve"], env);
+    const apply = await runCli(["apply", "-c", cfg, "--auto-approve", "--allow-empty-state"], env);
     expect(apply.code).toBe(1);
     expect(apply.stdout + apply.stderr).toContain("REFERENCE_UNKNOWN");
     expect((sandbox.inspect.objects() as { orgKeys?: Array<{ keyId: string }> }).orgKeys?.some((k) => k.keyId === "acme")).toBe(false);
@@ -94,7 +94,7 @@ describe("references of an unknown scheme", () => {
     const validate = await runCli(["validate", "-c", cfg], env);
     expect(validate.stderr).toBe("");
     expect(validate.code).toBe(0);
-    const apply = await runCli(["apply", "-c", cfg, "--auto-approve"], env);
+    const apply = await runCli(["apply", "-c", cfg, "--auto-approve", "--allow-empty-state"], env);
     expect(apply.code).toBe(0);
     const objects = sandbox.inspect.objects() as {
       orgKeys: Array<{ keyId: string; session: { hmac_string?: unknown } }>;
