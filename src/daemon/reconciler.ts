@@ -176,23 +176,12 @@ export class Reconciler {
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const teamHash = team?.hash ?? "";
-    const good = this.lastGood;
-    if (good !== undefined && !reassert && this.consecutiveFailures === 0 && reason !== "sync") {
-      const change = await changeSince(good, { revision: snapshot.revision, configHash: this.configHash, teamHash }, this.opts.state);
-      if (change === undefined) {
-        log.debug({ reason }, "nothing changed since the last successful run");
-        return reported("noop", where);
-      }
-      // not synced until this run applies what changed (another writer's values may be on the servers)
-      this.markSynced(false);
-      if (change === "state") log.info({ reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
-    }
-    if (this.lastInvalid?.revision === snapshot.revision && this.lastGood?.configHash === this.configHash && reason !== "sync") {
+    const skip = await this.skipped(snapshot, { reason, teamHash, reassert }, log);
+    if (skip === "noop") return reported("noop", where);
+    if (skip === "invalid") {
       // the same broken revision: its errors are already reported
-      return reported("invalid", {
-        revision: snapshot.revision,
-        ...(this.lastInvalid.diagnostics === undefined ? {} : { diagnostics: this.lastInvalid.diagnostics }),
-      });
+      const diagnostics = this.lastInvalid?.diagnostics;
+      return reported("invalid", { revision: snapshot.revision, ...(diagnostics === undefined ? {} : { diagnostics }) });
     }
     const config = team === undefined ? this.config : withTeamSettings(this.config, team);
     // unlinked when the run ends: the daemon's own signal outlives every run
@@ -204,6 +193,32 @@ export class Reconciler {
     } finally {
       linked.unlink();
     }
+  }
+
+  /**
+   * Whether a run ends before planning: "noop" when nothing changed since the last good run
+   * (run-basis.ts: revision, settings, team settings, state), "invalid" for the same broken
+   * revision again; a change found marks the daemon not synced until the run applies it.
+   */
+  private async skipped(
+    snapshot: SourceSnapshot,
+    run: { readonly reason: string; readonly teamHash: string; readonly reassert: boolean },
+    log: Logger,
+  ): Promise<"noop" | "invalid" | undefined> {
+    const good = this.lastGood;
+    if (good !== undefined && !run.reassert && this.consecutiveFailures === 0 && run.reason !== "sync") {
+      const change = await changeSince(good, { revision: snapshot.revision, configHash: this.configHash, teamHash: run.teamHash }, this.opts.state);
+      if (change === undefined) {
+        log.debug({ reason: run.reason }, "nothing changed since the last successful run");
+        return "noop";
+      }
+      // not synced until this run applies what changed (another writer's values may be on the servers)
+      this.markSynced(false);
+      if (change === "state")
+        log.info({ reason: run.reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
+    }
+    const sameBroken = this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.configHash && run.reason !== "sync";
+    return sameBroken ? "invalid" : undefined;
   }
 
   /** A run that failed: an invalid revision keeps its findings (and is not retried until it changes), any other error is logged. */

@@ -27,6 +27,16 @@ export interface BatchRouteClaim {
 }
 
 /**
+ * A kind's hook (KindModule.batchRoute): the fields of a spec that address the route's loopback
+ * API (validate refuses them), and whether applying a spec may change it (the apply then sends
+ * directly).
+ */
+export interface BatchRouteHook {
+  claims(spec: Spec, route: ReservedBatchRoute): BatchRouteClaim[];
+  mayChange(spec: Spec, route: ReservedBatchRoute): boolean;
+}
+
+/**
  * A listen path as the gateway's router matches it: trimmed, percent-escapes decoded, one slash
  * between segments, a leading slash and no trailing one (`""`: the root).
  */

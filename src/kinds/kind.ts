@@ -6,7 +6,7 @@
 import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
 import type { PathSegment } from "../field-path.js";
-import type { BatchRouteClaim, ReservedBatchRoute } from "./batch-route.js";
+import type { BatchRouteHook } from "./batch-route.js";
 import type { ClassifiedChange } from "./breaking/types.js";
 import type { kindModules } from "./registry.js";
 
@@ -265,15 +265,8 @@ export interface KindModule<K extends string = KindName> {
   objectKeys(address: Readonly<Record<string, string>>, compare: Readonly<Record<string, unknown>>): ObjectKeys;
   /** Checks run after an apply of this kind; their result is the resource's health. */
   readonly postApply?: PostApplyChecks;
-  /**
-   * For a kind whose objects can move the gateway's batch route (kinds/batch-route.ts): the
-   * fields of a spec that address the route's loopback API (validate refuses them), and whether
-   * applying a spec may change it (the apply then sends directly). Absent: it cannot.
-   */
-  readonly batchRoute?: {
-    claims(spec: Spec, route: ReservedBatchRoute): BatchRouteClaim[];
-    mayChange(spec: Spec, route: ReservedBatchRoute): boolean;
-  };
+  /** For a kind whose objects can move the gateway's batch route (kinds/batch-route.ts); absent: it cannot. */
+  readonly batchRoute?: BatchRouteHook;
   /** The document this kind carries besides its spec, if any. */
   readonly attached?: AttachedDocument;
   /**
