@@ -126,7 +126,7 @@ describe("a value is never read as a reference", () => {
       expect(shown.stdout).toContain("${env:CRM_HOOK_TOKEN}");
       expect(shown.stdout).not.toContain("sensitive");
     }
-    const apply = await runCli(["apply", "-c", cfg, "--auto-approve"], env);
+    const apply = await runCli(["apply", "-c", cfg, "--auto-approve", "--allow-empty-state"], env);
     outputs.push(apply);
     expect(apply.code).toBe(0);
     for (const [name, value] of Object.entries(values)) {
