@@ -49,7 +49,9 @@ export interface ScopeSettings {
 export function secretScope(settings: ScopeSettings): SecretScope {
   const sopsKeys = settings.sopsKeys ?? defaultAgeKeys;
   // the age identities decrypt every SOPS file of the environment: no resource may read them
-  const ageKeyVariables = [sopsKeys.keyEnv, sopsKeys.keyFileEnv].map((name) => [name, "the age identities of ${sops:}"] as const);
+  const ageKeyVariables = [sopsKeys.keyEnv, sopsKeys.keyFileEnv].flatMap((name) =>
+    name === undefined ? [] : [[name, "the age identities of ${sops:}"] as const],
+  );
   return {
     sopsKeys,
     env: new Set(settings.env),

@@ -16,11 +16,23 @@ import type { AgeStanza } from "./sops-format.js";
 
 /** Where an environment's age identities come from: the variable and the file SOPS itself reads, unless the scope names others. */
 export interface AgeKeySettings {
-  readonly keyEnv: string;
-  readonly keyFileEnv: string;
+  /** The variable holding identities. */
+  readonly keyEnv: string | undefined;
+  /** The variable naming a key file (SOPS_AGE_KEY_FILE; when it is unset, ~/.config/sops/age/keys.txt). */
+  readonly keyFileEnv: string | undefined;
+  /** A key file the scope names. */
+  readonly keyFile: string | undefined;
 }
 
-export const defaultAgeKeys: AgeKeySettings = { keyEnv: "SOPS_AGE_KEY", keyFileEnv: "SOPS_AGE_KEY_FILE" };
+export const defaultAgeKeys: AgeKeySettings = { keyEnv: "SOPS_AGE_KEY", keyFileEnv: "SOPS_AGE_KEY_FILE", keyFile: undefined };
+
+/** The key file of `keys`: the one the scope names, else the one sops would read. */
+function keyFileOf(env: Readonly<Record<string, string | undefined>>, keys: AgeKeySettings): string | undefined {
+  if (keys.keyFile !== undefined || keys.keyFileEnv === undefined) return keys.keyFile;
+  const named = env[keys.keyFileEnv];
+  if (named !== undefined && named !== "") return named;
+  return env.HOME === undefined ? undefined : path.join(env.HOME, ".config/sops/age/keys.txt");
+}
 
 const identityLines = (text: string): string[] =>
   text
@@ -30,10 +42,8 @@ const identityLines = (text: string): string[] =>
 
 /** The identities of an environment (every one registered with the redaction layer); none when neither source gives one. */
 export function ageIdentities(env: Readonly<Record<string, string | undefined>>, keys: AgeKeySettings = defaultAgeKeys): string[] {
-  const found = identityLines(env[keys.keyEnv] ?? "");
-  const named = env[keys.keyFileEnv];
-  const home = env.HOME;
-  const file = named !== undefined && named !== "" ? named : home === undefined ? undefined : path.join(home, ".config/sops/age/keys.txt");
+  const found = identityLines(keys.keyEnv === undefined ? "" : (env[keys.keyEnv] ?? ""));
+  const file = keyFileOf(env, keys);
   if (file !== undefined) {
     try {
       found.push(...identityLines(readFileSync(file, "utf8")));
@@ -43,6 +53,12 @@ export function ageIdentities(env: Readonly<Record<string, string | undefined>>,
   }
   for (const identity of found) registerSecret(identity);
   return found;
+}
+
+/** Where `keys` look, said in a message (names only). */
+export function ageKeySources(keys: AgeKeySettings = defaultAgeKeys): string {
+  if (keys === defaultAgeKeys) return "SOPS_AGE_KEY, SOPS_AGE_KEY_FILE or ~/.config/sops/age/keys.txt";
+  return [keys.keyEnv === undefined ? [] : [`the variable ${keys.keyEnv}`], keys.keyFile === undefined ? [] : [`the file ${keys.keyFile}`]].flat().join(" or ");
 }
 
 /** One thread for a run, started at the first file that needs it and not keeping the process alive. */
@@ -73,14 +89,14 @@ class AgeThread {
 let thread: AgeThread | undefined;
 
 /** The 32-byte data key of a file, unwrapped with one of `identities`; each failure a SopsProblem saying why. */
-export function unwrapDataKey(stanzas: readonly AgeStanza[], otherKeyTypes: readonly string[], identities: readonly string[]): Buffer {
+export function unwrapDataKey(stanzas: readonly AgeStanza[], otherKeyTypes: readonly string[], identities: readonly string[], sources: string): Buffer {
   if (stanzas.length === 0) {
     throw new SopsProblem(
       "SOPS_KEY_UNSUPPORTED",
       `the file's data key is encrypted only for ${otherKeyTypes.length === 0 ? "no key" : otherKeyTypes.join(", ")}: gatesync decrypts SOPS files with age keys`,
     );
   }
-  if (identities.length === 0) throw new SopsProblem("SOPS_NO_IDENTITY", "no age identity is given here (SOPS_AGE_KEY, SOPS_AGE_KEY_FILE)");
+  if (identities.length === 0) throw new SopsProblem("SOPS_NO_IDENTITY", `no age identity is given here (${sources})`);
   const answer = (thread ??= new AgeThread()).unwrap({ stanzas: stanzas.map((s) => s.enc), identities });
   if (answer.ok && answer.key.length === 32) return Buffer.from(answer.key);
   const why =

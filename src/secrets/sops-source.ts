@@ -5,7 +5,7 @@
  * age identity the structure and the key path are still checked (a merge request's job).
  */
 import { readFileSync, statSync } from "node:fs";
-import { ageIdentities, unwrapDataKey } from "./sops-age.js";
+import { ageIdentities, ageKeySources, unwrapDataKey } from "./sops-age.js";
 import type { AgeKeySettings } from "./sops-age.js";
 import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
@@ -47,7 +47,7 @@ export class SopsFiles {
       if (encrypted === undefined || !("leaf" in encrypted)) {
         throw new SopsProblem("SOPS_KEY_PATH", `${encrypted === undefined ? "no value" : "a mapping or a list, not one value,"} at ${at ?? "(root)"}`);
       }
-      read.plain ??= decryptSopsFile(read.file, unwrapDataKey(read.file.meta.age, read.file.meta.otherKeyTypes, this.identities()));
+      read.plain ??= decryptSopsFile(read.file, unwrapDataKey(read.file.meta.age, read.file.meta.otherKeyTypes, this.identities(), ageKeySources(this.keys)));
       const leaf = nodeAt(read.plain, leafPath);
       return { ok: true, value: leaf !== undefined && "leaf" in leaf && leaf.leaf !== null ? String(leaf.leaf) : "" };
     } catch (error) {

@@ -32,25 +32,25 @@ describe("age data keys", () => {
     const [mine, other] = [identity(), identity()];
     const key = randomBytes(32);
     const stanzas = [{ recipient: mine.recipient, enc: encryptTo(mine.recipient, key) }];
-    expect(unwrapDataKey(stanzas, [], [other.secret, mine.secret]).equals(key)).toBe(true);
-    expect(codeOf(() => unwrapDataKey(stanzas, [], [other.secret]))).toMatch(
+    expect(unwrapDataKey(stanzas, [], [other.secret, mine.secret], "SOPS_AGE_KEY").equals(key)).toBe(true);
+    expect(codeOf(() => unwrapDataKey(stanzas, [], [other.secret], "SOPS_AGE_KEY"))).toMatch(
       /^SOPS_WRONG_KEY: .*none of the age identities given is one of its recipients \(age1/,
     );
   });
 
   it("refuses a payload that is not a data key, a stanza that is not armored, a line that is not an identity", () => {
     const mine = identity();
-    expect(codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc: encryptTo(mine.recipient, randomBytes(16)) }], [], [mine.secret]))).toMatch(
-      /^SOPS_INVALID: .*not 32 bytes/,
-    );
-    expect(codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc: "-----BEGIN AGE ENCRYPTED FILE-----\nnope\n" }], [], [mine.secret]))).toMatch(
-      /^SOPS_INVALID/,
-    );
+    expect(
+      codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc: encryptTo(mine.recipient, randomBytes(16)) }], [], [mine.secret], "SOPS_AGE_KEY")),
+    ).toMatch(/^SOPS_INVALID: .*not 32 bytes/);
+    expect(
+      codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc: "-----BEGIN AGE ENCRYPTED FILE-----\nnope\n" }], [], [mine.secret], "SOPS_AGE_KEY")),
+    ).toMatch(/^SOPS_INVALID/);
     const enc = encryptTo(mine.recipient, randomBytes(32));
-    expect(codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc }], [], ["AGE-SECRET-KEY-1NOTAKEY"]))).toMatch(
+    expect(codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc }], [], ["AGE-SECRET-KEY-1NOTAKEY"], "SOPS_AGE_KEY"))).toMatch(
       /^SOPS_WRONG_KEY: .*not a valid AGE-SECRET-KEY-1/,
     );
-    expect(codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc }], [], []))).toMatch(/^SOPS_NO_IDENTITY/);
-    expect(codeOf(() => unwrapDataKey([], ["pgp", "kms"], [mine.secret]))).toMatch(/^SOPS_KEY_UNSUPPORTED: .*pgp, kms/);
+    expect(codeOf(() => unwrapDataKey([{ recipient: mine.recipient, enc }], [], [], "SOPS_AGE_KEY"))).toMatch(/^SOPS_NO_IDENTITY/);
+    expect(codeOf(() => unwrapDataKey([], ["pgp", "kms"], [mine.secret], "SOPS_AGE_KEY"))).toMatch(/^SOPS_KEY_UNSUPPORTED: .*pgp, kms/);
   });
 });
