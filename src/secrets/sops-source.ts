@@ -9,7 +9,7 @@ import { ageIdentities, ageKeySources, unwrapDataKey } from "./sops-age.js";
 import type { AgeKeySettings } from "./sops-age.js";
 import { SopsProblem } from "./sops-format.js";
 import type { SopsCode } from "./sops-format.js";
-import { decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
+import { checkSopsStructure, decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
 import type { SopsFile, SopsNode } from "./sops-tree.js";
 
 /** A SOPS file larger than this is refused before it is read. */
@@ -76,7 +76,9 @@ export class SopsFiles {
 function readFile(real: string): Read {
   try {
     if (statSync(real).size > maxSopsFileBytes) return { problem: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
-    return { file: parseSopsFile(readFileSync(real, "utf8")) };
+    const file = parseSopsFile(readFileSync(real, "utf8"));
+    checkSopsStructure(file);
+    return { file };
   } catch (error) {
     return { problem: error instanceof SopsProblem ? error : new SopsProblem("SOPS_INVALID", "the file cannot be read") };
   }

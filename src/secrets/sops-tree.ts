@@ -87,11 +87,8 @@ function decryptLeaf(walk: Walk, leaf: Leaf, path: readonly string[]): SopsNode 
     if (hashed) walk.hash.update(leafBytes(leaf), "utf8");
     return { leaf };
   }
-  const where = path.join(".") || "(root)";
-  if (typeof leaf !== "string" || !looksEncrypted(leaf)) {
-    throw new SopsProblem("SOPS_INVALID", `the value at ${where} should be encrypted (by the file's own selectors) but is plaintext`);
-  }
-  const plain = openValue(leaf, walk.key, `${path.join(":")}:`, where);
+  // checkSopsStructure has refused a plaintext value here: parseEncrypted refuses it again
+  const plain = openValue(String(leaf), walk.key, `${path.join(":")}:`, path.join("."));
   walk.hash.update(plain);
   return { leaf: plain.toString("utf8") };
 }
@@ -101,6 +98,22 @@ function decryptNode(walk: Walk, node: SopsNode, path: readonly string[]): SopsN
   // list positions are not part of the key path sops authenticates a value with
   if ("list" in node) return { list: node.list.map((v) => decryptNode(walk, v, path)) };
   return decryptLeaf(walk, node.leaf, path);
+}
+
+/**
+ * What can be checked without a key: every value the file's selectors say is encrypted is a
+ * whole ENC[…] value (a plaintext value under `encrypted_regex`, a truncated one, is refused).
+ */
+export function checkSopsStructure(file: SopsFile, node: SopsNode = file.tree, path: readonly string[] = []): void {
+  if ("map" in node) for (const [k, v] of node.map) checkSopsStructure(file, v, [...path, k]);
+  else if ("list" in node) for (const v of node.list) checkSopsStructure(file, v, path);
+  else if (node.leaf !== null && node.leaf !== "" && shouldBeEncrypted(file.meta, path)) {
+    const where = path.join(".");
+    if (typeof node.leaf !== "string" || !looksEncrypted(node.leaf)) {
+      throw new SopsProblem("SOPS_INVALID", `the value at ${where} should be encrypted (by the file's own selectors) but is plaintext`);
+    }
+    parseEncrypted(node.leaf, where);
+  }
 }
 
 /** The file's tree with every value decrypted, once its MAC is verified; nothing is returned from a file that fails. */

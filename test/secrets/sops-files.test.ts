@@ -71,9 +71,18 @@ describe("${sops:} of files written by sops", () => {
     });
   }
 
-  it("refuses a truncated ENC[…] value as not a SOPS value", () => {
-    const dir = root((y) => y.replace(/(password: ENC\[AES256_GCM,data:8Ll\+TDCgzQ==,iv:).*/, "$1aao0OSVd"));
-    expect(refusal(lookup(dir, "example.age.yaml#myapp1"))).toEqual({ code: "SOPS_INVALID", message: expect.stringContaining("app2.db.password") as unknown });
+  it("refuses a truncated ENC[…] value and a plaintext value its selectors say is encrypted, without any identity too", () => {
+    const truncated = root((y) => y.replace(/(password: ENC\[AES256_GCM,data:8Ll\+TDCgzQ==,iv:).*/, "$1aao0OSVd"));
+    const plaintext = root((y) => y.replace(/password: ENC\[.*/, "password: hunter2hunter2"));
+    for (const dir of [truncated, plaintext]) {
+      for (const env of [{ SOPS_AGE_KEY: key }, {}]) {
+        expect(refusal(lookup(dir, "example.age.yaml#myapp1", env))).toEqual({
+          code: "SOPS_INVALID",
+          message: expect.stringContaining("app2.db.password") as unknown,
+        });
+      }
+    }
+    expect(refusal(lookup(plaintext, "example.age.yaml#myapp1")).message).not.toContain("hunter2hunter2");
   });
 
   it("says a wrong key and a missing identity, naming the recipients and never a key", () => {
