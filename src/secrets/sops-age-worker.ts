@@ -18,13 +18,25 @@ export type UnwrapAnswer = { readonly ok: true; readonly key: Uint8Array } | { r
 
 const { port, flag } = workerData as { port: MessagePort; flag: Int32Array };
 
-async function unwrap(request: UnwrapRequest): Promise<UnwrapAnswer> {
+/** The decrypter of the last identities asked with (one run asks with the same ones for every file). */
+let last: { readonly identities: string; readonly decrypter: Decrypter } | undefined;
+
+function decrypterOf(identities: readonly string[]): Decrypter | undefined {
+  const joined = identities.join("\n");
+  if (last?.identities === joined) return last.decrypter;
   const decrypter = new Decrypter();
   try {
-    for (const identity of request.identities) decrypter.addIdentity(identity);
+    for (const identity of identities) decrypter.addIdentity(identity);
   } catch {
-    return { ok: false, reason: "bad-identity" };
+    return undefined;
   }
+  last = { identities: joined, decrypter };
+  return decrypter;
+}
+
+async function unwrap(request: UnwrapRequest): Promise<UnwrapAnswer> {
+  const decrypter = decrypterOf(request.identities);
+  if (decrypter === undefined) return { ok: false, reason: "bad-identity" };
   let malformed = false;
   for (const stanza of request.stanzas) {
     let file: Uint8Array;

@@ -2,7 +2,8 @@
  * End to end, through the CLI against the sandbox: an org key's HMAC string comes from a SOPS
  * file written by `sops` (test/fixtures/sops/README.md). The sandbox receives the decrypted value;
  * a commit that replaces the encrypted file is planned as a change and applied; without an age
- * identity `validate` passes and says the value is not resolved here. A SOPS file among the
+ * identity `validate` passes and says the value is not resolved here; an altered file is refused
+ * and nothing is sent. A SOPS file among the
  * resource files is not a resource. The decrypted value is in no
  * output (plan in every format, logs, the state, errors).
  */
@@ -56,6 +57,20 @@ describe("${sops:} end to end", () => {
     expect(changes.filter((c) => c.action !== "no-op")).toEqual([expect.objectContaining({ id: "OrgKey/acme", action: "update" })]);
     expect(await cli(["apply", "--config", cfgFile, "--auto-approve"])).toBe(0);
     expect(JSON.stringify(h.sandbox.inspect.store.orgKeys.get("acme"))).toContain(`"${rotatedValue}"`);
+
+    // a commit that alters the encrypted file: refused, located, and nothing is sent for the key
+    const file = path.join(h.dir, "secrets/hmac.enc.json");
+    await writeFile(file, (await readFile(file, "utf8")).replace(/(message: ENC\[AES256_GCM,data:)4/, "$15"));
+    const changing = (): number => h.sandbox.inspect.calls().log.filter((c) => c.method !== "GET").length;
+    const sent = changing();
+    const tampered = await spawnCli(["apply", "--config", cfgFile, "--auto-approve"], { env, cwd: h.dir });
+    outputs.push(tampered.stdout, tampered.stderr);
+    expect(tampered.code).toBe(1);
+    expect(tampered.stdout + tampered.stderr).toMatch(
+      /error\[SOPS_INTEGRITY\] config\/gateway\/org-keys\.yaml:\d+:\d+ OrgKey\/acme spec\.hmac_string: hmac\.enc\.json: /,
+    );
+    expect(changing()).toBe(sent);
+    await copyFile(path.join(fixtures, "message.enc.yaml"), file);
 
     // a merge request's job: no identity; the file and the reference are still checked
     const { SOPS_AGE_KEY: _, ...keyless } = env;
