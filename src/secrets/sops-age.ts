@@ -72,6 +72,8 @@ class AgeThread {
     this.#port = port1;
     this.#worker = startWorker(import.meta.url, "sops-age-worker", { workerData: { port: port2, flag: this.#flag }, transferList: [port2] });
     this.#worker.unref();
+    // a thread that fails answers nothing: the wait below ends in its time limit, as an error of the file
+    this.#worker.on("error", () => (thread = undefined));
     port1.unref();
   }
 

@@ -49,9 +49,10 @@ export function parseSopsFile(text: string): SopsFile {
   }
   const root = toNode(docs[0]!.contents, 0);
   if (!("map" in root)) throw new SopsProblem("SOPS_INVALID", "the file is not a mapping");
-  const sops = root.map.find(([k]) => k === "sops");
-  if (sops === undefined) throw new SopsProblem("SOPS_INVALID", "the file has no `sops` metadata: it is not a SOPS-encrypted file");
-  return { tree: { map: root.map.filter(([k]) => k !== "sops") }, meta: readMetadata((docs[0]!.toJS() as Record<string, unknown>).sops) };
+  if (!root.map.some(([k]) => k === "sops")) throw new SopsProblem("SOPS_INVALID", "the file has no `sops` metadata: it is not a SOPS-encrypted file");
+  // only the metadata is made plain JavaScript: the tree is walked as read, in its order
+  const sops: unknown = (docs[0]!.contents as YamlNode & { get(key: string, keepScalar: true): unknown }).get("sops", true);
+  return { tree: { map: root.map.filter(([k]) => k !== "sops") }, meta: readMetadata(yaml.isNode(sops) ? sops.toJSON() : sops) };
 }
 
 function openValue(text: string, key: Buffer, aad: string, where: string): Buffer {
