@@ -98,7 +98,14 @@ export interface GatesyncConfig {
     readonly pagesTokenEnv?: string;
   };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
-  readonly secrets: { readonly fileRoot: string; readonly env: readonly string[]; readonly envPrefix?: string };
+  readonly secrets: {
+    readonly fileRoot: string;
+    readonly env: readonly string[];
+    readonly envPrefix?: string;
+    /** Where `${sops:}` takes its age identities (secrets.sopsAgeKeyEnv, secrets.sopsAgeKeyFile): when either is set, only they. */
+    readonly sopsAgeKeyEnv?: string;
+    readonly sopsAgeKeyFile?: string;
+  };
   readonly limits: {
     readonly maxFileBytes: number;
     readonly maxFiles: number;
@@ -305,6 +312,8 @@ export function secretsConfig(secrets: Raw, resolve: (p: string) => string): Gat
     fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
     env: Array.isArray(secrets.env) ? secrets.env.map(String) : [],
     ...optional("envPrefix", secrets.envPrefix),
+    ...optional("sopsAgeKeyEnv", secrets.sopsAgeKeyEnv),
+    ...(typeof secrets.sopsAgeKeyFile === "string" ? { sopsAgeKeyFile: resolve(secrets.sopsAgeKeyFile) } : {}),
   };
 }
 

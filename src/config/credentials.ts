@@ -5,6 +5,8 @@
  */
 import { hashKeyVariable, registerCredentialValues, stateTokenVariable } from "../secrets/credentials.js";
 import type { CredentialFile, CredentialVariable } from "../secrets/credentials.js";
+import { defaultAgeKeys } from "../secrets/sops-age.js";
+import type { AgeKeySettings } from "../secrets/sops-age.js";
 import { secretScope as scopeOf } from "../secrets/scope.js";
 import type { SecretScope } from "../secrets/scope.js";
 import { targetCredentialVariables } from "./config.js";
@@ -22,6 +24,8 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [config.server.webhookSecretEnv, "server.webhookSecretEnv"],
     [config.server.syncTokenEnv, "server.syncTokenEnv"],
     [config.server.stateTokenEnv, "server.stateTokenEnv"],
+    // the environment's age identities: every other environment's resources are refused them too
+    [config.secrets.sopsAgeKeyEnv, "secrets.sopsAgeKeyEnv"],
     // the token a merge-request plan fetches the daemon's state with (plan --state-url)
     [stateTokenVariable, "the state token of plan --state-url (GATESYNC_STATE_TOKEN)"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],
@@ -47,8 +51,11 @@ export function credentialFiles(config: GatesyncConfig): CredentialFile[] {
     files.push({ path: config.source.cacheDir, setting: "source.git.cacheDir", match: "tree" });
   }
   if (config.state.backend === "sqlite") files.push({ path: config.state.path, setting: "state.path", match: "prefix" });
+  if (config.secrets.sopsAgeKeyFile !== undefined) files.push({ path: config.secrets.sopsAgeKeyFile, setting: "secrets.sopsAgeKeyFile", match: "file" });
   for (const o of config.otherEnvironments ?? []) {
     if (o.state.backend === "sqlite") files.push({ path: o.state.path, setting: `environment ${o.environment ?? ""}: state.path`, match: "prefix" });
+    if (o.secrets.sopsAgeKeyFile !== undefined)
+      files.push({ path: o.secrets.sopsAgeKeyFile, setting: `environment ${o.environment ?? ""}: secrets.sopsAgeKeyFile`, match: "file" });
   }
   return files;
 }
@@ -69,5 +76,12 @@ export function secretScope(config: GatesyncConfig): SecretScope {
     envPrefix: config.secrets.envPrefix,
     reservedVariables: credentialVariables(config),
     reservedFiles: credentialFiles(config),
+    sopsKeys: ageKeysOf(config.secrets),
   });
+}
+
+/** The age identities of a scope: what it names, or where sops itself looks when it names nothing. */
+function ageKeysOf(secrets: GatesyncConfig["secrets"]): AgeKeySettings {
+  if (secrets.sopsAgeKeyEnv === undefined && secrets.sopsAgeKeyFile === undefined) return defaultAgeKeys;
+  return { keyEnv: secrets.sopsAgeKeyEnv, keyFileEnv: undefined, keyFile: secrets.sopsAgeKeyFile };
 }

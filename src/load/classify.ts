@@ -1,12 +1,14 @@
 /**
  * What one parsed document is: a resource of a known kind, a document some kind carries in a
- * file of its own (an OpenAPI document), or neither — said with a located finding.
+ * file of its own (an OpenAPI document), a SOPS-encrypted file (read only through `${sops:}`,
+ * never as a resource), or neither — said with a located finding.
  */
 import { closest } from "fastest-levenshtein";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import type { AttachedDocument, KindModule } from "../kinds/kind.js";
 import { isKindName, kindModule, kindNames } from "../kinds/registry.js";
+import { hasSopsMetadata } from "../secrets/sops-format.js";
 import { similar } from "../similar.js";
 import type { ParsedDocument } from "./yaml-reader.js";
 
@@ -14,6 +16,8 @@ export type DocumentClass =
   | { readonly role: "resource"; readonly kind: KindModule; readonly value: Record<string, unknown>; readonly name: string | undefined }
   /** Not a resource, but looks like a document that `of` carries: valid only where a resource names its file. */
   | { readonly role: "attachment"; readonly of: AttachedDocument; readonly warning: Diagnostic }
+  /** A SOPS file (its `sops` metadata): secrets that references read, not a resource, and not an error. */
+  | { readonly role: "sops" }
   | { readonly role: "invalid"; readonly diagnostic: Diagnostic };
 
 /** Locates a field of the document, for the finding of an unknown kind. */
@@ -32,6 +36,7 @@ export function classifyDocument(file: string, doc: ParsedDocument, locate: Fiel
   }
   const value = v as Record<string, unknown>;
   if (!("kind" in value) && !("apiVersion" in value)) {
+    if (hasSopsMetadata(value)) return { role: "sops" };
     const attached = kindNames.map((k) => kindModule(k).attached).find((a) => a?.looksLike(value) === true);
     if (attached !== undefined) {
       return {

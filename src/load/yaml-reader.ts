@@ -10,7 +10,7 @@ import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { parseFast } from "./fast-yaml.js";
-import { loadYamlLibrary } from "./yaml-library.js";
+import { loadYamlLibrary } from "../yaml-library.js";
 
 /**
  * `yaml`, loaded on first use: the value-only parse (fast-yaml.ts) answers for most files, so a

@@ -1,6 +1,7 @@
 /**
- * The secret source gatesync plans and applies with: `${env:NAME}` from an environment and
- * `${file:PATH}` from files inside one directory (secrets.fileRoot), which they may not leave.
+ * The secret source gatesync plans and applies with: `${env:NAME}` from an environment, and
+ * `${file:PATH}` and `${sops:PATH#KEY.PATH}` from files inside one directory (secrets.fileRoot),
+ * which they may not leave (a SOPS file is found exactly as `${file:}` finds its file).
  */
 import { readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
@@ -10,6 +11,7 @@ import type { SecretRef } from "./references.js";
 import { registerSecret } from "./redaction.js";
 import type { SecretLookup, SecretSource } from "./resolver.js";
 import { envRefusal, fileRefusal } from "./scope.js";
+import { SopsFiles, splitSopsName } from "./sops-source.js";
 import type { SecretScope } from "./scope.js";
 
 /**
@@ -18,11 +20,15 @@ import type { SecretScope } from "./scope.js";
  * is registered with the redaction layer.
  */
 export class EnvFileSecretSource implements SecretSource {
+  readonly #sops: SopsFiles;
+
   constructor(
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly fileRoot: string,
     private readonly scope?: SecretScope,
-  ) {}
+  ) {
+    this.#sops = new SopsFiles(env, scope?.sopsKeys);
+  }
 
   lookup(ref: SecretRef): SecretLookup {
     const found = this.read(ref);
@@ -37,7 +43,31 @@ export class EnvFileSecretSource implements SecretSource {
       const value = this.env[ref.name];
       return value === undefined ? { ok: false, reason: "missing", message: `environment variable ${ref.name} is not set` } : { ok: true, value };
     }
-    const target = path.resolve(this.fileRoot, ref.name);
+    if (ref.provider === "sops") return this.readSops(ref);
+    const found = this.locate(ref, ref.name);
+    if (!found.ok) return found;
+    try {
+      // A trailing newline is almost always an artefact of how the file was written.
+      return { ok: true, value: readFileSync(found.real, "utf8").replace(/\r?\n$/, "") };
+    } catch {
+      return { ok: false, reason: "unreadable", message: `secret file ${ref.name} cannot be read` };
+    }
+  }
+
+  private readSops(ref: SecretRef): SecretLookup {
+    const { file, keyPath } = splitSopsName(ref.name);
+    const found = this.locate(ref, file);
+    if (!found.ok) return found;
+    const got = this.#sops.value(found.real, file, keyPath);
+    if (got.ok) return got;
+    // without an identity the file is still checked; its value is missing here, not wrong
+    if (got.code === "SOPS_NO_IDENTITY") return { ok: false, reason: "missing", code: got.code, message: got.message };
+    return { ok: false, reason: "sops", code: got.code, message: got.message };
+  }
+
+  /** The real path of `file` below fileRoot, inside the scope: found exactly so for `${file:}` and `${sops:}`. */
+  private locate(ref: SecretRef, file: string): { ok: true; real: string } | Exclude<SecretLookup, { ok: true }> {
+    const target = path.resolve(this.fileRoot, file);
     if (!isInside(target, this.fileRoot)) {
       return { ok: false, reason: "escape", message: `${formatRef(ref)} leaves the secrets directory ${this.fileRoot}` };
     }
@@ -47,18 +77,13 @@ export class EnvFileSecretSource implements SecretSource {
     try {
       real = realpathSync(target);
     } catch {
-      return { ok: false, reason: "missing", message: `secret file ${ref.name} does not exist in ${this.fileRoot}` };
+      return { ok: false, reason: "missing", message: `secret file ${file} does not exist in ${this.fileRoot}` };
     }
     if (!isInside(real, realpathSync(this.fileRoot))) {
       return { ok: false, reason: "escape", message: `${formatRef(ref)} leaves the secrets directory ${this.fileRoot} through a link` };
     }
     const refused = this.scope === undefined ? undefined : fileRefusal(this.scope, real);
     if (refused !== undefined) return { ok: false, reason: "scope", message: `${formatRef(ref)}: ${refused.message}`, allow: refused.allow };
-    try {
-      // A trailing newline is almost always an artefact of how the file was written.
-      return { ok: true, value: readFileSync(real, "utf8").replace(/\r?\n$/, "") };
-    } catch {
-      return { ok: false, reason: "unreadable", message: `secret file ${ref.name} cannot be read` };
-    }
+    return { ok: true, real };
   }
 }

@@ -1,13 +1,14 @@
 /**
  * References inside string values: `${scheme:NAME}`, and `$${` for a literal `${`. Secrets use
- * two schemes, `${env:NAME}` and `${file:PATH}`; the scanner below reports every scheme so that
- * other kinds of reference (an environment's `${var:NAME}`, which is not a secret) can share the
- * one syntax and walker, while every secret function here considers only `env` and `file`. A
+ * three schemes, `${env:NAME}`, `${file:PATH}` and `${sops:PATH#KEY.PATH}`; the scanner below
+ * reports every scheme so that other kinds of reference (an environment's `${var:NAME}`, which is
+ * not a secret) can share the one syntax and walker, while every secret function here considers
+ * only the secret ones. A
  * reference of any other scheme is an error of validation (validate/reference-check.ts).
  * Values are never shown: only the reference (scheme and name).
  */
 
-export type SecretProvider = "env" | "file";
+export type SecretProvider = "env" | "file" | "sops";
 
 export interface SecretRef {
   readonly provider: SecretProvider;
@@ -23,13 +24,13 @@ export interface ReferenceMatch {
 const pattern = /\$\$\{|\$\{([A-Za-z][A-Za-z0-9_-]*):([^}]*)\}/g;
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export const isSecretScheme = (scheme: string): scheme is SecretProvider => scheme === "env" || scheme === "file";
+export const isSecretScheme = (scheme: string): scheme is SecretProvider => scheme === "env" || scheme === "file" || scheme === "sops";
 
-/** Every scheme gatesync reads: the two secret ones and an environment's values (`${var:NAME}`, load/values.ts). */
-export const knownSchemes: readonly string[] = ["env", "file", "var"];
+/** Every scheme gatesync reads: the three secret ones and an environment's values (`${var:NAME}`, load/values.ts). */
+export const knownSchemes: readonly string[] = ["env", "file", "sops", "var"];
 
 /**
- * The references of a string whose scheme gatesync does not know (`${evn:TOKEN}`, `${sops:…}`):
+ * The references of a string whose scheme gatesync does not know (`${evn:TOKEN}`, `${vault:…}`):
  * each would otherwise be sent as written, as text. Shell's parameter forms (`${PORT:-8080}`,
  * `${X:=y}`, `${X:?}`, `${X:+y}`), which OpenAPI descriptions quote, are text, not references.
  */
@@ -91,6 +92,7 @@ export function formatRef(ref: SecretRef): string {
 export function refSyntaxProblem(ref: SecretRef): string | undefined {
   if (ref.provider === "env" && !envName.test(ref.name)) return `\`${formatRef(ref)}\`: \`${ref.name}\` is not an environment variable name`;
   if (ref.provider === "file" && ref.name.trim() === "") return `\`${formatRef(ref)}\`: the file path is empty`;
+  if (ref.provider === "sops") return sopsSyntaxProblem(ref);
   return undefined;
 }
 
@@ -103,4 +105,20 @@ export function walkStrings(value: unknown, visit: (s: string, path: ReadonlyArr
   } else if (value !== null && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) walkStrings(v, visit, [...base, k]);
   }
+}
+
+/** `${sops:PATH}` or `${sops:PATH#KEY.PATH}`: a path, and key path segments none of which is empty. */
+function sopsSyntaxProblem(ref: SecretRef): string | undefined {
+  const hash = ref.name.indexOf("#");
+  const file = hash < 0 ? ref.name : ref.name.slice(0, hash);
+  if (file.trim() === "") return `\`${formatRef(ref)}\`: the file path is empty`;
+  if (
+    hash >= 0 &&
+    ref.name
+      .slice(hash + 1)
+      .split(".")
+      .some((k) => k === "")
+  )
+    return `\`${formatRef(ref)}\`: the key path has an empty key (write #KEY.PATH, e.g. #db.password)`;
+  return undefined;
 }

@@ -8,10 +8,14 @@
 import type { PathSegment } from "../field-path.js";
 import { formatRef, isSecretScheme, replaceReferences } from "./references.js";
 import type { SecretRef } from "./references.js";
+import type { SopsCode } from "./sops-format.js";
 
 export type SecretLookup =
   | { ok: true; value: string }
-  | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string }
+  /** `code`: a more precise code than SECRET_UNRESOLVED (SOPS_NO_IDENTITY). */
+  | { ok: false; reason: "missing" | "escape" | "unreadable"; message: string; code?: SopsCode }
+  /** A SOPS file that is malformed, tampered with, or not for the keys given (its code says which). */
+  | { ok: false; reason: "sops"; message: string; code: SopsCode }
   /** Outside the secret scope of gatesync.yaml; `allow` says which setting would allow it. */
   | { ok: false; reason: "scope"; message: string; allow: string };
 

@@ -9,6 +9,8 @@ import { realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../file-paths.js";
 import type { CredentialFile, CredentialVariable } from "./credentials.js";
+import { defaultAgeKeys } from "./sops-age.js";
+import type { AgeKeySettings } from "./sops-age.js";
 
 export interface SecretScope {
   readonly env: ReadonlySet<string>;
@@ -17,6 +19,8 @@ export interface SecretScope {
   readonly reservedEnv: ReadonlyMap<string, string>;
   /** Files refused (each as written and as its real path). */
   readonly reservedFiles: readonly CredentialFile[];
+  /** Where `${sops:}` takes this environment's age identities (default: SOPS_AGE_KEY, SOPS_AGE_KEY_FILE). */
+  readonly sopsKeys: AgeKeySettings;
 }
 
 /** Why a reference falls outside the scope, and the setting that would allow it. */
@@ -39,13 +43,20 @@ export interface ScopeSettings {
   readonly envPrefix: string | undefined;
   readonly reservedVariables: readonly CredentialVariable[];
   readonly reservedFiles: readonly CredentialFile[];
+  readonly sopsKeys?: AgeKeySettings;
 }
 
 export function secretScope(settings: ScopeSettings): SecretScope {
+  const sopsKeys = settings.sopsKeys ?? defaultAgeKeys;
+  // the age identities decrypt every SOPS file of the environment: no resource may read them
+  const ageKeyVariables = [sopsKeys.keyEnv, sopsKeys.keyFileEnv].flatMap((name) =>
+    name === undefined ? [] : [[name, "the age identities of ${sops:}"] as const],
+  );
   return {
+    sopsKeys,
     env: new Set(settings.env),
     envPrefix: settings.envPrefix,
-    reservedEnv: new Map(settings.reservedVariables.map((v) => [v.name, v.setting])),
+    reservedEnv: new Map([...ageKeyVariables, ...settings.reservedVariables.map((v) => [v.name, v.setting] as const)]),
     // as written and as the real path: a reference is checked before and after its links resolve
     reservedFiles: settings.reservedFiles.flatMap((f) => [f, { ...f, path: real(f.path) }]),
   };

@@ -164,6 +164,8 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     const base = { index: doc.index, line: doc.line, value: doc.value, passed: false, ruleErrors: 0 };
     const place = { file: file.path, index: doc.index };
     const cls = classifyDocument(file.path, doc, (p) => locate(file.path, doc.index, p));
+    // a SOPS file among the resource files: only `${sops:}` reads it
+    if (cls.role === "sops") continue;
     if (cls.role === "invalid") {
       documents.push({ ...base, findings: [cls.diagnostic], secretRefs: [] });
     } else if (cls.role === "attachment") {

@@ -1,7 +1,7 @@
 /**
  * References of a scheme gatesync does not know, in a resource's spec or an attached document:
  * a located REFERENCE_UNKNOWN error each, naming the known schemes and the one it was likely
- * meant to be. Before, such a reference (`${evn:TOKEN}`, `${sops:app.enc.yaml#secret}`) was sent
+ * meant to be. Before, such a reference (`${evn:TOKEN}`, `${vault:app#secret}`) was sent
  * to the gateway as written: a typo became a key's HMAC secret (issue 43).
  */
 import { ErrorCode } from "../errors.js";
@@ -13,11 +13,6 @@ import type { ReferenceMatch } from "../secrets/references.js";
 import { similar } from "../similar.js";
 import type { Locate, Place } from "./findings.js";
 
-/** The schemes a later version reads, and what to write meanwhile. */
-const notYetSupported: Readonly<Record<string, string>> = {
-  sops: "gatesync does not decrypt SOPS files: give the value through ${env:NAME} or ${file:PATH}",
-};
-
 const knownList = knownSchemes.map((s) => `\`${s}\``).join(", ");
 
 /** The hint of one unknown reference: the known scheme it resembles, else how to write it. */
@@ -25,7 +20,7 @@ function hintFor(m: ReferenceMatch): string {
   const literal = `or write \`$${formatMatch(m)}\` for the text itself`;
   const meant = knownSchemes.find((s) => similar(m.scheme, s));
   if (meant !== undefined) return `did you mean \`${formatMatch({ scheme: meant, name: m.name })}\`? (${literal})`;
-  return `${notYetSupported[m.scheme.toLowerCase()] ?? "write ${env:NAME}, ${file:PATH} or ${var:NAME}"}, ${literal}`;
+  return `write \${env:NAME}, \${file:PATH}, \${sops:PATH#KEY.PATH} or \${var:NAME}, ${literal}`;
 }
 
 /** A REFERENCE_UNKNOWN error for each reference of an unknown scheme in `value`, located at its string. */

@@ -64,7 +64,9 @@ export function secretDiagnostics(
       }
       continue;
     }
-    if (found.reason === "scope") {
+    if (found.reason === "sops") {
+      out.push(errorAt(found.code, at(), found.message, sopsHint(found.code)));
+    } else if (found.reason === "scope") {
       out.push(errorAt(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow));
     } else if (found.reason === "escape") {
       out.push(errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot"));
@@ -76,7 +78,7 @@ export function secretDiagnostics(
     } else {
       out.push({
         severity: secrets.missing,
-        code: ErrorCode.SECRET_UNRESOLVED,
+        code: found.code ?? ErrorCode.SECRET_UNRESOLVED,
         ...at(),
         message: `${formatRef(ref)} cannot be resolved: ${found.message}`,
         hint: "it must be resolvable where gatesync plans and applies",
@@ -99,4 +101,13 @@ export function unresolvedSummary(unresolved: ReadonlySet<string>): Diagnostic[]
       hint: "nothing to do in a merge request's validate job; set them where gatesync plans and applies",
     },
   ];
+}
+
+/** What to do about a SOPS file gatesync refused (docs/user/secrets.md#sops). */
+function sopsHint(code: ErrorCode): string {
+  if (code === ErrorCode.SOPS_INTEGRITY) return "the file is not as sops wrote it: restore it from git, or edit it with `sops FILE` (never by hand)";
+  if (code === ErrorCode.SOPS_WRONG_KEY) return "give an identity of one of the file's recipients, or add this environment's key with `sops updatekeys FILE`";
+  if (code === ErrorCode.SOPS_KEY_UNSUPPORTED) return "add an age recipient to the file (`sops updatekeys` with an age key in .sops.yaml)";
+  if (code === ErrorCode.SOPS_KEY_PATH) return "name a key path the file holds, e.g. ${sops:app.enc.yaml#db.password}";
+  return "encrypt the file with `sops --encrypt` (age recipients) and commit what it writes";
 }

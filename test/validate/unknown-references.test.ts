@@ -58,7 +58,7 @@ describe("references of an unknown scheme", () => {
     dir = await tempRepo({
       "config/keys.yaml": key,
       "config/apis.yaml": api,
-      "config/petstore.openapi.yaml": openapi("keys from ${sops:app.enc.yaml#secret}"),
+      "config/petstore.openapi.yaml": openapi("keys from ${vault:app#secret}"),
     });
     cfg = path.join(dir, "gatesync.yaml");
     await writeFile(cfg, config());
@@ -72,11 +72,13 @@ describe("references of an unknown scheme", () => {
       `error[REFERENCE_UNKNOWN] keys.yaml:${inKey.line}:${inKey.column} OrgKey/acme spec.hmac_string: \`\${evn:TOKEN}\` is a reference of the unknown scheme \`evn\``,
     );
     expect(validate.stdout).toContain("hint: did you mean `${env:TOKEN}`?");
-    const inDocument = positionOf(openapi("keys from ${sops:app.enc.yaml#secret}"), '"keys from');
+    const inDocument = positionOf(openapi("keys from ${vault:app#secret}"), '"keys from');
     expect(validate.stdout).toContain(
-      `error[REFERENCE_UNKNOWN] petstore.openapi.yaml:${inDocument.line}:${inDocument.column} ApiDefinition/petstore info.description: \`\${sops:app.enc.yaml#secret}\``,
+      `error[REFERENCE_UNKNOWN] petstore.openapi.yaml:${inDocument.line}:${inDocument.column} ApiDefinition/petstore info.description: \`\${vault:app#secret}\``,
     );
-    expect(validate.stdout).toContain("gatesync does not decrypt SOPS files");
+    expect(validate.stdout).toContain(
+      "hint: write ${env:NAME}, ${file:PATH}, ${sops:PATH#KEY.PATH} or ${var:NAME}, or write `$${vault:app#secret}` for the text itself",
+    );
     const json = await runCli(["validate", "-c", cfg, "--format", "json"], env);
     const codes = (JSON.parse(json.stdout) as { diagnostics: Array<{ code: string }> }).diagnostics.map((d) => d.code);
     expect(codes.filter((c) => c === "REFERENCE_UNKNOWN")).toHaveLength(2);
@@ -90,7 +92,7 @@ describe("references of an unknown scheme", () => {
     const keyFile = path.join(dir, "config/keys.yaml");
     await writeFile(keyFile, (await readFile(keyFile, "utf8")).replace("${evn:TOKEN}", "${env:TOKEN}"));
     // the hint's other way: the text itself
-    await writeFile(path.join(dir, "config/petstore.openapi.yaml"), openapi("keys from $${sops:app.enc.yaml#secret}, port ${PORT:-8080}, ${baseUrl}"));
+    await writeFile(path.join(dir, "config/petstore.openapi.yaml"), openapi("keys from $${vault:app#secret}, port ${PORT:-8080}, ${baseUrl}"));
     const validate = await runCli(["validate", "-c", cfg], env);
     expect(validate.stderr).toBe("");
     expect(validate.code).toBe(0);
@@ -101,9 +103,7 @@ describe("references of an unknown scheme", () => {
       apis: Array<{ id: string; document?: { info?: { description?: unknown } } }>;
     };
     expect(objects.orgKeys.find((k) => k.keyId === "acme")?.session.hmac_string).toBe(planted);
-    expect(objects.apis.find((a) => a.id === "petstore-v1")?.document?.info?.description).toBe(
-      "keys from ${sops:app.enc.yaml#secret}, port ${PORT:-8080}, ${baseUrl}",
-    );
+    expect(objects.apis.find((a) => a.id === "petstore-v1")?.document?.info?.description).toBe("keys from ${vault:app#secret}, port ${PORT:-8080}, ${baseUrl}");
     expect(apply.stdout + apply.stderr).not.toContain(planted);
   });
 });

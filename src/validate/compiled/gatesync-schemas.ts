@@ -3014,14 +3014,14 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
 const schema62 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
 const schema94 = {"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}};
 const schema97 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
-const schema105 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
+const schema106 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern15 = new RegExp("^[0-9a-f]{7,40}$", "u");
 const pattern16 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
@@ -3030,14 +3030,13 @@ const pattern19 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", "u");
 const pattern30 = new RegExp("^[a-z][a-z0-9-]{0,39}$", "u");
 const pattern44 = new RegExp("^[A-Za-z_][A-Za-z0-9_.-]*$", "u");
 const pattern45 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
-const pattern61 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
-const pattern55 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern81 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
-const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read and where `${file:}` resolves (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}};
+const pattern62 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
+const pattern56 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
+const pattern82 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}};
 const schema95 = {"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
-const schema99 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"}}};
-const schema112 = {"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
-const schema116 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
+const schema113 = {"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
+const schema117 = {"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"};
 const schema76 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -4211,7 +4210,7 @@ return errors === 0;
 }
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema100 = {"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}};
+const schema99 = {"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4225,8 +4224,202 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
+if(!(((((key0 === "fileRoot") || (key0 === "env")) || (key0 === "envPrefix")) || (key0 === "sopsAgeKeyEnv")) || (key0 === "sopsAgeKeyFile"))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.fileRoot !== undefined){
+let data0 = data.fileRoot;
+if(typeof data0 !== "string"){
+const err1 = {instancePath:instancePath+"/fileRoot",schemaPath:"#/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.fileRoot.type,parentSchema:schema99.properties.fileRoot,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.env !== undefined){
+let data1 = data.env;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 === "string"){
+if(!pattern16.test(data2)){
+const err2 = {instancePath:instancePath+"/env/" + i0,schemaPath:"#/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.env.items,data:data2};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/env/" + i0,schemaPath:"#/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.env.items.type,parentSchema:schema99.properties.env.items,data:data2};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+let i1 = data1.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data1[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err4 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema99.properties.env,data:data1};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/env",schemaPath:"#/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema99.properties.env.type,parentSchema:schema99.properties.env,data:data1};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.envPrefix !== undefined){
+let data3 = data.envPrefix;
+if(typeof data3 === "string"){
+if(!pattern16.test(data3)){
+const err6 = {instancePath:instancePath+"/envPrefix",schemaPath:"#/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.envPrefix,data:data3};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/envPrefix",schemaPath:"#/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.envPrefix.type,parentSchema:schema99.properties.envPrefix,data:data3};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.sopsAgeKeyEnv !== undefined){
+let data4 = data.sopsAgeKeyEnv;
+if(typeof data4 === "string"){
+if(!pattern16.test(data4)){
+const err8 = {instancePath:instancePath+"/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data4};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data4};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.sopsAgeKeyFile !== undefined){
+let data5 = data.sopsAgeKeyFile;
+if(typeof data5 === "string"){
+if(func1(data5) < 1){
+const err10 = {instancePath:instancePath+"/sopsAgeKeyFile",schemaPath:"#/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema99.properties.sopsAgeKeyFile,data:data5};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/sopsAgeKeyFile",schemaPath:"#/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.sopsAgeKeyFile.type,parentSchema:schema99.properties.sopsAgeKeyFile,data:data5};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate41.errors = vErrors;
+return errors === 0;
+}
+validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema101 = {"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}};
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate43.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
 if(!(((key0 === "statusUrl") || (key0 === "receivers")) || (key0 === "delivery"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema101,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4277,7 +4470,7 @@ let passing1 = null;
 const _errs14 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.url === undefined){
-const err3 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema100.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema100.properties.receivers.items.oneOf[0].oneOf[0],data:data2};
+const err3 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema101.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema101.properties.receivers.items.oneOf[0].oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4295,7 +4488,7 @@ passing1 = 0;
 const _errs15 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.urlEnv === undefined){
-const err4 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema100.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[0].oneOf[1],data:data2};
+const err4 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema101.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema101.properties.receivers.items.oneOf[0].oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4317,7 +4510,7 @@ passing1 = 1;
 }
 }
 if(!valid5){
-const err5 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema100.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+const err5 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema101.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema101.properties.receivers.items.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4339,7 +4532,7 @@ vErrors = null;
 }
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
-const err6 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[0].required,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+const err6 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema101.properties.receivers.items.oneOf[0].required,parentSchema:schema101.properties.receivers.items.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4349,7 +4542,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data2.secretEnv === undefined){
-const err7 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema100.properties.receivers.items.oneOf[0].required,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+const err7 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema101.properties.receivers.items.oneOf[0].required,parentSchema:schema101.properties.receivers.items.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4360,7 +4553,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!((((((key1 === "type") || (key1 === "name")) || (key1 === "url")) || (key1 === "urlEnv")) || (key1 === "secretEnv")) || (key1 === "events"))){
-const err8 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[0],data:data2};
+const err8 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema101.properties.receivers.items.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4373,7 +4566,7 @@ errors++;
 if(data2.type !== undefined){
 let data3 = data2.type;
 if("webhook" !== data3){
-const err9 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema100.properties.receivers.items.oneOf[0].properties.type,data:data3};
+const err9 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema101.properties.receivers.items.oneOf[0].properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4387,7 +4580,7 @@ if(data2.name !== undefined){
 let data4 = data2.name;
 if(typeof data4 === "string"){
 if(func1(data4) < 1){
-const err10 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[0].properties.name,data:data4};
+const err10 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.properties.receivers.items.oneOf[0].properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4398,7 +4591,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[0].properties.name,data:data4};
+const err11 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema101.properties.receivers.items.oneOf[0].properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4490,7 +4683,7 @@ const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
 let data9 = data8[i1];
 if(!(((((data9 === "run-failed") || (data9 === "in-doubt")) || (data9 === "commit-refused")) || (data9 === "recovered")) || (data9 === "leader-changed"))){
-const err18 = {instancePath:instancePath+"/receivers/" + i0+"/events/" + i1,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data9};
+const err18 = {instancePath:instancePath+"/receivers/" + i0+"/events/" + i1,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4507,7 +4700,7 @@ outer0:
 for(;i2--;){
 for(j0 = i2; j0--;){
 if(func0(data8[i2], data8[j0])){
-const err19 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)",schema:true,parentSchema:schema105,data:data8};
+const err19 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)",schema:true,parentSchema:schema106,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4522,7 +4715,7 @@ break outer0;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data8};
+const err20 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4542,7 +4735,7 @@ var props0 = true;
 const _errs36 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
-const err21 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[1],data:data2};
+const err21 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema101.properties.receivers.items.oneOf[1].required,parentSchema:schema101.properties.receivers.items.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4552,7 +4745,7 @@ vErrors.push(err21);
 errors++;
 }
 if(data2.urlEnv === undefined){
-const err22 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema100.properties.receivers.items.oneOf[1].required,parentSchema:schema100.properties.receivers.items.oneOf[1],data:data2};
+const err22 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema101.properties.receivers.items.oneOf[1].required,parentSchema:schema101.properties.receivers.items.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4563,7 +4756,7 @@ errors++;
 }
 for(const key2 in data2){
 if(!((((key2 === "type") || (key2 === "name")) || (key2 === "urlEnv")) || (key2 === "events"))){
-const err23 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[1],data:data2};
+const err23 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema101.properties.receivers.items.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4576,7 +4769,7 @@ errors++;
 if(data2.type !== undefined){
 let data10 = data2.type;
 if("slack" !== data10){
-const err24 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema100.properties.receivers.items.oneOf[1].properties.type,data:data10};
+const err24 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema101.properties.receivers.items.oneOf[1].properties.type,data:data10};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4590,7 +4783,7 @@ if(data2.name !== undefined){
 let data11 = data2.name;
 if(typeof data11 === "string"){
 if(func1(data11) < 1){
-const err25 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[1].properties.name,data:data11};
+const err25 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.properties.receivers.items.oneOf[1].properties.name,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4601,7 +4794,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[1].properties.name,data:data11};
+const err26 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema101.properties.receivers.items.oneOf[1].properties.name,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4643,7 +4836,7 @@ const len2 = data13.length;
 for(let i3=0; i3<len2; i3++){
 let data14 = data13[i3];
 if(!(((((data14 === "run-failed") || (data14 === "in-doubt")) || (data14 === "commit-refused")) || (data14 === "recovered")) || (data14 === "leader-changed"))){
-const err29 = {instancePath:instancePath+"/receivers/" + i0+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data14};
+const err29 = {instancePath:instancePath+"/receivers/" + i0+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4660,7 +4853,7 @@ outer1:
 for(;i4--;){
 for(j1 = i4; j1--;){
 if(func0(data13[i4], data13[j1])){
-const err30 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema105,data:data13};
+const err30 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data13};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4675,7 +4868,7 @@ break outer1;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data13};
+const err31 = {instancePath:instancePath+"/receivers/" + i0+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data13};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4702,7 +4895,7 @@ props0 = true;
 const _errs49 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
-const err32 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[2].required,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+const err32 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema101.properties.receivers.items.oneOf[2].required,parentSchema:schema101.properties.receivers.items.oneOf[2],data:data2};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4712,7 +4905,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data2.repository === undefined){
-const err33 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema100.properties.receivers.items.oneOf[2].required,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+const err33 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema101.properties.receivers.items.oneOf[2].required,parentSchema:schema101.properties.receivers.items.oneOf[2],data:data2};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4722,7 +4915,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data2.tokenEnv === undefined){
-const err34 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema100.properties.receivers.items.oneOf[2].required,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+const err34 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema101.properties.receivers.items.oneOf[2].required,parentSchema:schema101.properties.receivers.items.oneOf[2],data:data2};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4733,7 +4926,7 @@ errors++;
 }
 for(const key3 in data2){
 if(!((((((key3 === "type") || (key3 === "name")) || (key3 === "apiUrl")) || (key3 === "repository")) || (key3 === "tokenEnv")) || (key3 === "context"))){
-const err35 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[2],data:data2};
+const err35 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema101.properties.receivers.items.oneOf[2],data:data2};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4746,7 +4939,7 @@ errors++;
 if(data2.type !== undefined){
 let data15 = data2.type;
 if("github" !== data15){
-const err36 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema100.properties.receivers.items.oneOf[2].properties.type,data:data15};
+const err36 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema101.properties.receivers.items.oneOf[2].properties.type,data:data15};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4760,7 +4953,7 @@ if(data2.name !== undefined){
 let data16 = data2.name;
 if(typeof data16 === "string"){
 if(func1(data16) < 1){
-const err37 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.name,data:data16};
+const err37 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.properties.receivers.items.oneOf[2].properties.name,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4771,7 +4964,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.name,data:data16};
+const err38 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema101.properties.receivers.items.oneOf[2].properties.name,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -4809,8 +5002,8 @@ errors++;
 if(data2.repository !== undefined){
 let data18 = data2.repository;
 if(typeof data18 === "string"){
-if(!pattern55.test(data18)){
-const err41 = {instancePath:instancePath+"/receivers/" + i0+"/repository",schemaPath:"#/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema100.properties.receivers.items.oneOf[2].properties.repository,data:data18};
+if(!pattern56.test(data18)){
+const err41 = {instancePath:instancePath+"/receivers/" + i0+"/repository",schemaPath:"#/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema101.properties.receivers.items.oneOf[2].properties.repository,data:data18};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -4821,7 +5014,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/receivers/" + i0+"/repository",schemaPath:"#/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.repository,data:data18};
+const err42 = {instancePath:instancePath+"/receivers/" + i0+"/repository",schemaPath:"#/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema101.properties.receivers.items.oneOf[2].properties.repository,data:data18};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4860,7 +5053,7 @@ if(data2.context !== undefined){
 let data20 = data2.context;
 if(typeof data20 === "string"){
 if(func1(data20) < 1){
-const err45 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.context,data:data20};
+const err45 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.properties.receivers.items.oneOf[2].properties.context,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -4871,7 +5064,7 @@ errors++;
 }
 }
 else {
-const err46 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema100.properties.receivers.items.oneOf[2].properties.context,data:data20};
+const err46 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema101.properties.receivers.items.oneOf[2].properties.context,data:data20};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4898,7 +5091,7 @@ props0 = true;
 const _errs66 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
-const err47 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.oneOf[3].required,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+const err47 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema101.properties.receivers.items.oneOf[3].required,parentSchema:schema101.properties.receivers.items.oneOf[3],data:data2};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -4908,7 +5101,7 @@ vErrors.push(err47);
 errors++;
 }
 if(data2.project === undefined){
-const err48 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema100.properties.receivers.items.oneOf[3].required,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+const err48 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema101.properties.receivers.items.oneOf[3].required,parentSchema:schema101.properties.receivers.items.oneOf[3],data:data2};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -4918,7 +5111,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data2.tokenEnv === undefined){
-const err49 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema100.properties.receivers.items.oneOf[3].required,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+const err49 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema101.properties.receivers.items.oneOf[3].required,parentSchema:schema101.properties.receivers.items.oneOf[3],data:data2};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4929,7 +5122,7 @@ errors++;
 }
 for(const key4 in data2){
 if(!((((((key4 === "type") || (key4 === "name")) || (key4 === "apiUrl")) || (key4 === "project")) || (key4 === "tokenEnv")) || (key4 === "context"))){
-const err50 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.receivers.items.oneOf[3],data:data2};
+const err50 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema101.properties.receivers.items.oneOf[3],data:data2};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4942,7 +5135,7 @@ errors++;
 if(data2.type !== undefined){
 let data21 = data2.type;
 if("gitlab" !== data21){
-const err51 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema100.properties.receivers.items.oneOf[3].properties.type,data:data21};
+const err51 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema101.properties.receivers.items.oneOf[3].properties.type,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4956,7 +5149,7 @@ if(data2.name !== undefined){
 let data22 = data2.name;
 if(typeof data22 === "string"){
 if(func1(data22) < 1){
-const err52 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.name,data:data22};
+const err52 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.properties.receivers.items.oneOf[3].properties.name,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4967,7 +5160,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.name,data:data22};
+const err53 = {instancePath:instancePath+"/receivers/" + i0+"/name",schemaPath:"#/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema101.properties.receivers.items.oneOf[3].properties.name,data:data22};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -5006,7 +5199,7 @@ if(data2.project !== undefined){
 let data24 = data2.project;
 if(typeof data24 === "string"){
 if(func1(data24) < 1){
-const err56 = {instancePath:instancePath+"/receivers/" + i0+"/project",schemaPath:"#/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.project,data:data24};
+const err56 = {instancePath:instancePath+"/receivers/" + i0+"/project",schemaPath:"#/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.properties.receivers.items.oneOf[3].properties.project,data:data24};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -5017,7 +5210,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/receivers/" + i0+"/project",schemaPath:"#/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.project,data:data24};
+const err57 = {instancePath:instancePath+"/receivers/" + i0+"/project",schemaPath:"#/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema101.properties.receivers.items.oneOf[3].properties.project,data:data24};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -5056,7 +5249,7 @@ if(data2.context !== undefined){
 let data26 = data2.context;
 if(typeof data26 === "string"){
 if(func1(data26) < 1){
-const err60 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.context,data:data26};
+const err60 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema101.properties.receivers.items.oneOf[3].properties.context,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -5067,7 +5260,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema100.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema100.properties.receivers.items.oneOf[3].properties.context,data:data26};
+const err61 = {instancePath:instancePath+"/receivers/" + i0+"/context",schemaPath:"#/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema101.properties.receivers.items.oneOf[3].properties.context,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -5095,7 +5288,7 @@ props0 = true;
 }
 }
 if(!valid4){
-const err62 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema100.properties.receivers.items.oneOf,parentSchema:schema100.properties.receivers.items,data:data2};
+const err62 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema101.properties.receivers.items.oneOf,parentSchema:schema101.properties.receivers.items,data:data2};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -5117,7 +5310,7 @@ vErrors = null;
 }
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.type === undefined){
-const err63 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema100.properties.receivers.items.required,parentSchema:schema100.properties.receivers.items,data:data2};
+const err63 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema101.properties.receivers.items.required,parentSchema:schema101.properties.receivers.items,data:data2};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -5133,7 +5326,7 @@ props0.type = true;
 if(data2.type !== undefined){
 let data27 = data2.type;
 if(!((((data27 === "webhook") || (data27 === "slack")) || (data27 === "github")) || (data27 === "gitlab"))){
-const err64 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema100.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.receivers.items.properties.type.enum,parentSchema:schema100.properties.receivers.items.properties.type,data:data27};
+const err64 = {instancePath:instancePath+"/receivers/" + i0+"/type",schemaPath:"#/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema101.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema101.properties.receivers.items.properties.type.enum,parentSchema:schema101.properties.receivers.items.properties.type,data:data27};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -5145,7 +5338,7 @@ errors++;
 }
 }
 else {
-const err65 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.receivers.items.type,parentSchema:schema100.properties.receivers.items,data:data2};
+const err65 = {instancePath:instancePath+"/receivers/" + i0,schemaPath:"#/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.properties.receivers.items.type,parentSchema:schema101.properties.receivers.items,data:data2};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -5157,7 +5350,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/receivers",schemaPath:"#/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.receivers.type,parentSchema:schema100.properties.receivers,data:data1};
+const err66 = {instancePath:instancePath+"/receivers",schemaPath:"#/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema101.properties.receivers.type,parentSchema:schema101.properties.receivers,data:data1};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -5172,7 +5365,7 @@ let data28 = data.delivery;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 for(const key5 in data28){
 if(!(((((key5 === "attempts") || (key5 === "baseDelayMs")) || (key5 === "maxDelayMs")) || (key5 === "timeoutMs")) || (key5 === "queueLimit"))){
-const err67 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema100.properties.delivery,data:data28};
+const err67 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema101.properties.delivery,data:data28};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -5185,7 +5378,7 @@ errors++;
 if(data28.attempts !== undefined){
 let data29 = data28.attempts;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err68 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.attempts.type,parentSchema:schema100.properties.delivery.properties.attempts,data:data29};
+const err68 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema101.properties.delivery.properties.attempts.type,parentSchema:schema101.properties.delivery.properties.attempts,data:data29};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -5196,7 +5389,7 @@ errors++;
 }
 if((typeof data29 == "number") && (isFinite(data29))){
 if(data29 > 20 || isNaN(data29)){
-const err69 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema100.properties.delivery.properties.attempts,data:data29};
+const err69 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema101.properties.delivery.properties.attempts,data:data29};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -5206,7 +5399,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data29 < 1 || isNaN(data29)){
-const err70 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.attempts,data:data29};
+const err70 = {instancePath:instancePath+"/delivery/attempts",schemaPath:"#/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema101.properties.delivery.properties.attempts,data:data29};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -5220,7 +5413,7 @@ errors++;
 if(data28.baseDelayMs !== undefined){
 let data30 = data28.baseDelayMs;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err71 = {instancePath:instancePath+"/delivery/baseDelayMs",schemaPath:"#/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.baseDelayMs.type,parentSchema:schema100.properties.delivery.properties.baseDelayMs,data:data30};
+const err71 = {instancePath:instancePath+"/delivery/baseDelayMs",schemaPath:"#/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema101.properties.delivery.properties.baseDelayMs.type,parentSchema:schema101.properties.delivery.properties.baseDelayMs,data:data30};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -5231,7 +5424,7 @@ errors++;
 }
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 < 1 || isNaN(data30)){
-const err72 = {instancePath:instancePath+"/delivery/baseDelayMs",schemaPath:"#/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.baseDelayMs,data:data30};
+const err72 = {instancePath:instancePath+"/delivery/baseDelayMs",schemaPath:"#/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema101.properties.delivery.properties.baseDelayMs,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -5245,7 +5438,7 @@ errors++;
 if(data28.maxDelayMs !== undefined){
 let data31 = data28.maxDelayMs;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err73 = {instancePath:instancePath+"/delivery/maxDelayMs",schemaPath:"#/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.maxDelayMs.type,parentSchema:schema100.properties.delivery.properties.maxDelayMs,data:data31};
+const err73 = {instancePath:instancePath+"/delivery/maxDelayMs",schemaPath:"#/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema101.properties.delivery.properties.maxDelayMs.type,parentSchema:schema101.properties.delivery.properties.maxDelayMs,data:data31};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -5256,7 +5449,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 < 1 || isNaN(data31)){
-const err74 = {instancePath:instancePath+"/delivery/maxDelayMs",schemaPath:"#/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.maxDelayMs,data:data31};
+const err74 = {instancePath:instancePath+"/delivery/maxDelayMs",schemaPath:"#/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema101.properties.delivery.properties.maxDelayMs,data:data31};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -5270,7 +5463,7 @@ errors++;
 if(data28.timeoutMs !== undefined){
 let data32 = data28.timeoutMs;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err75 = {instancePath:instancePath+"/delivery/timeoutMs",schemaPath:"#/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.timeoutMs.type,parentSchema:schema100.properties.delivery.properties.timeoutMs,data:data32};
+const err75 = {instancePath:instancePath+"/delivery/timeoutMs",schemaPath:"#/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema101.properties.delivery.properties.timeoutMs.type,parentSchema:schema101.properties.delivery.properties.timeoutMs,data:data32};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -5281,7 +5474,7 @@ errors++;
 }
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 < 100 || isNaN(data32)){
-const err76 = {instancePath:instancePath+"/delivery/timeoutMs",schemaPath:"#/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema100.properties.delivery.properties.timeoutMs,data:data32};
+const err76 = {instancePath:instancePath+"/delivery/timeoutMs",schemaPath:"#/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema101.properties.delivery.properties.timeoutMs,data:data32};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -5295,7 +5488,7 @@ errors++;
 if(data28.queueLimit !== undefined){
 let data33 = data28.queueLimit;
 if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
-const err77 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.delivery.properties.queueLimit.type,parentSchema:schema100.properties.delivery.properties.queueLimit,data:data33};
+const err77 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema101.properties.delivery.properties.queueLimit.type,parentSchema:schema101.properties.delivery.properties.queueLimit,data:data33};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -5306,7 +5499,7 @@ errors++;
 }
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 10000 || isNaN(data33)){
-const err78 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema100.properties.delivery.properties.queueLimit,data:data33};
+const err78 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema101.properties.delivery.properties.queueLimit,data:data33};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -5316,7 +5509,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data33 < 1 || isNaN(data33)){
-const err79 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.delivery.properties.queueLimit,data:data33};
+const err79 = {instancePath:instancePath+"/delivery/queueLimit",schemaPath:"#/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema101.properties.delivery.properties.queueLimit,data:data33};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -5329,7 +5522,7 @@ errors++;
 }
 }
 else {
-const err80 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.delivery.type,parentSchema:schema100.properties.delivery,data:data28};
+const err80 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.properties.delivery.type,parentSchema:schema101.properties.delivery,data:data28};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -5341,7 +5534,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+const err81 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -5350,17 +5543,17 @@ vErrors.push(err81);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema113 = {"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
+const schema114 = {"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"};
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5373,7 +5566,7 @@ let passing0 = null;
 const _errs1 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.backend === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema113.oneOf[0].required,parentSchema:schema113.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema114.oneOf[0].required,parentSchema:schema114.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5384,7 +5577,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "backend") || (key0 === "path")) || (key0 === "lockStaleAfter"))){
-const err1 = {instancePath,schemaPath:"#/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema113.oneOf[0],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema114.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5397,7 +5590,7 @@ errors++;
 if(data.backend !== undefined){
 let data0 = data.backend;
 if("sqlite" !== data0){
-const err2 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema113.oneOf[0].properties.backend,data:data0};
+const err2 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/0/properties/backend/const",keyword:"const",params:{allowedValue: "sqlite"},message:"must be equal to constant",schema:"sqlite",parentSchema:schema114.oneOf[0].properties.backend,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5410,7 +5603,7 @@ errors++;
 if(data.path !== undefined){
 let data1 = data.path;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/path",schemaPath:"#/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.oneOf[0].properties.path.type,parentSchema:schema113.oneOf[0].properties.path,data:data1};
+const err3 = {instancePath:instancePath+"/path",schemaPath:"#/oneOf/0/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema114.oneOf[0].properties.path.type,parentSchema:schema114.oneOf[0].properties.path,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5447,7 +5640,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.oneOf[0].type,parentSchema:schema113.oneOf[0],data};
+const err6 = {instancePath,schemaPath:"#/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.oneOf[0].type,parentSchema:schema114.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5465,7 +5658,7 @@ var props0 = true;
 const _errs11 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.backend === undefined){
-const err7 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema113.oneOf[1].required,parentSchema:schema113.oneOf[1],data};
+const err7 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema114.oneOf[1].required,parentSchema:schema114.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5476,7 +5669,7 @@ errors++;
 }
 for(const key1 in data){
 if(!((key1 === "backend") || (key1 === "path"))){
-const err8 = {instancePath,schemaPath:"#/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema113.oneOf[1],data};
+const err8 = {instancePath,schemaPath:"#/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema114.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5489,7 +5682,7 @@ errors++;
 if(data.backend !== undefined){
 let data3 = data.backend;
 if("file" !== data3){
-const err9 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema113.oneOf[1].properties.backend,data:data3};
+const err9 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/1/properties/backend/const",keyword:"const",params:{allowedValue: "file"},message:"must be equal to constant",schema:"file",parentSchema:schema114.oneOf[1].properties.backend,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5502,7 +5695,7 @@ errors++;
 if(data.path !== undefined){
 let data4 = data.path;
 if(typeof data4 !== "string"){
-const err10 = {instancePath:instancePath+"/path",schemaPath:"#/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.oneOf[1].properties.path.type,parentSchema:schema113.oneOf[1].properties.path,data:data4};
+const err10 = {instancePath:instancePath+"/path",schemaPath:"#/oneOf/1/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema114.oneOf[1].properties.path.type,parentSchema:schema114.oneOf[1].properties.path,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5514,7 +5707,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.oneOf[1].type,parentSchema:schema113.oneOf[1],data};
+const err11 = {instancePath,schemaPath:"#/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.oneOf[1].type,parentSchema:schema114.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5539,7 +5732,7 @@ props0 = true;
 const _errs17 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.backend === undefined){
-const err12 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema113.oneOf[2].required,parentSchema:schema113.oneOf[2],data};
+const err12 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "backend"},message:"must have required property '"+"backend"+"'",schema:schema114.oneOf[2].required,parentSchema:schema114.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5549,7 +5742,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data.urlEnv === undefined){
-const err13 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema113.oneOf[2].required,parentSchema:schema113.oneOf[2],data};
+const err13 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema114.oneOf[2].required,parentSchema:schema114.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5560,7 +5753,7 @@ errors++;
 }
 for(const key2 in data){
 if(!(((key2 === "backend") || (key2 === "urlEnv")) || (key2 === "schema"))){
-const err14 = {instancePath,schemaPath:"#/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema113.oneOf[2],data};
+const err14 = {instancePath,schemaPath:"#/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema114.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5573,7 +5766,7 @@ errors++;
 if(data.backend !== undefined){
 let data5 = data.backend;
 if("postgres" !== data5){
-const err15 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema113.oneOf[2].properties.backend,data:data5};
+const err15 = {instancePath:instancePath+"/backend",schemaPath:"#/oneOf/2/properties/backend/const",keyword:"const",params:{allowedValue: "postgres"},message:"must be equal to constant",schema:"postgres",parentSchema:schema114.oneOf[2].properties.backend,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5611,8 +5804,8 @@ errors++;
 if(data.schema !== undefined){
 let data7 = data.schema;
 if(typeof data7 === "string"){
-if(!pattern61.test(data7)){
-const err18 = {instancePath:instancePath+"/schema",schemaPath:"#/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema113.oneOf[2].properties.schema,data:data7};
+if(!pattern62.test(data7)){
+const err18 = {instancePath:instancePath+"/schema",schemaPath:"#/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema114.oneOf[2].properties.schema,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5623,7 +5816,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/schema",schemaPath:"#/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.oneOf[2].properties.schema.type,parentSchema:schema113.oneOf[2].properties.schema,data:data7};
+const err19 = {instancePath:instancePath+"/schema",schemaPath:"#/oneOf/2/properties/schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema114.oneOf[2].properties.schema.type,parentSchema:schema114.oneOf[2].properties.schema,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5635,7 +5828,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.oneOf[2].type,parentSchema:schema113.oneOf[2],data};
+const err20 = {instancePath,schemaPath:"#/oneOf/2/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.oneOf[2].type,parentSchema:schema114.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5660,7 +5853,7 @@ props0 = true;
 }
 }
 if(!valid0){
-const err21 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema113.oneOf,parentSchema:schema113,data};
+const err21 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema114.oneOf,parentSchema:schema114,data};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5680,11 +5873,11 @@ vErrors = null;
 }
 }
 }
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate43.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate45.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -5802,11 +5995,21 @@ errors = vErrors.length;
 }
 }
 if(data.secrets !== undefined){
-let data5 = data.secrets;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key3 in data5){
-if(!(((key3 === "fileRoot") || (key3 === "env")) || (key3 === "envPrefix"))){
-const err7 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data:data5};
+if(!(validate41(data.secrets, {instancePath:instancePath+"/secrets",parentData:data,parentDataProperty:"secrets",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+errors = vErrors.length;
+}
+}
+if(data.notifications !== undefined){
+if(!(validate43(data.notifications, {instancePath:instancePath+"/notifications",parentData:data,parentDataProperty:"notifications",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
+}
+}
+if(data.orphans !== undefined){
+let data7 = data.orphans;
+if(!((data7 === "report") || (data7 === "deactivate"))){
+const err7 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema113.enum},message:"must be equal to one of the allowed values",schema:schema113.enum,parentSchema:schema113,data:data7};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5816,10 +6019,25 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data5.fileRoot !== undefined){
-let data6 = data5.fileRoot;
-if(typeof data6 !== "string"){
-const err8 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.fileRoot.type,parentSchema:schema99.properties.fileRoot,data:data6};
+if(data.state !== undefined){
+if(!(validate45(data.state, {instancePath:instancePath+"/state",parentData:data,parentDataProperty:"state",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+}
+if(data.patches !== undefined){
+let data9 = data.patches;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+const _errs35 = errors;
+let valid9 = false;
+let passing0 = null;
+const _errs36 = errors;
+if(typeof data10 === "string"){
+if(func1(data10) < 1){
+const err8 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema117.oneOf[0],data:data10};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5829,15 +6047,8 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data5.env !== undefined){
-let data7 = data5.env;
-if(Array.isArray(data7)){
-const len0 = data7.length;
-for(let i0=0; i0<len0; i0++){
-let data8 = data7[i0];
-if(typeof data8 === "string"){
-if(!pattern16.test(data8)){
-const err9 = {instancePath:instancePath+"/secrets/env/" + i0,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.env.items,data:data8};
+else {
+const err9 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.oneOf[0].type,parentSchema:schema117.oneOf[0],data:data10};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5846,9 +6057,15 @@ vErrors.push(err9);
 }
 errors++;
 }
+var _valid0 = _errs36 === errors;
+if(_valid0){
+valid9 = true;
+passing0 = 0;
 }
-else {
-const err10 = {instancePath:instancePath+"/secrets/env/" + i0,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.env.items.type,parentSchema:schema99.properties.env.items,data:data8};
+const _errs38 = errors;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.kind === undefined){
+const err10 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema117.oneOf[1].required,parentSchema:schema117.oneOf[1],data:data10};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5857,19 +6074,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-let i1 = data7.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data7[i1];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err11 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema99.properties.env,data:data7};
+if(data10.metadata === undefined){
+const err11 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema117.oneOf[1].required,parentSchema:schema117.oneOf[1],data:data10};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5877,14 +6083,12 @@ else {
 vErrors.push(err11);
 }
 errors++;
-break;
 }
-indices0[item0] = i1;
-}
-}
-}
-else {
-const err12 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema99.properties.env.type,parentSchema:schema99.properties.env,data:data7};
+if(data10.kind !== undefined){
+let data11 = data10.kind;
+if(typeof data11 === "string"){
+if(func1(data11) < 1){
+const err12 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema117.oneOf[1].properties.kind,data:data11};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5894,11 +6098,8 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data5.envPrefix !== undefined){
-let data9 = data5.envPrefix;
-if(typeof data9 === "string"){
-if(!pattern16.test(data9)){
-const err13 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema99.properties.envPrefix,data:data9};
+else {
+const err13 = {instancePath:instancePath+"/patches/" + i0+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.oneOf[1].properties.kind.type,parentSchema:schema117.oneOf[1].properties.kind,data:data11};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5908,8 +6109,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.envPrefix.type,parentSchema:schema99.properties.envPrefix,data:data9};
+if(data10.metadata !== undefined){
+let data12 = data10.metadata;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.name === undefined){
+const err14 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema117.oneOf[1].properties.metadata.required,parentSchema:schema117.oneOf[1].properties.metadata,data:data12};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5918,10 +6122,11 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data:data5};
+if(data12.name !== undefined){
+let data13 = data12.name;
+if(typeof data13 === "string"){
+if(func1(data13) < 1){
+const err15 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema117.oneOf[1].properties.metadata.properties.name,data:data13};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5931,16 +6136,8 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-if(!(validate41(data.notifications, {instancePath:instancePath+"/notifications",parentData:data,parentDataProperty:"notifications",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-if(data.orphans !== undefined){
-let data11 = data.orphans;
-if(!((data11 === "report") || (data11 === "deactivate"))){
-const err16 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema112.enum},message:"must be equal to one of the allowed values",schema:schema112.enum,parentSchema:schema112,data:data11};
+else {
+const err16 = {instancePath:instancePath+"/patches/" + i0+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.oneOf[1].properties.metadata.properties.name.type,parentSchema:schema117.oneOf[1].properties.metadata.properties.name,data:data13};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5950,25 +6147,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.state !== undefined){
-if(!(validate43(data.state, {instancePath:instancePath+"/state",parentData:data,parentDataProperty:"state",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
 }
-}
-if(data.patches !== undefined){
-let data13 = data.patches;
-if(Array.isArray(data13)){
-const len1 = data13.length;
-for(let i2=0; i2<len1; i2++){
-let data14 = data13[i2];
-const _errs47 = errors;
-let valid14 = false;
-let passing0 = null;
-const _errs48 = errors;
-if(typeof data14 === "string"){
-if(func1(data14) < 1){
-const err17 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema116.oneOf[0],data:data14};
+else {
+const err17 = {instancePath:instancePath+"/patches/" + i0+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.oneOf[1].properties.metadata.type,parentSchema:schema117.oneOf[1].properties.metadata,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5978,8 +6159,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-else {
-const err18 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.oneOf[0].type,parentSchema:schema116.oneOf[0],data:data14};
+if(data10.$patch !== undefined){
+let data14 = data10.$patch;
+if(!((data14 === "merge") || (data14 === "delete"))){
+const err18 = {instancePath:instancePath+"/patches/" + i0+"/$patch",schemaPath:"#/$defs/patch/oneOf/1/properties/%24patch/enum",keyword:"enum",params:{allowedValues: schema117.oneOf[1].properties.$patch.enum},message:"must be equal to one of the allowed values",schema:schema117.oneOf[1].properties.$patch.enum,parentSchema:schema117.oneOf[1].properties.$patch,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5988,15 +6171,10 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid0 = _errs48 === errors;
-if(_valid0){
-valid14 = true;
-passing0 = 0;
 }
-const _errs50 = errors;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(data14.kind === undefined){
-const err19 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema116.oneOf[1].required,parentSchema:schema116.oneOf[1],data:data14};
+}
+else {
+const err19 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.oneOf[1].type,parentSchema:schema117.oneOf[1],data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6005,8 +6183,23 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data14.metadata === undefined){
-const err20 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/1/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema116.oneOf[1].required,parentSchema:schema116.oneOf[1],data:data14};
+var _valid0 = _errs38 === errors;
+if(_valid0 && valid9){
+valid9 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid9 = true;
+passing0 = 1;
+var props1 = {};
+props1.kind = true;
+props1.metadata = true;
+props1.$patch = true;
+}
+}
+if(!valid9){
+const err20 = {instancePath:instancePath+"/patches/" + i0,schemaPath:"#/$defs/patch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema117.oneOf,parentSchema:schema117,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6015,135 +6208,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data14.kind !== undefined){
-let data15 = data14.kind;
-if(typeof data15 === "string"){
-if(func1(data15) < 1){
-const err21 = {instancePath:instancePath+"/patches/" + i2+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema116.oneOf[1].properties.kind,data:data15};
-if(vErrors === null){
-vErrors = [err21];
-}
 else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/patches/" + i2+"/kind",schemaPath:"#/$defs/patch/oneOf/1/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.oneOf[1].properties.kind.type,parentSchema:schema116.oneOf[1].properties.kind,data:data15};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data14.metadata !== undefined){
-let data16 = data14.metadata;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.name === undefined){
-const err23 = {instancePath:instancePath+"/patches/" + i2+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema116.oneOf[1].properties.metadata.required,parentSchema:schema116.oneOf[1].properties.metadata,data:data16};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(data16.name !== undefined){
-let data17 = data16.name;
-if(typeof data17 === "string"){
-if(func1(data17) < 1){
-const err24 = {instancePath:instancePath+"/patches/" + i2+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema116.oneOf[1].properties.metadata.properties.name,data:data17};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/patches/" + i2+"/metadata/name",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.oneOf[1].properties.metadata.properties.name.type,parentSchema:schema116.oneOf[1].properties.metadata.properties.name,data:data17};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/patches/" + i2+"/metadata",schemaPath:"#/$defs/patch/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.oneOf[1].properties.metadata.type,parentSchema:schema116.oneOf[1].properties.metadata,data:data16};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-if(data14.$patch !== undefined){
-let data18 = data14.$patch;
-if(!((data18 === "merge") || (data18 === "delete"))){
-const err27 = {instancePath:instancePath+"/patches/" + i2+"/$patch",schemaPath:"#/$defs/patch/oneOf/1/properties/%24patch/enum",keyword:"enum",params:{allowedValues: schema116.oneOf[1].properties.$patch.enum},message:"must be equal to one of the allowed values",schema:schema116.oneOf[1].properties.$patch.enum,parentSchema:schema116.oneOf[1].properties.$patch,data:data18};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-}
-else {
-const err28 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.oneOf[1].type,parentSchema:schema116.oneOf[1],data:data14};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-var _valid0 = _errs50 === errors;
-if(_valid0 && valid14){
-valid14 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid0){
-valid14 = true;
-passing0 = 1;
-var props1 = {};
-props1.kind = true;
-props1.metadata = true;
-props1.$patch = true;
-}
-}
-if(!valid14){
-const err29 = {instancePath:instancePath+"/patches/" + i2,schemaPath:"#/$defs/patch/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema116.oneOf,parentSchema:schema116,data:data14};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-else {
-errors = _errs47;
+errors = _errs35;
 if(vErrors !== null){
-if(_errs47){
-vErrors.length = _errs47;
+if(_errs35){
+vErrors.length = _errs35;
 }
 else {
 vErrors = null;
@@ -6153,24 +6222,24 @@ vErrors = null;
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/patches",schemaPath:"#/properties/patches/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema75.properties.patches.type,parentSchema:schema75.properties.patches,data:data13};
+const err21 = {instancePath:instancePath+"/patches",schemaPath:"#/properties/patches/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema75.properties.patches.type,parentSchema:schema75.properties.patches,data:data9};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err21];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err21);
 }
 errors++;
 }
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err22];
 }
 else {
-vErrors.push(err31);
+vErrors.push(err22);
 }
 errors++;
 }
@@ -8246,7 +8315,7 @@ errors++;
 if(data61.schema !== undefined){
 let data69 = data61.schema;
 if(typeof data69 === "string"){
-if(!pattern61.test(data69)){
+if(!pattern62.test(data69)){
 const err158 = {instancePath:instancePath+"/state/schema",schemaPath:"#/properties/state/oneOf/2/properties/schema/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]*$"+"\"",schema:"^[a-z_][a-z0-9_]*$",parentSchema:schema56.properties.state.oneOf[2].properties.schema,data:data69};
 if(vErrors === null){
 vErrors = [err158];
@@ -8810,7 +8879,7 @@ const len2 = data88.length;
 for(let i3=0; i3<len2; i3++){
 let data89 = data88[i3];
 if(!(((((data89 === "run-failed") || (data89 === "in-doubt")) || (data89 === "commit-refused")) || (data89 === "recovered")) || (data89 === "leader-changed"))){
-const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data89};
+const err198 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data89};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -8827,7 +8896,7 @@ outer0:
 for(;i4--;){
 for(j1 = i4; j1--;){
 if(func0(data88[i4], data88[j1])){
-const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema105,data:data88};
+const err199 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data88};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -8842,7 +8911,7 @@ break outer0;
 }
 }
 else {
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data88};
+const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data88};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -8963,7 +9032,7 @@ const len3 = data93.length;
 for(let i5=0; i5<len3; i5++){
 let data94 = data93[i5];
 if(!(((((data94 === "run-failed") || (data94 === "in-doubt")) || (data94 === "commit-refused")) || (data94 === "recovered")) || (data94 === "leader-changed"))){
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema105.items.enum},message:"must be equal to one of the allowed values",schema:schema105.items.enum,parentSchema:schema105.items,data:data94};
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data94};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -8980,7 +9049,7 @@ outer1:
 for(;i6--;){
 for(j2 = i6; j2--;){
 if(func0(data93[i6], data93[j2])){
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema105,data:data93};
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema106,data:data93};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -8995,7 +9064,7 @@ break outer1;
 }
 }
 else {
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema105.type,parentSchema:schema105,data:data93};
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data93};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -9129,7 +9198,7 @@ errors++;
 if(data82.repository !== undefined){
 let data98 = data82.repository;
 if(typeof data98 === "string"){
-if(!pattern55.test(data98)){
+if(!pattern56.test(data98)){
 const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data98};
 if(vErrors === null){
 vErrors = [err221];
@@ -9864,7 +9933,7 @@ errors++;
 if(data121.listen !== undefined){
 let data122 = data121.listen;
 if(typeof data122 === "string"){
-if(!pattern81.test(data122)){
+if(!pattern82.test(data122)){
 const err277 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data122};
 if(vErrors === null){
 vErrors = [err277];
@@ -10002,7 +10071,7 @@ if(data.secrets !== undefined){
 let data127 = data.secrets;
 if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
 for(const key32 in data127){
-if(!(((key32 === "fileRoot") || (key32 === "env")) || (key32 === "envPrefix"))){
+if(!(((((key32 === "fileRoot") || (key32 === "env")) || (key32 === "envPrefix")) || (key32 === "sopsAgeKeyEnv")) || (key32 === "sopsAgeKeyFile"))){
 const err288 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data127};
 if(vErrors === null){
 vErrors = [err288];
@@ -10116,9 +10185,11 @@ vErrors.push(err295);
 errors++;
 }
 }
-}
-else {
-const err296 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data127};
+if(data127.sopsAgeKeyEnv !== undefined){
+let data132 = data127.sopsAgeKeyEnv;
+if(typeof data132 === "string"){
+if(!pattern16.test(data132)){
+const err296 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data132};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -10128,12 +10199,8 @@ vErrors.push(err296);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data132 = data.limits;
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-for(const key33 in data132){
-if(!((((((key33 === "maxFileBytes") || (key33 === "maxFiles")) || (key33 === "maxDepth")) || (key33 === "maxResponseBytes")) || (key33 === "maxDocumentsPerFile")) || (key33 === "maxDocuments"))){
-const err297 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data132};
+else {
+const err297 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data132};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -10143,10 +10210,11 @@ vErrors.push(err297);
 errors++;
 }
 }
-if(data132.maxFileBytes !== undefined){
-let data133 = data132.maxFileBytes;
-if(!(((typeof data133 == "number") && (!(data133 % 1) && !isNaN(data133))) && (isFinite(data133)))){
-const err298 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data133};
+if(data127.sopsAgeKeyFile !== undefined){
+let data133 = data127.sopsAgeKeyFile;
+if(typeof data133 === "string"){
+if(func1(data133) < 1){
+const err298 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data133};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -10155,9 +10223,9 @@ vErrors.push(err298);
 }
 errors++;
 }
-if((typeof data133 == "number") && (isFinite(data133))){
-if(data133 < 1024 || isNaN(data133)){
-const err299 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data133};
+}
+else {
+const err299 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.sopsAgeKeyFile.type,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data133};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -10168,10 +10236,8 @@ errors++;
 }
 }
 }
-if(data132.maxFiles !== undefined){
-let data134 = data132.maxFiles;
-if(!(((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134))) && (isFinite(data134)))){
-const err300 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data134};
+else {
+const err300 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data127};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -10180,9 +10246,13 @@ vErrors.push(err300);
 }
 errors++;
 }
-if((typeof data134 == "number") && (isFinite(data134))){
-if(data134 < 1 || isNaN(data134)){
-const err301 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data134};
+}
+if(data.limits !== undefined){
+let data134 = data.limits;
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+for(const key33 in data134){
+if(!((((((key33 === "maxFileBytes") || (key33 === "maxFiles")) || (key33 === "maxDepth")) || (key33 === "maxResponseBytes")) || (key33 === "maxDocumentsPerFile")) || (key33 === "maxDocuments"))){
+const err301 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data134};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -10192,11 +10262,10 @@ vErrors.push(err301);
 errors++;
 }
 }
-}
-if(data132.maxDepth !== undefined){
-let data135 = data132.maxDepth;
+if(data134.maxFileBytes !== undefined){
+let data135 = data134.maxFileBytes;
 if(!(((typeof data135 == "number") && (!(data135 % 1) && !isNaN(data135))) && (isFinite(data135)))){
-const err302 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data135};
+const err302 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data135};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -10206,8 +10275,8 @@ vErrors.push(err302);
 errors++;
 }
 if((typeof data135 == "number") && (isFinite(data135))){
-if(data135 > 1000 || isNaN(data135)){
-const err303 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data135};
+if(data135 < 1024 || isNaN(data135)){
+const err303 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data135};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -10216,8 +10285,12 @@ vErrors.push(err303);
 }
 errors++;
 }
-if(data135 < 8 || isNaN(data135)){
-const err304 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data135};
+}
+}
+if(data134.maxFiles !== undefined){
+let data136 = data134.maxFiles;
+if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
+const err304 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data136};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -10226,12 +10299,9 @@ vErrors.push(err304);
 }
 errors++;
 }
-}
-}
-if(data132.maxResponseBytes !== undefined){
-let data136 = data132.maxResponseBytes;
-if(!(((typeof data136 == "number") && (!(data136 % 1) && !isNaN(data136))) && (isFinite(data136)))){
-const err305 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data136};
+if((typeof data136 == "number") && (isFinite(data136))){
+if(data136 < 1 || isNaN(data136)){
+const err305 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data136};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -10240,9 +10310,12 @@ vErrors.push(err305);
 }
 errors++;
 }
-if((typeof data136 == "number") && (isFinite(data136))){
-if(data136 < 1024 || isNaN(data136)){
-const err306 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data136};
+}
+}
+if(data134.maxDepth !== undefined){
+let data137 = data134.maxDepth;
+if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
+const err306 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data137};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -10251,12 +10324,9 @@ vErrors.push(err306);
 }
 errors++;
 }
-}
-}
-if(data132.maxDocumentsPerFile !== undefined){
-let data137 = data132.maxDocumentsPerFile;
-if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
-const err307 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data137};
+if((typeof data137 == "number") && (isFinite(data137))){
+if(data137 > 1000 || isNaN(data137)){
+const err307 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data137};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -10265,9 +10335,8 @@ vErrors.push(err307);
 }
 errors++;
 }
-if((typeof data137 == "number") && (isFinite(data137))){
-if(data137 < 1 || isNaN(data137)){
-const err308 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data137};
+if(data137 < 8 || isNaN(data137)){
+const err308 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data137};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -10278,10 +10347,10 @@ errors++;
 }
 }
 }
-if(data132.maxDocuments !== undefined){
-let data138 = data132.maxDocuments;
+if(data134.maxResponseBytes !== undefined){
+let data138 = data134.maxResponseBytes;
 if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
-const err309 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data138};
+const err309 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data138};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -10291,8 +10360,8 @@ vErrors.push(err309);
 errors++;
 }
 if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 < 1 || isNaN(data138)){
-const err310 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data138};
+if(data138 < 1024 || isNaN(data138)){
+const err310 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data138};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -10303,9 +10372,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err311 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data132};
+if(data134.maxDocumentsPerFile !== undefined){
+let data139 = data134.maxDocumentsPerFile;
+if(!(((typeof data139 == "number") && (!(data139 % 1) && !isNaN(data139))) && (isFinite(data139)))){
+const err311 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data139};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -10314,10 +10384,9 @@ vErrors.push(err311);
 }
 errors++;
 }
-}
-}
-else {
-const err312 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if((typeof data139 == "number") && (isFinite(data139))){
+if(data139 < 1 || isNaN(data139)){
+const err312 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data139};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -10326,18 +10395,68 @@ vErrors.push(err312);
 }
 errors++;
 }
+}
+}
+if(data134.maxDocuments !== undefined){
+let data140 = data134.maxDocuments;
+if(!(((typeof data140 == "number") && (!(data140 % 1) && !isNaN(data140))) && (isFinite(data140)))){
+const err313 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data140};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+if((typeof data140 == "number") && (isFinite(data140))){
+if(data140 < 1 || isNaN(data140)){
+const err314 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data140};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err315 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data134};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+}
+else {
+const err316 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
 validate35.errors = vErrors;
 return errors === 0;
 }
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v6 = validate46;
-const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
+export const v6 = validate48;
+const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate47.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10479,17 +10598,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/llm-settings.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10498,7 +10617,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema139.required,parentSchema:schema139,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10508,7 +10627,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema139.required,parentSchema:schema139,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10518,7 +10637,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema139.required,parentSchema:schema139,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10528,7 +10647,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema139.required,parentSchema:schema139,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema141.required,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10539,7 +10658,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema139,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10565,7 +10684,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("LlmSettings" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema139.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema141.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10576,8 +10695,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate47(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate49(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -10585,7 +10704,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.attributes === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema139.properties.spec.required,parentSchema:schema139.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema141.properties.spec.required,parentSchema:schema141.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10596,7 +10715,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "type") || (key1 === "attributes"))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema139.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema141.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10609,7 +10728,7 @@ errors++;
 if(data3.type !== undefined){
 let data4 = data3.type;
 if("llm-settings" !== data4){
-const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema139.properties.spec.properties.type,data:data4};
+const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema141.properties.spec.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10623,8 +10742,8 @@ if(data3.attributes !== undefined){
 let data5 = data3.attributes;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key2 in data5){
-if(!(func7.call(schema139.properties.spec.properties.attributes.properties, key2))){
-const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema139.properties.spec.properties.attributes,data:data5};
+if(!(func7.call(schema141.properties.spec.properties.attributes.properties, key2))){
+const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema141.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10637,7 +10756,7 @@ errors++;
 if(data5.max_length !== undefined){
 let data6 = data5.max_length;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema139.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema139.properties.spec.properties.attributes.properties.max_length,data:data6};
+const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema141.properties.spec.properties.attributes.properties.max_length,data:data6};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10650,7 +10769,7 @@ errors++;
 if(data5.max_tokens !== undefined){
 let data7 = data5.max_tokens;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema139.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema139.properties.spec.properties.attributes.properties.max_tokens,data:data7};
+const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema141.properties.spec.properties.attributes.properties.max_tokens,data:data7};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10663,7 +10782,7 @@ errors++;
 if(data5.min_length !== undefined){
 let data8 = data5.min_length;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema139.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema139.properties.spec.properties.attributes.properties.min_length,data:data8};
+const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema141.properties.spec.properties.attributes.properties.min_length,data:data8};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10676,7 +10795,7 @@ errors++;
 if(data5.metadata !== undefined){
 let data9 = data5.metadata;
 if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
-const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema139.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema139.properties.spec.properties.attributes.properties.metadata,data:data9};
+const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema141.properties.spec.properties.attributes.properties.metadata,data:data9};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10689,7 +10808,7 @@ errors++;
 if(data5.model_name !== undefined){
 let data10 = data5.model_name;
 if(typeof data10 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema139.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema139.properties.spec.properties.attributes.properties.model_name,data:data10};
+const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema141.properties.spec.properties.attributes.properties.model_name,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10702,7 +10821,7 @@ errors++;
 if(data5.repetition_penalty !== undefined){
 let data11 = data5.repetition_penalty;
 if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema139.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema139.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
+const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema141.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema141.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10715,7 +10834,7 @@ errors++;
 if(data5.seed !== undefined){
 let data12 = data5.seed;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema139.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema139.properties.spec.properties.attributes.properties.seed,data:data12};
+const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema141.properties.spec.properties.attributes.properties.seed,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10732,7 +10851,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema139.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema139.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
+const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema141.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10744,7 +10863,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema139.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema139.properties.spec.properties.attributes.properties.stop_words,data:data13};
+const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema141.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema141.properties.spec.properties.attributes.properties.stop_words,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10757,7 +10876,7 @@ errors++;
 if(data5.temperature !== undefined){
 let data15 = data5.temperature;
 if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema139.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema139.properties.spec.properties.attributes.properties.temperature,data:data15};
+const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema141.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema141.properties.spec.properties.attributes.properties.temperature,data:data15};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10770,7 +10889,7 @@ errors++;
 if(data5.top_k !== undefined){
 let data16 = data5.top_k;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema139.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema139.properties.spec.properties.attributes.properties.top_k,data:data16};
+const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema141.properties.spec.properties.attributes.properties.top_k,data:data16};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10783,7 +10902,7 @@ errors++;
 if(data5.top_p !== undefined){
 let data17 = data5.top_p;
 if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema139.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema139.properties.spec.properties.attributes.properties.top_p,data:data17};
+const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema141.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema141.properties.spec.properties.attributes.properties.top_p,data:data17};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10796,7 +10915,7 @@ errors++;
 if(data5.system_prompt !== undefined){
 let data18 = data5.system_prompt;
 if(typeof data18 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema139.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema139.properties.spec.properties.attributes.properties.system_prompt,data:data18};
+const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema141.properties.spec.properties.attributes.properties.system_prompt,data:data18};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10808,7 +10927,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema139.properties.spec.properties.attributes.type,parentSchema:schema139.properties.spec.properties.attributes,data:data5};
+const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.properties.attributes.type,parentSchema:schema141.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10820,7 +10939,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema139.properties.spec.type,parentSchema:schema139.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.type,parentSchema:schema141.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10832,7 +10951,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema139.type,parentSchema:schema139,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.type,parentSchema:schema141,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10841,18 +10960,18 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v7 = validate49;
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+export const v7 = validate51;
+const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10994,17 +11113,17 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/oauth-client.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate49.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11013,7 +11132,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema143.required,parentSchema:schema143,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11023,7 +11142,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema143.required,parentSchema:schema143,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11033,7 +11152,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema143.required,parentSchema:schema143,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11043,7 +11162,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema143.required,parentSchema:schema143,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema145.required,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11054,7 +11173,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema143,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11080,7 +11199,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OAuthClient" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema143.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema145.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11091,8 +11210,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate50(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate52(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 }
@@ -11104,7 +11223,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiRef === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema143.properties.spec.oneOf[0].required,parentSchema:schema143.properties.spec.oneOf[0],data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema145.properties.spec.oneOf[0].required,parentSchema:schema145.properties.spec.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11122,7 +11241,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiId === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema143.properties.spec.oneOf[1].required,parentSchema:schema143.properties.spec.oneOf[1],data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema145.properties.spec.oneOf[1].required,parentSchema:schema145.properties.spec.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11144,7 +11263,7 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema143.properties.spec.oneOf,parentSchema:schema143.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema145.properties.spec.oneOf,parentSchema:schema145.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11166,7 +11285,7 @@ vErrors = null;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.clientId === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema143.properties.spec.required,parentSchema:schema143.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema145.properties.spec.required,parentSchema:schema145.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11177,7 +11296,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "apiRef") || (key1 === "apiId")) || (key1 === "clientId")) || (key1 === "description")) || (key1 === "meta_data")) || (key1 === "policy_id")) || (key1 === "redirect_uri")) || (key1 === "secret"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema143.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema145.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11305,7 +11424,7 @@ errors++;
 if(data3.description !== undefined){
 let data7 = data3.description;
 if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.spec.properties.description.type,parentSchema:schema143.properties.spec.properties.description,data:data7};
+const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.description.type,parentSchema:schema145.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11318,7 +11437,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data8 = data3.meta_data;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema143.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema143.properties.spec.properties.meta_data.type,parentSchema:schema143.properties.spec.properties.meta_data,data:data8};
+const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema145.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema145.properties.spec.properties.meta_data.type,parentSchema:schema145.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11331,7 +11450,7 @@ errors++;
 if(data3.policy_id !== undefined){
 let data9 = data3.policy_id;
 if(typeof data9 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.spec.properties.policy_id.type,parentSchema:schema143.properties.spec.properties.policy_id,data:data9};
+const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.policy_id.type,parentSchema:schema145.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11344,7 +11463,7 @@ errors++;
 if(data3.redirect_uri !== undefined){
 let data10 = data3.redirect_uri;
 if(typeof data10 !== "string"){
-const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.spec.properties.redirect_uri.type,parentSchema:schema143.properties.spec.properties.redirect_uri,data:data10};
+const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.redirect_uri.type,parentSchema:schema145.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11357,7 +11476,7 @@ errors++;
 if(data3.secret !== undefined){
 let data11 = data3.secret;
 if(typeof data11 !== "string"){
-const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema143.properties.spec.properties.secret.type,parentSchema:schema143.properties.spec.properties.secret,data:data11};
+const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.secret.type,parentSchema:schema145.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11369,7 +11488,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema143.properties.spec.type,parentSchema:schema143.properties.spec,data:data3};
+const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema145.properties.spec.type,parentSchema:schema145.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11381,7 +11500,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema143.type,parentSchema:schema143,data};
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema145.type,parentSchema:schema145,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11390,19 +11509,19 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v8 = validate52;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
-const schema158 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
+export const v8 = validate54;
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
+const schema160 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11544,18 +11663,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema155 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
-const schema157 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema157 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema159 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate57.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11568,7 +11687,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiRef === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema155.oneOf[0].required,parentSchema:schema155.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema157.oneOf[0].required,parentSchema:schema157.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11586,7 +11705,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.api_id === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema155.oneOf[1].required,parentSchema:schema155.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema157.oneOf[1].required,parentSchema:schema157.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11608,7 +11727,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema155.oneOf,parentSchema:schema155,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema157.oneOf,parentSchema:schema157,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11630,8 +11749,8 @@ vErrors = null;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func7.call(schema155.properties, key0))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema155,data};
+if(!(func7.call(schema157.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema157,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11690,7 +11809,7 @@ if(data.api_id !== undefined){
 let data1 = data.api_id;
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
-const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema155.properties.api_id,data:data1};
+const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema157.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11701,7 +11820,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.api_id.type,parentSchema:schema155.properties.api_id,data:data1};
+const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.api_id.type,parentSchema:schema157.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11714,7 +11833,7 @@ errors++;
 if(data.allowance_scope !== undefined){
 let data2 = data.allowance_scope;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.allowance_scope.type,parentSchema:schema155.properties.allowance_scope,data:data2};
+const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.allowance_scope.type,parentSchema:schema157.properties.allowance_scope,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11727,7 +11846,7 @@ errors++;
 if(data.allowed_types !== undefined){
 let data3 = data.allowed_types;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema155.properties.allowed_types.type},message:"must be array,null",schema:schema155.properties.allowed_types.type,parentSchema:schema155.properties.allowed_types,data:data3};
+const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema157.properties.allowed_types.type},message:"must be array,null",schema:schema157.properties.allowed_types.type,parentSchema:schema157.properties.allowed_types,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11743,7 +11862,7 @@ let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key1 in data4){
 if(!((key1 === "name") || (key1 === "fields"))){
-const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema157,data:data4};
+const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema159,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11756,7 +11875,7 @@ errors++;
 if(data4.name !== undefined){
 let data5 = data4.name;
 if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.name.type,parentSchema:schema157.properties.name,data:data5};
+const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.name.type,parentSchema:schema159.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11769,7 +11888,7 @@ errors++;
 if(data4.fields !== undefined){
 let data6 = data4.fields;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema157.properties.fields.type},message:"must be array,null",schema:schema157.properties.fields.type,parentSchema:schema157.properties.fields,data:data6};
+const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema159.properties.fields.type},message:"must be array,null",schema:schema159.properties.fields.type,parentSchema:schema159.properties.fields,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11783,7 +11902,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.fields.items.type,parentSchema:schema157.properties.fields.items,data:data7};
+const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.fields.items.type,parentSchema:schema159.properties.fields.items,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11797,7 +11916,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.type,parentSchema:schema157,data:data4};
+const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.type,parentSchema:schema159,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11812,7 +11931,7 @@ errors++;
 if(data.allowed_urls !== undefined){
 let data8 = data.allowed_urls;
 if((!(Array.isArray(data8))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema155.properties.allowed_urls.type},message:"must be array,null",schema:schema155.properties.allowed_urls.type,parentSchema:schema155.properties.allowed_urls,data:data8};
+const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema157.properties.allowed_urls.type},message:"must be array,null",schema:schema157.properties.allowed_urls.type,parentSchema:schema157.properties.allowed_urls,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11828,7 +11947,7 @@ let data9 = data8[i2];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key2 in data9){
 if(!((key2 === "url") || (key2 === "methods"))){
-const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.allowed_urls.items,data:data9};
+const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11841,7 +11960,7 @@ errors++;
 if(data9.url !== undefined){
 let data10 = data9.url;
 if(typeof data10 !== "string"){
-const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.allowed_urls.items.properties.url.type,parentSchema:schema155.properties.allowed_urls.items.properties.url,data:data10};
+const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.allowed_urls.items.properties.url.type,parentSchema:schema157.properties.allowed_urls.items.properties.url,data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11854,7 +11973,7 @@ errors++;
 if(data9.methods !== undefined){
 let data11 = data9.methods;
 if((!(Array.isArray(data11))) && (data11 !== null)){
-const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema155.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema155.properties.allowed_urls.items.properties.methods.type,parentSchema:schema155.properties.allowed_urls.items.properties.methods,data:data11};
+const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema157.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema157.properties.allowed_urls.items.properties.methods.type,parentSchema:schema157.properties.allowed_urls.items.properties.methods,data:data11};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11868,7 +11987,7 @@ const len3 = data11.length;
 for(let i3=0; i3<len3; i3++){
 let data12 = data11[i3];
 if(typeof data12 !== "string"){
-const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema155.properties.allowed_urls.items.properties.methods.items,data:data12};
+const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema157.properties.allowed_urls.items.properties.methods.items,data:data12};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11882,7 +12001,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.allowed_urls.items.type,parentSchema:schema155.properties.allowed_urls.items,data:data9};
+const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.allowed_urls.items.type,parentSchema:schema157.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11897,7 +12016,7 @@ errors++;
 if(data.api_name !== undefined){
 let data13 = data.api_name;
 if(typeof data13 !== "string"){
-const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.api_name.type,parentSchema:schema155.properties.api_name,data:data13};
+const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.api_name.type,parentSchema:schema157.properties.api_name,data:data13};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11910,7 +12029,7 @@ errors++;
 if(data.disable_introspection !== undefined){
 let data14 = data.disable_introspection;
 if(typeof data14 !== "boolean"){
-const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema155.properties.disable_introspection.type,parentSchema:schema155.properties.disable_introspection,data:data14};
+const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema157.properties.disable_introspection.type,parentSchema:schema157.properties.disable_introspection,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11923,7 +12042,7 @@ errors++;
 if(data.endpoints !== undefined){
 let data15 = data.endpoints;
 if((!(Array.isArray(data15))) && (data15 !== null)){
-const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema155.properties.endpoints.type},message:"must be array,null",schema:schema155.properties.endpoints.type,parentSchema:schema155.properties.endpoints,data:data15};
+const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema157.properties.endpoints.type},message:"must be array,null",schema:schema157.properties.endpoints.type,parentSchema:schema157.properties.endpoints,data:data15};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11939,7 +12058,7 @@ let data16 = data15[i4];
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 for(const key3 in data16){
 if(!((key3 === "path") || (key3 === "methods"))){
-const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.endpoints.items,data:data16};
+const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11952,7 +12071,7 @@ errors++;
 if(data16.path !== undefined){
 let data17 = data16.path;
 if(typeof data17 !== "string"){
-const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.endpoints.items.properties.path.type,parentSchema:schema155.properties.endpoints.items.properties.path,data:data17};
+const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.endpoints.items.properties.path.type,parentSchema:schema157.properties.endpoints.items.properties.path,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11965,7 +12084,7 @@ errors++;
 if(data16.methods !== undefined){
 let data18 = data16.methods;
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema155.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema155.properties.endpoints.items.properties.methods.type,parentSchema:schema155.properties.endpoints.items.properties.methods,data:data18};
+const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema157.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema157.properties.endpoints.items.properties.methods.type,parentSchema:schema157.properties.endpoints.items.properties.methods,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11981,7 +12100,7 @@ let data19 = data18[i5];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 for(const key4 in data19){
 if(!((key4 === "name") || (key4 === "limit"))){
-const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.endpoints.items.properties.methods.items,data:data19};
+const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11994,7 +12113,7 @@ errors++;
 if(data19.name !== undefined){
 let data20 = data19.name;
 if(typeof data20 !== "string"){
-const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema155.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
+const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12009,7 +12128,7 @@ let data21 = data19.limit;
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 for(const key5 in data21){
 if(!(((key5 === "per") || (key5 === "rate")) || (key5 === "smoothing"))){
-const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -12022,7 +12141,7 @@ errors++;
 if(data21.per !== undefined){
 let data22 = data21.per;
 if(!((typeof data22 == "number") && (isFinite(data22)))){
-const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema155.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
+const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12035,7 +12154,7 @@ errors++;
 if(data21.rate !== undefined){
 let data23 = data21.rate;
 if(!((typeof data23 == "number") && (isFinite(data23)))){
-const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema155.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
+const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12048,7 +12167,7 @@ errors++;
 if(data21.smoothing !== undefined){
 let data24 = data21.smoothing;
 if((!(data24 && typeof data24 == "object" && !Array.isArray(data24))) && (data24 !== null)){
-const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema158.type},message:"must be object,null",schema:schema158.type,parentSchema:schema158,data:data24};
+const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema160.type},message:"must be object,null",schema:schema160.type,parentSchema:schema160,data:data24};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12060,7 +12179,7 @@ errors++;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key6 in data24){
 if(!(((((key6 === "delay") || (key6 === "enabled")) || (key6 === "step")) || (key6 === "threshold")) || (key6 === "trigger"))){
-const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema158,data:data24};
+const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data24};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12073,7 +12192,7 @@ errors++;
 if(data24.delay !== undefined){
 let data25 = data24.delay;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.delay.type,parentSchema:schema158.properties.delay,data:data25};
+const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.delay.type,parentSchema:schema160.properties.delay,data:data25};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -12086,7 +12205,7 @@ errors++;
 if(data24.enabled !== undefined){
 let data26 = data24.enabled;
 if(typeof data26 !== "boolean"){
-const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema158.properties.enabled.type,parentSchema:schema158.properties.enabled,data:data26};
+const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema160.properties.enabled.type,parentSchema:schema160.properties.enabled,data:data26};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12099,7 +12218,7 @@ errors++;
 if(data24.step !== undefined){
 let data27 = data24.step;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.step.type,parentSchema:schema158.properties.step,data:data27};
+const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.step.type,parentSchema:schema160.properties.step,data:data27};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12112,7 +12231,7 @@ errors++;
 if(data24.threshold !== undefined){
 let data28 = data24.threshold;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.threshold.type,parentSchema:schema158.properties.threshold,data:data28};
+const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.threshold.type,parentSchema:schema160.properties.threshold,data:data28};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12125,7 +12244,7 @@ errors++;
 if(data24.trigger !== undefined){
 let data29 = data24.trigger;
 if(!((typeof data29 == "number") && (isFinite(data29)))){
-const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.trigger.type,parentSchema:schema158.properties.trigger,data:data29};
+const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema160.properties.trigger.type,parentSchema:schema160.properties.trigger,data:data29};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12139,7 +12258,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema155.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12151,7 +12270,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.endpoints.items.properties.methods.items.type,parentSchema:schema155.properties.endpoints.items.properties.methods.items,data:data19};
+const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.endpoints.items.properties.methods.items.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -12165,7 +12284,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.endpoints.items.type,parentSchema:schema155.properties.endpoints.items,data:data16};
+const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.endpoints.items.type,parentSchema:schema157.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -12180,7 +12299,7 @@ errors++;
 if(data.field_access_rights !== undefined){
 let data30 = data.field_access_rights;
 if((!(Array.isArray(data30))) && (data30 !== null)){
-const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema155.properties.field_access_rights.type},message:"must be array,null",schema:schema155.properties.field_access_rights.type,parentSchema:schema155.properties.field_access_rights,data:data30};
+const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema157.properties.field_access_rights.type},message:"must be array,null",schema:schema157.properties.field_access_rights.type,parentSchema:schema157.properties.field_access_rights,data:data30};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12196,7 +12315,7 @@ let data31 = data30[i6];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 for(const key7 in data31){
 if(!(((key7 === "field_name") || (key7 === "type_name")) || (key7 === "limits"))){
-const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.field_access_rights.items,data:data31};
+const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -12209,7 +12328,7 @@ errors++;
 if(data31.field_name !== undefined){
 let data32 = data31.field_name;
 if(typeof data32 !== "string"){
-const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema155.properties.field_access_rights.items.properties.field_name,data:data32};
+const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema157.properties.field_access_rights.items.properties.field_name,data:data32};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12222,7 +12341,7 @@ errors++;
 if(data31.type_name !== undefined){
 let data33 = data31.type_name;
 if(typeof data33 !== "string"){
-const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema155.properties.field_access_rights.items.properties.type_name,data:data33};
+const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema157.properties.field_access_rights.items.properties.type_name,data:data33};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -12237,7 +12356,7 @@ let data34 = data31.limits;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key8 in data34){
 if(!(key8 === "max_query_depth")){
-const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.field_access_rights.items.properties.limits,data:data34};
+const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -12250,7 +12369,7 @@ errors++;
 if(data34.max_query_depth !== undefined){
 let data35 = data34.max_query_depth;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema155.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
+const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema157.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -12262,7 +12381,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.field_access_rights.items.properties.limits.type,parentSchema:schema155.properties.field_access_rights.items.properties.limits,data:data34};
+const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.field_access_rights.items.properties.limits.type,parentSchema:schema157.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -12274,7 +12393,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.field_access_rights.items.type,parentSchema:schema155.properties.field_access_rights.items,data:data31};
+const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.field_access_rights.items.type,parentSchema:schema157.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -12289,7 +12408,7 @@ errors++;
 if(data.json_rpc_methods !== undefined){
 let data36 = data.json_rpc_methods;
 if((!(Array.isArray(data36))) && (data36 !== null)){
-const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema155.properties.json_rpc_methods.type},message:"must be array,null",schema:schema155.properties.json_rpc_methods.type,parentSchema:schema155.properties.json_rpc_methods,data:data36};
+const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema157.properties.json_rpc_methods.type},message:"must be array,null",schema:schema157.properties.json_rpc_methods.type,parentSchema:schema157.properties.json_rpc_methods,data:data36};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -12303,7 +12422,7 @@ const len7 = data36.length;
 for(let i7=0; i7<len7; i7++){
 let data37 = data36[i7];
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.json_rpc_methods.items.type,parentSchema:schema155.properties.json_rpc_methods.items,data:data37};
+const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.json_rpc_methods.items.type,parentSchema:schema157.properties.json_rpc_methods.items,data:data37};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -12318,7 +12437,7 @@ errors++;
 if(data.json_rpc_methods_access_rights !== undefined){
 let data38 = data.json_rpc_methods_access_rights;
 if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
-const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema155.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema155.properties.json_rpc_methods_access_rights.type,parentSchema:schema155.properties.json_rpc_methods_access_rights,data:data38};
+const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema157.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema157.properties.json_rpc_methods_access_rights.type,parentSchema:schema157.properties.json_rpc_methods_access_rights,data:data38};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -12332,8 +12451,8 @@ if(data.limit !== undefined){
 let data39 = data.limit;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 for(const key9 in data39){
-if(!(func7.call(schema155.properties.limit.properties, key9))){
-const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema155.properties.limit,data:data39};
+if(!(func7.call(schema157.properties.limit.properties, key9))){
+const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -12346,7 +12465,7 @@ errors++;
 if(data39.max_query_depth !== undefined){
 let data40 = data39.max_query_depth;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.limit.properties.max_query_depth.type,parentSchema:schema155.properties.limit.properties.max_query_depth,data:data40};
+const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.max_query_depth.type,parentSchema:schema157.properties.limit.properties.max_query_depth,data:data40};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -12359,7 +12478,7 @@ errors++;
 if(data39.per !== undefined){
 let data41 = data39.per;
 if(!((typeof data41 == "number") && (isFinite(data41)))){
-const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.limit.properties.per.type,parentSchema:schema155.properties.limit.properties.per,data:data41};
+const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.limit.properties.per.type,parentSchema:schema157.properties.limit.properties.per,data:data41};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -12372,7 +12491,7 @@ errors++;
 if(data39.quota_max !== undefined){
 let data42 = data39.quota_max;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.limit.properties.quota_max.type,parentSchema:schema155.properties.limit.properties.quota_max,data:data42};
+const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_max.type,parentSchema:schema157.properties.limit.properties.quota_max,data:data42};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -12385,7 +12504,7 @@ errors++;
 if(data39.quota_remaining !== undefined){
 let data43 = data39.quota_remaining;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.limit.properties.quota_remaining.type,parentSchema:schema155.properties.limit.properties.quota_remaining,data:data43};
+const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_remaining.type,parentSchema:schema157.properties.limit.properties.quota_remaining,data:data43};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -12398,7 +12517,7 @@ errors++;
 if(data39.quota_renewal_rate !== undefined){
 let data44 = data39.quota_renewal_rate;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema155.properties.limit.properties.quota_renewal_rate,data:data44};
+const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema157.properties.limit.properties.quota_renewal_rate,data:data44};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -12411,7 +12530,7 @@ errors++;
 if(data39.quota_renews !== undefined){
 let data45 = data39.quota_renews;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.limit.properties.quota_renews.type,parentSchema:schema155.properties.limit.properties.quota_renews,data:data45};
+const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_renews.type,parentSchema:schema157.properties.limit.properties.quota_renews,data:data45};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -12424,7 +12543,7 @@ errors++;
 if(data39.rate !== undefined){
 let data46 = data39.rate;
 if(!((typeof data46 == "number") && (isFinite(data46)))){
-const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.limit.properties.rate.type,parentSchema:schema155.properties.limit.properties.rate,data:data46};
+const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.limit.properties.rate.type,parentSchema:schema157.properties.limit.properties.rate,data:data46};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -12437,7 +12556,7 @@ errors++;
 if(data39.smoothing !== undefined){
 let data47 = data39.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema158.type},message:"must be object,null",schema:schema158.type,parentSchema:schema158,data:data47};
+const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema160.type},message:"must be object,null",schema:schema160.type,parentSchema:schema160,data:data47};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -12449,7 +12568,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key10 in data47){
 if(!(((((key10 === "delay") || (key10 === "enabled")) || (key10 === "step")) || (key10 === "threshold")) || (key10 === "trigger"))){
-const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema158,data:data47};
+const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data47};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -12462,7 +12581,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.delay.type,parentSchema:schema158.properties.delay,data:data48};
+const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.delay.type,parentSchema:schema160.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -12475,7 +12594,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema158.properties.enabled.type,parentSchema:schema158.properties.enabled,data:data49};
+const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema160.properties.enabled.type,parentSchema:schema160.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -12488,7 +12607,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.step.type,parentSchema:schema158.properties.step,data:data50};
+const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.step.type,parentSchema:schema160.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -12501,7 +12620,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.threshold.type,parentSchema:schema158.properties.threshold,data:data51};
+const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.threshold.type,parentSchema:schema160.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -12514,7 +12633,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.trigger.type,parentSchema:schema158.properties.trigger,data:data52};
+const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema160.properties.trigger.type,parentSchema:schema160.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -12529,7 +12648,7 @@ errors++;
 if(data39.throttle_interval !== undefined){
 let data53 = data39.throttle_interval;
 if(!((typeof data53 == "number") && (isFinite(data53)))){
-const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema155.properties.limit.properties.throttle_interval.type,parentSchema:schema155.properties.limit.properties.throttle_interval,data:data53};
+const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.limit.properties.throttle_interval.type,parentSchema:schema157.properties.limit.properties.throttle_interval,data:data53};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -12542,7 +12661,7 @@ errors++;
 if(data39.throttle_retry_limit !== undefined){
 let data54 = data39.throttle_retry_limit;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema155.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema155.properties.limit.properties.throttle_retry_limit,data:data54};
+const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema157.properties.limit.properties.throttle_retry_limit,data:data54};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -12554,7 +12673,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.limit.type,parentSchema:schema155.properties.limit,data:data39};
+const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.limit.type,parentSchema:schema157.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -12567,7 +12686,7 @@ errors++;
 if(data.mcp_access_rights !== undefined){
 let data55 = data.mcp_access_rights;
 if((!(data55 && typeof data55 == "object" && !Array.isArray(data55))) && (data55 !== null)){
-const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema155.properties.mcp_access_rights.type},message:"must be object,null",schema:schema155.properties.mcp_access_rights.type,parentSchema:schema155.properties.mcp_access_rights,data:data55};
+const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema157.properties.mcp_access_rights.type},message:"must be object,null",schema:schema157.properties.mcp_access_rights.type,parentSchema:schema157.properties.mcp_access_rights,data:data55};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -12580,7 +12699,7 @@ errors++;
 if(data.mcp_primitives !== undefined){
 let data56 = data.mcp_primitives;
 if((!(Array.isArray(data56))) && (data56 !== null)){
-const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema155.properties.mcp_primitives.type},message:"must be array,null",schema:schema155.properties.mcp_primitives.type,parentSchema:schema155.properties.mcp_primitives,data:data56};
+const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema157.properties.mcp_primitives.type},message:"must be array,null",schema:schema157.properties.mcp_primitives.type,parentSchema:schema157.properties.mcp_primitives,data:data56};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -12594,7 +12713,7 @@ const len8 = data56.length;
 for(let i8=0; i8<len8; i8++){
 let data57 = data56[i8];
 if(!(data57 && typeof data57 == "object" && !Array.isArray(data57))){
-const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.properties.mcp_primitives.items.type,parentSchema:schema155.properties.mcp_primitives.items,data:data57};
+const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.mcp_primitives.items.type,parentSchema:schema157.properties.mcp_primitives.items,data:data57};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -12609,7 +12728,7 @@ errors++;
 if(data.restricted_types !== undefined){
 let data58 = data.restricted_types;
 if((!(Array.isArray(data58))) && (data58 !== null)){
-const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema155.properties.restricted_types.type},message:"must be array,null",schema:schema155.properties.restricted_types.type,parentSchema:schema155.properties.restricted_types,data:data58};
+const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema157.properties.restricted_types.type},message:"must be array,null",schema:schema157.properties.restricted_types.type,parentSchema:schema157.properties.restricted_types,data:data58};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -12625,7 +12744,7 @@ let data59 = data58[i9];
 if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
 for(const key11 in data59){
 if(!((key11 === "name") || (key11 === "fields"))){
-const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema157,data:data59};
+const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema159,data:data59};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -12638,7 +12757,7 @@ errors++;
 if(data59.name !== undefined){
 let data60 = data59.name;
 if(typeof data60 !== "string"){
-const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.name.type,parentSchema:schema157.properties.name,data:data60};
+const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.name.type,parentSchema:schema159.properties.name,data:data60};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -12651,7 +12770,7 @@ errors++;
 if(data59.fields !== undefined){
 let data61 = data59.fields;
 if((!(Array.isArray(data61))) && (data61 !== null)){
-const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema157.properties.fields.type},message:"must be array,null",schema:schema157.properties.fields.type,parentSchema:schema157.properties.fields,data:data61};
+const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema159.properties.fields.type},message:"must be array,null",schema:schema159.properties.fields.type,parentSchema:schema159.properties.fields,data:data61};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -12665,7 +12784,7 @@ const len10 = data61.length;
 for(let i10=0; i10<len10; i10++){
 let data62 = data61[i10];
 if(typeof data62 !== "string"){
-const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.fields.items.type,parentSchema:schema157.properties.fields.items,data:data62};
+const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.fields.items.type,parentSchema:schema159.properties.fields.items,data:data62};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -12679,7 +12798,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.type,parentSchema:schema157,data:data59};
+const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.type,parentSchema:schema159,data:data59};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -12694,7 +12813,7 @@ errors++;
 if(data.versions !== undefined){
 let data63 = data.versions;
 if((!(Array.isArray(data63))) && (data63 !== null)){
-const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema155.properties.versions.type},message:"must be array,null",schema:schema155.properties.versions.type,parentSchema:schema155.properties.versions,data:data63};
+const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema157.properties.versions.type},message:"must be array,null",schema:schema157.properties.versions.type,parentSchema:schema157.properties.versions,data:data63};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -12708,7 +12827,7 @@ const len11 = data63.length;
 for(let i11=0; i11<len11; i11++){
 let data64 = data63[i11];
 if(typeof data64 !== "string"){
-const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema155.properties.versions.items.type,parentSchema:schema155.properties.versions.items,data:data64};
+const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.versions.items.type,parentSchema:schema157.properties.versions.items,data:data64};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -12722,7 +12841,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema155.type,parentSchema:schema155,data};
+const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.type,parentSchema:schema157,data};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12731,18 +12850,18 @@ vErrors.push(err84);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/org-key.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12751,7 +12870,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -12761,7 +12880,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -12771,7 +12890,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -12781,7 +12900,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema150.required,parentSchema:schema150,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema152.required,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12792,7 +12911,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema150,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12818,7 +12937,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OrgKey" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema150.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema152.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -12829,8 +12948,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate53(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate55(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -12838,7 +12957,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.keyId === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema150.properties.spec.required,parentSchema:schema150.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema152.properties.spec.required,parentSchema:schema152.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -12848,8 +12967,8 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data3){
-if(!(func7.call(schema150.properties.spec.properties, key1))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema150.properties.spec,data:data3};
+if(!(func7.call(schema152.properties.spec.properties, key1))){
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema152.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12898,7 +13017,7 @@ if(data3.quotaResetTrigger !== undefined){
 let data5 = data3.quotaResetTrigger;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema150.properties.spec.properties.quotaResetTrigger,data:data5};
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema152.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12909,7 +13028,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema150.properties.spec.properties.quotaResetTrigger,data:data5};
+const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema152.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12922,7 +13041,7 @@ errors++;
 if(data3.access_rights !== undefined){
 let data6 = data3.access_rights;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema150.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema150.properties.spec.properties.access_rights.type,parentSchema:schema150.properties.spec.properties.access_rights,data:data6};
+const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema152.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema152.properties.spec.properties.access_rights.type,parentSchema:schema152.properties.spec.properties.access_rights,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12933,8 +13052,8 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 for(const key2 in data6){
-if(!(validate55(data6[key2], {instancePath:instancePath+"/spec/access_rights/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data6,parentDataProperty:key2,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate57(data6[key2], {instancePath:instancePath+"/spec/access_rights/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data6,parentDataProperty:key2,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
@@ -12943,7 +13062,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.alias.type,parentSchema:schema150.properties.spec.properties.alias,data:data8};
+const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.alias.type,parentSchema:schema152.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12956,7 +13075,7 @@ errors++;
 if(data3.allowance !== undefined){
 let data9 = data3.allowance;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.allowance.type,parentSchema:schema150.properties.spec.properties.allowance,data:data9};
+const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.allowance.type,parentSchema:schema152.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12969,7 +13088,7 @@ errors++;
 if(data3.apply_policies !== undefined){
 let data10 = data3.apply_policies;
 if((!(Array.isArray(data10))) && (data10 !== null)){
-const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema150.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema150.properties.spec.properties.apply_policies.type,parentSchema:schema150.properties.spec.properties.apply_policies,data:data10};
+const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema152.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema152.properties.spec.properties.apply_policies.type,parentSchema:schema152.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12983,7 +13102,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.apply_policies.items.type,parentSchema:schema150.properties.spec.properties.apply_policies.items,data:data11};
+const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.apply_policies.items.type,parentSchema:schema152.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12998,7 +13117,7 @@ errors++;
 if(data3.apply_policy_id !== undefined){
 let data12 = data3.apply_policy_id;
 if(typeof data12 !== "string"){
-const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.apply_policy_id.type,parentSchema:schema150.properties.spec.properties.apply_policy_id,data:data12};
+const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.apply_policy_id.type,parentSchema:schema152.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13011,7 +13130,7 @@ errors++;
 if(data3.basic_auth_data !== undefined){
 let data13 = data3.basic_auth_data;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.properties.spec.properties.basic_auth_data.type,parentSchema:schema150.properties.spec.properties.basic_auth_data,data:data13};
+const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.properties.basic_auth_data.type,parentSchema:schema152.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13024,7 +13143,7 @@ errors++;
 if(data3.certificate !== undefined){
 let data14 = data3.certificate;
 if(typeof data14 !== "string"){
-const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.certificate.type,parentSchema:schema150.properties.spec.properties.certificate,data:data14};
+const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.certificate.type,parentSchema:schema152.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13037,7 +13156,7 @@ errors++;
 if(data3.data_expires !== undefined){
 let data15 = data3.data_expires;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.data_expires.type,parentSchema:schema150.properties.spec.properties.data_expires,data:data15};
+const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.data_expires.type,parentSchema:schema152.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13051,7 +13170,7 @@ if(data3.date_created !== undefined){
 let data16 = data3.date_created;
 if(typeof data16 === "string"){
 if(!(formats2.validate(data16))){
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema150.properties.spec.properties.date_created,data:data16};
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema152.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13062,7 +13181,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.date_created.type,parentSchema:schema150.properties.spec.properties.date_created,data:data16};
+const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.date_created.type,parentSchema:schema152.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13075,7 +13194,7 @@ errors++;
 if(data3.enable_detail_recording !== undefined){
 let data17 = data3.enable_detail_recording;
 if(typeof data17 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema150.properties.spec.properties.enable_detail_recording.type,parentSchema:schema150.properties.spec.properties.enable_detail_recording,data:data17};
+const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.enable_detail_recording.type,parentSchema:schema152.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13088,7 +13207,7 @@ errors++;
 if(data3.enable_detailed_recording !== undefined){
 let data18 = data3.enable_detailed_recording;
 if(typeof data18 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema150.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema150.properties.spec.properties.enable_detailed_recording,data:data18};
+const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema152.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13101,7 +13220,7 @@ errors++;
 if(data3.enable_http_signature_validation !== undefined){
 let data19 = data3.enable_http_signature_validation;
 if(typeof data19 !== "boolean"){
-const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema150.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema150.properties.spec.properties.enable_http_signature_validation,data:data19};
+const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema152.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13114,7 +13233,7 @@ errors++;
 if(data3.expires !== undefined){
 let data20 = data3.expires;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.expires.type,parentSchema:schema150.properties.spec.properties.expires,data:data20};
+const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.expires.type,parentSchema:schema152.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13127,7 +13246,7 @@ errors++;
 if(data3.hmac_enabled !== undefined){
 let data21 = data3.hmac_enabled;
 if(typeof data21 !== "boolean"){
-const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema150.properties.spec.properties.hmac_enabled.type,parentSchema:schema150.properties.spec.properties.hmac_enabled,data:data21};
+const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.hmac_enabled.type,parentSchema:schema152.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13140,7 +13259,7 @@ errors++;
 if(data3.hmac_string !== undefined){
 let data22 = data3.hmac_string;
 if(typeof data22 !== "string"){
-const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.hmac_string.type,parentSchema:schema150.properties.spec.properties.hmac_string,data:data22};
+const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.hmac_string.type,parentSchema:schema152.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13153,7 +13272,7 @@ errors++;
 if(data3.id_extractor_deadline !== undefined){
 let data23 = data3.id_extractor_deadline;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema150.properties.spec.properties.id_extractor_deadline,data:data23};
+const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema152.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13166,7 +13285,7 @@ errors++;
 if(data3.is_inactive !== undefined){
 let data24 = data3.is_inactive;
 if(typeof data24 !== "boolean"){
-const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema150.properties.spec.properties.is_inactive.type,parentSchema:schema150.properties.spec.properties.is_inactive,data:data24};
+const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.is_inactive.type,parentSchema:schema152.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13179,7 +13298,7 @@ errors++;
 if(data3.jwt_data !== undefined){
 let data25 = data3.jwt_data;
 if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.properties.spec.properties.jwt_data.type,parentSchema:schema150.properties.spec.properties.jwt_data,data:data25};
+const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.properties.jwt_data.type,parentSchema:schema152.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13192,7 +13311,7 @@ errors++;
 if(data3.last_check !== undefined){
 let data26 = data3.last_check;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.last_check.type,parentSchema:schema150.properties.spec.properties.last_check,data:data26};
+const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.last_check.type,parentSchema:schema152.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13205,7 +13324,7 @@ errors++;
 if(data3.last_updated !== undefined){
 let data27 = data3.last_updated;
 if(typeof data27 !== "string"){
-const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.last_updated.type,parentSchema:schema150.properties.spec.properties.last_updated,data:data27};
+const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.last_updated.type,parentSchema:schema152.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13218,7 +13337,7 @@ errors++;
 if(data3.max_query_depth !== undefined){
 let data28 = data3.max_query_depth;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.max_query_depth.type,parentSchema:schema150.properties.spec.properties.max_query_depth,data:data28};
+const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.max_query_depth.type,parentSchema:schema152.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13231,7 +13350,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data29 = data3.meta_data;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema150.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema150.properties.spec.properties.meta_data.type,parentSchema:schema150.properties.spec.properties.meta_data,data:data29};
+const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema152.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema152.properties.spec.properties.meta_data.type,parentSchema:schema152.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13244,7 +13363,7 @@ errors++;
 if(data3.monitor !== undefined){
 let data30 = data3.monitor;
 if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
-const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema150.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema150.properties.spec.properties.monitor.type,parentSchema:schema150.properties.spec.properties.monitor,data:data30};
+const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema152.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema152.properties.spec.properties.monitor.type,parentSchema:schema152.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13257,7 +13376,7 @@ if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.trigger_limits !== undefined){
 let data31 = data30.trigger_limits;
 if((!(Array.isArray(data31))) && (data31 !== null)){
-const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema150.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema150.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema150.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
+const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema152.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema152.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema152.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13271,7 +13390,7 @@ const len1 = data31.length;
 for(let i1=0; i1<len1; i1++){
 let data32 = data31[i1];
 if(!((typeof data32 == "number") && (isFinite(data32)))){
-const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema150.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
+const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema152.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13288,7 +13407,7 @@ errors++;
 if(data3.oauth_client_id !== undefined){
 let data33 = data3.oauth_client_id;
 if(typeof data33 !== "string"){
-const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.oauth_client_id.type,parentSchema:schema150.properties.spec.properties.oauth_client_id,data:data33};
+const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.oauth_client_id.type,parentSchema:schema152.properties.spec.properties.oauth_client_id,data:data33};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13301,7 +13420,7 @@ errors++;
 if(data3.oauth_keys !== undefined){
 let data34 = data3.oauth_keys;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema150.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema150.properties.spec.properties.oauth_keys.type,parentSchema:schema150.properties.spec.properties.oauth_keys,data:data34};
+const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema152.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema152.properties.spec.properties.oauth_keys.type,parentSchema:schema152.properties.spec.properties.oauth_keys,data:data34};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13314,7 +13433,7 @@ if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key3 in data34){
 let data35 = data34[key3];
 if(typeof data35 !== "string"){
-const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema150.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
+const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema152.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13329,7 +13448,7 @@ errors++;
 if(data3.org_id !== undefined){
 let data36 = data3.org_id;
 if(typeof data36 !== "string"){
-const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.org_id.type,parentSchema:schema150.properties.spec.properties.org_id,data:data36};
+const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.org_id.type,parentSchema:schema152.properties.spec.properties.org_id,data:data36};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13342,7 +13461,7 @@ errors++;
 if(data3.per !== undefined){
 let data37 = data3.per;
 if(!((typeof data37 == "number") && (isFinite(data37)))){
-const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.per.type,parentSchema:schema150.properties.spec.properties.per,data:data37};
+const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.per.type,parentSchema:schema152.properties.spec.properties.per,data:data37};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13355,7 +13474,7 @@ errors++;
 if(data3.post_expiry_action !== undefined){
 let data38 = data3.post_expiry_action;
 if(!((data38 === "retain") || (data38 === "delete"))){
-const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema150.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema150.properties.spec.properties.post_expiry_action.enum,parentSchema:schema150.properties.spec.properties.post_expiry_action,data:data38};
+const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema152.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema152.properties.spec.properties.post_expiry_action.enum,parentSchema:schema152.properties.spec.properties.post_expiry_action,data:data38};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13368,7 +13487,7 @@ errors++;
 if(data3.post_expiry_grace_period !== undefined){
 let data39 = data3.post_expiry_grace_period;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema150.properties.spec.properties.post_expiry_grace_period,data:data39};
+const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema152.properties.spec.properties.post_expiry_grace_period,data:data39};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13381,7 +13500,7 @@ errors++;
 if(data3.quota_max !== undefined){
 let data40 = data3.quota_max;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.quota_max.type,parentSchema:schema150.properties.spec.properties.quota_max,data:data40};
+const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_max.type,parentSchema:schema152.properties.spec.properties.quota_max,data:data40};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13394,7 +13513,7 @@ errors++;
 if(data3.quota_remaining !== undefined){
 let data41 = data3.quota_remaining;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.quota_remaining.type,parentSchema:schema150.properties.spec.properties.quota_remaining,data:data41};
+const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_remaining.type,parentSchema:schema152.properties.spec.properties.quota_remaining,data:data41};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13407,7 +13526,7 @@ errors++;
 if(data3.quota_renewal_rate !== undefined){
 let data42 = data3.quota_renewal_rate;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema150.properties.spec.properties.quota_renewal_rate,data:data42};
+const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema152.properties.spec.properties.quota_renewal_rate,data:data42};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13420,7 +13539,7 @@ errors++;
 if(data3.quota_renews !== undefined){
 let data43 = data3.quota_renews;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.quota_renews.type,parentSchema:schema150.properties.spec.properties.quota_renews,data:data43};
+const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_renews.type,parentSchema:schema152.properties.spec.properties.quota_renews,data:data43};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13433,7 +13552,7 @@ errors++;
 if(data3.rate !== undefined){
 let data44 = data3.rate;
 if(!((typeof data44 == "number") && (isFinite(data44)))){
-const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.rate.type,parentSchema:schema150.properties.spec.properties.rate,data:data44};
+const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.rate.type,parentSchema:schema152.properties.spec.properties.rate,data:data44};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13446,7 +13565,7 @@ errors++;
 if(data3.rsa_certificate_id !== undefined){
 let data45 = data3.rsa_certificate_id;
 if(typeof data45 !== "string"){
-const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema150.properties.spec.properties.rsa_certificate_id,data:data45};
+const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema152.properties.spec.properties.rsa_certificate_id,data:data45};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13459,7 +13578,7 @@ errors++;
 if(data3.session_lifetime !== undefined){
 let data46 = data3.session_lifetime;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.session_lifetime.type,parentSchema:schema150.properties.spec.properties.session_lifetime,data:data46};
+const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.session_lifetime.type,parentSchema:schema152.properties.spec.properties.session_lifetime,data:data46};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13472,7 +13591,7 @@ errors++;
 if(data3.smoothing !== undefined){
 let data47 = data3.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema158.type},message:"must be object,null",schema:schema158.type,parentSchema:schema158,data:data47};
+const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema160.type},message:"must be object,null",schema:schema160.type,parentSchema:schema160,data:data47};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13484,7 +13603,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key4 in data47){
 if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
-const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema158,data:data47};
+const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data47};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13497,7 +13616,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.delay.type,parentSchema:schema158.properties.delay,data:data48};
+const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.delay.type,parentSchema:schema160.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13510,7 +13629,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema158.properties.enabled.type,parentSchema:schema158.properties.enabled,data:data49};
+const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema160.properties.enabled.type,parentSchema:schema160.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13523,7 +13642,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.step.type,parentSchema:schema158.properties.step,data:data50};
+const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.step.type,parentSchema:schema160.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13536,7 +13655,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.threshold.type,parentSchema:schema158.properties.threshold,data:data51};
+const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.threshold.type,parentSchema:schema160.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13549,7 +13668,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.trigger.type,parentSchema:schema158.properties.trigger,data:data52};
+const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema160.properties.trigger.type,parentSchema:schema160.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13564,7 +13683,7 @@ errors++;
 if(data3.tags !== undefined){
 let data53 = data3.tags;
 if((!(Array.isArray(data53))) && (data53 !== null)){
-const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema150.properties.spec.properties.tags.type},message:"must be array,null",schema:schema150.properties.spec.properties.tags.type,parentSchema:schema150.properties.spec.properties.tags,data:data53};
+const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema152.properties.spec.properties.tags.type},message:"must be array,null",schema:schema152.properties.spec.properties.tags.type,parentSchema:schema152.properties.spec.properties.tags,data:data53};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13578,7 +13697,7 @@ const len2 = data53.length;
 for(let i2=0; i2<len2; i2++){
 let data54 = data53[i2];
 if(typeof data54 !== "string"){
-const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema150.properties.spec.properties.tags.items.type,parentSchema:schema150.properties.spec.properties.tags.items,data:data54};
+const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.tags.items.type,parentSchema:schema152.properties.spec.properties.tags.items,data:data54};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13593,7 +13712,7 @@ errors++;
 if(data3.throttle_interval !== undefined){
 let data55 = data3.throttle_interval;
 if(!((typeof data55 == "number") && (isFinite(data55)))){
-const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema150.properties.spec.properties.throttle_interval.type,parentSchema:schema150.properties.spec.properties.throttle_interval,data:data55};
+const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.throttle_interval.type,parentSchema:schema152.properties.spec.properties.throttle_interval,data:data55};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13606,7 +13725,7 @@ errors++;
 if(data3.throttle_retry_limit !== undefined){
 let data56 = data3.throttle_retry_limit;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema150.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema150.properties.spec.properties.throttle_retry_limit,data:data56};
+const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema152.properties.spec.properties.throttle_retry_limit,data:data56};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13618,7 +13737,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.properties.spec.type,parentSchema:schema150.properties.spec,data:data3};
+const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.type,parentSchema:schema152.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13630,7 +13749,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema150.type,parentSchema:schema150,data};
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.type,parentSchema:schema152,data};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13639,23 +13758,23 @@ vErrors.push(err67);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v9 = validate57;
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern96 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema163 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
-const schema164 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
-const schema166 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern97 = new RegExp("^[A-Za-z]+/.+$", "u");
+export const v9 = validate59;
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern98 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema165 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema166 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
+const schema168 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
+const pattern99 = new RegExp("^[A-Za-z]+/.+$", "u");
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13664,7 +13783,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -13674,7 +13793,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13684,7 +13803,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13694,7 +13813,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13704,7 +13823,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.wave === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13714,7 +13833,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fields === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -13724,7 +13843,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.notes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema163.required,parentSchema:schema163,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13734,8 +13853,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema163.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema163,data};
+if(!(func7.call(schema165.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13748,8 +13867,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern97.test(data0)){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema163.properties.id,data:data0};
+if(!pattern99.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema165.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13760,7 +13879,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.id.type,parentSchema:schema163.properties.id,data:data0};
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.id.type,parentSchema:schema165.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -13773,7 +13892,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.kind.type,parentSchema:schema163.properties.kind,data:data1};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.kind.type,parentSchema:schema165.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -13786,7 +13905,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.name.type,parentSchema:schema163.properties.name,data:data2};
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.name.type,parentSchema:schema165.properties.name,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -13799,7 +13918,7 @@ errors++;
 if(data.action !== undefined){
 let data3 = data.action;
 if(!(((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt")) || (data3 === "moved"))){
-const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema163.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema163.properties.action.enum,parentSchema:schema163.properties.action,data:data3};
+const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema165.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.action.enum,parentSchema:schema165.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13812,7 +13931,7 @@ errors++;
 if(data.wave !== undefined){
 let data4 = data.wave;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.wave.type,parentSchema:schema163.properties.wave,data:data4};
+const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.wave.type,parentSchema:schema165.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13823,7 +13942,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema163.properties.wave,data:data4};
+const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13838,7 +13957,7 @@ if(data.operation !== undefined){
 let data5 = data.operation;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.name === undefined){
-const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema163.properties.operation.required,parentSchema:schema163.properties.operation,data:data5};
+const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13848,7 +13967,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data5.number === undefined){
-const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema163.properties.operation.required,parentSchema:schema163.properties.operation,data:data5};
+const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13858,7 +13977,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data5.interface === undefined){
-const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema163.properties.operation.required,parentSchema:schema163.properties.operation,data:data5};
+const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13868,7 +13987,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data5.method === undefined){
-const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema163.properties.operation.required,parentSchema:schema163.properties.operation,data:data5};
+const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13878,7 +13997,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5.path === undefined){
-const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema163.properties.operation.required,parentSchema:schema163.properties.operation,data:data5};
+const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13888,7 +14007,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data5.query === undefined){
-const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema163.properties.operation.required,parentSchema:schema163.properties.operation,data:data5};
+const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13898,7 +14017,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data5.batchable === undefined){
-const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema163.properties.operation.required,parentSchema:schema163.properties.operation,data:data5};
+const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13909,7 +14028,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!(((((((key1 === "name") || (key1 === "number")) || (key1 === "interface")) || (key1 === "method")) || (key1 === "path")) || (key1 === "query")) || (key1 === "batchable"))){
-const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.operation,data:data5};
+const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13922,7 +14041,7 @@ errors++;
 if(data5.name !== undefined){
 let data6 = data5.name;
 if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.operation.properties.name.type,parentSchema:schema163.properties.operation.properties.name,data:data6};
+const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.operation.properties.name.type,parentSchema:schema165.properties.operation.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13935,7 +14054,7 @@ errors++;
 if(data5.number !== undefined){
 let data7 = data5.number;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.operation.properties.number.type,parentSchema:schema163.properties.operation.properties.number,data:data7};
+const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.operation.properties.number.type,parentSchema:schema165.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13946,7 +14065,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 10 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema163.properties.operation.properties.number,data:data7};
+const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema165.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13956,7 +14075,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema163.properties.operation.properties.number,data:data7};
+const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13970,7 +14089,7 @@ errors++;
 if(data5.interface !== undefined){
 let data8 = data5.interface;
 if(!((((data8 === "gateway") || (data8 === "portal")) || (data8 === "dashboard")) || (data8 === "llm"))){
-const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema163.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema163.properties.operation.properties.interface.enum,parentSchema:schema163.properties.operation.properties.interface,data:data8};
+const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema165.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.operation.properties.interface.enum,parentSchema:schema165.properties.operation.properties.interface,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13983,7 +14102,7 @@ errors++;
 if(data5.method !== undefined){
 let data9 = data5.method;
 if(!(((((data9 === "GET") || (data9 === "POST")) || (data9 === "PUT")) || (data9 === "PATCH")) || (data9 === "DELETE"))){
-const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema163.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema163.properties.operation.properties.method.enum,parentSchema:schema163.properties.operation.properties.method,data:data9};
+const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema165.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.operation.properties.method.enum,parentSchema:schema165.properties.operation.properties.method,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13996,7 +14115,7 @@ errors++;
 if(data5.path !== undefined){
 let data10 = data5.path;
 if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.operation.properties.path.type,parentSchema:schema163.properties.operation.properties.path,data:data10};
+const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.operation.properties.path.type,parentSchema:schema165.properties.operation.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14009,7 +14128,7 @@ errors++;
 if(data5.query !== undefined){
 let data11 = data5.query;
 if(typeof data11 !== "string"){
-const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.operation.properties.query.type,parentSchema:schema163.properties.operation.properties.query,data:data11};
+const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.operation.properties.query.type,parentSchema:schema165.properties.operation.properties.query,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14022,7 +14141,7 @@ errors++;
 if(data5.batchable !== undefined){
 let data12 = data5.batchable;
 if(typeof data12 !== "boolean"){
-const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.operation.properties.batchable.type,parentSchema:schema163.properties.operation.properties.batchable,data:data12};
+const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.operation.properties.batchable.type,parentSchema:schema165.properties.operation.properties.batchable,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14034,7 +14153,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.operation.type,parentSchema:schema163.properties.operation,data:data5};
+const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.operation.type,parentSchema:schema165.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14047,7 +14166,7 @@ errors++;
 if(data.quotaReset !== undefined){
 let data13 = data.quotaReset;
 if(typeof data13 !== "boolean"){
-const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.quotaReset.type,parentSchema:schema163.properties.quotaReset,data:data13};
+const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.quotaReset.type,parentSchema:schema165.properties.quotaReset,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14060,7 +14179,7 @@ errors++;
 if(data.deactivate !== undefined){
 let data14 = data.deactivate;
 if(typeof data14 !== "boolean"){
-const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.deactivate.type,parentSchema:schema163.properties.deactivate,data:data14};
+const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.deactivate.type,parentSchema:schema165.properties.deactivate,data:data14};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14073,7 +14192,7 @@ errors++;
 if(data.reactivate !== undefined){
 let data15 = data.reactivate;
 if(typeof data15 !== "boolean"){
-const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.reactivate.type,parentSchema:schema163.properties.reactivate,data:data15};
+const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.reactivate.type,parentSchema:schema165.properties.reactivate,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14087,7 +14206,7 @@ if(data.moved !== undefined){
 let data16 = data.moved;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.from === undefined){
-const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema163.properties.moved.required,parentSchema:schema163.properties.moved,data:data16};
+const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema165.properties.moved.required,parentSchema:schema165.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14097,7 +14216,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data16.declared === undefined){
-const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema163.properties.moved.required,parentSchema:schema163.properties.moved,data:data16};
+const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema165.properties.moved.required,parentSchema:schema165.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14108,7 +14227,7 @@ errors++;
 }
 for(const key2 in data16){
 if(!((key2 === "from") || (key2 === "declared"))){
-const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.moved,data:data16};
+const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14121,7 +14240,7 @@ errors++;
 if(data16.from !== undefined){
 let data17 = data16.from;
 if(typeof data17 !== "string"){
-const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.moved.properties.from.type,parentSchema:schema163.properties.moved.properties.from,data:data17};
+const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.moved.properties.from.type,parentSchema:schema165.properties.moved.properties.from,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -14134,7 +14253,7 @@ errors++;
 if(data16.declared !== undefined){
 let data18 = data16.declared;
 if(typeof data18 !== "boolean"){
-const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema163.properties.moved.properties.declared.type,parentSchema:schema163.properties.moved.properties.declared,data:data18};
+const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.moved.properties.declared.type,parentSchema:schema165.properties.moved.properties.declared,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -14146,7 +14265,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.moved.type,parentSchema:schema163.properties.moved,data:data16};
+const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.moved.type,parentSchema:schema165.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -14160,7 +14279,7 @@ if(data.adopt !== undefined){
 let data19 = data.adopt;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.serverId === undefined){
-const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema163.properties.adopt.required,parentSchema:schema163.properties.adopt,data:data19};
+const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema165.properties.adopt.required,parentSchema:schema165.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -14170,7 +14289,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data19.source === undefined){
-const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema163.properties.adopt.required,parentSchema:schema163.properties.adopt,data:data19};
+const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema165.properties.adopt.required,parentSchema:schema165.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -14181,7 +14300,7 @@ errors++;
 }
 for(const key3 in data19){
 if(!((key3 === "serverId") || (key3 === "source"))){
-const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.adopt,data:data19};
+const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -14194,7 +14313,7 @@ errors++;
 if(data19.serverId !== undefined){
 let data20 = data19.serverId;
 if(typeof data20 !== "string"){
-const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.adopt.properties.serverId.type,parentSchema:schema163.properties.adopt.properties.serverId,data:data20};
+const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.adopt.properties.serverId.type,parentSchema:schema165.properties.adopt.properties.serverId,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14207,7 +14326,7 @@ errors++;
 if(data19.source !== undefined){
 let data21 = data19.source;
 if(!((data21 === "repository") || (data21 === "command"))){
-const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema163.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema163.properties.adopt.properties.source.enum,parentSchema:schema163.properties.adopt.properties.source,data:data21};
+const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema165.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.adopt.properties.source.enum,parentSchema:schema165.properties.adopt.properties.source,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14219,7 +14338,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.adopt.type,parentSchema:schema163.properties.adopt,data:data19};
+const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.adopt.type,parentSchema:schema165.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14237,7 +14356,7 @@ for(let i0=0; i0<len0; i0++){
 let data23 = data22[i0];
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 if(data23.path === undefined){
-const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema163.properties.fields.items.required,parentSchema:schema163.properties.fields.items,data:data23};
+const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.fields.items.required,parentSchema:schema165.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -14247,7 +14366,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data23.op === undefined){
-const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema163.properties.fields.items.required,parentSchema:schema163.properties.fields.items,data:data23};
+const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema165.properties.fields.items.required,parentSchema:schema165.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14258,7 +14377,7 @@ errors++;
 }
 for(const key4 in data23){
 if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
-const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.fields.items,data:data23};
+const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14271,7 +14390,7 @@ errors++;
 if(data23.path !== undefined){
 let data24 = data23.path;
 if(typeof data24 !== "string"){
-const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.fields.items.properties.path.type,parentSchema:schema163.properties.fields.items.properties.path,data:data24};
+const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.fields.items.properties.path.type,parentSchema:schema165.properties.fields.items.properties.path,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -14284,7 +14403,7 @@ errors++;
 if(data23.op !== undefined){
 let data25 = data23.op;
 if(!(((data25 === "add") || (data25 === "remove")) || (data25 === "change"))){
-const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema163.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema163.properties.fields.items.properties.op.enum,parentSchema:schema163.properties.fields.items.properties.op,data:data25};
+const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema165.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.fields.items.properties.op.enum,parentSchema:schema165.properties.fields.items.properties.op,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -14296,7 +14415,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.fields.items.type,parentSchema:schema163.properties.fields.items,data:data23};
+const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.fields.items.type,parentSchema:schema165.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -14308,7 +14427,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema163.properties.fields.type,parentSchema:schema163.properties.fields,data:data22};
+const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.fields.type,parentSchema:schema165.properties.fields,data:data22};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -14322,7 +14441,7 @@ if(data.compatibility !== undefined){
 let data28 = data.compatibility;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.verdict === undefined){
-const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema163.properties.compatibility.required,parentSchema:schema163.properties.compatibility,data:data28};
+const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema165.properties.compatibility.required,parentSchema:schema165.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -14332,7 +14451,7 @@ vErrors.push(err55);
 errors++;
 }
 if(data28.changes === undefined){
-const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema163.properties.compatibility.required,parentSchema:schema163.properties.compatibility,data:data28};
+const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema165.properties.compatibility.required,parentSchema:schema165.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -14343,7 +14462,7 @@ errors++;
 }
 for(const key5 in data28){
 if(!((key5 === "verdict") || (key5 === "changes"))){
-const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.compatibility,data:data28};
+const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -14356,7 +14475,7 @@ errors++;
 if(data28.verdict !== undefined){
 let data29 = data28.verdict;
 if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema166.enum},message:"must be equal to one of the allowed values",schema:schema166.enum,parentSchema:schema166,data:data29};
+const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema168.enum},message:"must be equal to one of the allowed values",schema:schema168.enum,parentSchema:schema168,data:data29};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -14374,7 +14493,7 @@ for(let i1=0; i1<len1; i1++){
 let data31 = data30[i1];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 if(data31.path === undefined){
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema163.properties.compatibility.properties.changes.items.required,parentSchema:schema163.properties.compatibility.properties.changes.items,data:data31};
+const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.compatibility.properties.changes.items.required,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -14384,7 +14503,7 @@ vErrors.push(err59);
 errors++;
 }
 if(data31.class === undefined){
-const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema163.properties.compatibility.properties.changes.items.required,parentSchema:schema163.properties.compatibility.properties.changes.items,data:data31};
+const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema165.properties.compatibility.properties.changes.items.required,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -14394,7 +14513,7 @@ vErrors.push(err60);
 errors++;
 }
 if(data31.reason === undefined){
-const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema163.properties.compatibility.properties.changes.items.required,parentSchema:schema163.properties.compatibility.properties.changes.items,data:data31};
+const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema165.properties.compatibility.properties.changes.items.required,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -14405,7 +14524,7 @@ errors++;
 }
 for(const key6 in data31){
 if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
-const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.compatibility.properties.changes.items,data:data31};
+const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -14418,7 +14537,7 @@ errors++;
 if(data31.path !== undefined){
 let data32 = data31.path;
 if(typeof data32 !== "string"){
-const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema163.properties.compatibility.properties.changes.items.properties.path,data:data32};
+const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema165.properties.compatibility.properties.changes.items.properties.path,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -14431,7 +14550,7 @@ errors++;
 if(data31.class !== undefined){
 let data33 = data31.class;
 if(!((((data33 === "breaking") || (data33 === "non-breaking")) || (data33 === "annotation")) || (data33 === "unclassified"))){
-const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema166.enum},message:"must be equal to one of the allowed values",schema:schema166.enum,parentSchema:schema166,data:data33};
+const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema168.enum},message:"must be equal to one of the allowed values",schema:schema168.enum,parentSchema:schema168,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -14444,7 +14563,7 @@ errors++;
 if(data31.reason !== undefined){
 let data34 = data31.reason;
 if(typeof data34 !== "string"){
-const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema163.properties.compatibility.properties.changes.items.properties.reason,data:data34};
+const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema165.properties.compatibility.properties.changes.items.properties.reason,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -14456,7 +14575,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.compatibility.properties.changes.items.type,parentSchema:schema163.properties.compatibility.properties.changes.items,data:data31};
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.compatibility.properties.changes.items.type,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -14468,7 +14587,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema163.properties.compatibility.properties.changes.type,parentSchema:schema163.properties.compatibility.properties.changes,data:data30};
+const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.compatibility.properties.changes.type,parentSchema:schema165.properties.compatibility.properties.changes,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -14480,7 +14599,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.compatibility.type,parentSchema:schema163.properties.compatibility,data:data28};
+const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.compatibility.type,parentSchema:schema165.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -14498,7 +14617,7 @@ for(let i2=0; i2<len2; i2++){
 let data36 = data35[i2];
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.path === undefined){
-const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema163.properties.breaking.items.required,parentSchema:schema163.properties.breaking.items,data:data36};
+const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.breaking.items.required,parentSchema:schema165.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -14508,7 +14627,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data36.reason === undefined){
-const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema163.properties.breaking.items.required,parentSchema:schema163.properties.breaking.items,data:data36};
+const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema165.properties.breaking.items.required,parentSchema:schema165.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -14519,7 +14638,7 @@ errors++;
 }
 for(const key7 in data36){
 if(!((key7 === "path") || (key7 === "reason"))){
-const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.breaking.items,data:data36};
+const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -14532,7 +14651,7 @@ errors++;
 if(data36.path !== undefined){
 let data37 = data36.path;
 if(typeof data37 !== "string"){
-const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.breaking.items.properties.path.type,parentSchema:schema163.properties.breaking.items.properties.path,data:data37};
+const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.breaking.items.properties.path.type,parentSchema:schema165.properties.breaking.items.properties.path,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -14545,7 +14664,7 @@ errors++;
 if(data36.reason !== undefined){
 let data38 = data36.reason;
 if(typeof data38 !== "string"){
-const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.breaking.items.properties.reason.type,parentSchema:schema163.properties.breaking.items.properties.reason,data:data38};
+const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.breaking.items.properties.reason.type,parentSchema:schema165.properties.breaking.items.properties.reason,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -14557,7 +14676,7 @@ errors++;
 }
 }
 else {
-const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.breaking.items.type,parentSchema:schema163.properties.breaking.items,data:data36};
+const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.breaking.items.type,parentSchema:schema165.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -14569,7 +14688,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema163.properties.breaking.type,parentSchema:schema163.properties.breaking,data:data35};
+const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.breaking.type,parentSchema:schema165.properties.breaking,data:data35};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -14582,7 +14701,7 @@ errors++;
 if(data.reason !== undefined){
 let data39 = data.reason;
 if(typeof data39 !== "string"){
-const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.reason.type,parentSchema:schema163.properties.reason,data:data39};
+const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.reason.type,parentSchema:schema165.properties.reason,data:data39};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -14595,7 +14714,7 @@ errors++;
 if(data.hint !== undefined){
 let data40 = data.hint;
 if(typeof data40 !== "string"){
-const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.hint.type,parentSchema:schema163.properties.hint,data:data40};
+const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.hint.type,parentSchema:schema165.properties.hint,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -14612,7 +14731,7 @@ const len3 = data41.length;
 for(let i3=0; i3<len3; i3++){
 let data42 = data41[i3];
 if(typeof data42 !== "string"){
-const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.notes.items.type,parentSchema:schema163.properties.notes.items,data:data42};
+const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.notes.items.type,parentSchema:schema165.properties.notes.items,data:data42};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -14624,7 +14743,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema163.properties.notes.type,parentSchema:schema163.properties.notes,data:data41};
+const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.notes.type,parentSchema:schema165.properties.notes,data:data41};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -14638,7 +14757,7 @@ if(data.source !== undefined){
 let data43 = data.source;
 if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
 if(data43.file === undefined){
-const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema163.properties.source.required,parentSchema:schema163.properties.source,data:data43};
+const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema165.properties.source.required,parentSchema:schema165.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -14648,7 +14767,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data43.line === undefined){
-const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema163.properties.source.required,parentSchema:schema163.properties.source,data:data43};
+const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema165.properties.source.required,parentSchema:schema165.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -14659,7 +14778,7 @@ errors++;
 }
 for(const key8 in data43){
 if(!((key8 === "file") || (key8 === "line"))){
-const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema163.properties.source,data:data43};
+const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -14672,7 +14791,7 @@ errors++;
 if(data43.file !== undefined){
 let data44 = data43.file;
 if(typeof data44 !== "string"){
-const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema163.properties.source.properties.file.type,parentSchema:schema163.properties.source.properties.file,data:data44};
+const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.source.properties.file.type,parentSchema:schema165.properties.source.properties.file,data:data44};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -14685,7 +14804,7 @@ errors++;
 if(data43.line !== undefined){
 let data45 = data43.line;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema163.properties.source.properties.line.type,parentSchema:schema163.properties.source.properties.line,data:data45};
+const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.source.properties.line.type,parentSchema:schema165.properties.source.properties.line,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -14696,7 +14815,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 1 || isNaN(data45)){
-const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema163.properties.source.properties.line,data:data45};
+const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.source.properties.line,data:data45};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -14709,7 +14828,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.properties.source.type,parentSchema:schema163.properties.source,data:data43};
+const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.source.type,parentSchema:schema165.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -14721,7 +14840,7 @@ errors++;
 }
 }
 else {
-const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema163.type,parentSchema:schema163,data};
+const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.type,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -14730,17 +14849,17 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/plan.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14749,7 +14868,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.formatVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema162.required,parentSchema:schema162,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema164.required,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14759,7 +14878,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.createdAt === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema162.required,parentSchema:schema162,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema164.required,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14769,7 +14888,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.state === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema162.required,parentSchema:schema162,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema164.required,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14779,7 +14898,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.orphanPolicy === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema162.required,parentSchema:schema162,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema164.required,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14789,7 +14908,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.changes === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema162.required,parentSchema:schema162,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema164.required,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14799,7 +14918,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.summary === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema162.required,parentSchema:schema162,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema164.required,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14809,7 +14928,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.digest === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema162.required,parentSchema:schema162,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema164.required,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14819,8 +14938,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema162.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema162,data};
+if(!(func7.call(schema164.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14833,7 +14952,7 @@ errors++;
 if(data.$schema !== undefined){
 let data0 = data.$schema;
 if(typeof data0 !== "string"){
-const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.$schema.type,parentSchema:schema162.properties.$schema,data:data0};
+const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.$schema.type,parentSchema:schema164.properties.$schema,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14846,7 +14965,7 @@ errors++;
 if(data.formatVersion !== undefined){
 let data1 = data.formatVersion;
 if(1 !== data1){
-const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema162.properties.formatVersion,data:data1};
+const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema164.properties.formatVersion,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14860,7 +14979,7 @@ if(data.createdAt !== undefined){
 let data2 = data.createdAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema162.properties.createdAt,data:data2};
+const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema164.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14871,7 +14990,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.createdAt.type,parentSchema:schema162.properties.createdAt,data:data2};
+const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.createdAt.type,parentSchema:schema164.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14884,7 +15003,7 @@ errors++;
 if(data.commit !== undefined){
 let data3 = data.commit;
 if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.commit.type,parentSchema:schema162.properties.commit,data:data3};
+const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.commit.type,parentSchema:schema164.properties.commit,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14898,7 +15017,7 @@ if(data.state !== undefined){
 let data4 = data.state;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.lineage === undefined){
-const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema162.properties.state.required,parentSchema:schema162.properties.state,data:data4};
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema164.properties.state.required,parentSchema:schema164.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14908,7 +15027,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data4.serial === undefined){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema162.properties.state.required,parentSchema:schema162.properties.state,data:data4};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema164.properties.state.required,parentSchema:schema164.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14919,7 +15038,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((((key1 === "lineage") || (key1 === "serial")) || (key1 === "source")) || (key1 === "empty"))){
-const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema162.properties.state,data:data4};
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14932,7 +15051,7 @@ errors++;
 if(data4.lineage !== undefined){
 let data5 = data4.lineage;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.state.properties.lineage.type,parentSchema:schema162.properties.state.properties.lineage,data:data5};
+const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.state.properties.lineage.type,parentSchema:schema164.properties.state.properties.lineage,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14945,7 +15064,7 @@ errors++;
 if(data4.serial !== undefined){
 let data6 = data4.serial;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.state.properties.serial.type,parentSchema:schema162.properties.state.properties.serial,data:data6};
+const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.state.properties.serial.type,parentSchema:schema164.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14956,7 +15075,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.state.properties.serial,data:data6};
+const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14970,7 +15089,7 @@ errors++;
 if(data4.source !== undefined){
 let data7 = data4.source;
 if(typeof data7 !== "string"){
-const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.state.properties.source.type,parentSchema:schema162.properties.state.properties.source,data:data7};
+const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.state.properties.source.type,parentSchema:schema164.properties.state.properties.source,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14983,7 +15102,7 @@ errors++;
 if(data4.empty !== undefined){
 let data8 = data4.empty;
 if(typeof data8 !== "boolean"){
-const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema162.properties.state.properties.empty.type,parentSchema:schema162.properties.state.properties.empty,data:data8};
+const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema164.properties.state.properties.empty.type,parentSchema:schema164.properties.state.properties.empty,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14995,7 +15114,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.properties.state.type,parentSchema:schema162.properties.state,data:data4};
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.state.type,parentSchema:schema164.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15008,7 +15127,7 @@ errors++;
 if(data.orphanPolicy !== undefined){
 let data9 = data.orphanPolicy;
 if(!((data9 === "report") || (data9 === "deactivate"))){
-const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema162.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema162.properties.orphanPolicy.enum,parentSchema:schema162.properties.orphanPolicy,data:data9};
+const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema164.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema164.properties.orphanPolicy.enum,parentSchema:schema164.properties.orphanPolicy,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15022,7 +15141,7 @@ if(data.batch !== undefined){
 let data10 = data.batch;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.maxSize === undefined){
-const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema162.properties.batch.required,parentSchema:schema162.properties.batch,data:data10};
+const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema164.properties.batch.required,parentSchema:schema164.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15033,7 +15152,7 @@ errors++;
 }
 for(const key2 in data10){
 if(!(key2 === "maxSize")){
-const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema162.properties.batch,data:data10};
+const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15046,7 +15165,7 @@ errors++;
 if(data10.maxSize !== undefined){
 let data11 = data10.maxSize;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.batch.properties.maxSize.type,parentSchema:schema162.properties.batch.properties.maxSize,data:data11};
+const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.batch.properties.maxSize.type,parentSchema:schema164.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -15057,7 +15176,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 1 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema162.properties.batch.properties.maxSize,data:data11};
+const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema164.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15070,7 +15189,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.properties.batch.type,parentSchema:schema162.properties.batch,data:data10};
+const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.batch.type,parentSchema:schema164.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -15084,7 +15203,7 @@ if(data.selection !== undefined){
 let data12 = data.selection;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.targets === undefined){
-const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema162.properties.selection.required,parentSchema:schema162.properties.selection,data:data12};
+const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15094,7 +15213,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data12.excludes === undefined){
-const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema162.properties.selection.required,parentSchema:schema162.properties.selection,data:data12};
+const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15104,7 +15223,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data12.kinds === undefined){
-const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema162.properties.selection.required,parentSchema:schema162.properties.selection,data:data12};
+const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15114,7 +15233,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data12.pulledIn === undefined){
-const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema162.properties.selection.required,parentSchema:schema162.properties.selection,data:data12};
+const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15124,7 +15243,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data12.selected === undefined){
-const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema162.properties.selection.required,parentSchema:schema162.properties.selection,data:data12};
+const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15134,7 +15253,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data12.leftOut === undefined){
-const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema162.properties.selection.required,parentSchema:schema162.properties.selection,data:data12};
+const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15144,7 +15263,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data12.recordsOutside === undefined){
-const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema162.properties.selection.required,parentSchema:schema162.properties.selection,data:data12};
+const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15154,8 +15273,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key3 in data12){
-if(!(func7.call(schema162.properties.selection.properties, key3))){
-const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema162.properties.selection,data:data12};
+if(!(func7.call(schema164.properties.selection.properties, key3))){
+const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15172,7 +15291,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.selection.properties.targets.items.type,parentSchema:schema162.properties.selection.properties.targets.items,data:data14};
+const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.targets.items.type,parentSchema:schema164.properties.selection.properties.targets.items,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15184,7 +15303,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema162.properties.selection.properties.targets.type,parentSchema:schema162.properties.selection.properties.targets,data:data13};
+const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.targets.type,parentSchema:schema164.properties.selection.properties.targets,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15201,7 +15320,7 @@ const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
 let data16 = data15[i1];
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.selection.properties.excludes.items.type,parentSchema:schema162.properties.selection.properties.excludes.items,data:data16};
+const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.excludes.items.type,parentSchema:schema164.properties.selection.properties.excludes.items,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -15213,7 +15332,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema162.properties.selection.properties.excludes.type,parentSchema:schema162.properties.selection.properties.excludes,data:data15};
+const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.excludes.type,parentSchema:schema164.properties.selection.properties.excludes,data:data15};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15230,7 +15349,7 @@ const len2 = data17.length;
 for(let i2=0; i2<len2; i2++){
 let data18 = data17[i2];
 if(typeof data18 !== "string"){
-const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.selection.properties.kinds.items.type,parentSchema:schema162.properties.selection.properties.kinds.items,data:data18};
+const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.kinds.items.type,parentSchema:schema164.properties.selection.properties.kinds.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15242,7 +15361,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema162.properties.selection.properties.kinds.type,parentSchema:schema162.properties.selection.properties.kinds,data:data17};
+const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.kinds.type,parentSchema:schema164.properties.selection.properties.kinds,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15255,7 +15374,7 @@ errors++;
 if(data12.selector !== undefined){
 let data19 = data12.selector;
 if(typeof data19 !== "string"){
-const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.selection.properties.selector.type,parentSchema:schema162.properties.selection.properties.selector,data:data19};
+const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.selector.type,parentSchema:schema164.properties.selection.properties.selector,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15268,7 +15387,7 @@ errors++;
 if(data12.configSelector !== undefined){
 let data20 = data12.configSelector;
 if(typeof data20 !== "string"){
-const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.selection.properties.configSelector.type,parentSchema:schema162.properties.selection.properties.configSelector,data:data20};
+const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.configSelector.type,parentSchema:schema164.properties.selection.properties.configSelector,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15286,7 +15405,7 @@ for(let i3=0; i3<len3; i3++){
 let data22 = data21[i3];
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 if(data22.id === undefined){
-const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema162.properties.selection.properties.pulledIn.items.required,parentSchema:schema162.properties.selection.properties.pulledIn.items,data:data22};
+const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema164.properties.selection.properties.pulledIn.items.required,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15296,7 +15415,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data22.by === undefined){
-const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema162.properties.selection.properties.pulledIn.items.required,parentSchema:schema162.properties.selection.properties.pulledIn.items,data:data22};
+const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema164.properties.selection.properties.pulledIn.items.required,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15307,7 +15426,7 @@ errors++;
 }
 for(const key4 in data22){
 if(!((key4 === "id") || (key4 === "by"))){
-const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema162.properties.selection.properties.pulledIn.items,data:data22};
+const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15320,7 +15439,7 @@ errors++;
 if(data22.id !== undefined){
 let data23 = data22.id;
 if(typeof data23 !== "string"){
-const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema162.properties.selection.properties.pulledIn.items.properties.id,data:data23};
+const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema164.properties.selection.properties.pulledIn.items.properties.id,data:data23};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15337,7 +15456,7 @@ const len4 = data24.length;
 for(let i4=0; i4<len4; i4++){
 let data25 = data24[i4];
 if(typeof data25 !== "string"){
-const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema162.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
+const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema164.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15349,7 +15468,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema162.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema162.properties.selection.properties.pulledIn.items.properties.by,data:data24};
+const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema164.properties.selection.properties.pulledIn.items.properties.by,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -15361,7 +15480,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.properties.selection.properties.pulledIn.items.type,parentSchema:schema162.properties.selection.properties.pulledIn.items,data:data22};
+const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.selection.properties.pulledIn.items.type,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -15373,7 +15492,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema162.properties.selection.properties.pulledIn.type,parentSchema:schema162.properties.selection.properties.pulledIn,data:data21};
+const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.pulledIn.type,parentSchema:schema164.properties.selection.properties.pulledIn,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -15386,7 +15505,7 @@ errors++;
 if(data12.selected !== undefined){
 let data26 = data12.selected;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.selection.properties.selected.type,parentSchema:schema162.properties.selection.properties.selected,data:data26};
+const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.selection.properties.selected.type,parentSchema:schema164.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -15397,7 +15516,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.selection.properties.selected,data:data26};
+const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -15411,7 +15530,7 @@ errors++;
 if(data12.leftOut !== undefined){
 let data27 = data12.leftOut;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.selection.properties.leftOut.type,parentSchema:schema162.properties.selection.properties.leftOut,data:data27};
+const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.selection.properties.leftOut.type,parentSchema:schema164.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -15422,7 +15541,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 < 0 || isNaN(data27)){
-const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.selection.properties.leftOut,data:data27};
+const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -15436,7 +15555,7 @@ errors++;
 if(data12.recordsOutside !== undefined){
 let data28 = data12.recordsOutside;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.selection.properties.recordsOutside.type,parentSchema:schema162.properties.selection.properties.recordsOutside,data:data28};
+const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.selection.properties.recordsOutside.type,parentSchema:schema164.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -15447,7 +15566,7 @@ errors++;
 }
 if((typeof data28 == "number") && (isFinite(data28))){
 if(data28 < 0 || isNaN(data28)){
-const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.selection.properties.recordsOutside,data:data28};
+const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -15460,7 +15579,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.properties.selection.type,parentSchema:schema162.properties.selection,data:data12};
+const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.selection.type,parentSchema:schema164.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -15473,8 +15592,8 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern96.test(data29)){
-const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema162.properties.digest,data:data29};
+if(!pattern98.test(data29)){
+const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema164.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -15485,7 +15604,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema162.properties.digest.type,parentSchema:schema162.properties.digest,data:data29};
+const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.digest.type,parentSchema:schema164.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -15499,7 +15618,7 @@ if(data.massDeactivation !== undefined){
 let data30 = data.massDeactivation;
 if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.withheld === undefined){
-const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema162.properties.massDeactivation.required,parentSchema:schema162.properties.massDeactivation,data:data30};
+const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema164.properties.massDeactivation.required,parentSchema:schema164.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -15509,7 +15628,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data30.of === undefined){
-const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema162.properties.massDeactivation.required,parentSchema:schema162.properties.massDeactivation,data:data30};
+const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema164.properties.massDeactivation.required,parentSchema:schema164.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -15519,7 +15638,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data30.maxShare === undefined){
-const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema162.properties.massDeactivation.required,parentSchema:schema162.properties.massDeactivation,data:data30};
+const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema164.properties.massDeactivation.required,parentSchema:schema164.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -15530,7 +15649,7 @@ errors++;
 }
 for(const key5 in data30){
 if(!(((key5 === "withheld") || (key5 === "of")) || (key5 === "maxShare"))){
-const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema162.properties.massDeactivation,data:data30};
+const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -15543,7 +15662,7 @@ errors++;
 if(data30.withheld !== undefined){
 let data31 = data30.withheld;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.massDeactivation.properties.withheld.type,parentSchema:schema162.properties.massDeactivation.properties.withheld,data:data31};
+const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.massDeactivation.properties.withheld.type,parentSchema:schema164.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -15554,7 +15673,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 < 1 || isNaN(data31)){
-const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema162.properties.massDeactivation.properties.withheld,data:data31};
+const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema164.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -15568,7 +15687,7 @@ errors++;
 if(data30.of !== undefined){
 let data32 = data30.of;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.massDeactivation.properties.of.type,parentSchema:schema162.properties.massDeactivation.properties.of,data:data32};
+const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.massDeactivation.properties.of.type,parentSchema:schema164.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -15579,7 +15698,7 @@ errors++;
 }
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 < 0 || isNaN(data32)){
-const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.massDeactivation.properties.of,data:data32};
+const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -15594,7 +15713,7 @@ if(data30.maxShare !== undefined){
 let data33 = data30.maxShare;
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 1 || isNaN(data33)){
-const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema162.properties.massDeactivation.properties.maxShare,data:data33};
+const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema164.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -15604,7 +15723,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data33 < 0 || isNaN(data33)){
-const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.massDeactivation.properties.maxShare,data:data33};
+const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -15615,7 +15734,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema162.properties.massDeactivation.properties.maxShare.type,parentSchema:schema162.properties.massDeactivation.properties.maxShare,data:data33};
+const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema164.properties.massDeactivation.properties.maxShare.type,parentSchema:schema164.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -15627,7 +15746,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.properties.massDeactivation.type,parentSchema:schema162.properties.massDeactivation,data:data30};
+const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.massDeactivation.type,parentSchema:schema164.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -15642,14 +15761,14 @@ let data34 = data.changes;
 if(Array.isArray(data34)){
 const len5 = data34.length;
 for(let i5=0; i5<len5; i5++){
-if(!(validate58(data34[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data34,parentDataProperty:i5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate60(data34[i5], {instancePath:instancePath+"/changes/" + i5,parentData:data34,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema162.properties.changes.type,parentSchema:schema162.properties.changes,data:data34};
+const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.changes.type,parentSchema:schema164.properties.changes,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -15663,7 +15782,7 @@ if(data.summary !== undefined){
 let data36 = data.summary;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.resources === undefined){
-const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -15673,7 +15792,7 @@ vErrors.push(err74);
 errors++;
 }
 if(data36.create === undefined){
-const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -15683,7 +15802,7 @@ vErrors.push(err75);
 errors++;
 }
 if(data36.update === undefined){
-const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -15693,7 +15812,7 @@ vErrors.push(err76);
 errors++;
 }
 if(data36.noop === undefined){
-const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -15703,7 +15822,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data36.blocked === undefined){
-const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -15713,7 +15832,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data36.orphan === undefined){
-const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -15723,7 +15842,7 @@ vErrors.push(err79);
 errors++;
 }
 if(data36.deactivate === undefined){
-const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -15733,7 +15852,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data36.quotaResets === undefined){
-const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -15743,7 +15862,7 @@ vErrors.push(err81);
 errors++;
 }
 if(data36.breaking === undefined){
-const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -15753,7 +15872,7 @@ vErrors.push(err82);
 errors++;
 }
 if(data36.calls === undefined){
-const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema162.properties.summary.required,parentSchema:schema162.properties.summary,data:data36};
+const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -15763,8 +15882,8 @@ vErrors.push(err83);
 errors++;
 }
 for(const key6 in data36){
-if(!(func7.call(schema162.properties.summary.properties, key6))){
-const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema162.properties.summary,data:data36};
+if(!(func7.call(schema164.properties.summary.properties, key6))){
+const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -15777,7 +15896,7 @@ errors++;
 if(data36.resources !== undefined){
 let data37 = data36.resources;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.resources.type,parentSchema:schema162.properties.summary.properties.resources,data:data37};
+const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.resources.type,parentSchema:schema164.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -15788,7 +15907,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 0 || isNaN(data37)){
-const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.resources,data:data37};
+const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -15802,7 +15921,7 @@ errors++;
 if(data36.create !== undefined){
 let data38 = data36.create;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.create.type,parentSchema:schema162.properties.summary.properties.create,data:data38};
+const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.create.type,parentSchema:schema164.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -15813,7 +15932,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 0 || isNaN(data38)){
-const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.create,data:data38};
+const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -15827,7 +15946,7 @@ errors++;
 if(data36.update !== undefined){
 let data39 = data36.update;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.update.type,parentSchema:schema162.properties.summary.properties.update,data:data39};
+const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.update.type,parentSchema:schema164.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -15838,7 +15957,7 @@ errors++;
 }
 if((typeof data39 == "number") && (isFinite(data39))){
 if(data39 < 0 || isNaN(data39)){
-const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.update,data:data39};
+const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -15852,7 +15971,7 @@ errors++;
 if(data36.noop !== undefined){
 let data40 = data36.noop;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.noop.type,parentSchema:schema162.properties.summary.properties.noop,data:data40};
+const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.noop.type,parentSchema:schema164.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -15863,7 +15982,7 @@ errors++;
 }
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 < 0 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.noop,data:data40};
+const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -15877,7 +15996,7 @@ errors++;
 if(data36.blocked !== undefined){
 let data41 = data36.blocked;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.blocked.type,parentSchema:schema162.properties.summary.properties.blocked,data:data41};
+const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.blocked.type,parentSchema:schema164.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -15888,7 +16007,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 0 || isNaN(data41)){
-const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.blocked,data:data41};
+const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -15902,7 +16021,7 @@ errors++;
 if(data36.orphan !== undefined){
 let data42 = data36.orphan;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.orphan.type,parentSchema:schema162.properties.summary.properties.orphan,data:data42};
+const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.orphan.type,parentSchema:schema164.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -15913,7 +16032,7 @@ errors++;
 }
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 < 0 || isNaN(data42)){
-const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.orphan,data:data42};
+const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -15927,7 +16046,7 @@ errors++;
 if(data36.adopt !== undefined){
 let data43 = data36.adopt;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.adopt.type,parentSchema:schema162.properties.summary.properties.adopt,data:data43};
+const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.adopt.type,parentSchema:schema164.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -15938,7 +16057,7 @@ errors++;
 }
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 < 0 || isNaN(data43)){
-const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.adopt,data:data43};
+const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -15952,7 +16071,7 @@ errors++;
 if(data36.moved !== undefined){
 let data44 = data36.moved;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.moved.type,parentSchema:schema162.properties.summary.properties.moved,data:data44};
+const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.moved.type,parentSchema:schema164.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -15963,7 +16082,7 @@ errors++;
 }
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 < 0 || isNaN(data44)){
-const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.moved,data:data44};
+const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -15977,7 +16096,7 @@ errors++;
 if(data36.reactivate !== undefined){
 let data45 = data36.reactivate;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.reactivate.type,parentSchema:schema162.properties.summary.properties.reactivate,data:data45};
+const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.reactivate.type,parentSchema:schema164.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -15988,7 +16107,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 0 || isNaN(data45)){
-const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.reactivate,data:data45};
+const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -16002,7 +16121,7 @@ errors++;
 if(data36.deactivate !== undefined){
 let data46 = data36.deactivate;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.deactivate.type,parentSchema:schema162.properties.summary.properties.deactivate,data:data46};
+const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.deactivate.type,parentSchema:schema164.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -16013,7 +16132,7 @@ errors++;
 }
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 < 0 || isNaN(data46)){
-const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.deactivate,data:data46};
+const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -16027,7 +16146,7 @@ errors++;
 if(data36.quotaResets !== undefined){
 let data47 = data36.quotaResets;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.quotaResets.type,parentSchema:schema162.properties.summary.properties.quotaResets,data:data47};
+const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.quotaResets.type,parentSchema:schema164.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -16038,7 +16157,7 @@ errors++;
 }
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 < 0 || isNaN(data47)){
-const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.quotaResets,data:data47};
+const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -16052,7 +16171,7 @@ errors++;
 if(data36.breaking !== undefined){
 let data48 = data36.breaking;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.breaking.type,parentSchema:schema162.properties.summary.properties.breaking,data:data48};
+const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.breaking.type,parentSchema:schema164.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -16063,7 +16182,7 @@ errors++;
 }
 if((typeof data48 == "number") && (isFinite(data48))){
 if(data48 < 0 || isNaN(data48)){
-const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.breaking,data:data48};
+const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -16078,7 +16197,7 @@ if(data36.calls !== undefined){
 let data49 = data36.calls;
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.gateway === undefined){
-const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema162.properties.summary.properties.calls.required,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -16088,7 +16207,7 @@ vErrors.push(err109);
 errors++;
 }
 if(data49.portal === undefined){
-const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema162.properties.summary.properties.calls.required,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -16098,7 +16217,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data49.dashboard === undefined){
-const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema162.properties.summary.properties.calls.required,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -16108,7 +16227,7 @@ vErrors.push(err111);
 errors++;
 }
 if(data49.llm === undefined){
-const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema162.properties.summary.properties.calls.required,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -16118,7 +16237,7 @@ vErrors.push(err112);
 errors++;
 }
 if(data49.batchCalls === undefined){
-const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema162.properties.summary.properties.calls.required,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -16128,7 +16247,7 @@ vErrors.push(err113);
 errors++;
 }
 if(data49.batched === undefined){
-const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema162.properties.summary.properties.calls.required,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -16138,7 +16257,7 @@ vErrors.push(err114);
 errors++;
 }
 if(data49.total === undefined){
-const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema162.properties.summary.properties.calls.required,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -16149,7 +16268,7 @@ errors++;
 }
 for(const key7 in data49){
 if(!(((((((key7 === "gateway") || (key7 === "portal")) || (key7 === "dashboard")) || (key7 === "llm")) || (key7 === "batchCalls")) || (key7 === "batched")) || (key7 === "total"))){
-const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -16162,7 +16281,7 @@ errors++;
 if(data49.gateway !== undefined){
 let data50 = data49.gateway;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema162.properties.summary.properties.calls.properties.gateway,data:data50};
+const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema164.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -16173,7 +16292,7 @@ errors++;
 }
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 0 || isNaN(data50)){
-const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.calls.properties.gateway,data:data50};
+const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -16187,7 +16306,7 @@ errors++;
 if(data49.portal !== undefined){
 let data51 = data49.portal;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.calls.properties.portal.type,parentSchema:schema162.properties.summary.properties.calls.properties.portal,data:data51};
+const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.portal.type,parentSchema:schema164.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -16198,7 +16317,7 @@ errors++;
 }
 if((typeof data51 == "number") && (isFinite(data51))){
 if(data51 < 0 || isNaN(data51)){
-const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.calls.properties.portal,data:data51};
+const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -16212,7 +16331,7 @@ errors++;
 if(data49.dashboard !== undefined){
 let data52 = data49.dashboard;
 if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema162.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema164.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -16223,7 +16342,7 @@ errors++;
 }
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 < 0 || isNaN(data52)){
-const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -16237,7 +16356,7 @@ errors++;
 if(data49.llm !== undefined){
 let data53 = data49.llm;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.calls.properties.llm.type,parentSchema:schema162.properties.summary.properties.calls.properties.llm,data:data53};
+const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.llm.type,parentSchema:schema164.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -16248,7 +16367,7 @@ errors++;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 < 0 || isNaN(data53)){
-const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.calls.properties.llm,data:data53};
+const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -16262,7 +16381,7 @@ errors++;
 if(data49.batchCalls !== undefined){
 let data54 = data49.batchCalls;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema162.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema164.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -16273,7 +16392,7 @@ errors++;
 }
 if((typeof data54 == "number") && (isFinite(data54))){
 if(data54 < 0 || isNaN(data54)){
-const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -16287,7 +16406,7 @@ errors++;
 if(data49.batched !== undefined){
 let data55 = data49.batched;
 if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
-const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.calls.properties.batched.type,parentSchema:schema162.properties.summary.properties.calls.properties.batched,data:data55};
+const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.batched.type,parentSchema:schema164.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -16298,7 +16417,7 @@ errors++;
 }
 if((typeof data55 == "number") && (isFinite(data55))){
 if(data55 < 0 || isNaN(data55)){
-const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.calls.properties.batched,data:data55};
+const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -16312,7 +16431,7 @@ errors++;
 if(data49.total !== undefined){
 let data56 = data49.total;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema162.properties.summary.properties.calls.properties.total.type,parentSchema:schema162.properties.summary.properties.calls.properties.total,data:data56};
+const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.total.type,parentSchema:schema164.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -16323,7 +16442,7 @@ errors++;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 < 0 || isNaN(data56)){
-const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema162.properties.summary.properties.calls.properties.total,data:data56};
+const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -16336,7 +16455,7 @@ errors++;
 }
 }
 else {
-const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.properties.summary.properties.calls.type,parentSchema:schema162.properties.summary.properties.calls,data:data49};
+const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.summary.properties.calls.type,parentSchema:schema164.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -16348,7 +16467,7 @@ errors++;
 }
 }
 else {
-const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.properties.summary.type,parentSchema:schema162.properties.summary,data:data36};
+const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.summary.type,parentSchema:schema164.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -16360,7 +16479,7 @@ errors++;
 }
 }
 else {
-const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema162.type,parentSchema:schema162,data};
+const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.type,parentSchema:schema164,data};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -16369,18 +16488,18 @@ vErrors.push(err133);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v10 = validate60;
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
+export const v10 = validate62;
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16522,18 +16641,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern99 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern101 = new RegExp("^(https?://|\\$\\{)", "u");
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16542,7 +16661,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema168.required,parentSchema:schema168,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema170.required,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -16552,7 +16671,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema168.required,parentSchema:schema168,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema170.required,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16562,7 +16681,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema168.required,parentSchema:schema168,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema170.required,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16572,7 +16691,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema168.required,parentSchema:schema168,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema170.required,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16583,7 +16702,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema168,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16609,7 +16728,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("PortalWebhook" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema168.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema170.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16620,8 +16739,8 @@ errors++;
 }
 }
 if(data.metadata !== undefined){
-if(!(validate61(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+if(!(validate63(data.metadata, {instancePath:instancePath+"/metadata",parentData:data,parentDataProperty:"metadata",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
 errors = vErrors.length;
 }
 }
@@ -16629,7 +16748,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.Name === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema168.properties.spec.required,parentSchema:schema168.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16639,7 +16758,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data3.URL === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema168.properties.spec.required,parentSchema:schema168.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16649,7 +16768,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3.Method === undefined){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema168.properties.spec.required,parentSchema:schema168.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16659,7 +16778,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data3.Events === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema168.properties.spec.required,parentSchema:schema168.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -16670,7 +16789,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((key1 === "webhookId") || (key1 === "Name")) || (key1 === "URL")) || (key1 === "Method")) || (key1 === "Timeout")) || (key1 === "Events"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema168.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema170.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -16709,7 +16828,7 @@ if(data3.Name !== undefined){
 let data5 = data3.Name;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema168.properties.spec.properties.Name,data:data5};
+const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema170.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16720,7 +16839,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.spec.properties.Name.type,parentSchema:schema168.properties.spec.properties.Name,data:data5};
+const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.spec.properties.Name.type,parentSchema:schema170.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16733,8 +16852,8 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern99.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema168.properties.spec.properties.URL,data:data6};
+if(!pattern101.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema170.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16745,7 +16864,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema168.properties.spec.properties.URL.type,parentSchema:schema168.properties.spec.properties.URL,data:data6};
+const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.spec.properties.URL.type,parentSchema:schema170.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16758,7 +16877,7 @@ errors++;
 if(data3.Method !== undefined){
 let data7 = data3.Method;
 if(!(((((data7 === "GET") || (data7 === "POST")) || (data7 === "PUT")) || (data7 === "PATCH")) || (data7 === "DELETE"))){
-const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema168.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema168.properties.spec.properties.Method.enum,parentSchema:schema168.properties.spec.properties.Method,data:data7};
+const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema170.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema170.properties.spec.properties.Method.enum,parentSchema:schema170.properties.spec.properties.Method,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16771,7 +16890,7 @@ errors++;
 if(data3.Timeout !== undefined){
 let data8 = data3.Timeout;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema168.properties.spec.properties.Timeout.type,parentSchema:schema168.properties.spec.properties.Timeout,data:data8};
+const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.spec.properties.Timeout.type,parentSchema:schema170.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16782,7 +16901,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema168.properties.spec.properties.Timeout,data:data8};
+const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema170.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16797,7 +16916,7 @@ if(data3.Events !== undefined){
 let data9 = data3.Events;
 if(Array.isArray(data9)){
 if(data9.length < 1){
-const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema168.properties.spec.properties.Events,data:data9};
+const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema170.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -16810,7 +16929,7 @@ const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
 let data10 = data9[i0];
 if(!((((((((((((((data10 === "AccessRequestApproved") || (data10 === "AccessRequestRejected")) || (data10 === "AccessRequestCreated")) || (data10 === "OrganisationRequestCreated")) || (data10 === "OrganisationRequestApproved")) || (data10 === "OrganisationRequestRejected")) || (data10 === "OrganisationRegistered")) || (data10 === "UserRegistered")) || (data10 === "UserAccountActivated")) || (data10 === "UserAccountDeactivated")) || (data10 === "PasswordReset")) || (data10 === "RegisterInvite")) || (data10 === "ApplicationRegistered")) || (data10 === "CredentialRegistered"))){
-const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema168.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema168.properties.spec.properties.Events.items.enum,parentSchema:schema168.properties.spec.properties.Events.items,data:data10};
+const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema170.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema170.properties.spec.properties.Events.items.enum,parentSchema:schema170.properties.spec.properties.Events.items,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16827,7 +16946,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data9[i1], data9[j0])){
-const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema168.properties.spec.properties.Events,data:data9};
+const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema170.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -16842,7 +16961,7 @@ break outer0;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema168.properties.spec.properties.Events.type,parentSchema:schema168.properties.spec.properties.Events,data:data9};
+const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema170.properties.spec.properties.Events.type,parentSchema:schema170.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16854,7 +16973,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.properties.spec.type,parentSchema:schema168.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.properties.spec.type,parentSchema:schema170.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -16866,7 +16985,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema168.type,parentSchema:schema168,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.type,parentSchema:schema170,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -16875,19 +16994,19 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v11 = validate63;
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
+export const v11 = validate65;
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/resource.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16947,7 +17066,7 @@ var props0 = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[0].if,parentSchema:schema173.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[0].if,parentSchema:schema175.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16998,8 +17117,8 @@ vErrors = null;
 }
 if(_valid1){
 const _errs10 = errors;
-if(!(validate49(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate51(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
 errors = vErrors.length;
 }
 var _valid1 = _errs10 === errors;
@@ -17009,7 +17128,7 @@ var props1 = true;
 }
 }
 if(!valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[1].if,parentSchema:schema173.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[1].if,parentSchema:schema175.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17069,8 +17188,8 @@ vErrors = null;
 }
 if(_valid2){
 const _errs15 = errors;
-if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var _valid2 = _errs15 === errors;
@@ -17080,7 +17199,7 @@ var props2 = true;
 }
 }
 if(!valid5){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[2].if,parentSchema:schema173.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[2].if,parentSchema:schema175.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17151,7 +17270,7 @@ var props3 = true;
 }
 }
 if(!valid7){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[3].if,parentSchema:schema173.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[3].if,parentSchema:schema175.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17222,7 +17341,7 @@ var props4 = true;
 }
 }
 if(!valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[4].if,parentSchema:schema173.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[4].if,parentSchema:schema175.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -17282,8 +17401,8 @@ vErrors = null;
 }
 if(_valid5){
 const _errs30 = errors;
-if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate62(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 var _valid5 = _errs30 === errors;
@@ -17293,7 +17412,7 @@ var props5 = true;
 }
 }
 if(!valid11){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[5].if,parentSchema:schema173.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[5].if,parentSchema:schema175.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -17364,7 +17483,7 @@ var props6 = true;
 }
 }
 if(!valid13){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[6].if,parentSchema:schema173.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[6].if,parentSchema:schema175.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17424,8 +17543,8 @@ vErrors = null;
 }
 if(_valid7){
 const _errs40 = errors;
-if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 var _valid7 = _errs40 === errors;
@@ -17435,7 +17554,7 @@ var props7 = true;
 }
 }
 if(!valid15){
-const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema173.allOf[7].if,parentSchema:schema173.allOf[7],data};
+const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[7].if,parentSchema:schema175.allOf[7],data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -17455,7 +17574,7 @@ Object.assign(props0, props7);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -17465,7 +17584,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.kind === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -17475,7 +17594,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.metadata === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -17485,7 +17604,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.spec === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema173.required,parentSchema:schema173,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema175.required,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -17515,7 +17634,7 @@ errors++;
 if(data.kind !== undefined){
 let data9 = data.kind;
 if(!((((((((data9 === "ApiDefinition") || (data9 === "OAuthClient")) || (data9 === "OrgKey")) || (data9 === "ClientType")) || (data9 === "ApiProduct")) || (data9 === "PortalWebhook")) || (data9 === "DashboardWebhook")) || (data9 === "LlmSettings"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema173.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema173.properties.kind.enum,parentSchema:schema173.properties.kind,data:data9};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema175.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema175.properties.kind.enum,parentSchema:schema175.properties.kind,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -17527,7 +17646,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema173.type,parentSchema:schema173,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.type,parentSchema:schema175,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -17536,22 +17655,22 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate63.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate65.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const v12 = validate72;
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
-const schema176 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern100 = new RegExp("^/", "u");
+export const v12 = validate74;
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
+const schema178 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
+const pattern102 = new RegExp("^/", "u");
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -17561,7 +17680,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((((key0 === "apis") || (key0 === "policies")) || (key0 === "oauthClients")) || (key0 === "providers")) || (key0 === "catalogues")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "keys"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema175,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -17579,7 +17698,7 @@ for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.id === undefined){
-const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema175.properties.apis.items.required,parentSchema:schema175.properties.apis.items,data:data1};
+const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.properties.apis.items.required,parentSchema:schema177.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -17589,7 +17708,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data1.listenPath === undefined){
-const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema175.properties.apis.items.required,parentSchema:schema175.properties.apis.items,data:data1};
+const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema177.properties.apis.items.required,parentSchema:schema177.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -17599,8 +17718,8 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data1){
-if(!(func7.call(schema175.properties.apis.items.properties, key1))){
-const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.apis.items,data:data1};
+if(!(func7.call(schema177.properties.apis.items.properties, key1))){
+const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -17614,7 +17733,7 @@ if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
 if(func1(data2) < 1){
-const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema175.properties.apis.items.properties.id,data:data2};
+const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema177.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17625,7 +17744,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.apis.items.properties.id.type,parentSchema:schema175.properties.apis.items.properties.id,data:data2};
+const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.id.type,parentSchema:schema177.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17638,7 +17757,7 @@ errors++;
 if(data1.name !== undefined){
 let data3 = data1.name;
 if(typeof data3 !== "string"){
-const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.apis.items.properties.name.type,parentSchema:schema175.properties.apis.items.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.name.type,parentSchema:schema177.properties.apis.items.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17651,8 +17770,8 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern100.test(data4)){
-const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema175.properties.apis.items.properties.listenPath,data:data4};
+if(!pattern102.test(data4)){
+const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema177.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17663,7 +17782,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.apis.items.properties.listenPath.type,parentSchema:schema175.properties.apis.items.properties.listenPath,data:data4};
+const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.listenPath.type,parentSchema:schema177.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17676,7 +17795,7 @@ errors++;
 if(data1.strip !== undefined){
 let data5 = data1.strip;
 if(typeof data5 !== "boolean"){
-const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema175.properties.apis.items.properties.strip.type,parentSchema:schema175.properties.apis.items.properties.strip,data:data5};
+const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.strip.type,parentSchema:schema177.properties.apis.items.properties.strip,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -17689,7 +17808,7 @@ errors++;
 if(data1.upstream !== undefined){
 let data6 = data1.upstream;
 if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.apis.items.properties.upstream.type,parentSchema:schema175.properties.apis.items.properties.upstream,data:data6};
+const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.upstream.type,parentSchema:schema177.properties.apis.items.properties.upstream,data:data6};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17702,7 +17821,7 @@ errors++;
 if(data1.active !== undefined){
 let data7 = data1.active;
 if(typeof data7 !== "boolean"){
-const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema175.properties.apis.items.properties.active.type,parentSchema:schema175.properties.apis.items.properties.active,data:data7};
+const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.active.type,parentSchema:schema177.properties.apis.items.properties.active,data:data7};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17715,7 +17834,7 @@ errors++;
 if(data1.authentication !== undefined){
 let data8 = data1.authentication;
 if(typeof data8 !== "boolean"){
-const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema175.properties.apis.items.properties.authentication.type,parentSchema:schema175.properties.apis.items.properties.authentication,data:data8};
+const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.authentication.type,parentSchema:schema177.properties.apis.items.properties.authentication,data:data8};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -17728,7 +17847,7 @@ errors++;
 if(data1.batchProcessing !== undefined){
 let data9 = data1.batchProcessing;
 if(typeof data9 !== "boolean"){
-const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema175.properties.apis.items.properties.batchProcessing.type,parentSchema:schema175.properties.apis.items.properties.batchProcessing,data:data9};
+const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.batchProcessing.type,parentSchema:schema177.properties.apis.items.properties.batchProcessing,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -17741,7 +17860,7 @@ errors++;
 if(data1.mockResponse !== undefined){
 let data10 = data1.mockResponse;
 if(typeof data10 !== "boolean"){
-const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema175.properties.apis.items.properties.mockResponse.type,parentSchema:schema175.properties.apis.items.properties.mockResponse,data:data10};
+const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.mockResponse.type,parentSchema:schema177.properties.apis.items.properties.mockResponse,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -17754,7 +17873,7 @@ errors++;
 if(data1.document !== undefined){
 let data11 = data1.document;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.apis.items.properties.document.type,parentSchema:schema175.properties.apis.items.properties.document,data:data11};
+const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.apis.items.properties.document.type,parentSchema:schema177.properties.apis.items.properties.document,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -17766,7 +17885,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.apis.items.type,parentSchema:schema175.properties.apis.items,data:data1};
+const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.apis.items.type,parentSchema:schema177.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -17778,7 +17897,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.apis.type,parentSchema:schema175.properties.apis,data:data0};
+const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.apis.type,parentSchema:schema177.properties.apis,data:data0};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -17799,7 +17918,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.policies.items.oneOf[0].type,parentSchema:schema175.properties.policies.items.oneOf[0],data:data13};
+const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.policies.items.oneOf[0].type,parentSchema:schema177.properties.policies.items.oneOf[0],data:data13};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -17816,7 +17935,7 @@ passing0 = 0;
 const _errs33 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
-const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema175.properties.policies.items.oneOf[1].required,parentSchema:schema175.properties.policies.items.oneOf[1],data:data13};
+const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.properties.policies.items.oneOf[1].required,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -17826,7 +17945,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data13.apis === undefined){
-const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema175.properties.policies.items.oneOf[1].required,parentSchema:schema175.properties.policies.items.oneOf[1],data:data13};
+const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema177.properties.policies.items.oneOf[1].required,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17837,7 +17956,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "id") || (key2 === "apis"))){
-const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.policies.items.oneOf[1],data:data13};
+const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -17850,7 +17969,7 @@ errors++;
 if(data13.id !== undefined){
 let data14 = data13.id;
 if(typeof data14 !== "string"){
-const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema175.properties.policies.items.oneOf[1].properties.id,data:data14};
+const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema177.properties.policies.items.oneOf[1].properties.id,data:data14};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -17867,7 +17986,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema175.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
+const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema177.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -17879,7 +17998,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema175.properties.policies.items.oneOf[1].properties.apis,data:data15};
+const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema177.properties.policies.items.oneOf[1].properties.apis,data:data15};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -17891,7 +18010,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.policies.items.oneOf[1].type,parentSchema:schema175.properties.policies.items.oneOf[1],data:data13};
+const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.policies.items.oneOf[1].type,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -17912,7 +18031,7 @@ passing0 = 1;
 }
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema175.properties.policies.items.oneOf,parentSchema:schema175.properties.policies.items,data:data13};
+const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema177.properties.policies.items.oneOf,parentSchema:schema177.properties.policies.items,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -17935,7 +18054,7 @@ vErrors = null;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.policies.type,parentSchema:schema175.properties.policies,data:data12};
+const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.policies.type,parentSchema:schema177.properties.policies,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -17953,7 +18072,7 @@ for(let i3=0; i3<len3; i3++){
 let data18 = data17[i3];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.apiId === undefined){
-const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema175.properties.oauthClients.items.required,parentSchema:schema175.properties.oauthClients.items,data:data18};
+const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema177.properties.oauthClients.items.required,parentSchema:schema177.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -17963,7 +18082,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data18.clientId === undefined){
-const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema175.properties.oauthClients.items.required,parentSchema:schema175.properties.oauthClients.items,data:data18};
+const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema177.properties.oauthClients.items.required,parentSchema:schema177.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -17974,7 +18093,7 @@ errors++;
 }
 for(const key3 in data18){
 if(!((((((((key3 === "apiId") || (key3 === "clientId")) || (key3 === "secret")) || (key3 === "redirect_uri")) || (key3 === "policy_id")) || (key3 === "description")) || (key3 === "meta_data")) || (key3 === "tokens"))){
-const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.oauthClients.items,data:data18};
+const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -17987,7 +18106,7 @@ errors++;
 if(data18.apiId !== undefined){
 let data19 = data18.apiId;
 if(typeof data19 !== "string"){
-const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.oauthClients.items.properties.apiId.type,parentSchema:schema175.properties.oauthClients.items.properties.apiId,data:data19};
+const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.apiId.type,parentSchema:schema177.properties.oauthClients.items.properties.apiId,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -18000,7 +18119,7 @@ errors++;
 if(data18.clientId !== undefined){
 let data20 = data18.clientId;
 if(typeof data20 !== "string"){
-const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.oauthClients.items.properties.clientId.type,parentSchema:schema175.properties.oauthClients.items.properties.clientId,data:data20};
+const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.clientId.type,parentSchema:schema177.properties.oauthClients.items.properties.clientId,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -18013,7 +18132,7 @@ errors++;
 if(data18.secret !== undefined){
 let data21 = data18.secret;
 if(typeof data21 !== "string"){
-const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.oauthClients.items.properties.secret.type,parentSchema:schema175.properties.oauthClients.items.properties.secret,data:data21};
+const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.secret.type,parentSchema:schema177.properties.oauthClients.items.properties.secret,data:data21};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -18026,7 +18145,7 @@ errors++;
 if(data18.redirect_uri !== undefined){
 let data22 = data18.redirect_uri;
 if(typeof data22 !== "string"){
-const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema175.properties.oauthClients.items.properties.redirect_uri,data:data22};
+const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema177.properties.oauthClients.items.properties.redirect_uri,data:data22};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -18039,7 +18158,7 @@ errors++;
 if(data18.policy_id !== undefined){
 let data23 = data18.policy_id;
 if(typeof data23 !== "string"){
-const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema175.properties.oauthClients.items.properties.policy_id,data:data23};
+const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema177.properties.oauthClients.items.properties.policy_id,data:data23};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -18052,7 +18171,7 @@ errors++;
 if(data18.description !== undefined){
 let data24 = data18.description;
 if(typeof data24 !== "string"){
-const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.oauthClients.items.properties.description.type,parentSchema:schema175.properties.oauthClients.items.properties.description,data:data24};
+const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.description.type,parentSchema:schema177.properties.oauthClients.items.properties.description,data:data24};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -18065,7 +18184,7 @@ errors++;
 if(data18.meta_data !== undefined){
 let data25 = data18.meta_data;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema175.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema175.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema175.properties.oauthClients.items.properties.meta_data,data:data25};
+const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema177.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema177.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema177.properties.oauthClients.items.properties.meta_data,data:data25};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -18078,7 +18197,7 @@ errors++;
 if(data18.tokens !== undefined){
 let data26 = data18.tokens;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.oauthClients.items.properties.tokens.type,parentSchema:schema175.properties.oauthClients.items.properties.tokens,data:data26};
+const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.oauthClients.items.properties.tokens.type,parentSchema:schema177.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -18089,7 +18208,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema175.properties.oauthClients.items.properties.tokens,data:data26};
+const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema177.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -18102,7 +18221,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.oauthClients.items.type,parentSchema:schema175.properties.oauthClients.items,data:data18};
+const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.oauthClients.items.type,parentSchema:schema177.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -18114,7 +18233,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.oauthClients.type,parentSchema:schema175.properties.oauthClients,data:data17};
+const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.oauthClients.type,parentSchema:schema177.properties.oauthClients,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -18132,7 +18251,7 @@ for(let i4=0; i4<len4; i4++){
 let data28 = data27[i4];
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.id === undefined){
-const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema175.properties.providers.items.required,parentSchema:schema175.properties.providers.items,data:data28};
+const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.properties.providers.items.required,parentSchema:schema177.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -18142,7 +18261,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data28.type === undefined){
-const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema175.properties.providers.items.required,parentSchema:schema175.properties.providers.items,data:data28};
+const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema177.properties.providers.items.required,parentSchema:schema177.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -18153,7 +18272,7 @@ errors++;
 }
 for(const key4 in data28){
 if(!((((key4 === "id") || (key4 === "name")) || (key4 === "type")) || (key4 === "clientTypes"))){
-const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.providers.items,data:data28};
+const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -18166,7 +18285,7 @@ errors++;
 if(data28.id !== undefined){
 let data29 = data28.id;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.providers.items.properties.id.type,parentSchema:schema175.properties.providers.items.properties.id,data:data29};
+const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.providers.items.properties.id.type,parentSchema:schema177.properties.providers.items.properties.id,data:data29};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -18179,7 +18298,7 @@ errors++;
 if(data28.name !== undefined){
 let data30 = data28.name;
 if(typeof data30 !== "string"){
-const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.providers.items.properties.name.type,parentSchema:schema175.properties.providers.items.properties.name,data:data30};
+const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.providers.items.properties.name.type,parentSchema:schema177.properties.providers.items.properties.name,data:data30};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -18192,7 +18311,7 @@ errors++;
 if(data28.type !== undefined){
 let data31 = data28.type;
 if(!((((data31 === "Keycloak") || (data31 === "Gluu")) || (data31 === "Other")) || (data31 === "AppType"))){
-const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema175.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema175.properties.providers.items.properties.type.enum,parentSchema:schema175.properties.providers.items.properties.type,data:data31};
+const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema177.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.providers.items.properties.type.enum,parentSchema:schema177.properties.providers.items.properties.type,data:data31};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -18210,7 +18329,7 @@ for(let i5=0; i5<len5; i5++){
 let data33 = data32[i5];
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.ID === undefined){
-const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema175.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema175.properties.providers.items.properties.clientTypes.items,data:data33};
+const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema177.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema177.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -18220,7 +18339,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data33.Name === undefined){
-const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema175.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema175.properties.providers.items.properties.clientTypes.items,data:data33};
+const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema177.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema177.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -18232,7 +18351,7 @@ errors++;
 if(data33.ID !== undefined){
 let data34 = data33.ID;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema175.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema175.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
+const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema177.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -18245,7 +18364,7 @@ errors++;
 if(data33.Name !== undefined){
 let data35 = data33.Name;
 if(typeof data35 !== "string"){
-const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema175.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
+const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema177.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -18257,7 +18376,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema175.properties.providers.items.properties.clientTypes.items,data:data33};
+const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema177.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -18269,7 +18388,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.providers.items.properties.clientTypes.type,parentSchema:schema175.properties.providers.items.properties.clientTypes,data:data32};
+const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.providers.items.properties.clientTypes.type,parentSchema:schema177.properties.providers.items.properties.clientTypes,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -18281,7 +18400,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.providers.items.type,parentSchema:schema175.properties.providers.items,data:data28};
+const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.providers.items.type,parentSchema:schema177.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -18293,7 +18412,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.providers.type,parentSchema:schema175.properties.providers,data:data27};
+const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.providers.type,parentSchema:schema177.properties.providers,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -18311,7 +18430,7 @@ for(let i6=0; i6<len6; i6++){
 let data37 = data36[i6];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.id === undefined){
-const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema176.items.required,parentSchema:schema176.items,data:data37};
+const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data37};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -18321,7 +18440,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data37.name === undefined){
-const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema176.items.required,parentSchema:schema176.items,data:data37};
+const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data37};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -18332,7 +18451,7 @@ errors++;
 }
 for(const key5 in data37){
 if(!((key5 === "id") || (key5 === "name"))){
-const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema176.items,data:data37};
+const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema178.items,data:data37};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -18345,7 +18464,7 @@ errors++;
 if(data37.id !== undefined){
 let data38 = data37.id;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.items.properties.id.type,parentSchema:schema176.items.properties.id,data:data38};
+const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.items.properties.id.type,parentSchema:schema178.items.properties.id,data:data38};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -18358,7 +18477,7 @@ errors++;
 if(data37.name !== undefined){
 let data39 = data37.name;
 if(typeof data39 !== "string"){
-const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.items.properties.name.type,parentSchema:schema176.items.properties.name,data:data39};
+const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.items.properties.name.type,parentSchema:schema178.items.properties.name,data:data39};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -18370,7 +18489,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.items.type,parentSchema:schema176.items,data:data37};
+const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.items.type,parentSchema:schema178.items,data:data37};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -18382,7 +18501,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.type,parentSchema:schema176,data:data36};
+const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.type,parentSchema:schema178,data:data36};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -18400,7 +18519,7 @@ for(let i7=0; i7<len7; i7++){
 let data41 = data40[i7];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.id === undefined){
-const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema176.items.required,parentSchema:schema176.items,data:data41};
+const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data41};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -18410,7 +18529,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data41.name === undefined){
-const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema176.items.required,parentSchema:schema176.items,data:data41};
+const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data41};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -18421,7 +18540,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!((key6 === "id") || (key6 === "name"))){
-const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema176.items,data:data41};
+const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema178.items,data:data41};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -18434,7 +18553,7 @@ errors++;
 if(data41.id !== undefined){
 let data42 = data41.id;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.items.properties.id.type,parentSchema:schema176.items.properties.id,data:data42};
+const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.items.properties.id.type,parentSchema:schema178.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -18447,7 +18566,7 @@ errors++;
 if(data41.name !== undefined){
 let data43 = data41.name;
 if(typeof data43 !== "string"){
-const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.items.properties.name.type,parentSchema:schema176.items.properties.name,data:data43};
+const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.items.properties.name.type,parentSchema:schema178.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -18459,7 +18578,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.items.type,parentSchema:schema176.items,data:data41};
+const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.items.type,parentSchema:schema178.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -18471,7 +18590,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.type,parentSchema:schema176,data:data40};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.type,parentSchema:schema178,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -18489,7 +18608,7 @@ for(let i8=0; i8<len8; i8++){
 let data45 = data44[i8];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.id === undefined){
-const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema176.items.required,parentSchema:schema176.items,data:data45};
+const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data45};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -18499,7 +18618,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data45.name === undefined){
-const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema176.items.required,parentSchema:schema176.items,data:data45};
+const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data45};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -18510,7 +18629,7 @@ errors++;
 }
 for(const key7 in data45){
 if(!((key7 === "id") || (key7 === "name"))){
-const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema176.items,data:data45};
+const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema178.items,data:data45};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -18523,7 +18642,7 @@ errors++;
 if(data45.id !== undefined){
 let data46 = data45.id;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema176.items.properties.id.type,parentSchema:schema176.items.properties.id,data:data46};
+const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.items.properties.id.type,parentSchema:schema178.items.properties.id,data:data46};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -18536,7 +18655,7 @@ errors++;
 if(data45.name !== undefined){
 let data47 = data45.name;
 if(typeof data47 !== "string"){
-const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema176.items.properties.name.type,parentSchema:schema176.items.properties.name,data:data47};
+const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.items.properties.name.type,parentSchema:schema178.items.properties.name,data:data47};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -18548,7 +18667,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.items.type,parentSchema:schema176.items,data:data45};
+const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.items.type,parentSchema:schema178.items,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -18560,7 +18679,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema176.type,parentSchema:schema176,data:data44};
+const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.type,parentSchema:schema178,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -18578,7 +18697,7 @@ for(let i9=0; i9<len9; i9++){
 let data49 = data48[i9];
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.key === undefined){
-const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema175.properties.keys.items.required,parentSchema:schema175.properties.keys.items,data:data49};
+const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema177.properties.keys.items.required,parentSchema:schema177.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -18588,7 +18707,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data49.apis === undefined){
-const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema175.properties.keys.items.required,parentSchema:schema175.properties.keys.items,data:data49};
+const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema177.properties.keys.items.required,parentSchema:schema177.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -18599,7 +18718,7 @@ errors++;
 }
 for(const key8 in data49){
 if(!((key8 === "key") || (key8 === "apis"))){
-const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema175.properties.keys.items,data:data49};
+const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -18613,7 +18732,7 @@ if(data49.key !== undefined){
 let data50 = data49.key;
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema175.properties.keys.items.properties.key,data:data50};
+const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema177.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -18624,7 +18743,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.keys.items.properties.key.type,parentSchema:schema175.properties.keys.items.properties.key,data:data50};
+const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.keys.items.properties.key.type,parentSchema:schema177.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -18641,7 +18760,7 @@ const len10 = data51.length;
 for(let i10=0; i10<len10; i10++){
 let data52 = data51[i10];
 if(typeof data52 !== "string"){
-const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema175.properties.keys.items.properties.apis.items.type,parentSchema:schema175.properties.keys.items.properties.apis.items,data:data52};
+const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.keys.items.properties.apis.items.type,parentSchema:schema177.properties.keys.items.properties.apis.items,data:data52};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -18653,7 +18772,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.keys.items.properties.apis.type,parentSchema:schema175.properties.keys.items.properties.apis,data:data51};
+const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.keys.items.properties.apis.type,parentSchema:schema177.properties.keys.items.properties.apis,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -18665,7 +18784,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.properties.keys.items.type,parentSchema:schema175.properties.keys.items,data:data49};
+const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.keys.items.type,parentSchema:schema177.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -18677,7 +18796,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema175.properties.keys.type,parentSchema:schema175.properties.keys,data:data48};
+const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.keys.type,parentSchema:schema177.properties.keys,data:data48};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -18689,7 +18808,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.type,parentSchema:schema175,data};
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.type,parentSchema:schema177,data};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -18698,17 +18817,17 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const v13 = validate73;
+export const v13 = validate75;
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19264,10 +19383,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 /** By schema name, as `SchemaRegistry#validate` names them. */

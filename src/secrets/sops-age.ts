@@ -1,0 +1,113 @@
+/**
+ * age identities the way SOPS users give them — `SOPS_AGE_KEY` (one or more
+ * `AGE-SECRET-KEY-1…` lines) and `SOPS_AGE_KEY_FILE` (default ~/.config/sops/age/keys.txt) —
+ * and the unwrapping of a SOPS file's data key with them, by the `age-encryption` package in a
+ * thread of its own (sops-age-worker.ts): its API is asynchronous, a secret lookup is not.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { MessageChannel, receiveMessageOnPort } from "node:worker_threads";
+import type { MessagePort, Worker } from "node:worker_threads";
+import { startWorker } from "../worker-module.js";
+import { registerSecret } from "./redaction.js";
+import type { UnwrapAnswer, UnwrapRequest } from "./sops-age-worker.js";
+import { SopsProblem } from "./sops-format.js";
+import type { AgeStanza } from "./sops-format.js";
+
+/** Where an environment's age identities come from: the variable and the file SOPS itself reads, unless the scope names others. */
+export interface AgeKeySettings {
+  /** The variable holding identities. */
+  readonly keyEnv: string | undefined;
+  /** The variable naming a key file (SOPS_AGE_KEY_FILE; when it is unset, ~/.config/sops/age/keys.txt). */
+  readonly keyFileEnv: string | undefined;
+  /** A key file the scope names. */
+  readonly keyFile: string | undefined;
+}
+
+export const defaultAgeKeys: AgeKeySettings = { keyEnv: "SOPS_AGE_KEY", keyFileEnv: "SOPS_AGE_KEY_FILE", keyFile: undefined };
+
+/** The key file of `keys`: the one the scope names, else the one sops would read. */
+function keyFileOf(env: Readonly<Record<string, string | undefined>>, keys: AgeKeySettings): string | undefined {
+  if (keys.keyFile !== undefined || keys.keyFileEnv === undefined) return keys.keyFile;
+  const named = env[keys.keyFileEnv];
+  if (named !== undefined && named !== "") return named;
+  return env.HOME === undefined ? undefined : path.join(env.HOME, ".config/sops/age/keys.txt");
+}
+
+const identityLines = (text: string): string[] =>
+  text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith("AGE-SECRET-KEY-"));
+
+/** The identities of an environment (every one registered with the redaction layer); none when neither source gives one. */
+export function ageIdentities(env: Readonly<Record<string, string | undefined>>, keys: AgeKeySettings = defaultAgeKeys): string[] {
+  const found = identityLines(keys.keyEnv === undefined ? "" : (env[keys.keyEnv] ?? ""));
+  const file = keyFileOf(env, keys);
+  if (file !== undefined) {
+    try {
+      found.push(...identityLines(readFileSync(file, "utf8")));
+    } catch {
+      // no key file: the identities of the variable, if any, are all there is
+    }
+  }
+  for (const identity of found) registerSecret(identity);
+  return found;
+}
+
+/** Where `keys` look, said in a message (names only). */
+export function ageKeySources(keys: AgeKeySettings = defaultAgeKeys): string {
+  if (keys === defaultAgeKeys) return "SOPS_AGE_KEY, SOPS_AGE_KEY_FILE or ~/.config/sops/age/keys.txt";
+  return [keys.keyEnv === undefined ? [] : [`the variable ${keys.keyEnv}`], keys.keyFile === undefined ? [] : [`the file ${keys.keyFile}`]].flat().join(" or ");
+}
+
+/** One thread for a run, started at the first file that needs it and not keeping the process alive. */
+class AgeThread {
+  readonly #flag = new Int32Array(new SharedArrayBuffer(4));
+  readonly #port: MessagePort;
+  readonly #worker: Worker;
+
+  constructor() {
+    const { port1, port2 } = new MessageChannel();
+    this.#port = port1;
+    this.#worker = startWorker(import.meta.url, "sops-age-worker", { workerData: { port: port2, flag: this.#flag }, transferList: [port2] });
+    this.#worker.unref();
+    // a thread that fails answers nothing: the wait below ends in its time limit, as an error of the file
+    this.#worker.on("error", () => (thread = undefined));
+    port1.unref();
+  }
+
+  unwrap(request: UnwrapRequest): UnwrapAnswer {
+    Atomics.store(this.#flag, 0, 0);
+    this.#port.postMessage(request);
+    // the thread's first answer includes its start (tsx from sources): generous, yet never forever
+    if (Atomics.wait(this.#flag, 0, 0, 60_000) === "timed-out") throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped in time");
+    const answer = receiveMessageOnPort(this.#port)?.message as UnwrapAnswer | undefined;
+    if (answer === undefined) throw new SopsProblem("SOPS_WRONG_KEY", "the data key could not be unwrapped");
+    return answer;
+  }
+}
+
+let thread: AgeThread | undefined;
+
+/** The 32-byte data key of a file, unwrapped with one of `identities`; each failure a SopsProblem saying why. */
+export function unwrapDataKey(stanzas: readonly AgeStanza[], otherKeyTypes: readonly string[], identities: readonly string[], sources: string): Buffer {
+  if (stanzas.length === 0) {
+    throw new SopsProblem(
+      "SOPS_KEY_UNSUPPORTED",
+      `the file's data key is encrypted only for ${otherKeyTypes.length === 0 ? "no key" : otherKeyTypes.join(", ")}: gatesync decrypts SOPS files with age keys`,
+    );
+  }
+  if (identities.length === 0) throw new SopsProblem("SOPS_NO_IDENTITY", `no age identity is given here (${sources})`);
+  const answer = (thread ??= new AgeThread()).unwrap({ stanzas: stanzas.map((s) => s.enc), identities });
+  if (answer.ok && answer.key.length === 32) return Buffer.from(answer.key);
+  const why =
+    !answer.ok && answer.reason === "bad-identity"
+      ? "an age identity given is not a valid AGE-SECRET-KEY-1… line"
+      : !answer.ok && answer.reason === "malformed"
+        ? "its age stanzas are not armored age files"
+        : answer.ok
+          ? "its data key is not 32 bytes"
+          : `none of the age identities given is one of its recipients (${stanzas.map((s) => s.recipient).join(", ")})`;
+  throw new SopsProblem(!answer.ok && answer.reason !== "malformed" ? "SOPS_WRONG_KEY" : "SOPS_INVALID", `the file's data key cannot be unwrapped: ${why}`);
+}

@@ -1,0 +1,85 @@
+/**
+ * `${sops:PATH#KEY.PATH}` (one value of a SOPS file) and `${sops:PATH}` (a file of one value):
+ * each file is read, its key paths checked, and decrypted and verified once per run, on first
+ * use; its plaintext is held in memory for the run only, and never written anywhere. Without an
+ * age identity the structure and the key path are still checked (a merge request's job).
+ */
+import { readFileSync, statSync } from "node:fs";
+import { ageIdentities, ageKeySources, unwrapDataKey } from "./sops-age.js";
+import type { AgeKeySettings } from "./sops-age.js";
+import { SopsProblem } from "./sops-format.js";
+import type { SopsCode } from "./sops-format.js";
+import { checkSopsStructure, decryptSopsFile, leavesOf, nodeAt, parseSopsFile } from "./sops-tree.js";
+import type { SopsFile, SopsNode } from "./sops-tree.js";
+
+/** A SOPS file larger than this is refused before it is read. */
+const maxSopsFileBytes = 5 * 1024 * 1024;
+
+export type SopsAnswer = { readonly ok: true; readonly value: string } | { readonly ok: false; readonly code: SopsCode; readonly message: string };
+
+/** `PATH#KEY.PATH` split: the file and the key path within it (none: the whole-file form). */
+export function splitSopsName(name: string): { readonly file: string; readonly keyPath: readonly string[] | undefined } {
+  const hash = name.indexOf("#");
+  if (hash < 0) return { file: name, keyPath: undefined };
+  return { file: name.slice(0, hash), keyPath: name.slice(hash + 1).split(".") };
+}
+
+type Read = { readonly file: SopsFile; plain?: SopsNode } | { readonly problem: SopsProblem };
+
+/** The SOPS files of one run, each read and decrypted at most once. */
+export class SopsFiles {
+  readonly #files = new Map<string, Read>();
+  #identities: string[] | undefined;
+
+  constructor(
+    private readonly env: Readonly<Record<string, string | undefined>>,
+    private readonly keys?: AgeKeySettings,
+  ) {}
+
+  /** The value at `keyPath` of the file at real path `real`, named `shown` in messages. */
+  value(real: string, shown: string, keyPath: readonly string[] | undefined): SopsAnswer {
+    const read = this.read(real);
+    try {
+      if ("problem" in read) throw read.problem;
+      const at = keyPath === undefined ? undefined : keyPath.join(".");
+      const leafPath = keyPath ?? this.onlyLeaf(read.file.tree);
+      const encrypted = nodeAt(read.file.tree, leafPath);
+      if (encrypted === undefined || !("leaf" in encrypted)) {
+        throw new SopsProblem("SOPS_KEY_PATH", `${encrypted === undefined ? "no value" : "a mapping or a list, not one value,"} at ${at ?? "(root)"}`);
+      }
+      read.plain ??= decryptSopsFile(read.file, unwrapDataKey(read.file.meta.age, read.file.meta.otherKeyTypes, this.identities(), ageKeySources(this.keys)));
+      const leaf = nodeAt(read.plain, leafPath);
+      return { ok: true, value: leaf !== undefined && "leaf" in leaf && leaf.leaf !== null ? String(leaf.leaf) : "" };
+    } catch (error) {
+      if (!(error instanceof SopsProblem)) throw error;
+      return { ok: false, code: error.code, message: `${shown}: ${error.message}` };
+    }
+  }
+
+  private onlyLeaf(tree: SopsNode): readonly string[] {
+    const leaves = leavesOf(tree);
+    if (leaves.length !== 1) throw new SopsProblem("SOPS_KEY_PATH", `the file holds ${leaves.length} values: name one with #KEY.PATH`);
+    return leaves[0]!.path;
+  }
+
+  private identities(): string[] {
+    return (this.#identities ??= ageIdentities(this.env, this.keys));
+  }
+
+  private read(real: string): Read {
+    let read = this.#files.get(real);
+    if (read === undefined) this.#files.set(real, (read = readFile(real)));
+    return read;
+  }
+}
+
+function readFile(real: string): Read {
+  try {
+    if (statSync(real).size > maxSopsFileBytes) return { problem: new SopsProblem("SOPS_INVALID", `the file is larger than ${maxSopsFileBytes} bytes`) };
+    const file = parseSopsFile(readFileSync(real, "utf8"));
+    checkSopsStructure(file);
+    return { file };
+  } catch (error) {
+    return { problem: error instanceof SopsProblem ? error : new SopsProblem("SOPS_INVALID", "the file cannot be read") };
+  }
+}
