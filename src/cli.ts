@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { addApplyCommand } from "./cli/apply-command.js";
+import { addCompletionCommand, answerCompletion, completeCommand } from "./cli/completion-command.js";
 import { addDemoCommand } from "./cli/demo-command.js";
 import { addInitCommand } from "./cli/init-command.js";
 import { addPlanCommand } from "./cli/plan-command.js";
@@ -65,6 +66,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   addSandboxCommand(program, io);
   addDemoCommand(program, io);
   addInitCommand(program, io);
+  addCompletionCommand(program, io);
 
   return program;
 }
@@ -105,6 +107,10 @@ function refusalLine(err: ValidationFailed, command: string | undefined): string
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<void> {
   if (io === defaultIo) quietOnClosedPipe(process.stdout);
   const program = buildProgram(io);
+  if (argv[2] === completeCommand) {
+    await answerCompletion(program, argv.slice(3), io);
+    return;
+  }
   try {
     await program.parseAsync([...argv]);
   } catch (err) {

@@ -67,6 +67,10 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: "gatesync demo --once", says: "sync examples/ into an in-process sandbox once, then stop (what `npm start -- --once` runs)" },
     { line: "gatesync demo --serve", says: "after the first run keep the sandbox up for exploring" },
   ],
+  completion: [
+    { line: "gatesync completion bash", says: "the bash script: `source <(gatesync completion bash)` in ~/.bashrc" },
+    { line: "gatesync completion fish", says: "the fish script: save it as ~/.config/fish/completions/gatesync.fish" },
+  ],
 };
 
 /** The examples' help text, as commander prints it after the options. */

@@ -72,6 +72,8 @@ const steps: readonly Step[] = [
     address: ["--port", "0"],
   },
   { line: "gatesync sandbox --rate-limit 20:5", where: "repo", exit: 0, until: /sandbox listening on/, address: ["--port", "0"] },
+  { line: "gatesync completion bash", where: "repo", exit: 0, shows: /complete -o default -F _gatesync_complete gatesync/ },
+  { line: "gatesync completion fish", where: "repo", exit: 0, shows: /complete -c gatesync/ },
   { line: "gatesync demo --once", where: "repo", exit: 0, shows: /Apply: 17 applied/ },
   { line: "gatesync demo --serve", where: "repo", exit: 0, until: /Ctrl-C to stop/, address: ["--listen", "127.0.0.1:0"] },
 ];
