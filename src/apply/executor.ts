@@ -25,6 +25,7 @@ import { Recorder } from "./recorder.js";
 import { Sender } from "./sender.js";
 import type { AppliedCalls, ApplyDeps, ApplyInput, ApplySummary } from "./types.js";
 import { noProgress } from "./types.js";
+import { withSpan } from "../telemetry/spans.js";
 
 export type { ApplyDeps, ApplyInput, ApplySummary, CallEvent, Env, Progress, ResourceOutcome } from "./types.js";
 export { noProgress } from "./types.js";
@@ -73,8 +74,11 @@ async function runWaves(
     const viaBatch = batching ? inWave.filter((c) => c.operation!.batchable) : [];
     // (not viaBatch.includes: quadratic over a wave of 100,000 changes)
     const alone = batching ? inWave.filter((c) => !c.operation!.batchable) : inWave;
-    // eslint-disable-next-line no-restricted-syntax -- two: the direct calls' workers and the batches' senders
-    await Promise.all([sendDirect(alone, sender), ...(viaBatch.length > 0 ? [batcher!.run(viaBatch)] : [])]);
+    const attributes = { "gatesync.wave": wave, "gatesync.changes": inWave.length, "gatesync.changes.batched": viaBatch.length };
+    await withSpan("gatesync.wave", { attributes }, async () => {
+      // eslint-disable-next-line no-restricted-syntax -- two: the direct calls' workers and the batches' senders
+      await Promise.all([sendDirect(alone, sender), ...(viaBatch.length > 0 ? [batcher!.run(viaBatch)] : [])]);
+    });
   }
 }
 
