@@ -114,9 +114,11 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     return;
   }
   const command = commandOf(program, argv);
-  const tracing = await startTracing(traced.has(command ?? "") ? io.env : {}, packageVersion(), (m) => io.stderr(`warning: ${m}\n`));
+  // the daemon's runs are traced too, each in a root span of its own (daemon/run-span.ts)
+  const tracing = await startTracing(traced.has(command ?? "") || command === "run" ? io.env : {}, packageVersion(), (m) => io.stderr(`warning: ${m}\n`));
   try {
-    await inCommandSpan(command ?? "", argv, io.env, async () => program.parseAsync([...argv]));
+    const work = async (): Promise<unknown> => program.parseAsync([...argv]);
+    await (command === "run" ? work() : inCommandSpan(command ?? "", argv, io.env, work));
   } catch (err) {
     reportFailure(err, program, argv, io);
   } finally {

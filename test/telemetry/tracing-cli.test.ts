@@ -4,9 +4,6 @@
  * span tree and its attributes, the CI job's TRACEPARENT as the root's parent, no planted secret
  * in what leaves, and a collector that hangs or refuses costs the run nothing but the bounded flush.
  */
-import { createServer } from "node:http";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { operations } from "../../src/contract/operations.js";
@@ -14,6 +11,8 @@ import { flushBudgetMs } from "../../src/telemetry/tracing.js";
 import type { Harness } from "../helpers/apply.js";
 import { exampleSecrets, harness } from "../helpers/apply.js";
 import { spawnCli } from "../helpers/cli.js";
+import { startReceiver } from "../helpers/otlp-receiver.js";
+import type { ExportedSpan, Receiver } from "../helpers/otlp-receiver.js";
 
 let h: Harness | undefined;
 let receiver: Receiver | undefined;
@@ -23,65 +22,6 @@ afterEach(async () => {
   await receiver?.stop();
   receiver = undefined;
 });
-
-interface ExportedSpan {
-  readonly traceId: string;
-  readonly spanId: string;
-  readonly parentSpanId?: string;
-  readonly name: string;
-  readonly kind: number;
-  readonly attributes: Record<string, unknown>;
-}
-
-interface Receiver {
-  readonly url: string;
-  /** Every request body received, as text. */
-  readonly bodies: string[];
-  spans(): ExportedSpan[];
-  resource(): Record<string, unknown>;
-  stop(): Promise<void>;
-}
-
-type AttributeList = { key: string; value: Record<string, unknown> }[];
-/** An attribute's value as OTLP/JSON writes it (`{ stringValue }`, `{ intValue }` as a string …), as a plain value. */
-function plain(value: Record<string, unknown>): unknown {
-  const v: unknown = Object.values(value)[0];
-  return typeof v === "string" && "intValue" in value ? Number(v) : v;
-}
-const attributesOf = (list: AttributeList | undefined): Record<string, unknown> => Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]));
-
-interface OtlpBody {
-  resourceSpans: { resource: { attributes: AttributeList }; scopeSpans: { spans: (Omit<ExportedSpan, "attributes"> & { attributes: AttributeList })[] }[] }[];
-}
-
-/** An OTLP/HTTP receiver on loopback: `answer` says what it does with each export (ok, 500, or never answer). */
-async function startReceiver(answer: "ok" | "500" | "hang"): Promise<Receiver> {
-  const bodies: string[] = [];
-  const server: Server = createServer((req, res) => {
-    let text = "";
-    req.on("data", (b: Buffer) => (text += b.toString()));
-    req.on("end", () => {
-      bodies.push(text);
-      if (answer === "hang") return;
-      res.writeHead(answer === "ok" ? 200 : 500, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const parsed = (): OtlpBody[] => bodies.map((b) => JSON.parse(b) as OtlpBody);
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    bodies,
-    spans: () =>
-      parsed().flatMap((b) =>
-        b.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((sp) => ({ ...sp, attributes: attributesOf(sp.attributes) })))),
-      ),
-    resource: () => attributesOf(parsed()[0]?.resourceSpans[0]?.resource.attributes),
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
 const parentId = "00f067aa0ba902b7";
