@@ -21,6 +21,7 @@ import { formatDiagnostic } from "./errors.js";
 import { scrubText } from "./secrets/redaction.js";
 import { tracingOn, withSpan } from "./telemetry/spans.js";
 import { startTracing } from "./telemetry/tracing.js";
+import { fileTraces } from "./cli/telemetry-file.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 
@@ -115,14 +116,17 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   }
   const command = commandOf(program, argv);
   // the daemon's runs are traced too, each in a root span of its own (daemon/run-span.ts)
-  const tracing = await startTracing(traced.has(command ?? "") || command === "run" ? io.env : {}, packageVersion(), (m) => io.stderr(`warning: ${m}\n`));
+  const tracing =
+    traced.has(command ?? "") || command === "run"
+      ? await startTracing(io.env, packageVersion(), (m) => io.stderr(`warning: ${m}\n`), await fileTraces(argv))
+      : undefined;
   try {
     const work = async (): Promise<unknown> => program.parseAsync([...argv]);
     await (command === "run" ? work() : inCommandSpan(command ?? "", argv, io.env, work));
   } catch (err) {
     reportFailure(err, program, argv, io);
   } finally {
-    await tracing.shutdown();
+    await tracing?.shutdown();
   }
 }
 

@@ -22,6 +22,7 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [config.server.webhookSecretEnv, "server.webhookSecretEnv"],
     [config.server.syncTokenEnv, "server.syncTokenEnv"],
     [config.server.stateTokenEnv, "server.stateTokenEnv"],
+    [config.telemetry?.traces?.headersEnv, "telemetry.traces.headersEnv"],
     // the token a merge-request plan fetches the daemon's state with (plan --state-url)
     [stateTokenVariable, "the state token of plan --state-url (GATESYNC_STATE_TOKEN)"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],

@@ -6,20 +6,17 @@
  * through the batch processor (bounded queue, dropped when full: a collector that is down or slow
  * costs bounded memory and no time on the run's path), and the flush at the end is bounded.
  */
+import type * as SdkTraceBase from "@opentelemetry/sdk-trace-base";
+import type { Sampler } from "@opentelemetry/sdk-trace-base";
+import type { TracesSettings } from "../config/telemetry-section.js";
 import { installTracer } from "./spans.js";
+import { tracingConfigured, tracingSettings } from "./tracing-settings.js";
+import type { TracingSettings } from "./tracing-settings.js";
 
 /** The longest a command waits for its spans to leave at its end (a collector that hangs costs no more). */
 export const flushBudgetMs = 2_000;
 
 type Env = Readonly<Record<string, string | undefined>>;
-
-/** Whether the environment asks for traces: OTEL_TRACES_EXPORTER=otlp, or an OTLP endpoint without OTEL_TRACES_EXPORTER. */
-export function tracingConfigured(env: Env): boolean {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return false;
-  const exporters = env.OTEL_TRACES_EXPORTER?.split(",").map((e) => e.trim().toLowerCase());
-  if (exporters !== undefined && exporters.length > 0 && exporters[0] !== "") return exporters.includes("otlp");
-  return (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? "") !== "";
-}
 
 export interface Tracing {
   /** Sends what is left, within `flushBudgetMs`, and stops the SDK. */
@@ -28,32 +25,45 @@ export interface Tracing {
 
 const none: Tracing = { shutdown: async () => Promise.resolve() };
 
-/** Starts the SDK when `env` asks for it (see tracingConfigured); its failures to start are said once, never thrown. */
-export async function startTracing(env: Env, version: string, warn: (message: string) => void): Promise<Tracing> {
-  if (!tracingConfigured(env)) return none;
+/** Starts the SDK when `env` or the file's `telemetry.traces` asks for it (tracing-settings.ts); its failures to start are said once, never thrown. */
+export async function startTracing(env: Env, version: string, warn: (message: string) => void, file?: TracesSettings): Promise<Tracing> {
+  if (!tracingConfigured(env, file)) return none;
   try {
-    return await startSdk(env, version);
+    return await startSdk(env, tracingSettings(env, file, version), version);
   } catch (err) {
     warn(`tracing is off: the OpenTelemetry SDK did not start (${err instanceof Error ? err.message : String(err)})`);
     return none;
   }
 }
 
-async function startSdk(env: Env, version: string): Promise<Tracing> {
+/** The file's sampler, as OTEL_TRACES_SAMPLER would make it. */
+function samplerOf(base: typeof SdkTraceBase, spec: NonNullable<TracingSettings["sampler"]>): Sampler {
+  const name = spec.name;
+  const root = name.endsWith("always_off")
+    ? new base.AlwaysOffSampler()
+    : name.endsWith("traceidratio")
+      ? new base.TraceIdRatioBasedSampler(spec.ratio)
+      : new base.AlwaysOnSampler();
+  return name.startsWith("parentbased_") ? new base.ParentBasedSampler({ root }) : root;
+}
+
+async function startSdk(env: Env, settings: TracingSettings, version: string): Promise<Tracing> {
   const api = await import("@opentelemetry/api");
   const { NodeTracerProvider } = await import("@opentelemetry/sdk-trace-node");
-  const { BatchSpanProcessor } = await import("@opentelemetry/sdk-trace-base");
+  const base = await import("@opentelemetry/sdk-trace-base");
   const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");
   const { resourceFromAttributes, detectResources, envDetector } = await import("@opentelemetry/resources");
-  const { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } = await import("@opentelemetry/semantic-conventions");
-  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over gatesync's own
-  const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: "gatesync", [ATTR_SERVICE_VERSION]: version }).merge(
-    detectResources({ detectors: [envDetector] }),
-  );
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over the file's and gatesync's own
+  const resource = resourceFromAttributes(settings.resource).merge(detectResources({ detectors: [envDetector] }));
   // a call to the collector may take no longer than the flush at the end waits, unless the operator says otherwise
   const timeoutSet = (env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT ?? env.OTEL_EXPORTER_OTLP_TIMEOUT) !== undefined;
-  const exporter = new OTLPTraceExporter(timeoutSet ? {} : { timeoutMillis: flushBudgetMs });
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const exporter = new OTLPTraceExporter({
+    ...(timeoutSet ? {} : { timeoutMillis: flushBudgetMs }),
+    ...(settings.url === undefined ? {} : { url: settings.url }),
+    ...(settings.headers === undefined ? {} : { headers: settings.headers }),
+  });
+  const sampler = settings.sampler === undefined ? {} : { sampler: samplerOf(base, settings.sampler) };
+  const provider = new NodeTracerProvider({ resource, ...sampler, spanProcessors: [new base.BatchSpanProcessor(exporter)] });
   // the global context manager and the W3C propagator (traceparent): what `withSpan` parents spans with
   provider.register();
   installTracer({ api, tracer: provider.getTracer("gatesync", version) });

@@ -4,7 +4,7 @@
  * says what it does with each export: 200, 500, or never answer (a collector that hangs).
  */
 import { createServer } from "node:http";
-import type { Server } from "node:http";
+import type { IncomingHttpHeaders, Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface ExportedSpan {
@@ -20,8 +20,12 @@ export interface Receiver {
   readonly url: string;
   /** Every request body received, as text. */
   readonly bodies: string[];
+  /** Every request's headers. */
+  readonly headers: IncomingHttpHeaders[];
   spans(): ExportedSpan[];
   resource(): Record<string, unknown>;
+  /** The resource of the export at `index`. */
+  resourceOf(index: number): Record<string, unknown>;
   stop(): Promise<void>;
 }
 
@@ -40,11 +44,13 @@ interface OtlpBody {
 /** An OTLP/HTTP receiver on loopback: `answer` says what it does with each export (ok, 500, or never answer). */
 export async function startReceiver(answer: "ok" | "500" | "hang"): Promise<Receiver> {
   const bodies: string[] = [];
+  const headers: IncomingHttpHeaders[] = [];
   const server: Server = createServer((req, res) => {
     let text = "";
     req.on("data", (b: Buffer) => (text += b.toString()));
     req.on("end", () => {
       bodies.push(text);
+      headers.push(req.headers);
       if (answer === "hang") return;
       res.writeHead(answer === "ok" ? 200 : 500, { "content-type": "application/json" }).end("{}");
     });
@@ -54,11 +60,13 @@ export async function startReceiver(answer: "ok" | "500" | "hang"): Promise<Rece
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     bodies,
+    headers,
     spans: () =>
       parsed().flatMap((b) =>
         b.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans.map((sp) => ({ ...sp, attributes: attributesOf(sp.attributes) })))),
       ),
     resource: () => attributesOf(parsed()[0]?.resourceSpans[0]?.resource.attributes),
+    resourceOf: (index) => attributesOf(parsed()[index]?.resourceSpans[0]?.resource.attributes),
     stop: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -26,13 +26,17 @@ afterEach(async () => {
 const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
 const parentId = "00f067aa0ba902b7";
 
-async function tracedApply(endpoint: string | undefined): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
-  h = await harness({ batch: true, ownCredentials: true });
+async function tracedApply(
+  endpoint: string | undefined,
+  configExtra = "",
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
+  h = await harness({ batch: true, ownCredentials: true, configExtra });
   const otel = endpoint === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: "gatesync-ci", OTEL_BSP_SCHEDULE_DELAY: "50" };
   const started = performance.now();
   const r = await spawnCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"], {
     cwd: h.dir,
-    env: { ...h.env, ...otel, TRACEPARENT: `00-${traceId}-${parentId}-01`, GATESYNC_LOG_LEVEL: "silent", CI: undefined },
+    env: { ...h.env, ...otel, ...extraEnv, TRACEPARENT: `00-${traceId}-${parentId}-01`, GATESYNC_LOG_LEVEL: "silent", CI: undefined },
   });
   return { ...r, ms: performance.now() - started };
 }
@@ -111,4 +115,32 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
       receiver = undefined;
     }
   }, 240_000);
+
+  it("is configured by the operator's telemetry section too, the OTEL_* variables winning; OTEL_TRACES_EXPORTER=none keeps it off", async () => {
+    receiver = await startReceiver("ok");
+    const token = "collector-token-5f1e2d";
+    const section = `telemetry:\n  traces:\n    endpoint: ${receiver.url}\n    serviceName: from-the-file\n    headersEnv: COLLECTOR_HEADERS\n    resourceAttributes: { deployment.environment.name: staging }\n`;
+    const r = await tracedApply(undefined, section, { COLLECTOR_HEADERS: `authorization=Bearer%20${token}` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(receiver.spans().some((s) => s.name === "gatesync.apply")).toBe(true);
+    expect(receiver.resource()).toMatchObject({ "service.name": "from-the-file", "deployment.environment.name": "staging" });
+    expect(receiver.headers[0]?.authorization).toBe(`Bearer ${token}`);
+    expect(receiver.bodies.join("\n")).not.toContain(token);
+    await h!.stop();
+
+    const named = await tracedApply(undefined, section, { COLLECTOR_HEADERS: `authorization=Bearer%20${token}`, OTEL_SERVICE_NAME: "from-the-variable" });
+    expect(named.code).toBe(0);
+    expect(attributesOfLast(receiver)["service.name"]).toBe("from-the-variable");
+    await h!.stop();
+
+    const before = receiver.bodies.length;
+    const off = await tracedApply(undefined, section, { OTEL_TRACES_EXPORTER: "none" });
+    expect(off.code).toBe(0);
+    expect(receiver.bodies.length).toBe(before);
+  }, 120_000);
 });
+
+/** The resource of the last export received. */
+function attributesOfLast(r: Receiver): Record<string, unknown> {
+  return r.resourceOf(r.bodies.length - 1);
+}
