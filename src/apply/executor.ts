@@ -82,6 +82,15 @@ async function runWaves(
   }
 }
 
+/** The post-apply checks, in a `gatesync.post_apply` span counting their calls. */
+async function checksAfter(...args: Parameters<typeof runPostApply>): ReturnType<typeof runPostApply> {
+  return withSpan("gatesync.post_apply", {}, async (span) => {
+    const ran = await runPostApply(...args);
+    span.set({ "gatesync.checks": ran.calls, "gatesync.checks.failed": ran.health.filter((h) => !h.ok).length });
+    return ran;
+  });
+}
+
 /**
  * The calls made, counted as the plan counts them. The batch calls and the checks' batch calls
  * travel on the batch route's interface: its direct calls are what it started beyond them.
@@ -157,7 +166,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
       progress.stop();
     }
     appliedIds = new Set(recorder.appliedIds);
-    checks = await runPostApply(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
+    checks = await checksAfter(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
   } finally {
     unlinkCaller();
     // a pause's timer holds the process while calls wait for it; none waits any more

@@ -187,5 +187,5 @@ export function handleEnvironmentSync(
   if (one === undefined) return { status: 404, body: { error: "no such environment", environments: environments.names }, headers: hasBody(req) ? close : {} };
   // the relay to every environment's leader does not apply: only this one's leader is asked
   const { relay: _every, ...shared } = ctx;
-  return accept({ ...shared, ...one }, "sync", hasBody(req) ? close : {});
+  return accept({ ...shared, ...one }, "sync", hasBody(req) ? close : {}, undefined, traceparentOf(req));
 }

@@ -33,6 +33,7 @@ export function tracedPlan(work: () => Plan): Plan {
       "gatesync.changes.orphan": s.orphan,
       "gatesync.changes.breaking": s.breaking,
       "gatesync.calls.total": s.calls.total,
+      "gatesync.revision": plan.commit,
     });
     return plan;
   });

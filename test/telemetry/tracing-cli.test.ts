@@ -60,6 +60,8 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
     expect(names).toContain("gatesync.validate");
     expect(names).toContain("gatesync.plan");
     expect(names.filter((n) => n === "gatesync.wave").length).toBeGreaterThanOrEqual(2);
+    // the examples' petstore API has verify: checks, run after the waves
+    expect(spans.find((s) => s.name === "gatesync.post_apply")?.attributes).toMatchObject({ "gatesync.checks.failed": 0 });
 
     expect(spans.find((s) => s.name === "gatesync.validate")!.attributes).toMatchObject({ "gatesync.resources": 17, "gatesync.findings.errors": 0 });
     expect(spans.find((s) => s.name === "gatesync.plan")!.attributes).toMatchObject({ "gatesync.changes.breaking": 0, "gatesync.changes.blocked": 0 });
