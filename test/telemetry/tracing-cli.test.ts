@@ -68,7 +68,8 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
 
     // every call is a client span under a wave, named by its route template, never by the path sent
     const waves = spans.filter((s) => s.name === "gatesync.wave");
-    const calls = waves.flatMap(children);
+    // (a batch's outcomes are recorded after its call, in the wave: their state writes sit beside it)
+    const calls = waves.flatMap(children).filter((s) => s.name !== "gatesync.state.write");
     const templates = new Set<string>(Object.values(operations).map((o) => o.path));
     expect(calls.length).toBeGreaterThan(0);
     for (const call of calls) {
@@ -77,6 +78,13 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
       expect(call.attributes["http.request.method"]).toMatch(/^(GET|POST|PUT|PATCH)$/);
       expect(call.attributes["http.response.status_code"]).toBeTypeOf("number");
     }
+    // each call's state writes below it: the intent of a create before it leaves, every outcome once it settles
+    const product = calls.find((c) => c.attributes["url.template"] === operations.createProduct.path)!;
+    expect(
+      children(product)
+        .filter((s) => s.name === "gatesync.state.write")
+        .map((s) => s.attributes["gatesync.record.status"]),
+    ).toEqual(["in-doubt", "applied"]);
     const batch = calls.filter((c) => c.attributes["url.template"] === operations.batch.path);
     expect(batch.length).toBeGreaterThan(0);
     expect(batch[0]!.attributes["gatesync.batch.size"]).toBeTypeOf("number");
