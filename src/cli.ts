@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { addApplyCommand } from "./cli/apply-command.js";
+import { addCompletionCommand, answerCompletion, completeCommand } from "./cli/completion-command.js";
 import { addDemoCommand } from "./cli/demo-command.js";
 import { addInitCommand } from "./cli/init-command.js";
 import { addPlanCommand } from "./cli/plan-command.js";
@@ -18,6 +19,9 @@ import { GatesyncError, ValidationFailed } from "./errors.js";
 import { packageRoot } from "./package-root.js";
 import { formatDiagnostic } from "./errors.js";
 import { scrubText } from "./secrets/redaction.js";
+import { tracingOn, withSpan } from "./telemetry/spans.js";
+import { startTracing } from "./telemetry/tracing.js";
+import { fileTraces } from "./cli/telemetry-file.js";
 
 export const ExitCode = { OK: 0, ERROR: 1, CHANGES: 2 } as const;
 
@@ -65,6 +69,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   addSandboxCommand(program, io);
   addDemoCommand(program, io);
   addInitCommand(program, io);
+  addCompletionCommand(program, io);
 
   return program;
 }
@@ -105,31 +110,67 @@ function refusalLine(err: ValidationFailed, command: string | undefined): string
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<void> {
   if (io === defaultIo) quietOnClosedPipe(process.stdout);
   const program = buildProgram(io);
-  try {
-    await program.parseAsync([...argv]);
-  } catch (err) {
-    process.exitCode = ExitCode.ERROR;
-    if (err instanceof InvalidArgumentError) {
-      // thrown by a command's own code (not by commander's parsing, which printed it already)
-      io.stderr(`error[USAGE] ${err.message}\n`);
-      return;
-    }
-    if (err instanceof Error && "code" in err && typeof err.code === "string" && err.code.startsWith("commander.")) {
-      const code = (err as { exitCode?: number }).exitCode;
-      // help and version are not errors
-      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") process.exitCode = code ?? 0;
-      return;
-    }
-    if (err instanceof ValidationFailed) {
-      for (const d of err.diagnostics) io.stderr(`${formatDiagnostic(d)}\n`);
-      io.stderr(`${refusalLine(err, commandOf(program, argv))}\n`);
-      return;
-    }
-    if (err instanceof GatesyncError) {
-      io.stderr(`${formatDiagnostic(err.toDiagnostic())}\n`);
-      return;
-    }
-    io.stderr(`error[INTERNAL]: ${err instanceof Error ? err.message : String(err)}\n`);
-    if (io.env.GATESYNC_DEBUG !== undefined && err instanceof Error) io.stderr(`${err.stack ?? ""}\n`);
+  if (argv[2] === completeCommand) {
+    await answerCompletion(program, argv.slice(3), io);
+    return;
   }
+  const command = commandOf(program, argv);
+  // the daemon's runs are traced too, each in a root span of its own (daemon/run-span.ts)
+  const tracing =
+    traced.has(command ?? "") || command === "run"
+      ? await startTracing(io.env, packageVersion(), (m) => io.stderr(`warning: ${m}\n`), await fileTraces(argv))
+      : undefined;
+  try {
+    const work = async (): Promise<unknown> => program.parseAsync([...argv]);
+    await (command === "run" ? work() : inCommandSpan(command ?? "", argv, io.env, work));
+  } catch (err) {
+    reportFailure(err, program, argv, io);
+  } finally {
+    await tracing?.shutdown();
+  }
+}
+
+/** The commands a trace covers as one root span (`gatesync.plan` …): the daemon's runs have their own. */
+const traced = new Set(["validate", "plan", "apply", "state"]);
+
+/** The command in its root span: joins a CI job's TRACEPARENT, says the environment and how it ended. */
+async function inCommandSpan(command: string, argv: readonly string[], env: CliIo["env"], work: () => Promise<unknown>): Promise<void> {
+  if (!tracingOn()) {
+    await work();
+    return;
+  }
+  const envFlag = argv.indexOf("--env");
+  const attributes = { "gatesync.command": command, "gatesync.environment": envFlag === -1 ? undefined : argv[envFlag + 1] };
+  await withSpan(`gatesync.${command}`, { attributes, ...(env.TRACEPARENT === undefined ? {} : { traceparent: env.TRACEPARENT }) }, async (span) => {
+    await work();
+    const code = Number(process.exitCode ?? 0);
+    span.set({ "gatesync.exit_code": code, "gatesync.outcome": code === 0 ? "ok" : code === 2 ? "changes" : code === 3 ? "blocked" : "failed" });
+  });
+}
+
+/** A failed command: its message (never a stack for users) and exit code 1. */
+function reportFailure(err: unknown, program: Command, argv: readonly string[], io: CliIo): void {
+  process.exitCode = ExitCode.ERROR;
+  if (err instanceof InvalidArgumentError) {
+    // thrown by a command's own code (not by commander's parsing, which printed it already)
+    io.stderr(`error[USAGE] ${err.message}\n`);
+    return;
+  }
+  if (err instanceof Error && "code" in err && typeof err.code === "string" && err.code.startsWith("commander.")) {
+    const code = (err as { exitCode?: number }).exitCode;
+    // help and version are not errors
+    if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") process.exitCode = code ?? 0;
+    return;
+  }
+  if (err instanceof ValidationFailed) {
+    for (const d of err.diagnostics) io.stderr(`${formatDiagnostic(d)}\n`);
+    io.stderr(`${refusalLine(err, commandOf(program, argv))}\n`);
+    return;
+  }
+  if (err instanceof GatesyncError) {
+    io.stderr(`${formatDiagnostic(err.toDiagnostic())}\n`);
+    return;
+  }
+  io.stderr(`error[INTERNAL]: ${err instanceof Error ? err.message : String(err)}\n`);
+  if (io.env.GATESYNC_DEBUG !== undefined && err instanceof Error) io.stderr(`${err.stack ?? ""}\n`);
 }

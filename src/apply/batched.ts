@@ -17,6 +17,7 @@ import { maxBatchBytes, packBatches, relativeUrl } from "./batch.js";
 import { ByteBudget } from "./byte-budget.js";
 import type { CallOutcome } from "./http-client.js";
 import type { Sender } from "./sender.js";
+import { batchCallSpan } from "./call-spans.js";
 
 /**
  * Bytes of sub-request bodies in the batches packed or in flight at once (each is held again,
@@ -145,10 +146,12 @@ export class Batcher {
     const group = items.map((i) => byId.get(i.id)!);
     let result: BatchResult;
     try {
-      result = await this.batch.send(items, halt, async () => {
-        // eslint-disable-next-line no-restricted-syntax -- bounded by the batch size: at most one intent (a state write, no call) per change
-        await Promise.all(group.map((c) => recorder.intent(c)));
-      });
+      result = await batchCallSpan(items.length, async () =>
+        this.batch.send(items, halt, async () => {
+          // eslint-disable-next-line no-restricted-syntax -- bounded by the batch size: at most one intent (a state write, no call) per change
+          await Promise.all(group.map((c) => recorder.intent(c)));
+        }),
+      );
     } catch (err) {
       await this.sender.notSent(err, group, true);
       return;

@@ -25,6 +25,7 @@ import { Recorder } from "./recorder.js";
 import { Sender } from "./sender.js";
 import type { AppliedCalls, ApplyDeps, ApplyInput, ApplySummary } from "./types.js";
 import { noProgress } from "./types.js";
+import { withSpan } from "../telemetry/spans.js";
 
 export type { ApplyDeps, ApplyInput, ApplySummary, CallEvent, Env, Progress, ResourceOutcome } from "./types.js";
 export { noProgress } from "./types.js";
@@ -73,9 +74,21 @@ async function runWaves(
     const viaBatch = batching ? inWave.filter((c) => c.operation!.batchable) : [];
     // (not viaBatch.includes: quadratic over a wave of 100,000 changes)
     const alone = batching ? inWave.filter((c) => !c.operation!.batchable) : inWave;
-    // eslint-disable-next-line no-restricted-syntax -- two: the direct calls' workers and the batches' senders
-    await Promise.all([sendDirect(alone, sender), ...(viaBatch.length > 0 ? [batcher!.run(viaBatch)] : [])]);
+    const attributes = { "gatesync.wave": wave, "gatesync.changes": inWave.length, "gatesync.changes.batched": viaBatch.length };
+    await withSpan("gatesync.wave", { attributes }, async () => {
+      // eslint-disable-next-line no-restricted-syntax -- two: the direct calls' workers and the batches' senders
+      await Promise.all([sendDirect(alone, sender), ...(viaBatch.length > 0 ? [batcher!.run(viaBatch)] : [])]);
+    });
   }
+}
+
+/** The post-apply checks, in a `gatesync.post_apply` span counting their calls. */
+async function checksAfter(...args: Parameters<typeof runPostApply>): ReturnType<typeof runPostApply> {
+  return withSpan("gatesync.post_apply", {}, async (span) => {
+    const ran = await runPostApply(...args);
+    span.set({ "gatesync.checks": ran.calls, "gatesync.checks.failed": ran.health.filter((h) => !h.ok).length });
+    return ran;
+  });
 }
 
 /**
@@ -153,7 +166,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
       progress.stop();
     }
     appliedIds = new Set(recorder.appliedIds);
-    checks = await runPostApply(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
+    checks = await checksAfter(input.resources, appliedIds, { interfaces, recorder, halt: halt.signal, now, logger });
   } finally {
     unlinkCaller();
     // a pause's timer holds the process while calls wait for it; none waits any more

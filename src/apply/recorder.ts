@@ -24,6 +24,7 @@ import type { CallOutcome } from "./http-client.js";
 import type { Verdict } from "./retry.js";
 import type { Progress, ResourceOutcome } from "./types.js";
 import { heldPayload, holdsPayload } from "../record/lazy-record.js";
+import { withSpan } from "../telemetry/spans.js";
 
 export type FinalVerdict = Exclude<Verdict, { kind: "retry" }>;
 
@@ -86,7 +87,10 @@ export class Recorder {
 
   private async write(record: ResourceRecord): Promise<void> {
     try {
-      await this.opts.state.write(record);
+      // under the call it records (an intent before the request leaves, the outcome once it settles)
+      await withSpan("gatesync.state.write", { attributes: { "gatesync.resource": record.id, "gatesync.record.status": record.status } }, async () =>
+        this.opts.state.write(record),
+      );
     } catch (err) {
       this.opts.halt.abort();
       this.stateFailure ??=

@@ -22,6 +22,8 @@ import type { RetryPolicy, Verdict } from "./retry.js";
 import { judge, throttlePauseMs } from "./retry.js";
 import type { CallEvent } from "./types.js";
 import { outgoingOrThrow } from "../plan/outgoing.js";
+import { directCallSpan } from "./call-spans.js";
+import type { CallSpan } from "./call-spans.js";
 
 export interface SenderOptions {
   readonly interfaces: Interfaces;
@@ -126,8 +128,12 @@ export class Sender {
     for (const c of changes) await this.opts.recorder.settle(c, { kind: "failed", why: err.message }, undefined, 0, viaBatch);
   }
 
-  /** One change, directly, until it settles. */
+  /** One change, directly, until it settles: in an HTTP client span (call-spans.ts). */
   async direct(c: PlannedChange, firstAttempt = 0): Promise<void> {
+    await directCallSpan(c, async (span) => this.directCalls(c, firstAttempt, span));
+  }
+
+  private async directCalls(c: PlannedChange, firstAttempt: number, span: CallSpan): Promise<void> {
     const iface = c.operation!.interface;
     const client = this.opts.interfaces.client(iface);
     const queue = this.opts.interfaces.queue(iface);
@@ -143,7 +149,7 @@ export class Sender {
       try {
         // The intent is written just before the request leaves: a call never started leaves no trace.
         outcome = await queue.run(
-          () => client.call(req),
+          span.timed(() => client.call(req)),
           this.opts.halt,
           () => this.opts.recorder.intent(c),
         );
@@ -154,6 +160,7 @@ export class Sender {
       const { verdict, throttle } = this.judgeOutcome(c, outcome, attempt, throttled, queue);
       this.observe(queue, c.operation!.name, outcome);
       if (throttle) throttled++;
+      span.answered(outcome, attempt + throttled);
       if (verdict.kind !== "retry") {
         await this.opts.recorder.settle(c, verdict, outcome, attempt + throttled + 1, false);
         return;

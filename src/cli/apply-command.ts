@@ -4,6 +4,7 @@ import { envOptionHelpOne } from "./cli-io.js";
 import { collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
 import type { StateTrustFlags } from "./apply-review.js";
+import { examplesText } from "./help-examples.js";
 
 export type ApplyFlags = SelectionFlags & {
   config: string;
@@ -17,6 +18,7 @@ export type ApplyFlags = SelectionFlags & {
 export function addApplyCommand(program: Command, io: CliIo): void {
   program
     .command("apply")
+    .addHelpText("after", examplesText("apply"))
     .description("apply the changes (exit 0 all applied, 1 anything failed or in doubt, 3 blocked changes left)")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--plan <file>", "apply a plan saved with `gatesync plan --out`; refused if the state or the files changed since")

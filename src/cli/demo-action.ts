@@ -51,7 +51,7 @@ function demoConfig(config: GatesyncConfig, sandbox: SandboxHandle, statePath: s
   };
 }
 
-/** Waits for SIGINT or SIGTERM. */
+/** Waits for SIGINT or SIGTERM; listened for before the line a script waits for is printed, so it may stop us at once. */
 const untilSignal = (): Promise<void> =>
   new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
@@ -115,17 +115,19 @@ export async function demoAction(opts: DemoFlags, io: CliIo): Promise<void> {
       if (keepDaemon) {
         // the page a person opens; /status is its JSON, for scripts
         const url = daemon.daemon.url;
+        const signalled = untilSignal();
         io.stdout(`\n== status page: ${url}/   (JSON: ${url}/status   metrics: ${url}/metrics   health: ${url}/healthz)\n`);
         io.stdout("   the daemon keeps running: edit a file under examples/config and it syncs; Ctrl-C to stop\n");
-        await untilSignal();
+        await signalled;
       }
     } finally {
       await daemon.daemon.stop();
     }
     if (opts.serve === true) {
       // the one unscrubbed output: sandbox-only credentials this command generated, shown on purpose
+      const signalled = untilSignal();
       (io.reveal ?? io.stdout)(exploreText(sandbox, example));
-      await untilSignal();
+      await signalled;
     }
   } finally {
     await sandbox.stop();

@@ -7,10 +7,12 @@
 import type { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
 import type { DemoFlags } from "./demo-action.js";
+import { examplesText } from "./help-examples.js";
 
 export function addDemoCommand(program: Command, io: CliIo): void {
   program
     .command("demo")
+    .addHelpText("after", examplesText("demo"))
     .description("run the daemon on examples/ against an in-process sandbox (what `npm start` runs)")
     .option("--once", "stop everything after the first run")
     .option("--serve", "after the first run, stop the daemon and keep the sandbox up for exploring")

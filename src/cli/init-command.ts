@@ -1,9 +1,11 @@
 import path from "node:path";
 import type { Command } from "commander";
+import { examplesText } from "./help-examples.js";
 
 export function addInitCommand(program: Command, io: { stdout: (t: string) => void }): void {
   program
     .command("init")
+    .addHelpText("after", examplesText("init"))
     .description("scaffold a repository: gatesync.yaml, one example resource per kind, sandbox fixtures, the CI job")
     .argument("[dir]", "directory to scaffold", ".")
     .option("--force", "overwrite existing files", false)

@@ -7,6 +7,7 @@ import { envOptionHelp, stateSpecHelp, stateUrlVariable } from "./cli-io.js";
 import type { PlanStateFlags } from "./plan-state.js";
 import { collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
 import type { SelectionFlags } from "./selection-options.js";
+import { examplesText } from "./help-examples.js";
 
 export type PlanFlags = SelectionFlags &
   PlanStateFlags & {
@@ -23,6 +24,7 @@ export type PlanFlags = SelectionFlags &
 export function addPlanCommand(program: Command, io: CliIo): void {
   program
     .command("plan")
+    .addHelpText("after", examplesText("plan"))
     .description(
       "show what an apply would change (exit 0; with --detailed-exitcode: 0 no changes, 2 changes, 3 blocked changes present, 1 error; with --fail-on-breaking: 4 breaking changes)",
     )

@@ -2,10 +2,12 @@ import type { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
 import type { RunFlags } from "./run-action.js";
 import { massDeactivationHelp } from "./selection-options.js";
+import { examplesText } from "./help-examples.js";
 
 export function addRunCommand(program: Command, io: CliIo): void {
   program
     .command("run")
+    .addHelpText("after", examplesText("run"))
     .description("run the daemon: reconcile on a schedule and on triggers, serve health, metrics and status")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--listen <host:port>", "address of the HTTP server (default: server.listen)")

@@ -31,6 +31,11 @@ export async function sandboxAction(
     logSize: flags.logSize,
     maxBodyBytes: flags.maxBodyMib * 1024 * 1024,
   });
+  // listened for before the address is printed: whoever waits for that line may stop it at once
+  const stopped = new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
   const generated = Object.entries(credentialEnv).filter(([, env]) => io.env[env] === undefined);
   io.stdout(
     [
@@ -49,9 +54,6 @@ export async function sandboxAction(
       "",
     ].join("\n"),
   );
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await stopped;
   await sandbox.stop();
 }

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from "commander";
 import type { Command } from "commander";
 import { defaultMaxBodyBytes } from "../sandbox/body-limit.js";
+import { examplesText } from "./help-examples.js";
 
 export interface SandboxFlags {
   port: number;
@@ -45,6 +46,7 @@ function rateLimit(value: string): { requestsPerSecond: number; burst: number } 
 export function addSandboxCommand(program: Command, io: { stdout: (t: string) => void; env: Readonly<Record<string, string | undefined>> }): void {
   program
     .command("sandbox")
+    .addHelpText("after", examplesText("sandbox"))
     .description("run a local implementation of the ten management operations, with fault injection")
     .option("--port <port>", "port (0: any free port)", number("port", 0, 65535), 8080)
     .option("--host <host>", "address to listen on", "127.0.0.1")

@@ -6,6 +6,7 @@ import { addMoveToEnv } from "./state-move-to-env.js";
 import { addStateAdoptCommand } from "./state-adopt-command.js";
 import type { ResolveOptions } from "./state-resolve.js";
 import type * as StateActionsModule from "./state-actions.js";
+import { examplesText } from "./help-examples.js";
 
 type StateActions = typeof StateActionsModule;
 
@@ -15,6 +16,7 @@ const actions = async (): Promise<StateActions> => import("./state-actions.js");
 function addList(state: Command, io: CliIo): void {
   state
     .command("list")
+    .addHelpText("after", examplesText("state list"))
     .description("every recorded resource with its status")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--json", "as JSON")
@@ -25,6 +27,7 @@ function addList(state: Command, io: CliIo): void {
 function addMigrate(state: Command, io: CliIo): void {
   state
     .command("migrate")
+    .addHelpText("after", examplesText("state migrate"))
     .description("copy the whole state from one backend to another, losing nothing (lineage, serial, hash key, every record)")
     .requiredOption("--from <state>", stateSpecHelp)
     .requiredOption("--to <state>", stateSpecHelp)
@@ -36,6 +39,7 @@ function addMigrate(state: Command, io: CliIo): void {
 function addPullPush(state: Command, io: CliIo): void {
   state
     .command("pull")
+    .addHelpText("after", examplesText("state pull"))
     .description("write the whole state as JSON (to stdout, or --out FILE); secrets in it are keyed hashes")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
     .option("--state <state>", `read this state instead of the config's: ${stateSpecHelp}`)
@@ -44,6 +48,7 @@ function addPullPush(state: Command, io: CliIo): void {
     .action(async (opts: { config: string; state?: string; out?: string; env?: string }) => (await actions()).pullAction(opts, io));
   state
     .command("push")
+    .addHelpText("after", examplesText("state push"))
     .description("replace the state with FILE (from `state pull`); refused unless its lineage matches and nothing was written since, or with --force")
     .argument("<file>", "a file written by `gatesync state pull`")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")
@@ -56,6 +61,7 @@ function addPullPush(state: Command, io: CliIo): void {
 function addResolve(state: Command, io: CliIo): void {
   state
     .command("resolve")
+    .addHelpText("after", examplesText("state resolve"))
     .description(
       "settle a resource by hand: --id ID (an in-doubt create exists), --forget (drop the records; several, or --all-orphans), --accept (record the repository's spec as applied)",
     )
@@ -72,7 +78,10 @@ function addResolve(state: Command, io: CliIo): void {
 }
 
 export function addStateCommand(program: Command, io: CliIo): void {
-  const state = program.command("state").description("inspect, move and repair the state; resolve in-doubt resources");
+  const state = program
+    .command("state")
+    .description("inspect, move and repair the state; resolve in-doubt resources")
+    .addHelpText("after", examplesText("state"));
   addStateAdoptCommand(state, io);
   addList(state, io);
   addMigrate(state, io);

@@ -3,10 +3,12 @@ import type { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
 import { envOptionHelp } from "./cli-io.js";
 import type { ReportFormat } from "./report.js";
+import { examplesText } from "./help-examples.js";
 
 export function addValidateCommand(program: Command, io: CliIo): void {
   program
     .command("validate")
+    .addHelpText("after", examplesText("validate"))
     .description("validate a directory of resources (exit 0 valid, 1 invalid)")
     .argument("[dir]", "resource directory (default: the config's source; a git source is fetched as `plan` fetches it)")
     .option("-c, --config <file>", "gatesync.yaml (default: ./gatesync.yaml when present)")

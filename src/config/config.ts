@@ -16,6 +16,8 @@ import { managementInterfaces } from "../contract/interfaces.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
+import { telemetryFromDocument } from "./telemetry-section.js";
+import type { TelemetryConfig } from "./telemetry-section.js";
 
 export interface RateLimitConfig {
   readonly concurrency: number;
@@ -118,6 +120,8 @@ export interface GatesyncConfig {
   readonly selector?: string;
   /** Receivers of run events and commit status (the daemon only). */
   readonly notifications?: NotificationsConfig;
+  /** Traces (docs/user/telemetry.md); the OTEL_* variables win over it. */
+  readonly telemetry?: TelemetryConfig;
   /** Governance rulesets (Spectral), by target: see docs/user/rules.md. */
   readonly rules?: RulesConfig;
   /**
@@ -290,6 +294,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     },
     ...(typeof doc.selector === "string" ? { selector: doc.selector } : {}),
     ...(doc.notifications === undefined ? {} : { notifications: notificationsFromDocument(doc.notifications)! }),
+    ...(doc.telemetry === undefined ? {} : { telemetry: telemetryFromDocument(doc.telemetry) }),
     ...(doc.rules === undefined ? {} : { rules: rulesFromDocument(doc.rules, baseDir, parseDuration)! }),
     ...(doc.values === undefined ? {} : { values: valuesFromDocument(doc.values) }),
     ...(doc.environments === undefined ? {} : { environments: environmentsFromDocument(doc.environments as Raw, resolve, file) }),

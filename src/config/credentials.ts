@@ -26,6 +26,7 @@ export function credentialVariables(config: GatesyncConfig): CredentialVariable[
     [config.server.stateTokenEnv, "server.stateTokenEnv"],
     // the environment's age identities: every other environment's resources are refused them too
     [config.secrets.sopsAgeKeyEnv, "secrets.sopsAgeKeyEnv"],
+    [config.telemetry?.traces?.headersEnv, "telemetry.traces.headersEnv"],
     // the token a merge-request plan fetches the daemon's state with (plan --state-url)
     [stateTokenVariable, "the state token of plan --state-url (GATESYNC_STATE_TOKEN)"],
     [hashKeyVariable, "the hash key (GATESYNC_HASH_KEY)"],

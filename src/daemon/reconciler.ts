@@ -31,6 +31,7 @@ import type { ReconcilerOptions } from "./reconciler-options.js";
 
 export type { ReconcilerOptions, RunObserver } from "./reconciler-options.js";
 import type { RepositorySettings } from "./repository-settings.js";
+import { inFetchSpan, inRunSpan } from "./run-span.js";
 
 /** A run while it goes: when it started, and its plan once there is one. */
 interface RunInProgress {
@@ -48,6 +49,8 @@ export class Reconciler {
   private runAbort: AbortController | undefined;
   private wake: (() => void) | undefined;
   private pendingReason: string | undefined;
+  /** The W3C `traceparent` of the trigger the next run answers (run-span.ts). */
+  private pendingTraceparent: string | undefined;
   private running: Promise<RunReport> | undefined;
   private loop: Promise<void> | undefined;
   private consecutiveFailures = 0;
@@ -97,7 +100,8 @@ export class Reconciler {
   }
 
   /** Asks for a run as soon as possible (coalesced with one already asked for). */
-  trigger(reason: string): void {
+  trigger(reason: string, traceparent?: string): void {
+    if (this.pendingReason === undefined) this.pendingTraceparent = traceparent;
     this.pendingReason ??= reason;
     this.wake?.();
   }
@@ -112,7 +116,9 @@ export class Reconciler {
   private async runLoop(): Promise<void> {
     let reason = "start";
     while (!this.stopping) {
-      await this.runOnce(reason);
+      const traceparent = this.pendingTraceparent;
+      this.pendingTraceparent = undefined;
+      await this.runOnce(reason, traceparent);
       if (this.stopping) break;
       const delay = this.nextDelay();
       if (this.pendingReason === undefined) {
@@ -134,9 +140,10 @@ export class Reconciler {
   }
 
   /** One run; concurrent callers share the run in progress. */
-  runOnce(reason: string): Promise<RunReport> {
+  runOnce(reason: string, traceparent?: string): Promise<RunReport> {
     const exclusive = this.opts.exclusive;
-    this.running ??= (exclusive === undefined ? this.execute(reason) : exclusive(() => this.execute(reason))).finally(() => {
+    const execute = async (): Promise<RunReport> => inRunSpan(reason, traceparent, async () => this.execute(reason));
+    this.running ??= (exclusive === undefined ? execute() : exclusive(execute)).finally(() => {
       this.running = undefined;
     });
     return this.running;
@@ -149,7 +156,7 @@ export class Reconciler {
     const runAbort = (this.runAbort = new AbortController());
     let snapshot;
     try {
-      snapshot = await this.opts.source.fetch({ announced: reason === "webhook" });
+      snapshot = await inFetchSpan(async () => this.opts.source.fetch({ announced: reason === "webhook" }));
     } catch (err) {
       const code = err instanceof GatesyncError ? err.code : undefined;
       this.log.error(

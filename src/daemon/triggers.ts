@@ -74,8 +74,11 @@ const close = { connection: "close" };
 const refuse = (status: number, error: string, headers: Record<string, string> = {}): Reply => ({ status, body: { error }, headers: { ...close, ...headers } });
 const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? "0") > 0;
 
+/** The W3C trace context an authenticated trigger carries (its run joins that trace: run-span.ts); the propagator checks its form. */
+const traceparentOf = (req: IncomingMessage): string | undefined => (typeof req.headers.traceparent === "string" ? req.headers.traceparent : undefined);
+
 export async function handleSync(req: IncomingMessage, ctx: TriggerContext): Promise<Reply> {
-  return syncRefusal(req, ctx) ?? accept(ctx, "sync", hasBody(req) ? close : {});
+  return syncRefusal(req, ctx) ?? accept(ctx, "sync", hasBody(req) ? close : {}, undefined, traceparentOf(req));
 }
 
 /** Why a sync trigger is not taken (no token configured, or not the token); undefined when it is. */
@@ -91,9 +94,15 @@ function syncRefusal(req: IncomingMessage, ctx: TriggerContext): Reply | undefin
 }
 
 /** Runs the trigger here (the leader, or a single daemon), or has the leader run it; 503 when none will. */
-async function accept(ctx: TriggerContext, reason: ForwardedReason, headers: Record<string, string>, onRefused?: () => void): Promise<Reply> {
+async function accept(
+  ctx: TriggerContext,
+  reason: ForwardedReason,
+  headers: Record<string, string>,
+  onRefused?: () => void,
+  traceparent?: string,
+): Promise<Reply> {
   if (ctx.relay === undefined || ctx.relay.isLeader()) {
-    ctx.reconciler.trigger(reason);
+    ctx.reconciler.trigger(reason, traceparent);
     return { status: 202, body: { status: "accepted" }, headers };
   }
   const forwarded = await ctx.relay.forward(reason);
@@ -129,7 +138,7 @@ export async function handleWebhook(req: IncomingMessage, ctx: TriggerContext, s
   const delivery = verdict.delivery;
   if (delivery !== undefined && !ctx.replays.accept(delivery)) return { status: 409, body: { error: "delivery already received" }, headers: extra };
   // a refused delivery is delivered again with the same id: it must not count as a replay then
-  return accept(ctx, "webhook", extra, () => delivery !== undefined && ctx.replays.forget(delivery));
+  return accept(ctx, "webhook", extra, () => delivery !== undefined && ctx.replays.forget(delivery), traceparentOf(req));
 }
 
 function unauthenticated(ctx: TriggerContext, reason: string): Reply {
@@ -178,5 +187,5 @@ export function handleEnvironmentSync(
   if (one === undefined) return { status: 404, body: { error: "no such environment", environments: environments.names }, headers: hasBody(req) ? close : {} };
   // the relay to every environment's leader does not apply: only this one's leader is asked
   const { relay: _every, ...shared } = ctx;
-  return accept({ ...shared, ...one }, "sync", hasBody(req) ? close : {});
+  return accept({ ...shared, ...one }, "sync", hasBody(req) ? close : {}, undefined, traceparentOf(req));
 }

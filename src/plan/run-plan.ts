@@ -32,6 +32,7 @@ import { invocationOf, withInvocation } from "../printed-commands.js";
 import type { Invocation } from "../printed-commands.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
 import { batchRouteOf, valuesOptionsOf } from "../config/environments.js";
+import { tracedPlan, tracedValidation } from "./plan-spans.js";
 
 export interface PlanRun {
   readonly plan: Plan;
@@ -100,19 +101,21 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const rules = await rulesetsOf(config);
   const prefix = repositoryPrefix(input.root, input.boundary);
   // let go of (undefined) once the desired set is prepared, when only the plan is kept
-  let validated: RepositoryResult | undefined = await input.validator.validate({
-    ...(rules === undefined ? {} : { rules }),
-    root: input.root,
-    ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
-    repositoryPrefix: prefix,
-    limits: config.limits,
-    ...valuesOptionsOf(config),
-    ...batchRouteOf(config),
-    appTypeProviders,
-    ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
-    // a selection needs only its own secrets: the others' are checked when they are prepared
-    secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
-  });
+  let validated: RepositoryResult | undefined = await tracedValidation(async () =>
+    input.validator.validate({
+      ...(rules === undefined ? {} : { rules }),
+      root: input.root,
+      ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
+      repositoryPrefix: prefix,
+      limits: config.limits,
+      ...valuesOptionsOf(config),
+      ...batchRouteOf(config),
+      appTypeProviders,
+      ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
+      // a selection needs only its own secrets: the others' are checked when they are prepared
+      secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
+    }),
+  );
   if (hasErrors(validated.diagnostics)) throw refused(prefix, validated.diagnostics);
   const warnings = validated.diagnostics.length;
   const ruleFindings = validated.diagnostics.filter((d) => d.rule !== undefined);
@@ -148,16 +151,18 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   validated = undefined;
   const batch = config.targets.gateway?.batch;
   const commit = await input.commit;
-  const plan = computePlan(desired.desired, state, {
-    orphans: config.orphans,
-    deactivationGuard: input.allowMassDeactivation === true ? { ...config.deactivationGuard, allow: true } : config.deactivationGuard,
-    ...(batch === undefined ? {} : { batch: { maxSize: batch.maxSize } }),
-    ...(commit === undefined ? {} : { commit }),
-    now: (input.now ?? (() => new Date()))().toISOString(),
-    hashKey: hashKey.key,
-    ...(input.reassert === true ? { reassert: true } : {}),
-    ...(selected === undefined ? {} : { selection: selected.plan }),
-  });
+  const plan = tracedPlan(() =>
+    computePlan(desired.desired, state, {
+      orphans: config.orphans,
+      deactivationGuard: input.allowMassDeactivation === true ? { ...config.deactivationGuard, allow: true } : config.deactivationGuard,
+      ...(batch === undefined ? {} : { batch: { maxSize: batch.maxSize } }),
+      ...(commit === undefined ? {} : { commit }),
+      now: (input.now ?? (() => new Date()))().toISOString(),
+      hashKey: hashKey.key,
+      ...(input.reassert === true ? { reassert: true } : {}),
+      ...(selected === undefined ? {} : { selection: selected.plan }),
+    }),
+  );
   return { plan: asShown(plan, input.invocation ?? invocationOf(config), prefix), state, resources, desired, hashKey, warnings, ruleFindings };
 }
 

@@ -42,6 +42,8 @@ const heavy: ReadonlyArray<readonly [string, RegExp]> = [
   ["notifications", /\/(src|dist)\/notify\//],
   ["the breaking-change classifier", /\/(src|dist)\/plan\/breaking\//],
   ["the apply", /\/(src|dist)\/apply\//],
+  // tracing is off unless configured: its SDK loads only then
+  ["the OpenTelemetry SDK", /\/node_modules\/@opentelemetry\//],
 ];
 
 /** What `--help` and `--version` need even less: validators, kinds and the YAML parser load on first use. */

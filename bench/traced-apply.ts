@@ -1,0 +1,81 @@
+/**
+ * A traced apply of 1,000 gateway changes against an untraced one (issue 48): the same apply
+ * in-process, batched and direct, with tracing on (every span exported over OTLP/HTTP to a
+ * receiver on loopback that answers at once) and off, alternating. Not rate-limited: what is
+ * measured is the tracing's own cost on the run's path. `npx tsx bench/traced-apply.ts`.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Agent } from "undici";
+import { runApply } from "../src/apply/run-apply.js";
+import type { GatesyncConfig } from "../src/config/config.js";
+import { silentLogger } from "../src/logger.js";
+import { SqliteStateBackend } from "../src/record/sqlite-backend.js";
+import { startSandbox } from "../src/sandbox/sandbox.js";
+import { startTracing } from "../src/telemetry/tracing.js";
+import { RepositoryValidator } from "../src/validate/validate-repository.js";
+import { credentials, env, log, reps } from "./common.js";
+import { benchConfig } from "./daemon-runs.js";
+
+const count = 1_000;
+
+/** One apply of `count` org keys from an empty state; its duration in seconds (validate, plan and apply). */
+async function applyOnce(batch: boolean, traced: string | undefined): Promise<number> {
+  const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-traced-"));
+  const docs = Array.from(
+    { length: count },
+    (_, i) => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: key-${i} }\nspec: { keyId: key-${i}, rate: ${i}, per: 60 }\n`,
+  );
+  await writeFile(path.join(dir, "keys.yaml"), docs.join("---\n"));
+  const sandbox = await startSandbox({
+    credentials,
+    fixtures: {
+      apis: [{ id: "gw-loopback", listenPath: "/gw-batch/", upstream: "${sandbox}/gw/", authentication: true, batchProcessing: true }],
+      keys: [{ key: env.BATCH_KEY, apis: ["gw-loopback"] }],
+    },
+    logSize: 100,
+  });
+  const base = benchConfig(dir, sandbox, "", { concurrency: 16, requestsPerSecond: 100_000 });
+  const gateway = base.targets.gateway!;
+  const config: GatesyncConfig = {
+    ...base,
+    source: { type: "directory", directory: dir, watch: false },
+    targets: {
+      gateway: batch ? gateway : { url: gateway.url, credentialEnv: gateway.credentialEnv, authScheme: gateway.authScheme, rateLimit: gateway.rateLimit },
+    },
+  };
+  const tracing = await startTracing(traced === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: traced }, "bench", (m) => log(m));
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
+  const state = new SqliteStateBackend(path.join(dir, "state.db"));
+  const t = performance.now();
+  const r = await runApply({ config, root: dir, validator: new RepositoryValidator(), state, env, logger: silentLogger(), dispatcher });
+  const seconds = (performance.now() - t) / 1000;
+  if (!("summary" in r) || r.summary.applied.length !== count) throw new Error("the apply did not apply every key");
+  await tracing.shutdown();
+  await state.close();
+  await dispatcher.close();
+  await sandbox.stop();
+  await rm(dir, { recursive: true, force: true });
+  return seconds;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const receiver = createServer((req, res) => req.resume().on("end", () => res.writeHead(200).end("{}")));
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+for (const batch of [true, false]) {
+  const off: number[] = [];
+  const on: number[] = [];
+  await applyOnce(batch, undefined); // warm-up
+  for (let i = 0; i < reps; i++) {
+    off.push(await applyOnce(batch, undefined));
+    on.push(await applyOnce(batch, endpoint));
+  }
+  const [a, b] = [median(off), median(on)];
+  log(`${batch ? "batched" : "direct"}: untraced ${a.toFixed(2)} s, traced ${b.toFixed(2)} s (median of ${reps}): ${(((b - a) / a) * 100).toFixed(1)}%`);
+}
+receiver.close();

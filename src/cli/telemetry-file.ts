@@ -1,0 +1,30 @@
+/**
+ * The operator's `telemetry.traces` of the gatesync.yaml a command runs with (`-c`, or
+ * ./gatesync.yaml). The config's loader, and its schemas, are used only when the file has a
+ * `telemetry:` section: a command without one starts as fast as before. A file that cannot be
+ * read gives none here: the command itself reports it.
+ */
+import { readFile } from "node:fs/promises";
+import type { TracesSettings } from "../config/telemetry-section.js";
+
+/** The config file the command line names (`-c FILE`, `--config FILE`, `--config=FILE`), else ./gatesync.yaml. */
+function configFileOf(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === "-c" || word === "--config") return argv[i + 1];
+    if (word.startsWith("--config=")) return word.slice("--config=".length);
+  }
+  return "gatesync.yaml";
+}
+
+export async function fileTraces(argv: readonly string[]): Promise<TracesSettings | undefined> {
+  const file = configFileOf(argv);
+  if (file === undefined) return undefined;
+  const text = await readFile(file, "utf8").catch(() => undefined);
+  if (text === undefined || !/^telemetry:/m.test(text)) return undefined;
+  const { loadConfig } = await import("../config/config.js");
+  return loadConfig(file).then(
+    (config) => config.telemetry?.traces,
+    () => undefined,
+  );
+}

@@ -1,0 +1,160 @@
+/**
+ * `gatesync completion bash|zsh|fish`, as a shell meets it: the bash script sourced in a real
+ * bash, its function called with COMP_WORDS/COMP_CWORD as bash sets them at a Tab, `gatesync`
+ * on the PATH (a launcher of this checkout's CLI), in a repository `gatesync init` made. The zsh
+ * and fish scripts are checked by those shells' own parsers (`zsh -n`, `fish --no-execute`),
+ * installed from Debian's packages by .ci/run; where they are absent the check says so and is skipped.
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { chmod, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cliArgs, runCli, spawnCli } from "../helpers/cli.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+const run = promisify(execFile);
+afterAll(removeTempRepos);
+
+let repo = "";
+let bin = "";
+beforeAll(async () => {
+  repo = await tempRepo();
+  expect((await runCli(["init", repo])).code).toBe(0);
+  bin = await tempRepo();
+  const launcher = path.join(bin, "gatesync");
+  await writeFile(launcher, `#!/bin/sh\nexec ${[process.execPath, ...cliArgs()].map((a) => `'${a}'`).join(" ")} "$@"\n`);
+  await chmod(launcher, 0o755);
+});
+
+/** The bash script sourced in a real bash; `_gatesync_complete` called as bash calls it at a Tab after `line` (the cursor at its end). */
+async function tab(line: string, cwd = repo): Promise<{ candidates: string[]; complete: string; stderr: string }> {
+  const words = line.split(" ");
+  const script = [
+    "source <(gatesync completion bash)",
+    "complete -p gatesync",
+    `COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")})`,
+    `COMP_CWORD=${words.length - 1}`,
+    "_gatesync_complete",
+    'printf "%s\\n" "${COMPREPLY[@]}"',
+  ].join("\n");
+  const r = await run("bash", ["-c", script], { cwd, env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` } });
+  const [complete = "", ...candidates] = r.stdout.split("\n").filter((l) => l !== "");
+  return { candidates, complete, stderr: r.stderr };
+}
+
+describe("gatesync completion bash, in a real bash", () => {
+  it("registers itself for gatesync, with file names when it has nothing to offer", async () => {
+    expect((await tab("gatesync ")).complete).toBe("complete -o default -F _gatesync_complete gatesync");
+  });
+
+  it("completes commands, subcommands, options and their choices", async () => {
+    expect((await tab("gatesync ")).candidates).toEqual(["apply", "completion", "demo", "init", "plan", "run", "sandbox", "state", "validate"]);
+    expect((await tab("gatesync st")).candidates).toEqual(["state"]);
+    expect((await tab("gatesync state re")).candidates).toEqual(["resolve"]);
+    expect((await tab("gatesync plan --fo")).candidates).toEqual(["--format"]);
+    expect((await tab("gatesync plan --format ")).candidates).toEqual(["json", "markdown", "text"]);
+    expect((await tab("gatesync validate --format g")).candidates).toEqual(["github", "gitlab"]);
+    expect((await tab("gatesync apply --kind Or")).candidates).toEqual(["OrgKey"]);
+    expect((await tab("gatesync completion ")).candidates).toEqual(["bash", "fish", "zsh"]);
+    // an option's value is skipped on the way: `plan` stays the command
+    expect((await tab("gatesync plan --out plan.json --det")).candidates).toEqual(["--detailed-exitcode"]);
+  });
+
+  it("completes --target and state resolve with the repository's resources, and --env with its environments", async () => {
+    expect((await tab("gatesync plan --target ")).candidates).toEqual([
+      "ApiDefinition/petstore",
+      "ApiProduct/storefront",
+      "ClientType/web-apps",
+      "DashboardWebhook/alerts-to-chat",
+      "LlmSettings/support-assistant",
+      "OAuthClient/petstore-mobile",
+      "OrgKey/acme",
+      "PortalWebhook/user-lifecycle",
+    ]);
+    expect((await tab("gatesync apply --exclude Api")).candidates).toEqual(["ApiDefinition/petstore", "ApiProduct/storefront"]);
+    expect((await tab("gatesync state resolve Org")).candidates).toEqual(["OrgKey/acme"]);
+    expect((await tab("gatesync plan --env ")).candidates).toEqual([]); // no environments: none to name
+    const config = await readFile(path.join(repo, "gatesync.yaml"), "utf8");
+    const envs = "environments:\n  staging: { orphans: report }\n  production: { orphans: report }\n";
+    await writeFile(path.join(repo, "envs.yaml"), `${config}${envs}`);
+    // -c names the config the values come from
+    expect((await tab("gatesync plan -c envs.yaml --env ")).candidates).toEqual(["production", "staging"]);
+    expect((await tab("gatesync plan --config envs.yaml --env st")).candidates).toEqual(["staging"]);
+  });
+
+  it("offers nothing, and says nothing, where there is no repository or it is broken", async () => {
+    const empty = await tempRepo();
+    const none = await tab("gatesync plan --target ", empty);
+    expect(none).toMatchObject({ candidates: [], stderr: "" });
+    const broken = await tempRepo({ "gatesync.yaml": "source: [unclosed\n" });
+    expect(await tab("gatesync state resolve ", broken)).toMatchObject({ candidates: [], stderr: "" });
+    // called directly, too: exit 0 and no output on either stream
+    const direct = await spawnCli(["__complete", "plan", "--env", ""], { cwd: broken });
+    expect(direct).toEqual({ code: 0, stdout: "", stderr: "" });
+  });
+
+  it("hands a resource's name to bash as text: a name holding $(…), globs or quotes runs nothing", async () => {
+    const hostile = await tempRepo({
+      "gatesync.yaml": await readFile(path.join(repo, "gatesync.yaml"), "utf8"),
+      "config/k.yaml": 'kind: OrgKey\nmetadata:\n  name: "a$(touch pwned)`touch pwned2`*\'"\nspec: {}\n',
+    });
+    const r = await tab("gatesync plan --target Org", hostile);
+    expect(r.candidates).toEqual(["OrgKey/a$(touch pwned)`touch pwned2`*'"]);
+    expect(existsSync(path.join(hostile, "pwned"))).toBe(false);
+    expect(existsSync(path.join(hostile, "pwned2"))).toBe(false);
+  });
+});
+
+/** A shell's own parser over its script, when the shell is installed. */
+async function parses(shell: string, args: string[]): Promise<{ skipped: string } | { code: number; stderr: string }> {
+  const which = await run("sh", ["-c", `command -v ${shell}`]).catch(() => undefined);
+  if (which === undefined) return { skipped: `${shell} is not installed (.ci/run installs it from Debian's packages): its script's syntax check is skipped` };
+  const script = (await runCli(["completion", shell])).stdout;
+  const file = path.join(await tempRepo(), `gatesync.${shell}`);
+  await writeFile(file, script);
+  try {
+    await run(shell, [...args, file]);
+    return { code: 0, stderr: "" };
+  } catch (err) {
+    const e = err as { code?: number; stderr?: string };
+    return { code: e.code ?? -1, stderr: e.stderr ?? "" };
+  }
+}
+
+describe("gatesync completion zsh and fish", () => {
+  for (const [shell, args] of [
+    ["zsh", ["-n"]],
+    ["fish", ["--no-execute"]],
+  ] as const) {
+    it(`the ${shell} script parses in ${shell}`, async (ctx) => {
+      const r = await parses(shell, [...args]);
+      if ("skipped" in r) {
+        console.warn(r.skipped);
+        ctx.skip();
+        return;
+      }
+      expect(r).toEqual({ code: 0, stderr: "" });
+    });
+  }
+
+  it("the fish script completes in fish (complete -C, as at a Tab), file names where it has nothing to offer", async (ctx) => {
+    if ((await run("sh", ["-c", "command -v fish"]).catch(() => undefined)) === undefined) {
+      console.warn("fish is not installed (.ci/run installs it from Debian's packages): its completion check is skipped");
+      ctx.skip();
+      return;
+    }
+    const asks = ["gatesync plan --format ", "gatesync state resolve Org", "gatesync pl", "gatesync plan --config gatesync.y"];
+    const script = ["gatesync completion fish | source", ...asks.flatMap((a) => [`complete -C '${a}'`, "echo =="])].join("\n");
+    const r = await run("fish", ["-c", script], { cwd: repo, env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` } });
+    expect(r.stderr).toBe("");
+    expect(r.stdout.split("==\n").map((block) => block.split("\n").filter((l) => l !== ""))).toEqual([
+      ["json", "markdown", "text"],
+      ["OrgKey/acme"],
+      ["plan"],
+      ["gatesync.yaml"],
+      [],
+    ]);
+  });
+});

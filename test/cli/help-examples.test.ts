@@ -1,0 +1,160 @@
+/**
+ * The examples each command's `--help` ends with are true: every one is shown by its command's
+ * help and runs, as printed, in a repository `gatesync init` made, against the sandbox (real
+ * processes, in the order a new user meets them). The only words added are to the daemons'
+ * and the sandbox's addresses (`--listen 127.0.0.1:0`, `--port 0`): the printed ports may be
+ * taken on a shared machine.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { helpExamples } from "../../src/cli/help-examples.js";
+import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { startSandbox } from "../../src/sandbox/sandbox.js";
+import { checkFixtures } from "../../src/sandbox/fixtures.js";
+import { parse } from "yaml";
+import { cliArgs, runCli, spawnCli } from "../helpers/cli.js";
+import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+
+let sandbox: SandboxHandle | undefined;
+afterAll(async () => {
+  await sandbox?.stop();
+  await removeTempRepos();
+});
+
+const credentials = { GW_ADMIN_KEY: "ex-gateway-key", PORTAL_API_KEY: "ex-portal-key", DASHBOARD_TOKEN: "ex-dashboard-token", LLM_API_KEY: "ex-llm-key" };
+/** What every example runs with: the scaffold's credentials, no CI (a plan against the new state is allowed), no colour. */
+const env = { ...credentials, CI: undefined, GITHUB_ACTIONS: undefined, GITLAB_CI: undefined, NO_COLOR: "1", GATESYNC_LOG_LEVEL: "info" };
+
+type Where = "repo" | "parent";
+interface Step {
+  readonly line: string;
+  readonly where: Where;
+  readonly exit: number;
+  /** A command that runs until stopped: it is stopped (SIGTERM, or SIGINT for demo) once its output matches, and must exit 0. */
+  readonly until?: RegExp;
+  readonly address?: readonly string[];
+  readonly shows?: RegExp;
+}
+
+/** Every example, in the order they run; `exit` is the documented code for that moment. */
+const steps: readonly Step[] = [
+  { line: "gatesync init", where: "repo", exit: 0, shows: /scaffolded/ },
+  { line: "gatesync init --force", where: "repo", exit: 0 },
+  { line: "gatesync init my-gateway-config", where: "parent", exit: 0 },
+  { line: "gatesync validate", where: "repo", exit: 0, shows: /valid: 8 resources in 8 files/ },
+  { line: "gatesync validate config --format json", where: "repo", exit: 0 },
+  { line: "gatesync validate --format github", where: "repo", exit: 0 },
+  { line: "gatesync plan", where: "repo", exit: 0, shows: /5 to create, 3 to update/ },
+  { line: "gatesync plan --detailed-exitcode", where: "repo", exit: 2 },
+  { line: "gatesync plan --target OrgKey/acme --fail-on-breaking", where: "repo", exit: 0 },
+  { line: "gatesync apply --auto-approve --allow-empty-state --target OrgKey/acme", where: "repo", exit: 0, shows: /Apply: 1 applied/ },
+  { line: "gatesync plan --format markdown --out plan.json", where: "repo", exit: 0 },
+  { line: "gatesync apply --plan plan.json --auto-approve", where: "repo", exit: 0, shows: /Apply: 7 applied/ },
+  { line: "gatesync apply --auto-approve", where: "repo", exit: 0 },
+  { line: "gatesync state list", where: "repo", exit: 0, shows: /OrgKey\/acme/ },
+  { line: "gatesync state list --json", where: "repo", exit: 0 },
+  { line: "gatesync state pull --out state.json", where: "repo", exit: 0 },
+  { line: "gatesync state push state.json", where: "repo", exit: 0 },
+  { line: "gatesync state resolve OrgKey/acme --accept", where: "repo", exit: 0 },
+  { line: "gatesync state migrate --from sqlite:.gatesync/state.db --to sqlite:copy.db", where: "repo", exit: 0 },
+  { line: "gatesync run --once", where: "repo", exit: 0 },
+  { line: "gatesync run", where: "repo", exit: 0, until: /"msg":"run finished"/, address: ["--listen", "127.0.0.1:0"] },
+  { line: "gatesync state resolve ApiProduct/storefront --forget", where: "repo", exit: 0 },
+  { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", where: "repo", exit: 0, until: /sandbox listening on/, address: ["--port", "0"] },
+  {
+    line: "gatesync sandbox --fixtures sandbox-fixtures.yaml --error-rate 0.05 --latency 200 --seed 7",
+    where: "repo",
+    exit: 0,
+    until: /sandbox listening on/,
+    address: ["--port", "0"],
+  },
+  { line: "gatesync sandbox --rate-limit 20:5", where: "repo", exit: 0, until: /sandbox listening on/, address: ["--port", "0"] },
+  { line: "gatesync completion bash", where: "repo", exit: 0, shows: /complete -o default -F _gatesync_complete gatesync/ },
+  { line: "gatesync completion fish", where: "repo", exit: 0, shows: /complete -c gatesync/ },
+  { line: "gatesync demo --once", where: "repo", exit: 0, shows: /Apply: 17 applied/ },
+  { line: "gatesync demo --serve", where: "repo", exit: 0, until: /Ctrl-C to stop/, address: ["--listen", "127.0.0.1:0"] },
+];
+
+/** A command that runs until stopped: started, awaited until `until` shows, stopped; its exit code and output. */
+async function runUntil(args: string[], cwd: string, until: RegExp, signal: NodeJS.Signals): Promise<{ code: number; out: string }> {
+  const child = spawn(process.execPath, cliArgs(...args), { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const closed = new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? -1)));
+  const seen = new Promise<void>((resolve) => {
+    const check = (b: Buffer): void => {
+      out += b.toString();
+      if (until.test(out)) resolve();
+    };
+    child.stdout.on("data", check);
+    child.stderr.on("data", check);
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+  await Promise.race([seen, closed]);
+  child.kill(signal);
+  const code = await closed;
+  clearTimeout(timer);
+  return { code, out };
+}
+
+/** The scaffold's sandbox, in this process on a free port, and gatesync.yaml pointed at it. */
+async function pointAtSandbox(repo: string): Promise<void> {
+  if (sandbox === undefined) {
+    const fixtures = checkFixtures(parse(await readFile(path.join(repo, "sandbox-fixtures.yaml"), "utf8")));
+    const keys = {
+      gatewayKey: credentials.GW_ADMIN_KEY,
+      portalKey: credentials.PORTAL_API_KEY,
+      dashboardToken: credentials.DASHBOARD_TOKEN,
+      llmKey: credentials.LLM_API_KEY,
+    };
+    sandbox = await startSandbox({ credentials: keys, fixtures });
+  }
+  const config = path.join(repo, "gatesync.yaml");
+  await writeFile(config, (await readFile(config, "utf8")).replaceAll("http://127.0.0.1:8080", sandbox.urls.base));
+}
+
+describe("the examples in --help", () => {
+  it("each command's help ends with its examples, and every example declared is run below", async () => {
+    for (const [command, examples] of Object.entries(helpExamples)) {
+      const help = await runCli([...command.split(" "), "--help"]);
+      expect(help.code, command).toBe(0);
+      const shown = help.stdout.slice(help.stdout.indexOf("\nExamples:\n"));
+      expect(shown, command).toBe(`\nExamples:\n${examples.map((e) => `  $ ${e.line}\n      ${e.says}\n`).join("")}`);
+      for (const e of examples)
+        expect(
+          steps.map((s) => s.line),
+          e.line,
+        ).toContain(e.line);
+    }
+    for (const s of steps)
+      expect(
+        Object.values(helpExamples)
+          .flat()
+          .map((e) => e.line),
+        s.line,
+      ).toContain(s.line);
+  });
+
+  it("every example runs as printed against the sandbox, with its documented exit code", async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), "gatesync-examples-"));
+    const dirs: Record<Where, string> = { repo: await tempRepo(), parent };
+    for (const step of steps) {
+      const words = step.line.split(" ");
+      expect(words[0]).toBe("gatesync");
+      const args = [...words.slice(1), ...(step.address ?? [])];
+      const cwd = dirs[step.where];
+      if (step.until !== undefined) {
+        const r = await runUntil(args, cwd, step.until, words[1] === "demo" ? "SIGINT" : "SIGTERM");
+        expect(r.out, step.line).toMatch(step.until);
+        expect(r.code, `${step.line}\n${r.out}`).toBe(step.exit);
+        continue;
+      }
+      const r = await spawnCli(args, { cwd, env });
+      expect(r.code, `${step.line}\n${r.stdout}${r.stderr}`).toBe(step.exit);
+      if (step.shows !== undefined) expect(r.stdout, step.line).toMatch(step.shows);
+      if (words[1] === "init" && step.where === "repo") await pointAtSandbox(cwd);
+    }
+  }, 600_000);
+});
