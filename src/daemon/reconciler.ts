@@ -22,7 +22,7 @@ import type { Logger } from "../logger.js";
 import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan } from "../plan/plan.js";
 import type { SourceSnapshot } from "../source/source.js";
-import { changeSince } from "./run-basis.js";
+import { skippedRun } from "./run-basis.js";
 import type { RunBasis } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
@@ -183,7 +183,17 @@ export class Reconciler {
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const teamHash = team?.hash ?? "";
-    const skip = await this.skipped(snapshot, { reason, teamHash, reassert }, log);
+    const skip = await skippedRun(
+      {
+        lastGood: this.lastGood,
+        lastInvalid: this.lastInvalid?.revision,
+        failures: this.consecutiveFailures,
+        configHash: this.configHash,
+        state: this.opts.state,
+      },
+      { revision: snapshot.revision, teamHash, reason, reassert },
+      { log, notSynced: () => this.markSynced(false) },
+    );
     if (skip === "noop") return reported("noop", where);
     if (skip === "invalid") {
       // the same broken revision: its errors are already reported
@@ -200,32 +210,6 @@ export class Reconciler {
     } finally {
       linked.unlink();
     }
-  }
-
-  /**
-   * Whether a run ends before planning: "noop" when nothing changed since the last good run
-   * (run-basis.ts: revision, settings, team settings, state), "invalid" for the same broken
-   * revision again; a change found marks the daemon not synced until the run applies it.
-   */
-  private async skipped(
-    snapshot: SourceSnapshot,
-    run: { readonly reason: string; readonly teamHash: string; readonly reassert: boolean },
-    log: Logger,
-  ): Promise<"noop" | "invalid" | undefined> {
-    const good = this.lastGood;
-    if (good !== undefined && !run.reassert && this.consecutiveFailures === 0 && run.reason !== "sync") {
-      const change = await changeSince(good, { revision: snapshot.revision, configHash: this.configHash, teamHash: run.teamHash }, this.opts.state);
-      if (change === undefined) {
-        log.debug({ reason: run.reason }, "nothing changed since the last successful run");
-        return "noop";
-      }
-      // not synced until this run applies what changed (another writer's values may be on the servers)
-      this.markSynced(false);
-      if (change === "state")
-        log.info({ reason: run.reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
-    }
-    const sameBroken = this.lastInvalid?.revision === snapshot.revision && good?.configHash === this.configHash && run.reason !== "sync";
-    return sameBroken ? "invalid" : undefined;
   }
 
   /** A run that failed: an invalid revision keeps its findings (and is not retried until it changes), any other error is logged. */

@@ -6,6 +6,7 @@
  * PostgreSQL schema, a `state push` — changes what the servers hold, and the next run must plan
  * and re-assert the revision's values, not report `synced` over them (issue 43).
  */
+import type { Logger } from "../logger.js";
 import type { StateBackend, StateVersion } from "../record/state.js";
 
 export interface RunBasis {
@@ -30,4 +31,40 @@ export async function changeSince(last: RunBasis, now: Omit<RunBasis, "state">, 
   if (last.configHash !== now.configHash || last.teamHash !== now.teamHash) return "settings";
   const version = await state.readVersion().catch(() => undefined);
   return version?.lineage === last.state.lineage && version.serial === last.state.serial ? undefined : "state";
+}
+
+/** What the daemon remembers of its last runs, for the skip decision. */
+export interface RunMemory {
+  readonly lastGood: RunBasis | undefined;
+  /** The revision of the last run that found the repository invalid, while it is the newest. */
+  readonly lastInvalid: string | undefined;
+  readonly failures: number;
+  readonly configHash: string;
+  readonly state: StateBackend;
+}
+
+/**
+ * Whether a run ends before planning: "noop" when nothing changed since the last good run,
+ * "invalid" for the same broken revision again (its errors are already reported); a change found
+ * marks the daemon not synced until the run applies it (`notSynced`).
+ */
+export async function skippedRun(
+  memory: RunMemory,
+  run: { readonly revision: string; readonly teamHash: string; readonly reason: string; readonly reassert: boolean },
+  tell: { readonly log: Logger; readonly notSynced: () => void },
+): Promise<"noop" | "invalid" | undefined> {
+  const good = memory.lastGood;
+  const forced = run.reason === "sync";
+  if (good !== undefined && !run.reassert && memory.failures === 0 && !forced) {
+    const change = await changeSince(good, { revision: run.revision, configHash: memory.configHash, teamHash: run.teamHash }, memory.state);
+    if (change === undefined) {
+      tell.log.debug({ reason: run.reason }, "nothing changed since the last successful run");
+      return "noop";
+    }
+    // not synced until this run applies what changed (another writer's values may be on the servers)
+    tell.notSynced();
+    if (change === "state")
+      tell.log.info({ reason: run.reason, serial: good.state.serial }, "the state was written by another process since the last run: planning again");
+  }
+  return memory.lastInvalid === run.revision && good?.configHash === memory.configHash && !forced ? "invalid" : undefined;
 }
