@@ -6,7 +6,7 @@ import { ErrorCode } from "../errors.js";
 import type { Diagnostic, Severity } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import { formatRef, refSyntaxProblem } from "../secrets/references.js";
-import type { SecretSource } from "../secrets/resolver.js";
+import type { SecretLookup, SecretSource } from "../secrets/resolver.js";
 import { minScrubLength } from "../secrets/redaction.js";
 import type { SecretRefAt } from "./check-document.js";
 import { errorAt } from "./findings.js";
@@ -23,6 +23,14 @@ export interface SecretsSaid {
   readonly short: Set<string>;
   /** References that could not be resolved where a missing one is not an error (validate): one summary for all (`unresolvedSummary`). */
   readonly unresolved: Set<string>;
+}
+
+/** The error of a lookup refused outright (a SOPS file that does not decrypt, out of scope, out of the file root); undefined otherwise. */
+function refusedLookup(found: Extract<SecretLookup, { ok: false }>, at: () => Omit<Diagnostic, "severity" | "code" | "message">): Diagnostic | undefined {
+  if (found.reason === "sops") return errorAt(found.code, at(), found.message, sopsHint(found.code));
+  if (found.reason === "scope") return errorAt(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow);
+  if (found.reason === "escape") return errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot");
+  return undefined;
 }
 
 export function secretDiagnostics(
@@ -64,12 +72,9 @@ export function secretDiagnostics(
       }
       continue;
     }
-    if (found.reason === "sops") {
-      out.push(errorAt(found.code, at(), found.message, sopsHint(found.code)));
-    } else if (found.reason === "scope") {
-      out.push(errorAt(ErrorCode.SECRET_SCOPE, at(), found.message, found.allow));
-    } else if (found.reason === "escape") {
-      out.push(errorAt(ErrorCode.PATH_ESCAPE, at(), found.message, "secret files must live inside secrets.fileRoot"));
+    const refused = refusedLookup(found, at);
+    if (refused !== undefined) {
+      out.push(refused);
     } else if (secrets.missing !== "error") {
       // where validate runs (a merge request's CI job) the secrets are not set, and need not be:
       // the reference is well-formed and in scope, and plan, apply and the daemon resolve it —
@@ -78,7 +83,7 @@ export function secretDiagnostics(
     } else {
       out.push({
         severity: secrets.missing,
-        code: found.code ?? ErrorCode.SECRET_UNRESOLVED,
+        code: (found.reason === "scope" ? undefined : found.code) ?? ErrorCode.SECRET_UNRESOLVED,
         ...at(),
         message: `${formatRef(ref)} cannot be resolved: ${found.message}`,
         hint: "it must be resolvable where gatesync plans and applies",
