@@ -15,6 +15,7 @@ import type { CliResult } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { petstoreOpenapi } from "../helpers/petstore-openapi.js";
 
 const plantedEnv = "planted-env-secret-7f3a9c2e41";
 const plantedFile = "planted-file-secret-88d1e0b2c4";
@@ -55,18 +56,10 @@ const keys = Object.keys(values)
   .join("---\n");
 
 const api = doc("ApiDefinition", "petstore", "apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinitionFile: ../openapi/petstore.yaml");
-const openapi = `openapi: 3.0.3
-info:
-  title: "Petstore \${var:env_ref}"
-  description: "file \${var:file_ref} sops \${var:sops_ref} var \${var:var_ref} escaped \${var:escaped} typo \${var:typo}"
-  version: "1"
-servers: [{ url: "http://petstore.internal" }]
-paths: {}
-x-gw-api-gateway:
-  info: { name: Petstore, state: { active: true } }
-  upstream: { url: "http://petstore.internal" }
-  server: { listenPath: { value: /petstore/ } }
-`;
+const openapi = petstoreOpenapi({
+  title: "Petstore ${var:env_ref}",
+  description: "file ${var:file_ref} sops ${var:sops_ref} var ${var:var_ref} escaped ${var:escaped} typo ${var:typo}",
+});
 
 let sandbox: SandboxHandle;
 beforeAll(async () => {

@@ -12,24 +12,14 @@ import { runCli } from "../helpers/cli.js";
 import { doc } from "../helpers/plan.js";
 import { testCredentials, testSandbox } from "../helpers/sandbox.js";
 import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
+import { petstoreOpenapi } from "../helpers/petstore-openapi.js";
 
 const planted = "planted-hmac-secret-51c0e9ab";
 const env = { GW_KEY: testCredentials.gatewayKey, TOKEN: planted };
 
 const key = doc("OrgKey", "acme", "keyId: acme\nalias: ACME\nhmac_string: ${evn:TOKEN}");
 const api = doc("ApiDefinition", "petstore", "apiId: petstore-v1\nquery: { listenPath: /petstore/ }\ndefinitionFile: petstore.openapi.yaml");
-const openapi = (description: string): string => `openapi: 3.0.3
-info:
-  title: Petstore
-  description: "${description}"
-  version: "1"
-servers: [{ url: "http://petstore.internal" }]
-paths: {}
-x-gw-api-gateway:
-  info: { name: Petstore, state: { active: true } }
-  upstream: { url: "http://petstore.internal" }
-  server: { listenPath: { value: /petstore/ } }
-`;
+const openapi = (description: string): string => petstoreOpenapi({ description });
 
 let sandbox: SandboxHandle;
 beforeAll(async () => {
