@@ -8,13 +8,9 @@
  * own rulesets that it cannot compile keeps Spectral's RegExp (bounded by the rules' budget).
  */
 import { createRequire } from "node:module";
-import type { RE2JS as RE2JSClass } from "re2js";
+import { linearTest as compileLinear, re2 } from "../linear-regex.js";
 
 const require = createRequire(import.meta.url);
-
-/** re2js, loaded with the first pattern: a run without rules never loads it (start-up). */
-let engine: typeof RE2JSClass | undefined;
-const re2 = (): typeof RE2JSClass => (engine ??= (require("re2js") as { RE2JS: typeof RE2JSClass }).RE2JS);
 
 /** Spectral's `/source/flags` form of a pattern (spectral-functions' pattern.js). */
 const literalForm = /^\/(.+)\/([a-z]*)$/;
@@ -34,8 +30,7 @@ function linearTest(pattern: string | RegExp): Test {
     if (bit === undefined) throw new Error(`the flag \`${flag}\` is not supported (i, m, s are)`);
     flags |= bit;
   }
-  const compiled = re2().compile(source, flags);
-  return (value) => compiled.matcher(value).find();
+  return compileLinear(source, flags);
 }
 
 /** Why a repository's pattern cannot be used, or undefined. */

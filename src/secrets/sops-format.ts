@@ -4,6 +4,7 @@
  * no JavaScript library reads SOPS files, and gatesync needs only the reading half, with age
  * keys. Nothing here decrypts: sops-tree.ts walks and verifies, sops-age.ts unwraps the data key.
  */
+import { linearTest } from "../linear-regex.js";
 
 /** The codes of a SOPS file refused (errors.ts lists them; secrets/ imports no module that imports it). */
 export type SopsCode = "SOPS_INVALID" | "SOPS_INTEGRITY" | "SOPS_KEY_PATH" | "SOPS_NO_IDENTITY" | "SOPS_WRONG_KEY" | "SOPS_KEY_UNSUPPORTED";
@@ -32,6 +33,9 @@ export interface AgeStanza {
   readonly enc: string;
 }
 
+/** A selector's pattern as compiled: whether a key matches it. */
+export type KeyTest = (key: string) => boolean;
+
 /** Which values sops encrypted (sops.go shouldBeEncrypted), and how the file is verified. */
 export interface SopsMetadata {
   readonly age: readonly AgeStanza[];
@@ -41,8 +45,8 @@ export interface SopsMetadata {
   readonly mac: string;
   readonly unencryptedSuffix: string | undefined;
   readonly encryptedSuffix: string | undefined;
-  readonly unencryptedRegex: RegExp | undefined;
-  readonly encryptedRegex: RegExp | undefined;
+  readonly unencryptedRegex: KeyTest | undefined;
+  readonly encryptedRegex: KeyTest | undefined;
   readonly macOnlyEncrypted: boolean;
 }
 
@@ -86,13 +90,16 @@ function optionalString(meta: Record<string, unknown>, name: string): string | u
   return v;
 }
 
-/** A Go (RE2) pattern as a JavaScript one: a leading `(?i)` becomes the flag; any other syntax JavaScript lacks is refused. */
-function goRegex(meta: Record<string, unknown>, name: string): RegExp | undefined {
+/**
+ * A selector's pattern (Go's RE2 syntax, as sops reads it, a leading `(?i)` included), compiled
+ * with the linear-time engine: the file comes from the repository, and the pattern is tested
+ * against every key of it.
+ */
+function goRegex(meta: Record<string, unknown>, name: string): KeyTest | undefined {
   const source = optionalString(meta, name);
   if (source === undefined) return undefined;
-  const insensitive = source.startsWith("(?i)");
   try {
-    return new RegExp(insensitive ? source.slice(4) : source, insensitive ? "i" : "");
+    return linearTest(source);
   } catch {
     throw new SopsProblem("SOPS_INVALID", `sops.${name} is not a pattern gatesync can read`);
   }
@@ -155,8 +162,8 @@ export function shouldBeEncrypted(meta: SopsMetadata, path: readonly string[]): 
   const { unencryptedSuffix, encryptedSuffix, unencryptedRegex, encryptedRegex } = meta;
   if (unencryptedSuffix !== undefined && path.some((k) => k.endsWith(unencryptedSuffix))) encrypted = false;
   if (encryptedSuffix !== undefined) encrypted = path.some((k) => k.endsWith(encryptedSuffix));
-  if (unencryptedRegex !== undefined && path.some((k) => unencryptedRegex.test(k))) encrypted = false;
-  if (encryptedRegex !== undefined) encrypted = path.some((k) => encryptedRegex.test(k));
+  if (unencryptedRegex !== undefined && path.some((k) => unencryptedRegex(k))) encrypted = false;
+  if (encryptedRegex !== undefined) encrypted = path.some((k) => encryptedRegex(k));
   return encrypted;
 }
 
