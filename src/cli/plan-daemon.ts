@@ -9,6 +9,7 @@ import type { GatesyncConfig } from "../config/config.js";
 import { environmentsOf } from "../config/environments.js";
 import type { EnvironmentConfig } from "../config/environments.js";
 import { ConfigError, ErrorCode, StateError } from "../errors.js";
+import { environmentStatePath } from "../daemon/config-endpoint.js";
 import type { OperatorSettingsView } from "../daemon/config-endpoint.js";
 import { daemonUrl, readFromDaemon } from "./plan-state.js";
 
@@ -24,6 +25,20 @@ export interface DaemonPlanTargets {
   readonly notRun: readonly string[];
 }
 
+/** An environment's entry as the daemon writes it: a name an environment may have, and an orphan policy gatesync knows. */
+function wellFormed(e: unknown): boolean {
+  const entry = e as Partial<OperatorSettingsView["environments"][number]> | null;
+  return (
+    entry !== null &&
+    typeof entry === "object" &&
+    typeof entry.name === "string" &&
+    /^[a-z][a-z0-9-]{0,39}$/.test(entry.name) &&
+    (entry.orphans === "report" || entry.orphans === "deactivate") &&
+    typeof entry.deactivationGuard === "object" &&
+    entry.deactivationGuard !== null
+  );
+}
+
 function parseView(text: string, where: string): OperatorSettingsView {
   let view: unknown;
   try {
@@ -32,7 +47,13 @@ function parseView(text: string, where: string): OperatorSettingsView {
     view = undefined;
   }
   const v = view as Partial<OperatorSettingsView> | undefined;
-  if (v === undefined || typeof v.implicit !== "boolean" || !Array.isArray(v.environments) || v.environments.length === 0) {
+  if (
+    v === undefined ||
+    typeof v.implicit !== "boolean" ||
+    !Array.isArray(v.environments) ||
+    v.environments.length === 0 ||
+    !v.environments.every(wellFormed)
+  ) {
     throw new StateError(ErrorCode.STATE_UNREACHABLE, `cannot read the daemon's operator settings from ${where}: the answer is not gatesync's /config`, {
       hint: "check that the address is the daemon's server (server.listen)",
     });
@@ -72,7 +93,8 @@ export function daemonEnvironments(top: GatesyncConfig, view: OperatorSettingsVi
   const environments = run.map((d) => {
     const local = checkoutEnvironment(top, d.name, view.implicit);
     const config: GatesyncConfig = { ...local.config, orphans: d.orphans, deactivationGuard: d.deactivationGuard };
-    return { environment: { ...local, config }, stateUrl: `${view.origin}${d.state}` };
+    // the path is derived from the name, never taken from the answer: the state token goes there
+    return { environment: { ...local, config }, stateUrl: `${view.origin}${environmentStatePath(d.name, view.implicit)}` };
   });
   const runs = new Set(view.implicit ? [] : view.environments.map((e) => e.name));
   const notRun = only !== undefined ? [] : (top.environments ?? []).map((e) => e.name).filter((n) => !runs.has(n));

@@ -24,6 +24,15 @@ export interface OperatorSettingsView {
   }>;
 }
 
+/**
+ * Where an environment's state is served, below the daemon's address: the one definition of it,
+ * for the daemon's answer and for a merge-request plan, which derives it from the name rather
+ * than following a path the answer gives (the state token goes where it points).
+ */
+export function environmentStatePath(name: string, implicit: boolean): string {
+  return implicit ? "/state" : `/environments/${encodeURIComponent(name)}/state`;
+}
+
 export function operatorSettingsView(config: GatesyncConfig): OperatorSettingsView {
   const environments = environmentsOf(config);
   const implicit = environments[0]!.implicit;
@@ -31,7 +40,7 @@ export function operatorSettingsView(config: GatesyncConfig): OperatorSettingsVi
     implicit,
     environments: environments.map((e) => ({
       name: e.name,
-      state: implicit ? "/state" : `/environments/${encodeURIComponent(e.name)}/state`,
+      state: environmentStatePath(e.name, implicit),
       orphans: e.config.orphans,
       deactivationGuard: e.config.deactivationGuard,
     })),
