@@ -17,6 +17,13 @@ import { findingsOf } from "./rule-findings.js";
 import type { Locate, Place, RawFinding, RulesetCode, RulesBudget } from "./rule-runner.js";
 import type { DefinitionError, LintReply, LintRequest } from "./rule-worker.js";
 
+/**
+ * Rulesets a rules' thread keeps built (the oldest let go first): a daemon's commits may edit a
+ * ruleset many times. It is told this number, and this thread counts the same way (`hold`), so
+ * that a ruleset is sent again exactly when the rules' thread has let it go.
+ */
+const keptRulesets = 4;
+
 type Outcome = { readonly findings: readonly RawFinding[] } | { readonly timedOut: { readonly rule: string | undefined } };
 
 interface Pending {
@@ -56,7 +63,7 @@ class RuleThread {
       ...(what.prepareOnly ? { prepareOnly: true } : {}),
       ...(this.held.has(ruleset.hash) ? {} : { ruleset }),
     };
-    this.held.add(ruleset.hash);
+    this.hold(ruleset.hash);
     return new Promise<Outcome>((resolve, reject) => {
       this.pending = { id, entry: { resolve, reject, budgetMs, hash: ruleset.hash } };
       worker.ref();
@@ -64,9 +71,16 @@ class RuleThread {
     });
   }
 
+  /** Counts a ruleset sent as the rules' thread keeps it: the oldest of more than `keptRulesets` let go (rule-worker.ts). */
+  private hold(hash: string): void {
+    if (this.held.has(hash)) return;
+    if (this.held.size >= keptRulesets) this.held.delete(this.held.values().next().value!);
+    this.held.add(hash);
+  }
+
   private start(): Worker {
     this.progress = new Int32Array(new SharedArrayBuffer(4));
-    const worker = startWorker(import.meta.url, "rule-worker", { workerData: { progress: this.progress.buffer } });
+    const worker = startWorker(import.meta.url, "rule-worker", { workerData: { progress: this.progress.buffer, keptRulesets } });
     worker.unref();
     worker.on("message", (reply: LintReply) => this.onReply(reply));
     // only the current thread's end fails its document (one ended past its budget was settled then)

@@ -30,7 +30,10 @@ export type LintReply =
   | { readonly id: number; readonly findings: readonly RawFinding[]; readonly ruleNames?: readonly string[] }
   | { readonly id: number; readonly failed: string; readonly errors?: readonly DefinitionError[] };
 
-const progress = new Int32Array((workerData as { progress: SharedArrayBuffer }).progress);
+const given = workerData as { progress: SharedArrayBuffer; keptRulesets: number };
+const progress = new Int32Array(given.progress);
+/** As many rulesets as the checking thread counts on (rule-thread.ts). */
+const keptRulesets = given.keptRulesets;
 const runners = new Map<string, RuleRunner>();
 
 /** What was thrown, as plain data: Spectral's AggregateError keeps one error (with its path) per problem. */
@@ -58,7 +61,7 @@ async function lint(request: LintRequest): Promise<LintReply> {
   if (runner === undefined) {
     if (request.ruleset === undefined) return { id: request.id, failed: "the rules' thread was sent a ruleset it does not hold" };
     runner = new RuleRunner(request.ruleset, progress);
-    if (runners.size >= 4) runners.delete(runners.keys().next().value!);
+    if (runners.size >= keptRulesets) runners.delete(runners.keys().next().value!);
     runners.set(request.hash, runner);
   }
   if (request.prepareOnly === true) return { id: request.id, findings: [], ruleNames: runner.ruleNames };
