@@ -15,17 +15,18 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { readFile, realpath } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { isInside, toPosix } from "../file-paths.js";
 import { Locator } from "../load/yaml-locator.js";
-import { decodeText, parseYaml } from "../load/yaml-reader.js";
+import { parseYaml } from "../load/yaml-reader.js";
 import { formatPath } from "../field-path.js";
 import { prepareRuleset } from "./rule-thread.js";
-import { RulesetInvalid, RulesetUnreadable, readRulesetData } from "./ruleset-data.js";
+import { RulesetInvalid, RulesetUnreadable, outsideRefusal, readInside, readRulesetData } from "./ruleset-data.js";
+import { customFunctionRefusal, isUrl, remoteRefusal } from "./ruleset-checks.js";
 import type { RulesetData } from "./ruleset-definition.js";
 
 /** A ruleset ready for the checking threads: plain data (structured-cloneable). */
@@ -84,20 +85,19 @@ function bundlerModules(): BundlerModules {
   return { bundleRuleset, stdin };
 }
 
-const isUrl = (id: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(id);
 const isRelativeOrAbsolute = (id: string): boolean => id.startsWith(".") || path.isAbsolute(id);
 
 /** Why a module the ruleset names is not loaded, or undefined when it may be. */
 function refusal(id: string, opts: BundleOptions): string | undefined {
-  if (isUrl(id)) return `\`${id}\` is remote: rulesets are read from the repository only, nothing is fetched`;
+  if (isUrl(id)) return remoteRefusal(id);
   if (!isRelativeOrAbsolute(id)) {
     return (spectralPackages as readonly string[]).includes(id)
       ? undefined
       : `package \`${id}\`: only Spectral's own packages (spectral:oas, the core functions) are loaded, no package from the repository`;
   }
-  if (!isInside(path.resolve(id), opts.boundary)) return `\`${id}\` lies outside ${opts.boundary}: a ruleset reads files beside gatesync.yaml only`;
+  if (!isInside(path.resolve(id), opts.boundary)) return outsideRefusal(id, opts.boundary);
   if (!/\.(ya?ml|json)$/i.test(id) && !opts.allowCustomFunctions) {
-    return `custom function \`${toPosix(path.relative(opts.boundary, id))}\` is JavaScript from the repository: it is not loaded unless gatesync.yaml sets \`rules.allowCustomFunctions: true\``;
+    return customFunctionRefusal(`custom function \`${toPosix(path.relative(opts.boundary, id))}\``);
   }
   return undefined;
 }
@@ -130,23 +130,23 @@ function guardedFs(opts: BundleOptions, read: Set<string>): { promises: { readFi
       readFile: async (p: string) => {
         const why = refusal(p, opts);
         if (why !== undefined) throw new Refused(why);
-        const real = await realpath(p).catch(() => p);
-        if (!isInside(real, await realpath(opts.boundary))) throw new Refused(`\`${p}\` leads outside ${opts.boundary} (a link)`);
-        const bytes = await readFile(real);
+        // read as the data path reads every ruleset file: inside the boundary, through no link out, decoded
+        const text = await readInside(p, opts.boundary).catch((err: unknown) => {
+          if (err instanceof RulesetUnreadable) throw new Refused(err.message);
+          if (err instanceof RulesetInvalid) throw new RulesetRefused(err.diagnostics);
+          throw err;
+        });
         const shown = toPosix(path.relative(process.cwd(), p));
-        const decoded = decodeText(bytes, shown);
-        if ("diagnostic" in decoded) throw new RulesetRefused([{ ...decoded.diagnostic, code: ErrorCode.CONFIG_INVALID }]);
-        const problems = syntaxProblems(decoded.text, shown);
+        const problems = syntaxProblems(text, shown);
         if (problems.length > 0) throw new RulesetRefused(problems);
         read.add(p);
-        return decoded.text;
+        return text;
       },
     },
   };
 }
 
-const refuseFetch = (url: string): Promise<never> =>
-  Promise.reject(new Refused(`\`${url}\` is remote: rulesets are read from the repository only, nothing is fetched`));
+const refuseFetch = (url: string): Promise<never> => Promise.reject(new Refused(remoteRefusal(url)));
 
 interface PathedError {
   readonly message: string;

@@ -29,12 +29,20 @@ interface CheckContext {
   readonly custom: ReadonlySet<string>;
 }
 
-const isUrl = (id: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(id);
+/** Whether a name is a URL (`https://…`): nothing is fetched for a ruleset. */
+export const isUrl = (id: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(id);
+
+/** The refusal of a remote ruleset or file. */
+export const remoteRefusal = (id: string): string => `\`${id}\` is remote: rulesets are read from the repository only, nothing is fetched`;
+
+/** The refusal of a custom function's JavaScript (`what` names it) while it is not allowed. */
+export const customFunctionRefusal = (what: string): string =>
+  `${what} is JavaScript from the repository: it is not loaded unless gatesync.yaml sets \`rules.allowCustomFunctions: true\``;
 
 /** Why an `extends` name is refused here (a local file is read and checked by the reader), or undefined. */
 export function extendsProblem(name: string): string | undefined {
   if (Object.hasOwn(builtinRulesets, name)) return undefined;
-  if (isUrl(name)) return `\`${name}\` is remote: rulesets are read from the repository only, nothing is fetched`;
+  if (isUrl(name)) return remoteRefusal(name);
   if (!name.startsWith(".") && !name.startsWith("/"))
     return `\`${name}\` is neither one of Spectral's rulesets (${Object.keys(builtinRulesets).join(", ")}) nor a file of the repository (./…): no package is loaded`;
   if (!/\.(ya?ml|json)$/i.test(name)) return `\`${name}\`: a ruleset file is YAML or JSON (.yaml, .yml, .json)`;
@@ -141,8 +149,7 @@ function schemaProblems(value: unknown): MemberProblem[] {
 /** Custom functions a file lists, each named by its file (`functions/x.js`, as the config's reader shows it): refused unless allowed. */
 function customFunctionProblems(value: Mapping, functionFile: (dir: string, name: string) => string): MemberProblem[] {
   const dir = typeof value.functionsDir === "string" ? value.functionsDir : "functions";
-  const message = (what: string): string =>
-    `${what} is JavaScript from the repository: it is not loaded unless gatesync.yaml sets \`rules.allowCustomFunctions: true\``;
+  const message = customFunctionRefusal;
   if (!Array.isArray(value.functions))
     return value.functionsDir === undefined ? [] : [{ at: ["functionsDir"], message: message("a custom functions' directory") }];
   return value.functions.map((f, i) => ({ at: ["functions", i], message: message(`custom function \`${functionFile(dir, String(f))}\``) }));

@@ -33,10 +33,13 @@ export class RulesetInvalid extends Error {
 
 const shownPath = (file: string): string => toPosix(path.relative(process.cwd(), file));
 
-/** A file's text, read inside the boundary only, decoded and free of YAML syntax errors. */
-async function readInside(file: string, boundary: string): Promise<string> {
-  if (!isInside(path.resolve(file), boundary))
-    throw new RulesetUnreadable(`\`${file}\` lies outside ${boundary}: a ruleset reads files beside gatesync.yaml only`);
+/** The refusal of a file outside the boundary. */
+export const outsideRefusal = (file: string, boundary: string): string =>
+  `\`${file}\` lies outside ${boundary}: a ruleset reads files beside gatesync.yaml only`;
+
+/** A file's text, read inside the boundary only (through a link neither), decoded: RulesetUnreadable or RulesetInvalid when it cannot be. */
+export async function readInside(file: string, boundary: string): Promise<string> {
+  if (!isInside(path.resolve(file), boundary)) throw new RulesetUnreadable(outsideRefusal(file, boundary));
   const real = await realpath(file).catch(() => {
     throw new RulesetUnreadable(`no ruleset file at ${file}`);
   });
