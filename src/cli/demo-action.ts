@@ -26,6 +26,7 @@ import { loadFixtures } from "../sandbox/fixtures.js";
 import { startSandbox } from "../sandbox/sandbox.js";
 import type { SandboxHandle } from "../sandbox/sandbox.js";
 import type { CliIo } from "./cli-io.js";
+import { untilStopSignal } from "./interrupt.js";
 import { formatDiagnostic } from "../errors.js";
 import { renderValidation } from "./report.js";
 import { validateDirectory } from "./validate-action.js";
@@ -50,13 +51,6 @@ function demoConfig(config: GatesyncConfig, sandbox: SandboxHandle, statePath: s
     ),
   };
 }
-
-/** Waits for SIGINT or SIGTERM; listened for before the line a script waits for is printed, so it may stop us at once. */
-const untilSignal = (): Promise<void> =>
-  new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
 
 /** What `--serve` prints: the sandbox's addresses and the variables that reach it. */
 function exploreText(sandbox: SandboxHandle, example: GatesyncConfig): string {
@@ -115,7 +109,7 @@ export async function demoAction(opts: DemoFlags, io: CliIo): Promise<void> {
       if (keepDaemon) {
         // the page a person opens; /status is its JSON, for scripts
         const url = daemon.daemon.url;
-        const signalled = untilSignal();
+        const signalled = untilStopSignal();
         io.stdout(`\n== status page: ${url}/   (JSON: ${url}/status   metrics: ${url}/metrics   health: ${url}/healthz)\n`);
         io.stdout("   the daemon keeps running: edit a file under examples/config and it syncs; Ctrl-C to stop\n");
         await signalled;
@@ -125,7 +119,7 @@ export async function demoAction(opts: DemoFlags, io: CliIo): Promise<void> {
     }
     if (opts.serve === true) {
       // the one unscrubbed output: sandbox-only credentials this command generated, shown on purpose
-      const signalled = untilSignal();
+      const signalled = untilStopSignal();
       (io.reveal ?? io.stdout)(exploreText(sandbox, example));
       await signalled;
     }

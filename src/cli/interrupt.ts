@@ -62,3 +62,20 @@ export function interruptOnSignals(hooks: InterruptHooks): Interrupt {
 export function signalExitCode(signal: NodeJS.Signals): number {
   return signal === "SIGINT" ? 130 : 143;
 }
+
+/**
+ * The first SIGINT or SIGTERM a long-running command (run, sandbox, demo) is stopped by. Listened
+ * for from the call: a command calls it before it prints the line a script waits for, so that a
+ * signal sent right after that line stops it rather than the process.
+ */
+export function untilStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve(signal);
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+}

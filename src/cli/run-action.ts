@@ -4,6 +4,7 @@ import type { Daemon } from "../daemon/daemon.js";
 import { parseListen } from "../daemon/server.js";
 import { createLogger } from "../logger.js";
 import type { CliIo } from "./cli-io.js";
+import { untilStopSignal } from "./interrupt.js";
 import { configOrDefault } from "./cli-io.js";
 import { UsageError } from "../errors.js";
 
@@ -55,10 +56,7 @@ export async function runAction(opts: RunFlags, io: CliIo): Promise<void> {
   }
   const hangup = (): void => void daemon.reload("SIGHUP");
   process.on("SIGHUP", hangup);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await untilStopSignal();
   process.off("SIGHUP", hangup);
   logger.info("stopping: no new calls; waiting for calls in flight");
   await daemon.stop();

@@ -3,6 +3,7 @@ import type { FaultSettings } from "../sandbox/faults.js";
 import { loadFixtures } from "../sandbox/fixtures.js";
 import { startSandbox } from "../sandbox/sandbox.js";
 import type { SandboxFlags } from "./sandbox-command.js";
+import { untilStopSignal } from "./interrupt.js";
 
 /** Credentials come from the same variables gatesync.yaml names; unset ones are generated. */
 const credentialEnv = { gatewayKey: "GW_ADMIN_KEY", portalKey: "PORTAL_API_KEY", dashboardToken: "DASHBOARD_TOKEN", llmKey: "LLM_API_KEY" } as const;
@@ -32,10 +33,7 @@ export async function sandboxAction(
     maxBodyBytes: flags.maxBodyMib * 1024 * 1024,
   });
   // listened for before the address is printed: whoever waits for that line may stop it at once
-  const stopped = new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  const stopped = untilStopSignal();
   const generated = Object.entries(credentialEnv).filter(([, env]) => io.env[env] === undefined);
   io.stdout(
     [
