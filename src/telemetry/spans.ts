@@ -62,13 +62,17 @@ export async function withSpan<T>(name: string, options: SpanOptions, work: (spa
     try {
       return await work(handleOf(span));
     } catch (err) {
-      // the message passes the redaction layer like any other attribute
-      span.setStatus({ code: t.api.SpanStatusCode.ERROR, message: scrubText(err instanceof Error ? err.message : String(err)) });
-      throw err;
+      throw failed(t, span, err);
     } finally {
       span.end();
     }
   });
+}
+
+/** A span's work that threw: the span's status says so (its message through the redaction layer, like any attribute); the error, to rethrow. */
+function failed(t: Installed, span: Span, err: unknown): unknown {
+  span.setStatus({ code: t.api.SpanStatusCode.ERROR, message: scrubText(err instanceof Error ? err.message : String(err)) });
+  return err;
 }
 
 /** The context a W3C `traceparent` names (the active one when it is not a valid header). */
@@ -84,8 +88,7 @@ export function withSpanSync<T>(name: string, options: SpanOptions, work: (span:
     try {
       return work(handleOf(span));
     } catch (err) {
-      span.setStatus({ code: t.api.SpanStatusCode.ERROR, message: scrubText(err instanceof Error ? err.message : String(err)) });
-      throw err;
+      throw failed(t, span, err);
     } finally {
       span.end();
     }
