@@ -30,8 +30,6 @@ export interface Source {
   close(): Promise<void>;
 }
 
-// one definition, below every folder (the config's warnings show URLs too)
-export { stripUrlCredentials };
 
 /** A URL with any user or password removed, for logs and status. */
 export function redactUrl(url: string): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Redactor, formsOf, minScrubLength, redactedText } from "../../src/secrets/redaction.js";
-import { stripUrlCredentials } from "../../src/source/source.js";
+import { stripUrlCredentials } from "../../src/secrets/credentials.js";
 
 describe("the redaction layer", () => {
   it("scrubs a value in every form a log line or a server's echo gives it", () => {
