@@ -23,6 +23,7 @@ import { newDesiredMemo } from "../plan/desired.js";
 import type { Plan } from "../plan/plan.js";
 import type { SourceSnapshot } from "../source/source.js";
 import { skippedRun } from "./run-basis.js";
+import type { RunMemory } from "./run-basis.js";
 import type { RunBasis } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
@@ -154,17 +155,8 @@ export class Reconciler {
     const finish = (result: RunResult, extra: Partial<RunReport> = {}): RunReport => this.finish(run, result, extra);
     if (this.opts.canApply !== undefined && !this.opts.canApply()) return finish("standby");
     const runAbort = (this.runAbort = new AbortController());
-    let snapshot;
-    try {
-      snapshot = await inFetchSpan(async () => this.opts.source.fetch({ announced: reason === "webhook" }));
-    } catch (err) {
-      const code = err instanceof GatesyncError ? err.code : undefined;
-      this.log.error(
-        { err: (err as Error).message, ...(code === undefined ? {} : { code }), source: this.opts.source.description },
-        "source fetch failed; the last good commit stays applied",
-      );
-      return finish("source-error", { error: (err as Error).message });
-    }
+    const snapshot = await this.fetchSnapshot(reason).catch((err: unknown) => finish("source-error", { error: (err as Error).message }));
+    if (!("root" in snapshot)) return snapshot;
     this.lastSnapshot = snapshot;
     // a newer revision is not applied yet: not synced until a run applies it (also while it runs)
     if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
@@ -183,17 +175,7 @@ export class Reconciler {
     const reassertEvery = this.config.schedule.reassertIntervalMs;
     const reassert = reassertEvery !== undefined && Date.now() - this.lastReassert >= reassertEvery;
     const teamHash = team?.hash ?? "";
-    const skip = await skippedRun(
-      {
-        lastGood: this.lastGood,
-        lastInvalid: this.lastInvalid?.revision,
-        failures: this.consecutiveFailures,
-        configHash: this.configHash,
-        state: this.opts.state,
-      },
-      { revision: snapshot.revision, teamHash, reason, reassert },
-      { log, notSynced: () => this.markSynced(false) },
-    );
+    const skip = await skippedRun(this.memory(), { revision: snapshot.revision, teamHash, reason, reassert }, { log, notSynced: () => this.markSynced(false) });
     if (skip === "noop") return reported("noop", where);
     if (skip === "invalid") {
       // the same broken revision: its errors are already reported
@@ -210,6 +192,31 @@ export class Reconciler {
     } finally {
       linked.unlink();
     }
+  }
+
+  /** The source's newest snapshot; a fetch that fails is logged and thrown (the last good commit stays applied). */
+  private async fetchSnapshot(reason: string): Promise<SourceSnapshot> {
+    try {
+      return await inFetchSpan(async () => this.opts.source.fetch({ announced: reason === "webhook" }));
+    } catch (err) {
+      const code = err instanceof GatesyncError ? err.code : undefined;
+      this.log.error(
+        { err: (err as Error).message, ...(code === undefined ? {} : { code }), source: this.opts.source.description },
+        "source fetch failed; the last good commit stays applied",
+      );
+      throw err;
+    }
+  }
+
+  /** What the skip decision judges a run by (run-basis.ts). */
+  private memory(): RunMemory {
+    return {
+      lastGood: this.lastGood,
+      lastInvalid: this.lastInvalid?.revision,
+      failures: this.consecutiveFailures,
+      configHash: this.configHash,
+      state: this.opts.state,
+    };
   }
 
   /** A run that failed: an invalid revision keeps its findings (and is not retried until it changes), any other error is logged. */

@@ -38,6 +38,7 @@ import type { SecretSettings } from "./secret-check.js";
 import { rulesetsCode } from "../rules/prepare-rules.js";
 import { pruneFindingsCache } from "../rules/findings-cache.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
+import type { RulesetsCode } from "../rules/rule-runner.js";
 import type { ValuesContext } from "../load/values.js";
 import type { PatchOrigin } from "../load/patches.js";
 import { loadPatches, unmatchedPatches } from "./patch-load.js";
@@ -157,10 +158,11 @@ export class ValidationRun {
     const providers = this.opts.appTypeProviders;
     const rules = rulesetsCode(this.opts.rules);
     if (this.opts.rules?.cacheWarning !== undefined) this.diagnostics.push(this.opts.rules.cacheWarning);
+    const config = this.configFile(listed.root);
     const patches =
       this.opts.patches === undefined || this.opts.patches.length === 0
         ? undefined
-        : await loadPatches(this.opts.patches, listed.root, limits, this.opts.values ?? { environment: "default", values: {} }, this.configFile(listed.root));
+        : await loadPatches(this.opts.patches, listed.root, limits, this.opts.values ?? { environment: "default", values: {} }, config);
     this.diagnostics.push(...(patches?.diagnostics ?? []));
     const ctx: FileCheckContext = {
       limits,
@@ -173,16 +175,7 @@ export class ValidationRun {
     };
     await this.check(listed.files, ctx);
     if (patches !== undefined) this.diagnostics.push(...unmatchedPatches(patches, this.records.values()));
-    const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
-    if (documents > limits.maxDocuments) {
-      // each file's documents were counted as it was read (at most maxDocumentsPerFile each)
-      this.diagnostics.push({
-        severity: "error",
-        code: ErrorCode.TOO_MANY_DOCUMENTS,
-        message: `the repository holds ${documents} resource documents, over the limit of ${limits.maxDocuments}`,
-        hint: "raise limits.maxDocuments in gatesync.yaml if this many resources are meant",
-      });
-    }
+    this.checkDocumentCount(limits.maxDocuments);
 
     const resolved = await resolveAttachedFiles(
       this.fileReferences(),
@@ -194,10 +187,33 @@ export class ValidationRun {
     await this.validator.checked(new Set([...this.records.values()].map((r) => r.absolute)));
     if (rules?.cacheDir !== undefined) pruneFindingsCache(rules.cacheDir, new Set([...this.records.values()].flatMap((r) => r.rulesEntry ?? [])));
 
-    const { candidates, named } = this.classify(new Set(resolved.targets.values()));
+    const resources = await this.resourcesOf(resolved.targets, rules, config);
+    return {
+      resources,
+      diagnostics: this.diagnostics.sort(compareDiagnostics),
+      files: listed.files.length,
+      stats: { filesRead: this.filesRead, filesReused: this.filesReused },
+    };
+  }
+
+  /** More resource documents than `maxDocuments` in the whole repository: an error (each file's were counted as it was read). */
+  private checkDocumentCount(maxDocuments: number): void {
+    const documents = [...this.records.values()].reduce((n, r) => n + r.documents.length, 0);
+    if (documents <= maxDocuments) return;
+    this.diagnostics.push({
+      severity: "error",
+      code: ErrorCode.TOO_MANY_DOCUMENTS,
+      message: `the repository holds ${documents} resource documents, over the limit of ${maxDocuments}`,
+      hint: "raise limits.maxDocuments in gatesync.yaml if this many resources are meant",
+    });
+  }
+
+  /** The resources the checked files make, cross-checked and held to the batch route, with the run's last findings. */
+  private async resourcesOf(targets: AttachmentContext["targets"], rules: RulesetsCode | undefined, config: ConfigFile | undefined): Promise<Resource[]> {
+    const { candidates, named } = this.classify(new Set(targets.values()));
     const attachments: AttachmentContext = {
       records: this.records,
-      targets: resolved.targets,
+      targets,
       checkers: () => this.validator.checkers.checkers(),
       locate: this.locate,
       report: (d) => this.diagnostics.push(...d),
@@ -213,15 +229,10 @@ export class ValidationRun {
     this.diagnostics.push(
       ...crossed.diagnostics,
       ...routed.diagnostics,
-      ...unusedValues(this.opts.values, this.configFile(listed.root)?.path, this.records.values()),
+      ...unusedValues(this.opts.values, config?.path, this.records.values()),
       ...unresolvedSummary(this.secretsSaid.unresolved),
     );
-    return {
-      resources: routed.valid,
-      diagnostics: this.diagnostics.sort(compareDiagnostics),
-      files: listed.files.length,
-      stats: { filesRead: this.filesRead, filesReused: this.filesReused },
-    };
+    return routed.valid;
   }
 
   /** gatesync.yaml (valuesFile), named as findings name files: relative to the resource root. */
