@@ -113,6 +113,18 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
   return executeWith(input, { ...deps, logger }, interfaces);
 }
 
+/** Every call checks the fence first (leadership, the state's lock); a lost lock is the recorder's too: it records nothing more. */
+function fenceCalls(interfaces: Interfaces, fence: () => void, recorder: Recorder): void {
+  interfaces.fence(() => {
+    try {
+      fence();
+    } catch (err) {
+      if (err instanceof GatesyncError) recorder.lockLost(err);
+      throw err;
+    }
+  });
+}
+
 /** The apply through interfaces already open (the model-based test opens simulated ones). */
 export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "dispatcher" | "env">, interfaces: Interfaces): Promise<ApplySummary> {
   const started = performance.now();
@@ -143,17 +155,7 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
   const guard = batcher === undefined ? undefined : batchRouteGuard(executable, input.resources, (id) => input.state.resources.get(id), config);
   if (guard !== undefined)
     logger.warn({ fromWave: guard.fromWave, reason: guard.reason }, "batch route may change in this run: its calls go directly from that wave on");
-  const fence = deps.fence;
-  if (fence !== undefined) {
-    interfaces.fence(() => {
-      try {
-        fence();
-      } catch (err) {
-        if (err instanceof GatesyncError) recorder.lockLost(err);
-        throw err;
-      }
-    });
-  }
+  if (deps.fence !== undefined) fenceCalls(interfaces, deps.fence, recorder);
 
   progress.start(executable.length);
   let appliedIds: Set<string>;
@@ -173,6 +175,25 @@ export async function executeWith(input: ApplyInput, deps: Omit<ApplyDeps, "disp
     interfaces.stop();
   }
 
+  return summaryOf(input, { executable, appliedIds, checks, recorder, sender, interfaces, batcher, guard, started });
+}
+
+/** What the summary is made of: the run's changes, and what its recorder, sender, batcher and checks saw. */
+interface RunParts {
+  readonly executable: readonly PlannedChange[];
+  readonly appliedIds: ReadonlySet<string>;
+  readonly checks: Awaited<ReturnType<typeof runPostApply>>;
+  readonly recorder: Recorder;
+  readonly sender: Sender;
+  readonly interfaces: Interfaces;
+  readonly batcher: Batcher | undefined;
+  readonly guard: RouteGuard | undefined;
+  readonly started: number;
+}
+
+/** The apply's summary, every list sorted. */
+function summaryOf(input: ApplyInput, run: RunParts): ApplySummary {
+  const { executable, appliedIds, checks, recorder, sender, interfaces, batcher, guard, started } = run;
   const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : 1);
   const problems = (s: "failed" | "in-doubt"): Array<{ id: string; message: string }> =>
     recorder

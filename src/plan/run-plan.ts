@@ -28,6 +28,7 @@ import { payloadsNeeded } from "./plan-change.js";
 import type { PlannedChange } from "./plan-change.js";
 import type { Plan } from "./plan.js";
 import { computePlan } from "./plan.js";
+import type { PlanOptions } from "./plan.js";
 import { invocationOf, withInvocation } from "../printed-commands.js";
 import type { Invocation } from "../printed-commands.js";
 import { rulesetsOf } from "../rules/prepare-rules.js";
@@ -88,6 +89,51 @@ function refused(prefix: string, diagnostics: readonly Diagnostic[]): Validation
   return new ValidationFailed(inRepository(diagnostics, prefix));
 }
 
+/** The repository validated as the run needs it, in its `gatesync.validate` span. */
+async function validateFor(
+  input: PlanRunInput,
+  run: {
+    readonly rules: Awaited<ReturnType<typeof rulesetsOf>>;
+    readonly prefix: string;
+    readonly appTypeProviders: ReadonlySet<number>;
+    readonly secrets: SecretResolver;
+    readonly selective: boolean;
+  },
+): Promise<RepositoryResult> {
+  const { config } = input;
+  return tracedValidation(async () =>
+    input.validator.validate({
+      ...(run.rules === undefined ? {} : { rules: run.rules }),
+      root: input.root,
+      ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
+      repositoryPrefix: run.prefix,
+      limits: config.limits,
+      ...valuesOptionsOf(config),
+      ...batchRouteOf(config),
+      appTypeProviders: run.appTypeProviders,
+      ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
+      // a selection needs only its own secrets: the others' are checked when they are prepared
+      secrets: { source: run.secrets, missing: run.selective ? "warning" : "error" },
+    }),
+  );
+}
+
+/** What the planner is told besides the desired set and the state: the config's policies and the run's. */
+function planOptions(input: PlanRunInput, hashKey: string, selection: PlanOptions["selection"], commit: string | undefined): PlanOptions {
+  const { config } = input;
+  const batch = config.targets.gateway?.batch;
+  return {
+    orphans: config.orphans,
+    deactivationGuard: input.allowMassDeactivation === true ? { ...config.deactivationGuard, allow: true } : config.deactivationGuard,
+    ...(batch === undefined ? {} : { batch: { maxSize: batch.maxSize } }),
+    ...(commit === undefined ? {} : { commit }),
+    now: (input.now ?? (() => new Date()))().toISOString(),
+    hashKey,
+    ...(input.reassert === true ? { reassert: true } : {}),
+    ...(selection === undefined ? {} : { selection }),
+  };
+}
+
 export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const { config, env } = input;
   registerCredentials(config, env);
@@ -101,21 +147,7 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const rules = await rulesetsOf(config);
   const prefix = repositoryPrefix(input.root, input.boundary);
   // let go of (undefined) once the desired set is prepared, when only the plan is kept
-  let validated: RepositoryResult | undefined = await tracedValidation(async () =>
-    input.validator.validate({
-      ...(rules === undefined ? {} : { rules }),
-      root: input.root,
-      ...(input.boundary === undefined ? {} : { boundary: input.boundary }),
-      repositoryPrefix: prefix,
-      limits: config.limits,
-      ...valuesOptionsOf(config),
-      ...batchRouteOf(config),
-      appTypeProviders,
-      ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
-      // a selection needs only its own secrets: the others' are checked when they are prepared
-      secrets: { source: secrets, missing: scope === undefined ? "error" : "warning" },
-    }),
-  );
+  let validated: RepositoryResult | undefined = await validateFor(input, { rules, prefix, appTypeProviders, secrets, selective: scope !== undefined });
   if (hasErrors(validated.diagnostics)) throw refused(prefix, validated.diagnostics);
   const warnings = validated.diagnostics.length;
   const ruleFindings = validated.diagnostics.filter((d) => d.rule !== undefined);
@@ -149,20 +181,8 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   const resources = input.keep === "plan" ? [] : validated.resources;
   ready = undefined;
   validated = undefined;
-  const batch = config.targets.gateway?.batch;
   const commit = await input.commit;
-  const plan = tracedPlan(() =>
-    computePlan(desired.desired, state, {
-      orphans: config.orphans,
-      deactivationGuard: input.allowMassDeactivation === true ? { ...config.deactivationGuard, allow: true } : config.deactivationGuard,
-      ...(batch === undefined ? {} : { batch: { maxSize: batch.maxSize } }),
-      ...(commit === undefined ? {} : { commit }),
-      now: (input.now ?? (() => new Date()))().toISOString(),
-      hashKey: hashKey.key,
-      ...(input.reassert === true ? { reassert: true } : {}),
-      ...(selected === undefined ? {} : { selection: selected.plan }),
-    }),
-  );
+  const plan = tracedPlan(() => computePlan(desired.desired, state, planOptions(input, hashKey.key, selected?.plan, commit)));
   return { plan: asShown(plan, input.invocation ?? invocationOf(config), prefix), state, resources, desired, hashKey, warnings, ruleFindings };
 }
 

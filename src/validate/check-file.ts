@@ -9,6 +9,7 @@ import type { DocumentSummary } from "../kinds/document-ref.js";
 import type { KindName } from "../kinds/kind.js";
 import { jsonTextOf } from "../kinds/json-text.js";
 import { classifyDocument } from "../load/classify.js";
+import type { DocumentClass } from "../load/classify.js";
 import type { FileToRead, Limits } from "../load/read-file.js";
 import { readResourceFile, textDigest } from "../load/read-file.js";
 import { checkAttachment, checkResourceDocument, secretRefsIn } from "./check-document.js";
@@ -130,6 +131,61 @@ export interface FileVerdict {
 /** Whether a file's text can hold `$${` once parsed: written out, or made by an escape (`\u0024` in a quoted string). */
 const mayHoldEscape = (text: string | undefined): boolean => text === undefined || text.includes("$${") || text.includes("\\");
 
+/** What the checks of one document of a file need: the file's checkers, locator and rulesets, and where the document is. */
+interface DocumentAt {
+  readonly checkers: Checkers;
+  readonly locate: ReturnType<typeof locateWith>;
+  readonly rulesets: DocumentRulesets | undefined;
+  readonly compact: boolean;
+  readonly documentJson: boolean;
+  readonly appTypeProviders: readonly number[] | undefined;
+  readonly base: Pick<DocumentVerdict, "index" | "line" | "value" | "passed" | "ruleErrors">;
+  readonly place: { readonly file: string; readonly index: number };
+}
+
+/**
+ * A document in the shape of one a kind carries (an OpenAPI document in a file of its own). A
+ * valid one without secret references is held by reference from here on: its summary (members'
+ * digests and small members) replaces the parsed tree — unless a value changed it (it is not what
+ * its file says) or it holds `$${` that the secret stage writes as `${`, as it does in an inline one.
+ */
+async function attachmentVerdict(
+  cls: Extract<DocumentClass, { role: "attachment" }>,
+  value: unknown,
+  at: DocumentAt,
+  file: { readonly text: string | undefined; readonly changed: boolean },
+): Promise<DocumentVerdict> {
+  const attachment = await checkAttachment(cls.of, value, at.place, at.checkers, at.locate, at.rulesets);
+  const secretRefs = secretRefsIn(value, []);
+  const byReference = attachment.errors === 0 && secretRefs.length === 0 && !file.changed && !(mayHoldEscape(file.text) && holdsEscape(value));
+  // the file's text as checked (no value put in, no patch applied: else not held by reference)
+  const text = !byReference || file.text === undefined ? undefined : textDigest(file.text);
+  const json = byReference && at.documentJson ? printableJson(value, file.text?.length ?? 0) : undefined;
+  const held = byReference ? { value: undefined, summary: summarise(value as Record<string, unknown>, cls.of.heldMembers, text, json) } : {};
+  return { ...at.base, ...held, findings: [cls.warning], secretRefs, attachment };
+}
+
+/** A resource document checked; `shown` makes its findings as they are reported (patches, missing values). */
+async function resourceVerdict(
+  cls: Extract<DocumentClass, { role: "resource" }>,
+  value: unknown,
+  at: DocumentAt,
+  shown: (findings: readonly Diagnostic[]) => Diagnostic[],
+): Promise<DocumentVerdict> {
+  const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
+  const rules = { appTypeProviders: at.appTypeProviders === undefined ? undefined : new Set(at.appTypeProviders) };
+  const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...at.place, resource }, rules, at.checkers, at.locate, at.rulesets);
+  const text = at.compact && cls.kind.attached === undefined ? asText(value) : undefined;
+  return {
+    ...at.base,
+    ...(text === undefined ? {} : { value: undefined, text }),
+    kind: cls.kind.kind,
+    ...(cls.name === undefined ? {} : { name: cls.name }),
+    ...verdict,
+    findings: shown(verdict.findings),
+  };
+}
+
 /** `syncRead`: on a worker thread, whose only work this is. */
 export async function checkFile(file: FileToRead, ctx: FileCheckContext, checkers: Checkers, syncRead = false): Promise<FileVerdict> {
   // the rules' findings are kept by content: an environment's values and patches are part of it
@@ -147,7 +203,7 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     read.text === undefined ? new Map<string, string>() : new Map([[file.path, read.text]]),
     read.trees === undefined ? undefined : new Map([[file.path, read.trees]]),
   );
-  const rules = { appTypeProviders: ctx.appTypeProviders === undefined ? undefined : new Set(ctx.appTypeProviders) };
+  const at = { checkers, locate, rulesets, compact: ctx.compact === true, documentJson: ctx.documentJson === true, appTypeProviders: ctx.appTypeProviders };
   const valued = ctx.values === undefined ? undefined : applyValues(read.documents, ctx.values, file.path, (f, i, p) => locate(f, i, p), read.text);
   const documents: DocumentVerdict[] = [];
   const applied = new Set<string>();
@@ -169,50 +225,24 @@ export async function checkFile(file: FileToRead, ctx: FileCheckContext, checker
     if (cls.role === "invalid") {
       documents.push({ ...base, findings: [cls.diagnostic], secretRefs: [] });
     } else if (cls.role === "attachment") {
-      const attachment = await checkAttachment(cls.of, doc.value, place, checkers, locate, rulesets);
-      const secretRefs = secretRefsIn(doc.value, []);
-      // a valid document without secret references is held by reference from here on: its
-      // summary (members' digests and small members) replaces the parsed tree
-      // (a document a value changed is not what its file says, nor one whose `$${` the secret
-      // stage writes as `${`, as it does in an inline one: those are held by value)
-      const byReference =
-        attachment.errors === 0 && secretRefs.length === 0 && !changed.has(doc.index) && !(mayHoldEscape(read.text) && holdsEscape(doc.value));
-      // the file's text as checked (no value put in, no patch applied: else not held by reference)
-      const text = !byReference || read.text === undefined ? undefined : textDigest(read.text);
-      const json = byReference && ctx.documentJson === true ? printableJson(doc.value, read.text?.length ?? 0) : undefined;
-      const held = byReference ? { value: undefined, summary: summarise(doc.value as Record<string, unknown>, cls.of.heldMembers, text, json) } : {};
-      documents.push({ ...base, ...held, findings: [cls.warning], secretRefs, attachment });
+      documents.push(await attachmentVerdict(cls, doc.value, { ...at, base, place }, { text: read.text, changed: changed.has(doc.index) }));
     } else {
-      const resource = cls.name === undefined ? undefined : `${cls.kind.kind}/${cls.name}`;
-      const verdict = await checkResourceDocument(cls.kind, cls.value, cls.name, { ...place, resource }, rules, checkers, locate, rulesets);
-      const text = ctx.compact === true && cls.kind.attached === undefined ? asText(doc.value) : undefined;
+      // what the checks say beside a missing value's reference is noise; findings about what a patch set are the patch's
       const merged = patched === written.value ? [] : (ctx.patches ?? []).filter((p) => !p.delete && p.target === targetOf(written.value));
-      const findings = locatedInPatches(
-        unvalued.size === 0 ? verdict.findings : verdict.findings.filter((d) => !besideMissing(d)),
-        merged,
-        file.path,
-        written.value,
-      );
-      documents.push({
-        ...base,
-        ...(text === undefined ? {} : { value: undefined, text }),
-        kind: cls.kind.kind,
-        ...(cls.name === undefined ? {} : { name: cls.name }),
-        ...verdict,
-        findings,
-      });
+      const shown = (findings: readonly Diagnostic[]): Diagnostic[] =>
+        locatedInPatches(unvalued.size === 0 ? findings : findings.filter((d) => !besideMissing(d)), merged, file.path, written.value);
+      documents.push(await resourceVerdict(cls, doc.value, { ...at, base, place }, shown));
     }
   }
   const patchesApplied = applied.size === 0 ? {} : { patchesApplied: [...applied].sort() };
   rulesets?.memo?.save();
   const rulesEntry = rulesets?.memo === undefined ? {} : { rulesEntry: rulesets.memo.entry };
-  if (valued === undefined) return { path: file.path, absolute: file.absolute, diagnostics: read.diagnostics, documents, ...patchesApplied, ...rulesEntry };
   return {
     path: file.path,
     absolute: file.absolute,
-    diagnostics: [...read.diagnostics, ...valued.findings],
+    diagnostics: valued === undefined ? read.diagnostics : [...read.diagnostics, ...valued.findings],
     documents,
-    valuesUsed: valued.used,
+    ...(valued === undefined ? {} : { valuesUsed: valued.used }),
     ...patchesApplied,
     ...rulesEntry,
   };
