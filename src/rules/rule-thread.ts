@@ -192,8 +192,8 @@ function timeoutFinding(
         : `${what} did not finish within ${seconds(budgetMs)} on this document and ${why.rule === undefined ? "were" : "was"} stopped`,
     hint:
       why !== "run" && why.rule !== undefined
-        ? `a pattern that backtracks (nested repetition such as (a+)+) can run for ever on one value: simplify the rule, or raise rules.documentTimeout in gatesync.yaml (docs/user/rules.md)`
-        : "simplify the rules, or raise rules.documentTimeout and rules.runTimeout in gatesync.yaml (docs/user/rules.md)",
+        ? `a pattern that backtracks (nested repetition such as (a+)+) can run for ever on one value: simplify the rule, or raise rules.documentTimeout in gatesync.yaml — the operator's: a daemon takes it from its own file, never from the repository's (docs/user/rules.md)`
+        : "simplify the rules, or raise rules.documentTimeout and rules.runTimeout in gatesync.yaml — the operator's: a daemon takes them from its own file, never from the repository's (docs/user/rules.md)",
   };
 }
 

@@ -4,6 +4,7 @@
  * resource is an error (never a new resource); inline patches take the environment's values;
  * mistakes are located in the patch (its file, or gatesync.yaml) and name the environment.
  */
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/cli.js";
@@ -99,6 +100,13 @@ describe("overlay patches", () => {
     const plan = await runCli(["plan", "-c", path.join(dir, "gatesync.yaml"), "--env", "staging"], { GW: "k" });
     expect(plan.code).toBe(1);
     expect(plan.stdout + plan.stderr).not.toContain("+ OrgKey/c ");
+    // the hints followed: the patch renamed as the resource was, and a resource named as the patch's kind and name say
+    const followed = broken.replace("metadata: { name: c }", "metadata: { name: c-renamed }").replace("metadata: { name: zz }", "metadata: { name: b }");
+    await writeFile(path.join(dir, "overlays/staging.yaml"), followed);
+    const valid = await runCli(["validate", "-c", path.join(dir, "gatesync.yaml"), "--env", "staging"], { GW: "k" });
+    expect(valid.code, valid.stdout).toBe(0);
+    const { staging } = await plans(dir);
+    expect(fieldsOf(staging!.changes, "OrgKey/c-renamed")).toMatchObject({ rate: 3 });
   });
 
   it("locates a finding about what a patch set in the patch file, or in gatesync.yaml for an inline patch, naming the environment", async () => {

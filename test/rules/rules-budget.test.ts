@@ -91,6 +91,21 @@ describe("rules within a budget", { timeout: 120_000 }, () => {
     expect(took).toBeLessThan(25_000);
   });
 
+  it("following RULE_TIMEOUT's hint — a larger rules.documentTimeout — lets a slow but finite rule finish", async () => {
+    const rule = `rules:\n  title-words:\n    given: "$.info"\n    severity: error\n    then: { field: title, function: schema, functionOptions: { schema: { type: string, pattern: ${JSON.stringify(backtracking)} } } }\n`;
+    h = await withRules({ openapi: rule }, "documentTimeout: 50ms");
+    // backtracks for a second or so: past 50 ms, well within a minute
+    await titled(h.dir, `${"a".repeat(24)}!`);
+    const config = path.join(h.dir, "gatesync.yaml");
+    const stopped = await spawnCli(["validate", "--config", config], { env: { ...h.env, ...silent } });
+    expect(stopped.stdout).toContain("error[RULE_TIMEOUT title-words]");
+    expect(stopped.stdout).toContain("raise rules.documentTimeout in gatesync.yaml");
+    await writeFile(config, (await readFile(config, "utf8")).replace("documentTimeout: 50ms", "documentTimeout: 60s"));
+    const finished = await spawnCli(["validate", "--config", config], { env: { ...h.env, ...silent } });
+    expect(finished.stdout).not.toContain("RULE_TIMEOUT");
+    expect(finished.stdout).toContain("error[RULESET_VIOLATION title-words]");
+  });
+
   it("a daemon refuses the commit whose rule runs past its budget, keeps the last good one, and applies the fixed commit at once", async () => {
     const rule = `rules:\n  listen-path-words:\n    given: "$.spec.query.listenPath"\n    severity: error\n    then: { function: schema, functionOptions: { schema: { type: string, pattern: "^/([a-z0-9]+/?)+$" } } }\n`;
     h = await withRules({ resources: rule }, "documentTimeout: 2s");
