@@ -109,6 +109,24 @@ describe("${sops:} of files written by sops", () => {
     expect(refusal(lookup(dir, "plain.yaml#password"))).toMatchObject({ code: "SOPS_INVALID" });
   });
 
+  it("refuses the worst files a commit can hold, before reading or decrypting them: too large, an alias bomb, nested past 128 levels, keys that are not strings", () => {
+    const dir = root();
+    const sopsBlock = "sops:\n  mac: x\n  lastmodified: '2026-01-01T00:00:00Z'\n  age: []\n";
+    const cases: Record<string, readonly [text: string, why: string]> = {
+      "large.yaml": [`${sopsBlock}pad: "${"x".repeat(6 * 1024 * 1024)}"\n`, "larger than"],
+      "aliases.yaml": [
+        `${sopsBlock}a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b, *b]\n`,
+        "alias",
+      ],
+      "deep.yaml": [`${sopsBlock}deep: ${"[".repeat(200)}${"]".repeat(200)}\n`, "nested too deeply"],
+      "keys.yaml": [`${sopsBlock}? [not, a, string]\n: x\n`, "not a string"],
+    };
+    for (const [file, [text, why]] of Object.entries(cases)) {
+      writeFileSync(path.join(dir, file), text);
+      expect(refusal(lookup(dir, `${file}#pad`)), file).toEqual({ code: "SOPS_INVALID", message: expect.stringContaining(why) as unknown });
+    }
+  });
+
   it("finds the file exactly as ${file:} does: it may not leave the secrets directory", () => {
     const dir = root();
     const got = new EnvFileSecretSource({ SOPS_AGE_KEY: key }, path.join(dir, ".config")).lookup({ provider: "sops", name: "../example.age.yaml#myapp1" });
