@@ -55,14 +55,28 @@ describe("tracing the daemon (OTLP/HTTP)", () => {
       (out) => finishedRuns(out) >= 2,
       60_000,
     );
+    // a traceparent that is no trace context (a client's worst value): the run happens, as a root of its own
+    const garbled = await call(`${daemon.url}/sync`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${syncToken}`, traceparent: `00-${"z".repeat(32)}-${"x".repeat(4_000)}-01` },
+    });
+    expect(garbled.status).toBe(202);
+    await eventually(
+      () => daemon!.output(),
+      (out) => finishedRuns(out) >= 3,
+      60_000,
+    );
     daemon.child.kill("SIGTERM");
     await new Promise<void>((resolve) => daemon!.child.once("close", () => resolve()));
     expect(daemon.child.exitCode).toBe(0);
 
     const spans = receiver.spans();
     const runs = spans.filter((s) => s.name === "gatesync.run");
-    expect(runs.map((r) => r.attributes["gatesync.trigger"])).toEqual(["start", "sync"]);
-    const [first, synced] = runs as [ExportedSpan, ExportedSpan];
+    expect(runs.map((r) => r.attributes["gatesync.trigger"])).toEqual(["start", "sync", "sync"]);
+    const [first, synced, unparented] = runs as [ExportedSpan, ExportedSpan, ExportedSpan];
+    expect(unparented.parentSpanId ?? "").toBe("");
+    expect(unparented.attributes).toMatchObject({ "gatesync.outcome": "applied", "gatesync.failed": 0 });
+    expect(unparented.traceId).not.toBe(traceId);
     expect(first.parentSpanId ?? "").toBe("");
     expect(first.attributes).toMatchObject({ "gatesync.outcome": "applied", "gatesync.applied": 17, "gatesync.failed": 0, "gatesync.changes.create": 10 });
     expect(first.attributes["gatesync.revision"]).toBeTypeOf("string");
