@@ -30,7 +30,6 @@ export interface Source {
   close(): Promise<void>;
 }
 
-
 /** A URL with any user or password removed, for logs and status. */
 export function redactUrl(url: string): string {
   try {
