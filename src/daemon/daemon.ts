@@ -114,10 +114,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   for (const u of list) u.reconciler.start();
   if (opts.watchConfig !== false) inForce.reloader?.watch();
   const implicit = a.environments[0]!.implicit;
-  opts.logger.info(
-    { source: a.source.description, url: server?.url, ...(implicit ? {} : { environments: a.names, fleet: a.leases?.name }) },
-    "daemon started",
-  );
+  opts.logger.info({ source: a.source.description, url: server?.url, ...(implicit ? {} : { environments: a.names, fleet: a.leases?.name }) }, "daemon started");
   return {
     url: server?.url,
     reconciler: list[0]!.reconciler,
@@ -146,8 +143,7 @@ function assemble(opts: DaemonOptions, config: GatesyncConfig): Assembly {
   };
   const own: { url?: string | undefined } = {};
   // with the test seam `canApply` the test decides who applies: no leases
-  const leases =
-    opts.canApply === undefined ? leasesFor({ config, env, logger, names, units, ownUrl: () => own.url, onTrigger: runHere }) : undefined;
+  const leases = opts.canApply === undefined ? leasesFor({ config, env, logger, names, units, ownUrl: () => own.url, onTrigger: runHere }) : undefined;
   const metrics = new DaemonMetrics({ environments: !environments[0]!.implicit });
   return { config, environments, names, source, metrics, leases, units, first: new FirstRuns(names.length), own, runHere };
 }

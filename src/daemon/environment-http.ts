@@ -155,7 +155,10 @@ export function fleetRelay(leases: FleetLeases, names: readonly string[]): Trigg
     forward: async (reason: ForwardedReason): Promise<ForwardResult> => {
       const out = await leases.forward(names, reason);
       if (out.missing.length > 0) {
-        return { ok: false, why: `no leader acknowledged it within ${forwardAckTimeoutMs} ms (${out.missing.join(", ")}: none leads it now, or its leader is reconnecting)` };
+        return {
+          ok: false,
+          why: `no leader acknowledged it within ${forwardAckTimeoutMs} ms (${out.missing.join(", ")}: none leads it now, or its leader is reconnecting)`,
+        };
       }
       return { ok: true, leader: [...new Set(out.leaders.values())].sort().join(", "), ms: out.ms };
     },

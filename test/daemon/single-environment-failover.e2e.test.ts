@@ -114,7 +114,12 @@ describe("replicas of one environment on a PostgreSQL state lead it through a le
     const stoppedAt = Date.now();
     try {
       await writeKeys(40);
-      await until(() => role(standby), (r) => r === "leader", 30_000, "for the standby to lead");
+      await until(
+        () => role(standby),
+        (r) => r === "leader",
+        30_000,
+        "for the standby to lead",
+      );
       const ledMs = Date.now() - stoppedAt;
       await until(() => allAt(40), Boolean, 30_000, "for the next commit at the new leader");
       console.log(`single environment, SIGSTOP of the leader: the standby led after ${ledMs} ms, applied the next commit after ${Date.now() - stoppedAt} ms`);
@@ -128,7 +133,12 @@ describe("replicas of one environment on a PostgreSQL state lead it through a le
     expect(writes(), dump()).toBe(afterTakeover);
     expect(allAt(40)).toBe(true);
     expect(leader.log).toMatch(/lease (lost|lapsed)|no longer leads environment/);
-    await until(() => role(leader), (r) => r === "standby", 10_000, "for the resumed one to be a standby");
+    await until(
+      () => role(leader),
+      (r) => r === "standby",
+      10_000,
+      "for the resumed one to be a standby",
+    );
   }, 90_000);
 
   it("a leader stopped mid-apply (SIGTERM) lets its call settle and hands over: the other leads within 1 s and each key is written once", async () => {
@@ -140,7 +150,12 @@ describe("replicas of one environment on a PostgreSQL state lead it through a le
     const exited = new Promise<number | null>((resolve) => leader.child.once("close", resolve));
     leader.child.kill("SIGTERM");
     const termAt = Date.now();
-    await until(() => role(standby), (r) => r === "leader", 10_000, "for the other to lead");
+    await until(
+      () => role(standby),
+      (r) => r === "leader",
+      10_000,
+      "for the other to lead",
+    );
     const ledMs = Date.now() - termAt;
     await until(() => allAt(50), Boolean, 30_000, "for the commit to be finished by the new leader");
     console.log(`single environment, SIGTERM of the leader mid-apply: the other led after ${ledMs} ms, the commit finished after ${Date.now() - termAt} ms`);

@@ -242,7 +242,9 @@ describe("triggers received by a standby replica", () => {
     await holder.connect();
     const lease = `${pg.escapeIdentifier(schema)}.fleet_leases`;
     try {
-      await holder.query(`UPDATE ${lease} SET holder = 'outsider', holder_name = 'outsider', expires_at = now() + interval '1 hour' WHERE environment = 'default'`);
+      await holder.query(
+        `UPDATE ${lease} SET holder = 'outsider', holder_name = 'outsider', expires_at = now() + interval '1 hour' WHERE environment = 'default'`,
+      );
       const lone = await startReplica("d");
       await until(
         () => status(lone),
