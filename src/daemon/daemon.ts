@@ -1,38 +1,40 @@
-/** `gatesync run`: the reconcile loop and its HTTP server, assembled from a config. */
+/**
+ * `gatesync run`: the one composition root of the daemon. Every config runs through it the same
+ * way — a config without `environments:` as its one implicit environment, `default` — with one
+ * source, one server, one metrics registry and, on a PostgreSQL state, the fleet's leases to
+ * decide which replica applies each environment (daemon-leases.ts).
+ *
+ * Each environment is a unit (environment-unit.ts): its state, reconcile loop, schedule, run
+ * history and pages. A trigger (webhook, sync, a changed file) runs every environment: each
+ * re-plans the new revision against its own state and applies only where its plan is not empty.
+ */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import type { Dispatcher } from "undici";
+import type { RunReport } from "../apply/run-report.js";
 import { managementDispatcher } from "../apply/http-client.js";
 import type { GatesyncConfig } from "../config/config.js";
+import { registerCredentials } from "../config/credentials.js";
+import { environmentsOf } from "../config/environments.js";
+import type { EnvironmentConfig } from "../config/environments.js";
+import type { FleetLeases } from "../fleet/leases.js";
 import type { Logger } from "../logger.js";
 import type { Plan } from "../plan/plan.js";
-import { LeaderElector } from "../record/leader.js";
-import type { ForwardedReason } from "../record/trigger-relay.js";
-import { openStateBackend, postgresUrl } from "../record/open-backend.js";
 import type { StateBackend } from "../record/state.js";
-import { registerCredentials } from "../config/credentials.js";
+import { withRulesets } from "../rules/prepare-rules.js";
 import { urlCredentials } from "../secrets/credentials.js";
 import { createSource } from "../source/create-source.js";
-import type { Source } from "../source/source.js";
 import { RepositoryValidator } from "../validate/validate-repository.js";
 import { ConfigReloader } from "./config-reload.js";
-import { TeamSettingsReader, settingsFingerprint } from "./repository-settings.js";
-import { environmentsOf, implicitEnvironmentName } from "../config/environments.js";
-import { startEnvironmentsDaemon } from "./environments-daemon.js";
-import { withRulesets } from "../rules/prepare-rules.js";
 import type { ReloadResult } from "./config-reload.js";
+import { serveDaemon } from "./daemon-http.js";
+import { leasesFor } from "./daemon-leases.js";
+import { createEnvironmentUnit } from "./environment-unit.js";
+import type { EnvironmentUnit, SharedParts } from "./environment-unit.js";
 import { DaemonMetrics } from "./metrics.js";
-import { Reconciler } from "./reconciler.js";
-import type { RunReport } from "../apply/run-report.js";
-import { startDaemonServer } from "./server.js";
-import type { DaemonServer, DaemonServerOptions } from "./server.js";
-import { createNotifier } from "../notify/create-notifier.js";
-import type { Notifier } from "../notify/notifier.js";
-import { RunHistory } from "./ui/run-history.js";
-import { statusPage } from "./ui/status-page.js";
-import { stateViews } from "./state-views.js";
-import type { CachedState } from "./ui/page-cache.js";
-import type { PlanPreview } from "./ui/plan-preview.js";
+import type { Reconciler } from "./reconciler.js";
+import { TeamSettingsReader, settingsFingerprint } from "./repository-settings.js";
+import type { DaemonServer } from "./server.js";
+import { SharedSource, oneAtATime } from "./shared-source.js";
 
 export interface DaemonOptions {
   readonly config: GatesyncConfig;
@@ -44,14 +46,15 @@ export interface DaemonOptions {
   readonly serve?: boolean;
   readonly onRun?: (report: RunReport, plan: Plan | undefined) => void;
   readonly retryBaseMs?: number;
-  /** Whether this replica may apply (leader election). */
+  /** Test seam: whether this replica may apply, instead of the leases' (no leases are taken then). */
   readonly canApply?: () => boolean;
+  /** Test seam: the role /status and /readyz say, with `canApply`. */
   readonly role?: () => string;
-  /** A state backend to use instead of the config's. */
+  /** Test seam: a state backend to use instead of the config's (a config without `environments:`). */
   readonly state?: StateBackend;
   /** Reload gatesync.yaml when it changes (default true when the config came from a file). */
   readonly watchConfig?: boolean;
-  /** Rebuilds the daemon for a reloaded config whose source, state or server changed. */
+  /** Rebuilds the daemon for a reloaded config whose source, state, server or environments changed. */
   readonly onRestart?: (config: GatesyncConfig) => Promise<void>;
 }
 
@@ -81,243 +84,204 @@ export async function configHashOf(config: GatesyncConfig): Promise<string> {
     .slice(0, 16);
 }
 
-export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
+/** What the environments of the daemon share, and the leases that say which of them this replica applies. */
+interface Assembly {
+  readonly config: GatesyncConfig;
+  readonly environments: readonly EnvironmentConfig[];
+  readonly names: readonly string[];
+  readonly source: SharedSource;
+  readonly metrics: DaemonMetrics;
+  readonly leases: FleetLeases | undefined;
+  readonly units: Map<string, EnvironmentUnit>;
+  readonly first: FirstRuns;
+  readonly own: { url?: string | undefined };
+  /** Runs these environments here (a trigger this replica takes, or one another replica forwarded). */
+  readonly runHere: (environments: readonly string[], reason: string) => void;
+}
+
+export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // the rulesets are bundled with the config: a reload that breaks one keeps these
-  const bundled = await withRulesets(given.config);
-  if (!environmentsOf(bundled)[0]!.implicit) return startEnvironmentsDaemon(given, bundled);
-  let resolveFirst: (r: RunReport) => void = () => undefined;
-  const firstRun = new Promise<RunReport>((resolve) => (resolveFirst = resolve));
-  const onRun = (report: RunReport, plan: Plan | undefined): void => {
-    resolveFirst(report);
-    given.onRun?.(report, plan);
-  };
-  const opts = { ...given, config: bundled, onRun };
-  const { config, env, logger } = opts;
-  registerCredentials(config, env);
-  if (config.source.type === "git" && urlCredentials(config.source.url).length > 0) {
-    logger.warn(
-      { setting: "source.git.url", hint: "remove the credentials from the URL and name the variable holding the token in source.git.tokenEnv" },
-      "the git URL carries credentials",
-    );
-  }
-  const source = createSource(config, env);
-  const state = opts.state ?? openStateBackend(config, env);
+  const a = assemble(opts, await withRulesets(opts.config));
   const dispatcher = managementDispatcher();
-  const metrics = new DaemonMetrics();
-  // (the callback runs only after start(), once `reconciler` below exists)
-  const election = electLeader(opts, metrics, {
-    onChange: (leader) => {
-      notifier?.leaderChanged(leader);
-      if (leader) reconciler.trigger("leadership");
-      else reconciler.interrupt();
-    },
-    // a webhook or sync a standby received, acknowledged by this leader
-    onTrigger: (reason) => reconciler.trigger(reason),
-  });
-  const validator = new RepositoryValidator();
-  const history = new RunHistory();
-  // the server's address, known once it listens (links in notifications point at its /status)
-  const own: { url?: string | undefined } = {};
-  const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
-  const reconciler = await createReconciler(opts, { source, state, validator, dispatcher, metrics, history, notifier, canApply: election.canApply });
-  // the pages, /status and the plan preview share one snapshot of the state (page-cache.ts);
-  // a PostgreSQL state is shared by replicas (a standby's state is written by the leader): 2 s
-  const { snapshots, preview } = stateViews({ reconciler, history, state, validator, env, writtenElsewhere: config.state.backend === "postgres" });
-  const reloader =
-    config.file === undefined
-      ? undefined
-      : new ConfigReloader({
-          file: config.file,
-          reconciler,
-          logger,
-          hashOf: configHashOf,
-          ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }),
-        });
-  const server =
-    opts.serve === false
-      ? undefined
-      : await serve(opts, { reconciler, metrics, state: snapshots, history, preview, reloader, source, role: election.role, elector: election.elector });
-  own.url = server?.url;
-  election.elector?.start();
-  reconciler.start();
-  if (opts.watchConfig !== false) reloader?.watch();
-  logger.info({ source: source.description, url: server?.url }, "daemon started");
+  const shared = sharedParts(opts, a, dispatcher);
+  const hash = await configHashOf(a.config);
+  for (const e of a.environments) a.units.set(e.name, createEnvironmentUnit(e, hash, shared));
+  const list = [...a.units.values()];
+  const inForce = new ConfigInForce(opts, a, hash);
+  const server = opts.serve === false ? undefined : await serve(opts, a, inForce);
+  a.own.url = server?.url;
+  a.leases?.start();
+  for (const u of list) u.reconciler.start();
+  if (opts.watchConfig !== false) inForce.reloader?.watch();
+  const implicit = a.environments[0]!.implicit;
+  opts.logger.info({ source: a.source.description, url: server?.url, ...(implicit ? {} : { environments: a.names, fleet: a.leases?.name }) }, "daemon started");
   return {
     url: server?.url,
-    reconciler,
-    environments: new Map([[implicitEnvironmentName, reconciler]]),
-    metrics,
-    firstRun,
-    configInForce: () => reconciler.configInForce.config,
-    reload: async (reason) => (reloader === undefined ? "unchanged" : reloader.reload(reason)),
-    stop: async () => {
-      reloader?.stop();
-      await reconciler.stop();
-      await election.elector?.stop();
-      await server?.close();
-      await notifier?.close();
-      await dispatcher.close();
-      await state.close();
-      logger.info("daemon stopped");
-    },
+    reconciler: list[0]!.reconciler,
+    environments: new Map<string, Reconciler>(list.map((u) => [u.name, u.reconciler])),
+    metrics: a.metrics,
+    firstRun: a.first.promise,
+    configInForce: () => inForce.current.config,
+    reload: async (reason) => (inForce.reloader === undefined ? "unchanged" : inForce.reloader.reload(reason)),
+    stop: () => stopDaemon(opts.logger, { a, list, inForce, server, dispatcher }),
   };
 }
 
-interface Election {
-  readonly elector: LeaderElector | undefined;
-  /** Whether this replica may apply now; undefined: always. */
-  readonly canApply: (() => boolean) | undefined;
-  readonly role: (() => string) | undefined;
+/** The source, metrics and leases of the config's environments, before any environment exists. */
+function assemble(opts: DaemonOptions, config: GatesyncConfig): Assembly {
+  const { env, logger } = opts;
+  const environments = environmentsOf(config);
+  for (const e of environments) registerCredentials(e.config, env);
+  warnCredentialsInUrl(config, logger);
+  const names = environments.map((e) => e.name);
+  // one environment fetches for itself: a snapshot is shared only between environments of one trigger
+  const source = new SharedSource(createSource(config, env), names.length > 1 ? 2_000 : 0);
+  const units = new Map<string, EnvironmentUnit>();
+  const runHere = (envs: readonly string[], reason: string): void => {
+    source.invalidate();
+    for (const e of envs) units.get(e)?.reconciler.trigger(reason);
+  };
+  const own: { url?: string | undefined } = {};
+  // with the test seam `canApply` the test decides who applies: no leases
+  const leases = opts.canApply === undefined ? leasesFor({ config, env, logger, names, units, ownUrl: () => own.url, onTrigger: runHere }) : undefined;
+  const metrics = new DaemonMetrics({ environments: !environments[0]!.implicit });
+  return { config, environments, names, source, metrics, leases, units, first: new FirstRuns(names.length), own, runHere };
 }
 
-/** With a shared (postgres) state, replicas elect one leader; only it applies. */
-function electLeader(
-  opts: DaemonOptions,
-  metrics: DaemonMetrics,
-  hooks: { readonly onChange: (leader: boolean) => void; readonly onTrigger: (reason: ForwardedReason) => void },
-): Election {
-  const { config, env, logger } = opts;
-  const elector =
-    config.state.backend === "postgres" && opts.canApply === undefined
-      ? new LeaderElector({
-          url: postgresUrl(config, env),
-          schema: config.state.schema,
-          logger,
-          onChange: (leader) => {
-            metrics.setLeader(leader);
-            hooks.onChange(leader);
-          },
-          onTrigger: hooks.onTrigger,
-        })
-      : undefined;
-  const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());
-  const role = opts.role ?? (elector === undefined ? undefined : () => (elector.isLeader() ? "leader" : "standby"));
-  metrics.setLeader(canApply === undefined || canApply());
-  return { elector, canApply, role };
+function warnCredentialsInUrl(config: GatesyncConfig, logger: Logger): void {
+  if (config.source.type !== "git" || urlCredentials(config.source.url).length === 0) return;
+  logger.warn(
+    { setting: "source.git.url", hint: "remove the credentials from the URL and name the variable holding the token in source.git.tokenEnv" },
+    "the git URL carries credentials",
+  );
 }
 
-interface ReconcilerParts {
-  readonly source: Source;
-  readonly state: StateBackend;
-  readonly validator: RepositoryValidator;
-  readonly dispatcher: Dispatcher;
-  readonly metrics: DaemonMetrics;
-  readonly history: RunHistory;
-  readonly notifier: Notifier | undefined;
-  readonly canApply: (() => boolean) | undefined;
-}
-
-/** The reconcile loop; each run's report goes to the history, the notifier and `opts.onRun`. */
-async function createReconciler(opts: DaemonOptions, parts: ReconcilerParts): Promise<Reconciler> {
-  const { config, env, logger } = opts;
-  const { history, notifier, canApply } = parts;
-  return new Reconciler({
-    config,
-    configHash: await configHashOf(config),
-    source: parts.source,
-    state: parts.state,
-    validator: parts.validator,
-    env,
-    logger,
-    dispatcher: parts.dispatcher,
-    metrics: parts.metrics,
-    ...(canApply === undefined ? {} : { canApply }),
-    ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
-    observer: history,
-    teamSettings: new TeamSettingsReader(logger),
-    ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
-    onRun: (report, plan) => {
-      history.runFinished(report, plan);
-      notifier?.runFinished(report);
-      opts.onRun?.(report, plan);
-    },
-  });
-}
-
-interface ServedParts {
-  readonly reconciler: Reconciler;
-  readonly metrics: DaemonMetrics;
-  readonly state: CachedState;
-  readonly history: RunHistory;
-  readonly preview: PlanPreview;
-  readonly reloader: ConfigReloader | undefined;
-  readonly source: Source;
-  readonly role: (() => string) | undefined;
-  readonly elector: LeaderElector | undefined;
-}
-
-/** The HTTP server: status page, /status, metrics, webhook and sync. */
-function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
-  const { config, env, logger } = opts;
-  const { reconciler, state, reloader, role } = parts;
-  return startDaemonServer({
-    listen: opts.listen ?? config.server.listen,
-    reconciler,
-    metrics: parts.metrics,
-    state,
-    logger,
-    sourceDescription: parts.source.description,
-    ...serverTokens(config, env, logger),
-    ...(role === undefined ? {} : { role }),
-    ...(parts.elector === undefined ? {} : { relay: parts.elector }),
-    ...(reloader === undefined ? {} : { config: () => reloader.status }),
-    operatorConfig: () => parts.reconciler.configInForce.config,
-    page: statusPage({
-      reconciler,
-      history: parts.history,
-      preview: parts.preview,
-      state,
-      source: parts.source.description,
-      role: role ?? (() => "single"),
-      onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
-    }),
-  });
-}
-
-/**
- * The tokens the daemon's routes check, from the variables gatesync.yaml names (an empty value is
- * unset), with a warning for each trigger route left without one: one daemon or many environments.
- */
-export function serverTokens(
-  config: GatesyncConfig,
-  env: Readonly<Record<string, string | undefined>>,
-  logger: Logger,
-): Pick<DaemonServerOptions, "webhookSecret" | "syncToken" | "stateToken" | "pagesToken" | "variables"> {
-  const secret = (name: string | undefined): string | undefined => (name === undefined || env[name] === "" ? undefined : env[name]);
-  const webhookSecret = secret(config.server.webhookSecretEnv);
-  const syncToken = secret(config.server.syncTokenEnv);
-  const stateToken = secret(config.server.stateTokenEnv);
-  const pagesToken = secret(config.server.pagesTokenEnv);
-  warnUnsetTriggers(config, { webhookSecret, syncToken }, logger);
+function sharedParts(opts: DaemonOptions, a: Assembly, dispatcher: SharedParts["dispatcher"]): SharedParts {
   return {
-    ...(webhookSecret === undefined ? {} : { webhookSecret }),
-    ...(syncToken === undefined ? {} : { syncToken }),
-    ...(stateToken === undefined ? {} : { stateToken }),
-    variables: { webhookSecretEnv: config.server.webhookSecretEnv, syncTokenEnv: config.server.syncTokenEnv },
-    ...(pagesToken === undefined ? {} : { pagesToken }),
+    env: opts.env,
+    logger: opts.logger,
+    source: a.source,
+    validator: new RepositoryValidator(),
+    dispatcher,
+    metrics: a.metrics,
+    names: a.names,
+    leases: a.leases,
+    exclusive: oneAtATime(),
+    teamSettings: new TeamSettingsReader(opts.logger),
+    ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
+    ...(opts.canApply === undefined ? {} : { canApply: opts.canApply }),
+    ...(opts.role === undefined ? {} : { role: opts.role }),
+    ...(opts.state === undefined ? {} : { state: opts.state }),
+    ownUrl: () => a.own.url,
+    onRun: (environment, report, plan) => {
+      opts.onRun?.(report, plan);
+      a.first.ran(environment, report);
+    },
   };
 }
 
-/**
- * Said at start: a trigger whose variable is unset answers 404, so pushes wait for the
- * schedule. A variable gatesync.yaml names but the environment lacks is a mistake (a warning);
- * a trigger not configured at all is a choice (info).
- */
-function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
-  const every = config.schedule.intervalMs / 1000;
-  const triggers = [
-    { route: "POST /hooks/git", setting: "server.webhookSecretEnv", variable: config.server.webhookSecretEnv, value: values.webhookSecret },
-    { route: "POST /sync", setting: "server.syncTokenEnv", variable: config.server.syncTokenEnv, value: values.syncToken },
-  ];
-  for (const t of triggers) {
-    if (t.value !== undefined) continue;
-    if (t.variable === undefined) {
-      logger.info({ route: t.route, setting: t.setting, scheduleSeconds: every }, "trigger not configured: it answers 404, runs follow the schedule");
-    } else {
-      logger.warn(
-        { route: t.route, setting: t.setting, variable: t.variable, scheduleSeconds: every, hint: `set ${t.variable} in the daemon's environment` },
-        "trigger variable not set: it answers 404 until it is, runs follow the schedule",
-      );
-    }
+/** The first run of every environment: resolved once each has run, with the worst of their reports. */
+class FirstRuns {
+  readonly promise: Promise<RunReport>;
+  private readonly reports = new Map<string, RunReport>();
+  private resolve: (r: RunReport) => void = () => undefined;
+
+  constructor(private readonly count: number) {
+    this.promise = new Promise<RunReport>((resolve) => (this.resolve = resolve));
   }
+
+  ran(environment: string, report: RunReport): void {
+    if (!this.reports.has(environment)) this.reports.set(environment, report);
+    if (this.reports.size < this.count) return;
+    const all = [...this.reports.values()];
+    // the result that decides: the first that is neither applied nor noop, else the first
+    this.resolve(all.find((r) => r.result !== "applied" && r.result !== "noop") ?? all[0]!);
+  }
+}
+
+/**
+ * The config in force and its reloads: a reloaded config with the same environments is put in
+ * force in each of them; another set of environments (or environments added to a config that
+ * had none) rebuilds the daemon.
+ */
+class ConfigInForce {
+  current: { readonly config: GatesyncConfig; readonly hash: string };
+  readonly reloader: ConfigReloader | undefined;
+
+  constructor(
+    private readonly opts: DaemonOptions,
+    private readonly a: Assembly,
+    hash: string,
+  ) {
+    this.current = { config: a.config, hash };
+    const current = (): ConfigInForce["current"] => this.current;
+    this.reloader =
+      a.config.file === undefined
+        ? undefined
+        : new ConfigReloader({
+            file: a.config.file,
+            logger: opts.logger,
+            hashOf: configHashOf,
+            reconciler: {
+              get configInForce() {
+                return current();
+              },
+              reconfigure: (next, nextHash) => this.reconfigure(next, nextHash),
+            },
+            ...(opts.onRestart === undefined ? {} : { onRestart: opts.onRestart }),
+          });
+  }
+
+  private reconfigure(next: GatesyncConfig, nextHash: string): void {
+    const nextEnvs = environmentsOf(next);
+    const same = nextEnvs.map((e) => `${e.name}:${e.implicit}`).join("\n") === this.a.environments.map((e) => `${e.name}:${e.implicit}`).join("\n");
+    if (!same) {
+      this.opts.logger.info("gatesync.yaml changed its environments: restarting the daemon");
+      void this.opts.onRestart?.(next);
+      return;
+    }
+    this.current = { config: next, hash: nextHash };
+    for (const e of nextEnvs) this.a.units.get(e.name)?.reconciler.reconfigure(e.config, nextHash);
+  }
+}
+
+function serve(opts: DaemonOptions, a: Assembly, inForce: ConfigInForce): Promise<DaemonServer> {
+  return serveDaemon({
+    config: a.config,
+    env: opts.env,
+    logger: opts.logger,
+    listen: opts.listen ?? a.config.server.listen,
+    operatorConfig: () => inForce.current.config,
+    onTrigger: a.runHere,
+    units: [...a.units.values()],
+    implicit: a.environments[0]!.implicit,
+    source: a.source,
+    leases: a.leases,
+    reloader: inForce.reloader,
+    metrics: a.metrics,
+  });
+}
+
+interface Running {
+  readonly a: Assembly;
+  readonly list: readonly EnvironmentUnit[];
+  readonly inForce: ConfigInForce;
+  readonly server: DaemonServer | undefined;
+  readonly dispatcher: SharedParts["dispatcher"];
+}
+
+/**
+ * Stops taking work, lets the calls in flight settle, then gives every lease back (another
+ * replica leads at once) before closing the rest.
+ */
+async function stopDaemon(logger: Logger, r: Running): Promise<void> {
+  r.inForce.reloader?.stop();
+  for (const u of r.list) await u.reconciler.stop();
+  await r.a.leases?.stop();
+  await r.server?.close();
+  for (const u of r.list) await u.notifier?.close();
+  await r.a.source.closeShared();
+  await r.dispatcher.close();
+  for (const u of r.list) await u.state.close();
+  logger.info("daemon stopped");
 }

@@ -7,14 +7,13 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FleetLeases } from "../fleet/leases.js";
 import type { HolderRow } from "../fleet/lease-table.js";
 import { writeReply } from "../http/http-io.js";
-import type { ForwardResult, ForwardedReason } from "../record/trigger-relay.js";
 import { scrubDeep } from "../secrets/redaction.js";
 import type { ConfigReloader } from "./config-reload.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
 import { buildStatus } from "./server.js";
 import type { ServedReconciler } from "./server.js";
 import { handleStateRead } from "./state-endpoint.js";
-import type { EnvironmentSync, TriggerRelay } from "./triggers.js";
+import type { EnvironmentSync, ForwardResult, ForwardedReason, TriggerRelay } from "./triggers.js";
 
 export interface EnvironmentsHttp {
   readonly units: readonly EnvironmentUnit[];
@@ -142,17 +141,25 @@ export function environmentSync(
   };
 }
 
+/** How long a standby waits for the leaders to acknowledge a trigger it carries to them. */
+export const forwardAckTimeoutMs = 2_000;
+
 /**
- * Triggers at any replica of a fleet: each environment's leader runs them (this replica for
- * the environments it leads); 202 once every environment's leader took it, else 503 naming
- * the environments none took (the sender delivers again).
+ * Triggers at any replica on a PostgreSQL state: each environment's leader runs them (this
+ * replica, when it leads them all, at once); 202 once every environment's leader took it, else
+ * 503 naming the environments none took (the sender delivers again).
  */
 export function fleetRelay(leases: FleetLeases, names: readonly string[]): TriggerRelay {
   return {
-    isLeader: () => false,
+    isLeader: () => names.every((n) => leases.leads(n)),
     forward: async (reason: ForwardedReason): Promise<ForwardResult> => {
       const out = await leases.forward(names, reason);
-      if (out.missing.length > 0) return { ok: false, why: `no replica leads ${out.missing.join(", ")} now` };
+      if (out.missing.length > 0) {
+        return {
+          ok: false,
+          why: `no leader acknowledged it within ${forwardAckTimeoutMs} ms (${out.missing.join(", ")}: none leads it now, or its leader is reconnecting)`,
+        };
+      }
       return { ok: true, leader: [...new Set(out.leaders.values())].sort().join(", "), ms: out.ms };
     },
   };

@@ -1,7 +1,8 @@
 /**
- * One environment inside a daemon that serves several: its own state, reconcile loop, schedule,
- * run history, plan preview, notifications and status page; the source, the validator, the HTTP
- * dispatcher and the metrics registry are the daemon's, shared.
+ * One environment of the daemon (the implicit `default` of a config without `environments:`
+ * too): its own state, reconcile loop, schedule, run history, plan preview, notifications and
+ * status page; the source, the validator, the HTTP dispatcher, the metrics registry and the
+ * leases are the daemon's, shared.
  */
 import type { Dispatcher } from "undici";
 import type { RunReport } from "../apply/run-report.js";
@@ -46,8 +47,13 @@ export interface SharedParts {
   readonly dispatcher: Dispatcher;
   readonly metrics: DaemonMetrics;
   readonly names: readonly string[];
-  /** With a fleet: the leases (which environment this replica leads, and the fence). */
+  /** On a PostgreSQL state: the leases (which environment this replica leads, and the fence). */
   readonly leases: FleetLeases | undefined;
+  /** Test seams: whether this replica may apply, and its role, instead of the leases'. */
+  readonly canApply?: () => boolean;
+  readonly role?: () => string;
+  /** Test seam: the implicit environment's state backend, instead of the config's. */
+  readonly state?: StateBackend;
   readonly exclusive: <T>(work: () => Promise<T>) => Promise<T>;
   /** The team settings of each commit, read from the repository (one reader: its warnings logged once for all environments). */
   readonly teamSettings: TeamSettingsReader;
@@ -62,6 +68,7 @@ export interface SharedParts {
  * lock's own fence is), and sessions named for the replica (a takeover ends them).
  */
 function fencedState(environment: EnvironmentConfig, shared: SharedParts): StateBackend {
+  if (environment.implicit && shared.state !== undefined) return shared.state;
   const leases = shared.leases;
   const state = openStateBackend(environment.config, shared.env, leases === undefined ? {} : { applicationName: leases.applicationName });
   if (leases === undefined) return state;
@@ -86,15 +93,23 @@ function fencedState(environment: EnvironmentConfig, shared: SharedParts): State
   });
 }
 
+/** Who applies the environment here: the test seams, else its lease, else (no shared state) always this daemon. */
+function leadershipOf(name: string, shared: SharedParts): { readonly canApply: (() => boolean) | undefined; readonly role: () => string } {
+  const leases = shared.leases;
+  const canApply = shared.canApply ?? (leases === undefined ? undefined : () => leases.leads(name));
+  const role = shared.role ?? ((): string => (leases === undefined ? "single" : leases.leads(name) ? "leader" : "standby"));
+  return { canApply, role };
+}
+
 export function createEnvironmentUnit(environment: EnvironmentConfig, configHash: string, shared: SharedParts): EnvironmentUnit {
   const { name, config } = environment;
-  const logger = shared.logger.child({ environment: name });
+  // the implicit environment logs as a daemon of one environment always did: without the name
+  const logger = environment.implicit ? shared.logger : shared.logger.child({ environment: name });
   const metrics = shared.metrics.for(name);
   const state = fencedState(environment, shared);
   const history = new RunHistory();
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
-  const leases = shared.leases;
-  const role = (): string => (leases === undefined ? "single" : leases.leads(name) ? "leader" : "standby");
+  const { canApply, role } = leadershipOf(name, shared);
   const reconciler = new Reconciler({
     config,
     configHash,
@@ -107,7 +122,7 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     metrics,
     exclusive: shared.exclusive,
     teamSettings: shared.teamSettings,
-    ...(leases === undefined ? {} : { canApply: () => leases.leads(name) }),
+    ...(canApply === undefined ? {} : { canApply }),
     ...(shared.retryBaseMs === undefined ? {} : { retryBaseMs: shared.retryBaseMs }),
     observer: history,
     ...(notifier === undefined ? {} : { onRunStart: (where: { commit?: string }) => notifier.runStarted(where.commit) }),
@@ -117,15 +132,9 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
       shared.onRun(name, report, plan);
     },
   });
-  // a fleet's state is written by whichever replica leads it: read again every 2 s
-  const { snapshots, preview } = stateViews({
-    reconciler,
-    history,
-    state,
-    validator: shared.validator,
-    env: shared.env,
-    writtenElsewhere: leases !== undefined,
-  });
+  // a PostgreSQL state is written by whichever replica leads the environment: read again every 2 s
+  const writtenElsewhere = config.state.backend === "postgres";
+  const { snapshots, preview } = stateViews({ reconciler, history, state, validator: shared.validator, env: shared.env, writtenElsewhere });
   const page = statusPage({
     reconciler,
     history,
@@ -133,9 +142,9 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     state: snapshots,
     source: shared.source.description,
     role,
-    environments: { current: name, names: shared.names },
+    ...(environment.implicit ? {} : { environments: { current: name, names: shared.names } }),
     onError: (err) => logger.error({ err: (err as Error).message }, "status page failed"),
   });
-  metrics.setLeader(leases === undefined);
+  metrics.setLeader(canApply === undefined || canApply());
   return { name, config, state, snapshots, reconciler, history, metrics, notifier, page, role };
 }

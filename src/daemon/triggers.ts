@@ -9,15 +9,15 @@
  * With environments, `POST /environments/NAME/sync` is the sync trigger of that environment
  * alone: the same token, and in a fleet only that environment's leader is asked.
  *
- * An authenticated trigger on a standby replica is carried to the leader (the relay, over
- * PostgreSQL LISTEN/NOTIFY) and answered 202 only once the leader acknowledged it; when no
- * leader does, 503 with Retry-After, so that the sender delivers it again.
+ * An authenticated trigger on a standby replica is carried to the leader (the fleet's relay over
+ * PostgreSQL LISTEN/NOTIFY, src/fleet/) and answered 202 only once the leader acknowledged it;
+ * when no leader does, 503 with Retry-After, so that the sender delivers it again — never a 202
+ * for work nobody will do.
  */
 import type { IncomingMessage } from "node:http";
 import type { Reply } from "../http/http-io.js";
 import { readBody } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
-import type { ForwardResult, ForwardedReason } from "../record/trigger-relay.js";
 import type { Reconciler } from "./reconciler.js";
 import type { ReplayGuard } from "./webhook.js";
 import { safeEqual, verifyWebhook } from "./webhook.js";
@@ -44,6 +44,11 @@ export function notConfigured(trigger: string, setting: string, variable: string
     ? `${trigger} is not configured: name an environment variable in ${setting} in gatesync.yaml and set it in the daemon's environment`
     : `${trigger} is not configured: ${variable} (named by ${setting}) is not set in the daemon's environment`;
 }
+
+/** The triggers a standby carries to the leader. */
+export type ForwardedReason = "sync" | "webhook";
+
+export type ForwardResult = { readonly ok: true; readonly leader: string; readonly ms: number } | { readonly ok: false; readonly why: string };
 
 export interface TriggerRelay {
   isLeader(): boolean;

@@ -122,6 +122,11 @@ export class LeaseTable {
     );
   }
 
+  /** A replica stopping leaves the fleet at once: the others count it gone now, not a lease's time later. */
+  async leave(client: pg.Client, id: string): Promise<void> {
+    await client.query(`DELETE FROM ${this.s}.fleet_replicas WHERE id = $1`, [id]);
+  }
+
   /**
    * Ends every session of a replica whose lease this one took over (its expired lease no longer
    * protects anything): a paused or partitioned process still holding a state lock on one of them

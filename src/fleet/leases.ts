@@ -76,7 +76,7 @@ export class FleetLeases {
   private reader: pg.Pool | undefined;
   private stopped = false;
   private loop: Promise<void> | undefined;
-  private wake: AbortController | undefined;
+  private wake = new AbortController();
   /** Live replicas at the last tick (itself included). */
   private live = 1;
 
@@ -128,6 +128,8 @@ export class FleetLeases {
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
+      // armed before the round: a `released` heard during it skips the wait after it
+      this.wake = new AbortController();
       try {
         this.client ??= await this.connect();
         await this.tick(this.client);
@@ -139,7 +141,6 @@ export class FleetLeases {
       }
       this.lapse();
       const wait = failures === 0 ? this.renew : Math.min(5_000, this.renew * 2 ** Math.min(failures, 3));
-      this.wake = new AbortController();
       await sleep(wait, undefined, { signal: this.wake.signal }).catch(() => undefined);
     }
   }
@@ -242,7 +243,7 @@ export class FleetLeases {
     if (m === undefined) return;
     if (m.kind === "ack") return this.pending.acknowledge(m.nonce, m.environments, m.from);
     if (m.kind === "released") {
-      if (m.from !== this.name) this.wake?.abort();
+      if (m.from !== this.name) this.wake.abort();
       return;
     }
     const mine = m.environments.filter((e) => this.leads(e));
@@ -296,13 +297,15 @@ export class FleetLeases {
   /** Gives every lease back (the others take them at once) and disconnects. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.abort();
+    this.wake.abort();
     await this.loop;
     const client = this.client;
     const held = [...this.held];
     for (const [env] of held) this.lose(env, "stopping");
     if (client !== undefined) {
       for (const [env, h] of held) await this.table.release(client, env, this.id, h.token).catch(() => undefined);
+      // gone from the count before the others look: their share grows to take what was released
+      await this.table.leave(client, this.id).catch(() => undefined);
       if (held.length > 0) await this.notify(client, { kind: "released", schema: this.opts.schema, from: this.name }).catch(() => undefined);
     }
     this.drop();

@@ -37,7 +37,7 @@ export interface PostgresBackendOptions {
 }
 
 /** Advisory lock keys: (hashtext(schema), n). */
-export const lockKeys = { migrate: 0, state: 1, leader: 2 } as const;
+export const lockKeys = { migrate: 0, state: 1 } as const;
 
 const migrations: ReadonlyArray<{ version: number; sql: (s: string) => string }> = [
   {

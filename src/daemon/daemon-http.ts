@@ -1,0 +1,108 @@
+/**
+ * The daemon's HTTP server, wired to its environments. The implicit environment (a config
+ * without `environments:`) is served at the root — `/`, `/status`, `/state` and the pages are
+ * its own, as before environments existed; named environments are served below
+ * `/environments/NAME/`, with `/status` listing them all (environment-http.ts). Either way one
+ * server, one metrics registry, one relay to the leaders.
+ */
+import type { GatesyncConfig } from "../config/config.js";
+import type { FleetLeases } from "../fleet/leases.js";
+import type { Logger } from "../logger.js";
+import type { ConfigReloader } from "./config-reload.js";
+import { environmentRoutes, environmentSync, environmentsStatus, fleetRelay } from "./environment-http.js";
+import type { EnvironmentUnit } from "./environment-unit.js";
+import type { DaemonMetrics } from "./metrics.js";
+import { serverTokens } from "./server-tokens.js";
+import { startDaemonServer } from "./server.js";
+import type { DaemonServer, DaemonServerOptions, ServedReconciler } from "./server.js";
+import type { SharedSource } from "./shared-source.js";
+
+export interface ServedDaemon {
+  readonly config: GatesyncConfig;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+  /** `server.listen`, or the caller's override. */
+  readonly listen: string;
+  /** The operator's config in force (a reload replaces it): GET /config. */
+  readonly operatorConfig: () => GatesyncConfig;
+  /** Runs these environments here (a leader runs what it is forwarded the same way). */
+  readonly onTrigger: (environments: readonly string[], reason: string) => void;
+  readonly units: readonly EnvironmentUnit[];
+  /** Whether the one environment is the implicit one (served at the root). */
+  readonly implicit: boolean;
+  readonly source: SharedSource;
+  readonly leases: FleetLeases | undefined;
+  readonly reloader: ConfigReloader | undefined;
+  readonly metrics: DaemonMetrics;
+}
+
+/** What the server and the triggers see: every environment at once. */
+export function allOf(units: readonly EnvironmentUnit[], source: SharedSource): ServedReconciler {
+  return {
+    trigger: (reason, traceparent) => {
+      source.invalidate();
+      for (const u of units) u.reconciler.trigger(reason, traceparent);
+    },
+    get isStopping() {
+      return units.some((u) => u.reconciler.isStopping);
+    },
+    get synced() {
+      return units.every((u) => u.reconciler.synced);
+    },
+    get lastRun() {
+      return units.map((u) => u.reconciler.lastRun).find((r) => r !== undefined);
+    },
+    get lastGood() {
+      return units[0]?.reconciler.lastGood;
+    },
+    get validationOverdue() {
+      return units.map((u) => u.reconciler.validationOverdue).find((o) => o !== undefined);
+    },
+  };
+}
+
+export function serveDaemon(served: ServedDaemon): Promise<DaemonServer> {
+  const { config, units, leases, reloader } = served;
+  const names = units.map((u) => u.name);
+  const tokens = serverTokens(config, served.env, served.logger);
+  const every = allOf(units, served.source);
+  return startDaemonServer({
+    listen: served.listen,
+    reconciler: every,
+    metrics: served.metrics,
+    state: units[0]!.snapshots,
+    logger: served.logger,
+    sourceDescription: served.source.description,
+    ...tokens,
+    ...(leases === undefined ? {} : { relay: fleetRelay(leases, names) }),
+    ...(reloader === undefined ? {} : { config: () => reloader.status }),
+    operatorConfig: served.operatorConfig,
+    ...(served.implicit ? atTheRoot(units[0]!) : belowEnvironments(served, every, tokens.stateToken)),
+  });
+}
+
+/** The implicit environment: its role, page and `/status` are the server's own. */
+function atTheRoot(unit: EnvironmentUnit): Partial<DaemonServerOptions> {
+  return { role: () => unit.role(), page: unit.page };
+}
+
+/** Named environments: `/status` of them all, their pages and syncs below `/environments/NAME/`. */
+function belowEnvironments(served: ServedDaemon, every: ServedReconciler, stateToken: string | undefined): Partial<DaemonServerOptions> {
+  const { units, leases, reloader } = served;
+  const http = {
+    units,
+    leases,
+    source: served.source.description,
+    ...(reloader === undefined ? {} : { reloader }),
+  };
+  return {
+    role: () => (leases === undefined ? "single" : "fleet"),
+    statusBody: () => environmentsStatus({ ...http, served: every }),
+    environmentSync: environmentSync(
+      units.map((u) => u.name),
+      served.onTrigger,
+      leases,
+    ),
+    routes: environmentRoutes({ ...http, ...(stateToken === undefined ? {} : { stateToken }) }),
+  };
+}

@@ -1,0 +1,52 @@
+/** The secrets the daemon's routes check, read from the variables gatesync.yaml names. */
+import type { GatesyncConfig } from "../config/config.js";
+import type { Logger } from "../logger.js";
+import type { DaemonServerOptions } from "./server.js";
+
+/**
+ * The tokens the daemon's routes check, from the variables gatesync.yaml names (an empty value is
+ * unset), with a warning for each trigger route left without one.
+ */
+export function serverTokens(
+  config: GatesyncConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  logger: Logger,
+): Pick<DaemonServerOptions, "webhookSecret" | "syncToken" | "stateToken" | "pagesToken" | "variables"> {
+  const secret = (name: string | undefined): string | undefined => (name === undefined || env[name] === "" ? undefined : env[name]);
+  const webhookSecret = secret(config.server.webhookSecretEnv);
+  const syncToken = secret(config.server.syncTokenEnv);
+  const stateToken = secret(config.server.stateTokenEnv);
+  const pagesToken = secret(config.server.pagesTokenEnv);
+  warnUnsetTriggers(config, { webhookSecret, syncToken }, logger);
+  return {
+    ...(webhookSecret === undefined ? {} : { webhookSecret }),
+    ...(syncToken === undefined ? {} : { syncToken }),
+    ...(stateToken === undefined ? {} : { stateToken }),
+    variables: { webhookSecretEnv: config.server.webhookSecretEnv, syncTokenEnv: config.server.syncTokenEnv },
+    ...(pagesToken === undefined ? {} : { pagesToken }),
+  };
+}
+
+/**
+ * Said at start: a trigger whose variable is unset answers 404, so pushes wait for the
+ * schedule. A variable gatesync.yaml names but the environment lacks is a mistake (a warning);
+ * a trigger not configured at all is a choice (info).
+ */
+function warnUnsetTriggers(config: GatesyncConfig, values: { webhookSecret: string | undefined; syncToken: string | undefined }, logger: Logger): void {
+  const every = config.schedule.intervalMs / 1000;
+  const triggers = [
+    { route: "POST /hooks/git", setting: "server.webhookSecretEnv", variable: config.server.webhookSecretEnv, value: values.webhookSecret },
+    { route: "POST /sync", setting: "server.syncTokenEnv", variable: config.server.syncTokenEnv, value: values.syncToken },
+  ];
+  for (const t of triggers) {
+    if (t.value !== undefined) continue;
+    if (t.variable === undefined) {
+      logger.info({ route: t.route, setting: t.setting, scheduleSeconds: every }, "trigger not configured: it answers 404, runs follow the schedule");
+    } else {
+      logger.warn(
+        { route: t.route, setting: t.setting, variable: t.variable, scheduleSeconds: every, hint: `set ${t.variable} in the daemon's environment` },
+        "trigger variable not set: it answers 404 until it is, runs follow the schedule",
+      );
+    }
+  }
+}
