@@ -29,6 +29,14 @@ export type FleetMessage =
   | { readonly kind: "ack"; readonly schema: string; readonly environments: readonly string[]; readonly nonce: string; readonly from: string }
   | { readonly kind: "released"; readonly schema: string; readonly from: string };
 
+export interface ForwardOutcome {
+  /** Who took each environment (this replica's name for those it leads). */
+  readonly leaders: ReadonlyMap<string, string>;
+  /** Environments no leader acknowledged in time. */
+  readonly missing: readonly string[];
+  readonly ms: number;
+}
+
 export function encodeFleetMessage(m: FleetMessage): string {
   return JSON.stringify(m);
 }
