@@ -81,6 +81,8 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
           url: postgresUrl(config, env),
           schema: config.state.schema,
           environments: names,
+          ttlMs: config.state.lease?.durationMs,
+          renewMs: config.state.lease?.renewMs,
           logger,
           ownUrl: () => own.url,
           onAcquire: (e) => {

@@ -16,6 +16,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
+import { leaseDefaults } from "../config/lease-section.js";
 
 /** The times of a fleet's leases, and those derived from them. */
 export interface LeaseTiming {
@@ -31,7 +32,7 @@ export interface LeaseTiming {
   readonly marginMs: number;
 }
 
-export function leaseTiming(ttlMs = 5_000, renewMs = 1_000): LeaseTiming {
+export function leaseTiming(ttlMs = leaseDefaults.durationMs, renewMs = leaseDefaults.renewMs): LeaseTiming {
   const queryTimeoutMs = Math.max(200, Math.floor(ttlMs / 2));
   return {
     ttlMs,

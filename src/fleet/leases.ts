@@ -45,9 +45,9 @@ export interface FleetLeasesOptions {
   /** This replica's HTTP address, recorded for /status. */
   readonly ownUrl?: () => string | undefined;
   /** How long a lease lasts without renewal (default 5 s; gatesync.yaml `state.lease.duration`). */
-  readonly ttlMs?: number;
+  readonly ttlMs?: number | undefined;
   /** How often leases are renewed (default 1 s; `state.lease.renewEvery`, at most a third of the duration). */
-  readonly renewMs?: number;
+  readonly renewMs?: number | undefined;
   /** How long a forwarded trigger waits for the leaders' acknowledgements (default 2 s). */
   readonly ackTimeoutMs?: number;
   readonly onAcquire?: (environment: string) => void;
