@@ -96,6 +96,7 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
             units.get(e)?.reconciler.interrupt();
           },
           onTrigger,
+          onLeases: (rows) => metrics.setLeaseTable(rows),
           busy: (e) => units.get(e)?.history.live.running === true,
         })
       : undefined;

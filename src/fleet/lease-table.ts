@@ -109,16 +109,6 @@ export class LeaseTable {
     return r.rows.map((x) => ({ environment: x.environment, token: Number(x.token) }));
   }
 
-  /** Environments of `among` nobody holds now (free or expired), in random order: replicas starting together try different ones. */
-  async free(client: pg.Client, among: readonly string[], timeoutMs: number): Promise<string[]> {
-    const r = await client.query<{ environment: string }>({
-      text: `SELECT environment FROM ${this.s}.fleet_leases WHERE environment = ANY($1::text[]) AND (holder IS NULL OR expires_at <= now()) ORDER BY random()`,
-      values: [among],
-      query_timeout: timeoutMs,
-    } as pg.QueryConfig);
-    return r.rows.map((x) => x.environment);
-  }
-
   /** Takes `environment` when it is free or expired: its new token and the replica that held it before, or undefined. */
   async acquire(
     client: pg.Client,
@@ -176,4 +166,14 @@ export class LeaseTable {
 /** The application_name of a fleet replica's sessions: `gatesync <id> <name>`, within PostgreSQL's 63 bytes. */
 export function fleetApplicationName(id: string, name: string): string {
   return `gatesync ${id} ${name}`.slice(0, 63);
+}
+
+/** The environments of `rows` nobody holds (free or expired), in random order: replicas starting together try different ones first. */
+export function freeLeases(rows: readonly HolderRow[]): string[] {
+  const out = rows.filter((r) => !r.live).map((r) => r.environment);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }

@@ -29,7 +29,7 @@ import { ErrorCode, StateError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { FleetMessage, FleetReason, ForwardOutcome } from "./fleet-messages.js";
 import { PendingTriggers, decodeFleetMessage, encodeFleetMessage, fleetChannel } from "./fleet-messages.js";
-import { LeaseTable, fleetApplicationName } from "./lease-table.js";
+import { LeaseTable, fleetApplicationName, freeLeases } from "./lease-table.js";
 import type { HolderRow, LeaseRow } from "./lease-table.js";
 import { endSessions, leaseClientConfig, leaseTiming } from "./lease-session.js";
 import type { LeaseTiming } from "./lease-session.js";
@@ -82,8 +82,8 @@ export class FleetLeases {
   private wake: AbortController | undefined;
   /** Live replicas at the last tick (itself included). */
   private live = 1;
-  /** The lease table as read at the end of the last tick; undefined when that tick failed. */
-  private lastRead: HolderRow[] | undefined;
+  /** The lease table as last read (every tick reads it before taking anything), and when. */
+  private lastRead: { readonly rows: HolderRow[]; readonly at: number } | undefined;
 
   constructor(private readonly opts: FleetLeasesOptions) {
     this.name = opts.replica ?? `${hostname()}:${process.pid}`;
@@ -139,8 +139,7 @@ export class FleetLeases {
       } catch (err) {
         if (!this.stopped) this.log.warn({ err: (err as Error).message }, "fleet: lease database unavailable; leases lapse unless renewed");
         this.drop();
-        this.lastRead = undefined;
-        this.opts.onLeases?.(undefined);
+        this.forgetStaleRead();
         failures++;
       }
       this.lapse();
@@ -213,11 +212,20 @@ export class FleetLeases {
     const stray = await this.table.releaseStray(client, this.id, this.heldRows(), timeout);
     if (stray.length > 0) this.log.warn({ leases: stray }, "fleet: leases the table gave this replica but it did not hold were given back");
     await this.renewHeld(client, timeout);
+    // read before taking: a take that waits (a locked row) leaves the fleet's view of the table current
+    const rows = await this.table.holders(client, this.opts.environments, timeout);
+    this.lastRead = { rows, at: performance.now() };
+    this.opts.onLeases?.(rows);
     const share = Math.ceil(this.opts.environments.length / Math.max(1, this.live));
     if (this.held.size > share) await this.giveBack(client, this.held.size - share);
-    else if (this.held.size < share) await this.take(client, share - this.held.size, timeout);
-    this.lastRead = await this.table.holders(client, this.opts.environments, timeout);
-    this.opts.onLeases?.(this.lastRead);
+    else if (this.held.size < share) await this.take(client, share - this.held.size, timeout, freeLeases(rows));
+  }
+
+  /** A read of the table older than a lease says nothing any more: forgotten. */
+  private forgetStaleRead(): void {
+    if (this.lastRead === undefined || performance.now() - this.lastRead.at <= this.timing.ttlMs) return;
+    this.lastRead = undefined;
+    this.opts.onLeases?.(undefined);
   }
 
   private heldRows(): LeaseRow[] {
@@ -239,8 +247,7 @@ export class FleetLeases {
     return sent + this.timing.ttlMs - this.timing.marginMs;
   }
 
-  private async take(client: pg.Client, wanted: number, timeout: number): Promise<void> {
-    const free = await this.table.free(client, this.opts.environments, timeout);
+  private async take(client: pg.Client, wanted: number, timeout: number, free: readonly string[]): Promise<void> {
     for (const env of free) {
       if (wanted <= 0 || this.stopped) return;
       const sent = performance.now();
@@ -322,7 +329,8 @@ export class FleetLeases {
 
   /** Who leads each environment, as the lease table said at the last tick (for /status); undefined when it could not be read. */
   holders(): readonly HolderRow[] | undefined {
-    return this.lastRead;
+    this.forgetStaleRead();
+    return this.lastRead?.rows;
   }
 
   /** Gives every lease back (the others take them at once) and disconnects. */
