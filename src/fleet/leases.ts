@@ -21,14 +21,14 @@
  *
  * Triggers travel over LISTEN/NOTIFY on the lease connection (fleet-messages.ts).
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { ErrorCode, StateError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import type { FleetMessage, FleetReason, ForwardOutcome } from "./fleet-messages.js";
-import { PendingTriggers, decodeFleetMessage, encodeFleetMessage, fleetChannel } from "./fleet-messages.js";
+import { PendingTriggers, decodeFleetMessage, encodeFleetMessage, fleetChannel, forwardTrigger } from "./fleet-messages.js";
 import { LeaseTable, fleetApplicationName, freeLeases } from "./lease-table.js";
 import type { HolderRow, LeaseRow } from "./lease-table.js";
 import { endSessions, leaseClientConfig, leaseTiming } from "./lease-session.js";
@@ -80,6 +80,7 @@ export class FleetLeases {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private wake: AbortController | undefined;
+  private lapseTimer: NodeJS.Timeout | undefined;
   /** Live replicas at the last tick (itself included). */
   private live = 1;
   /** The lease table as last read (every tick reads it before taking anything), and when. */
@@ -161,9 +162,15 @@ export class FleetLeases {
     c.end().catch(() => undefined);
   }
 
-  /** Leases whose local time is up are lost here, whether or not the database said so. */
+  /**
+   * Leases whose local time is up are lost here, whether or not the database said so; a timer
+   * does it at the next deadline, so a tick waiting on a silent database delays nothing.
+   */
   private lapse(): void {
     for (const [env, h] of this.held) if (performance.now() >= h.deadline) this.lose(env, "its lease lapsed (not renewed in time)");
+    clearTimeout(this.lapseTimer);
+    const next = Math.min(...[...this.held.values()].map((h) => h.deadline));
+    if (Number.isFinite(next)) this.lapseTimer = setTimeout(() => this.lapse(), Math.max(0, next - performance.now()) + 1).unref();
   }
 
   private lose(environment: string, why: string): void {
@@ -306,25 +313,16 @@ export class FleetLeases {
    * through their leaders' acknowledgements (those none acknowledged in time are `missing`).
    */
   async forward(environments: readonly string[], reason: FleetReason): Promise<ForwardOutcome> {
-    const t0 = performance.now();
-    const mine = environments.filter((e) => this.leads(e));
-    if (mine.length > 0) this.opts.onTrigger?.(mine, reason, this.name);
-    const leaders = new Map(mine.map((e) => [e, this.name]));
-    const rest = environments.filter((e) => !leaders.has(e));
-    const ms = (): number => Math.round(performance.now() - t0);
-    if (rest.length === 0) return { leaders, missing: [], ms: ms() };
     const client = this.client;
-    if (client === undefined) return { leaders, missing: rest, ms: ms() };
-    const nonce = randomUUID();
-    const acked = this.pending.expect(nonce, rest, this.opts.ackTimeoutMs ?? 2_000);
-    try {
-      await this.notify(client, { kind: "trigger", schema: this.opts.schema, environments: rest, reason, nonce, from: this.name });
-    } catch {
-      this.pending.cancel(nonce);
-    }
-    const answer = await acked;
-    for (const [e, who] of answer.leaders) leaders.set(e, who);
-    return { leaders, missing: answer.missing, ms: ms() };
+    return forwardTrigger(environments, reason, {
+      name: this.name,
+      schema: this.opts.schema,
+      leads: (e) => this.leads(e),
+      runHere: (mine) => this.opts.onTrigger?.(mine, reason, this.name),
+      pending: this.pending,
+      ackTimeoutMs: this.opts.ackTimeoutMs ?? 2_000,
+      send: client === undefined ? undefined : (m) => this.notify(client, m),
+    });
   }
 
   /** Who leads each environment, as the lease table said at the last tick (for /status); undefined when it could not be read. */
