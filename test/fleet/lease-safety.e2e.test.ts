@@ -2,6 +2,9 @@
  * Leases that cannot orphan an environment, with real replica processes of `gatesync run` on
  * the real PostgreSQL (a config with `environments:`, leases of 3 s renewed every 500 ms):
  *
+ * - a take held past its timeout behind a row lock another session holds (the lease free): once
+ *   the lock is let go the environment is led within the lease time, by the replica the table
+ *   names (a take whose answer never came is given back, never renewed);
  * - a renewal held past its timeout behind a row lock another session holds: while it is held
  *   nobody leads (every replica says so: `leader: null`, gatesync_environment_leaderless 1), and
  *   once it is let go the environment is led again within the lease time, by a replica the table
@@ -17,6 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
+import { LeaseTable } from "../../src/fleet/lease-table.js";
 import { doc } from "../helpers/plan.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { spawnReplica } from "../helpers/replica.js";
@@ -155,16 +159,44 @@ async function expectTableTruthful(fleet: readonly Replica[], ms: number): Promi
   }
 }
 
+/** A session holding the lease row of solo (SELECT … FOR UPDATE) until `release`. */
+async function lockLeaseRow(schema: string): Promise<{ release: () => Promise<void> }> {
+  const locker = new pg.Client({ connectionString: pgUrl });
+  await locker.connect();
+  await locker.query("BEGIN");
+  await locker.query(`SELECT * FROM ${schema}.fleet_leases WHERE environment = 'solo' FOR UPDATE`);
+  return {
+    release: async () => {
+      await locker.query("COMMIT");
+      await locker.end();
+    },
+  };
+}
+
 describe("leases that cannot orphan an environment", () => {
+  it("a take held past its timeout behind a row lock: once it is let go, the environment is led within the lease time by the replica the table names", async () => {
+    const { dir, schema, box } = await soloRepo();
+    const setup = new pg.Client({ connectionString: pgUrl });
+    await setup.connect();
+    await new LeaseTable(schema, lease.durationMs).prepare(setup, ["solo"]).finally(() => setup.end());
+    const lock = await lockLeaseRow(schema);
+    const r = startReplica("only", dir);
+    await takeWaiting(r);
+    await sleep(lease.durationMs / 2 + 200); // past the client's timeout of that take
+    await lock.release();
+    const releasedAt = Date.now();
+    await until(() => leads(r), Boolean, lease.durationMs + slack, "for the replica to lead");
+    console.log(`led ${Date.now() - releasedAt} ms after the row lock was let go (lease ${lease.durationMs} ms)`);
+    await expectTableTruthful([r], 3_000);
+    await until(() => rate(box, "k1") === 10, Boolean, 30_000, "for the first apply");
+  }, 120_000);
+
   it("a renewal held past its timeout behind a row lock: nobody leads while it is held, and after it the environment is led within the lease time and applies the next commit", async () => {
     const { dir, schema, box } = await soloRepo();
     const fleet = await twoReplicas(dir, box);
     const [leader, standby] = fleet;
-    const locker = new pg.Client({ connectionString: pgUrl });
-    await locker.connect();
+    const lock = await lockLeaseRow(schema);
     try {
-      await locker.query("BEGIN");
-      await locker.query(`SELECT * FROM ${schema}.fleet_leases WHERE environment = 'solo' FOR UPDATE`);
       // the leader's renewals wait past their timeouts, the lease runs out, the standby's take waits too
       await takeWaiting(standby);
       await until(
@@ -181,9 +213,8 @@ describe("leases that cannot orphan an environment", () => {
       );
       expect(said).toEqual([null, 1]);
       await sleep(lease.durationMs / 2 + 200); // past the client's timeout of the take waiting now
-      await locker.query("COMMIT");
     } finally {
-      await locker.end();
+      await lock.release();
     }
     const releasedAt = Date.now();
     await until(
