@@ -9,7 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -83,11 +83,12 @@ async function failoverOnce(signal: Signal, n: number): Promise<{ ledMs: number;
   const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-failover-"));
   const schema = `gs_bench_failover_${process.pid}_${n}`;
   const box: SandboxHandle = await startSandbox({ credentials, logSize: 1000 });
-  await writeFile(path.join(dir, "keys.yaml"), keys(10));
+  await mkdir(path.join(dir, "config"));
+  await writeFile(path.join(dir, "config/keys.yaml"), keys(10));
   const config = path.join(dir, "gatesync.yaml");
   await writeFile(
     config,
-    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ${dir} }\nenvironments:\n  solo:\n    targets:\n      gateway: { url: ${box.urls.gateway}, credentialEnv: GW_KEY }\nstate: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }\nschedule: { interval: 1m, jitter: 0 }\nserver: { listen: "127.0.0.1:0" }\n`,
+    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\nenvironments:\n  solo:\n    targets:\n      gateway: { url: ${box.urls.gateway}, credentialEnv: GW_KEY }\nstate: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }\nschedule: { interval: 1m, jitter: 0 }\nserver: { listen: "127.0.0.1:0" }\n`,
   );
   const rate = (): unknown => box.inspect.store.orgKeys.get("k0")?.session.rate;
   const replicas: Replica[] = [];
@@ -101,7 +102,7 @@ async function failoverOnce(signal: Signal, n: number): Promise<{ ledMs: number;
     await sleep(2_000); // the second is a standby, seen by the first
     const t0 = performance.now();
     first.child.kill(signal);
-    await writeFile(path.join(dir, "keys.yaml"), keys(55));
+    await writeFile(path.join(dir, "config/keys.yaml"), keys(55));
     await until(() => leads(second), Boolean, 60_000, "for the other to lead");
     const ledMs = performance.now() - t0;
     // the commit is written at the signal; the new leader runs when it takes the lease

@@ -15,6 +15,7 @@ import type { RunReport } from "../apply/run-report.js";
 import { managementDispatcher } from "../apply/http-client.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { environmentsOf } from "../config/environments.js";
+import { leaseDefaults } from "../config/lease-section.js";
 import type { EnvironmentConfig } from "../config/environments.js";
 import { FleetLeases } from "../fleet/leases.js";
 import { postgresUrl } from "../record/open-backend.js";
@@ -81,8 +82,8 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
           url: postgresUrl(config, env),
           schema: config.state.schema,
           environments: names,
-          ttlMs: config.state.lease?.durationMs,
-          renewMs: config.state.lease?.renewMs,
+          ttlMs: (config.state.lease ?? leaseDefaults).durationMs,
+          renewMs: (config.state.lease ?? leaseDefaults).renewMs,
           logger,
           ownUrl: () => own.url,
           onAcquire: (e) => {

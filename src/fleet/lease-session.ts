@@ -16,7 +16,6 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
-import { leaseDefaults } from "../config/lease-section.js";
 
 /** The times of a fleet's leases, and those derived from them. */
 export interface LeaseTiming {
@@ -32,7 +31,7 @@ export interface LeaseTiming {
   readonly marginMs: number;
 }
 
-export function leaseTiming(ttlMs = leaseDefaults.durationMs, renewMs = leaseDefaults.renewMs): LeaseTiming {
+export function leaseTiming(ttlMs: number, renewMs: number): LeaseTiming {
   const queryTimeoutMs = Math.max(200, Math.floor(ttlMs / 2));
   return {
     ttlMs,

@@ -44,10 +44,10 @@ export interface FleetLeasesOptions {
   readonly replica?: string;
   /** This replica's HTTP address, recorded for /status. */
   readonly ownUrl?: () => string | undefined;
-  /** How long a lease lasts without renewal (default 5 s; gatesync.yaml `state.lease.duration`). */
-  readonly ttlMs?: number | undefined;
-  /** How often leases are renewed (default 1 s; `state.lease.renewEvery`, at most a third of the duration). */
-  readonly renewMs?: number | undefined;
+  /** How long a lease lasts without renewal (gatesync.yaml `state.lease.duration`, 5 s by default). */
+  readonly ttlMs: number;
+  /** How often leases are renewed (`state.lease.renewEvery`, 1 s by default; at most a third of the duration). */
+  readonly renewMs: number;
   /** How long a forwarded trigger waits for the leaders' acknowledgements (default 2 s). */
   readonly ackTimeoutMs?: number;
   readonly onAcquire?: (environment: string) => void;
