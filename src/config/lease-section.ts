@@ -3,9 +3,10 @@
  * it is renewed (docs/user/fleets.md). The operator's setting, one for the whole fleet: at the
  * top level's PostgreSQL state only, never an environment's, never the repository's.
  *
- * A lease survives two renewals lost in a row (`renewEvery` at most a third of `duration`), and a
- * leader stops sending a margin before its lease's end (src/fleet/lease-session.ts): what the
- * schema cannot say is checked here, located at the setting.
+ * At least three renewals per lease (`renewEvery` at most a third of `duration`): a renewal that
+ * fails is retried before the lease is lost, and a leader stops sending a margin before its
+ * lease's end (src/fleet/lease-session.ts). What the schema cannot say is checked here, located
+ * at the setting.
  */
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";

@@ -37,7 +37,8 @@ export function leaseTiming(ttlMs: number, renewMs: number): LeaseTiming {
     ttlMs,
     renewMs,
     queryTimeoutMs,
-    statementTimeoutMs: Math.max(100, Math.floor(queryTimeoutMs * 0.75)),
+    // a little before the client gives up: the statement's end is then known on both sides
+    statementTimeoutMs: queryTimeoutMs - Math.max(50, Math.floor(queryTimeoutMs / 10)),
     // clocks run at slightly different rates, and a renewal is dated when sent, not when run
     marginMs: Math.max(renewMs, ttlMs / 5),
   };

@@ -145,7 +145,8 @@ export class FleetLeases {
       }
       this.lapse();
       const renew = this.timing.renewMs;
-      const wait = failures === 0 ? renew : Math.min(Math.max(renew, this.timing.ttlMs / 2), renew * 2 ** Math.min(failures, 3));
+      // while leases are held, retry at once on the next round: one failed renewal need not lose them
+      const wait = failures === 0 || this.held.size > 0 ? renew : Math.min(Math.max(renew, this.timing.ttlMs / 2), renew * 2 ** Math.min(failures, 3));
       this.wake = new AbortController();
       await sleep(wait, undefined, { signal: this.wake.signal }).catch(() => undefined);
     }
