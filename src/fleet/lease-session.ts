@@ -16,6 +16,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
+import { ErrorCode, StateError } from "../errors.js";
 
 /** The times of a fleet's leases, and those derived from them. */
 export interface LeaseTiming {
@@ -64,8 +65,8 @@ export function leaseClientConfig(url: string, applicationName: string, t: Lease
 /**
  * Ends the backends of lease connections this replica dropped (`pids`), and waits until each is
  * gone: a statement still queued on one (behind a row lock) cannot run afterwards. Answers the
- * pids confirmed gone; one still there after `timeoutMs` stays unresolved (the caller renews
- * nothing until it is). Only a backend of this replica's own application_name is signalled, so a
+ * pids, all gone; throws STATE_IO when one is still there after `timeoutMs` (the caller renews
+ * nothing until it is gone). Only a backend of this replica's own application_name is signalled, so a
  * pid the system gave to another session since is left alone.
  */
 export async function endSessions(client: pg.Client, pids: readonly number[], applicationName: string, timeoutMs: number): Promise<number[]> {
@@ -87,5 +88,9 @@ export async function endSessions(client: pg.Client, pids: readonly number[], ap
     await sleep(20);
     left = await alive();
   }
-  return pids.filter((p) => !left.has(p));
+  if (left.size > 0)
+    throw new StateError(ErrorCode.STATE_IO, `the backends of earlier lease connections (${[...left].join(", ")}) are still running`, {
+      hint: "nothing to do: the replica tries again at its next round, and renews nothing until PostgreSQL reports those sessions gone",
+    });
+  return [...pids];
 }
