@@ -16,6 +16,8 @@ import { managementInterfaces } from "../contract/interfaces.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import { environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
+import { leaseSetting } from "./lease-section.js";
+import type { LeaseConfig } from "./lease-section.js";
 import { telemetryFromDocument } from "./telemetry-section.js";
 import type { TelemetryConfig } from "./telemetry-section.js";
 
@@ -69,7 +71,7 @@ export type SourceConfig =
 
 export type StateConfig =
   | { readonly backend: "sqlite"; readonly path: string; readonly lockStaleMs?: number }
-  | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string };
+  | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string; readonly lease?: LeaseConfig };
 
 export interface GatesyncConfig {
   /** The file it was read from (absolute), or undefined for the built-in default. */
@@ -331,7 +333,8 @@ export async function loadConfig(file: string, schemas: SchemaRegistry = new Sch
 
 /** The state section; the retired `backend: file` is refused with the command that moves it. */
 export function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string, file: string | undefined): StateConfig {
-  if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema: typeof st.schema === "string" ? st.schema : "gatesync" };
+  const schema = typeof st.schema === "string" ? st.schema : "gatesync";
+  if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema, ...leaseSetting(st.lease) };
   if (st.backend === "file") {
     const old = resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json");
     const target = old.endsWith(".json") ? `${old.slice(0, -5)}.db` : `${old}.db`;
@@ -340,9 +343,6 @@ export function stateConfig(st: Record<string, unknown>, resolve: (p: string) =>
       ...(file === undefined ? {} : { location: { file, path: "state.backend" } }),
     });
   }
-  return {
-    backend: "sqlite",
-    path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db"),
-    ...(typeof st.lockStaleAfter === "string" ? { lockStaleMs: parseDuration(st.lockStaleAfter) } : {}),
-  };
+  const lockStale = typeof st.lockStaleAfter === "string" ? { lockStaleMs: parseDuration(st.lockStaleAfter) } : {};
+  return { backend: "sqlite", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db"), ...lockStale };
 }

@@ -6,11 +6,13 @@
  * the leader over the lease connection's LISTEN/NOTIFY.
  */
 import type { GatesyncConfig } from "../config/config.js";
+import { leaseDefaults } from "../config/lease-section.js";
 import { FleetLeases } from "../fleet/leases.js";
 import type { Logger } from "../logger.js";
 import { postgresUrl } from "../record/open-backend.js";
 import { forwardAckTimeoutMs } from "./environment-http.js";
 import type { EnvironmentUnit } from "./environment-unit.js";
+import type { DaemonMetrics } from "./metrics.js";
 
 export interface LeasedEnvironments {
   readonly config: GatesyncConfig;
@@ -20,6 +22,8 @@ export interface LeasedEnvironments {
   /** The daemon's environments, by name (filled in once the leases exist: read when a lease changes). */
   readonly units: ReadonlyMap<string, EnvironmentUnit>;
   readonly ownUrl: () => string | undefined;
+  /** The daemon's metrics: every replica exports the lease table it read (an environment nobody leads). */
+  readonly metrics: DaemonMetrics;
   /** Runs these environments here: a trigger another replica received, for environments this one leads. */
   readonly onTrigger: (environments: readonly string[], reason: string) => void;
 }
@@ -28,10 +32,13 @@ export interface LeasedEnvironments {
 export function leasesFor(parts: LeasedEnvironments): FleetLeases | undefined {
   const { config, units } = parts;
   if (config.state.backend !== "postgres") return undefined;
+  const lease = config.state.lease ?? leaseDefaults;
   return new FleetLeases({
     url: postgresUrl(config, parts.env),
     schema: config.state.schema,
     environments: parts.names,
+    ttlMs: lease.durationMs,
+    renewMs: lease.renewMs,
     logger: parts.logger,
     ownUrl: parts.ownUrl,
     ackTimeoutMs: forwardAckTimeoutMs,
@@ -46,6 +53,7 @@ export function leasesFor(parts: LeasedEnvironments): FleetLeases | undefined {
       units.get(e)?.reconciler.interrupt();
     },
     onTrigger: parts.onTrigger,
+    onLeases: (rows) => parts.metrics.setLeaseTable(rows),
     // a lease given back to spread the environments is one whose environment is not applying
     busy: (e) => units.get(e)?.history.live.running === true,
   });

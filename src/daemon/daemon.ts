@@ -143,8 +143,8 @@ function assemble(opts: DaemonOptions, config: GatesyncConfig): Assembly {
   };
   const own: { url?: string | undefined } = {};
   // with the test seam `canApply` the test decides who applies: no leases
-  const leases = opts.canApply === undefined ? leasesFor({ config, env, logger, names, units, ownUrl: () => own.url, onTrigger: runHere }) : undefined;
   const metrics = new DaemonMetrics({ environments: !environments[0]!.implicit });
+  const leases = opts.canApply === undefined ? leasesFor({ config, env, logger, names, units, metrics, ownUrl: () => own.url, onTrigger: runHere }) : undefined;
   return { config, environments, names, source, metrics, leases, units, first: new FirstRuns(names.length), own, runHere };
 }
 

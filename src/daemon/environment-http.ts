@@ -24,9 +24,9 @@ export interface EnvironmentsHttp {
 }
 
 /** Who leads each environment (a fleet: the lease table; else this daemon), by name; null when none does. */
-async function leadersOf(http: EnvironmentsHttp): Promise<{ readonly leader: Map<string, string | null>; readonly rows: HolderRow[] | undefined }> {
+function leadersOf(http: EnvironmentsHttp): { readonly leader: Map<string, string | null>; readonly rows: readonly HolderRow[] | undefined } {
   if (http.leases === undefined) return { leader: new Map(http.units.map((u) => [u.name, "this daemon"])), rows: undefined };
-  const rows = await http.leases.holders().catch(() => undefined);
+  const rows = http.leases.holders();
   // without the database, what this replica knows: the environments it leads
   if (rows === undefined) return { leader: new Map(http.units.map((u) => [u.name, http.leases!.leads(u.name) ? http.leases!.name : null])), rows };
   return { leader: new Map(rows.map((r) => [r.environment, r.live ? r.holderName : null])), rows };
@@ -40,7 +40,7 @@ async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, 
 
 /** `/status`: every environment without its resources (those are in `/environments/NAME/status`), and the fleet. */
 export async function environmentsStatus(http: EnvironmentsHttp & { readonly served: ServedReconciler }): Promise<Record<string, unknown>> {
-  const { leader, rows } = await leadersOf(http);
+  const { leader, rows } = leadersOf(http);
   const environments = [];
   for (const u of http.units) {
     const { resources: _resources, service: _service, source: _source, ...head } = await environmentStatus(u, http, leader.get(u.name) ?? null);
@@ -109,8 +109,8 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
     if (rest === "") return redirect(res, `${encodeURIComponent(name)}/`);
     if (rest === "/metrics") return redirect(res, "../../metrics");
     if (rest === "/status") {
-      leadersOf(http)
-        .then(async ({ leader }) => writeReply(res, { status: 200, body: await environmentStatus(unit, http, leader.get(name) ?? null) }))
+      environmentStatus(unit, http, leadersOf(http).leader.get(name) ?? null)
+        .then((body) => writeReply(res, { status: 200, body }))
         .catch(() => writeReply(res, { status: 500, body: { error: "internal error" } }));
       return true;
     }

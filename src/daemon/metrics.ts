@@ -37,6 +37,7 @@ export class DaemonMetrics implements RunMetrics {
   readonly commitsBehind: Gauge;
   readonly lastSuccessAge: Gauge;
   readonly synced: Gauge;
+  readonly leaderless: Gauge;
 
   /** `["environment"]` when the daemon serves several environments. */
   private readonly env: string[];
@@ -119,6 +120,18 @@ export class DaemonMetrics implements RunMetrics {
       labelNames: env,
       registers,
     });
+    this.leaderless = new Gauge({
+      name: "gatesync_environment_leaderless",
+      help: "A fleet's lease table as this replica last read it: 1 when no replica leads the environment (none while it cannot be read)",
+      labelNames: ["environment"],
+      registers,
+    });
+  }
+
+  /** Who leads what, as the fleet's lease table says (every replica exports it; undefined: not readable now). */
+  setLeaseTable(rows: readonly { readonly environment: string; readonly live: boolean }[] | undefined): void {
+    this.leaderless.reset();
+    for (const r of rows ?? []) this.leaderless.set({ environment: r.environment }, r.live ? 0 : 1);
   }
 
   // a daemon of one environment writes these directly

@@ -11,6 +11,7 @@
  * acknowledgements, and a replica that gets none answers 503 so the sender delivers again. The
  * payload limit is 8000 bytes: environment names are few and short (checked by the config).
  */
+import { randomUUID } from "node:crypto";
 import { channelMessage } from "../channel-message.js";
 
 export const fleetChannel = "gatesync_fleet";
@@ -28,6 +29,14 @@ export type FleetMessage =
     }
   | { readonly kind: "ack"; readonly schema: string; readonly environments: readonly string[]; readonly nonce: string; readonly from: string }
   | { readonly kind: "released"; readonly schema: string; readonly from: string };
+
+export interface ForwardOutcome {
+  /** Who took each environment (this replica's name for those it leads). */
+  readonly leaders: ReadonlyMap<string, string>;
+  /** Environments no leader acknowledged in time. */
+  readonly missing: readonly string[];
+  readonly ms: number;
+}
 
 export function encodeFleetMessage(m: FleetMessage): string {
   return JSON.stringify(m);
@@ -86,4 +95,39 @@ export class PendingTriggers {
   cancel(nonce: string): void {
     this.waiting.get(nonce)?.done();
   }
+}
+
+/** What forwarding a trigger needs of the fleet's leases. */
+export interface ForwardParts {
+  readonly name: string;
+  readonly schema: string;
+  readonly leads: (environment: string) => boolean;
+  /** Runs the environments this replica leads, here. */
+  readonly runHere: (environments: readonly string[]) => void;
+  readonly pending: PendingTriggers;
+  readonly ackTimeoutMs: number;
+  /** Sends a message to the fleet; undefined while disconnected. */
+  readonly send: ((m: FleetMessage) => Promise<void>) | undefined;
+}
+
+/** Has each environment's leader run a trigger (this replica those it leads) and says who took which. */
+export async function forwardTrigger(environments: readonly string[], reason: FleetReason, p: ForwardParts): Promise<ForwardOutcome> {
+  const t0 = performance.now();
+  const mine = environments.filter((e) => p.leads(e));
+  if (mine.length > 0) p.runHere(mine);
+  const leaders = new Map(mine.map((e) => [e, p.name]));
+  const rest = environments.filter((e) => !leaders.has(e));
+  const ms = (): number => Math.round(performance.now() - t0);
+  if (rest.length === 0) return { leaders, missing: [], ms: ms() };
+  if (p.send === undefined) return { leaders, missing: rest, ms: ms() };
+  const nonce = randomUUID();
+  const acked = p.pending.expect(nonce, rest, p.ackTimeoutMs);
+  try {
+    await p.send({ kind: "trigger", schema: p.schema, environments: rest, reason, nonce, from: p.name });
+  } catch {
+    p.pending.cancel(nonce);
+  }
+  const answer = await acked;
+  for (const [e, who] of answer.leaders) leaders.set(e, who);
+  return { leaders, missing: answer.missing, ms: ms() };
 }

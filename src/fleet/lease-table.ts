@@ -6,8 +6,9 @@
  * - `fleet_replicas`: one row per live replica, its `seen_at` refreshed every tick: a replica
  *   not seen for a lease's time is gone, and its share goes to the others.
  * - `fleet_leases`: one row per environment. A lease is taken only when it is free (no holder)
- *   or expired, and taking it adds one to its `token`; a renewal names the holder, so a replica
- *   whose lease was taken over renews nothing and learns it lost it.
+ *   or expired, and taking it adds one to its `token`; a renewal names the holder and the token,
+ *   so a replica whose lease was taken over renews nothing and learns it lost it, and a row the
+ *   replica no longer holds here is never renewed by it again.
  */
 import pg from "pg";
 
@@ -74,24 +75,38 @@ export class LeaseTable {
     return Number(r.rows[0]?.live ?? 1);
   }
 
-  /** Extends every lease `id` holds; answers those it still holds (with their tokens). */
-  async renew(client: pg.Client, id: string, timeoutMs: number): Promise<LeaseRow[]> {
+  /**
+   * Extends the leases this replica holds here, each by its fencing token; answers those it still
+   * holds. A row the table gives `id` that is not in `held` (a renewal or a take whose answer never
+   * came) is never extended: it runs out, or releaseStray frees it.
+   */
+  async renew(client: pg.Client, id: string, held: readonly LeaseRow[], timeoutMs: number): Promise<LeaseRow[]> {
+    if (held.length === 0) return [];
     const r = await client.query<{ environment: string; token: string }>({
-      text: `UPDATE ${this.s}.fleet_leases SET expires_at = now() + $2::interval WHERE holder = $1 AND expires_at > now() RETURNING environment, token`,
-      values: [id, this.ttl],
+      text: `UPDATE ${this.s}.fleet_leases l SET expires_at = now() + $2::interval
+             FROM unnest($3::text[], $4::bigint[]) AS h(environment, token)
+             WHERE l.environment = h.environment AND l.token = h.token AND l.holder = $1 AND l.expires_at > now()
+             RETURNING l.environment, l.token`,
+      values: [id, this.ttl, held.map((h) => h.environment), held.map((h) => h.token)],
       query_timeout: timeoutMs,
     } as pg.QueryConfig);
     return r.rows.map((x) => ({ environment: x.environment, token: Number(x.token) }));
   }
 
-  /** Environments of `among` nobody holds now (free or expired). */
-  async free(client: pg.Client, among: readonly string[], timeoutMs: number): Promise<string[]> {
-    const r = await client.query<{ environment: string }>({
-      text: `SELECT environment FROM ${this.s}.fleet_leases WHERE environment = ANY($1::text[]) AND (holder IS NULL OR expires_at <= now()) ORDER BY environment`,
-      values: [among],
+  /**
+   * Gives back every row the table says `id` holds but this replica does not hold here (by
+   * environment and token): what a statement of unknown outcome took or extended. Answers them.
+   */
+  async releaseStray(client: pg.Client, id: string, held: readonly LeaseRow[], timeoutMs: number): Promise<LeaseRow[]> {
+    const r = await client.query<{ environment: string; token: string }>({
+      text: `UPDATE ${this.s}.fleet_leases l SET holder = NULL, holder_name = NULL, expires_at = '-infinity'
+             WHERE l.holder = $1 AND NOT EXISTS (
+               SELECT 1 FROM unnest($2::text[], $3::bigint[]) AS h(environment, token) WHERE h.environment = l.environment AND h.token = l.token)
+             RETURNING l.environment, l.token`,
+      values: [id, held.map((h) => h.environment), held.map((h) => h.token)],
       query_timeout: timeoutMs,
     } as pg.QueryConfig);
-    return r.rows.map((x) => x.environment);
+    return r.rows.map((x) => ({ environment: x.environment, token: Number(x.token) }));
   }
 
   /** Takes `environment` when it is free or expired: its new token and the replica that held it before, or undefined. */
@@ -142,12 +157,13 @@ export class LeaseTable {
   }
 
   /** Who holds each environment (an expired lease has no live holder). */
-  async holders(client: pg.Client | pg.Pool, environments: readonly string[]): Promise<HolderRow[]> {
-    const r = await client.query<{ environment: string; holder: string | null; holder_name: string | null; token: string; live: boolean }>(
-      `SELECT environment, holder, holder_name, token, (holder IS NOT NULL AND expires_at > now()) AS live
-       FROM ${this.s}.fleet_leases WHERE environment = ANY($1::text[]) ORDER BY environment`,
-      [environments],
-    );
+  async holders(client: pg.Client | pg.Pool, environments: readonly string[], timeoutMs?: number): Promise<HolderRow[]> {
+    const r = await client.query<{ environment: string; holder: string | null; holder_name: string | null; token: string; live: boolean }>({
+      text: `SELECT environment, holder, holder_name, token, (holder IS NOT NULL AND expires_at > now()) AS live
+             FROM ${this.s}.fleet_leases WHERE environment = ANY($1::text[]) ORDER BY environment`,
+      values: [environments],
+      ...(timeoutMs === undefined ? {} : { query_timeout: timeoutMs }),
+    } as pg.QueryConfig);
     return r.rows.map((x) => ({ environment: x.environment, holder: x.holder, holderName: x.holder_name, token: Number(x.token), live: x.live }));
   }
 }
@@ -155,4 +171,14 @@ export class LeaseTable {
 /** The application_name of a fleet replica's sessions: `gatesync <id> <name>`, within PostgreSQL's 63 bytes. */
 export function fleetApplicationName(id: string, name: string): string {
   return `gatesync ${id} ${name}`.slice(0, 63);
+}
+
+/** The environments of `rows` nobody holds (free or expired), in random order: replicas starting together try different ones first. */
+export function freeLeases(rows: readonly HolderRow[]): string[] {
+  const out = rows.filter((r) => !r.live).map((r) => r.environment);
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }

@@ -12,18 +12,27 @@
  * loop does first. A replica that takes over an expired lease also ends the previous holder's
  * database sessions, so a state lock it still held is released and it can write nothing more.
  *
+ * A renewal extends only the leases held here, by fencing token. A statement whose answer never
+ * came (a timeout, a broken connection) is resolved before the next renewal, never assumed: the
+ * connection is dropped, its backend ended on reconnect (lease-session.ts), and every tick gives
+ * back what the table says this replica holds but it does not hold here. So a renewal that ran
+ * on the server after the replica gave up on it orphans nothing: the table names a holder only
+ * while that holder leads (to within one renewal).
+ *
  * Triggers travel over LISTEN/NOTIFY on the lease connection (fleet-messages.ts).
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { ErrorCode, StateError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { FleetMessage, FleetReason } from "./fleet-messages.js";
-import { PendingTriggers, decodeFleetMessage, encodeFleetMessage, fleetChannel } from "./fleet-messages.js";
-import { LeaseTable, fleetApplicationName } from "./lease-table.js";
-import type { HolderRow } from "./lease-table.js";
+import type { FleetMessage, FleetReason, ForwardOutcome } from "./fleet-messages.js";
+import { PendingTriggers, decodeFleetMessage, encodeFleetMessage, fleetChannel, forwardTrigger } from "./fleet-messages.js";
+import { LeaseTable, fleetApplicationName, freeLeases } from "./lease-table.js";
+import type { HolderRow, LeaseRow } from "./lease-table.js";
+import { endSessions, leaseClientConfig, leaseTiming } from "./lease-session.js";
+import type { LeaseTiming } from "./lease-session.js";
 
 export interface FleetLeasesOptions {
   readonly url: string;
@@ -35,10 +44,10 @@ export interface FleetLeasesOptions {
   readonly replica?: string;
   /** This replica's HTTP address, recorded for /status. */
   readonly ownUrl?: () => string | undefined;
-  /** How long a lease lasts without renewal (default 5 s). */
-  readonly ttlMs?: number;
-  /** How often leases are renewed (default 1 s). */
-  readonly renewMs?: number;
+  /** How long a lease lasts without renewal (gatesync.yaml `state.lease.duration`, 5 s by default). */
+  readonly ttlMs: number;
+  /** How often leases are renewed (`state.lease.renewEvery`, 1 s by default; at most a third of the duration). */
+  readonly renewMs: number;
   /** How long a forwarded trigger waits for the leaders' acknowledgements (default 2 s). */
   readonly ackTimeoutMs?: number;
   readonly onAcquire?: (environment: string) => void;
@@ -47,6 +56,8 @@ export interface FleetLeasesOptions {
   readonly onTrigger?: (environments: readonly string[], reason: FleetReason, from: string) => void;
   /** Whether an environment is applying now (a lease given back to spread the fleet is one that is not). */
   readonly busy?: (environment: string) => boolean;
+  /** The lease table as read at each tick (undefined while the database cannot be read): who leads what. */
+  readonly onLeases?: (rows: readonly HolderRow[] | undefined) => void;
 }
 
 interface Held {
@@ -55,36 +66,30 @@ interface Held {
   deadline: number;
 }
 
-export interface ForwardOutcome {
-  /** Who took each environment (this replica's name for those it leads). */
-  readonly leaders: ReadonlyMap<string, string>;
-  /** Environments no leader acknowledged in time. */
-  readonly missing: readonly string[];
-  readonly ms: number;
-}
-
 export class FleetLeases {
   readonly id = randomBytes(4).toString("hex");
   readonly name: string;
   private readonly table: LeaseTable;
-  private readonly ttl: number;
-  private readonly renew: number;
+  private readonly timing: LeaseTiming;
   private readonly held = new Map<string, Held>();
+  /** Backends of dropped lease connections, not yet known to be gone (a statement may be queued on one). */
+  private readonly unsettled = new Set<number>();
   private readonly pending = new PendingTriggers();
   private readonly log: Logger;
   private client: pg.Client | undefined;
-  private reader: pg.Pool | undefined;
   private stopped = false;
   private loop: Promise<void> | undefined;
   private wake = new AbortController();
+  private lapseTimer: NodeJS.Timeout | undefined;
   /** Live replicas at the last tick (itself included). */
   private live = 1;
+  /** The lease table as last read (every tick reads it before taking anything), and when. */
+  private lastRead: { readonly rows: HolderRow[]; readonly at: number } | undefined;
 
   constructor(private readonly opts: FleetLeasesOptions) {
     this.name = opts.replica ?? `${hostname()}:${process.pid}`;
-    this.ttl = opts.ttlMs ?? 5_000;
-    this.renew = opts.renewMs ?? 1_000;
-    this.table = new LeaseTable(opts.schema, this.ttl);
+    this.timing = leaseTiming(opts.ttlMs, opts.renewMs);
+    this.table = new LeaseTable(opts.schema, this.timing.ttlMs);
     this.log = opts.logger.child({ component: "fleet", replica: this.name });
   }
 
@@ -137,23 +142,37 @@ export class FleetLeases {
       } catch (err) {
         if (!this.stopped) this.log.warn({ err: (err as Error).message }, "fleet: lease database unavailable; leases lapse unless renewed");
         this.drop();
+        this.forgetStaleRead();
         failures++;
       }
       this.lapse();
-      const wait = failures === 0 ? this.renew : Math.min(5_000, this.renew * 2 ** Math.min(failures, 3));
+      const renew = this.timing.renewMs;
+      // while leases are held, retry at once on the next round: one failed renewal need not lose them
+      const wait = failures === 0 || this.held.size > 0 ? renew : Math.min(Math.max(renew, this.timing.ttlMs / 2), renew * 2 ** Math.min(failures, 3));
       await sleep(wait, undefined, { signal: this.wake.signal }).catch(() => undefined);
     }
   }
 
+  /** Drops the lease connection: a statement still running on it has an unknown outcome, settled on reconnect. */
   private drop(): void {
     const c = this.client;
     this.client = undefined;
-    c?.end().catch(() => undefined);
+    if (c === undefined) return;
+    // the backend's pid, from its BackendKeyData (pg does not declare it)
+    const pid = (c as unknown as { processID?: number | null }).processID;
+    if (typeof pid === "number") this.unsettled.add(pid);
+    c.end().catch(() => undefined);
   }
 
-  /** Leases whose local time is up are lost here, whether or not the database said so. */
+  /**
+   * Leases whose local time is up are lost here, whether or not the database said so; a timer
+   * does it at the next deadline, so a tick waiting on a silent database delays nothing.
+   */
   private lapse(): void {
     for (const [env, h] of this.held) if (performance.now() >= h.deadline) this.lose(env, "its lease lapsed (not renewed in time)");
+    clearTimeout(this.lapseTimer);
+    const next = Math.min(...[...this.held.values()].map((h) => h.deadline));
+    if (Number.isFinite(next)) this.lapseTimer = setTimeout(() => this.lapse(), Math.max(0, next - performance.now()) + 1).unref();
   }
 
   private lose(environment: string, why: string): void {
@@ -163,7 +182,7 @@ export class FleetLeases {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.opts.url, connectionTimeoutMillis: 5_000, keepAlive: true, application_name: this.applicationName });
+    const client = new pg.Client(leaseClientConfig(this.opts.url, this.applicationName, this.timing));
     client.on("error", (err) => {
       if (this.client !== client) return;
       this.log.warn({ err: err.message }, "fleet: lease connection lost; reconnecting");
@@ -172,6 +191,7 @@ export class FleetLeases {
     client.on("notification", (n) => this.heard(n.payload));
     try {
       await client.connect();
+      await this.settle(client);
       await client.query(`LISTEN ${fleetChannel}`);
       await this.table.prepare(client, this.opts.environments);
     } catch (err) {
@@ -182,30 +202,62 @@ export class FleetLeases {
     return client;
   }
 
-  /** One round: alive, renew, give back what exceeds the share, take free leases up to it. */
+  /**
+   * Before anything is renewed on a new connection: the backends of the dropped ones are ended
+   * and gone, so no statement sent on them runs from now on (else endSessions throws and this
+   * connection is given up).
+   */
+  private async settle(client: pg.Client): Promise<void> {
+    const gone = await endSessions(client, [...this.unsettled], this.applicationName, this.timing.queryTimeoutMs);
+    for (const pid of gone) this.unsettled.delete(pid);
+    if (gone.length > 0) this.log.info({ backends: gone }, "fleet: the sessions of dropped lease connections were ended");
+  }
+
+  /** One round: alive, renew what is held here, give back what exceeds the share, take free leases up to it. */
   private async tick(client: pg.Client): Promise<void> {
-    const timeout = Math.max(200, Math.floor(this.ttl / 2));
+    const timeout = this.timing.queryTimeoutMs;
     this.live = await this.table.heartbeat(client, this.id, this.name, this.opts.ownUrl?.(), timeout);
+    this.lapse();
+    const stray = await this.table.releaseStray(client, this.id, this.heldRows(), timeout);
+    if (stray.length > 0) this.log.warn({ leases: stray }, "fleet: leases the table gave this replica but it did not hold were given back");
+    await this.renewHeld(client, timeout);
+    // read before taking: a take that waits (a locked row) leaves the fleet's view of the table current
+    const rows = await this.table.holders(client, this.opts.environments, timeout);
+    this.lastRead = { rows, at: performance.now() };
+    this.opts.onLeases?.(rows);
+    const share = Math.ceil(this.opts.environments.length / Math.max(1, this.live));
+    if (this.held.size > share) await this.giveBack(client, this.held.size - share);
+    else if (this.held.size < share) await this.take(client, share - this.held.size, timeout, freeLeases(rows));
+  }
+
+  /** A read of the table older than a lease says nothing any more: forgotten. */
+  private forgetStaleRead(): void {
+    if (this.lastRead === undefined || performance.now() - this.lastRead.at <= this.timing.ttlMs) return;
+    this.lastRead = undefined;
+    this.opts.onLeases?.(undefined);
+  }
+
+  private heldRows(): LeaseRow[] {
+    return [...this.held].map(([environment, h]) => ({ environment, token: h.token }));
+  }
+
+  /** Extends each lease held here, by its token; one the table no longer gives this replica is lost. */
+  private async renewHeld(client: pg.Client, timeout: number): Promise<void> {
     const sent = performance.now();
-    const kept = new Map((await this.table.renew(client, this.id, timeout)).map((r) => [r.environment, r.token]));
+    const kept = new Map((await this.table.renew(client, this.id, this.heldRows(), timeout)).map((r) => [r.environment, r.token]));
     for (const [env, h] of this.held) {
       if (kept.get(env) === h.token) h.deadline = this.deadlineFrom(sent);
       else this.lose(env, "its lease was taken over or expired");
     }
-    const share = Math.ceil(this.opts.environments.length / Math.max(1, this.live));
-    if (this.held.size > share) await this.giveBack(client, this.held.size - share);
-    else if (this.held.size < share) await this.take(client, share - this.held.size, timeout);
   }
 
-  /** The margin keeps the local end of a lease before PostgreSQL's (clocks run at slightly different rates). */
+  /** A lease is surely this replica's until its renewal's sending time plus the lease, less the margin. */
   private deadlineFrom(sent: number): number {
-    return sent + this.ttl - Math.max(this.renew, this.ttl / 5);
+    return sent + this.timing.ttlMs - this.timing.marginMs;
   }
 
-  private async take(client: pg.Client, wanted: number, timeout: number): Promise<void> {
-    const free = await this.table.free(client, this.opts.environments, timeout);
-    // replicas starting together try the free leases in different orders
-    for (const env of shuffle(free)) {
+  private async take(client: pg.Client, wanted: number, timeout: number, free: readonly string[]): Promise<void> {
+    for (const env of free) {
       if (wanted <= 0 || this.stopped) return;
       const sent = performance.now();
       const got = await this.table.acquire(client, env, { id: this.id, name: this.name }, timeout);
@@ -263,35 +315,22 @@ export class FleetLeases {
    * through their leaders' acknowledgements (those none acknowledged in time are `missing`).
    */
   async forward(environments: readonly string[], reason: FleetReason): Promise<ForwardOutcome> {
-    const t0 = performance.now();
-    const mine = environments.filter((e) => this.leads(e));
-    if (mine.length > 0) this.opts.onTrigger?.(mine, reason, this.name);
-    const leaders = new Map(mine.map((e) => [e, this.name]));
-    const rest = environments.filter((e) => !leaders.has(e));
-    const ms = (): number => Math.round(performance.now() - t0);
-    if (rest.length === 0) return { leaders, missing: [], ms: ms() };
     const client = this.client;
-    if (client === undefined) return { leaders, missing: rest, ms: ms() };
-    const nonce = randomUUID();
-    const acked = this.pending.expect(nonce, rest, this.opts.ackTimeoutMs ?? 2_000);
-    try {
-      await this.notify(client, { kind: "trigger", schema: this.opts.schema, environments: rest, reason, nonce, from: this.name });
-    } catch {
-      this.pending.cancel(nonce);
-    }
-    const answer = await acked;
-    for (const [e, who] of answer.leaders) leaders.set(e, who);
-    return { leaders, missing: answer.missing, ms: ms() };
+    return forwardTrigger(environments, reason, {
+      name: this.name,
+      schema: this.opts.schema,
+      leads: (e) => this.leads(e),
+      runHere: (mine) => this.opts.onTrigger?.(mine, reason, this.name),
+      pending: this.pending,
+      ackTimeoutMs: this.opts.ackTimeoutMs ?? 2_000,
+      send: client === undefined ? undefined : (m) => this.notify(client, m),
+    });
   }
 
-  /** Who leads each environment, as the lease table says (for /status). */
-  async holders(): Promise<HolderRow[]> {
-    if (this.reader === undefined) {
-      this.reader = new pg.Pool({ connectionString: this.opts.url, max: 1, idleTimeoutMillis: 10_000, application_name: this.applicationName });
-      // an idle client that loses its connection must not crash the process
-      this.reader.on("error", () => undefined);
-    }
-    return this.table.holders(this.reader, this.opts.environments);
+  /** Who leads each environment, as the lease table said at the last tick (for /status); undefined when it could not be read. */
+  holders(): readonly HolderRow[] | undefined {
+    this.forgetStaleRead();
+    return this.lastRead?.rows;
   }
 
   /** Gives every lease back (the others take them at once) and disconnects. */
@@ -309,15 +348,5 @@ export class FleetLeases {
       if (held.length > 0) await this.notify(client, { kind: "released", schema: this.opts.schema, from: this.name }).catch(() => undefined);
     }
     this.drop();
-    await this.reader?.end().catch(() => undefined);
   }
-}
-
-function shuffle<T>(items: readonly T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }

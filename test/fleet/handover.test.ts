@@ -5,6 +5,7 @@
  * them to expire (or for the stopped replica to stop counting as live) costs.
  */
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { leaseDefaults } from "../../src/config/lease-section.js";
 import { FleetLeases } from "../../src/fleet/leases.js";
 import { createLogger } from "../../src/logger.js";
 import { eventually } from "../helpers/daemon-process.js";
@@ -14,7 +15,15 @@ const environments = ["e1", "e2", "e3", "e4"];
 const running: FleetLeases[] = [];
 
 function replica(schema: string, name: string, envs: readonly string[]): FleetLeases {
-  const f = new FleetLeases({ url: pgUrl, schema, environments: envs, logger: createLogger({ level: "silent" }), replica: name });
+  const f = new FleetLeases({
+    url: pgUrl,
+    schema,
+    environments: envs,
+    logger: createLogger({ level: "silent" }),
+    replica: name,
+    ttlMs: leaseDefaults.durationMs,
+    renewMs: leaseDefaults.renewMs,
+  });
   running.push(f);
   f.start();
   return f;
@@ -62,7 +71,7 @@ describe("graceful handover", () => {
     const b = replica(schema, "b", ["default"]);
     // b is running its rounds as a standby
     await eventually(
-      async () => (await b.holders())[0]?.holderName,
+      () => b.holders()?.[0]?.holderName,
       (x) => x === "a",
     );
     const ms = await handover(a, b, ["default"]);

@@ -1,0 +1,158 @@
+/**
+ * `BENCH_PARTS=failover`: how long an environment goes unled when its leader goes away, with two
+ * real replicas of `gatesync run` (the built CLI) on PostgreSQL, one environment of two org keys
+ * (one sandbox, in this process), the default lease times (state.lease: 5s, renewed every 1s).
+ * For each signal sent to the leader — SIGKILL (it dies), SIGSTOP (it freezes: a paused VM),
+ * SIGTERM (it stops: a rolling update) — with a new commit written at the same moment: the time
+ * from the signal to the other replica leading, and to that commit applied at the sandbox.
+ * Medians over BENCH_FAILOVER_RUNS runs (default 3); writes bench/results.failover.json.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cpus, loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { startSandbox } from "../src/sandbox/sandbox.js";
+import type { SandboxHandle } from "../src/sandbox/sandbox.js";
+import { databaseUrl, postgresReachable } from "./apply-rate.js";
+import { cli } from "./cold.js";
+import { credentials, env, log } from "./common.js";
+import { figure } from "./figures.js";
+import type { Figure } from "./figures.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const runs = Number(process.env.BENCH_FAILOVER_RUNS ?? 3);
+type Signal = "SIGKILL" | "SIGSTOP" | "SIGTERM";
+
+interface Replica {
+  readonly child: ChildProcess;
+  readonly url: string;
+}
+
+const keys = (rate: number): string =>
+  [0, 1]
+    .map((i) => `apiVersion: gatesync.dev/v1\nkind: OrgKey\nmetadata: { name: k${i} }\nspec:\n  keyId: k${i}\n  rate: ${i === 0 ? rate : 10}\n`)
+    .join("---\n");
+
+async function spawnReplica(config: string): Promise<Replica> {
+  const child = spawn(process.execPath, [cli, "run", "--config", config], {
+    env: { ...process.env, ...env, DATABASE_URL: databaseUrl, GATESYNC_LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let url: string | undefined;
+  const take = (b: Buffer): void => {
+    out = (out + b.toString()).slice(-20_000);
+    url ??= /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out)?.[1];
+  };
+  child.stdout.on("data", take);
+  child.stderr.on("data", take);
+  for (let i = 0; i < 600; i++) {
+    if (url !== undefined) return { child, url };
+    if (child.exitCode !== null) break;
+    await sleep(100);
+  }
+  throw new Error(`the replica did not listen:\n${out.slice(-3000)}`);
+}
+
+async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await Promise.resolve()
+      .then(read)
+      .catch(() => undefined);
+    if (v !== undefined && ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting ${what}`);
+    await sleep(20);
+  }
+}
+
+const leads = async (r: Replica): Promise<boolean> =>
+  (((await (await fetch(`${r.url}/status`)).json()) as { fleet?: { leads: string[] } }).fleet?.leads ?? []).includes("solo");
+
+function gone(r: Replica): Promise<void> {
+  if (r.child.exitCode !== null || r.child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => r.child.once("close", () => resolve()));
+}
+
+/** One failover: two replicas, the leader signalled as a commit is written; ms to the other leading and to the commit applied. */
+async function failoverOnce(signal: Signal, n: number): Promise<{ ledMs: number; appliedMs: number }> {
+  const dir = await mkdtemp(path.join(tmpdir(), "gatesync-bench-failover-"));
+  const schema = `gs_bench_failover_${process.pid}_${n}`;
+  const box: SandboxHandle = await startSandbox({ credentials, logSize: 1000 });
+  await mkdir(path.join(dir, "config"));
+  await writeFile(path.join(dir, "config/keys.yaml"), keys(10));
+  const config = path.join(dir, "gatesync.yaml");
+  await writeFile(
+    config,
+    `apiVersion: gatesync.dev/v1\nkind: GatesyncConfig\nsource: { directory: ./config }\nenvironments:\n  solo:\n    targets:\n      gateway: { url: ${box.urls.gateway}, credentialEnv: GW_KEY }\nstate: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }\nschedule: { interval: 1m, jitter: 0 }\nserver: { listen: "127.0.0.1:0" }\n`,
+  );
+  const rate = (): unknown => box.inspect.store.orgKeys.get("k0")?.session.rate;
+  const replicas: Replica[] = [];
+  try {
+    const first = await spawnReplica(config);
+    replicas.push(first);
+    await until(() => leads(first), Boolean, 60_000, "for the first to lead");
+    await until(rate, (r) => r === 10, 60_000, "for the first apply");
+    const second = await spawnReplica(config);
+    replicas.push(second);
+    await sleep(2_000); // the second is a standby, seen by the first
+    const t0 = performance.now();
+    first.child.kill(signal);
+    await writeFile(path.join(dir, "config/keys.yaml"), keys(55));
+    await until(() => leads(second), Boolean, 60_000, "for the other to lead");
+    const ledMs = performance.now() - t0;
+    // the commit is written at the signal; the new leader runs when it takes the lease
+    await until(rate, (r) => r === 55, 60_000, "for the commit");
+    return { ledMs, appliedMs: performance.now() - t0 };
+  } finally {
+    for (const r of replicas) {
+      if (signal === "SIGSTOP") r.child.kill("SIGCONT");
+      r.child.kill("SIGKILL");
+      await gone(r);
+    }
+    await box.stop();
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    for (const s of [schema, `${schema}_solo`]) await c.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+    await c.end();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function failoverOnly(): Promise<void> {
+  if (!(await postgresReachable())) throw new Error(`PostgreSQL is not reachable at ${databaseUrl} (GATESYNC_BENCH_DATABASE_URL)`);
+  const started = Date.now();
+  const start = loadavg().map((l) => Math.round(l * 10) / 10);
+  const rows: Record<Signal, { toLeaderMs: Figure; toCommitAppliedMs: Figure }> = {} as never;
+  let n = 0;
+  for (const signal of ["SIGKILL", "SIGSTOP", "SIGTERM"] as const) {
+    const led: number[] = [];
+    const applied: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const r = await failoverOnce(signal, n++);
+      log(`[failover] ${signal} run ${i + 1}: led after ${Math.round(r.ledMs)} ms, commit applied after ${Math.round(r.appliedMs)} ms`);
+      led.push(r.ledMs);
+      applied.push(r.appliedMs);
+    }
+    rows[signal] = { toLeaderMs: figure(led), toCommitAppliedMs: figure(applied) };
+  }
+  const results = {
+    date: new Date().toISOString(),
+    parts: "failover",
+    machine: { node: process.version, cores: cpus().length, loadAverage: { start, end: loadavg().map((l) => Math.round(l * 10) / 10) } },
+    durationSeconds: Math.round((Date.now() - started) / 1000),
+    lease: { durationMs: 5_000, renewMs: 1_000 },
+    runs,
+    failover: rows,
+  };
+  await writeFile(path.join(here, "results.failover.json"), `${JSON.stringify(results, null, 2)}\n`);
+  const line = (s: Signal): string =>
+    `| ${s} | ${rows[s].toLeaderMs.median} ms (${rows[s].toLeaderMs.min}–${rows[s].toLeaderMs.max}) | ${rows[s].toCommitAppliedMs.median} ms (${rows[s].toCommitAppliedMs.min}–${rows[s].toCommitAppliedMs.max}) |`;
+  process.stdout.write(
+    `| leader gets | other replica leads | commit applied |\n|---|---|---|\n${(["SIGKILL", "SIGSTOP", "SIGTERM"] as const).map(line).join("\n")}\n\n(median of ${runs} runs, spread min–max; lease 5s renewed every 1s; ${results.durationSeconds} s)\n`,
+  );
+}
