@@ -9,7 +9,7 @@ import pg from "pg";
 import path from "node:path";
 import { loadConfig } from "../../src/config/config.js";
 import { ValidationFailed } from "../../src/errors.js";
-import { endSessions } from "../../src/fleet/lease-session.js";
+import { endSessions, leaseClientConfig, leaseTiming } from "../../src/fleet/lease-session.js";
 import { LeaseTable } from "../../src/fleet/lease-table.js";
 import { FleetLeases } from "../../src/fleet/leases.js";
 import { createLogger } from "../../src/logger.js";
@@ -237,6 +237,33 @@ describe("fleet leases", () => {
       await locker.end();
       await dropped.end().catch(() => undefined);
       await me.end();
+    }
+  });
+
+  it("the lease session: PostgreSQL ends a statement queued behind a row lock before the replica gives up on it, and watches a silent client", async () => {
+    const schema = testSchema();
+    const timing = leaseTiming(3_000, 500);
+    const lease = new pg.Client(leaseClientConfig(pgUrl, "gatesync abc123 vm:1", timing));
+    lease.on("error", () => undefined);
+    await lease.connect();
+    const locker = await connected();
+    try {
+      const setting = async (name: string): Promise<string> => (await lease.query<{ v: string }>(`SELECT current_setting('${name}') AS v`)).rows[0]!.v;
+      expect([await setting("tcp_user_timeout"), await setting("tcp_keepalives_idle"), await setting("tcp_keepalives_count")]).toEqual(["3000", "1", "3"]);
+      expect(await setting("idle_in_transaction_session_timeout")).toBe("1500ms");
+      const table = new LeaseTable(schema, timing.ttlMs);
+      await table.prepare(lease, ["x"]);
+      await locker.query("BEGIN");
+      await locker.query(`SELECT * FROM ${schema}.fleet_leases WHERE environment = 'x' FOR UPDATE`);
+      const t0 = performance.now();
+      const err = (await table.acquire(lease, "x", { id: "abc123", name: "vm:1" }, timing.queryTimeoutMs).catch((e: unknown) => e)) as { code?: string };
+      // cancelled by the server (a known outcome: nothing done), not abandoned by the client
+      expect(err.code).toBe("57014");
+      expect(performance.now() - t0).toBeLessThan(timing.queryTimeoutMs);
+      await locker.query("COMMIT");
+      expect((await table.holders(lease, ["x"]))[0]?.holder).toBeNull();
+    } finally {
+      await lease.end().catch(() => undefined);
     }
   });
 
