@@ -1,57 +1,20 @@
 /**
  * Leases of a fleet on the real PostgreSQL: several lease managers in this process share a list
  * of environments — each led by exactly one, spread by share, handed over when one stops or
- * joins, fenced once lost, and triggers reach each environment's leader.
+ * joins, fenced once lost, and triggers reach each environment's leader; a renewal extends only
+ * what is held here, by token.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import pg from "pg";
-import path from "node:path";
-import { loadConfig } from "../../src/config/config.js";
-import { ValidationFailed } from "../../src/errors.js";
-import { endSessions } from "../../src/fleet/lease-session.js";
 import { LeaseTable } from "../../src/fleet/lease-table.js";
-import { FleetLeases } from "../../src/fleet/leases.js";
-import { createLogger } from "../../src/logger.js";
 import { eventually } from "../helpers/daemon-process.js";
+import { fleetEnvironments as environments, leadersOf, replica } from "../helpers/fleet-leases.js";
 import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
-import { positionOf, removeTempRepos, tempRepo } from "../helpers/temp-repo.js";
-
-const environments = ["dev", "eu", "prod", "qa", "staging", "us", "ap"];
-const logger = createLogger({ level: "silent" });
-const running: FleetLeases[] = [];
-
-function replica(schema: string, name: string, events: string[] = [], envs = environments, times = { ttlMs: 1_500, renewMs: 250 }): FleetLeases {
-  const f = new FleetLeases({
-    url: pgUrl,
-    schema,
-    environments: envs,
-    logger,
-    replica: name,
-    ...times,
-    onAcquire: (e) => events.push(`+${e}`),
-    onLose: (e) => events.push(`-${e}`),
-    onTrigger: (es, reason) => events.push(...es.map((e) => `${reason}:${e}`)),
-  });
-  running.push(f);
-  f.start();
-  return f;
-}
-
-/** Each environment with the replicas that lead it now. */
-function leadersOf(fleet: readonly FleetLeases[], envs = environments): Map<string, string[]> {
-  return new Map(envs.map((e) => [e, fleet.filter((f) => f.leads(e)).map((f) => f.name)]));
-}
 
 const allLedOnce = (m: Map<string, string[]>): boolean => [...m.values()].every((x) => x.length === 1);
 
-afterEach(async () => {
-  for (const f of running.splice(0)) await f.stop();
-});
-afterAll(async () => {
-  await dropTestSchemas();
-  await removeTempRepos();
-});
+afterAll(dropTestSchemas);
 
 describe("fleet leases", () => {
   it("lead every environment by exactly one replica, within each replica's share, and agree with the table", async () => {
@@ -204,182 +167,5 @@ describe("fleet leases", () => {
     } finally {
       await me.end();
     }
-  });
-
-  it("ends a dropped connection's backend, so a statement still queued behind a row lock never runs", async () => {
-    const schema = testSchema();
-    const table = new LeaseTable(schema, 60_000);
-    const me = new pg.Client({ connectionString: pgUrl });
-    const locker = new pg.Client({ connectionString: pgUrl });
-    const dropped = new pg.Client({ connectionString: pgUrl, application_name: "gatesync abc123 vm:1" });
-    dropped.on("error", () => undefined);
-    await Promise.all([me.connect(), locker.connect(), dropped.connect()]);
-    try {
-      await table.prepare(me, ["x"]);
-      await locker.query("BEGIN");
-      await locker.query(`SELECT * FROM ${schema}.fleet_leases WHERE environment = 'x' FOR UPDATE`);
-      const queued = table.acquire(dropped, "x", { id: "abc123", name: "vm:1" }, 60_000).catch((err: Error) => err);
-      const pid = (dropped as unknown as { processID: number }).processID;
-      await eventually(
-        async () => (await sql<{ w: string | null }>("SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1", [pid]))[0]?.w,
-        (w) => w === "Lock",
-        5_000,
-      );
-      // another session's pid or another application's is never signalled
-      expect(await endSessions(me, [pid], "gatesync other x", 1_000)).toEqual([pid]);
-      expect((await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid])).length).toBe(1);
-      expect(await endSessions(me, [pid], "gatesync abc123 vm:1", 2_000)).toEqual([pid]);
-      expect((await sql("SELECT 1 FROM pg_stat_activity WHERE pid = $1", [pid])).length).toBe(0);
-      await locker.query("COMMIT");
-      expect(await queued).toBeInstanceOf(Error);
-      expect((await table.holders(me, ["x"]))[0]?.holder).toBeNull();
-    } finally {
-      await locker.end();
-      await dropped.end().catch(() => undefined);
-      await me.end();
-    }
-  });
-
-  it("a take held past its timeout behind a row lock orphans nothing: once the lock goes, the environment is led within the lease time, by the replica the table names", async () => {
-    const schema = testSchema();
-    const times = { ttlMs: 3_000, renewMs: 500 };
-    await new LeaseTable(schema, times.ttlMs).prepare(await connected(), ["solo", "other"]);
-    const locker = await connected();
-    await locker.query("BEGIN");
-    await locker.query(`SELECT * FROM ${schema}.fleet_leases WHERE environment = 'solo' FOR UPDATE`);
-    const a = replica(schema, "a", [], ["solo", "other"], times);
-    // a's take of solo waits on the lock, past its timeout (1.5 s)
-    await eventually(
-      async () =>
-        (await sql(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name LIKE 'gatesync % a' AND query LIKE '%acquired_at%'`))
-          .length,
-      (n) => n > 0,
-      10_000,
-    );
-    await sleep(1_700);
-    await locker.query("COMMIT");
-    const releasedAt = Date.now();
-    await eventually(
-      () => a.leads("solo"),
-      (x) => x,
-      times.ttlMs,
-    );
-    console.log(`led again ${Date.now() - releasedAt} ms after the lock was let go`);
-    await expectTableTruthful(schema, [a], 3_000);
-  });
-
-  it("a renewal held past its timeout behind a row lock orphans nothing: once the lock goes, the environment is led within the lease time, by the replica the table names", async () => {
-    const schema = testSchema();
-    const times = { ttlMs: 3_000, renewMs: 500 };
-    const a = replica(schema, "a", [], ["solo"], times);
-    const b = replica(schema, "b", [], ["solo"], times);
-    const [leader] = await eventually(
-      () => [a, b].filter((f) => f.leads("solo")),
-      (x) => x.length === 1,
-      15_000,
-    );
-    const locker = await connected();
-    await locker.query("BEGIN");
-    await locker.query(`SELECT * FROM ${schema}.fleet_leases WHERE environment = 'solo' FOR UPDATE`);
-    // the leader's renewals wait on the lock past their timeouts, the lease runs out, the other's take waits too
-    await takeWaitingOnLock(`gatesync % ${leader === a ? "b" : "a"}`);
-    await sleep(1_700);
-    expect(leadersOf([a, b], ["solo"]).get("solo")).toEqual([]);
-    await locker.query("COMMIT");
-    const releasedAt = Date.now();
-    await eventually(
-      () => leadersOf([a, b], ["solo"]).get("solo")!.length,
-      (n) => n === 1,
-      times.ttlMs,
-    );
-    console.log(`led again ${Date.now() - releasedAt} ms after the lock was let go`);
-    await expectTableTruthful(schema, [a, b], 3_000);
-  });
-});
-
-const clients: pg.Client[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.end().catch(() => undefined);
-});
-
-async function connected(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: pgUrl });
-  clients.push(c);
-  await c.connect();
-  return c;
-}
-
-/** Waits until a session named like `applicationName` waits on a row lock to take a lease. */
-async function takeWaitingOnLock(applicationName: string): Promise<void> {
-  await eventually(
-    async () =>
-      (
-        await sql(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name LIKE $1 AND query LIKE '%acquired_at%'`, [
-          applicationName,
-        ])
-      ).length,
-    (n) => n > 0,
-    15_000,
-  );
-}
-
-/** For `ms`, every live holder the table names leads its environment (sampled every 100 ms). */
-async function expectTableTruthful(schema: string, fleet: readonly FleetLeases[], ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const rows = await sql<{ environment: string; holder_name: string }>(
-      `SELECT environment, holder_name FROM ${schema}.fleet_leases WHERE holder IS NOT NULL AND expires_at > now()`,
-    );
-    for (const r of rows) expect(fleet.find((f) => f.name === r.holder_name)?.leads(r.environment), `${r.holder_name} leads ${r.environment}`).toBe(true);
-    await sleep(100);
-  }
-}
-
-describe("lease times in gatesync.yaml", () => {
-  const config = (lease: string, environmentState = ""): string => `apiVersion: gatesync.dev/v1
-kind: GatesyncConfig
-source: { directory: config }
-targets:
-  gateway: { url: "http://127.0.0.1:9", credentialEnv: GW_KEY }
-environments:
-  eu: {${environmentState}}
-  us: {}
-state:
-  backend: postgres
-  urlEnv: DATABASE_URL
-${lease}`;
-  const failure = async (yaml: string): Promise<ValidationFailed> => {
-    const dir = await tempRepo({ "gatesync.yaml": yaml });
-    const err = await loadConfig(path.join(dir, "gatesync.yaml")).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ValidationFailed);
-    return err as ValidationFailed;
-  };
-
-  it("are the operator's to set, the defaults (5s, renewed every 1s) where absent", async () => {
-    const dir = await tempRepo({ "gatesync.yaml": config("  lease: { duration: 3s, renewEvery: 500ms }\n"), "other.yaml": config("") });
-    expect((await loadConfig(path.join(dir, "gatesync.yaml"))).state).toMatchObject({ lease: { durationMs: 3_000, renewMs: 500 } });
-    expect((await loadConfig(path.join(dir, "other.yaml"))).state).not.toHaveProperty("lease");
-  });
-
-  it("refuse fewer than three renewals per lease, located at renewEvery with a hint that, followed, loads", async () => {
-    const yaml = config("  lease:\n    duration: 5s\n    renewEvery: 2s\n");
-    const [d, ...more] = (await failure(yaml)).diagnostics;
-    expect(more).toEqual([]);
-    const at = positionOf(yaml, "2s");
-    expect([d!.code, d!.path, d!.line, d!.column]).toEqual(["CONFIG_INVALID", "state.lease.renewEvery", at.line, at.column]);
-    expect(d!.message).toBe("renewing every 2s is less than 3 renewals per lease of 5s: one slow renewal would lose the lease");
-    expect(d!.hint).toBe("set `renewEvery: 1666ms` or less, or `duration: 6s` or more");
-    const dir = await tempRepo({ "a.yaml": yaml.replace("renewEvery: 2s", "renewEvery: 1666ms"), "b.yaml": yaml.replace("duration: 5s", "duration: 6s") });
-    expect((await loadConfig(path.join(dir, "a.yaml"))).state).toMatchObject({ lease: { durationMs: 5_000, renewMs: 1_666 } });
-    expect((await loadConfig(path.join(dir, "b.yaml"))).state).toMatchObject({ lease: { durationMs: 6_000, renewMs: 2_000 } });
-  });
-
-  it("refuse a lease under a second, a renewal more often than every 100ms, and lease times of one environment's own", async () => {
-    const short = (await failure(config("  lease: { duration: 500ms, renewEvery: 100ms }\n"))).diagnostics;
-    expect(short.map((d) => [d.path, d.hint])).toEqual([["state.lease.duration", "set `duration: 1s` or more (the default is 5s)"]]);
-    const often = (await failure(config("  lease: { duration: 1s, renewEvery: 50ms }\n"))).diagnostics;
-    expect(often.map((d) => [d.path, d.hint])).toEqual([["state.lease.renewEvery", "set `renewEvery: 100ms` or more"]]);
-    const own = (await failure(config("", " state: { backend: postgres, urlEnv: DATABASE_URL, schema: eu_own, lease: { duration: 9s } } "))).diagnostics;
-    expect(own.map((d) => [d.path, d.message])).toEqual([["environments.eu.state.lease", "environment eu sets lease times of its own"]]);
   });
 });
