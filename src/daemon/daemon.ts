@@ -111,6 +111,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const server = opts.serve === false ? undefined : await serve(opts, a, inForce);
   a.own.url = server?.url;
   a.leases?.start();
+  // the first round takes this replica's leases (bounded by the lease connection's own timeouts)
+  await a.leases?.firstRound();
   for (const u of list) u.reconciler.start();
   if (opts.watchConfig !== false) inForce.reloader?.watch();
   const implicit = a.environments[0]!.implicit;

@@ -81,6 +81,8 @@ export class FleetLeases {
   private loop: Promise<void> | undefined;
   private wake = new AbortController();
   private lapseTimer: NodeJS.Timeout | undefined;
+  private roundOver: () => void = () => undefined;
+  private readonly roundDone = new Promise<void>((resolve) => (this.roundOver = resolve));
   /** Live replicas at the last tick (itself included). */
   private live = 1;
   /** The lease table as last read (every tick reads it before taking anything), and when. */
@@ -100,6 +102,15 @@ export class FleetLeases {
 
   start(): void {
     this.loop = this.run();
+  }
+
+  /**
+   * Settles once the first round has taken what this replica may lead (or failed): a daemon
+   * starts its runs after it, so a first run — the only one of `run --once` — is not a standby's
+   * only because the lease was not asked for yet.
+   */
+  firstRound(): Promise<void> {
+    return this.roundDone;
   }
 
   /** Whether this replica leads `environment` now. */
@@ -146,6 +157,7 @@ export class FleetLeases {
         failures++;
       }
       this.lapse();
+      this.roundOver();
       const renew = this.timing.renewMs;
       // while leases are held, retry at once on the next round: one failed renewal need not lose them
       const wait = failures === 0 || this.held.size > 0 ? renew : Math.min(Math.max(renew, this.timing.ttlMs / 2), renew * 2 ** Math.min(failures, 3));
