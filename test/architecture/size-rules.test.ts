@@ -27,7 +27,13 @@ const fileLimit = 350;
 const functionLimit = 60;
 
 /** `import type` edges allowed to close a circle: from → to, and why the types are truly `to`'s. */
-const typeCircles: readonly { from: string; to: string; why: string }[] = [];
+const typeCircles: readonly { from: string; to: string; why: string }[] = [
+  {
+    from: "kinds/kind.ts",
+    to: "kinds/registry.ts",
+    why: "KindName is the union of the names the registry lists: written in kind.ts, it would be a second list of the kinds",
+  },
+];
 
 const lineCount = (text: string): number => text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
 const read = (relative: string): string => readFileSync(path.join(projectRoot, relative), "utf8");
@@ -63,6 +69,16 @@ function folderGraph(imports: readonly FileImport[]): Edges {
   return edges;
 }
 
+/** The `//` comment lines right above a 1-based line, joined. */
+function commentAbove(lines: readonly string[], line: number): string {
+  let first = line - 1;
+  while (first > 0 && (lines[first - 1] ?? "").trimStart().startsWith("//")) first--;
+  return lines
+    .slice(first, line - 1)
+    .map((l) => l.trim())
+    .join(" ");
+}
+
 /** A listed circle must still be an `import type` (all of them, from → to) with its comment above it. */
 function unjustifiedTypeCircles(imports: readonly FileImport[]): string[] {
   return typeCircles.flatMap(({ from, to }) => {
@@ -71,7 +87,9 @@ function unjustifiedTypeCircles(imports: readonly FileImport[]): string[] {
     const lines = read(`src/${from}`).split("\n");
     return found.flatMap((i) => {
       if (!i.typeOnly) return [`src/${from}:${i.line} imports src/${to} at run time: a runtime circle cannot be listed`];
-      return /\/\/ type circle: \S/.test(lines[i.line - 2] ?? "") ? [] : [`src/${from}:${i.line} has no "// type circle: <why>" comment above its import`];
+      return commentAbove(lines, i.line).startsWith("// type circle: ")
+        ? []
+        : [`src/${from}:${i.line} has no "// type circle: <why>" comment above its import`];
     });
   });
 }
