@@ -2,7 +2,7 @@ import type { GatesyncConfig } from "../config/config.js";
 import { ValidationFailed, formatDiagnostic } from "../errors.js";
 import { painter } from "../style.js";
 import { refusedPlanMarkdown, rulesSection } from "../plan/rules-markdown.js";
-import { hasBreaking } from "../plan/breaking/classify.js";
+import { hasBreaking } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
 import type { CliIo } from "./cli-io.js";
 import { configOrDefault, stateUrlVariable, writeChunks } from "./cli-io.js";
