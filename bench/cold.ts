@@ -13,7 +13,7 @@ import { parse } from "yaml";
 import { configFromDocument } from "../src/config/config.js";
 import { EnvFileSecretSource } from "../src/secrets/env-file-source.js";
 import { SecretResolver } from "../src/secrets/resolver.js";
-import { prepareDesired } from "../src/plan/desired.js";
+import { prepareDesired } from "../src/plan/prepare-desired.js";
 import { openStateBackend } from "../src/record/open-backend.js";
 import { appliedRecord } from "../src/apply/applied-record.js";
 import { RepositoryValidator } from "../src/validate/validate-repository.js";

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { parseAllDocuments } from "yaml";
 import { EnvFileSecretSource } from "../src/secrets/env-file-source.js";
 import { SecretResolver } from "../src/secrets/resolver.js";
-import { prepareDesired } from "../src/plan/desired.js";
+import { prepareDesired } from "../src/plan/prepare-desired.js";
 import { computePlan } from "../src/plan/plan.js";
 import { contentHash } from "../src/kinds/canonical.js";
 import { appliedRecord } from "../src/apply/applied-record.js";

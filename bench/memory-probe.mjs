@@ -1,7 +1,7 @@
 // Child process of the benchmark, on the compiled code (what production runs): load, validate,
 // prepare and plan a repository, then report the process's peak resident set size.
 import { EnvFileSecretSource } from "../dist/secrets/env-file-source.js";
-import { prepareDesired } from "../dist/plan/desired.js";
+import { prepareDesired } from "../dist/plan/prepare-desired.js";
 import { computePlan } from "../dist/plan/plan.js";
 import { RepositoryValidator } from "../dist/validate/validate-repository.js";
 

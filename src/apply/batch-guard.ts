@@ -6,7 +6,7 @@
  */
 import type { GatesyncConfig } from "../config/config.js";
 import { batchRouteOf } from "../config/environments.js";
-import type { ReservedBatchRoute } from "../kinds/batch-route.js";
+import type { ReservedBatchRoute } from "../kinds/kind.js";
 import type { KindModule, Spec } from "../kinds/kind.js";
 import { knownKind } from "../kinds/registry.js";
 import type { Resource } from "../kinds/resource.js";

@@ -15,7 +15,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
 import { AbortWaiters, linkedSignal } from "../abort-signals.js";
-import type { RateLimitConfig } from "../config/config.js";
+import type { RateLimitConfig } from "../config/config-sections.js";
 import type { InterfaceName } from "../contract/interfaces.js";
 import type { Logger } from "../logger.js";
 import { SendPacer } from "./send-pacer.js";

@@ -18,15 +18,26 @@ import { RepositoryValidator } from "../validate/validate-repository.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import type { CliIo } from "./cli-io.js";
 import { configOrDefault, writeChunks } from "./cli-io.js";
-import type { ApplyFlags } from "./apply-command.js";
 import { applyReview, rememberApplied } from "./apply-review.js";
+import type { StateTrustFlags } from "./apply-review.js";
 import { ask } from "./ask.js";
 import { oneEnvironment, unmovedStateHint } from "./environment-option.js";
 import { interruptOnSignals, signalExitCode } from "./interrupt.js";
 import type { Interrupt } from "./interrupt.js";
 import { openResources } from "./resources.js";
 import { applySelection } from "./selection-options.js";
+import type { SelectionFlags } from "./selection-options.js";
 import { HeldValue } from "../deferred.js";
+
+/** What `gatesync apply` reads from its flags (apply-command.ts declares them). */
+export type ApplyFlags = SelectionFlags & {
+  config: string;
+  plan?: string;
+  autoApprove?: boolean;
+  dir?: string;
+  allowMassDeactivation?: boolean;
+  env?: string;
+} & StateTrustFlags;
 
 async function readSavedPlan(file: string): Promise<Plan> {
   let text: string;

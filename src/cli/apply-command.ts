@@ -2,18 +2,8 @@ import type { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
 import { envOptionHelpOne } from "./cli-io.js";
 import { collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
-import type { SelectionFlags } from "./selection-options.js";
-import type { StateTrustFlags } from "./apply-review.js";
+import type { ApplyFlags } from "./apply-action.js";
 import { examplesText } from "./help-examples.js";
-
-export type ApplyFlags = SelectionFlags & {
-  config: string;
-  plan?: string;
-  autoApprove?: boolean;
-  dir?: string;
-  allowMassDeactivation?: boolean;
-  env?: string;
-} & StateTrustFlags;
 
 export function addApplyCommand(program: Command, io: CliIo): void {
   program

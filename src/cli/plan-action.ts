@@ -1,37 +1,20 @@
-import { writeFile } from "node:fs/promises";
-import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
-import { UsageError, ValidationFailed, formatDiagnostic } from "../errors.js";
-import type { Diagnostic } from "../errors.js";
+import { ValidationFailed, formatDiagnostic } from "../errors.js";
 import { painter } from "../style.js";
 import { refusedPlanMarkdown, rulesSection } from "../plan/rules-markdown.js";
-import { hasBreaking } from "../plan/breaking/classify.js";
-import { hasBlocked, hasChanges } from "../plan/plan.js";
-import type { Plan } from "../plan/plan.js";
+import { hasBreaking } from "../plan/plan.js";
 import { planChunks } from "../plan/render.js";
-import { runPlan } from "../plan/run-plan.js";
-import { invocationWith } from "../printed-commands.js";
-import type { SelectionRequest } from "../select/selection.js";
-import { ensureDirectory } from "../ensure-directory.js";
-import { RepositoryValidator } from "../validate/validate-repository.js";
-import { checkStateRequired, openPlanState } from "./plan-state.js";
 import type { CliIo } from "./cli-io.js";
 import { configOrDefault, stateUrlVariable, writeChunks } from "./cli-io.js";
 import { daemonEnvironments, daemonSettings } from "./plan-daemon.js";
 import type { DaemonPlanTargets } from "./plan-daemon.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
-import type { PlanFlags } from "./plan-command.js";
+import type { PlanFlags } from "./plan-run.js";
 import { openResources } from "./resources.js";
-import type { CommandResources } from "./resources.js";
 import { environmentsForFlag, unmovedStateHint } from "./environment-option.js";
 import { planEnvironments } from "./plan-environments.js";
+import { computePlanRun, planExitCode, savePlan } from "./plan-run.js";
 import { selectionFromFlags } from "./selection-options.js";
-
-/** `--detailed-exitcode`: 3 when a change is blocked (it needs a person), else 2 with changes, else 0. */
-export function detailedExitCode(plan: Plan): number {
-  if (hasBlocked(plan)) return 3;
-  return hasChanges(plan) ? 2 : 0;
-}
 
 /** `gatesync plan`: every environment without --env, else the one it names. */
 export async function planAction(given: PlanFlags, io: CliIo): Promise<void> {
@@ -78,61 +61,4 @@ async function daemonTargets(top: GatesyncConfig, opts: PlanFlags, io: CliIo): P
   const address = [opts.stateUrl, io.env[stateUrlVariable]].find((v) => v !== undefined && v !== "");
   if (address === undefined || opts.state !== undefined) return undefined;
   return daemonEnvironments(top, await daemonSettings(address, io.env[stateTokenVariable]), opts.env);
-}
-
-/** Writes a plan's JSON for `apply --plan`, or says why it cannot. */
-export async function savePlan(out: string, json: Iterable<string>): Promise<void> {
-  await ensureDirectory(path.dirname(path.resolve(out)))
-    .then(async () => writeFile(out, json))
-    .catch((err: unknown) => {
-      throw new UsageError(
-        `cannot save the plan to ${out}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-        "give --out a path in a writable directory",
-      );
-    });
-}
-
-/** 4 with --fail-on-breaking and a breaking change; else --detailed-exitcode's, or 0. */
-export function planExitCode(plan: Plan, opts: Pick<PlanFlags, "failOnBreaking" | "detailedExitcode">): number {
-  if (opts.failOnBreaking === true && hasBreaking(plan)) return 4;
-  return opts.detailedExitcode === true ? detailedExitCode(plan) : 0;
-}
-
-/** A plan and the rules' findings of one (effective) config, against the state the flags name. */
-export async function computePlanRun(
-  config: GatesyncConfig,
-  resources: CommandResources,
-  opts: PlanFlags,
-  selection: SelectionRequest | undefined,
-  io: CliIo,
-): Promise<{ readonly plan: Plan; readonly ruleFindings: readonly Diagnostic[] }> {
-  const state = await openPlanState(config, io.env, opts);
-  try {
-    // a plan only: the state's payloads are read only where the plan compares them
-    const computed = await runPlan({
-      config,
-      ...resources.input,
-      validator: RepositoryValidator.oneShot(),
-      state,
-      env: io.env,
-      payloads: "needed",
-      keep: "plan",
-      // a JSON plan prints every document: kept from validation, not read and parsed again
-      ...(opts.format === "json" || opts.out !== undefined ? { printsDocuments: true } : {}),
-      ...(selection === undefined ? {} : { selection }),
-      ...(opts.allowMassDeactivation === true ? { allowMassDeactivation: true } : {}),
-      invocation: invocationWith(config, opts.dir),
-    });
-    checkStateRequired(computed.plan.state.serial, state.description, io.env, opts);
-    // the header says which state, and loudly when it is empty
-    return {
-      ruleFindings: computed.ruleFindings,
-      plan: {
-        ...computed.plan,
-        state: { ...computed.plan.state, source: state.description, ...(computed.plan.state.serial === 0 ? { empty: true } : {}) },
-      },
-    };
-  } finally {
-    await state.close();
-  }
 }

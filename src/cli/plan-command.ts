@@ -1,25 +1,11 @@
 import { Option } from "commander";
 import type { Command } from "commander";
-import type { PlanFormat } from "../plan/render.js";
 import { stateTokenVariable } from "../secrets/credentials.js";
 import type { CliIo } from "./cli-io.js";
 import { envOptionHelp, stateSpecHelp, stateUrlVariable } from "./cli-io.js";
-import type { PlanStateFlags } from "./plan-state.js";
 import { collect, massDeactivationHelp, selectionHelp } from "./selection-options.js";
-import type { SelectionFlags } from "./selection-options.js";
 import { examplesText } from "./help-examples.js";
-
-export type PlanFlags = SelectionFlags &
-  PlanStateFlags & {
-    config: string;
-    format: PlanFormat;
-    out?: string;
-    detailedExitcode?: boolean;
-    failOnBreaking?: boolean;
-    dir?: string;
-    allowMassDeactivation?: boolean;
-    env?: string;
-  };
+import type { PlanFlags } from "./plan-run.js";
 
 export function addPlanCommand(program: Command, io: CliIo): void {
   program

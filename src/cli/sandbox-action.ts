@@ -2,8 +2,23 @@
 import type { FaultSettings } from "../sandbox/faults.js";
 import { loadFixtures } from "../sandbox/fixtures.js";
 import { startSandbox } from "../sandbox/sandbox.js";
-import type { SandboxFlags } from "./sandbox-command.js";
 import { untilStopSignal } from "./interrupt.js";
+
+/** What `gatesync sandbox` reads from its flags (sandbox-command.ts declares and parses them). */
+export interface SandboxFlags {
+  port: number;
+  host: string;
+  fixtures?: string;
+  latency: number;
+  jitter: number;
+  errorRate: number;
+  unavailableRate: number;
+  resetRate: number;
+  rateLimit?: { requestsPerSecond: number; burst: number };
+  seed: number;
+  logSize: number;
+  maxBodyMib: number;
+}
 
 /** Credentials come from the same variables gatesync.yaml names; unset ones are generated. */
 const credentialEnv = { gatewayKey: "GW_ADMIN_KEY", portalKey: "PORTAL_API_KEY", dashboardToken: "DASHBOARD_TOKEN", llmKey: "LLM_API_KEY" } as const;

@@ -2,21 +2,7 @@ import { InvalidArgumentError } from "commander";
 import type { Command } from "commander";
 import { defaultMaxBodyBytes } from "../sandbox/body-limit.js";
 import { examplesText } from "./help-examples.js";
-
-export interface SandboxFlags {
-  port: number;
-  host: string;
-  fixtures?: string;
-  latency: number;
-  jitter: number;
-  errorRate: number;
-  unavailableRate: number;
-  resetRate: number;
-  rateLimit?: { requestsPerSecond: number; burst: number };
-  seed: number;
-  logSize: number;
-  maxBodyMib: number;
-}
+import type { SandboxFlags } from "./sandbox-action.js";
 
 function number(name: string, min: number, max = Number.POSITIVE_INFINITY) {
   return (value: string): number => {

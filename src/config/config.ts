@@ -3,7 +3,6 @@
  * Credentials are referenced by environment variable name, never written in the file.
  */
 import path from "node:path";
-import { ConfigError, ErrorCode } from "../errors.js";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import { checkConfigText, readConfigFile } from "./config-text.js";
 import { parseDuration } from "./duration.js";
@@ -12,46 +11,12 @@ import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
 import type { PreparedRules } from "../rules/prepare-rules.js";
 import type { NotificationsConfig } from "./notifications.js";
-import { managementInterfaces } from "../contract/interfaces.js";
-import type { InterfaceName } from "../contract/interfaces.js";
+import { optional, scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
+import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
 import { environmentsFromDocument, valuesFromDocument } from "./environment-section.js";
 import type { EnvironmentDefinition, EnvironmentValue, PatchSource } from "./environment-section.js";
-import { leaseSetting } from "./lease-section.js";
-import type { LeaseConfig } from "./lease-section.js";
 import { telemetryFromDocument } from "./telemetry-section.js";
 import type { TelemetryConfig } from "./telemetry-section.js";
-
-export interface RateLimitConfig {
-  readonly concurrency: number;
-  readonly requestsPerSecond: number;
-}
-
-/** What every target has: where it answers, which variable holds its credential, how that is written, how fast to go. */
-export interface Target {
-  readonly url: string;
-  /**
-   * The environment variable holding the credential: `targets.<name>.<credentialEnvKey>` in
-   * gatesync.yaml (`credentialEnv`, the dashboard's `tokenEnv`; see contract/interfaces.ts).
-   */
-  readonly credentialEnv: string;
-  /** Written before the credential in its header; the interface's `defaultAuthScheme` when not given. */
-  readonly authScheme: string;
-  readonly rateLimit: RateLimitConfig;
-}
-
-/** The gateway's target: batch calls go through a loopback API of its own. */
-export interface GatewayTarget extends Target {
-  /** `apiId`: the loopback API's id, when the operator gives it (resources addressing it are refused). */
-  readonly batch?: { readonly listenPath: string; readonly apiId?: string; readonly keyEnv: string; readonly maxSize: number };
-}
-
-/** The portal's target: which identity providers register applications by type. */
-export interface PortalTarget extends Target {
-  readonly appTypeProviders: readonly number[];
-}
-
-/** One target per interface the config names; the gateway and the portal carry settings of their own. */
-export type TargetsConfig = { readonly [I in InterfaceName]?: Target } & { readonly gateway?: GatewayTarget; readonly portal?: PortalTarget };
 
 export type SourceConfig =
   | { readonly type: "directory"; readonly directory: string; readonly watch: boolean }
@@ -68,10 +33,6 @@ export type SourceConfig =
       /** The repository's settings file (team settings), relative to the repository's root: `gatesync.yaml` unless named. */
       readonly config?: string;
     };
-
-export type StateConfig =
-  | { readonly backend: "sqlite"; readonly path: string; readonly lockStaleMs?: number }
-  | { readonly backend: "postgres"; readonly urlEnv: string; readonly schema: string; readonly lease?: LeaseConfig };
 
 export interface GatesyncConfig {
   /** The file it was read from (absolute), or undefined for the built-in default. */
@@ -90,7 +51,7 @@ export interface GatesyncConfig {
     readonly maxRetryAfterMs: number;
   };
   readonly state: StateConfig;
-  readonly schedule: { readonly intervalMs: number; readonly jitter: number; readonly reassertIntervalMs: number | undefined };
+  readonly schedule: ScheduleConfig;
   readonly orphans: "report" | "deactivate";
   /** The guard against mass deactivation (docs/user/renames.md). */
   readonly deactivationGuard: DeactivationGuard;
@@ -102,14 +63,7 @@ export interface GatesyncConfig {
     readonly pagesTokenEnv?: string;
   };
   /** Where `${file:}` resolves, and which variables `${env:}` may read (nothing else resolves). */
-  readonly secrets: {
-    readonly fileRoot: string;
-    readonly env: readonly string[];
-    readonly envPrefix?: string;
-    /** Where `${sops:}` takes its age identities (secrets.sopsAgeKeyEnv, secrets.sopsAgeKeyFile): when either is set, only they. */
-    readonly sopsAgeKeyEnv?: string;
-    readonly sopsAgeKeyFile?: string;
-  };
+  readonly secrets: SecretsConfig;
   readonly limits: {
     readonly maxFileBytes: number;
     readonly maxFiles: number;
@@ -156,17 +110,7 @@ export interface GatesyncConfig {
   readonly teamFile?: string;
 }
 
-const defaultRate: RateLimitConfig = { concurrency: 8, requestsPerSecond: 50 };
-
 type Raw = Record<string, unknown>;
-
-function optional(key: string, value: unknown, map: (v: string) => string = (v) => v): Record<string, string> {
-  return typeof value === "string" ? { [key]: map(value) } : {};
-}
-
-function rate(raw: unknown): RateLimitConfig {
-  return { ...defaultRate, ...(raw as Partial<RateLimitConfig> | undefined) };
-}
 
 /** The guard against mass deactivation (docs/user/renames.md; applied by the planner's deactivation-guard.ts). */
 export interface DeactivationGuard {
@@ -205,52 +149,6 @@ function sourceConfig(src: Raw, resolve: (p: string) => string): SourceConfig {
     ...optional("sshKeyFile", g.sshKeyFile, resolve),
     ...optional("config", g.config),
   };
-}
-
-/** What only one interface's target carries, read from its section. */
-const targetSettings: { readonly [I in InterfaceName]?: (raw: Raw) => Omit<NonNullable<TargetsConfig[I]>, keyof Target> } = {
-  gateway: (g) => {
-    const b = g.batch as Raw | undefined;
-    return b === undefined
-      ? {}
-      : {
-          batch: {
-            listenPath: String(b.listenPath),
-            ...optional("apiId", b.apiId),
-            keyEnv: String(b.keyEnv),
-            maxSize: typeof b.maxSize === "number" ? b.maxSize : 50,
-          },
-        };
-  },
-  portal: (p) => ({ appTypeProviders: (p.appTypeProviders as number[] | undefined) ?? [] }),
-};
-
-/** The targets section: each interface gatesync writes to, with its credentials and rate. */
-export function targetsConfig(t: Raw): TargetsConfig {
-  const targets: Partial<Record<InterfaceName, Target>> = {};
-  for (const iface of managementInterfaces) {
-    const raw = t[iface.name] as Raw | undefined;
-    if (raw === undefined) continue;
-    targets[iface.name] = {
-      url: String(raw.url),
-      credentialEnv: String(raw[iface.credentialEnvKey]),
-      authScheme: typeof raw.authScheme === "string" ? raw.authScheme : iface.defaultAuthScheme,
-      rateLimit: rate(raw.rateLimit),
-      ...targetSettings[iface.name]?.(raw),
-    };
-  }
-  // each target of an interface with settings of its own got them from `targetSettings` above
-  return targets as TargetsConfig;
-}
-
-/** Each target's credential variable with the setting of gatesync.yaml that names it (`targets.dashboard.tokenEnv`). */
-export function targetCredentialVariables(
-  targets: TargetsConfig,
-): Array<{ readonly interface: InterfaceName; readonly name: string; readonly setting: string }> {
-  return managementInterfaces.flatMap((iface) => {
-    const target = targets[iface.name];
-    return target === undefined ? [] : [{ interface: iface.name, name: target.credentialEnv, setting: `targets.${iface.name}.${iface.credentialEnvKey}` }];
-  });
 }
 
 /** Builds the typed config from a document that passed the schema. */
@@ -304,45 +202,9 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
   };
 }
 
-/** The schedule section (the top level's, or an environment's). */
-export function scheduleConfig(sc: Raw): GatesyncConfig["schedule"] {
-  return {
-    intervalMs: parseDuration(typeof sc.interval === "string" ? sc.interval : "1m"),
-    jitter: typeof sc.jitter === "number" ? sc.jitter : 0.1,
-    reassertIntervalMs: typeof sc.reassertInterval === "string" ? parseDuration(sc.reassertInterval) : undefined,
-  };
-}
-
-/** The secret scope (the top level's, or an environment's): paths relative to the config. */
-export function secretsConfig(secrets: Raw, resolve: (p: string) => string): GatesyncConfig["secrets"] {
-  return {
-    fileRoot: resolve(typeof secrets.fileRoot === "string" ? secrets.fileRoot : "."),
-    env: Array.isArray(secrets.env) ? secrets.env.map(String) : [],
-    ...optional("envPrefix", secrets.envPrefix),
-    ...optional("sopsAgeKeyEnv", secrets.sopsAgeKeyEnv),
-    ...(typeof secrets.sopsAgeKeyFile === "string" ? { sopsAgeKeyFile: resolve(secrets.sopsAgeKeyFile) } : {}),
-  };
-}
-
 /** Reads and validates gatesync.yaml; every problem is reported with its position. */
 export async function loadConfig(file: string, schemas: SchemaRegistry = new SchemaRegistry()): Promise<GatesyncConfig> {
   const absolute = path.resolve(file);
   const { document } = checkConfigText(await readConfigFile(file, absolute), file, absolute, schemas);
   return configFromDocument(document, absolute, path.dirname(absolute));
-}
-
-/** The state section; the retired `backend: file` is refused with the command that moves it. */
-export function stateConfig(st: Record<string, unknown>, resolve: (p: string) => string, file: string | undefined): StateConfig {
-  const schema = typeof st.schema === "string" ? st.schema : "gatesync";
-  if (st.backend === "postgres") return { backend: "postgres", urlEnv: String(st.urlEnv), schema, ...leaseSetting(st.lease) };
-  if (st.backend === "file") {
-    const old = resolve(typeof st.path === "string" ? st.path : ".gatesync/state.json");
-    const target = old.endsWith(".json") ? `${old.slice(0, -5)}.db` : `${old}.db`;
-    throw new ConfigError(ErrorCode.CONFIG_INVALID, "`state: { backend: file }` is retired: the state now lives in SQLite", {
-      hint: `move it with \`gatesync state migrate --from file:${old} --to sqlite:${target}\`, then set \`state: { backend: sqlite, path: ${target} }\``,
-      ...(file === undefined ? {} : { location: { file, path: "state.backend" } }),
-    });
-  }
-  const lockStale = typeof st.lockStaleAfter === "string" ? { lockStaleMs: parseDuration(st.lockStaleAfter) } : {};
-  return { backend: "sqlite", path: resolve(typeof st.path === "string" ? st.path : ".gatesync/state.db"), ...lockStale };
 }

@@ -9,7 +9,7 @@ import { defaultAgeKeys } from "../secrets/sops-age.js";
 import type { AgeKeySettings } from "../secrets/sops-age.js";
 import { secretScope as scopeOf } from "../secrets/scope.js";
 import type { SecretScope } from "../secrets/scope.js";
-import { targetCredentialVariables } from "./config.js";
+import { targetCredentialVariables } from "./config-sections.js";
 import type { GatesyncConfig } from "./config.js";
 import { notificationVariables } from "./notifications.js";
 

@@ -12,8 +12,8 @@ import { isInside } from "../file-paths.js";
 import { parseSelector } from "../label-selector.js";
 import { notificationsFromDocument } from "./notifications.js";
 import type { NotificationsConfig } from "./notifications.js";
-import { scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config.js";
-import type { GatesyncConfig, StateConfig } from "./config.js";
+import { scheduleConfig, secretsConfig, stateConfig, targetsConfig } from "./config-sections.js";
+import type { ScheduleConfig, SecretsConfig, StateConfig, TargetsConfig } from "./config-sections.js";
 
 /** What `${var:NAME}` is replaced with: a string, a number or a boolean. */
 export type EnvironmentValue = string | number | boolean;
@@ -29,12 +29,12 @@ export type PatchSource =
 /** One entry of `environments:`, as written: only what it sets itself (the top level fills the rest). */
 export interface EnvironmentDefinition {
   readonly name: string;
-  readonly targets?: GatesyncConfig["targets"];
+  readonly targets?: TargetsConfig;
   /** Its own values only (over the top level's). */
   readonly values: Readonly<Record<string, EnvironmentValue>>;
   readonly selector?: string;
-  readonly schedule?: GatesyncConfig["schedule"];
-  readonly secrets?: GatesyncConfig["secrets"];
+  readonly schedule?: ScheduleConfig;
+  readonly secrets?: SecretsConfig;
   readonly notifications?: NotificationsConfig;
   readonly orphans?: "report" | "deactivate";
   /** An explicit state; absent: the top-level state, namespaced by the name. */

@@ -10,7 +10,8 @@
 import path from "node:path";
 import { ConfigError, ErrorCode } from "../errors.js";
 import { similar } from "../similar.js";
-import type { GatesyncConfig, StateConfig } from "./config.js";
+import type { GatesyncConfig } from "./config.js";
+import type { StateConfig } from "./config-sections.js";
 import type { ValuesContext } from "../load/values.js";
 import type { PatchOrigin } from "../load/patches.js";
 import { namespacedState } from "./environment-section.js";

@@ -1,7 +1,7 @@
 import { apiDefinitionChecks } from "./api-definition-checks.js";
 import { batchRouteClaims, mayChangeBatchRoute } from "./batch-route.js";
 import type { AttachedDocument, KindModule, KindRequest, Reactivation, RuleFinding, Spec } from "./kind.js";
-import { stringField } from "./kind.js";
+import { stringField } from "./spec-fields.js";
 import { classifyGateway } from "./breaking/gateway.js";
 import { classifyOpenApi } from "./breaking/openapi.js";
 import { field } from "./breaking/types.js";

@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, RequestContext, Spec } from "./kind.js";
-import { apiRefsIn, idMember, withApiId } from "./kind.js";
+import { apiRefsIn, idMember, withApiId } from "./spec-fields.js";
 
 /** Operation 5: POST {portal_api_url}/products (create only). */
 export const apiProductKind: KindModule<"ApiProduct"> = {

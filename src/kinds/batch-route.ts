@@ -9,32 +9,7 @@
 import type { PathSegment } from "../field-path.js";
 import { hasSecretRef } from "../secrets/references.js";
 import { documentMember } from "./document-ref.js";
-import type { Spec } from "./kind.js";
-
-/** The route as the operator configured it (gatesync.yaml), and the setting that names it, for messages. */
-export interface ReservedBatchRoute {
-  readonly listenPath: string;
-  /** The loopback API's id, when the operator gives it (`targets.gateway.batch.apiId`). */
-  readonly apiId?: string;
-  /** Where the setting is: `targets.gateway.batch` in gatesync.yaml, or an environment's. */
-  readonly setting: string;
-}
-
-/** A field of a resource that points at the batch route, and why. */
-export interface BatchRouteClaim {
-  readonly path: readonly PathSegment[];
-  readonly message: string;
-}
-
-/**
- * A kind's hook (KindModule.batchRoute): the fields of a spec that address the route's loopback
- * API (validate refuses them), and whether applying a spec may change it (the apply then sends
- * directly).
- */
-export interface BatchRouteHook {
-  claims(spec: Spec, route: ReservedBatchRoute): BatchRouteClaim[];
-  mayChange(spec: Spec, route: ReservedBatchRoute): boolean;
-}
+import type { BatchRouteClaim, ReservedBatchRoute, Spec } from "./kind.js";
 
 /**
  * A listen path as the gateway's router matches it: trimmed, percent-escapes decoded, one slash

@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, RequestContext, RuleContext, RuleFinding, Spec } from "./kind.js";
-import { normaliseCsv, withoutFields } from "./kind.js";
+import { normaliseCsv, withoutFields } from "./spec-fields.js";
 
 const derivedByProvider = ["TokenEndpointAuthMethod", "GrantType", "ResponseTypes"];
 

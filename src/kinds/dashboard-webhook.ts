@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, Spec } from "./kind.js";
-import { stringField } from "./kind.js";
+import { stringField } from "./spec-fields.js";
 
 /** Header names that carry credentials (matched anywhere in the name, any case). */
 export const credentialHeader = "auth|token|key|secret|cookie|passw|credential|signature|session|bearer";

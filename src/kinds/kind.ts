@@ -6,8 +6,9 @@
 import type { InterfaceName, OperationName } from "../contract/operations.js";
 import type { ErrorCode, Severity } from "../errors.js";
 import type { PathSegment } from "../field-path.js";
-import type { BatchRouteHook } from "./batch-route.js";
 import type { ClassifiedChange } from "./breaking/types.js";
+// type circle: a kind's name is what the registry lists (registry.ts imports each module, which
+// imports this file's types) — declared here it would be a second list of the kinds to keep in step
 import type { kindModules } from "./registry.js";
 
 export type { InterfaceName };
@@ -208,6 +209,31 @@ export interface AttachedDocument {
   readonly heldMembers: readonly string[];
 }
 
+/** The route as the operator configured it (gatesync.yaml), and the setting that names it, for messages. */
+export interface ReservedBatchRoute {
+  readonly listenPath: string;
+  /** The loopback API's id, when the operator gives it (`targets.gateway.batch.apiId`). */
+  readonly apiId?: string;
+  /** Where the setting is: `targets.gateway.batch` in gatesync.yaml, or an environment's. */
+  readonly setting: string;
+}
+
+/** A field of a resource that points at the batch route, and why. */
+export interface BatchRouteClaim {
+  readonly path: readonly PathSegment[];
+  readonly message: string;
+}
+
+/**
+ * A kind's hook (KindModule.batchRoute; batch-route.ts holds the rules): the fields of a spec that address the route's loopback
+ * API (validate refuses them), and whether applying a spec may change it (the apply then sends
+ * directly).
+ */
+export interface BatchRouteHook {
+  claims(spec: Spec, route: ReservedBatchRoute): BatchRouteClaim[];
+  mayChange(spec: Spec, route: ReservedBatchRoute): boolean;
+}
+
 /** `K`: the kind's name, written once, in its module (`KindModule<"OrgKey">`). */
 export interface KindModule<K extends string = KindName> {
   readonly kind: K;
@@ -280,68 +306,4 @@ export interface KindModule<K extends string = KindName> {
    * requests carry the id, not the name. Absent: nothing refers to this kind's resources by API id.
    */
   providedApiId?(spec: Spec): string | undefined;
-}
-
-/** `a, b ,c` → `a,b,c`: equivalent CSV spellings compare equal. */
-export function normaliseCsv(value: unknown): unknown {
-  return typeof value === "string"
-    ? value
-        .split(",")
-        .map((s) => s.trim())
-        .filter((s) => s !== "")
-        .join(",")
-    : value;
-}
-
-/** The spec without fields the request must not carry or the comparison must not see. */
-export function withoutFields(spec: Spec, keys: readonly string[]): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(spec).filter(([k]) => !keys.includes(k)));
-}
-
-/** An `apiRef` replaced by the raw id field the server expects. */
-export function withApiId(item: unknown, idField: string, apiIdOf: ApiIdLookup): unknown {
-  if (item === null || typeof item !== "object") return item;
-  const { apiRef, ...rest } = item as Record<string, unknown>;
-  return typeof apiRef === "string" ? { [idField]: apiIdOf(apiRef) ?? "", ...rest } : rest;
-}
-
-/** A string or number member as a string (ids in server answers), or undefined. */
-export function idMember(value: unknown, key: string): string | undefined {
-  const v = value !== null && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
-  return typeof v === "string" || typeof v === "number" ? String(v) : undefined;
-}
-
-/** A spec field that holds a string (identities and bodies are built from them), or undefined. */
-export function stringField(spec: Spec, key: string): string | undefined {
-  const v = spec[key];
-  return typeof v === "string" ? v : undefined;
-}
-
-/** References held in `apiRef` fields of each object of a list or map. */
-export function apiRefsIn(container: unknown, basePath: readonly PathSegment[]): ResourceReference[] {
-  if (container === null || typeof container !== "object") return [];
-  const entries: Array<[PathSegment, unknown]> = Array.isArray(container)
-    ? container.map((v, i) => [i, v] as [PathSegment, unknown])
-    : Object.entries(container);
-  const refs: ResourceReference[] = [];
-  for (const [key, item] of entries) {
-    if (item !== null && typeof item === "object" && typeof (item as Spec).apiRef === "string") {
-      refs.push({ path: [...basePath, key, "apiRef"], kind: "ApiDefinition", name: (item as Spec).apiRef as string });
-    }
-  }
-  return refs;
-}
-
-/** The standard warnings for deprecated fields that are present. */
-export function deprecationFindings(spec: Spec, deprecated: Readonly<Record<string, string>>): RuleFinding[] {
-  return Object.entries(deprecated)
-    .filter(([field]) => field in spec)
-    .map(([field, replacement]) => ({
-      path: ["spec", field],
-      key: true,
-      severity: "warning" as const,
-      code: "DEPRECATED_FIELD" as const,
-      message: `\`${field}\` is deprecated`,
-      hint: `use \`${replacement}\` instead`,
-    }));
 }

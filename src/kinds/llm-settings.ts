@@ -1,6 +1,6 @@
 import { contentHash } from "./canonical.js";
 import type { KindModule, KindRequest, Spec } from "./kind.js";
-import { idMember } from "./kind.js";
+import { idMember } from "./spec-fields.js";
 
 /** Operation 6: POST {llm_api_url}/llm-settings (create only). */
 export const llmSettingsKind: KindModule<"LlmSettings"> = {

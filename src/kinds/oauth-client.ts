@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, RequestContext, Spec } from "./kind.js";
-import { stringField } from "./kind.js";
+import { stringField } from "./spec-fields.js";
 import { classifyOAuthClient } from "./breaking/access.js";
 
 /** Operation 2: PUT {base_url}/gw/oauth/clients/{apiID}/{keyName}. The client must exist already. */

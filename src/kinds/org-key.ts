@@ -1,6 +1,6 @@
 import type { KindModule, KindRequest, RequestContext, RuleFinding, Spec } from "./kind.js";
 import { classifyOrgKey } from "./breaking/access.js";
-import { apiRefsIn, deprecationFindings, withoutFields, stringField, withApiId } from "./kind.js";
+import { apiRefsIn, deprecationFindings, withoutFields, stringField, withApiId } from "./spec-fields.js";
 
 const deprecatedFields = {
   apply_policy_id: "apply_policies",

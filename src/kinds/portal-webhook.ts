@@ -1,5 +1,5 @@
 import type { KindModule, KindRequest, Spec } from "./kind.js";
-import { idMember, stringField } from "./kind.js";
+import { idMember, stringField } from "./spec-fields.js";
 
 /** Operations 9 (POST {portal_api_url}/webhooks) and 8 (PUT {portal_api_url}/webhooks/{id}). */
 export const portalWebhookKind: KindModule<"PortalWebhook"> = {

@@ -10,7 +10,7 @@ import type { AttachedDocument, KindModule } from "../kinds/kind.js";
 import { isKindName, kindModule, kindNames } from "../kinds/registry.js";
 import { hasSopsMetadata } from "../secrets/sops-format.js";
 import { similar } from "../similar.js";
-import type { ParsedDocument } from "./yaml-reader.js";
+import type { ParsedDocument } from "./parsed-yaml.js";
 
 export type DocumentClass =
   | { readonly role: "resource"; readonly kind: KindModule; readonly value: Record<string, unknown>; readonly name: string | undefined }

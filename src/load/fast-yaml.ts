@@ -14,7 +14,7 @@
  */
 import { Schema, Type, loadAll } from "js-yaml";
 import type { LoadOptions, State } from "js-yaml";
-import type { ParsedDocument, ReadLimits } from "./yaml-reader.js";
+import type { ParsedDocument, ReadLimits } from "./parsed-yaml.js";
 import { implicitKeyLimit, needsFullParse } from "./fast-yaml-guards.js";
 
 /**

@@ -8,7 +8,8 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
-import { decodeText, defaultReadLimits, parseYaml } from "./yaml-reader.js";
+import { defaultReadLimits } from "./parsed-yaml.js";
+import { decodeText, parseYaml } from "./yaml-reader.js";
 import type { ParsedFile } from "./yaml-reader.js";
 
 export interface Limits {

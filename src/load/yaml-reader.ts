@@ -10,6 +10,8 @@ import type { Document, LineCounter, Node as YamlNode } from "yaml";
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { parseFast } from "./fast-yaml.js";
+import type { ParsedDocument, ReadLimits } from "./parsed-yaml.js";
+import { defaultReadLimits } from "./parsed-yaml.js";
 import { loadYamlLibrary } from "../yaml-library.js";
 
 /**
@@ -19,25 +21,6 @@ import { loadYamlLibrary } from "../yaml-library.js";
  */
 let library: typeof YamlLibrary | undefined;
 export const yaml = (): typeof YamlLibrary => (library ??= loadYamlLibrary());
-
-export interface ReadLimits {
-  /** Largest alias expansion count accepted in one document. */
-  readonly maxAliasCount: number;
-  /** Deepest nesting of maps and sequences accepted. */
-  readonly maxDepth: number;
-  /** Most documents one file may hold, empty ones included. */
-  readonly maxDocumentsPerFile: number;
-}
-
-export const defaultReadLimits: ReadLimits = { maxAliasCount: 100, maxDepth: 128, maxDocumentsPerFile: 1000 };
-
-export interface ParsedDocument {
-  /** 0-based index of the document in its file. */
-  readonly index: number;
-  readonly value: unknown;
-  /** 1-based line where the document starts. */
-  readonly line: number;
-}
 
 export interface ParsedFile {
   readonly documents: readonly ParsedDocument[];

@@ -18,8 +18,6 @@ import type { ResourceRecord, StateSnapshot } from "../record/state.js";
 
 import { adoptAnnotation } from "./adopt-annotation.js";
 
-export { adoptAnnotation };
-
 export type AdoptionDecision =
   | {
       readonly action: "adopt";

@@ -15,10 +15,20 @@ import { inDoubtHint } from "./in-doubt.js";
 import { hinted, plannedOperation } from "./plan-change.js";
 import type { Draft } from "./plan-change.js";
 
-/** A record whose resource left the repository (or the selection's part of it). */
-export function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", batching: boolean): Draft {
-  const base = { id: record.id, kind: record.kind, name: record.name, fields: [] as FieldChange[] };
-  const kept = "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
+const orphanBase = (record: ResourceRecord): Pick<Draft, "id" | "kind" | "name"> & { fields: FieldChange[] } => ({
+  id: record.id,
+  kind: record.kind,
+  name: record.name,
+  fields: [],
+});
+
+const keptNote = (record: ResourceRecord): string =>
+  "no interface deletes it: it stays on the server, and in the state until `gatesync state resolve " + record.id + " --forget`";
+
+/** An orphan left as it is for what its record says: in doubt, never applied, or deactivated already. Undefined otherwise. */
+function reportedForItsRecord(record: ResourceRecord): Draft | undefined {
+  const base = orphanBase(record);
+  const kept = keptNote(record);
   if (record.status === "in-doubt")
     return {
       ...base,
@@ -39,6 +49,15 @@ export function planOrphan(record: ResourceRecord, policy: "report" | "deactivat
   }
   if (record.deactivatedAt !== undefined)
     return { ...base, action: "orphan", reason: `removed from the repository; deactivated on ${record.deactivatedAt}; ${kept}`, notes: [] };
+  return undefined;
+}
+
+/** A record whose resource left the repository (or the selection's part of it). */
+export function planOrphan(record: ResourceRecord, policy: "report" | "deactivate", batching: boolean): Draft {
+  const base = orphanBase(record);
+  const kept = keptNote(record);
+  const reported = reportedForItsRecord(record);
+  if (reported !== undefined) return reported;
   const deactivation = knownKind(record.kind)?.deactivation;
   const byHand = "remove it on the server by hand, then forget it";
   if (deactivation === undefined)

@@ -22,9 +22,11 @@ import { perInterface } from "../contract/interfaces.js";
 import type { InterfaceName, PerInterface } from "../contract/interfaces.js";
 import type { Desired } from "./desired.js";
 import { planWaves } from "./graph.js";
-import { fieldChanges, isExecutable, planChange, refuseUnaddressable } from "./plan-change.js";
+import { planChange } from "./decide-change.js";
+import type { ChangeContext } from "./decide-change.js";
+import { fieldChanges, isExecutable, refuseUnaddressable } from "./plan-change.js";
 import { planOrphan } from "./orphan.js";
-import type { Action, ChangeContext, Draft, PlannedChange } from "./plan-change.js";
+import type { Action, Draft, PlannedChange } from "./plan-change.js";
 
 export const planFormatVersion = 1;
 
@@ -274,4 +276,9 @@ export function hasChanges(plan: Plan): boolean {
 /** Blocked changes exist: the repository asks for something no apply will do (exit code 3). */
 export function hasBlocked(plan: Plan): boolean {
   return plan.changes.some((c) => c.action === "blocked");
+}
+
+/** A breaking change is planned: what `plan --fail-on-breaking` reports as exit code 4. */
+export function hasBreaking(plan: Plan): boolean {
+  return plan.changes.some(isBreaking);
 }

@@ -79,6 +79,7 @@ export function planMoves(desired: readonly Desired[], state: StateSnapshot, pre
   return { decisions, movedAway, declaredKeys: declaredKeys(desired, state, orphans.length > 0) };
 }
 
+/** The moves the `moved-from` annotations declare: each annotation judged, then each old record claimed by one name only. */
 function declaredMoves(
   annotated: readonly Desired[],
   state: StateSnapshot,
@@ -87,48 +88,10 @@ function declaredMoves(
   movedAway: Set<string>,
 ): void {
   const claimants = new Map<string, string[]>();
-  const wanted = new Map<string, string>();
   for (const d of annotated) {
-    const from = fromId(d, d.movedFrom!);
-    if ("error" in from) {
-      decisions.set(d.id, {
-        action: "blocked",
-        reason: from.error,
-        hint: `write the old \`metadata.name\` (\`${movedFromAnnotation}: old-name\`), or remove the annotation`,
-      });
-      continue;
-    }
-    if (from.id === d.id) {
-      decisions.set(d.id, { action: "note", note: `\`${movedFromAnnotation}\` names the resource itself: nothing to move` });
-      continue;
-    }
-    const own = state.resources.get(d.id);
-    const old = state.resources.get(from.id);
-    if (own !== undefined) {
-      const left =
-        old !== undefined && !present.has(from.id)
-          ? `; ${from.id} still has a record too: if it is the same object, \`gatesync state resolve ${from.id} --forget\` drops it`
-          : "";
-      decisions.set(d.id, { action: "note", note: `the move from ${from.id} is recorded already: the annotation can be removed${left}` });
-      continue;
-    }
-    if (present.has(from.id)) {
-      decisions.set(d.id, {
-        action: "blocked",
-        reason: `\`${movedFromAnnotation}\` names ${from.id}, which the repository still declares: a record moves only from a resource that left it`,
-        hint: `remove ${from.id} from the repository (it is being renamed), or remove the annotation`,
-      });
-      continue;
-    }
-    if (old === undefined) {
-      decisions.set(d.id, {
-        action: "note",
-        note: `\`${movedFromAnnotation}\`: nothing is recorded under ${from.id}, so nothing moves; the annotation can be removed`,
-      });
-      continue;
-    }
-    claimants.set(from.id, [...(claimants.get(from.id) ?? []), d.id]);
-    wanted.set(d.id, from.id);
+    const judged = annotationDecision(d, state, present);
+    if ("claims" in judged) claimants.set(judged.claims, [...(claimants.get(judged.claims) ?? []), d.id]);
+    else decisions.set(d.id, judged);
   }
   for (const [from, ids] of claimants) {
     if (ids.length > 1) {
@@ -148,6 +111,37 @@ function declaredMoves(
     });
     movedAway.add(from);
   }
+}
+
+/**
+ * What one `moved-from` annotation comes to on its own: refused, a note (nothing to move), or a
+ * claim on the old name's record (granted when no other resource claims it too).
+ */
+function annotationDecision(d: Desired, state: StateSnapshot, present: ReadonlySet<string>): MoveDecision | { readonly claims: string } {
+  const from = fromId(d, d.movedFrom!);
+  if ("error" in from) {
+    return { action: "blocked", reason: from.error, hint: `write the old \`metadata.name\` (\`${movedFromAnnotation}: old-name\`), or remove the annotation` };
+  }
+  if (from.id === d.id) return { action: "note", note: `\`${movedFromAnnotation}\` names the resource itself: nothing to move` };
+  const old = state.resources.get(from.id);
+  if (state.resources.has(d.id)) {
+    const left =
+      old !== undefined && !present.has(from.id)
+        ? `; ${from.id} still has a record too: if it is the same object, \`gatesync state resolve ${from.id} --forget\` drops it`
+        : "";
+    return { action: "note", note: `the move from ${from.id} is recorded already: the annotation can be removed${left}` };
+  }
+  if (present.has(from.id)) {
+    return {
+      action: "blocked",
+      reason: `\`${movedFromAnnotation}\` names ${from.id}, which the repository still declares: a record moves only from a resource that left it`,
+      hint: `remove ${from.id} from the repository (it is being renamed), or remove the annotation`,
+    };
+  }
+  if (old === undefined) {
+    return { action: "note", note: `\`${movedFromAnnotation}\`: nothing is recorded under ${from.id}, so nothing moves; the annotation can be removed` };
+  }
+  return { claims: from.id };
 }
 
 /** New resources (no record, no decision yet) that stand for an orphaned record's object. */

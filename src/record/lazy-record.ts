@@ -11,20 +11,14 @@
  * (`ReadOptions.payloadsFor`) is an `UnreadPayload`: its `read()` throws `InternalError`.
  */
 import { HeldValue } from "../deferred.js";
-import type { Deferred } from "../deferred.js";
 import { InternalError } from "../errors.js";
-import type { ResourceRecord } from "./state.js";
+import type { RecordPayload, ResourceRecord } from "./state.js";
 
 export const payloadFields = ["applied", "attempted", "response", "health"] as const;
 export type PayloadField = (typeof payloadFields)[number];
 
 /** A record without its payloads: all a reader that must not parse them (or that was not given them) may see. */
 export type RecordHead = Omit<ResourceRecord, PayloadField>;
-
-/** A payload field of a record: produced by `read()`, serialised as its value. */
-export interface RecordPayload<T> extends Deferred<T> {
-  toJSON(): unknown;
-}
 
 /** The value a payload field holds (the `T` of its `RecordPayload<T>`). */
 export type PayloadValue<F extends PayloadField> = NonNullable<ResourceRecord[F]> extends RecordPayload<infer T> ? T : never;

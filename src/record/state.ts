@@ -3,10 +3,14 @@
  * no read operations, so this is "the live state" the plan is computed against, as in
  * Terraform. No secret value is ever held here: sensitive values are keyed hashes.
  */
-
-import type { RecordPayload } from "./lazy-record.js";
+import type { Deferred } from "../deferred.js";
 
 export const stateFormatVersion = 1;
+
+/** A payload field of a record: produced by `read()` (lazy-record.ts holds them as stored), serialised as its value. */
+export interface RecordPayload<T> extends Deferred<T> {
+  toJSON(): unknown;
+}
 
 export type ResourceStatus = "applied" | "failed" | "in-doubt";
 

@@ -9,8 +9,8 @@ import type { Reply } from "../http/http-io.js";
 import type { HandlerContext } from "./context.js";
 import { batchBody } from "./interface-description.js";
 import type { Json } from "./store.js";
-import { bounded, replyBytes } from "./traffic.js";
-import type { DispatchOutcome, TrafficDeps } from "./traffic.js";
+import { bounded, replyBytes } from "./in-sandbox-request.js";
+import type { DispatchOutcome, TrafficDeps } from "./in-sandbox-request.js";
 import { decodeWire, firstJsonValue } from "./wire.js";
 
 interface SubRequest {

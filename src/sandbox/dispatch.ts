@@ -17,7 +17,7 @@ import { handleLlm } from "./llm.js";
 import { handlePortal } from "./portal.js";
 import { errorReply, interfaceOf, routePrefix } from "./routes.js";
 import { handleTraffic, isBatchRoute, matchApi } from "./traffic.js";
-import type { DispatchOutcome, DispatchRequest, TrafficDeps } from "./traffic.js";
+import type { DispatchOutcome, DispatchRequest, TrafficDeps } from "./in-sandbox-request.js";
 
 type Route = InterfaceName | "traffic";
 

@@ -26,7 +26,7 @@ import { errorReply, llmPrefix, portalPrefix } from "./routes.js";
 import { SandboxStore } from "./store.js";
 import { Turns } from "./turns.js";
 import { isBatchPath } from "./traffic.js";
-import type { DispatchOutcome, DispatchRequest, TrafficDeps } from "./traffic.js";
+import type { DispatchOutcome, DispatchRequest, TrafficDeps } from "./in-sandbox-request.js";
 
 export type { CallRecord, CallSummary } from "./call-log.js";
 export type { SandboxInspector } from "./inspect.js";

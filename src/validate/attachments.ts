@@ -57,62 +57,24 @@ function documentRef(file: FileVerdict, doc: DocumentVerdict, summary: DocumentS
   return ref;
 }
 
+/** An attached document found (inline, or in the file the spec names), with its verdict and where it is. */
+interface FoundDocument {
+  readonly document: unknown;
+  readonly where: { readonly file: string; readonly index: number; readonly base: readonly (string | number)[] };
+  readonly verdict: AttachmentVerdict;
+  readonly refs: readonly SecretRefAt[];
+  /** Set for a document in a file of its own. */
+  readonly source?: ResourceSource;
+}
+
+type Owner = { readonly file: FileVerdict; readonly doc: DocumentVerdict; readonly spec: Spec; readonly resource: string | undefined };
+
 /** The attached document, or undefined when it has errors (reported) or its file is unusable. */
-export async function attachDocument(
-  attached: AttachedDocument,
-  owner: { readonly file: FileVerdict; readonly doc: DocumentVerdict; readonly spec: Spec; readonly resource: string | undefined },
-  ctx: AttachmentContext,
-): Promise<Attached | undefined> {
-  const { file, doc, spec, resource } = owner;
+export async function attachDocument(attached: AttachedDocument, owner: Owner, ctx: AttachmentContext): Promise<Attached | undefined> {
+  const { spec, resource } = owner;
   const name = attached.file(spec);
-  let found:
-    | {
-        document: unknown;
-        where: { file: string; index: number; base: readonly (string | number)[] };
-        verdict: AttachmentVerdict;
-        refs: readonly SecretRefAt[];
-        source?: ResourceSource;
-      }
-    | undefined;
-  if (name === undefined) {
-    if (doc.attachment === undefined) return undefined;
-    found = {
-      document: valueAt(doc.value, attached.inlineField),
-      where: { file: file.path, index: doc.index, base: attached.inlineField },
-      verdict: doc.attachment,
-      refs: [],
-    };
-  } else {
-    const rel = ctx.targets.get(referenceKey(file.path, name));
-    const record = rel === undefined ? undefined : ctx.records.get(rel);
-    if (rel === undefined || record === undefined) return undefined; // already reported
-    if (record.documents.length !== 1) {
-      const at = { file: file.path, resource, path: formatPath(attached.fileField), ...ctx.locate(file.path, doc.index, attached.fileField) };
-      const field = formatPath(attached.fileField.slice(1));
-      if (record.documents.length === 0 && !record.diagnostics.some((d) => d.severity === "error")) {
-        ctx.report([errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds no document`, "put one OpenAPI document in it")]);
-      } else if (record.documents.length > 1) {
-        ctx.report([
-          errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds ${record.documents.length} documents`, "put exactly one OpenAPI document in it"),
-        ]);
-      }
-      return undefined;
-    }
-    const first = record.documents[0]!;
-    const where = { file: rel, index: first.index, base: [] };
-    // a document that did not look like one (or looked like a resource) is checked now
-    const checked = first.kind === undefined ? first.attachment : undefined;
-    const verdict =
-      checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate, rulesetsFor(ctx.rules, record, undefined)));
-    const refs = checked === undefined ? secretRefsIn(first.value, []) : first.secretRefs;
-    found = {
-      document: first.summary === undefined ? first.value : documentRef(record, first, first.summary),
-      where,
-      verdict,
-      refs,
-      source: { file: rel, index: first.index, line: first.line },
-    };
-  }
+  const found = name === undefined ? inlineDocument(attached, owner) : await documentInFile(attached, name, owner, ctx);
+  if (found === undefined) return undefined;
   const { document, where, verdict } = found;
   // a shared file's findings go under the first resource naming it (they count for each)
   const shared = found.source !== undefined && ctx.reportedFiles.has(where.file);
@@ -125,4 +87,48 @@ export async function attachDocument(
   if (found.source !== undefined) errors += ctx.checkSecrets(found.refs, { file: where.file, index: where.index, resource });
   if (errors > 0) return undefined;
   return { document, ...(found.source === undefined ? {} : { source: found.source }) };
+}
+
+/** The document written in the spec itself (its `inlineField`), as its file's check found it. */
+function inlineDocument(attached: AttachedDocument, { file, doc }: Owner): FoundDocument | undefined {
+  if (doc.attachment === undefined) return undefined;
+  return {
+    document: valueAt(doc.value, attached.inlineField),
+    where: { file: file.path, index: doc.index, base: attached.inlineField },
+    verdict: doc.attachment,
+    refs: [],
+  };
+}
+
+/** The one document of the file an attachment names, checked; undefined when the file holds none or several (reported). */
+async function documentInFile(attached: AttachedDocument, name: string, owner: Owner, ctx: AttachmentContext): Promise<FoundDocument | undefined> {
+  const { file, doc, resource } = owner;
+  const rel = ctx.targets.get(referenceKey(file.path, name));
+  const record = rel === undefined ? undefined : ctx.records.get(rel);
+  if (rel === undefined || record === undefined) return undefined; // already reported
+  if (record.documents.length !== 1) {
+    const at = { file: file.path, resource, path: formatPath(attached.fileField), ...ctx.locate(file.path, doc.index, attached.fileField) };
+    const field = formatPath(attached.fileField.slice(1));
+    if (record.documents.length === 0 && !record.diagnostics.some((d) => d.severity === "error")) {
+      ctx.report([errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds no document`, "put one OpenAPI document in it")]);
+    } else if (record.documents.length > 1) {
+      ctx.report([
+        errorAt(ErrorCode.DEFINITION_FILE, at, `${field} \`${name}\` holds ${record.documents.length} documents`, "put exactly one OpenAPI document in it"),
+      ]);
+    }
+    return undefined;
+  }
+  const first = record.documents[0]!;
+  const where = { file: rel, index: first.index, base: [] };
+  // a document that did not look like one (or looked like a resource) is checked now
+  const checked = first.kind === undefined ? first.attachment : undefined;
+  const verdict = checked ?? (await checkAttachment(attached, first.value, where, await ctx.checkers(), ctx.locate, rulesetsFor(ctx.rules, record, undefined)));
+  const refs = checked === undefined ? secretRefsIn(first.value, []) : first.secretRefs;
+  return {
+    document: first.summary === undefined ? first.value : documentRef(record, first, first.summary),
+    where,
+    verdict,
+    refs,
+    source: { file: rel, index: first.index, line: first.line },
+  };
 }

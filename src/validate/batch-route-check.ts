@@ -8,7 +8,7 @@ import type { Diagnostic } from "../errors.js";
 import { formatPath } from "../field-path.js";
 import { batchRouteHint } from "../kinds/batch-route.js";
 import { kindModule } from "../kinds/registry.js";
-import type { ReservedBatchRoute } from "../kinds/batch-route.js";
+import type { ReservedBatchRoute } from "../kinds/kind.js";
 import type { Resource } from "../kinds/resource.js";
 import type { Locate } from "./findings.js";
 

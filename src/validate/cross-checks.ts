@@ -28,6 +28,12 @@ export interface WrittenResource {
 
 const keyOf = (s: { readonly file: string; readonly index: number }): string => `${s.file}\0${s.index}`;
 
+/** Where a finding about a resource is: its file, its name, the path and its line and column. */
+type At = (
+  r: { readonly kind: string; readonly name: string; readonly source: WrittenResource["source"] },
+  p: readonly PathSegment[],
+) => Omit<Diagnostic, "severity" | "code" | "message">;
+
 /** The resources without such errors, and the errors. */
 export function crossCheck(
   resources: readonly Resource[],
@@ -35,17 +41,28 @@ export function crossCheck(
   locate: Locate,
   repositoryPrefix: string,
 ): { valid: Resource[]; diagnostics: Diagnostic[] } {
-  const diagnostics: Diagnostic[] = [];
-  const at = (
-    r: { readonly kind: string; readonly name: string; readonly source: WrittenResource["source"] },
-    p: readonly PathSegment[],
-  ): Omit<Diagnostic, "severity" | "code" | "message"> => ({
+  const at: At = (r, p) => ({
     file: r.source.file,
     resource: `${r.kind}/${r.name}`,
     path: formatPath(p),
     ...locate(r.source.file, r.source.index, p),
   });
+  // the sources of the resources an error makes invalid
   const bad = new Set<string>();
+  const { names, diagnostics } = duplicateNames(written, bad, at, repositoryPrefix);
+  diagnostics.push(...unresolvedReferences(resources, names, bad, at));
+  diagnostics.push(...duplicateIdentities(written, bad, at, repositoryPrefix));
+  return { valid: resources.filter((r) => !bad.has(keyOf(r.source))), diagnostics };
+}
+
+/** Every name written, and an error at each definition of a name defined more than once. */
+function duplicateNames(
+  written: readonly WrittenResource[],
+  bad: Set<string>,
+  at: At,
+  repositoryPrefix: string,
+): { names: WrittenNames; diagnostics: Diagnostic[] } {
+  const diagnostics: Diagnostic[] = [];
   const names = new WrittenNames();
   // the names defined more than once, with every definition: a list per name only for those
   const definitions = new Map<string, WrittenResource[]>();
@@ -74,6 +91,12 @@ export function crossCheck(
       );
     }
   }
+  return { names, diagnostics };
+}
+
+/** An error at each reference to a name no resource is written with, with the nearest names as its hint. */
+function unresolvedReferences(resources: readonly Resource[], names: WrittenNames, bad: Set<string>, at: At): Diagnostic[] {
+  const diagnostics: Diagnostic[] = [];
   // one suggestion per missing name: a renamed API may leave thousands of references behind
   const hints = new Map<string, string>();
   for (const r of resources) {
@@ -87,8 +110,7 @@ export function crossCheck(
       bad.add(keyOf(r.source));
     }
   }
-  diagnostics.push(...duplicateIdentities(written, bad, at, repositoryPrefix));
-  return { valid: resources.filter((r) => !bad.has(keyOf(r.source))), diagnostics };
+  return diagnostics;
 }
 
 /** Places listed in a duplicate name's message; the rest are counted (a name defined 10,000 times would list 10,000 places in each of 10,000 messages). */
@@ -140,12 +162,7 @@ class WrittenNames {
 }
 
 /** Two written resources addressing one server object (an identity built from a missing field is none). */
-function duplicateIdentities(
-  written: readonly WrittenResource[],
-  bad: Set<string>,
-  at: (w: WrittenResource, p: readonly PathSegment[]) => Omit<Diagnostic, "severity" | "code" | "message">,
-  repositoryPrefix: string,
-): Diagnostic[] {
+function duplicateIdentities(written: readonly WrittenResource[], bad: Set<string>, at: At, repositoryPrefix: string): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   const apiIds = providedApiIds(written);
   const identities = new Map<string, WrittenResource>();

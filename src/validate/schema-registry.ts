@@ -80,49 +80,62 @@ export function describeErrors(errors: readonly ErrorObject[]): SchemaIssue[] {
   return issues;
 }
 
+/** A required field left out: the hint gives the field's description from the schema, where it has one. */
+function missingField(path: PathSegment[], field: string, parent: Record<string, unknown>): SchemaIssue {
+  const props = (parent.properties ?? {}) as Record<string, { description?: string }>;
+  const description = props[field]?.description;
+  return {
+    path,
+    key: false,
+    message: `missing required field \`${field}\``,
+    hint: description === undefined ? `add \`${field}\`` : `add \`${field}\`: ${description}`,
+  };
+}
+
+/** A field the schema does not know: the hint suggests the nearest known one, or lists them. */
+function unknownField(path: PathSegment[], field: string, parent: Record<string, unknown>): SchemaIssue {
+  const known = Object.keys(parent.properties ?? {});
+  const suggestion = known.length > 0 ? closest(field, known) : undefined;
+  return {
+    path: [...path, field],
+    key: true,
+    message: `unknown field \`${field}\``,
+    hint:
+      suggestion !== undefined && similar(field, suggestion)
+        ? `did you mean \`${suggestion}\`?`
+        : known.length > 0
+          ? `known fields here: ${known.join(", ")}`
+          : "remove it",
+  };
+}
+
+/** A value outside an enum: the hint lists the allowed ones, and the nearest when it is near. */
+function notAllowed(path: PathSegment[], value: unknown, allowed: readonly string[]): SchemaIssue {
+  const suggestion = typeof value === "string" ? closest(value, [...allowed]) : undefined;
+  return {
+    path,
+    key: false,
+    message: `${show(value)} is not allowed here`,
+    hint: `expected one of: ${allowed.join(", ")}${suggestion !== undefined && similar(String(value), suggestion) ? ` (did you mean \`${suggestion}\`?)` : ""}`,
+  };
+}
+
 function describe(e: ErrorObject): SchemaIssue {
   const path = pointerToPath(e.instancePath);
   const parent = (e.parentSchema ?? {}) as Record<string, unknown>;
   const custom = typeof parent["x-error"] === "string" ? parent["x-error"] : undefined;
   const params = e.params as Record<string, unknown>;
   switch (e.keyword) {
-    case "required": {
-      const field = String(params.missingProperty);
-      const props = (parent.properties ?? {}) as Record<string, { description?: string }>;
-      const description = props[field]?.description;
-      return {
+    case "required":
+      return missingField(path, String(params.missingProperty), parent);
+    case "additionalProperties":
+      return unknownField(path, String(params.additionalProperty), parent);
+    case "enum":
+      return notAllowed(
         path,
-        key: false,
-        message: `missing required field \`${field}\``,
-        hint: description === undefined ? `add \`${field}\`` : `add \`${field}\`: ${description}`,
-      };
-    }
-    case "additionalProperties": {
-      const field = String(params.additionalProperty);
-      const known = Object.keys(parent.properties ?? {});
-      const suggestion = known.length > 0 ? closest(field, known) : undefined;
-      return {
-        path: [...path, field],
-        key: true,
-        message: `unknown field \`${field}\``,
-        hint:
-          suggestion !== undefined && similar(field, suggestion)
-            ? `did you mean \`${suggestion}\`?`
-            : known.length > 0
-              ? `known fields here: ${known.join(", ")}`
-              : "remove it",
-      };
-    }
-    case "enum": {
-      const allowed = (params.allowedValues as unknown[]).map((v) => String(v));
-      const suggestion = typeof e.data === "string" ? closest(e.data, allowed) : undefined;
-      return {
-        path,
-        key: false,
-        message: `${show(e.data)} is not allowed here`,
-        hint: `expected one of: ${allowed.join(", ")}${suggestion !== undefined && similar(String(e.data), suggestion) ? ` (did you mean \`${suggestion}\`?)` : ""}`,
-      };
-    }
+        e.data,
+        (params.allowedValues as unknown[]).map((v) => String(v)),
+      );
     case "const":
       return { path, key: false, message: custom === undefined ? `must be ${show(params.allowedValue)}` : `${show(e.data)}: ${custom}` };
     case "type":

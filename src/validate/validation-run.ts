@@ -26,7 +26,7 @@ import type { SecretRefAt } from "./check-document.js";
 import type { FileCheckContext, FileVerdict } from "./check-file.js";
 import { crossCheck } from "./cross-checks.js";
 import { checkBatchRoute } from "./batch-route-check.js";
-import type { ReservedBatchRoute } from "../kinds/batch-route.js";
+import type { ReservedBatchRoute } from "../kinds/kind.js";
 import { writtenOf } from "./written-resources.js";
 import type { DocumentAt } from "./written-resources.js";
 import type { LocalFileChecker } from "./file-checker.js";

@@ -5,7 +5,7 @@
 import { ErrorCode } from "../errors.js";
 import type { Diagnostic } from "../errors.js";
 import { formatPath } from "../field-path.js";
-import type { ParsedDocument } from "../load/yaml-reader.js";
+import type { ParsedDocument } from "../load/parsed-yaml.js";
 import { substituteValues } from "../load/values.js";
 import type { ValuesContext } from "../load/values.js";
 import type { Locate } from "./findings.js";

@@ -22,7 +22,7 @@ import { configFromDocument } from "../../src/config/config.js";
 import type { Resource } from "../../src/kinds/resource.js";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
 import { silentLogger } from "../../src/logger.js";
-import { prepareDesired } from "../../src/plan/desired.js";
+import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import { computePlan } from "../../src/plan/plan.js";
 import { isExecutable } from "../../src/plan/plan-change.js";
 import { appliedRecord } from "../../src/apply/applied-record.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { outgoingOrThrow } from "../../src/plan/outgoing.js";
-import { prepareDesired } from "../../src/plan/desired.js";
+import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { SecretLookup, SecretSource } from "../../src/secrets/resolver.js";
 import type { SecretRef } from "../../src/secrets/references.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";

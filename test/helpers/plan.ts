@@ -1,4 +1,4 @@
-import { prepareDesired } from "../../src/plan/desired.js";
+import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { Desired, DesiredSet } from "../../src/plan/desired.js";
 import { computePlan } from "../../src/plan/plan.js";
 import type { Plan, PlanOptions } from "../../src/plan/plan.js";

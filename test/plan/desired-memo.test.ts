@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { EnvFileSecretSource } from "../../src/secrets/env-file-source.js";
-import { newDesiredMemo, prepareDesired } from "../../src/plan/desired.js";
+import { newDesiredMemo } from "../../src/plan/desired.js";
+import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { Desired } from "../../src/plan/desired.js";
 import { outgoingOrThrow } from "../../src/plan/outgoing.js";
 import { RepositoryValidator } from "../../src/validate/validate-repository.js";

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { computePlan } from "../../src/plan/plan.js";
-import { payloadsNeeded } from "../../src/plan/plan-change.js";
+import { payloadsNeeded } from "../../src/plan/decide-change.js";
 import { lazyRecord, payloadFields, unreadPayload } from "../../src/record/lazy-record.js";
 import type { PayloadTexts } from "../../src/record/lazy-record.js";
 import type { ResourceRecord, StateSnapshot } from "../../src/record/state.js";

@@ -8,7 +8,7 @@ import { chmod, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
-import { prepareDesired } from "../../src/plan/desired.js";
+import { prepareDesired } from "../../src/plan/prepare-desired.js";
 import type { DesiredSet } from "../../src/plan/desired.js";
 import { computePlan, planDigest } from "../../src/plan/plan.js";
 import type { Plan } from "../../src/plan/plan.js";

@@ -5,8 +5,7 @@
  * deactivated object declared again is switched on; an upsert in doubt is no create.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { hasBreaking } from "../../src/plan/breaking/classify.js";
-import { hasBlocked, hasChanges } from "../../src/plan/plan.js";
+import { hasBlocked, hasBreaking, hasChanges } from "../../src/plan/plan.js";
 import type { Plan } from "../../src/plan/plan.js";
 import { fieldChanges } from "../../src/plan/plan-change.js";
 import type { PlannedChange } from "../../src/plan/plan-change.js";

@@ -8,7 +8,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { InternalError } from "../../src/errors.js";
-import { payloadsNeeded } from "../../src/plan/plan-change.js";
+import { payloadsNeeded } from "../../src/plan/decide-change.js";
 import { StoredPayload, heldPayload, holdsPayload, payloadFields, unparsedPayloads, unreadPayloads } from "../../src/record/lazy-record.js";
 import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
 import type { ResourceRecord, StateBackend, StateSnapshot } from "../../src/record/state.js";

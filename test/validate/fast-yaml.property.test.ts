@@ -10,7 +10,8 @@ import fc from "fast-check";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { parseFast } from "../../src/load/fast-yaml.js";
-import { defaultReadLimits, parseYaml, parseYamlFully } from "../../src/load/yaml-reader.js";
+import { defaultReadLimits } from "../../src/load/parsed-yaml.js";
+import { parseYaml, parseYamlFully } from "../../src/load/yaml-reader.js";
 import { projectRoot } from "../helpers/temp-repo.js";
 
 const runs = Number(process.env.GATESYNC_FUZZ_RUNS ?? 60);

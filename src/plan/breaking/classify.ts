@@ -4,7 +4,6 @@
  * say (its `classifyUpdate` hook, rules in `kinds/breaking/`); this is what the plan makes of it.
  */
 import { knownKind } from "../../kinds/registry.js";
-import type { Plan } from "../plan.js";
 import type { PlannedChange } from "../plan-change.js";
 import type { Compatibility, Spec } from "../../kinds/breaking/types.js";
 import { compatibilityOf } from "../../kinds/breaking/types.js";
@@ -25,9 +24,4 @@ export function classified(kind: string, before: Spec, after: Spec): Pick<Planne
 /** The change breaks something for the API's consumers or the key's holders. */
 export function isBreaking(c: PlannedChange): boolean {
   return (c.breaking?.length ?? 0) > 0;
-}
-
-/** A breaking change is planned: what `plan --fail-on-breaking` reports as exit code 4. */
-export function hasBreaking(plan: Plan): boolean {
-  return plan.changes.some(isBreaking);
 }
