@@ -33,32 +33,7 @@ import { LeaseTable, fleetApplicationName, freeLeases } from "./lease-table.js";
 import type { HolderRow, LeaseRow } from "./lease-table.js";
 import { endSessions, leaseClientConfig, leaseTiming } from "./lease-session.js";
 import type { LeaseTiming } from "./lease-session.js";
-
-export interface FleetLeasesOptions {
-  readonly url: string;
-  /** The schema of the fleet's tables (the state's). */
-  readonly schema: string;
-  readonly environments: readonly string[];
-  readonly logger: Logger;
-  /** This replica's name in logs, messages and /status (default host:pid). */
-  readonly replica?: string;
-  /** This replica's HTTP address, recorded for /status. */
-  readonly ownUrl?: () => string | undefined;
-  /** How long a lease lasts without renewal (gatesync.yaml `state.lease.duration`, 5 s by default). */
-  readonly ttlMs: number;
-  /** How often leases are renewed (`state.lease.renewEvery`, 1 s by default; at most a third of the duration). */
-  readonly renewMs: number;
-  /** How long a forwarded trigger waits for the leaders' acknowledgements (default 2 s). */
-  readonly ackTimeoutMs?: number;
-  readonly onAcquire?: (environment: string) => void;
-  readonly onLose?: (environment: string) => void;
-  /** A trigger another replica received, for environments this one leads. */
-  readonly onTrigger?: (environments: readonly string[], reason: FleetReason, from: string) => void;
-  /** Whether an environment is applying now (a lease given back to spread the fleet is one that is not). */
-  readonly busy?: (environment: string) => boolean;
-  /** The lease table as read at each tick (undefined while the database cannot be read): who leads what. */
-  readonly onLeases?: (rows: readonly HolderRow[] | undefined) => void;
-}
+import type { FleetLeasesOptions } from "./leases-options.js";
 
 interface Held {
   readonly token: number;
