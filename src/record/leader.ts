@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { hostname } from "node:os";
 import type { Logger } from "../logger.js";
-import { lockKeys } from "./postgres-backend.js";
+import { lockKeys } from "./postgres-schema.js";
 import type { ForwardResult, ForwardedReason, RelayMessage } from "./trigger-relay.js";
 import { PendingAcks, decodeMessage, encodeMessage, triggerChannel } from "./trigger-relay.js";
 

@@ -4,6 +4,7 @@
  * Terraform. No secret value is ever held here: sensitive values are keyed hashes.
  */
 
+import type { HistoryStore } from "./history.js";
 import type { RecordPayload } from "./lazy-record.js";
 
 export const stateFormatVersion = 1;
@@ -89,8 +90,8 @@ export interface ReadOptions {
   readonly payloadsFor?: (heads: StateSnapshot) => ReadonlySet<string>;
 }
 
-/** A state store. Writes are per resource, durable when the promise resolves. */
-export interface StateBackend {
+/** A state store. Writes are per resource, durable when the promise resolves. The environment's history lives beside the records (history.ts). */
+export interface StateBackend extends HistoryStore {
   /** Everything, as of now (payloads as `options` choose). Needs no lock. */
   read(options?: ReadOptions): Promise<StateSnapshot>;
   /** The lineage and serial alone, no record read (cheap: the daemon asks before each run). Needs no lock. */

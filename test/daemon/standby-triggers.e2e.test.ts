@@ -11,7 +11,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lockKeys } from "../../src/record/postgres-backend.js";
+import { lockKeys } from "../../src/record/postgres-schema.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { gitRemote } from "../helpers/git-remote.js";
 import { git } from "../helpers/git-repo.js";

@@ -1,0 +1,59 @@
+/**
+ * The history rows of a SQLite state (history.ts; table `history`, migration 2 of
+ * sqlite-schema.ts). An append is one IMMEDIATE transaction of its own: it folds into the
+ * newest row or inserts, then drops what the bound no longer keeps. It takes no state lock —
+ * rows never change the records or the serial — so a run that ended without the lock (a
+ * refused commit, a failed fetch) is recorded too.
+ */
+import type Database from "better-sqlite3";
+import type { HistoryBound, HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
+import { entryOfRow, keptSince } from "./history.js";
+
+interface HistoryRow {
+  readonly seq: number;
+  readonly kind: string;
+  readonly last_at: string;
+  readonly repeats: number;
+  readonly record: string;
+}
+
+export function appendSqliteHistory(db: Database.Database, draft: HistoryDraft, bound: HistoryBound, corrupt: (what: string) => Error): HistoryEntry {
+  const { record } = draft;
+  const now = new Date();
+  return db
+    .transaction((): HistoryEntry => {
+      const folded =
+        draft.foldKey === undefined
+          ? undefined
+          : (db
+              .prepare(
+                `UPDATE history SET repeats = repeats + 1, last_at = ? WHERE seq = (SELECT max(seq) FROM history) AND fold_key = ?
+                 RETURNING seq, kind, last_at, repeats, record`,
+              )
+              .get(record.finishedAt, draft.foldKey) as HistoryRow | undefined);
+      const row =
+        folded ??
+        (db
+          .prepare(
+            `INSERT INTO history (kind, started_at, last_at, repeats, fold_key, record) VALUES (?, ?, ?, 0, ?, ?)
+             RETURNING seq, kind, last_at, repeats, record`,
+          )
+          .get(record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, JSON.stringify(record)) as HistoryRow);
+      // the newest `keep` rows stay (the one just written among them), and of those the ones not too old
+      db.prepare("DELETE FROM history WHERE seq < (SELECT seq FROM history ORDER BY seq DESC LIMIT 1 OFFSET ?) OR last_at < ?").run(
+        bound.keep - 1,
+        keptSince(bound, now),
+      );
+      return entryOfRow(row, corrupt);
+    })
+    .immediate();
+}
+
+export function readSqliteHistory(db: Database.Database, query: HistoryQuery, corrupt: (what: string) => Error): HistoryEntry[] {
+  const rows = (
+    query.kind === undefined
+      ? db.prepare("SELECT seq, kind, last_at, repeats, record FROM history ORDER BY seq DESC LIMIT ?").all(query.limit)
+      : db.prepare("SELECT seq, kind, last_at, repeats, record FROM history WHERE kind = ? ORDER BY seq DESC LIMIT ?").all(query.kind, query.limit)
+  ) as HistoryRow[];
+  return rows.map((r) => entryOfRow(r, corrupt));
+}
