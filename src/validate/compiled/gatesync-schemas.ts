@@ -3014,13 +3014,13 @@ return errors === 0;
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v5 = validate35;
-const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"telemetry":{"x-owner":"operator","description":"Traces of the daemon's runs and the commands, exported with OpenTelemetry over OTLP/HTTP (docs/user/telemetry.md). The standard OTEL_* variables, when set, win over these.","type":"object","additionalProperties":false,"properties":{"traces":{"type":"object","additionalProperties":false,"properties":{"exporter":{"description":"`otlp` turns tracing on (as OTEL_TRACES_EXPORTER=otlp); `none` keeps it off. An endpoint alone turns it on.","enum":["otlp","none"]},"endpoint":{"description":"The collector's OTLP/HTTP base address (`/v1/traces` is added), as OTEL_EXPORTER_OTLP_ENDPOINT.","type":"string","pattern":"^https?://"},"headersEnv":{"description":"The variable holding the headers sent with every export (`key=value,…`, as OTEL_EXPORTER_OTLP_HEADERS): a collector's token is never written here.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"serviceName":{"description":"service.name (default gatesync), as OTEL_SERVICE_NAME.","type":"string","minLength":1},"sampler":{"description":"As OTEL_TRACES_SAMPLER (default parentbased_always_on).","enum":["always_on","always_off","traceidratio","parentbased_always_on","parentbased_always_off","parentbased_traceidratio"]},"samplerArg":{"description":"The ratio of the traceidratio samplers, as OTEL_TRACES_SAMPLER_ARG.","type":"number","minimum":0,"maximum":1},"resourceAttributes":{"description":"Resource attributes, as OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name: production …).","type":"object","additionalProperties":{"type":"string"}}}}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
+const schema56 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/gatesync-config.schema.json","title":"gatesync configuration (gatesync.yaml)","description":"Where the resources come from, where they go, how fast, and where the state is kept. Credentials are never written here: only the names of the environment variables that hold them. Each setting has an owner (`x-owner`): the team's (values, patches, rules, selector) are read by the daemon from the repository's file at the commit it applies; the operator's (everything else, and which environments exist) only from the daemon's own file (docs/user/configuration.md).","type":"object","required":["apiVersion","kind","source"],"anyOf":[{"required":["targets"]},{"required":["environments"]}],"x-error":"give `targets` (one environment) or `environments` (several), or both (the top-level targets are then every environment's defaults)","additionalProperties":false,"properties":{"apiVersion":{"const":"gatesync.dev/v1"},"kind":{"const":"GatesyncConfig"},"source":{"x-owner":"operator","description":"Where the resource files come from.","oneOf":[{"type":"object","required":["directory"],"additionalProperties":false,"properties":{"directory":{"description":"Resource directory, relative to this file.","type":"string","minLength":1},"watch":{"description":"Re-run when files change (debounced).","type":"boolean","default":false}}},{"type":"object","required":["git"],"additionalProperties":false,"properties":{"git":{"type":"object","required":["url"],"additionalProperties":false,"properties":{"url":{"type":"string","minLength":1,"description":"Clone URL (https, ssh, or a path; a path starting with ./ or ../ is relative to this file). Never put credentials in it: use tokenEnv or sshKeyFile."},"branch":{"type":"string","minLength":1},"tag":{"type":"string","minLength":1},"commit":{"type":"string","pattern":"^[0-9a-f]{7,40}$"},"subdirectory":{"type":"string"},"cacheDir":{"type":"string"},"tokenEnv":{"description":"Environment variable holding an HTTPS token.","$ref":"#/$defs/envName"},"sshKeyFile":{"description":"Path of a private SSH key file.","type":"string"},"config":{"description":"The repository's settings file (its team settings: values, patches, rules, selector), relative to the repository's root; default gatesync.yaml. The daemon reads it at every commit it applies (docs/user/configuration.md).","type":"string","minLength":1}}}}}],"x-error":"give exactly one source: `directory` or `git`"},"targets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"gateway":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url}: host only.","$ref":"#/$defs/url"},"credentialEnv":{"description":"Environment variable holding the X-GW-Authorization key.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the gateway takes `X-GW-Authorization: <key>`.","$ref":"#/$defs/authScheme"},"batch":{"description":"Group gateway calls through operation 4 at the listen path of a loopback API.","type":"object","required":["listenPath","keyEnv"],"additionalProperties":false,"properties":{"listenPath":{"description":"Listen path of the loopback API (its upstream is the gateway's own /gw/). The route is the operator's: a resource that addresses this API, or a listen path at or beneath it, is refused (BATCH_ROUTE_RESERVED).","type":"string","minLength":1},"apiId":{"description":"The loopback API's gateway id: a resource with this apiId is refused (BATCH_ROUTE_RESERVED). Without it, a change to an API whose listen path the repository does not give is sent directly, not batched.","type":"string","minLength":1},"keyEnv":{"description":"Environment variable holding the loopback API's own key (sub-request `authorization`).","$ref":"#/$defs/envName"},"maxSize":{"type":"integer","minimum":1,"maximum":1000,"default":50}}},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"dashboard":{"type":"object","required":["url","tokenEnv"],"additionalProperties":false,"properties":{"url":{"description":"{base_url} of the dashboard.","$ref":"#/$defs/url"},"tokenEnv":{"description":"Environment variable holding the dashboard bearer token.","$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the dashboard takes `Authorization: Bearer <token>`.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"portal":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{portal_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: empty (the bare key), as production expects: the portal takes `Authorization: <key>`.","$ref":"#/$defs/authScheme"},"appTypeProviders":{"description":"Ids of identity providers that register applications by type (they require IdpAppType).","type":"array","items":{"type":"integer"},"uniqueItems":true},"rateLimit":{"$ref":"#/$defs/rateLimit"}}},"llm":{"type":"object","required":["url","credentialEnv"],"additionalProperties":false,"properties":{"url":{"description":"{llm_api_url}, including its path prefix.","$ref":"#/$defs/url"},"credentialEnv":{"$ref":"#/$defs/envName"},"authScheme":{"description":"Scheme written before the credential in its header (`<scheme> <credential>`); an empty string sends the credential alone. Default: Bearer, as production expects: the LLM service splits `Authorization` on a space and needs exactly two parts.","$ref":"#/$defs/authScheme"},"rateLimit":{"$ref":"#/$defs/rateLimit"}}}}},"environments":{"x-owner":"operator","description":"Several environments (staging, production, regions …) synced from one repository, each with its own targets, values, state and overlay patches; the top-level targets, selector, schedule, secrets, notifications and orphans are their defaults. See docs/user/environments.md.","type":"object","minProperties":1,"propertyNames":{"pattern":"^[a-z][a-z0-9-]{0,39}$","x-error":"an environment's name is lower-case letters, digits and `-` (at most 40), starting with a letter"},"additionalProperties":{"$ref":"#/$defs/environment"}},"values":{"x-owner":"team","description":"Values every environment shares (an environment's own `values` override them one by one); with no `environments`, the values of the one implicit environment.","$ref":"#/$defs/values"},"retries":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"max":{"type":"integer","minimum":0,"maximum":20,"default":4},"baseDelayMs":{"type":"integer","minimum":1,"default":200},"maxDelayMs":{"type":"integer","minimum":1,"default":10000},"timeoutMs":{"description":"Deadline of one HTTP call: connecting, the headers and the whole answer.","type":"integer","minimum":100,"default":15000},"maxRetryAfterMs":{"description":"Longest Retry-After honoured; a longer one fails the interface's remaining calls as throttled (not sent) until the next run.","type":"integer","minimum":0,"default":300000}}},"state":{"x-owner":"operator","oneOf":[{"type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"sqlite"},"path":{"description":"The SQLite database file.","type":"string","default":".gatesync/state.db"},"lockStaleAfter":{"description":"A writer lock whose heartbeat is older than this is taken over by another run (the holder refreshes it six times as often). A holder that wakes up after that (a frozen VM, a suspended runner) sends nothing more: every call checks the lock first.","$ref":"#/$defs/duration","default":"1m"}}},{"description":"The retired file state: refused with the `gatesync state migrate` command that moves it to sqlite.","type":"object","required":["backend"],"additionalProperties":false,"properties":{"backend":{"const":"file"},"path":{"type":"string","default":".gatesync/state.json"}}},{"type":"object","required":["backend","urlEnv"],"additionalProperties":false,"properties":{"backend":{"const":"postgres"},"urlEnv":{"description":"Environment variable holding the connection string.","$ref":"#/$defs/envName"},"schema":{"type":"string","pattern":"^[a-z_][a-z0-9_]*$","default":"gatesync"}}}],"x-error":"state needs `backend: sqlite` (with an optional `path`) or `backend: postgres` with `urlEnv`"},"history":{"x-owner":"operator","description":"How much of each environment's history its state keeps (runs: trigger, commit, author and subject, outcome, counts): at most `keep` rows, none older than `maxAge`. `gatesync history` prints it; the status page's runs view reads it.","type":"object","additionalProperties":false,"properties":{"keep":{"description":"Rows kept at most, newest first.","type":"integer","minimum":1,"maximum":100000,"default":500},"maxAge":{"description":"Rows that ended longer ago are dropped.","$ref":"#/$defs/duration","default":"30d"}}},"schedule":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"interval":{"$ref":"#/$defs/duration","default":"1m"},"jitter":{"type":"number","minimum":0,"maximum":1,"default":0.1},"reassertInterval":{"description":"Re-apply idempotent resources this often to undo drift; off when absent.","$ref":"#/$defs/duration"}}},"orphans":{"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"},"deactivationGuard":{"x-owner":"operator","description":"The guard against mass deactivation (orphans: deactivate): a run that would switch off every API definition and org key gatesync applied, or more than `maxShare` of them, switches off none and blocks them instead (docs/user/renames.md).","type":"object","additionalProperties":false,"properties":{"maxShare":{"description":"Largest share (0 to 1) of the deactivatable objects one run may switch off; all of them are never switched off in one run unless allowed.","type":"number","minimum":0,"maximum":1,"default":0.5},"allowCommit":{"description":"Lifts the guard for the runs of this commit (its hash, at least 7 characters): the daemon's way to let one intended mass deactivation through.","type":"string","pattern":"^[0-9a-f]{7,40}$"},"allow":{"description":"Lifts the guard for every run (one-shot commands: --allow-mass-deactivation).","type":"boolean","default":false}}},"telemetry":{"x-owner":"operator","description":"Traces of the daemon's runs and the commands, exported with OpenTelemetry over OTLP/HTTP (docs/user/telemetry.md). The standard OTEL_* variables, when set, win over these.","type":"object","additionalProperties":false,"properties":{"traces":{"type":"object","additionalProperties":false,"properties":{"exporter":{"description":"`otlp` turns tracing on (as OTEL_TRACES_EXPORTER=otlp); `none` keeps it off. An endpoint alone turns it on.","enum":["otlp","none"]},"endpoint":{"description":"The collector's OTLP/HTTP base address (`/v1/traces` is added), as OTEL_EXPORTER_OTLP_ENDPOINT.","type":"string","pattern":"^https?://"},"headersEnv":{"description":"The variable holding the headers sent with every export (`key=value,…`, as OTEL_EXPORTER_OTLP_HEADERS): a collector's token is never written here.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"serviceName":{"description":"service.name (default gatesync), as OTEL_SERVICE_NAME.","type":"string","minLength":1},"sampler":{"description":"As OTEL_TRACES_SAMPLER (default parentbased_always_on).","enum":["always_on","always_off","traceidratio","parentbased_always_on","parentbased_always_off","parentbased_traceidratio"]},"samplerArg":{"description":"The ratio of the traceidratio samplers, as OTEL_TRACES_SAMPLER_ARG.","type":"number","minimum":0,"maximum":1},"resourceAttributes":{"description":"Resource attributes, as OTEL_RESOURCE_ATTRIBUTES (deployment.environment.name: production …).","type":"object","additionalProperties":{"type":"string"}}}}}},"notifications":{"x-owner":"operator","description":"Who is told when runs fail, resources are in doubt, a commit is refused, the daemon recovers or the leader changes; and commit status on GitHub or GitLab. Delivery is retried with backoff, bounded, and never delays or fails a run.","type":"object","additionalProperties":false,"properties":{"statusUrl":{"description":"Base URL links point at (…/status); default: the daemon's own address.","$ref":"#/$defs/url"},"receivers":{"type":"array","items":{"type":"object","required":["type"],"properties":{"type":{"enum":["webhook","slack","github","gitlab"]}},"oneOf":[{"required":["type","secretEnv"],"oneOf":[{"required":["url"]},{"required":["urlEnv"]}],"additionalProperties":false,"properties":{"type":{"const":"webhook"},"name":{"type":"string","minLength":1},"url":{"description":"Receiver URL (or urlEnv when the URL holds a token).","$ref":"#/$defs/url"},"urlEnv":{"$ref":"#/$defs/envName"},"secretEnv":{"description":"Environment variable holding the HMAC-SHA256 key of X-Gatesync-Signature.","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","urlEnv"],"additionalProperties":false,"properties":{"type":{"const":"slack"},"name":{"type":"string","minLength":1},"urlEnv":{"description":"Environment variable holding the incoming-webhook URL (it is a secret).","$ref":"#/$defs/envName"},"events":{"$ref":"#/$defs/notificationEvents"}}},{"required":["type","repository","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"github"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://api.github.com (GitHub Enterprise: https://HOST/api/v3).","$ref":"#/$defs/url"},"repository":{"description":"owner/repo","type":"string","pattern":"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}},{"required":["type","project","tokenEnv"],"additionalProperties":false,"properties":{"type":{"const":"gitlab"},"name":{"type":"string","minLength":1},"apiUrl":{"description":"Default https://gitlab.com/api/v4.","$ref":"#/$defs/url"},"project":{"description":"Project id or full path (group/project).","type":"string","minLength":1},"tokenEnv":{"$ref":"#/$defs/envName"},"context":{"type":"string","minLength":1,"default":"gatesync"}}}]}},"delivery":{"type":"object","additionalProperties":false,"properties":{"attempts":{"type":"integer","minimum":1,"maximum":20,"default":5},"baseDelayMs":{"type":"integer","minimum":1,"default":1000},"maxDelayMs":{"type":"integer","minimum":1,"default":60000},"timeoutMs":{"type":"integer","minimum":100,"default":10000},"queueLimit":{"type":"integer","minimum":1,"maximum":10000,"default":100}}}}},"selector":{"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1},"rules":{"x-owner":"team","description":"Governance rules: Spectral rulesets (YAML or JSON) checked by validate, plan and apply and by the daemon. Paths are relative to this file and must lie inside its directory. A finding of severity `error` fails the run; warn, info and hint are reported. See docs/user/rules.md.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"openapi":{"description":"Ruleset applied to every ApiDefinition's OpenAPI document (inline or definitionFile), e.g. `extends: [[spectral:oas, recommended]]`.","type":"string","minLength":1},"resources":{"description":"Ruleset applied to every resource document: the whole apiVersion/kind/metadata/spec envelope.","type":"string","minLength":1},"documentTimeout":{"x-owner":"operator","description":"How long the rules may run on one document before their thread is stopped and the document gets a RULE_TIMEOUT error (the commit is refused). Default 10s. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"runTimeout":{"x-owner":"operator","description":"How long the rules may run in one validation: documents not linted by then get a RULE_TIMEOUT error. Default 5m. The operator's: a commit cannot lift its own budget.","$ref":"#/$defs/duration"},"allowCustomFunctions":{"x-owner":"operator","description":"Load the rulesets' custom JavaScript functions (`functions:`, `functionsDir`): they run code from the repository inside gatesync. Off by default: a ruleset naming one is refused. The operator's: a commit cannot turn it on for the daemon.","type":"boolean","default":false}}},"server":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"listen":{"type":"string","default":"127.0.0.1:9464","pattern":"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$","description":"HOST:PORT of the health, metrics, status and webhook server: 127.0.0.1:9464 (loopback, the default), [::1]:9464, or 0.0.0.0:9464 inside a container."},"webhookSecretEnv":{"$ref":"#/$defs/envName"},"syncTokenEnv":{"$ref":"#/$defs/envName"},"stateTokenEnv":{"description":"Environment variable holding the bearer token of GET /state: the state as `gatesync state pull` writes it, for merge-request plans (`gatesync plan --state-url`). It reads everything the state holds, the key of its keyed hashes included: keep it as private as read access to the state.","$ref":"#/$defs/envName"},"pagesTokenEnv":{"description":"Environment variable holding the token the status page and /status ask for (Authorization: Bearer TOKEN, or Basic with any user and TOKEN as password). /healthz, /readyz and /metrics stay open; /hooks/git and /sync have their own secrets. Unset: no authentication (keep server.listen on loopback, or set it).","$ref":"#/$defs/envName"}}},"secrets":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"fileRoot":{"description":"Directory that ${file:PATH} references resolve in (relative to this file); a reference may not leave it.","type":"string"},"env":{"description":"Environment variables that ${env:NAME} references may read. Nothing else resolves; the variables this file names for gatesync's own credentials are refused even when listed.","type":"array","items":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"uniqueItems":true},"envPrefix":{"description":"Environment variables whose name starts with this prefix may be read by ${env:NAME} references (gatesync's own credentials excepted).","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"sopsAgeKeyEnv":{"description":"Environment variable holding the age identities (AGE-SECRET-KEY-1… lines) ${sops:} references decrypt with. When this or sopsAgeKeyFile is set, only what they name is read (give each environment its own key: production's never decrypts in a staging run); when neither is, SOPS_AGE_KEY, SOPS_AGE_KEY_FILE and ~/.config/sops/age/keys.txt, as sops reads them. Never readable by ${env:}.","$ref":"#/$defs/envName"},"sopsAgeKeyFile":{"description":"File of age identities ${sops:} references decrypt with (relative to this file); see sopsAgeKeyEnv. Never readable by ${file:}.","type":"string","minLength":1}}},"limits":{"x-owner":"operator","type":"object","additionalProperties":false,"properties":{"maxFileBytes":{"type":"integer","minimum":1024,"default":5242880},"maxFiles":{"type":"integer","minimum":1,"default":50000},"maxDepth":{"type":"integer","minimum":8,"maximum":1000,"default":128},"maxResponseBytes":{"description":"Largest server answer read; beyond it reading stops and the call's outcome is unknown.","type":"integer","minimum":1024,"default":4194304},"maxDocumentsPerFile":{"description":"Most YAML documents in one file, empty ones (a stray `---`) included; counted before the file is parsed in full.","type":"integer","minimum":1,"default":1000},"maxDocuments":{"description":"Most YAML documents in the whole repository.","type":"integer","minimum":1,"default":200000}}}},"$defs":{"environment":{"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}},"values":{"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}},"patch":{"description":"An overlay patch: a file of patch documents (a path relative to this file, inside its directory) or one patch document written inline. A patch document names a resource by `kind` and `metadata.name` and is merged into it (RFC 7386 JSON merge patch: maps merge, `null` removes a field, lists and scalars replace); `$patch: delete` leaves the resource out of the environment. A document naming no resource of the repository is an error: resources are added by resource files.","oneOf":[{"type":"string","minLength":1},{"type":"object","required":["kind","metadata"],"properties":{"kind":{"type":"string","minLength":1},"metadata":{"type":"object","required":["name"],"properties":{"name":{"type":"string","minLength":1}}},"$patch":{"enum":["merge","delete"]}}}],"x-error":"a patch is a file path or a document with `kind` and `metadata.name`"},"authScheme":{"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"},"envName":{"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"},"url":{"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"},"notificationEvents":{"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}},"duration":{"type":"string","pattern":"^[0-9]+(ms|s|m|h|d)$","x-error":"must be a duration such as `500ms`, `30s`, `1m`, `2h` or `30d`"},"rateLimit":{"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}}}};
 const schema57 = {"type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$","x-error":"must be the name of an environment variable, e.g. `GW_ADMIN_KEY`"};
 const schema58 = {"type":"string","pattern":"^https?://","x-error":"must be an http(s) URL"};
 const schema60 = {"type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]*$","x-error":"must be one HTTP authentication scheme such as `Bearer` (no spaces), or an empty string for the bare credential"};
 const schema62 = {"type":"object","additionalProperties":false,"properties":{"concurrency":{"type":"integer","minimum":1,"default":8},"requestsPerSecond":{"type":"number","exclusiveMinimum":0,"default":50}}};
 const schema94 = {"description":"Values `${var:NAME}` references in resources (and their attached OpenAPI documents) are replaced with before validation. A string that is only the reference takes the value's type. Values are not secrets: secrets stay `${env:}`/`${file:}`.","type":"object","propertyNames":{"pattern":"^[A-Za-z_][A-Za-z0-9_.-]*$","x-error":"a value's name is letters, digits, `_`, `.` and `-`, starting with a letter or `_`"},"additionalProperties":{"type":["string","number","boolean"]}};
-const schema97 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h)$","x-error":"must be a duration such as `500ms`, `30s`, `1m` or `2h`"};
+const schema97 = {"type":"string","pattern":"^[0-9]+(ms|s|m|h|d)$","x-error":"must be a duration such as `500ms`, `30s`, `1m`, `2h` or `30d`"};
 const schema106 = {"description":"Events this receiver is told of (default: all).","type":"array","uniqueItems":true,"items":{"enum":["run-failed","in-doubt","commit-refused","recovered","leader-changed"]}};
 const func0 = require("ajv/dist/runtime/equal").default;
 const pattern15 = new RegExp("^[0-9a-f]{7,40}$", "u");
@@ -3029,10 +3029,10 @@ const pattern17 = new RegExp("^https?://", "u");
 const pattern19 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]*$", "u");
 const pattern30 = new RegExp("^[a-z][a-z0-9-]{0,39}$", "u");
 const pattern44 = new RegExp("^[A-Za-z_][A-Za-z0-9_.-]*$", "u");
-const pattern45 = new RegExp("^[0-9]+(ms|s|m|h)$", "u");
+const pattern45 = new RegExp("^[0-9]+(ms|s|m|h|d)$", "u");
 const pattern62 = new RegExp("^[a-z_][a-z0-9_]*$", "u");
 const pattern56 = new RegExp("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", "u");
-const pattern84 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
+const pattern85 = new RegExp("^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$", "u");
 const schema75 = {"type":"object","additionalProperties":false,"properties":{"targets":{"x-owner":"operator","description":"This environment's targets (the shape of the top-level `targets`); each interface given here replaces the top-level one.","$ref":"#/properties/targets"},"values":{"x-owner":"team","description":"This environment's values (over the top-level `values`).","$ref":"#/$defs/values"},"selector":{"x-owner":"team","$ref":"#/properties/selector"},"schedule":{"x-owner":"operator","$ref":"#/properties/schedule"},"secrets":{"x-owner":"operator","description":"This environment's secret scope: which variables `${env:}` may read, where `${file:}` and `${sops:}` resolve, and which age identities `${sops:}` decrypts with (replaces the top-level scope as a whole).","$ref":"#/properties/secrets"},"notifications":{"x-owner":"operator","$ref":"#/properties/notifications"},"orphans":{"x-owner":"operator","$ref":"#/properties/orphans"},"state":{"x-owner":"operator","description":"This environment's own state. By default the top-level state, namespaced by the environment's name (SQLite: `state.NAME.db` beside the configured file; PostgreSQL: the schema `SCHEMA_NAME`, `-` written `_`).","$ref":"#/properties/state"},"patches":{"x-owner":"team","description":"Overlay patches applied, in order, to the repository's resources for this environment.","type":"array","items":{"$ref":"#/$defs/patch"}}}};
 const schema95 = {"x-owner":"team","description":"Label selector (team=storefront, tier!=internal, team in (a,b), comma = AND): this instance owns only the matching resources. Orphans are judged by the labels recorded in the state.","type":"string","minLength":1};
 const schema113 = {"x-owner":"operator","description":"What to do with resources that left the repository.","enum":["report","deactivate"],"default":"report"};
@@ -4113,7 +4113,7 @@ if(data.interval !== undefined){
 let data0 = data.interval;
 if(typeof data0 === "string"){
 if(!pattern45.test(data0)){
-const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data0};
+const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4173,7 +4173,7 @@ if(data.reassertInterval !== undefined){
 let data2 = data.reassertInterval;
 if(typeof data2 === "string"){
 if(!pattern45.test(data2)){
-const err6 = {instancePath:instancePath+"/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data2};
+const err6 = {instancePath:instancePath+"/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5617,7 +5617,7 @@ if(data.lockStaleAfter !== undefined){
 let data2 = data.lockStaleAfter;
 if(typeof data2 === "string"){
 if(!pattern45.test(data2)){
-const err4 = {instancePath:instancePath+"/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data2};
+const err4 = {instancePath:instancePath+"/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8128,7 +8128,7 @@ if(data61.lockStaleAfter !== undefined){
 let data64 = data61.lockStaleAfter;
 if(typeof data64 === "string"){
 if(!pattern45.test(data64)){
-const err144 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data64};
+const err144 = {instancePath:instancePath+"/state/lockStaleAfter",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data64};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -8385,12 +8385,12 @@ vErrors = null;
 }
 }
 }
-if(data.schedule !== undefined){
-let data70 = data.schedule;
+if(data.history !== undefined){
+let data70 = data.history;
 if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
 for(const key22 in data70){
-if(!(((key22 === "interval") || (key22 === "jitter")) || (key22 === "reassertInterval"))){
-const err162 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data70};
+if(!((key22 === "keep") || (key22 === "maxAge"))){
+const err162 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.history,data:data70};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -8400,11 +8400,10 @@ vErrors.push(err162);
 errors++;
 }
 }
-if(data70.interval !== undefined){
-let data71 = data70.interval;
-if(typeof data71 === "string"){
-if(!pattern45.test(data71)){
-const err163 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data71};
+if(data70.keep !== undefined){
+let data71 = data70.keep;
+if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
+const err163 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.history.properties.keep.type,parentSchema:schema56.properties.history.properties.keep,data:data71};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -8413,9 +8412,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-}
-else {
-const err164 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data71};
+if((typeof data71 == "number") && (isFinite(data71))){
+if(data71 > 100000 || isNaN(data71)){
+const err164 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema56.properties.history.properties.keep,data:data71};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -8424,12 +8423,8 @@ vErrors.push(err164);
 }
 errors++;
 }
-}
-if(data70.jitter !== undefined){
-let data72 = data70.jitter;
-if((typeof data72 == "number") && (isFinite(data72))){
-if(data72 > 1 || isNaN(data72)){
-const err165 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data72};
+if(data71 < 1 || isNaN(data71)){
+const err165 = {instancePath:instancePath+"/history/keep",schemaPath:"#/properties/history/properties/keep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.history.properties.keep,data:data71};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -8438,8 +8433,13 @@ vErrors.push(err165);
 }
 errors++;
 }
-if(data72 < 0 || isNaN(data72)){
-const err166 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data72};
+}
+}
+if(data70.maxAge !== undefined){
+let data72 = data70.maxAge;
+if(typeof data72 === "string"){
+if(!pattern45.test(data72)){
+const err166 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data72};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -8450,7 +8450,7 @@ errors++;
 }
 }
 else {
-const err167 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data72};
+const err167 = {instancePath:instancePath+"/history/maxAge",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data72};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -8460,11 +8460,9 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data70.reassertInterval !== undefined){
-let data73 = data70.reassertInterval;
-if(typeof data73 === "string"){
-if(!pattern45.test(data73)){
-const err168 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data73};
+}
+else {
+const err168 = {instancePath:instancePath+"/history",schemaPath:"#/properties/history/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.history.type,parentSchema:schema56.properties.history,data:data70};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -8474,8 +8472,12 @@ vErrors.push(err168);
 errors++;
 }
 }
-else {
-const err169 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data73};
+if(data.schedule !== undefined){
+let data73 = data.schedule;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+for(const key23 in data73){
+if(!(((key23 === "interval") || (key23 === "jitter")) || (key23 === "reassertInterval"))){
+const err169 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.schedule,data:data73};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -8485,9 +8487,11 @@ vErrors.push(err169);
 errors++;
 }
 }
-}
-else {
-const err170 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data70};
+if(data73.interval !== undefined){
+let data74 = data73.interval;
+if(typeof data74 === "string"){
+if(!pattern45.test(data74)){
+const err170 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data74};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -8497,10 +8501,8 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data.orphans !== undefined){
-let data74 = data.orphans;
-if(!((data74 === "report") || (data74 === "deactivate"))){
-const err171 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data74};
+else {
+const err171 = {instancePath:instancePath+"/schedule/interval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data74};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -8510,12 +8512,11 @@ vErrors.push(err171);
 errors++;
 }
 }
-if(data.deactivationGuard !== undefined){
-let data75 = data.deactivationGuard;
-if(data75 && typeof data75 == "object" && !Array.isArray(data75)){
-for(const key23 in data75){
-if(!(((key23 === "maxShare") || (key23 === "allowCommit")) || (key23 === "allow"))){
-const err172 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data75};
+if(data73.jitter !== undefined){
+let data75 = data73.jitter;
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 > 1 || isNaN(data75)){
+const err172 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.schedule.properties.jitter,data:data75};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -8524,12 +8525,8 @@ vErrors.push(err172);
 }
 errors++;
 }
-}
-if(data75.maxShare !== undefined){
-let data76 = data75.maxShare;
-if((typeof data76 == "number") && (isFinite(data76))){
-if(data76 > 1 || isNaN(data76)){
-const err173 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data76};
+if(data75 < 0 || isNaN(data75)){
+const err173 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.schedule.properties.jitter,data:data75};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -8538,8 +8535,9 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(data76 < 0 || isNaN(data76)){
-const err174 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data76};
+}
+else {
+const err174 = {instancePath:instancePath+"/schedule/jitter",schemaPath:"#/properties/schedule/properties/jitter/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.schedule.properties.jitter.type,parentSchema:schema56.properties.schedule.properties.jitter,data:data75};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -8549,8 +8547,11 @@ vErrors.push(err174);
 errors++;
 }
 }
-else {
-const err175 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data76};
+if(data73.reassertInterval !== undefined){
+let data76 = data73.reassertInterval;
+if(typeof data76 === "string"){
+if(!pattern45.test(data76)){
+const err175 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data76};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -8560,11 +8561,8 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data75.allowCommit !== undefined){
-let data77 = data75.allowCommit;
-if(typeof data77 === "string"){
-if(!pattern15.test(data77)){
-const err176 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data77};
+else {
+const err176 = {instancePath:instancePath+"/schedule/reassertInterval",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data76};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -8574,8 +8572,9 @@ vErrors.push(err176);
 errors++;
 }
 }
+}
 else {
-const err177 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data77};
+const err177 = {instancePath:instancePath+"/schedule",schemaPath:"#/properties/schedule/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.schedule.type,parentSchema:schema56.properties.schedule,data:data73};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -8585,10 +8584,10 @@ vErrors.push(err177);
 errors++;
 }
 }
-if(data75.allow !== undefined){
-let data78 = data75.allow;
-if(typeof data78 !== "boolean"){
-const err178 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data78};
+if(data.orphans !== undefined){
+let data77 = data.orphans;
+if(!((data77 === "report") || (data77 === "deactivate"))){
+const err178 = {instancePath:instancePath+"/orphans",schemaPath:"#/properties/orphans/enum",keyword:"enum",params:{allowedValues: schema56.properties.orphans.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.orphans.enum,parentSchema:schema56.properties.orphans,data:data77};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -8598,9 +8597,12 @@ vErrors.push(err178);
 errors++;
 }
 }
-}
-else {
-const err179 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data75};
+if(data.deactivationGuard !== undefined){
+let data78 = data.deactivationGuard;
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+for(const key24 in data78){
+if(!(((key24 === "maxShare") || (key24 === "allowCommit")) || (key24 === "allow"))){
+const err179 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.deactivationGuard,data:data78};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -8610,12 +8612,11 @@ vErrors.push(err179);
 errors++;
 }
 }
-if(data.telemetry !== undefined){
-let data79 = data.telemetry;
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-for(const key24 in data79){
-if(!(key24 === "traces")){
-const err180 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry,data:data79};
+if(data78.maxShare !== undefined){
+let data79 = data78.maxShare;
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 > 1 || isNaN(data79)){
+const err180 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data79};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -8624,13 +8625,8 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-if(data79.traces !== undefined){
-let data80 = data79.traces;
-if(data80 && typeof data80 == "object" && !Array.isArray(data80)){
-for(const key25 in data80){
-if(!(((((((key25 === "exporter") || (key25 === "endpoint")) || (key25 === "headersEnv")) || (key25 === "serviceName")) || (key25 === "sampler")) || (key25 === "samplerArg")) || (key25 === "resourceAttributes"))){
-const err181 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry.properties.traces,data:data80};
+if(data79 < 0 || isNaN(data79)){
+const err181 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data79};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -8640,10 +8636,8 @@ vErrors.push(err181);
 errors++;
 }
 }
-if(data80.exporter !== undefined){
-let data81 = data80.exporter;
-if(!((data81 === "otlp") || (data81 === "none"))){
-const err182 = {instancePath:instancePath+"/telemetry/traces/exporter",schemaPath:"#/properties/telemetry/properties/traces/properties/exporter/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.exporter.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.exporter.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.exporter,data:data81};
+else {
+const err182 = {instancePath:instancePath+"/deactivationGuard/maxShare",schemaPath:"#/properties/deactivationGuard/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.deactivationGuard.properties.maxShare.type,parentSchema:schema56.properties.deactivationGuard.properties.maxShare,data:data79};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -8653,11 +8647,11 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data80.endpoint !== undefined){
-let data82 = data80.endpoint;
-if(typeof data82 === "string"){
-if(!pattern17.test(data82)){
-const err183 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data82};
+if(data78.allowCommit !== undefined){
+let data80 = data78.allowCommit;
+if(typeof data80 === "string"){
+if(!pattern15.test(data80)){
+const err183 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{7,40}$"},message:"must match pattern \""+"^[0-9a-f]{7,40}$"+"\"",schema:"^[0-9a-f]{7,40}$",parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data80};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -8668,7 +8662,7 @@ errors++;
 }
 }
 else {
-const err184 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.endpoint.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data82};
+const err184 = {instancePath:instancePath+"/deactivationGuard/allowCommit",schemaPath:"#/properties/deactivationGuard/properties/allowCommit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.deactivationGuard.properties.allowCommit.type,parentSchema:schema56.properties.deactivationGuard.properties.allowCommit,data:data80};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -8678,11 +8672,10 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data80.headersEnv !== undefined){
-let data83 = data80.headersEnv;
-if(typeof data83 === "string"){
-if(!pattern16.test(data83)){
-const err185 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data83};
+if(data78.allow !== undefined){
+let data81 = data78.allow;
+if(typeof data81 !== "boolean"){
+const err185 = {instancePath:instancePath+"/deactivationGuard/allow",schemaPath:"#/properties/deactivationGuard/properties/allow/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.deactivationGuard.properties.allow.type,parentSchema:schema56.properties.deactivationGuard.properties.allow,data:data81};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -8692,8 +8685,9 @@ vErrors.push(err185);
 errors++;
 }
 }
+}
 else {
-const err186 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.headersEnv.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data83};
+const err186 = {instancePath:instancePath+"/deactivationGuard",schemaPath:"#/properties/deactivationGuard/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.deactivationGuard.type,parentSchema:schema56.properties.deactivationGuard,data:data78};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -8703,11 +8697,12 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data80.serviceName !== undefined){
-let data84 = data80.serviceName;
-if(typeof data84 === "string"){
-if(func1(data84) < 1){
-const err187 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data84};
+if(data.telemetry !== undefined){
+let data82 = data.telemetry;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+for(const key25 in data82){
+if(!(key25 === "traces")){
+const err187 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key25},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry,data:data82};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -8717,8 +8712,12 @@ vErrors.push(err187);
 errors++;
 }
 }
-else {
-const err188 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.serviceName.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data84};
+if(data82.traces !== undefined){
+let data83 = data82.traces;
+if(data83 && typeof data83 == "object" && !Array.isArray(data83)){
+for(const key26 in data83){
+if(!(((((((key26 === "exporter") || (key26 === "endpoint")) || (key26 === "headersEnv")) || (key26 === "serviceName")) || (key26 === "sampler")) || (key26 === "samplerArg")) || (key26 === "resourceAttributes"))){
+const err188 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key26},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.telemetry.properties.traces,data:data83};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -8728,10 +8727,10 @@ vErrors.push(err188);
 errors++;
 }
 }
-if(data80.sampler !== undefined){
-let data85 = data80.sampler;
-if(!((((((data85 === "always_on") || (data85 === "always_off")) || (data85 === "traceidratio")) || (data85 === "parentbased_always_on")) || (data85 === "parentbased_always_off")) || (data85 === "parentbased_traceidratio"))){
-const err189 = {instancePath:instancePath+"/telemetry/traces/sampler",schemaPath:"#/properties/telemetry/properties/traces/properties/sampler/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.sampler.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.sampler.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.sampler,data:data85};
+if(data83.exporter !== undefined){
+let data84 = data83.exporter;
+if(!((data84 === "otlp") || (data84 === "none"))){
+const err189 = {instancePath:instancePath+"/telemetry/traces/exporter",schemaPath:"#/properties/telemetry/properties/traces/properties/exporter/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.exporter.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.exporter.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.exporter,data:data84};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -8741,11 +8740,11 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data80.samplerArg !== undefined){
-let data86 = data80.samplerArg;
-if((typeof data86 == "number") && (isFinite(data86))){
-if(data86 > 1 || isNaN(data86)){
-const err190 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data86};
+if(data83.endpoint !== undefined){
+let data85 = data83.endpoint;
+if(typeof data85 === "string"){
+if(!pattern17.test(data85)){
+const err190 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data85};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -8754,8 +8753,9 @@ vErrors.push(err190);
 }
 errors++;
 }
-if(data86 < 0 || isNaN(data86)){
-const err191 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data86};
+}
+else {
+const err191 = {instancePath:instancePath+"/telemetry/traces/endpoint",schemaPath:"#/properties/telemetry/properties/traces/properties/endpoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.endpoint.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.endpoint,data:data85};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -8765,8 +8765,11 @@ vErrors.push(err191);
 errors++;
 }
 }
-else {
-const err192 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.telemetry.properties.traces.properties.samplerArg.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data86};
+if(data83.headersEnv !== undefined){
+let data86 = data83.headersEnv;
+if(typeof data86 === "string"){
+if(!pattern16.test(data86)){
+const err192 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data86};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -8776,13 +8779,8 @@ vErrors.push(err192);
 errors++;
 }
 }
-if(data80.resourceAttributes !== undefined){
-let data87 = data80.resourceAttributes;
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
-for(const key26 in data87){
-let data88 = data87[key26];
-if(typeof data88 !== "string"){
-const err193 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes/" + key26.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties,data:data88};
+else {
+const err193 = {instancePath:instancePath+"/telemetry/traces/headersEnv",schemaPath:"#/properties/telemetry/properties/traces/properties/headersEnv/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.headersEnv.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.headersEnv,data:data86};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -8792,9 +8790,11 @@ vErrors.push(err193);
 errors++;
 }
 }
-}
-else {
-const err194 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes",schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes,data:data87};
+if(data83.serviceName !== undefined){
+let data87 = data83.serviceName;
+if(typeof data87 === "string"){
+if(func1(data87) < 1){
+const err194 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data87};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -8804,9 +8804,8 @@ vErrors.push(err194);
 errors++;
 }
 }
-}
 else {
-const err195 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.type,parentSchema:schema56.properties.telemetry.properties.traces,data:data80};
+const err195 = {instancePath:instancePath+"/telemetry/traces/serviceName",schemaPath:"#/properties/telemetry/properties/traces/properties/serviceName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.serviceName.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.serviceName,data:data87};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -8816,9 +8815,10 @@ vErrors.push(err195);
 errors++;
 }
 }
-}
-else {
-const err196 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.type,parentSchema:schema56.properties.telemetry,data:data79};
+if(data83.sampler !== undefined){
+let data88 = data83.sampler;
+if(!((((((data88 === "always_on") || (data88 === "always_off")) || (data88 === "traceidratio")) || (data88 === "parentbased_always_on")) || (data88 === "parentbased_always_off")) || (data88 === "parentbased_traceidratio"))){
+const err196 = {instancePath:instancePath+"/telemetry/traces/sampler",schemaPath:"#/properties/telemetry/properties/traces/properties/sampler/enum",keyword:"enum",params:{allowedValues: schema56.properties.telemetry.properties.traces.properties.sampler.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.telemetry.properties.traces.properties.sampler.enum,parentSchema:schema56.properties.telemetry.properties.traces.properties.sampler,data:data88};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -8828,12 +8828,11 @@ vErrors.push(err196);
 errors++;
 }
 }
-if(data.notifications !== undefined){
-let data89 = data.notifications;
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-for(const key27 in data89){
-if(!(((key27 === "statusUrl") || (key27 === "receivers")) || (key27 === "delivery"))){
-const err197 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key27},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data89};
+if(data83.samplerArg !== undefined){
+let data89 = data83.samplerArg;
+if((typeof data89 == "number") && (isFinite(data89))){
+if(data89 > 1 || isNaN(data89)){
+const err197 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data89};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -8842,12 +8841,8 @@ vErrors.push(err197);
 }
 errors++;
 }
-}
-if(data89.statusUrl !== undefined){
-let data90 = data89.statusUrl;
-if(typeof data90 === "string"){
-if(!pattern17.test(data90)){
-const err198 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data90};
+if(data89 < 0 || isNaN(data89)){
+const err198 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data89};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -8858,7 +8853,7 @@ errors++;
 }
 }
 else {
-const err199 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data90};
+const err199 = {instancePath:instancePath+"/telemetry/traces/samplerArg",schemaPath:"#/properties/telemetry/properties/traces/properties/samplerArg/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema56.properties.telemetry.properties.traces.properties.samplerArg.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.samplerArg,data:data89};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -8868,23 +8863,13 @@ vErrors.push(err199);
 errors++;
 }
 }
-if(data89.receivers !== undefined){
-let data91 = data89.receivers;
-if(Array.isArray(data91)){
-const len1 = data91.length;
-for(let i2=0; i2<len1; i2++){
-let data92 = data91[i2];
-const _errs278 = errors;
-let valid60 = false;
-let passing2 = null;
-const _errs279 = errors;
-const _errs280 = errors;
-let valid61 = false;
-let passing3 = null;
-const _errs281 = errors;
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.url === undefined){
-const err200 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data92};
+if(data83.resourceAttributes !== undefined){
+let data90 = data83.resourceAttributes;
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+for(const key27 in data90){
+let data91 = data90[key27];
+if(typeof data91 !== "string"){
+const err200 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes/" + key27.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.additionalProperties,data:data91};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -8894,15 +8879,9 @@ vErrors.push(err200);
 errors++;
 }
 }
-var _valid4 = _errs281 === errors;
-if(_valid4){
-valid61 = true;
-passing3 = 0;
 }
-const _errs282 = errors;
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.urlEnv === undefined){
-const err201 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data92};
+else {
+const err201 = {instancePath:instancePath+"/telemetry/traces/resourceAttributes",schemaPath:"#/properties/telemetry/properties/traces/properties/resourceAttributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes.type,parentSchema:schema56.properties.telemetry.properties.traces.properties.resourceAttributes,data:data90};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -8912,19 +8891,9 @@ vErrors.push(err201);
 errors++;
 }
 }
-var _valid4 = _errs282 === errors;
-if(_valid4 && valid61){
-valid61 = false;
-passing3 = [passing3, 1];
 }
 else {
-if(_valid4){
-valid61 = true;
-passing3 = 1;
-}
-}
-if(!valid61){
-const err202 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data92};
+const err202 = {instancePath:instancePath+"/telemetry/traces",schemaPath:"#/properties/telemetry/properties/traces/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.properties.traces.type,parentSchema:schema56.properties.telemetry.properties.traces,data:data83};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -8933,20 +8902,10 @@ vErrors.push(err202);
 }
 errors++;
 }
-else {
-errors = _errs280;
-if(vErrors !== null){
-if(_errs280){
-vErrors.length = _errs280;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.type === undefined){
-const err203 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data92};
+const err203 = {instancePath:instancePath+"/telemetry",schemaPath:"#/properties/telemetry/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.telemetry.type,parentSchema:schema56.properties.telemetry,data:data82};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -8955,8 +8914,13 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(data92.secretEnv === undefined){
-const err204 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data92};
+}
+if(data.notifications !== undefined){
+let data92 = data.notifications;
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+for(const key28 in data92){
+if(!(((key28 === "statusUrl") || (key28 === "receivers")) || (key28 === "delivery"))){
+const err204 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications,data:data92};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -8965,9 +8929,12 @@ vErrors.push(err204);
 }
 errors++;
 }
-for(const key28 in data92){
-if(!((((((key28 === "type") || (key28 === "name")) || (key28 === "url")) || (key28 === "urlEnv")) || (key28 === "secretEnv")) || (key28 === "events"))){
-const err205 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key28},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data92};
+}
+if(data92.statusUrl !== undefined){
+let data93 = data92.statusUrl;
+if(typeof data93 === "string"){
+if(!pattern17.test(data93)){
+const err205 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data93};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -8977,10 +8944,8 @@ vErrors.push(err205);
 errors++;
 }
 }
-if(data92.type !== undefined){
-let data93 = data92.type;
-if("webhook" !== data93){
-const err206 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data93};
+else {
+const err206 = {instancePath:instancePath+"/notifications/statusUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data93};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -8990,11 +8955,23 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data92.name !== undefined){
-let data94 = data92.name;
-if(typeof data94 === "string"){
-if(func1(data94) < 1){
-const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data94};
+if(data92.receivers !== undefined){
+let data94 = data92.receivers;
+if(Array.isArray(data94)){
+const len1 = data94.length;
+for(let i2=0; i2<len1; i2++){
+let data95 = data94[i2];
+const _errs288 = errors;
+let valid62 = false;
+let passing2 = null;
+const _errs289 = errors;
+const _errs290 = errors;
+let valid63 = false;
+let passing3 = null;
+const _errs291 = errors;
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.url === undefined){
+const err207 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/0/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[0],data:data95};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -9004,8 +8981,15 @@ vErrors.push(err207);
 errors++;
 }
 }
-else {
-const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data94};
+var _valid4 = _errs291 === errors;
+if(_valid4){
+valid63 = true;
+passing3 = 0;
+}
+const _errs292 = errors;
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.urlEnv === undefined){
+const err208 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf[1],data:data95};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -9015,11 +8999,19 @@ vErrors.push(err208);
 errors++;
 }
 }
-if(data92.url !== undefined){
-let data95 = data92.url;
-if(typeof data95 === "string"){
-if(!pattern17.test(data95)){
-const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data95};
+var _valid4 = _errs292 === errors;
+if(_valid4 && valid63){
+valid63 = false;
+passing3 = [passing3, 1];
+}
+else {
+if(_valid4){
+valid63 = true;
+passing3 = 1;
+}
+}
+if(!valid63){
+const err209 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/oneOf",keyword:"oneOf",params:{passingSchemas: passing3},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data95};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -9028,9 +9020,20 @@ vErrors.push(err209);
 }
 errors++;
 }
+else {
+errors = _errs290;
+if(vErrors !== null){
+if(_errs290){
+vErrors.length = _errs290;
 }
 else {
-const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data95};
+vErrors = null;
+}
+}
+}
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.type === undefined){
+const err210 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data95};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -9039,12 +9042,8 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-if(data92.urlEnv !== undefined){
-let data96 = data92.urlEnv;
-if(typeof data96 === "string"){
-if(!pattern16.test(data96)){
-const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data96};
+if(data95.secretEnv === undefined){
+const err211 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/required",keyword:"required",params:{missingProperty: "secretEnv"},message:"must have required property '"+"secretEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data95};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -9053,9 +9052,9 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-else {
-const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data96};
+for(const key29 in data95){
+if(!((((((key29 === "type") || (key29 === "name")) || (key29 === "url")) || (key29 === "urlEnv")) || (key29 === "secretEnv")) || (key29 === "events"))){
+const err212 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0],data:data95};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -9065,11 +9064,10 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(data92.secretEnv !== undefined){
-let data97 = data92.secretEnv;
-if(typeof data97 === "string"){
-if(!pattern16.test(data97)){
-const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data97};
+if(data95.type !== undefined){
+let data96 = data95.type;
+if("webhook" !== data96){
+const err213 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "webhook"},message:"must be equal to constant",schema:"webhook",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.type,data:data96};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -9079,8 +9077,11 @@ vErrors.push(err213);
 errors++;
 }
 }
-else {
-const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data97};
+if(data95.name !== undefined){
+let data97 = data95.name;
+if(typeof data97 === "string"){
+if(func1(data97) < 1){
+const err214 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data97};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -9090,14 +9091,8 @@ vErrors.push(err214);
 errors++;
 }
 }
-if(data92.events !== undefined){
-let data98 = data92.events;
-if(Array.isArray(data98)){
-const len2 = data98.length;
-for(let i3=0; i3<len2; i3++){
-let data99 = data98[i3];
-if(!(((((data99 === "run-failed") || (data99 === "in-doubt")) || (data99 === "commit-refused")) || (data99 === "recovered")) || (data99 === "leader-changed"))){
-const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data99};
+else {
+const err215 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/0/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[0].properties.name,data:data97};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -9107,14 +9102,11 @@ vErrors.push(err215);
 errors++;
 }
 }
-let i4 = data98.length;
-let j1;
-if(i4 > 1){
-outer0:
-for(;i4--;){
-for(j1 = i4; j1--;){
-if(func0(data98[i4], data98[j1])){
-const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data98};
+if(data95.url !== undefined){
+let data98 = data95.url;
+if(typeof data98 === "string"){
+if(!pattern17.test(data98)){
+const err216 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data98};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -9122,14 +9114,10 @@ else {
 vErrors.push(err216);
 }
 errors++;
-break outer0;
-}
-}
-}
 }
 }
 else {
-const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data98};
+const err217 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/url",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data98};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -9139,17 +9127,11 @@ vErrors.push(err217);
 errors++;
 }
 }
-}
-var _valid3 = _errs279 === errors;
-if(_valid3){
-valid60 = true;
-passing2 = 0;
-var props2 = true;
-}
-const _errs303 = errors;
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.type === undefined){
-const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data92};
+if(data95.urlEnv !== undefined){
+let data99 = data95.urlEnv;
+if(typeof data99 === "string"){
+if(!pattern16.test(data99)){
+const err218 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data99};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -9158,8 +9140,9 @@ vErrors.push(err218);
 }
 errors++;
 }
-if(data92.urlEnv === undefined){
-const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data92};
+}
+else {
+const err219 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data99};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -9168,9 +9151,12 @@ vErrors.push(err219);
 }
 errors++;
 }
-for(const key29 in data92){
-if(!((((key29 === "type") || (key29 === "name")) || (key29 === "urlEnv")) || (key29 === "events"))){
-const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key29},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data92};
+}
+if(data95.secretEnv !== undefined){
+let data100 = data95.secretEnv;
+if(typeof data100 === "string"){
+if(!pattern16.test(data100)){
+const err220 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data100};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -9180,10 +9166,8 @@ vErrors.push(err220);
 errors++;
 }
 }
-if(data92.type !== undefined){
-let data100 = data92.type;
-if("slack" !== data100){
-const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data100};
+else {
+const err221 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/secretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data100};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -9193,11 +9177,14 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data92.name !== undefined){
-let data101 = data92.name;
-if(typeof data101 === "string"){
-if(func1(data101) < 1){
-const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data101};
+if(data95.events !== undefined){
+let data101 = data95.events;
+if(Array.isArray(data101)){
+const len2 = data101.length;
+for(let i3=0; i3<len2; i3++){
+let data102 = data101[i3];
+if(!(((((data102 === "run-failed") || (data102 === "in-doubt")) || (data102 === "commit-refused")) || (data102 === "recovered")) || (data102 === "leader-changed"))){
+const err222 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i3,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data102};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -9207,8 +9194,14 @@ vErrors.push(err222);
 errors++;
 }
 }
-else {
-const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data101};
+let i4 = data101.length;
+let j1;
+if(i4 > 1){
+outer0:
+for(;i4--;){
+for(j1 = i4; j1--;){
+if(func0(data101[i4], data101[j1])){
+const err223 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i4+" are identical)",schema:true,parentSchema:schema106,data:data101};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -9216,13 +9209,14 @@ else {
 vErrors.push(err223);
 }
 errors++;
+break outer0;
 }
 }
-if(data92.urlEnv !== undefined){
-let data102 = data92.urlEnv;
-if(typeof data102 === "string"){
-if(!pattern16.test(data102)){
-const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data102};
+}
+}
+}
+else {
+const err224 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data101};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -9232,8 +9226,17 @@ vErrors.push(err224);
 errors++;
 }
 }
-else {
-const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data102};
+}
+var _valid3 = _errs289 === errors;
+if(_valid3){
+valid62 = true;
+passing2 = 0;
+var props2 = true;
+}
+const _errs313 = errors;
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.type === undefined){
+const err225 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data95};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -9242,15 +9245,8 @@ vErrors.push(err225);
 }
 errors++;
 }
-}
-if(data92.events !== undefined){
-let data103 = data92.events;
-if(Array.isArray(data103)){
-const len3 = data103.length;
-for(let i5=0; i5<len3; i5++){
-let data104 = data103[i5];
-if(!(((((data104 === "run-failed") || (data104 === "in-doubt")) || (data104 === "commit-refused")) || (data104 === "recovered")) || (data104 === "leader-changed"))){
-const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data104};
+if(data95.urlEnv === undefined){
+const err226 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/required",keyword:"required",params:{missingProperty: "urlEnv"},message:"must have required property '"+"urlEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data95};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -9259,15 +9255,9 @@ vErrors.push(err226);
 }
 errors++;
 }
-}
-let i6 = data103.length;
-let j2;
-if(i6 > 1){
-outer1:
-for(;i6--;){
-for(j2 = i6; j2--;){
-if(func0(data103[i6], data103[j2])){
-const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema106,data:data103};
+for(const key30 in data95){
+if(!((((key30 === "type") || (key30 === "name")) || (key30 === "urlEnv")) || (key30 === "events"))){
+const err227 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1],data:data95};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -9275,14 +9265,12 @@ else {
 vErrors.push(err227);
 }
 errors++;
-break outer1;
 }
 }
-}
-}
-}
-else {
-const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data103};
+if(data95.type !== undefined){
+let data103 = data95.type;
+if("slack" !== data103){
+const err228 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "slack"},message:"must be equal to constant",schema:"slack",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.type,data:data103};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -9292,24 +9280,11 @@ vErrors.push(err228);
 errors++;
 }
 }
-}
-var _valid3 = _errs303 === errors;
-if(_valid3 && valid60){
-valid60 = false;
-passing2 = [passing2, 1];
-}
-else {
-if(_valid3){
-valid60 = true;
-passing2 = 1;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs316 = errors;
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.type === undefined){
-const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data92};
+if(data95.name !== undefined){
+let data104 = data95.name;
+if(typeof data104 === "string"){
+if(func1(data104) < 1){
+const err229 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data104};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -9318,8 +9293,9 @@ vErrors.push(err229);
 }
 errors++;
 }
-if(data92.repository === undefined){
-const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data92};
+}
+else {
+const err230 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/1/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[1].properties.name,data:data104};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -9328,8 +9304,12 @@ vErrors.push(err230);
 }
 errors++;
 }
-if(data92.tokenEnv === undefined){
-const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data92};
+}
+if(data95.urlEnv !== undefined){
+let data105 = data95.urlEnv;
+if(typeof data105 === "string"){
+if(!pattern16.test(data105)){
+const err231 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data105};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -9338,9 +9318,9 @@ vErrors.push(err231);
 }
 errors++;
 }
-for(const key30 in data92){
-if(!((((((key30 === "type") || (key30 === "name")) || (key30 === "apiUrl")) || (key30 === "repository")) || (key30 === "tokenEnv")) || (key30 === "context"))){
-const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key30},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data92};
+}
+else {
+const err232 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/urlEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data105};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -9350,10 +9330,14 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data92.type !== undefined){
-let data105 = data92.type;
-if("github" !== data105){
-const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data105};
+if(data95.events !== undefined){
+let data106 = data95.events;
+if(Array.isArray(data106)){
+const len3 = data106.length;
+for(let i5=0; i5<len3; i5++){
+let data107 = data106[i5];
+if(!(((((data107 === "run-failed") || (data107 === "in-doubt")) || (data107 === "commit-refused")) || (data107 === "recovered")) || (data107 === "leader-changed"))){
+const err233 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events/" + i5,schemaPath:"#/$defs/notificationEvents/items/enum",keyword:"enum",params:{allowedValues: schema106.items.enum},message:"must be equal to one of the allowed values",schema:schema106.items.enum,parentSchema:schema106.items,data:data107};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -9363,11 +9347,14 @@ vErrors.push(err233);
 errors++;
 }
 }
-if(data92.name !== undefined){
-let data106 = data92.name;
-if(typeof data106 === "string"){
-if(func1(data106) < 1){
-const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data106};
+let i6 = data106.length;
+let j2;
+if(i6 > 1){
+outer1:
+for(;i6--;){
+for(j2 = i6; j2--;){
+if(func0(data106[i6], data106[j2])){
+const err234 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/uniqueItems",keyword:"uniqueItems",params:{i: i6, j: j2},message:"must NOT have duplicate items (items ## "+j2+" and "+i6+" are identical)",schema:true,parentSchema:schema106,data:data106};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -9375,10 +9362,14 @@ else {
 vErrors.push(err234);
 }
 errors++;
+break outer1;
+}
+}
+}
 }
 }
 else {
-const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data106};
+const err235 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/events",schemaPath:"#/$defs/notificationEvents/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.type,parentSchema:schema106,data:data106};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -9388,11 +9379,24 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data92.apiUrl !== undefined){
-let data107 = data92.apiUrl;
-if(typeof data107 === "string"){
-if(!pattern17.test(data107)){
-const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data107};
+}
+var _valid3 = _errs313 === errors;
+if(_valid3 && valid62){
+valid62 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid3){
+valid62 = true;
+passing2 = 1;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs326 = errors;
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.type === undefined){
+const err236 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data95};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -9401,9 +9405,8 @@ vErrors.push(err236);
 }
 errors++;
 }
-}
-else {
-const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data107};
+if(data95.repository === undefined){
+const err237 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "repository"},message:"must have required property '"+"repository"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data95};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -9412,12 +9415,8 @@ vErrors.push(err237);
 }
 errors++;
 }
-}
-if(data92.repository !== undefined){
-let data108 = data92.repository;
-if(typeof data108 === "string"){
-if(!pattern56.test(data108)){
-const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data108};
+if(data95.tokenEnv === undefined){
+const err238 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data95};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -9426,9 +9425,9 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-else {
-const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data108};
+for(const key31 in data95){
+if(!((((((key31 === "type") || (key31 === "name")) || (key31 === "apiUrl")) || (key31 === "repository")) || (key31 === "tokenEnv")) || (key31 === "context"))){
+const err239 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2],data:data95};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -9438,11 +9437,10 @@ vErrors.push(err239);
 errors++;
 }
 }
-if(data92.tokenEnv !== undefined){
-let data109 = data92.tokenEnv;
-if(typeof data109 === "string"){
-if(!pattern16.test(data109)){
-const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data109};
+if(data95.type !== undefined){
+let data108 = data95.type;
+if("github" !== data108){
+const err240 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/type/const",keyword:"const",params:{allowedValue: "github"},message:"must be equal to constant",schema:"github",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.type,data:data108};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -9452,8 +9450,11 @@ vErrors.push(err240);
 errors++;
 }
 }
-else {
-const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data109};
+if(data95.name !== undefined){
+let data109 = data95.name;
+if(typeof data109 === "string"){
+if(func1(data109) < 1){
+const err241 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data109};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -9463,11 +9464,8 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data92.context !== undefined){
-let data110 = data92.context;
-if(typeof data110 === "string"){
-if(func1(data110) < 1){
-const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data110};
+else {
+const err242 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.name,data:data109};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -9477,8 +9475,11 @@ vErrors.push(err242);
 errors++;
 }
 }
-else {
-const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data110};
+if(data95.apiUrl !== undefined){
+let data110 = data95.apiUrl;
+if(typeof data110 === "string"){
+if(!pattern17.test(data110)){
+const err243 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data110};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -9488,24 +9489,8 @@ vErrors.push(err243);
 errors++;
 }
 }
-}
-var _valid3 = _errs316 === errors;
-if(_valid3 && valid60){
-valid60 = false;
-passing2 = [passing2, 2];
-}
 else {
-if(_valid3){
-valid60 = true;
-passing2 = 2;
-if(props2 !== true){
-props2 = true;
-}
-}
-const _errs333 = errors;
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.type === undefined){
-const err244 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data92};
+const err244 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data110};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -9514,8 +9499,12 @@ vErrors.push(err244);
 }
 errors++;
 }
-if(data92.project === undefined){
-const err245 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data92};
+}
+if(data95.repository !== undefined){
+let data111 = data95.repository;
+if(typeof data111 === "string"){
+if(!pattern56.test(data111)){
+const err245 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"+"\"",schema:"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data111};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -9524,8 +9513,9 @@ vErrors.push(err245);
 }
 errors++;
 }
-if(data92.tokenEnv === undefined){
-const err246 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data92};
+}
+else {
+const err246 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/repository",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/repository/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.repository,data:data111};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -9534,9 +9524,12 @@ vErrors.push(err246);
 }
 errors++;
 }
-for(const key31 in data92){
-if(!((((((key31 === "type") || (key31 === "name")) || (key31 === "apiUrl")) || (key31 === "project")) || (key31 === "tokenEnv")) || (key31 === "context"))){
-const err247 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key31},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data92};
+}
+if(data95.tokenEnv !== undefined){
+let data112 = data95.tokenEnv;
+if(typeof data112 === "string"){
+if(!pattern16.test(data112)){
+const err247 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data112};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -9546,10 +9539,8 @@ vErrors.push(err247);
 errors++;
 }
 }
-if(data92.type !== undefined){
-let data111 = data92.type;
-if("gitlab" !== data111){
-const err248 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data111};
+else {
+const err248 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data112};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -9559,11 +9550,11 @@ vErrors.push(err248);
 errors++;
 }
 }
-if(data92.name !== undefined){
-let data112 = data92.name;
-if(typeof data112 === "string"){
-if(func1(data112) < 1){
-const err249 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data112};
+if(data95.context !== undefined){
+let data113 = data95.context;
+if(typeof data113 === "string"){
+if(func1(data113) < 1){
+const err249 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data113};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -9574,7 +9565,7 @@ errors++;
 }
 }
 else {
-const err250 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data112};
+const err250 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/2/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[2].properties.context,data:data113};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -9584,11 +9575,24 @@ vErrors.push(err250);
 errors++;
 }
 }
-if(data92.apiUrl !== undefined){
-let data113 = data92.apiUrl;
-if(typeof data113 === "string"){
-if(!pattern17.test(data113)){
-const err251 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data113};
+}
+var _valid3 = _errs326 === errors;
+if(_valid3 && valid62){
+valid62 = false;
+passing2 = [passing2, 2];
+}
+else {
+if(_valid3){
+valid62 = true;
+passing2 = 2;
+if(props2 !== true){
+props2 = true;
+}
+}
+const _errs343 = errors;
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.type === undefined){
+const err251 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data95};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -9597,9 +9601,8 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data113};
+if(data95.project === undefined){
+const err252 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data95};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -9608,12 +9611,8 @@ vErrors.push(err252);
 }
 errors++;
 }
-}
-if(data92.project !== undefined){
-let data114 = data92.project;
-if(typeof data114 === "string"){
-if(func1(data114) < 1){
-const err253 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data114};
+if(data95.tokenEnv === undefined){
+const err253 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/required",keyword:"required",params:{missingProperty: "tokenEnv"},message:"must have required property '"+"tokenEnv"+"'",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].required,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data95};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -9622,9 +9621,9 @@ vErrors.push(err253);
 }
 errors++;
 }
-}
-else {
-const err254 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data114};
+for(const key32 in data95){
+if(!((((((key32 === "type") || (key32 === "name")) || (key32 === "apiUrl")) || (key32 === "project")) || (key32 === "tokenEnv")) || (key32 === "context"))){
+const err254 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3],data:data95};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -9634,11 +9633,10 @@ vErrors.push(err254);
 errors++;
 }
 }
-if(data92.tokenEnv !== undefined){
-let data115 = data92.tokenEnv;
-if(typeof data115 === "string"){
-if(!pattern16.test(data115)){
-const err255 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data115};
+if(data95.type !== undefined){
+let data114 = data95.type;
+if("gitlab" !== data114){
+const err255 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/type/const",keyword:"const",params:{allowedValue: "gitlab"},message:"must be equal to constant",schema:"gitlab",parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.type,data:data114};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -9648,8 +9646,11 @@ vErrors.push(err255);
 errors++;
 }
 }
-else {
-const err256 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data115};
+if(data95.name !== undefined){
+let data115 = data95.name;
+if(typeof data115 === "string"){
+if(func1(data115) < 1){
+const err256 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data115};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -9659,11 +9660,8 @@ vErrors.push(err256);
 errors++;
 }
 }
-if(data92.context !== undefined){
-let data116 = data92.context;
-if(typeof data116 === "string"){
-if(func1(data116) < 1){
-const err257 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data116};
+else {
+const err257 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/name",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.name,data:data115};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -9673,8 +9671,11 @@ vErrors.push(err257);
 errors++;
 }
 }
-else {
-const err258 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data116};
+if(data95.apiUrl !== undefined){
+let data116 = data95.apiUrl;
+if(typeof data116 === "string"){
+if(!pattern17.test(data116)){
+const err258 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema58,data:data116};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -9684,25 +9685,8 @@ vErrors.push(err258);
 errors++;
 }
 }
-}
-var _valid3 = _errs333 === errors;
-if(_valid3 && valid60){
-valid60 = false;
-passing2 = [passing2, 3];
-}
 else {
-if(_valid3){
-valid60 = true;
-passing2 = 3;
-if(props2 !== true){
-props2 = true;
-}
-}
-}
-}
-}
-if(!valid60){
-const err259 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data92};
+const err259 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/apiUrl",schemaPath:"#/$defs/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data116};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -9711,20 +9695,12 @@ vErrors.push(err259);
 }
 errors++;
 }
-else {
-errors = _errs278;
-if(vErrors !== null){
-if(_errs278){
-vErrors.length = _errs278;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
-if(data92.type === undefined){
-const err260 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data92};
+if(data95.project !== undefined){
+let data117 = data95.project;
+if(typeof data117 === "string"){
+if(func1(data117) < 1){
+const err260 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data117};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -9733,14 +9709,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-if(props2 !== true){
-props2 = props2 || {};
-props2.type = true;
 }
-if(data92.type !== undefined){
-let data117 = data92.type;
-if(!((((data117 === "webhook") || (data117 === "slack")) || (data117 === "github")) || (data117 === "gitlab"))){
-const err261 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data117};
+else {
+const err261 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/project",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/project/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.project,data:data117};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -9750,9 +9721,11 @@ vErrors.push(err261);
 errors++;
 }
 }
-}
-else {
-const err262 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data92};
+if(data95.tokenEnv !== undefined){
+let data118 = data95.tokenEnv;
+if(typeof data118 === "string"){
+if(!pattern16.test(data118)){
+const err262 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data118};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -9762,9 +9735,8 @@ vErrors.push(err262);
 errors++;
 }
 }
-}
 else {
-const err263 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data91};
+const err263 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/tokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data118};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -9774,12 +9746,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(data89.delivery !== undefined){
-let data118 = data89.delivery;
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-for(const key32 in data118){
-if(!(((((key32 === "attempts") || (key32 === "baseDelayMs")) || (key32 === "maxDelayMs")) || (key32 === "timeoutMs")) || (key32 === "queueLimit"))){
-const err264 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key32},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data118};
+if(data95.context !== undefined){
+let data119 = data95.context;
+if(typeof data119 === "string"){
+if(func1(data119) < 1){
+const err264 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data119};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -9789,10 +9760,8 @@ vErrors.push(err264);
 errors++;
 }
 }
-if(data118.attempts !== undefined){
-let data119 = data118.attempts;
-if(!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))){
-const err265 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data119};
+else {
+const err265 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/context",schemaPath:"#/properties/notifications/properties/receivers/items/oneOf/3/properties/context/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context.type,parentSchema:schema56.properties.notifications.properties.receivers.items.oneOf[3].properties.context,data:data119};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -9801,9 +9770,26 @@ vErrors.push(err265);
 }
 errors++;
 }
-if((typeof data119 == "number") && (isFinite(data119))){
-if(data119 > 20 || isNaN(data119)){
-const err266 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data119};
+}
+}
+var _valid3 = _errs343 === errors;
+if(_valid3 && valid62){
+valid62 = false;
+passing2 = [passing2, 3];
+}
+else {
+if(_valid3){
+valid62 = true;
+passing2 = 3;
+if(props2 !== true){
+props2 = true;
+}
+}
+}
+}
+}
+if(!valid62){
+const err266 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema56.properties.notifications.properties.receivers.items.oneOf,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data95};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -9812,8 +9798,20 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(data119 < 1 || isNaN(data119)){
-const err267 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data119};
+else {
+errors = _errs288;
+if(vErrors !== null){
+if(_errs288){
+vErrors.length = _errs288;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.type === undefined){
+const err267 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.properties.notifications.properties.receivers.items.required,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data95};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -9822,12 +9820,14 @@ vErrors.push(err267);
 }
 errors++;
 }
+if(props2 !== true){
+props2 = props2 || {};
+props2.type = true;
 }
-}
-if(data118.baseDelayMs !== undefined){
-let data120 = data118.baseDelayMs;
-if(!(((typeof data120 == "number") && (!(data120 % 1) && !isNaN(data120))) && (isFinite(data120)))){
-const err268 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data120};
+if(data95.type !== undefined){
+let data120 = data95.type;
+if(!((((data120 === "webhook") || (data120 === "slack")) || (data120 === "github")) || (data120 === "gitlab"))){
+const err268 = {instancePath:instancePath+"/notifications/receivers/" + i2+"/type",schemaPath:"#/properties/notifications/properties/receivers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.notifications.properties.receivers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.notifications.properties.receivers.items.properties.type.enum,parentSchema:schema56.properties.notifications.properties.receivers.items.properties.type,data:data120};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -9836,9 +9836,10 @@ vErrors.push(err268);
 }
 errors++;
 }
-if((typeof data120 == "number") && (isFinite(data120))){
-if(data120 < 1 || isNaN(data120)){
-const err269 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data120};
+}
+}
+else {
+const err269 = {instancePath:instancePath+"/notifications/receivers/" + i2,schemaPath:"#/properties/notifications/properties/receivers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.receivers.items.type,parentSchema:schema56.properties.notifications.properties.receivers.items,data:data95};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -9849,10 +9850,8 @@ errors++;
 }
 }
 }
-if(data118.maxDelayMs !== undefined){
-let data121 = data118.maxDelayMs;
-if(!(((typeof data121 == "number") && (!(data121 % 1) && !isNaN(data121))) && (isFinite(data121)))){
-const err270 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data121};
+else {
+const err270 = {instancePath:instancePath+"/notifications/receivers",schemaPath:"#/properties/notifications/properties/receivers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.notifications.properties.receivers.type,parentSchema:schema56.properties.notifications.properties.receivers,data:data94};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -9861,9 +9860,13 @@ vErrors.push(err270);
 }
 errors++;
 }
-if((typeof data121 == "number") && (isFinite(data121))){
-if(data121 < 1 || isNaN(data121)){
-const err271 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data121};
+}
+if(data92.delivery !== undefined){
+let data121 = data92.delivery;
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+for(const key33 in data121){
+if(!(((((key33 === "attempts") || (key33 === "baseDelayMs")) || (key33 === "maxDelayMs")) || (key33 === "timeoutMs")) || (key33 === "queueLimit"))){
+const err271 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.notifications.properties.delivery,data:data121};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -9873,11 +9876,10 @@ vErrors.push(err271);
 errors++;
 }
 }
-}
-if(data118.timeoutMs !== undefined){
-let data122 = data118.timeoutMs;
+if(data121.attempts !== undefined){
+let data122 = data121.attempts;
 if(!(((typeof data122 == "number") && (!(data122 % 1) && !isNaN(data122))) && (isFinite(data122)))){
-const err272 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data122};
+const err272 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.attempts.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data122};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -9887,8 +9889,8 @@ vErrors.push(err272);
 errors++;
 }
 if((typeof data122 == "number") && (isFinite(data122))){
-if(data122 < 100 || isNaN(data122)){
-const err273 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data122};
+if(data122 > 20 || isNaN(data122)){
+const err273 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20",schema:20,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data122};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -9897,12 +9899,8 @@ vErrors.push(err273);
 }
 errors++;
 }
-}
-}
-if(data118.queueLimit !== undefined){
-let data123 = data118.queueLimit;
-if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
-const err274 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data123};
+if(data122 < 1 || isNaN(data122)){
+const err274 = {instancePath:instancePath+"/notifications/delivery/attempts",schemaPath:"#/properties/notifications/properties/delivery/properties/attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.attempts,data:data122};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -9911,9 +9909,12 @@ vErrors.push(err274);
 }
 errors++;
 }
-if((typeof data123 == "number") && (isFinite(data123))){
-if(data123 > 10000 || isNaN(data123)){
-const err275 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data123};
+}
+}
+if(data121.baseDelayMs !== undefined){
+let data123 = data121.baseDelayMs;
+if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
+const err275 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data123};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -9922,8 +9923,9 @@ vErrors.push(err275);
 }
 errors++;
 }
+if((typeof data123 == "number") && (isFinite(data123))){
 if(data123 < 1 || isNaN(data123)){
-const err276 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data123};
+const err276 = {instancePath:instancePath+"/notifications/delivery/baseDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/baseDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.baseDelayMs,data:data123};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -9934,9 +9936,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err277 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data118};
+if(data121.maxDelayMs !== undefined){
+let data124 = data121.maxDelayMs;
+if(!(((typeof data124 == "number") && (!(data124 % 1) && !isNaN(data124))) && (isFinite(data124)))){
+const err277 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data124};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -9945,10 +9948,9 @@ vErrors.push(err277);
 }
 errors++;
 }
-}
-}
-else {
-const err278 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data89};
+if((typeof data124 == "number") && (isFinite(data124))){
+if(data124 < 1 || isNaN(data124)){
+const err278 = {instancePath:instancePath+"/notifications/delivery/maxDelayMs",schemaPath:"#/properties/notifications/properties/delivery/properties/maxDelayMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.maxDelayMs,data:data124};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -9958,11 +9960,11 @@ vErrors.push(err278);
 errors++;
 }
 }
-if(data.selector !== undefined){
-let data124 = data.selector;
-if(typeof data124 === "string"){
-if(func1(data124) < 1){
-const err279 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data124};
+}
+if(data121.timeoutMs !== undefined){
+let data125 = data121.timeoutMs;
+if(!(((typeof data125 == "number") && (!(data125 % 1) && !isNaN(data125))) && (isFinite(data125)))){
+const err279 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.timeoutMs.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data125};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -9971,9 +9973,9 @@ vErrors.push(err279);
 }
 errors++;
 }
-}
-else {
-const err280 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data124};
+if((typeof data125 == "number") && (isFinite(data125))){
+if(data125 < 100 || isNaN(data125)){
+const err280 = {instancePath:instancePath+"/notifications/delivery/timeoutMs",schemaPath:"#/properties/notifications/properties/delivery/properties/timeoutMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema56.properties.notifications.properties.delivery.properties.timeoutMs,data:data125};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -9983,11 +9985,11 @@ vErrors.push(err280);
 errors++;
 }
 }
-if(data.rules !== undefined){
-let data125 = data.rules;
-if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
-if(Object.keys(data125).length < 1){
-const err281 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data125};
+}
+if(data121.queueLimit !== undefined){
+let data126 = data121.queueLimit;
+if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
+const err281 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.notifications.properties.delivery.properties.queueLimit.type,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data126};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -9996,9 +9998,9 @@ vErrors.push(err281);
 }
 errors++;
 }
-for(const key33 in data125){
-if(!(((((key33 === "openapi") || (key33 === "resources")) || (key33 === "documentTimeout")) || (key33 === "runTimeout")) || (key33 === "allowCustomFunctions"))){
-const err282 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key33},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data125};
+if((typeof data126 == "number") && (isFinite(data126))){
+if(data126 > 10000 || isNaN(data126)){
+const err282 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000",schema:10000,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data126};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -10007,12 +10009,8 @@ vErrors.push(err282);
 }
 errors++;
 }
-}
-if(data125.openapi !== undefined){
-let data126 = data125.openapi;
-if(typeof data126 === "string"){
-if(func1(data126) < 1){
-const err283 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data126};
+if(data126 < 1 || isNaN(data126)){
+const err283 = {instancePath:instancePath+"/notifications/delivery/queueLimit",schemaPath:"#/properties/notifications/properties/delivery/properties/queueLimit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.notifications.properties.delivery.properties.queueLimit,data:data126};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -10022,8 +10020,10 @@ vErrors.push(err283);
 errors++;
 }
 }
+}
+}
 else {
-const err284 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data126};
+const err284 = {instancePath:instancePath+"/notifications/delivery",schemaPath:"#/properties/notifications/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.properties.delivery.type,parentSchema:schema56.properties.notifications.properties.delivery,data:data121};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -10033,11 +10033,9 @@ vErrors.push(err284);
 errors++;
 }
 }
-if(data125.resources !== undefined){
-let data127 = data125.resources;
-if(typeof data127 === "string"){
-if(func1(data127) < 1){
-const err285 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data127};
+}
+else {
+const err285 = {instancePath:instancePath+"/notifications",schemaPath:"#/properties/notifications/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.notifications.type,parentSchema:schema56.properties.notifications,data:data92};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -10047,8 +10045,11 @@ vErrors.push(err285);
 errors++;
 }
 }
-else {
-const err286 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data127};
+if(data.selector !== undefined){
+let data127 = data.selector;
+if(typeof data127 === "string"){
+if(func1(data127) < 1){
+const err286 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.selector,data:data127};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -10058,11 +10059,8 @@ vErrors.push(err286);
 errors++;
 }
 }
-if(data125.documentTimeout !== undefined){
-let data128 = data125.documentTimeout;
-if(typeof data128 === "string"){
-if(!pattern45.test(data128)){
-const err287 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data128};
+else {
+const err287 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.selector.type,parentSchema:schema56.properties.selector,data:data127};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -10072,8 +10070,11 @@ vErrors.push(err287);
 errors++;
 }
 }
-else {
-const err288 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data128};
+if(data.rules !== undefined){
+let data128 = data.rules;
+if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
+if(Object.keys(data128).length < 1){
+const err288 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56.properties.rules,data:data128};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -10082,12 +10083,9 @@ vErrors.push(err288);
 }
 errors++;
 }
-}
-if(data125.runTimeout !== undefined){
-let data129 = data125.runTimeout;
-if(typeof data129 === "string"){
-if(!pattern45.test(data129)){
-const err289 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h)$"+"\"",schema:"^[0-9]+(ms|s|m|h)$",parentSchema:schema97,data:data129};
+for(const key34 in data128){
+if(!(((((key34 === "openapi") || (key34 === "resources")) || (key34 === "documentTimeout")) || (key34 === "runTimeout")) || (key34 === "allowCustomFunctions"))){
+const err289 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.rules,data:data128};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -10097,8 +10095,11 @@ vErrors.push(err289);
 errors++;
 }
 }
-else {
-const err290 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data129};
+if(data128.openapi !== undefined){
+let data129 = data128.openapi;
+if(typeof data129 === "string"){
+if(func1(data129) < 1){
+const err290 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.openapi,data:data129};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -10108,10 +10109,8 @@ vErrors.push(err290);
 errors++;
 }
 }
-if(data125.allowCustomFunctions !== undefined){
-let data130 = data125.allowCustomFunctions;
-if(typeof data130 !== "boolean"){
-const err291 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data130};
+else {
+const err291 = {instancePath:instancePath+"/rules/openapi",schemaPath:"#/properties/rules/properties/openapi/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.openapi.type,parentSchema:schema56.properties.rules.properties.openapi,data:data129};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -10121,9 +10120,11 @@ vErrors.push(err291);
 errors++;
 }
 }
-}
-else {
-const err292 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data125};
+if(data128.resources !== undefined){
+let data130 = data128.resources;
+if(typeof data130 === "string"){
+if(func1(data130) < 1){
+const err292 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.rules.properties.resources,data:data130};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -10133,12 +10134,8 @@ vErrors.push(err292);
 errors++;
 }
 }
-if(data.server !== undefined){
-let data131 = data.server;
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-for(const key34 in data131){
-if(!(((((key34 === "listen") || (key34 === "webhookSecretEnv")) || (key34 === "syncTokenEnv")) || (key34 === "stateTokenEnv")) || (key34 === "pagesTokenEnv"))){
-const err293 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key34},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data131};
+else {
+const err293 = {instancePath:instancePath+"/rules/resources",schemaPath:"#/properties/rules/properties/resources/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.rules.properties.resources.type,parentSchema:schema56.properties.rules.properties.resources,data:data130};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -10148,11 +10145,11 @@ vErrors.push(err293);
 errors++;
 }
 }
-if(data131.listen !== undefined){
-let data132 = data131.listen;
-if(typeof data132 === "string"){
-if(!pattern84.test(data132)){
-const err294 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data132};
+if(data128.documentTimeout !== undefined){
+let data131 = data128.documentTimeout;
+if(typeof data131 === "string"){
+if(!pattern45.test(data131)){
+const err294 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data131};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -10163,7 +10160,7 @@ errors++;
 }
 }
 else {
-const err295 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data132};
+const err295 = {instancePath:instancePath+"/rules/documentTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data131};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -10173,11 +10170,11 @@ vErrors.push(err295);
 errors++;
 }
 }
-if(data131.webhookSecretEnv !== undefined){
-let data133 = data131.webhookSecretEnv;
-if(typeof data133 === "string"){
-if(!pattern16.test(data133)){
-const err296 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data133};
+if(data128.runTimeout !== undefined){
+let data132 = data128.runTimeout;
+if(typeof data132 === "string"){
+if(!pattern45.test(data132)){
+const err296 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/pattern",keyword:"pattern",params:{pattern: "^[0-9]+(ms|s|m|h|d)$"},message:"must match pattern \""+"^[0-9]+(ms|s|m|h|d)$"+"\"",schema:"^[0-9]+(ms|s|m|h|d)$",parentSchema:schema97,data:data132};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -10188,7 +10185,7 @@ errors++;
 }
 }
 else {
-const err297 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data133};
+const err297 = {instancePath:instancePath+"/rules/runTimeout",schemaPath:"#/$defs/duration/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.type,parentSchema:schema97,data:data132};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -10198,11 +10195,10 @@ vErrors.push(err297);
 errors++;
 }
 }
-if(data131.syncTokenEnv !== undefined){
-let data134 = data131.syncTokenEnv;
-if(typeof data134 === "string"){
-if(!pattern16.test(data134)){
-const err298 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data134};
+if(data128.allowCustomFunctions !== undefined){
+let data133 = data128.allowCustomFunctions;
+if(typeof data133 !== "boolean"){
+const err298 = {instancePath:instancePath+"/rules/allowCustomFunctions",schemaPath:"#/properties/rules/properties/allowCustomFunctions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.rules.properties.allowCustomFunctions.type,parentSchema:schema56.properties.rules.properties.allowCustomFunctions,data:data133};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -10212,8 +10208,9 @@ vErrors.push(err298);
 errors++;
 }
 }
+}
 else {
-const err299 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data134};
+const err299 = {instancePath:instancePath+"/rules",schemaPath:"#/properties/rules/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.rules.type,parentSchema:schema56.properties.rules,data:data128};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -10223,11 +10220,12 @@ vErrors.push(err299);
 errors++;
 }
 }
-if(data131.stateTokenEnv !== undefined){
-let data135 = data131.stateTokenEnv;
-if(typeof data135 === "string"){
-if(!pattern16.test(data135)){
-const err300 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data135};
+if(data.server !== undefined){
+let data134 = data.server;
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+for(const key35 in data134){
+if(!(((((key35 === "listen") || (key35 === "webhookSecretEnv")) || (key35 === "syncTokenEnv")) || (key35 === "stateTokenEnv")) || (key35 === "pagesTokenEnv"))){
+const err300 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.server,data:data134};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -10237,8 +10235,11 @@ vErrors.push(err300);
 errors++;
 }
 }
-else {
-const err301 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data135};
+if(data134.listen !== undefined){
+let data135 = data134.listen;
+if(typeof data135 === "string"){
+if(!pattern85.test(data135)){
+const err301 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/pattern",keyword:"pattern",params:{pattern: "^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"},message:"must match pattern \""+"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$"+"\"",schema:"^(?:(?:\\[[0-9A-Fa-f:.]+\\]|[^:\\[\\]\\s]+):)?[0-9]{1,5}$",parentSchema:schema56.properties.server.properties.listen,data:data135};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -10248,11 +10249,8 @@ vErrors.push(err301);
 errors++;
 }
 }
-if(data131.pagesTokenEnv !== undefined){
-let data136 = data131.pagesTokenEnv;
-if(typeof data136 === "string"){
-if(!pattern16.test(data136)){
-const err302 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data136};
+else {
+const err302 = {instancePath:instancePath+"/server/listen",schemaPath:"#/properties/server/properties/listen/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.server.properties.listen.type,parentSchema:schema56.properties.server.properties.listen,data:data135};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -10262,8 +10260,11 @@ vErrors.push(err302);
 errors++;
 }
 }
-else {
-const err303 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data136};
+if(data134.webhookSecretEnv !== undefined){
+let data136 = data134.webhookSecretEnv;
+if(typeof data136 === "string"){
+if(!pattern16.test(data136)){
+const err303 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data136};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -10273,9 +10274,8 @@ vErrors.push(err303);
 errors++;
 }
 }
-}
 else {
-const err304 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data131};
+const err304 = {instancePath:instancePath+"/server/webhookSecretEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data136};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -10285,12 +10285,11 @@ vErrors.push(err304);
 errors++;
 }
 }
-if(data.secrets !== undefined){
-let data137 = data.secrets;
-if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
-for(const key35 in data137){
-if(!(((((key35 === "fileRoot") || (key35 === "env")) || (key35 === "envPrefix")) || (key35 === "sopsAgeKeyEnv")) || (key35 === "sopsAgeKeyFile"))){
-const err305 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key35},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data137};
+if(data134.syncTokenEnv !== undefined){
+let data137 = data134.syncTokenEnv;
+if(typeof data137 === "string"){
+if(!pattern16.test(data137)){
+const err305 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data137};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -10300,10 +10299,8 @@ vErrors.push(err305);
 errors++;
 }
 }
-if(data137.fileRoot !== undefined){
-let data138 = data137.fileRoot;
-if(typeof data138 !== "string"){
-const err306 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data138};
+else {
+const err306 = {instancePath:instancePath+"/server/syncTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data137};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -10313,15 +10310,11 @@ vErrors.push(err306);
 errors++;
 }
 }
-if(data137.env !== undefined){
-let data139 = data137.env;
-if(Array.isArray(data139)){
-const len4 = data139.length;
-for(let i7=0; i7<len4; i7++){
-let data140 = data139[i7];
-if(typeof data140 === "string"){
-if(!pattern16.test(data140)){
-const err307 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data140};
+if(data134.stateTokenEnv !== undefined){
+let data138 = data134.stateTokenEnv;
+if(typeof data138 === "string"){
+if(!pattern16.test(data138)){
+const err307 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data138};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -10332,7 +10325,7 @@ errors++;
 }
 }
 else {
-const err308 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data140};
+const err308 = {instancePath:instancePath+"/server/stateTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data138};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -10342,18 +10335,11 @@ vErrors.push(err308);
 errors++;
 }
 }
-let i8 = data139.length;
-let j3;
-if(i8 > 1){
-const indices1 = {};
-for(;i8--;){
-let item1 = data139[i8];
-if(typeof item1 !== "string"){
-continue;
-}
-if(typeof indices1[item1] == "number"){
-j3 = indices1[item1];
-const err309 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data139};
+if(data134.pagesTokenEnv !== undefined){
+let data139 = data134.pagesTokenEnv;
+if(typeof data139 === "string"){
+if(!pattern16.test(data139)){
+const err309 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data139};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -10361,14 +10347,10 @@ else {
 vErrors.push(err309);
 }
 errors++;
-break;
-}
-indices1[item1] = i8;
-}
 }
 }
 else {
-const err310 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data139};
+const err310 = {instancePath:instancePath+"/server/pagesTokenEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data139};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -10378,11 +10360,9 @@ vErrors.push(err310);
 errors++;
 }
 }
-if(data137.envPrefix !== undefined){
-let data141 = data137.envPrefix;
-if(typeof data141 === "string"){
-if(!pattern16.test(data141)){
-const err311 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data141};
+}
+else {
+const err311 = {instancePath:instancePath+"/server",schemaPath:"#/properties/server/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.server.type,parentSchema:schema56.properties.server,data:data134};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -10392,8 +10372,12 @@ vErrors.push(err311);
 errors++;
 }
 }
-else {
-const err312 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data141};
+if(data.secrets !== undefined){
+let data140 = data.secrets;
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+for(const key36 in data140){
+if(!(((((key36 === "fileRoot") || (key36 === "env")) || (key36 === "envPrefix")) || (key36 === "sopsAgeKeyEnv")) || (key36 === "sopsAgeKeyFile"))){
+const err312 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.secrets,data:data140};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -10403,11 +10387,10 @@ vErrors.push(err312);
 errors++;
 }
 }
-if(data137.sopsAgeKeyEnv !== undefined){
-let data142 = data137.sopsAgeKeyEnv;
-if(typeof data142 === "string"){
-if(!pattern16.test(data142)){
-const err313 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data142};
+if(data140.fileRoot !== undefined){
+let data141 = data140.fileRoot;
+if(typeof data141 !== "string"){
+const err313 = {instancePath:instancePath+"/secrets/fileRoot",schemaPath:"#/properties/secrets/properties/fileRoot/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.fileRoot.type,parentSchema:schema56.properties.secrets.properties.fileRoot,data:data141};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -10417,8 +10400,15 @@ vErrors.push(err313);
 errors++;
 }
 }
-else {
-const err314 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data142};
+if(data140.env !== undefined){
+let data142 = data140.env;
+if(Array.isArray(data142)){
+const len4 = data142.length;
+for(let i7=0; i7<len4; i7++){
+let data143 = data142[i7];
+if(typeof data143 === "string"){
+if(!pattern16.test(data143)){
+const err314 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.env.items,data:data143};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -10428,11 +10418,8 @@ vErrors.push(err314);
 errors++;
 }
 }
-if(data137.sopsAgeKeyFile !== undefined){
-let data143 = data137.sopsAgeKeyFile;
-if(typeof data143 === "string"){
-if(func1(data143) < 1){
-const err315 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data143};
+else {
+const err315 = {instancePath:instancePath+"/secrets/env/" + i7,schemaPath:"#/properties/secrets/properties/env/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.env.items.type,parentSchema:schema56.properties.secrets.properties.env.items,data:data143};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -10442,8 +10429,18 @@ vErrors.push(err315);
 errors++;
 }
 }
-else {
-const err316 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.sopsAgeKeyFile.type,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data143};
+let i8 = data142.length;
+let j3;
+if(i8 > 1){
+const indices1 = {};
+for(;i8--;){
+let item1 = data142[i8];
+if(typeof item1 !== "string"){
+continue;
+}
+if(typeof indices1[item1] == "number"){
+j3 = indices1[item1];
+const err316 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/uniqueItems",keyword:"uniqueItems",params:{i: i8, j: j3},message:"must NOT have duplicate items (items ## "+j3+" and "+i8+" are identical)",schema:true,parentSchema:schema56.properties.secrets.properties.env,data:data142};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -10451,11 +10448,14 @@ else {
 vErrors.push(err316);
 }
 errors++;
+break;
+}
+indices1[item1] = i8;
 }
 }
 }
 else {
-const err317 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data137};
+const err317 = {instancePath:instancePath+"/secrets/env",schemaPath:"#/properties/secrets/properties/env/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.properties.secrets.properties.env.type,parentSchema:schema56.properties.secrets.properties.env,data:data142};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -10465,12 +10465,11 @@ vErrors.push(err317);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data144 = data.limits;
-if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
-for(const key36 in data144){
-if(!((((((key36 === "maxFileBytes") || (key36 === "maxFiles")) || (key36 === "maxDepth")) || (key36 === "maxResponseBytes")) || (key36 === "maxDocumentsPerFile")) || (key36 === "maxDocuments"))){
-const err318 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key36},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data144};
+if(data140.envPrefix !== undefined){
+let data144 = data140.envPrefix;
+if(typeof data144 === "string"){
+if(!pattern16.test(data144)){
+const err318 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema56.properties.secrets.properties.envPrefix,data:data144};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -10480,10 +10479,8 @@ vErrors.push(err318);
 errors++;
 }
 }
-if(data144.maxFileBytes !== undefined){
-let data145 = data144.maxFileBytes;
-if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
-const err319 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data145};
+else {
+const err319 = {instancePath:instancePath+"/secrets/envPrefix",schemaPath:"#/properties/secrets/properties/envPrefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.envPrefix.type,parentSchema:schema56.properties.secrets.properties.envPrefix,data:data144};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -10492,9 +10489,12 @@ vErrors.push(err319);
 }
 errors++;
 }
-if((typeof data145 == "number") && (isFinite(data145))){
-if(data145 < 1024 || isNaN(data145)){
-const err320 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data145};
+}
+if(data140.sopsAgeKeyEnv !== undefined){
+let data145 = data140.sopsAgeKeyEnv;
+if(typeof data145 === "string"){
+if(!pattern16.test(data145)){
+const err320 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\"",schema:"^[A-Za-z_][A-Za-z0-9_]*$",parentSchema:schema57,data:data145};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -10504,11 +10504,8 @@ vErrors.push(err320);
 errors++;
 }
 }
-}
-if(data144.maxFiles !== undefined){
-let data146 = data144.maxFiles;
-if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
-const err321 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data146};
+else {
+const err321 = {instancePath:instancePath+"/secrets/sopsAgeKeyEnv",schemaPath:"#/$defs/envName/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data145};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -10517,9 +10514,12 @@ vErrors.push(err321);
 }
 errors++;
 }
-if((typeof data146 == "number") && (isFinite(data146))){
-if(data146 < 1 || isNaN(data146)){
-const err322 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data146};
+}
+if(data140.sopsAgeKeyFile !== undefined){
+let data146 = data140.sopsAgeKeyFile;
+if(typeof data146 === "string"){
+if(func1(data146) < 1){
+const err322 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data146};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -10529,11 +10529,8 @@ vErrors.push(err322);
 errors++;
 }
 }
-}
-if(data144.maxDepth !== undefined){
-let data147 = data144.maxDepth;
-if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
-const err323 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data147};
+else {
+const err323 = {instancePath:instancePath+"/secrets/sopsAgeKeyFile",schemaPath:"#/properties/secrets/properties/sopsAgeKeyFile/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.secrets.properties.sopsAgeKeyFile.type,parentSchema:schema56.properties.secrets.properties.sopsAgeKeyFile,data:data146};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -10542,9 +10539,10 @@ vErrors.push(err323);
 }
 errors++;
 }
-if((typeof data147 == "number") && (isFinite(data147))){
-if(data147 > 1000 || isNaN(data147)){
-const err324 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data147};
+}
+}
+else {
+const err324 = {instancePath:instancePath+"/secrets",schemaPath:"#/properties/secrets/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.secrets.type,parentSchema:schema56.properties.secrets,data:data140};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -10553,8 +10551,13 @@ vErrors.push(err324);
 }
 errors++;
 }
-if(data147 < 8 || isNaN(data147)){
-const err325 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data147};
+}
+if(data.limits !== undefined){
+let data147 = data.limits;
+if(data147 && typeof data147 == "object" && !Array.isArray(data147)){
+for(const key37 in data147){
+if(!((((((key37 === "maxFileBytes") || (key37 === "maxFiles")) || (key37 === "maxDepth")) || (key37 === "maxResponseBytes")) || (key37 === "maxDocumentsPerFile")) || (key37 === "maxDocuments"))){
+const err325 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key37},message:"must NOT have additional properties",schema:false,parentSchema:schema56.properties.limits,data:data147};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -10564,11 +10567,10 @@ vErrors.push(err325);
 errors++;
 }
 }
-}
-if(data144.maxResponseBytes !== undefined){
-let data148 = data144.maxResponseBytes;
+if(data147.maxFileBytes !== undefined){
+let data148 = data147.maxFileBytes;
 if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
-const err326 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data148};
+const err326 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFileBytes.type,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data148};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -10579,7 +10581,7 @@ errors++;
 }
 if((typeof data148 == "number") && (isFinite(data148))){
 if(data148 < 1024 || isNaN(data148)){
-const err327 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data148};
+const err327 = {instancePath:instancePath+"/limits/maxFileBytes",schemaPath:"#/properties/limits/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxFileBytes,data:data148};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -10590,10 +10592,10 @@ errors++;
 }
 }
 }
-if(data144.maxDocumentsPerFile !== undefined){
-let data149 = data144.maxDocumentsPerFile;
+if(data147.maxFiles !== undefined){
+let data149 = data147.maxFiles;
 if(!(((typeof data149 == "number") && (!(data149 % 1) && !isNaN(data149))) && (isFinite(data149)))){
-const err328 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data149};
+const err328 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxFiles.type,parentSchema:schema56.properties.limits.properties.maxFiles,data:data149};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -10604,7 +10606,7 @@ errors++;
 }
 if((typeof data149 == "number") && (isFinite(data149))){
 if(data149 < 1 || isNaN(data149)){
-const err329 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data149};
+const err329 = {instancePath:instancePath+"/limits/maxFiles",schemaPath:"#/properties/limits/properties/maxFiles/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxFiles,data:data149};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -10615,10 +10617,10 @@ errors++;
 }
 }
 }
-if(data144.maxDocuments !== undefined){
-let data150 = data144.maxDocuments;
+if(data147.maxDepth !== undefined){
+let data150 = data147.maxDepth;
 if(!(((typeof data150 == "number") && (!(data150 % 1) && !isNaN(data150))) && (isFinite(data150)))){
-const err330 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data150};
+const err330 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDepth.type,parentSchema:schema56.properties.limits.properties.maxDepth,data:data150};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -10628,8 +10630,8 @@ vErrors.push(err330);
 errors++;
 }
 if((typeof data150 == "number") && (isFinite(data150))){
-if(data150 < 1 || isNaN(data150)){
-const err331 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data150};
+if(data150 > 1000 || isNaN(data150)){
+const err331 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema56.properties.limits.properties.maxDepth,data:data150};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -10638,11 +10640,8 @@ vErrors.push(err331);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err332 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data144};
+if(data150 < 8 || isNaN(data150)){
+const err332 = {instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: 8},message:"must be >= 8",schema:8,parentSchema:schema56.properties.limits.properties.maxDepth,data:data150};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -10653,13 +10652,101 @@ errors++;
 }
 }
 }
-else {
-const err333 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(data147.maxResponseBytes !== undefined){
+let data151 = data147.maxResponseBytes;
+if(!(((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))) && (isFinite(data151)))){
+const err333 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxResponseBytes.type,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data151};
 if(vErrors === null){
 vErrors = [err333];
 }
 else {
 vErrors.push(err333);
+}
+errors++;
+}
+if((typeof data151 == "number") && (isFinite(data151))){
+if(data151 < 1024 || isNaN(data151)){
+const err334 = {instancePath:instancePath+"/limits/maxResponseBytes",schemaPath:"#/properties/limits/properties/maxResponseBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024",schema:1024,parentSchema:schema56.properties.limits.properties.maxResponseBytes,data:data151};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+}
+}
+if(data147.maxDocumentsPerFile !== undefined){
+let data152 = data147.maxDocumentsPerFile;
+if(!(((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152))) && (isFinite(data152)))){
+const err335 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocumentsPerFile.type,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data152};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+if((typeof data152 == "number") && (isFinite(data152))){
+if(data152 < 1 || isNaN(data152)){
+const err336 = {instancePath:instancePath+"/limits/maxDocumentsPerFile",schemaPath:"#/properties/limits/properties/maxDocumentsPerFile/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocumentsPerFile,data:data152};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+}
+}
+if(data147.maxDocuments !== undefined){
+let data153 = data147.maxDocuments;
+if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
+const err337 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.limits.properties.maxDocuments.type,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data153};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+if((typeof data153 == "number") && (isFinite(data153))){
+if(data153 < 1 || isNaN(data153)){
+const err338 = {instancePath:instancePath+"/limits/maxDocuments",schemaPath:"#/properties/limits/properties/maxDocuments/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.limits.properties.maxDocuments,data:data153};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err339 = {instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.properties.limits.type,parentSchema:schema56.properties.limits,data:data147};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+}
+}
+else {
+const err340 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
 }
 errors++;
 }
@@ -10669,7 +10756,7 @@ return errors === 0;
 validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v6 = validate48;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/llm-settings.schema.json","title":"LlmSettings","description":"LLM settings (model parameters), created with operation 6 (POST {llm}/llm-settings). The interfaces cannot update them once created.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"LlmSettings"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["attributes"],"additionalProperties":false,"properties":{"type":{"description":"The `data.type` of the request: the service answers `llm-settings` whatever is sent.","const":"llm-settings","default":"llm-settings","x-error":"must be `llm-settings` (the service ignores any other value and answers `llm-settings`)"},"attributes":{"type":"object","additionalProperties":false,"properties":{"max_length":{"type":"integer"},"max_tokens":{"type":"integer"},"min_length":{"type":"integer"},"metadata":{"type":"object"},"model_name":{"type":"string"},"repetition_penalty":{"type":"number"},"seed":{"type":"integer"},"stop_words":{"type":"array","items":{"type":"string"}},"temperature":{"type":"number"},"top_k":{"type":"integer"},"top_p":{"type":"number"},"system_prompt":{"type":"string"}}}}}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10835,7 +10922,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema142.required,parentSchema:schema142,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10845,7 +10932,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema142.required,parentSchema:schema142,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10855,7 +10942,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema142.required,parentSchema:schema142,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10865,7 +10952,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema141.required,parentSchema:schema141,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema142.required,parentSchema:schema142,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10876,7 +10963,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema141,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema142,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10902,7 +10989,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("LlmSettings" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema141.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "LlmSettings"},message:"must be equal to constant",schema:"LlmSettings",parentSchema:schema142.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10922,7 +11009,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.attributes === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema141.properties.spec.required,parentSchema:schema141.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'",schema:schema142.properties.spec.required,parentSchema:schema142.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10933,7 +11020,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "type") || (key1 === "attributes"))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema141.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema142.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10946,7 +11033,7 @@ errors++;
 if(data3.type !== undefined){
 let data4 = data3.type;
 if("llm-settings" !== data4){
-const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema141.properties.spec.properties.type,data:data4};
+const err9 = {instancePath:instancePath+"/spec/type",schemaPath:"#/properties/spec/properties/type/const",keyword:"const",params:{allowedValue: "llm-settings"},message:"must be equal to constant",schema:"llm-settings",parentSchema:schema142.properties.spec.properties.type,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10960,8 +11047,8 @@ if(data3.attributes !== undefined){
 let data5 = data3.attributes;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key2 in data5){
-if(!(func7.call(schema141.properties.spec.properties.attributes.properties, key2))){
-const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema141.properties.spec.properties.attributes,data:data5};
+if(!(func7.call(schema142.properties.spec.properties.attributes.properties, key2))){
+const err10 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema142.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10974,7 +11061,7 @@ errors++;
 if(data5.max_length !== undefined){
 let data6 = data5.max_length;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema141.properties.spec.properties.attributes.properties.max_length,data:data6};
+const err11 = {instancePath:instancePath+"/spec/attributes/max_length",schemaPath:"#/properties/spec/properties/attributes/properties/max_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema142.properties.spec.properties.attributes.properties.max_length.type,parentSchema:schema142.properties.spec.properties.attributes.properties.max_length,data:data6};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10987,7 +11074,7 @@ errors++;
 if(data5.max_tokens !== undefined){
 let data7 = data5.max_tokens;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema141.properties.spec.properties.attributes.properties.max_tokens,data:data7};
+const err12 = {instancePath:instancePath+"/spec/attributes/max_tokens",schemaPath:"#/properties/spec/properties/attributes/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema142.properties.spec.properties.attributes.properties.max_tokens.type,parentSchema:schema142.properties.spec.properties.attributes.properties.max_tokens,data:data7};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -11000,7 +11087,7 @@ errors++;
 if(data5.min_length !== undefined){
 let data8 = data5.min_length;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema141.properties.spec.properties.attributes.properties.min_length,data:data8};
+const err13 = {instancePath:instancePath+"/spec/attributes/min_length",schemaPath:"#/properties/spec/properties/attributes/properties/min_length/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema142.properties.spec.properties.attributes.properties.min_length.type,parentSchema:schema142.properties.spec.properties.attributes.properties.min_length,data:data8};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -11013,7 +11100,7 @@ errors++;
 if(data5.metadata !== undefined){
 let data9 = data5.metadata;
 if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
-const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema141.properties.spec.properties.attributes.properties.metadata,data:data9};
+const err14 = {instancePath:instancePath+"/spec/attributes/metadata",schemaPath:"#/properties/spec/properties/attributes/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema142.properties.spec.properties.attributes.properties.metadata.type,parentSchema:schema142.properties.spec.properties.attributes.properties.metadata,data:data9};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -11026,7 +11113,7 @@ errors++;
 if(data5.model_name !== undefined){
 let data10 = data5.model_name;
 if(typeof data10 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema141.properties.spec.properties.attributes.properties.model_name,data:data10};
+const err15 = {instancePath:instancePath+"/spec/attributes/model_name",schemaPath:"#/properties/spec/properties/attributes/properties/model_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema142.properties.spec.properties.attributes.properties.model_name.type,parentSchema:schema142.properties.spec.properties.attributes.properties.model_name,data:data10};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -11039,7 +11126,7 @@ errors++;
 if(data5.repetition_penalty !== undefined){
 let data11 = data5.repetition_penalty;
 if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema141.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema141.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
+const err16 = {instancePath:instancePath+"/spec/attributes/repetition_penalty",schemaPath:"#/properties/spec/properties/attributes/properties/repetition_penalty/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema142.properties.spec.properties.attributes.properties.repetition_penalty.type,parentSchema:schema142.properties.spec.properties.attributes.properties.repetition_penalty,data:data11};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11052,7 +11139,7 @@ errors++;
 if(data5.seed !== undefined){
 let data12 = data5.seed;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema141.properties.spec.properties.attributes.properties.seed,data:data12};
+const err17 = {instancePath:instancePath+"/spec/attributes/seed",schemaPath:"#/properties/spec/properties/attributes/properties/seed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema142.properties.spec.properties.attributes.properties.seed.type,parentSchema:schema142.properties.spec.properties.attributes.properties.seed,data:data12};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -11069,7 +11156,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema141.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
+const err18 = {instancePath:instancePath+"/spec/attributes/stop_words/" + i0,schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema142.properties.spec.properties.attributes.properties.stop_words.items.type,parentSchema:schema142.properties.spec.properties.attributes.properties.stop_words.items,data:data14};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11081,7 +11168,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema141.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema141.properties.spec.properties.attributes.properties.stop_words,data:data13};
+const err19 = {instancePath:instancePath+"/spec/attributes/stop_words",schemaPath:"#/properties/spec/properties/attributes/properties/stop_words/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema142.properties.spec.properties.attributes.properties.stop_words.type,parentSchema:schema142.properties.spec.properties.attributes.properties.stop_words,data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11094,7 +11181,7 @@ errors++;
 if(data5.temperature !== undefined){
 let data15 = data5.temperature;
 if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema141.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema141.properties.spec.properties.attributes.properties.temperature,data:data15};
+const err20 = {instancePath:instancePath+"/spec/attributes/temperature",schemaPath:"#/properties/spec/properties/attributes/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema142.properties.spec.properties.attributes.properties.temperature.type,parentSchema:schema142.properties.spec.properties.attributes.properties.temperature,data:data15};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11107,7 +11194,7 @@ errors++;
 if(data5.top_k !== undefined){
 let data16 = data5.top_k;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema141.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema141.properties.spec.properties.attributes.properties.top_k,data:data16};
+const err21 = {instancePath:instancePath+"/spec/attributes/top_k",schemaPath:"#/properties/spec/properties/attributes/properties/top_k/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema142.properties.spec.properties.attributes.properties.top_k.type,parentSchema:schema142.properties.spec.properties.attributes.properties.top_k,data:data16};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11120,7 +11207,7 @@ errors++;
 if(data5.top_p !== undefined){
 let data17 = data5.top_p;
 if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema141.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema141.properties.spec.properties.attributes.properties.top_p,data:data17};
+const err22 = {instancePath:instancePath+"/spec/attributes/top_p",schemaPath:"#/properties/spec/properties/attributes/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema142.properties.spec.properties.attributes.properties.top_p.type,parentSchema:schema142.properties.spec.properties.attributes.properties.top_p,data:data17};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11133,7 +11220,7 @@ errors++;
 if(data5.system_prompt !== undefined){
 let data18 = data5.system_prompt;
 if(typeof data18 !== "string"){
-const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema141.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema141.properties.spec.properties.attributes.properties.system_prompt,data:data18};
+const err23 = {instancePath:instancePath+"/spec/attributes/system_prompt",schemaPath:"#/properties/spec/properties/attributes/properties/system_prompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema142.properties.spec.properties.attributes.properties.system_prompt.type,parentSchema:schema142.properties.spec.properties.attributes.properties.system_prompt,data:data18};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11145,7 +11232,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.properties.attributes.type,parentSchema:schema141.properties.spec.properties.attributes,data:data5};
+const err24 = {instancePath:instancePath+"/spec/attributes",schemaPath:"#/properties/spec/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema142.properties.spec.properties.attributes.type,parentSchema:schema142.properties.spec.properties.attributes,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11157,7 +11244,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.properties.spec.type,parentSchema:schema141.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema142.properties.spec.type,parentSchema:schema142.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11169,7 +11256,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema141.type,parentSchema:schema141,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema142.type,parentSchema:schema142,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11184,7 +11271,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v7 = validate51;
-const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/oauth-client.schema.json","title":"OAuthClient","description":"An OAuth client registered for an API, updated with operation 2 (PUT /gw/oauth/clients/{apiID}/{keyName}). The client must already exist: the interfaces cannot create OAuth clients. redirect_uri, policy_id, meta_data and description are replaced wholesale; the secret cannot be changed through the interface.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OAuthClient"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["clientId"],"additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["apiId"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `apiId` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"apiId":{"description":"Raw identifier of the API on the gateway. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"clientId":{"description":"The client ID (path parameter keyName). One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"policy_id":{"description":"Changing it from a non-empty value revokes every token issued to the client.","type":"string"},"redirect_uri":{"type":"string"},"secret":{"description":"Secret (sensitive). The update ignores it: declare it only to document the current one; use ${env:NAME} or ${file:PATH}.","type":"string"}}}}};
 
 function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11350,7 +11437,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema146.required,parentSchema:schema146,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11360,7 +11447,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema146.required,parentSchema:schema146,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11370,7 +11457,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema146.required,parentSchema:schema146,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11380,7 +11467,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema145.required,parentSchema:schema145,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema146.required,parentSchema:schema146,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11391,7 +11478,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema145,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema146,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11417,7 +11504,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OAuthClient" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema145.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OAuthClient"},message:"must be equal to constant",schema:"OAuthClient",parentSchema:schema146.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11441,7 +11528,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiRef === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema145.properties.spec.oneOf[0].required,parentSchema:schema145.properties.spec.oneOf[0],data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema146.properties.spec.oneOf[0].required,parentSchema:schema146.properties.spec.oneOf[0],data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11459,7 +11546,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.apiId === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema145.properties.spec.oneOf[1].required,parentSchema:schema145.properties.spec.oneOf[1],data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf/1/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema146.properties.spec.oneOf[1].required,parentSchema:schema146.properties.spec.oneOf[1],data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11481,7 +11568,7 @@ passing0 = 1;
 }
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema145.properties.spec.oneOf,parentSchema:schema145.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema146.properties.spec.oneOf,parentSchema:schema146.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11503,7 +11590,7 @@ vErrors = null;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.clientId === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema145.properties.spec.required,parentSchema:schema145.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema146.properties.spec.required,parentSchema:schema146.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -11514,7 +11601,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((((key1 === "apiRef") || (key1 === "apiId")) || (key1 === "clientId")) || (key1 === "description")) || (key1 === "meta_data")) || (key1 === "policy_id")) || (key1 === "redirect_uri")) || (key1 === "secret"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema145.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema146.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -11642,7 +11729,7 @@ errors++;
 if(data3.description !== undefined){
 let data7 = data3.description;
 if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.description.type,parentSchema:schema145.properties.spec.properties.description,data:data7};
+const err22 = {instancePath:instancePath+"/spec/description",schemaPath:"#/properties/spec/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.properties.spec.properties.description.type,parentSchema:schema146.properties.spec.properties.description,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11655,7 +11742,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data8 = data3.meta_data;
 if((!(data8 && typeof data8 == "object" && !Array.isArray(data8))) && (data8 !== null)){
-const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema145.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema145.properties.spec.properties.meta_data.type,parentSchema:schema145.properties.spec.properties.meta_data,data:data8};
+const err23 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema146.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema146.properties.spec.properties.meta_data.type,parentSchema:schema146.properties.spec.properties.meta_data,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11668,7 +11755,7 @@ errors++;
 if(data3.policy_id !== undefined){
 let data9 = data3.policy_id;
 if(typeof data9 !== "string"){
-const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.policy_id.type,parentSchema:schema145.properties.spec.properties.policy_id,data:data9};
+const err24 = {instancePath:instancePath+"/spec/policy_id",schemaPath:"#/properties/spec/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.properties.spec.properties.policy_id.type,parentSchema:schema146.properties.spec.properties.policy_id,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11681,7 +11768,7 @@ errors++;
 if(data3.redirect_uri !== undefined){
 let data10 = data3.redirect_uri;
 if(typeof data10 !== "string"){
-const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.redirect_uri.type,parentSchema:schema145.properties.spec.properties.redirect_uri,data:data10};
+const err25 = {instancePath:instancePath+"/spec/redirect_uri",schemaPath:"#/properties/spec/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.properties.spec.properties.redirect_uri.type,parentSchema:schema146.properties.spec.properties.redirect_uri,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11694,7 +11781,7 @@ errors++;
 if(data3.secret !== undefined){
 let data11 = data3.secret;
 if(typeof data11 !== "string"){
-const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema145.properties.spec.properties.secret.type,parentSchema:schema145.properties.spec.properties.secret,data:data11};
+const err26 = {instancePath:instancePath+"/spec/secret",schemaPath:"#/properties/spec/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema146.properties.spec.properties.secret.type,parentSchema:schema146.properties.spec.properties.secret,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11706,7 +11793,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema145.properties.spec.type,parentSchema:schema145.properties.spec,data:data3};
+const err27 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema146.properties.spec.type,parentSchema:schema146.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11718,7 +11805,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema145.type,parentSchema:schema145,data};
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema146.type,parentSchema:schema146,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11733,8 +11820,8 @@ return errors === 0;
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v8 = validate54;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
-const schema160 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/org-key.schema.json","title":"OrgKey","description":"An organisation-level access key, written with operation 7 (POST /gw/org/keys/{keyID}), which creates or overwrites it. A quota reset (reset_quota=1) is sent once each time spec.quotaResetTrigger changes.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"OrgKey"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["keyId"],"additionalProperties":false,"properties":{"keyId":{"description":"Key identifier (path parameter keyID): the organisation's id. The gateway looks an organisation's limits up by its id, so a key under any other id limits nothing; with org_id, the two must be equal. One URL path segment: not `.` or `..`, without `/`, `\\`, `?`, `#`, `%`, `{`, `}`, whitespace or control characters (so no secret reference: a secret would travel in the URL).","$ref":"common.schema.json#/$defs/pathSegment"},"quotaResetTrigger":{"description":"Any token (e.g. the billing period `2026-11`); each time it changes, the next apply sends reset_quota=1 once.","type":"string","minLength":1},"access_rights":{"description":"Map from a label to an access-rights object.","type":["object","null"],"additionalProperties":{"$ref":"#/$defs/accessRights"}},"alias":{"type":"string"},"allowance":{"type":"number"},"apply_policies":{"type":["array","null"],"items":{"type":"string"}},"apply_policy_id":{"type":"string","deprecated":true,"description":"Deprecated: use apply_policies."},"basic_auth_data":{"type":"object","description":"Sensitive."},"certificate":{"type":"string"},"data_expires":{"type":"integer"},"date_created":{"type":"string","format":"date-time"},"enable_detail_recording":{"type":"boolean","deprecated":true,"description":"Deprecated: use enable_detailed_recording."},"enable_detailed_recording":{"type":"boolean"},"enable_http_signature_validation":{"type":"boolean"},"expires":{"type":"integer"},"hmac_enabled":{"type":"boolean"},"hmac_string":{"type":"string","description":"Sensitive."},"id_extractor_deadline":{"type":"integer"},"is_inactive":{"type":"boolean"},"jwt_data":{"type":"object","description":"Sensitive."},"last_check":{"type":"integer"},"last_updated":{"type":"string","description":"Set by the server; a declared value is ignored."},"max_query_depth":{"type":"integer"},"meta_data":{"type":["object","null"]},"monitor":{"type":["object","null"],"properties":{"trigger_limits":{"type":["array","null"],"items":{"type":"number"}}}},"oauth_client_id":{"type":"string"},"oauth_keys":{"type":["object","null"],"additionalProperties":{"type":"string"},"description":"Sensitive. Values are strings (the gateway refuses anything else with 400)."},"org_id":{"type":"string"},"per":{"type":"number"},"post_expiry_action":{"description":"What the gateway does with the session once it expires.","enum":["retain","delete"]},"post_expiry_grace_period":{"description":"Seconds a session is kept after it expires, with post_expiry_action retain (-1: for ever).","type":"integer"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"rsa_certificate_id":{"type":"string"},"session_lifetime":{"type":"integer"},"smoothing":{"$ref":"#/$defs/smoothing"},"tags":{"type":["array","null"],"items":{"type":"string"}},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}}},"$defs":{"accessRights":{"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}},"smoothing":{"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}},"graphqlType":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}}}};
+const schema161 = {"type":["object","null"],"additionalProperties":false,"properties":{"delay":{"type":"integer"},"enabled":{"type":"boolean"},"step":{"type":"integer"},"threshold":{"type":"integer"},"trigger":{"type":"number"}}};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11886,8 +11973,8 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema157 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
-const schema159 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema158 = {"type":"object","additionalProperties":false,"oneOf":[{"required":["apiRef"]},{"required":["api_id"]}],"x-error":"name the API exactly once: either `apiRef` (an ApiDefinition in this repository) or `api_id` (a raw gateway id)","properties":{"apiRef":{"$ref":"common.schema.json#/$defs/apiRef"},"api_id":{"type":"string","minLength":1},"allowance_scope":{"type":"string"},"allowed_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"allowed_urls":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"url":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"string"}}}}},"api_name":{"type":"string"},"disable_introspection":{"type":"boolean"},"endpoints":{"description":"Rate limits per endpoint and method.","type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"path":{"type":"string"},"methods":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"limit":{"type":"object","additionalProperties":false,"properties":{"per":{"type":"number"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"}}}}}}}}},"field_access_rights":{"type":["array","null"],"items":{"type":"object","additionalProperties":false,"properties":{"field_name":{"type":"string"},"type_name":{"type":"string"},"limits":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"}}}}}},"json_rpc_methods":{"description":"Rate limits per JSON-RPC method (MCP proxies).","type":["array","null"],"items":{"type":"object"}},"json_rpc_methods_access_rights":{"description":"Allow and block rules by JSON-RPC method (MCP proxies).","type":["object","null"]},"limit":{"type":"object","additionalProperties":false,"properties":{"max_query_depth":{"type":"integer"},"per":{"type":"number"},"quota_max":{"type":"integer"},"quota_remaining":{"type":"integer"},"quota_renewal_rate":{"type":"integer"},"quota_renews":{"type":"integer"},"rate":{"type":"number"},"smoothing":{"$ref":"#/$defs/smoothing"},"throttle_interval":{"type":"number"},"throttle_retry_limit":{"type":"integer"}}},"mcp_access_rights":{"description":"Allow and block rules by MCP primitive.","type":["object","null"]},"mcp_primitives":{"description":"Rate limits per MCP primitive (tool, resource, prompt).","type":["array","null"],"items":{"type":"object"}},"restricted_types":{"type":["array","null"],"items":{"$ref":"#/$defs/graphqlType"}},"versions":{"type":["array","null"],"items":{"type":"string"}}}};
+const schema160 = {"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"fields":{"type":["array","null"],"items":{"type":"string"}}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11905,7 +11992,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiRef === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema157.oneOf[0].required,parentSchema:schema157.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "apiRef"},message:"must have required property '"+"apiRef"+"'",schema:schema158.oneOf[0].required,parentSchema:schema158.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -11923,7 +12010,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.api_id === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema157.oneOf[1].required,parentSchema:schema157.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "api_id"},message:"must have required property '"+"api_id"+"'",schema:schema158.oneOf[1].required,parentSchema:schema158.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11945,7 +12032,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema157.oneOf,parentSchema:schema157,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema158.oneOf,parentSchema:schema158,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11967,8 +12054,8 @@ vErrors = null;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func7.call(schema157.properties, key0))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema157,data};
+if(!(func7.call(schema158.properties, key0))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema158,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12027,7 +12114,7 @@ if(data.api_id !== undefined){
 let data1 = data.api_id;
 if(typeof data1 === "string"){
 if(func1(data1) < 1){
-const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema157.properties.api_id,data:data1};
+const err8 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema158.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -12038,7 +12125,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.api_id.type,parentSchema:schema157.properties.api_id,data:data1};
+const err9 = {instancePath:instancePath+"/api_id",schemaPath:"#/properties/api_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.api_id.type,parentSchema:schema158.properties.api_id,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -12051,7 +12138,7 @@ errors++;
 if(data.allowance_scope !== undefined){
 let data2 = data.allowance_scope;
 if(typeof data2 !== "string"){
-const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.allowance_scope.type,parentSchema:schema157.properties.allowance_scope,data:data2};
+const err10 = {instancePath:instancePath+"/allowance_scope",schemaPath:"#/properties/allowance_scope/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.allowance_scope.type,parentSchema:schema158.properties.allowance_scope,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -12064,7 +12151,7 @@ errors++;
 if(data.allowed_types !== undefined){
 let data3 = data.allowed_types;
 if((!(Array.isArray(data3))) && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema157.properties.allowed_types.type},message:"must be array,null",schema:schema157.properties.allowed_types.type,parentSchema:schema157.properties.allowed_types,data:data3};
+const err11 = {instancePath:instancePath+"/allowed_types",schemaPath:"#/properties/allowed_types/type",keyword:"type",params:{type: schema158.properties.allowed_types.type},message:"must be array,null",schema:schema158.properties.allowed_types.type,parentSchema:schema158.properties.allowed_types,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -12080,7 +12167,7 @@ let data4 = data3[i0];
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 for(const key1 in data4){
 if(!((key1 === "name") || (key1 === "fields"))){
-const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema159,data:data4};
+const err12 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -12093,7 +12180,7 @@ errors++;
 if(data4.name !== undefined){
 let data5 = data4.name;
 if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.name.type,parentSchema:schema159.properties.name,data:data5};
+const err13 = {instancePath:instancePath+"/allowed_types/" + i0+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.name.type,parentSchema:schema160.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12106,7 +12193,7 @@ errors++;
 if(data4.fields !== undefined){
 let data6 = data4.fields;
 if((!(Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema159.properties.fields.type},message:"must be array,null",schema:schema159.properties.fields.type,parentSchema:schema159.properties.fields,data:data6};
+const err14 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema160.properties.fields.type},message:"must be array,null",schema:schema160.properties.fields.type,parentSchema:schema160.properties.fields,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12120,7 +12207,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.fields.items.type,parentSchema:schema159.properties.fields.items,data:data7};
+const err15 = {instancePath:instancePath+"/allowed_types/" + i0+"/fields/" + i1,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.fields.items.type,parentSchema:schema160.properties.fields.items,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12134,7 +12221,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.type,parentSchema:schema159,data:data4};
+const err16 = {instancePath:instancePath+"/allowed_types/" + i0,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.type,parentSchema:schema160,data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12149,7 +12236,7 @@ errors++;
 if(data.allowed_urls !== undefined){
 let data8 = data.allowed_urls;
 if((!(Array.isArray(data8))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema157.properties.allowed_urls.type},message:"must be array,null",schema:schema157.properties.allowed_urls.type,parentSchema:schema157.properties.allowed_urls,data:data8};
+const err17 = {instancePath:instancePath+"/allowed_urls",schemaPath:"#/properties/allowed_urls/type",keyword:"type",params:{type: schema158.properties.allowed_urls.type},message:"must be array,null",schema:schema158.properties.allowed_urls.type,parentSchema:schema158.properties.allowed_urls,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12165,7 +12252,7 @@ let data9 = data8[i2];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key2 in data9){
 if(!((key2 === "url") || (key2 === "methods"))){
-const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.allowed_urls.items,data:data9};
+const err18 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12178,7 +12265,7 @@ errors++;
 if(data9.url !== undefined){
 let data10 = data9.url;
 if(typeof data10 !== "string"){
-const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.allowed_urls.items.properties.url.type,parentSchema:schema157.properties.allowed_urls.items.properties.url,data:data10};
+const err19 = {instancePath:instancePath+"/allowed_urls/" + i2+"/url",schemaPath:"#/properties/allowed_urls/items/properties/url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.allowed_urls.items.properties.url.type,parentSchema:schema158.properties.allowed_urls.items.properties.url,data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12191,7 +12278,7 @@ errors++;
 if(data9.methods !== undefined){
 let data11 = data9.methods;
 if((!(Array.isArray(data11))) && (data11 !== null)){
-const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema157.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema157.properties.allowed_urls.items.properties.methods.type,parentSchema:schema157.properties.allowed_urls.items.properties.methods,data:data11};
+const err20 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods",schemaPath:"#/properties/allowed_urls/items/properties/methods/type",keyword:"type",params:{type: schema158.properties.allowed_urls.items.properties.methods.type},message:"must be array,null",schema:schema158.properties.allowed_urls.items.properties.methods.type,parentSchema:schema158.properties.allowed_urls.items.properties.methods,data:data11};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12205,7 +12292,7 @@ const len3 = data11.length;
 for(let i3=0; i3<len3; i3++){
 let data12 = data11[i3];
 if(typeof data12 !== "string"){
-const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema157.properties.allowed_urls.items.properties.methods.items,data:data12};
+const err21 = {instancePath:instancePath+"/allowed_urls/" + i2+"/methods/" + i3,schemaPath:"#/properties/allowed_urls/items/properties/methods/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.allowed_urls.items.properties.methods.items.type,parentSchema:schema158.properties.allowed_urls.items.properties.methods.items,data:data12};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12219,7 +12306,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.allowed_urls.items.type,parentSchema:schema157.properties.allowed_urls.items,data:data9};
+const err22 = {instancePath:instancePath+"/allowed_urls/" + i2,schemaPath:"#/properties/allowed_urls/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.allowed_urls.items.type,parentSchema:schema158.properties.allowed_urls.items,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12234,7 +12321,7 @@ errors++;
 if(data.api_name !== undefined){
 let data13 = data.api_name;
 if(typeof data13 !== "string"){
-const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.api_name.type,parentSchema:schema157.properties.api_name,data:data13};
+const err23 = {instancePath:instancePath+"/api_name",schemaPath:"#/properties/api_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.api_name.type,parentSchema:schema158.properties.api_name,data:data13};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12247,7 +12334,7 @@ errors++;
 if(data.disable_introspection !== undefined){
 let data14 = data.disable_introspection;
 if(typeof data14 !== "boolean"){
-const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema157.properties.disable_introspection.type,parentSchema:schema157.properties.disable_introspection,data:data14};
+const err24 = {instancePath:instancePath+"/disable_introspection",schemaPath:"#/properties/disable_introspection/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema158.properties.disable_introspection.type,parentSchema:schema158.properties.disable_introspection,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12260,7 +12347,7 @@ errors++;
 if(data.endpoints !== undefined){
 let data15 = data.endpoints;
 if((!(Array.isArray(data15))) && (data15 !== null)){
-const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema157.properties.endpoints.type},message:"must be array,null",schema:schema157.properties.endpoints.type,parentSchema:schema157.properties.endpoints,data:data15};
+const err25 = {instancePath:instancePath+"/endpoints",schemaPath:"#/properties/endpoints/type",keyword:"type",params:{type: schema158.properties.endpoints.type},message:"must be array,null",schema:schema158.properties.endpoints.type,parentSchema:schema158.properties.endpoints,data:data15};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12276,7 +12363,7 @@ let data16 = data15[i4];
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 for(const key3 in data16){
 if(!((key3 === "path") || (key3 === "methods"))){
-const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.endpoints.items,data:data16};
+const err26 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12289,7 +12376,7 @@ errors++;
 if(data16.path !== undefined){
 let data17 = data16.path;
 if(typeof data17 !== "string"){
-const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.endpoints.items.properties.path.type,parentSchema:schema157.properties.endpoints.items.properties.path,data:data17};
+const err27 = {instancePath:instancePath+"/endpoints/" + i4+"/path",schemaPath:"#/properties/endpoints/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.endpoints.items.properties.path.type,parentSchema:schema158.properties.endpoints.items.properties.path,data:data17};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12302,7 +12389,7 @@ errors++;
 if(data16.methods !== undefined){
 let data18 = data16.methods;
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema157.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema157.properties.endpoints.items.properties.methods.type,parentSchema:schema157.properties.endpoints.items.properties.methods,data:data18};
+const err28 = {instancePath:instancePath+"/endpoints/" + i4+"/methods",schemaPath:"#/properties/endpoints/items/properties/methods/type",keyword:"type",params:{type: schema158.properties.endpoints.items.properties.methods.type},message:"must be array,null",schema:schema158.properties.endpoints.items.properties.methods.type,parentSchema:schema158.properties.endpoints.items.properties.methods,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12318,7 +12405,7 @@ let data19 = data18[i5];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 for(const key4 in data19){
 if(!((key4 === "name") || (key4 === "limit"))){
-const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.endpoints.items.properties.methods.items,data:data19};
+const err29 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12331,7 +12418,7 @@ errors++;
 if(data19.name !== undefined){
 let data20 = data19.name;
 if(typeof data20 !== "string"){
-const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
+const err30 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/name",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.endpoints.items.properties.methods.items.properties.name.type,parentSchema:schema158.properties.endpoints.items.properties.methods.items.properties.name,data:data20};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12346,7 +12433,7 @@ let data21 = data19.limit;
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 for(const key5 in data21){
 if(!(((key5 === "per") || (key5 === "rate")) || (key5 === "smoothing"))){
-const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err31 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -12359,7 +12446,7 @@ errors++;
 if(data21.per !== undefined){
 let data22 = data21.per;
 if(!((typeof data22 == "number") && (isFinite(data22)))){
-const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
+const err32 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/per",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.endpoints.items.properties.methods.items.properties.limit.properties.per.type,parentSchema:schema158.properties.endpoints.items.properties.methods.items.properties.limit.properties.per,data:data22};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12372,7 +12459,7 @@ errors++;
 if(data21.rate !== undefined){
 let data23 = data21.rate;
 if(!((typeof data23 == "number") && (isFinite(data23)))){
-const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
+const err33 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/rate",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate.type,parentSchema:schema158.properties.endpoints.items.properties.methods.items.properties.limit.properties.rate,data:data23};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12385,7 +12472,7 @@ errors++;
 if(data21.smoothing !== undefined){
 let data24 = data21.smoothing;
 if((!(data24 && typeof data24 == "object" && !Array.isArray(data24))) && (data24 !== null)){
-const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema160.type},message:"must be object,null",schema:schema160.type,parentSchema:schema160,data:data24};
+const err34 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema161.type},message:"must be object,null",schema:schema161.type,parentSchema:schema161,data:data24};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12397,7 +12484,7 @@ errors++;
 if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
 for(const key6 in data24){
 if(!(((((key6 === "delay") || (key6 === "enabled")) || (key6 === "step")) || (key6 === "threshold")) || (key6 === "trigger"))){
-const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data24};
+const err35 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema161,data:data24};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12410,7 +12497,7 @@ errors++;
 if(data24.delay !== undefined){
 let data25 = data24.delay;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.delay.type,parentSchema:schema160.properties.delay,data:data25};
+const err36 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.delay.type,parentSchema:schema161.properties.delay,data:data25};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -12423,7 +12510,7 @@ errors++;
 if(data24.enabled !== undefined){
 let data26 = data24.enabled;
 if(typeof data26 !== "boolean"){
-const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema160.properties.enabled.type,parentSchema:schema160.properties.enabled,data:data26};
+const err37 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.enabled.type,parentSchema:schema161.properties.enabled,data:data26};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12436,7 +12523,7 @@ errors++;
 if(data24.step !== undefined){
 let data27 = data24.step;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.step.type,parentSchema:schema160.properties.step,data:data27};
+const err38 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.step.type,parentSchema:schema161.properties.step,data:data27};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12449,7 +12536,7 @@ errors++;
 if(data24.threshold !== undefined){
 let data28 = data24.threshold;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.threshold.type,parentSchema:schema160.properties.threshold,data:data28};
+const err39 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.threshold.type,parentSchema:schema161.properties.threshold,data:data28};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12462,7 +12549,7 @@ errors++;
 if(data24.trigger !== undefined){
 let data29 = data24.trigger;
 if(!((typeof data29 == "number") && (isFinite(data29)))){
-const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema160.properties.trigger.type,parentSchema:schema160.properties.trigger,data:data29};
+const err40 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.trigger.type,parentSchema:schema161.properties.trigger,data:data29};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12476,7 +12563,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
+const err41 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5+"/limit",schemaPath:"#/properties/endpoints/items/properties/methods/items/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.endpoints.items.properties.methods.items.properties.limit.type,parentSchema:schema158.properties.endpoints.items.properties.methods.items.properties.limit,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12488,7 +12575,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.endpoints.items.properties.methods.items.type,parentSchema:schema157.properties.endpoints.items.properties.methods.items,data:data19};
+const err42 = {instancePath:instancePath+"/endpoints/" + i4+"/methods/" + i5,schemaPath:"#/properties/endpoints/items/properties/methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.endpoints.items.properties.methods.items.type,parentSchema:schema158.properties.endpoints.items.properties.methods.items,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -12502,7 +12589,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.endpoints.items.type,parentSchema:schema157.properties.endpoints.items,data:data16};
+const err43 = {instancePath:instancePath+"/endpoints/" + i4,schemaPath:"#/properties/endpoints/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.endpoints.items.type,parentSchema:schema158.properties.endpoints.items,data:data16};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -12517,7 +12604,7 @@ errors++;
 if(data.field_access_rights !== undefined){
 let data30 = data.field_access_rights;
 if((!(Array.isArray(data30))) && (data30 !== null)){
-const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema157.properties.field_access_rights.type},message:"must be array,null",schema:schema157.properties.field_access_rights.type,parentSchema:schema157.properties.field_access_rights,data:data30};
+const err44 = {instancePath:instancePath+"/field_access_rights",schemaPath:"#/properties/field_access_rights/type",keyword:"type",params:{type: schema158.properties.field_access_rights.type},message:"must be array,null",schema:schema158.properties.field_access_rights.type,parentSchema:schema158.properties.field_access_rights,data:data30};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12533,7 +12620,7 @@ let data31 = data30[i6];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 for(const key7 in data31){
 if(!(((key7 === "field_name") || (key7 === "type_name")) || (key7 === "limits"))){
-const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.field_access_rights.items,data:data31};
+const err45 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -12546,7 +12633,7 @@ errors++;
 if(data31.field_name !== undefined){
 let data32 = data31.field_name;
 if(typeof data32 !== "string"){
-const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema157.properties.field_access_rights.items.properties.field_name,data:data32};
+const err46 = {instancePath:instancePath+"/field_access_rights/" + i6+"/field_name",schemaPath:"#/properties/field_access_rights/items/properties/field_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.field_access_rights.items.properties.field_name.type,parentSchema:schema158.properties.field_access_rights.items.properties.field_name,data:data32};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12559,7 +12646,7 @@ errors++;
 if(data31.type_name !== undefined){
 let data33 = data31.type_name;
 if(typeof data33 !== "string"){
-const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema157.properties.field_access_rights.items.properties.type_name,data:data33};
+const err47 = {instancePath:instancePath+"/field_access_rights/" + i6+"/type_name",schemaPath:"#/properties/field_access_rights/items/properties/type_name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.field_access_rights.items.properties.type_name.type,parentSchema:schema158.properties.field_access_rights.items.properties.type_name,data:data33};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -12574,7 +12661,7 @@ let data34 = data31.limits;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key8 in data34){
 if(!(key8 === "max_query_depth")){
-const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.field_access_rights.items.properties.limits,data:data34};
+const err48 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -12587,7 +12674,7 @@ errors++;
 if(data34.max_query_depth !== undefined){
 let data35 = data34.max_query_depth;
 if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema157.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
+const err49 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits/max_query_depth",schemaPath:"#/properties/field_access_rights/items/properties/limits/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.field_access_rights.items.properties.limits.properties.max_query_depth.type,parentSchema:schema158.properties.field_access_rights.items.properties.limits.properties.max_query_depth,data:data35};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -12599,7 +12686,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.field_access_rights.items.properties.limits.type,parentSchema:schema157.properties.field_access_rights.items.properties.limits,data:data34};
+const err50 = {instancePath:instancePath+"/field_access_rights/" + i6+"/limits",schemaPath:"#/properties/field_access_rights/items/properties/limits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.field_access_rights.items.properties.limits.type,parentSchema:schema158.properties.field_access_rights.items.properties.limits,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -12611,7 +12698,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.field_access_rights.items.type,parentSchema:schema157.properties.field_access_rights.items,data:data31};
+const err51 = {instancePath:instancePath+"/field_access_rights/" + i6,schemaPath:"#/properties/field_access_rights/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.field_access_rights.items.type,parentSchema:schema158.properties.field_access_rights.items,data:data31};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -12626,7 +12713,7 @@ errors++;
 if(data.json_rpc_methods !== undefined){
 let data36 = data.json_rpc_methods;
 if((!(Array.isArray(data36))) && (data36 !== null)){
-const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema157.properties.json_rpc_methods.type},message:"must be array,null",schema:schema157.properties.json_rpc_methods.type,parentSchema:schema157.properties.json_rpc_methods,data:data36};
+const err52 = {instancePath:instancePath+"/json_rpc_methods",schemaPath:"#/properties/json_rpc_methods/type",keyword:"type",params:{type: schema158.properties.json_rpc_methods.type},message:"must be array,null",schema:schema158.properties.json_rpc_methods.type,parentSchema:schema158.properties.json_rpc_methods,data:data36};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -12640,7 +12727,7 @@ const len7 = data36.length;
 for(let i7=0; i7<len7; i7++){
 let data37 = data36[i7];
 if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
-const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.json_rpc_methods.items.type,parentSchema:schema157.properties.json_rpc_methods.items,data:data37};
+const err53 = {instancePath:instancePath+"/json_rpc_methods/" + i7,schemaPath:"#/properties/json_rpc_methods/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.json_rpc_methods.items.type,parentSchema:schema158.properties.json_rpc_methods.items,data:data37};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -12655,7 +12742,7 @@ errors++;
 if(data.json_rpc_methods_access_rights !== undefined){
 let data38 = data.json_rpc_methods_access_rights;
 if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
-const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema157.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema157.properties.json_rpc_methods_access_rights.type,parentSchema:schema157.properties.json_rpc_methods_access_rights,data:data38};
+const err54 = {instancePath:instancePath+"/json_rpc_methods_access_rights",schemaPath:"#/properties/json_rpc_methods_access_rights/type",keyword:"type",params:{type: schema158.properties.json_rpc_methods_access_rights.type},message:"must be object,null",schema:schema158.properties.json_rpc_methods_access_rights.type,parentSchema:schema158.properties.json_rpc_methods_access_rights,data:data38};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -12669,8 +12756,8 @@ if(data.limit !== undefined){
 let data39 = data.limit;
 if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
 for(const key9 in data39){
-if(!(func7.call(schema157.properties.limit.properties, key9))){
-const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema157.properties.limit,data:data39};
+if(!(func7.call(schema158.properties.limit.properties, key9))){
+const err55 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema158.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -12683,7 +12770,7 @@ errors++;
 if(data39.max_query_depth !== undefined){
 let data40 = data39.max_query_depth;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.max_query_depth.type,parentSchema:schema157.properties.limit.properties.max_query_depth,data:data40};
+const err56 = {instancePath:instancePath+"/limit/max_query_depth",schemaPath:"#/properties/limit/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.limit.properties.max_query_depth.type,parentSchema:schema158.properties.limit.properties.max_query_depth,data:data40};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -12696,7 +12783,7 @@ errors++;
 if(data39.per !== undefined){
 let data41 = data39.per;
 if(!((typeof data41 == "number") && (isFinite(data41)))){
-const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.limit.properties.per.type,parentSchema:schema157.properties.limit.properties.per,data:data41};
+const err57 = {instancePath:instancePath+"/limit/per",schemaPath:"#/properties/limit/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.limit.properties.per.type,parentSchema:schema158.properties.limit.properties.per,data:data41};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -12709,7 +12796,7 @@ errors++;
 if(data39.quota_max !== undefined){
 let data42 = data39.quota_max;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_max.type,parentSchema:schema157.properties.limit.properties.quota_max,data:data42};
+const err58 = {instancePath:instancePath+"/limit/quota_max",schemaPath:"#/properties/limit/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.limit.properties.quota_max.type,parentSchema:schema158.properties.limit.properties.quota_max,data:data42};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -12722,7 +12809,7 @@ errors++;
 if(data39.quota_remaining !== undefined){
 let data43 = data39.quota_remaining;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_remaining.type,parentSchema:schema157.properties.limit.properties.quota_remaining,data:data43};
+const err59 = {instancePath:instancePath+"/limit/quota_remaining",schemaPath:"#/properties/limit/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.limit.properties.quota_remaining.type,parentSchema:schema158.properties.limit.properties.quota_remaining,data:data43};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -12735,7 +12822,7 @@ errors++;
 if(data39.quota_renewal_rate !== undefined){
 let data44 = data39.quota_renewal_rate;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema157.properties.limit.properties.quota_renewal_rate,data:data44};
+const err60 = {instancePath:instancePath+"/limit/quota_renewal_rate",schemaPath:"#/properties/limit/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.limit.properties.quota_renewal_rate.type,parentSchema:schema158.properties.limit.properties.quota_renewal_rate,data:data44};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -12748,7 +12835,7 @@ errors++;
 if(data39.quota_renews !== undefined){
 let data45 = data39.quota_renews;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.quota_renews.type,parentSchema:schema157.properties.limit.properties.quota_renews,data:data45};
+const err61 = {instancePath:instancePath+"/limit/quota_renews",schemaPath:"#/properties/limit/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.limit.properties.quota_renews.type,parentSchema:schema158.properties.limit.properties.quota_renews,data:data45};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -12761,7 +12848,7 @@ errors++;
 if(data39.rate !== undefined){
 let data46 = data39.rate;
 if(!((typeof data46 == "number") && (isFinite(data46)))){
-const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.limit.properties.rate.type,parentSchema:schema157.properties.limit.properties.rate,data:data46};
+const err62 = {instancePath:instancePath+"/limit/rate",schemaPath:"#/properties/limit/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.limit.properties.rate.type,parentSchema:schema158.properties.limit.properties.rate,data:data46};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -12774,7 +12861,7 @@ errors++;
 if(data39.smoothing !== undefined){
 let data47 = data39.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema160.type},message:"must be object,null",schema:schema160.type,parentSchema:schema160,data:data47};
+const err63 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema161.type},message:"must be object,null",schema:schema161.type,parentSchema:schema161,data:data47};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -12786,7 +12873,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key10 in data47){
 if(!(((((key10 === "delay") || (key10 === "enabled")) || (key10 === "step")) || (key10 === "threshold")) || (key10 === "trigger"))){
-const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data47};
+const err64 = {instancePath:instancePath+"/limit/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema161,data:data47};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -12799,7 +12886,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.delay.type,parentSchema:schema160.properties.delay,data:data48};
+const err65 = {instancePath:instancePath+"/limit/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.delay.type,parentSchema:schema161.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -12812,7 +12899,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema160.properties.enabled.type,parentSchema:schema160.properties.enabled,data:data49};
+const err66 = {instancePath:instancePath+"/limit/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.enabled.type,parentSchema:schema161.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -12825,7 +12912,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.step.type,parentSchema:schema160.properties.step,data:data50};
+const err67 = {instancePath:instancePath+"/limit/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.step.type,parentSchema:schema161.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -12838,7 +12925,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.threshold.type,parentSchema:schema160.properties.threshold,data:data51};
+const err68 = {instancePath:instancePath+"/limit/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.threshold.type,parentSchema:schema161.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -12851,7 +12938,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema160.properties.trigger.type,parentSchema:schema160.properties.trigger,data:data52};
+const err69 = {instancePath:instancePath+"/limit/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.trigger.type,parentSchema:schema161.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -12866,7 +12953,7 @@ errors++;
 if(data39.throttle_interval !== undefined){
 let data53 = data39.throttle_interval;
 if(!((typeof data53 == "number") && (isFinite(data53)))){
-const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema157.properties.limit.properties.throttle_interval.type,parentSchema:schema157.properties.limit.properties.throttle_interval,data:data53};
+const err70 = {instancePath:instancePath+"/limit/throttle_interval",schemaPath:"#/properties/limit/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema158.properties.limit.properties.throttle_interval.type,parentSchema:schema158.properties.limit.properties.throttle_interval,data:data53};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -12879,7 +12966,7 @@ errors++;
 if(data39.throttle_retry_limit !== undefined){
 let data54 = data39.throttle_retry_limit;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema157.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema157.properties.limit.properties.throttle_retry_limit,data:data54};
+const err71 = {instancePath:instancePath+"/limit/throttle_retry_limit",schemaPath:"#/properties/limit/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema158.properties.limit.properties.throttle_retry_limit.type,parentSchema:schema158.properties.limit.properties.throttle_retry_limit,data:data54};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -12891,7 +12978,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.limit.type,parentSchema:schema157.properties.limit,data:data39};
+const err72 = {instancePath:instancePath+"/limit",schemaPath:"#/properties/limit/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.limit.type,parentSchema:schema158.properties.limit,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -12904,7 +12991,7 @@ errors++;
 if(data.mcp_access_rights !== undefined){
 let data55 = data.mcp_access_rights;
 if((!(data55 && typeof data55 == "object" && !Array.isArray(data55))) && (data55 !== null)){
-const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema157.properties.mcp_access_rights.type},message:"must be object,null",schema:schema157.properties.mcp_access_rights.type,parentSchema:schema157.properties.mcp_access_rights,data:data55};
+const err73 = {instancePath:instancePath+"/mcp_access_rights",schemaPath:"#/properties/mcp_access_rights/type",keyword:"type",params:{type: schema158.properties.mcp_access_rights.type},message:"must be object,null",schema:schema158.properties.mcp_access_rights.type,parentSchema:schema158.properties.mcp_access_rights,data:data55};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -12917,7 +13004,7 @@ errors++;
 if(data.mcp_primitives !== undefined){
 let data56 = data.mcp_primitives;
 if((!(Array.isArray(data56))) && (data56 !== null)){
-const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema157.properties.mcp_primitives.type},message:"must be array,null",schema:schema157.properties.mcp_primitives.type,parentSchema:schema157.properties.mcp_primitives,data:data56};
+const err74 = {instancePath:instancePath+"/mcp_primitives",schemaPath:"#/properties/mcp_primitives/type",keyword:"type",params:{type: schema158.properties.mcp_primitives.type},message:"must be array,null",schema:schema158.properties.mcp_primitives.type,parentSchema:schema158.properties.mcp_primitives,data:data56};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -12931,7 +13018,7 @@ const len8 = data56.length;
 for(let i8=0; i8<len8; i8++){
 let data57 = data56[i8];
 if(!(data57 && typeof data57 == "object" && !Array.isArray(data57))){
-const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.properties.mcp_primitives.items.type,parentSchema:schema157.properties.mcp_primitives.items,data:data57};
+const err75 = {instancePath:instancePath+"/mcp_primitives/" + i8,schemaPath:"#/properties/mcp_primitives/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.properties.mcp_primitives.items.type,parentSchema:schema158.properties.mcp_primitives.items,data:data57};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -12946,7 +13033,7 @@ errors++;
 if(data.restricted_types !== undefined){
 let data58 = data.restricted_types;
 if((!(Array.isArray(data58))) && (data58 !== null)){
-const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema157.properties.restricted_types.type},message:"must be array,null",schema:schema157.properties.restricted_types.type,parentSchema:schema157.properties.restricted_types,data:data58};
+const err76 = {instancePath:instancePath+"/restricted_types",schemaPath:"#/properties/restricted_types/type",keyword:"type",params:{type: schema158.properties.restricted_types.type},message:"must be array,null",schema:schema158.properties.restricted_types.type,parentSchema:schema158.properties.restricted_types,data:data58};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -12962,7 +13049,7 @@ let data59 = data58[i9];
 if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
 for(const key11 in data59){
 if(!((key11 === "name") || (key11 === "fields"))){
-const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema159,data:data59};
+const err77 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data59};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -12975,7 +13062,7 @@ errors++;
 if(data59.name !== undefined){
 let data60 = data59.name;
 if(typeof data60 !== "string"){
-const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.name.type,parentSchema:schema159.properties.name,data:data60};
+const err78 = {instancePath:instancePath+"/restricted_types/" + i9+"/name",schemaPath:"#/$defs/graphqlType/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.name.type,parentSchema:schema160.properties.name,data:data60};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -12988,7 +13075,7 @@ errors++;
 if(data59.fields !== undefined){
 let data61 = data59.fields;
 if((!(Array.isArray(data61))) && (data61 !== null)){
-const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema159.properties.fields.type},message:"must be array,null",schema:schema159.properties.fields.type,parentSchema:schema159.properties.fields,data:data61};
+const err79 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields",schemaPath:"#/$defs/graphqlType/properties/fields/type",keyword:"type",params:{type: schema160.properties.fields.type},message:"must be array,null",schema:schema160.properties.fields.type,parentSchema:schema160.properties.fields,data:data61};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -13002,7 +13089,7 @@ const len10 = data61.length;
 for(let i10=0; i10<len10; i10++){
 let data62 = data61[i10];
 if(typeof data62 !== "string"){
-const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema159.properties.fields.items.type,parentSchema:schema159.properties.fields.items,data:data62};
+const err80 = {instancePath:instancePath+"/restricted_types/" + i9+"/fields/" + i10,schemaPath:"#/$defs/graphqlType/properties/fields/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema160.properties.fields.items.type,parentSchema:schema160.properties.fields.items,data:data62};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -13016,7 +13103,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema159.type,parentSchema:schema159,data:data59};
+const err81 = {instancePath:instancePath+"/restricted_types/" + i9,schemaPath:"#/$defs/graphqlType/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema160.type,parentSchema:schema160,data:data59};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -13031,7 +13118,7 @@ errors++;
 if(data.versions !== undefined){
 let data63 = data.versions;
 if((!(Array.isArray(data63))) && (data63 !== null)){
-const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema157.properties.versions.type},message:"must be array,null",schema:schema157.properties.versions.type,parentSchema:schema157.properties.versions,data:data63};
+const err82 = {instancePath:instancePath+"/versions",schemaPath:"#/properties/versions/type",keyword:"type",params:{type: schema158.properties.versions.type},message:"must be array,null",schema:schema158.properties.versions.type,parentSchema:schema158.properties.versions,data:data63};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -13045,7 +13132,7 @@ const len11 = data63.length;
 for(let i11=0; i11<len11; i11++){
 let data64 = data63[i11];
 if(typeof data64 !== "string"){
-const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema157.properties.versions.items.type,parentSchema:schema157.properties.versions.items,data:data64};
+const err83 = {instancePath:instancePath+"/versions/" + i11,schemaPath:"#/properties/versions/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema158.properties.versions.items.type,parentSchema:schema158.properties.versions.items,data:data64};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -13059,7 +13146,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema157.type,parentSchema:schema157,data};
+const err84 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema158.type,parentSchema:schema158,data};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -13088,7 +13175,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema152.required,parentSchema:schema152,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema153.required,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -13098,7 +13185,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema152.required,parentSchema:schema152,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema153.required,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -13108,7 +13195,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema152.required,parentSchema:schema152,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema153.required,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -13118,7 +13205,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema152.required,parentSchema:schema152,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema153.required,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -13129,7 +13216,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema152,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -13155,7 +13242,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("OrgKey" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema152.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "OrgKey"},message:"must be equal to constant",schema:"OrgKey",parentSchema:schema153.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -13175,7 +13262,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.keyId === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema152.properties.spec.required,parentSchema:schema152.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "keyId"},message:"must have required property '"+"keyId"+"'",schema:schema153.properties.spec.required,parentSchema:schema153.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -13185,8 +13272,8 @@ vErrors.push(err7);
 errors++;
 }
 for(const key1 in data3){
-if(!(func7.call(schema152.properties.spec.properties, key1))){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema152.properties.spec,data:data3};
+if(!(func7.call(schema153.properties.spec.properties, key1))){
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema153.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -13235,7 +13322,7 @@ if(data3.quotaResetTrigger !== undefined){
 let data5 = data3.quotaResetTrigger;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema152.properties.spec.properties.quotaResetTrigger,data:data5};
+const err12 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema153.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -13246,7 +13333,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema152.properties.spec.properties.quotaResetTrigger,data:data5};
+const err13 = {instancePath:instancePath+"/spec/quotaResetTrigger",schemaPath:"#/properties/spec/properties/quotaResetTrigger/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.quotaResetTrigger.type,parentSchema:schema153.properties.spec.properties.quotaResetTrigger,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -13259,7 +13346,7 @@ errors++;
 if(data3.access_rights !== undefined){
 let data6 = data3.access_rights;
 if((!(data6 && typeof data6 == "object" && !Array.isArray(data6))) && (data6 !== null)){
-const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema152.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema152.properties.spec.properties.access_rights.type,parentSchema:schema152.properties.spec.properties.access_rights,data:data6};
+const err14 = {instancePath:instancePath+"/spec/access_rights",schemaPath:"#/properties/spec/properties/access_rights/type",keyword:"type",params:{type: schema153.properties.spec.properties.access_rights.type},message:"must be object,null",schema:schema153.properties.spec.properties.access_rights.type,parentSchema:schema153.properties.spec.properties.access_rights,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -13280,7 +13367,7 @@ errors = vErrors.length;
 if(data3.alias !== undefined){
 let data8 = data3.alias;
 if(typeof data8 !== "string"){
-const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.alias.type,parentSchema:schema152.properties.spec.properties.alias,data:data8};
+const err15 = {instancePath:instancePath+"/spec/alias",schemaPath:"#/properties/spec/properties/alias/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.alias.type,parentSchema:schema153.properties.spec.properties.alias,data:data8};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -13293,7 +13380,7 @@ errors++;
 if(data3.allowance !== undefined){
 let data9 = data3.allowance;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.allowance.type,parentSchema:schema152.properties.spec.properties.allowance,data:data9};
+const err16 = {instancePath:instancePath+"/spec/allowance",schemaPath:"#/properties/spec/properties/allowance/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.allowance.type,parentSchema:schema153.properties.spec.properties.allowance,data:data9};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -13306,7 +13393,7 @@ errors++;
 if(data3.apply_policies !== undefined){
 let data10 = data3.apply_policies;
 if((!(Array.isArray(data10))) && (data10 !== null)){
-const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema152.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema152.properties.spec.properties.apply_policies.type,parentSchema:schema152.properties.spec.properties.apply_policies,data:data10};
+const err17 = {instancePath:instancePath+"/spec/apply_policies",schemaPath:"#/properties/spec/properties/apply_policies/type",keyword:"type",params:{type: schema153.properties.spec.properties.apply_policies.type},message:"must be array,null",schema:schema153.properties.spec.properties.apply_policies.type,parentSchema:schema153.properties.spec.properties.apply_policies,data:data10};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -13320,7 +13407,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 !== "string"){
-const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.apply_policies.items.type,parentSchema:schema152.properties.spec.properties.apply_policies.items,data:data11};
+const err18 = {instancePath:instancePath+"/spec/apply_policies/" + i0,schemaPath:"#/properties/spec/properties/apply_policies/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.apply_policies.items.type,parentSchema:schema153.properties.spec.properties.apply_policies.items,data:data11};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -13335,7 +13422,7 @@ errors++;
 if(data3.apply_policy_id !== undefined){
 let data12 = data3.apply_policy_id;
 if(typeof data12 !== "string"){
-const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.apply_policy_id.type,parentSchema:schema152.properties.spec.properties.apply_policy_id,data:data12};
+const err19 = {instancePath:instancePath+"/spec/apply_policy_id",schemaPath:"#/properties/spec/properties/apply_policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.apply_policy_id.type,parentSchema:schema153.properties.spec.properties.apply_policy_id,data:data12};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -13348,7 +13435,7 @@ errors++;
 if(data3.basic_auth_data !== undefined){
 let data13 = data3.basic_auth_data;
 if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.properties.basic_auth_data.type,parentSchema:schema152.properties.spec.properties.basic_auth_data,data:data13};
+const err20 = {instancePath:instancePath+"/spec/basic_auth_data",schemaPath:"#/properties/spec/properties/basic_auth_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.spec.properties.basic_auth_data.type,parentSchema:schema153.properties.spec.properties.basic_auth_data,data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -13361,7 +13448,7 @@ errors++;
 if(data3.certificate !== undefined){
 let data14 = data3.certificate;
 if(typeof data14 !== "string"){
-const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.certificate.type,parentSchema:schema152.properties.spec.properties.certificate,data:data14};
+const err21 = {instancePath:instancePath+"/spec/certificate",schemaPath:"#/properties/spec/properties/certificate/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.certificate.type,parentSchema:schema153.properties.spec.properties.certificate,data:data14};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -13374,7 +13461,7 @@ errors++;
 if(data3.data_expires !== undefined){
 let data15 = data3.data_expires;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.data_expires.type,parentSchema:schema152.properties.spec.properties.data_expires,data:data15};
+const err22 = {instancePath:instancePath+"/spec/data_expires",schemaPath:"#/properties/spec/properties/data_expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.data_expires.type,parentSchema:schema153.properties.spec.properties.data_expires,data:data15};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -13388,7 +13475,7 @@ if(data3.date_created !== undefined){
 let data16 = data3.date_created;
 if(typeof data16 === "string"){
 if(!(formats2.validate(data16))){
-const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema152.properties.spec.properties.date_created,data:data16};
+const err23 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema153.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -13399,7 +13486,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.date_created.type,parentSchema:schema152.properties.spec.properties.date_created,data:data16};
+const err24 = {instancePath:instancePath+"/spec/date_created",schemaPath:"#/properties/spec/properties/date_created/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.date_created.type,parentSchema:schema153.properties.spec.properties.date_created,data:data16};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -13412,7 +13499,7 @@ errors++;
 if(data3.enable_detail_recording !== undefined){
 let data17 = data3.enable_detail_recording;
 if(typeof data17 !== "boolean"){
-const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.enable_detail_recording.type,parentSchema:schema152.properties.spec.properties.enable_detail_recording,data:data17};
+const err25 = {instancePath:instancePath+"/spec/enable_detail_recording",schemaPath:"#/properties/spec/properties/enable_detail_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema153.properties.spec.properties.enable_detail_recording.type,parentSchema:schema153.properties.spec.properties.enable_detail_recording,data:data17};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -13425,7 +13512,7 @@ errors++;
 if(data3.enable_detailed_recording !== undefined){
 let data18 = data3.enable_detailed_recording;
 if(typeof data18 !== "boolean"){
-const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema152.properties.spec.properties.enable_detailed_recording,data:data18};
+const err26 = {instancePath:instancePath+"/spec/enable_detailed_recording",schemaPath:"#/properties/spec/properties/enable_detailed_recording/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema153.properties.spec.properties.enable_detailed_recording.type,parentSchema:schema153.properties.spec.properties.enable_detailed_recording,data:data18};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -13438,7 +13525,7 @@ errors++;
 if(data3.enable_http_signature_validation !== undefined){
 let data19 = data3.enable_http_signature_validation;
 if(typeof data19 !== "boolean"){
-const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema152.properties.spec.properties.enable_http_signature_validation,data:data19};
+const err27 = {instancePath:instancePath+"/spec/enable_http_signature_validation",schemaPath:"#/properties/spec/properties/enable_http_signature_validation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema153.properties.spec.properties.enable_http_signature_validation.type,parentSchema:schema153.properties.spec.properties.enable_http_signature_validation,data:data19};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -13451,7 +13538,7 @@ errors++;
 if(data3.expires !== undefined){
 let data20 = data3.expires;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.expires.type,parentSchema:schema152.properties.spec.properties.expires,data:data20};
+const err28 = {instancePath:instancePath+"/spec/expires",schemaPath:"#/properties/spec/properties/expires/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.expires.type,parentSchema:schema153.properties.spec.properties.expires,data:data20};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -13464,7 +13551,7 @@ errors++;
 if(data3.hmac_enabled !== undefined){
 let data21 = data3.hmac_enabled;
 if(typeof data21 !== "boolean"){
-const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.hmac_enabled.type,parentSchema:schema152.properties.spec.properties.hmac_enabled,data:data21};
+const err29 = {instancePath:instancePath+"/spec/hmac_enabled",schemaPath:"#/properties/spec/properties/hmac_enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema153.properties.spec.properties.hmac_enabled.type,parentSchema:schema153.properties.spec.properties.hmac_enabled,data:data21};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -13477,7 +13564,7 @@ errors++;
 if(data3.hmac_string !== undefined){
 let data22 = data3.hmac_string;
 if(typeof data22 !== "string"){
-const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.hmac_string.type,parentSchema:schema152.properties.spec.properties.hmac_string,data:data22};
+const err30 = {instancePath:instancePath+"/spec/hmac_string",schemaPath:"#/properties/spec/properties/hmac_string/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.hmac_string.type,parentSchema:schema153.properties.spec.properties.hmac_string,data:data22};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -13490,7 +13577,7 @@ errors++;
 if(data3.id_extractor_deadline !== undefined){
 let data23 = data3.id_extractor_deadline;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema152.properties.spec.properties.id_extractor_deadline,data:data23};
+const err31 = {instancePath:instancePath+"/spec/id_extractor_deadline",schemaPath:"#/properties/spec/properties/id_extractor_deadline/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.id_extractor_deadline.type,parentSchema:schema153.properties.spec.properties.id_extractor_deadline,data:data23};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -13503,7 +13590,7 @@ errors++;
 if(data3.is_inactive !== undefined){
 let data24 = data3.is_inactive;
 if(typeof data24 !== "boolean"){
-const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema152.properties.spec.properties.is_inactive.type,parentSchema:schema152.properties.spec.properties.is_inactive,data:data24};
+const err32 = {instancePath:instancePath+"/spec/is_inactive",schemaPath:"#/properties/spec/properties/is_inactive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema153.properties.spec.properties.is_inactive.type,parentSchema:schema153.properties.spec.properties.is_inactive,data:data24};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13516,7 +13603,7 @@ errors++;
 if(data3.jwt_data !== undefined){
 let data25 = data3.jwt_data;
 if(!(data25 && typeof data25 == "object" && !Array.isArray(data25))){
-const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.properties.jwt_data.type,parentSchema:schema152.properties.spec.properties.jwt_data,data:data25};
+const err33 = {instancePath:instancePath+"/spec/jwt_data",schemaPath:"#/properties/spec/properties/jwt_data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.spec.properties.jwt_data.type,parentSchema:schema153.properties.spec.properties.jwt_data,data:data25};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13529,7 +13616,7 @@ errors++;
 if(data3.last_check !== undefined){
 let data26 = data3.last_check;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.last_check.type,parentSchema:schema152.properties.spec.properties.last_check,data:data26};
+const err34 = {instancePath:instancePath+"/spec/last_check",schemaPath:"#/properties/spec/properties/last_check/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.last_check.type,parentSchema:schema153.properties.spec.properties.last_check,data:data26};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -13542,7 +13629,7 @@ errors++;
 if(data3.last_updated !== undefined){
 let data27 = data3.last_updated;
 if(typeof data27 !== "string"){
-const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.last_updated.type,parentSchema:schema152.properties.spec.properties.last_updated,data:data27};
+const err35 = {instancePath:instancePath+"/spec/last_updated",schemaPath:"#/properties/spec/properties/last_updated/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.last_updated.type,parentSchema:schema153.properties.spec.properties.last_updated,data:data27};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13555,7 +13642,7 @@ errors++;
 if(data3.max_query_depth !== undefined){
 let data28 = data3.max_query_depth;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.max_query_depth.type,parentSchema:schema152.properties.spec.properties.max_query_depth,data:data28};
+const err36 = {instancePath:instancePath+"/spec/max_query_depth",schemaPath:"#/properties/spec/properties/max_query_depth/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.max_query_depth.type,parentSchema:schema153.properties.spec.properties.max_query_depth,data:data28};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13568,7 +13655,7 @@ errors++;
 if(data3.meta_data !== undefined){
 let data29 = data3.meta_data;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema152.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema152.properties.spec.properties.meta_data.type,parentSchema:schema152.properties.spec.properties.meta_data,data:data29};
+const err37 = {instancePath:instancePath+"/spec/meta_data",schemaPath:"#/properties/spec/properties/meta_data/type",keyword:"type",params:{type: schema153.properties.spec.properties.meta_data.type},message:"must be object,null",schema:schema153.properties.spec.properties.meta_data.type,parentSchema:schema153.properties.spec.properties.meta_data,data:data29};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -13581,7 +13668,7 @@ errors++;
 if(data3.monitor !== undefined){
 let data30 = data3.monitor;
 if((!(data30 && typeof data30 == "object" && !Array.isArray(data30))) && (data30 !== null)){
-const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema152.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema152.properties.spec.properties.monitor.type,parentSchema:schema152.properties.spec.properties.monitor,data:data30};
+const err38 = {instancePath:instancePath+"/spec/monitor",schemaPath:"#/properties/spec/properties/monitor/type",keyword:"type",params:{type: schema153.properties.spec.properties.monitor.type},message:"must be object,null",schema:schema153.properties.spec.properties.monitor.type,parentSchema:schema153.properties.spec.properties.monitor,data:data30};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -13594,7 +13681,7 @@ if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.trigger_limits !== undefined){
 let data31 = data30.trigger_limits;
 if((!(Array.isArray(data31))) && (data31 !== null)){
-const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema152.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema152.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema152.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
+const err39 = {instancePath:instancePath+"/spec/monitor/trigger_limits",schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/type",keyword:"type",params:{type: schema153.properties.spec.properties.monitor.properties.trigger_limits.type},message:"must be array,null",schema:schema153.properties.spec.properties.monitor.properties.trigger_limits.type,parentSchema:schema153.properties.spec.properties.monitor.properties.trigger_limits,data:data31};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -13608,7 +13695,7 @@ const len1 = data31.length;
 for(let i1=0; i1<len1; i1++){
 let data32 = data31[i1];
 if(!((typeof data32 == "number") && (isFinite(data32)))){
-const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema152.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
+const err40 = {instancePath:instancePath+"/spec/monitor/trigger_limits/" + i1,schemaPath:"#/properties/spec/properties/monitor/properties/trigger_limits/items/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.monitor.properties.trigger_limits.items.type,parentSchema:schema153.properties.spec.properties.monitor.properties.trigger_limits.items,data:data32};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -13625,7 +13712,7 @@ errors++;
 if(data3.oauth_client_id !== undefined){
 let data33 = data3.oauth_client_id;
 if(typeof data33 !== "string"){
-const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.oauth_client_id.type,parentSchema:schema152.properties.spec.properties.oauth_client_id,data:data33};
+const err41 = {instancePath:instancePath+"/spec/oauth_client_id",schemaPath:"#/properties/spec/properties/oauth_client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.oauth_client_id.type,parentSchema:schema153.properties.spec.properties.oauth_client_id,data:data33};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -13638,7 +13725,7 @@ errors++;
 if(data3.oauth_keys !== undefined){
 let data34 = data3.oauth_keys;
 if((!(data34 && typeof data34 == "object" && !Array.isArray(data34))) && (data34 !== null)){
-const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema152.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema152.properties.spec.properties.oauth_keys.type,parentSchema:schema152.properties.spec.properties.oauth_keys,data:data34};
+const err42 = {instancePath:instancePath+"/spec/oauth_keys",schemaPath:"#/properties/spec/properties/oauth_keys/type",keyword:"type",params:{type: schema153.properties.spec.properties.oauth_keys.type},message:"must be object,null",schema:schema153.properties.spec.properties.oauth_keys.type,parentSchema:schema153.properties.spec.properties.oauth_keys,data:data34};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -13651,7 +13738,7 @@ if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
 for(const key3 in data34){
 let data35 = data34[key3];
 if(typeof data35 !== "string"){
-const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema152.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
+const err43 = {instancePath:instancePath+"/spec/oauth_keys/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/spec/properties/oauth_keys/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.oauth_keys.additionalProperties.type,parentSchema:schema153.properties.spec.properties.oauth_keys.additionalProperties,data:data35};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -13666,7 +13753,7 @@ errors++;
 if(data3.org_id !== undefined){
 let data36 = data3.org_id;
 if(typeof data36 !== "string"){
-const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.org_id.type,parentSchema:schema152.properties.spec.properties.org_id,data:data36};
+const err44 = {instancePath:instancePath+"/spec/org_id",schemaPath:"#/properties/spec/properties/org_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.org_id.type,parentSchema:schema153.properties.spec.properties.org_id,data:data36};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13679,7 +13766,7 @@ errors++;
 if(data3.per !== undefined){
 let data37 = data3.per;
 if(!((typeof data37 == "number") && (isFinite(data37)))){
-const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.per.type,parentSchema:schema152.properties.spec.properties.per,data:data37};
+const err45 = {instancePath:instancePath+"/spec/per",schemaPath:"#/properties/spec/properties/per/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.per.type,parentSchema:schema153.properties.spec.properties.per,data:data37};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -13692,7 +13779,7 @@ errors++;
 if(data3.post_expiry_action !== undefined){
 let data38 = data3.post_expiry_action;
 if(!((data38 === "retain") || (data38 === "delete"))){
-const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema152.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema152.properties.spec.properties.post_expiry_action.enum,parentSchema:schema152.properties.spec.properties.post_expiry_action,data:data38};
+const err46 = {instancePath:instancePath+"/spec/post_expiry_action",schemaPath:"#/properties/spec/properties/post_expiry_action/enum",keyword:"enum",params:{allowedValues: schema153.properties.spec.properties.post_expiry_action.enum},message:"must be equal to one of the allowed values",schema:schema153.properties.spec.properties.post_expiry_action.enum,parentSchema:schema153.properties.spec.properties.post_expiry_action,data:data38};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -13705,7 +13792,7 @@ errors++;
 if(data3.post_expiry_grace_period !== undefined){
 let data39 = data3.post_expiry_grace_period;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema152.properties.spec.properties.post_expiry_grace_period,data:data39};
+const err47 = {instancePath:instancePath+"/spec/post_expiry_grace_period",schemaPath:"#/properties/spec/properties/post_expiry_grace_period/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.post_expiry_grace_period.type,parentSchema:schema153.properties.spec.properties.post_expiry_grace_period,data:data39};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13718,7 +13805,7 @@ errors++;
 if(data3.quota_max !== undefined){
 let data40 = data3.quota_max;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_max.type,parentSchema:schema152.properties.spec.properties.quota_max,data:data40};
+const err48 = {instancePath:instancePath+"/spec/quota_max",schemaPath:"#/properties/spec/properties/quota_max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.quota_max.type,parentSchema:schema153.properties.spec.properties.quota_max,data:data40};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -13731,7 +13818,7 @@ errors++;
 if(data3.quota_remaining !== undefined){
 let data41 = data3.quota_remaining;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_remaining.type,parentSchema:schema152.properties.spec.properties.quota_remaining,data:data41};
+const err49 = {instancePath:instancePath+"/spec/quota_remaining",schemaPath:"#/properties/spec/properties/quota_remaining/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.quota_remaining.type,parentSchema:schema153.properties.spec.properties.quota_remaining,data:data41};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -13744,7 +13831,7 @@ errors++;
 if(data3.quota_renewal_rate !== undefined){
 let data42 = data3.quota_renewal_rate;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema152.properties.spec.properties.quota_renewal_rate,data:data42};
+const err50 = {instancePath:instancePath+"/spec/quota_renewal_rate",schemaPath:"#/properties/spec/properties/quota_renewal_rate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.quota_renewal_rate.type,parentSchema:schema153.properties.spec.properties.quota_renewal_rate,data:data42};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -13757,7 +13844,7 @@ errors++;
 if(data3.quota_renews !== undefined){
 let data43 = data3.quota_renews;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.quota_renews.type,parentSchema:schema152.properties.spec.properties.quota_renews,data:data43};
+const err51 = {instancePath:instancePath+"/spec/quota_renews",schemaPath:"#/properties/spec/properties/quota_renews/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.quota_renews.type,parentSchema:schema153.properties.spec.properties.quota_renews,data:data43};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -13770,7 +13857,7 @@ errors++;
 if(data3.rate !== undefined){
 let data44 = data3.rate;
 if(!((typeof data44 == "number") && (isFinite(data44)))){
-const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.rate.type,parentSchema:schema152.properties.spec.properties.rate,data:data44};
+const err52 = {instancePath:instancePath+"/spec/rate",schemaPath:"#/properties/spec/properties/rate/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.rate.type,parentSchema:schema153.properties.spec.properties.rate,data:data44};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -13783,7 +13870,7 @@ errors++;
 if(data3.rsa_certificate_id !== undefined){
 let data45 = data3.rsa_certificate_id;
 if(typeof data45 !== "string"){
-const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema152.properties.spec.properties.rsa_certificate_id,data:data45};
+const err53 = {instancePath:instancePath+"/spec/rsa_certificate_id",schemaPath:"#/properties/spec/properties/rsa_certificate_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.rsa_certificate_id.type,parentSchema:schema153.properties.spec.properties.rsa_certificate_id,data:data45};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -13796,7 +13883,7 @@ errors++;
 if(data3.session_lifetime !== undefined){
 let data46 = data3.session_lifetime;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.session_lifetime.type,parentSchema:schema152.properties.spec.properties.session_lifetime,data:data46};
+const err54 = {instancePath:instancePath+"/spec/session_lifetime",schemaPath:"#/properties/spec/properties/session_lifetime/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.session_lifetime.type,parentSchema:schema153.properties.spec.properties.session_lifetime,data:data46};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -13809,7 +13896,7 @@ errors++;
 if(data3.smoothing !== undefined){
 let data47 = data3.smoothing;
 if((!(data47 && typeof data47 == "object" && !Array.isArray(data47))) && (data47 !== null)){
-const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema160.type},message:"must be object,null",schema:schema160.type,parentSchema:schema160,data:data47};
+const err55 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/type",keyword:"type",params:{type: schema161.type},message:"must be object,null",schema:schema161.type,parentSchema:schema161,data:data47};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -13821,7 +13908,7 @@ errors++;
 if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
 for(const key4 in data47){
 if(!(((((key4 === "delay") || (key4 === "enabled")) || (key4 === "step")) || (key4 === "threshold")) || (key4 === "trigger"))){
-const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema160,data:data47};
+const err56 = {instancePath:instancePath+"/spec/smoothing",schemaPath:"#/$defs/smoothing/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema161,data:data47};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -13834,7 +13921,7 @@ errors++;
 if(data47.delay !== undefined){
 let data48 = data47.delay;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.delay.type,parentSchema:schema160.properties.delay,data:data48};
+const err57 = {instancePath:instancePath+"/spec/smoothing/delay",schemaPath:"#/$defs/smoothing/properties/delay/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.delay.type,parentSchema:schema161.properties.delay,data:data48};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13847,7 +13934,7 @@ errors++;
 if(data47.enabled !== undefined){
 let data49 = data47.enabled;
 if(typeof data49 !== "boolean"){
-const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema160.properties.enabled.type,parentSchema:schema160.properties.enabled,data:data49};
+const err58 = {instancePath:instancePath+"/spec/smoothing/enabled",schemaPath:"#/$defs/smoothing/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema161.properties.enabled.type,parentSchema:schema161.properties.enabled,data:data49};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -13860,7 +13947,7 @@ errors++;
 if(data47.step !== undefined){
 let data50 = data47.step;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.step.type,parentSchema:schema160.properties.step,data:data50};
+const err59 = {instancePath:instancePath+"/spec/smoothing/step",schemaPath:"#/$defs/smoothing/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.step.type,parentSchema:schema161.properties.step,data:data50};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -13873,7 +13960,7 @@ errors++;
 if(data47.threshold !== undefined){
 let data51 = data47.threshold;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema160.properties.threshold.type,parentSchema:schema160.properties.threshold,data:data51};
+const err60 = {instancePath:instancePath+"/spec/smoothing/threshold",schemaPath:"#/$defs/smoothing/properties/threshold/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema161.properties.threshold.type,parentSchema:schema161.properties.threshold,data:data51};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -13886,7 +13973,7 @@ errors++;
 if(data47.trigger !== undefined){
 let data52 = data47.trigger;
 if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema160.properties.trigger.type,parentSchema:schema160.properties.trigger,data:data52};
+const err61 = {instancePath:instancePath+"/spec/smoothing/trigger",schemaPath:"#/$defs/smoothing/properties/trigger/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema161.properties.trigger.type,parentSchema:schema161.properties.trigger,data:data52};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -13901,7 +13988,7 @@ errors++;
 if(data3.tags !== undefined){
 let data53 = data3.tags;
 if((!(Array.isArray(data53))) && (data53 !== null)){
-const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema152.properties.spec.properties.tags.type},message:"must be array,null",schema:schema152.properties.spec.properties.tags.type,parentSchema:schema152.properties.spec.properties.tags,data:data53};
+const err62 = {instancePath:instancePath+"/spec/tags",schemaPath:"#/properties/spec/properties/tags/type",keyword:"type",params:{type: schema153.properties.spec.properties.tags.type},message:"must be array,null",schema:schema153.properties.spec.properties.tags.type,parentSchema:schema153.properties.spec.properties.tags,data:data53};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -13915,7 +14002,7 @@ const len2 = data53.length;
 for(let i2=0; i2<len2; i2++){
 let data54 = data53[i2];
 if(typeof data54 !== "string"){
-const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema152.properties.spec.properties.tags.items.type,parentSchema:schema152.properties.spec.properties.tags.items,data:data54};
+const err63 = {instancePath:instancePath+"/spec/tags/" + i2,schemaPath:"#/properties/spec/properties/tags/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema153.properties.spec.properties.tags.items.type,parentSchema:schema153.properties.spec.properties.tags.items,data:data54};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -13930,7 +14017,7 @@ errors++;
 if(data3.throttle_interval !== undefined){
 let data55 = data3.throttle_interval;
 if(!((typeof data55 == "number") && (isFinite(data55)))){
-const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema152.properties.spec.properties.throttle_interval.type,parentSchema:schema152.properties.spec.properties.throttle_interval,data:data55};
+const err64 = {instancePath:instancePath+"/spec/throttle_interval",schemaPath:"#/properties/spec/properties/throttle_interval/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema153.properties.spec.properties.throttle_interval.type,parentSchema:schema153.properties.spec.properties.throttle_interval,data:data55};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -13943,7 +14030,7 @@ errors++;
 if(data3.throttle_retry_limit !== undefined){
 let data56 = data3.throttle_retry_limit;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema152.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema152.properties.spec.properties.throttle_retry_limit,data:data56};
+const err65 = {instancePath:instancePath+"/spec/throttle_retry_limit",schemaPath:"#/properties/spec/properties/throttle_retry_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema153.properties.spec.properties.throttle_retry_limit.type,parentSchema:schema153.properties.spec.properties.throttle_retry_limit,data:data56};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13955,7 +14042,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.properties.spec.type,parentSchema:schema152.properties.spec,data:data3};
+const err66 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.properties.spec.type,parentSchema:schema153.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -13967,7 +14054,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema152.type,parentSchema:schema152,data};
+const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema153.type,parentSchema:schema153,data};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -13982,12 +14069,12 @@ return errors === 0;
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v9 = validate59;
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
-const pattern100 = new RegExp("^[0-9a-f]{64}$", "u");
-const schema165 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
-const schema166 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
-const schema168 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
-const pattern101 = new RegExp("^[A-Za-z]+/.+$", "u");
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/plan.schema.json","title":"gatesync plan","description":"The output of `gatesync plan --format json` and of `--out FILE`. Sensitive values appear only as {\"sensitive\": true}.","type":"object","required":["formatVersion","createdAt","state","orphanPolicy","changes","summary","digest"],"additionalProperties":false,"properties":{"$schema":{"type":"string"},"formatVersion":{"const":1},"createdAt":{"type":"string","format":"date-time"},"commit":{"type":"string"},"state":{"description":"The state the plan was computed from; applying the saved plan refuses any other.","type":"object","required":["lineage","serial"],"additionalProperties":false,"properties":{"lineage":{"type":"string"},"serial":{"type":"integer","minimum":0},"source":{"description":"Where the state was read: the config's SQLite file or PostgreSQL schema, a --state SPEC, or a daemon's GET /state.","type":"string"},"empty":{"description":"True when the state was never written (or does not exist): every resource is planned as a create.","type":"boolean"}}},"orphanPolicy":{"enum":["report","deactivate"]},"batch":{"type":"object","required":["maxSize"],"additionalProperties":false,"properties":{"maxSize":{"type":"integer","minimum":1}}},"selection":{"description":"Present when the plan covers part of the repository and state: what was selected (--target, --exclude, --kind, --selector, the config's selector) and how much was left out. `apply --plan` applies the same selection.","type":"object","required":["targets","excludes","kinds","pulledIn","selected","leftOut","recordsOutside"],"additionalProperties":false,"properties":{"targets":{"type":"array","items":{"type":"string"}},"excludes":{"type":"array","items":{"type":"string"}},"kinds":{"type":"array","items":{"type":"string"}},"selector":{"type":"string"},"configSelector":{"type":"string"},"pulledIn":{"description":"Resources selected because a target references them.","type":"array","items":{"type":"object","required":["id","by"],"additionalProperties":false,"properties":{"id":{"type":"string"},"by":{"type":"array","items":{"type":"string"}}}}},"selected":{"type":"integer","minimum":0},"leftOut":{"description":"Repository resources outside the selection.","type":"integer","minimum":0},"recordsOutside":{"description":"State records of resources gone from the repository that lie outside the selection: never reported, deactivated or forgotten by this plan.","type":"integer","minimum":0}}},"digest":{"description":"sha256 of the changes, independent of the hash key.","type":"string","pattern":"^[0-9a-f]{64}$"},"massDeactivation":{"description":"The guard against mass deactivation withheld this plan's deactivations (each is blocked): `withheld` of the `of` deactivatable objects would have been switched off, more than `maxShare` (or all).","type":"object","required":["withheld","of","maxShare"],"additionalProperties":false,"properties":{"withheld":{"type":"integer","minimum":1},"of":{"type":"integer","minimum":0},"maxShare":{"type":"number","minimum":0,"maximum":1}}},"changes":{"type":"array","items":{"$ref":"#/$defs/change"}},"summary":{"type":"object","required":["resources","create","update","noop","blocked","orphan","deactivate","quotaResets","breaking","calls"],"additionalProperties":false,"properties":{"resources":{"type":"integer","minimum":0},"create":{"type":"integer","minimum":0},"update":{"type":"integer","minimum":0},"noop":{"type":"integer","minimum":0},"blocked":{"type":"integer","minimum":0},"orphan":{"type":"integer","minimum":0},"adopt":{"description":"Resources adopted: recorded under an existing server id instead of created.","type":"integer","minimum":0},"moved":{"description":"Renames: records moved to a new name.","type":"integer","minimum":0},"reactivate":{"description":"Deactivated objects declared again, switched on.","type":"integer","minimum":0},"deactivate":{"type":"integer","minimum":0},"quotaResets":{"type":"integer","minimum":0},"breaking":{"description":"Changes with at least one breaking change.","type":"integer","minimum":0},"calls":{"description":"HTTP calls the apply will make (before retries).","type":"object","required":["gateway","portal","dashboard","llm","batchCalls","batched","total"],"additionalProperties":false,"properties":{"gateway":{"type":"integer","minimum":0},"portal":{"type":"integer","minimum":0},"dashboard":{"type":"integer","minimum":0},"llm":{"type":"integer","minimum":0},"batchCalls":{"type":"integer","minimum":0},"batched":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":0}}}}}},"$defs":{"changeClass":{"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]},"value":{"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."},"change":{"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}}}};
+const pattern101 = new RegExp("^[0-9a-f]{64}$", "u");
+const schema166 = {"type":"object","required":["id","kind","name","action","wave","fields","notes"],"additionalProperties":false,"properties":{"id":{"type":"string","pattern":"^[A-Za-z]+/.+$"},"kind":{"type":"string"},"name":{"type":"string"},"action":{"enum":["create","update","no-op","blocked","orphan","adopt","moved"]},"wave":{"type":"integer","minimum":1},"operation":{"type":"object","required":["name","number","interface","method","path","query","batchable"],"additionalProperties":false,"properties":{"name":{"type":"string"},"number":{"type":"integer","minimum":1,"maximum":10},"interface":{"enum":["gateway","portal","dashboard","llm"]},"method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"path":{"type":"string"},"query":{"type":"string"},"batchable":{"type":"boolean"}}},"quotaReset":{"type":"boolean"},"deactivate":{"type":"boolean"},"reactivate":{"description":"A deactivated object declared again: this write switches it on.","type":"boolean"},"moved":{"description":"A rename: the record of `from` moves to this name (declared by gatesync.dev/moved-from, or detected by the object's address). Action `moved` alone sends nothing.","type":"object","required":["from","declared"],"additionalProperties":false,"properties":{"from":{"type":"string"},"declared":{"type":"boolean"}}},"adopt":{"description":"Adopted under this server id (not verified: the interfaces cannot read).","type":"object","required":["serverId","source"],"additionalProperties":false,"properties":{"serverId":{"type":"string"},"source":{"enum":["repository","command"]}}},"fields":{"type":"array","items":{"type":"object","required":["path","op"],"additionalProperties":false,"properties":{"path":{"type":"string"},"op":{"enum":["add","remove","change"]},"before":{"$ref":"#/$defs/value"},"after":{"$ref":"#/$defs/value"}}}},"compatibility":{"description":"Updates of ApiDefinition, OrgKey and OAuthClient: every classified change, breaking ones first. verdict is the worst class present (non-breaking when nothing was classified).","type":"object","required":["verdict","changes"],"additionalProperties":false,"properties":{"verdict":{"$ref":"#/$defs/changeClass"},"changes":{"type":"array","items":{"type":"object","required":["path","class","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"class":{"$ref":"#/$defs/changeClass"},"reason":{"type":"string"}}}}}},"breaking":{"description":"The breaking changes among compatibility.changes (empty when none); present whenever compatibility is. `gatesync plan --fail-on-breaking` exits 4 when any change has one.","type":"array","items":{"type":"object","required":["path","reason"],"additionalProperties":false,"properties":{"path":{"type":"string"},"reason":{"type":"string"}}}},"reason":{"type":"string"},"hint":{"type":"string"},"notes":{"type":"array","items":{"type":"string"}},"source":{"type":"object","required":["file","line"],"additionalProperties":false,"properties":{"file":{"type":"string"},"line":{"type":"integer","minimum":1}}}}};
+const schema167 = {"description":"Any JSON value; a sensitive one is {\"sensitive\": true}."};
+const schema169 = {"description":"breaking: existing callers or key holders lose something; non-breaking: they keep working; annotation: documentation only; unclassified: review by hand.","enum":["breaking","non-breaking","annotation","unclassified"]};
+const pattern102 = new RegExp("^[A-Za-z]+/.+$", "u");
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14001,7 +14088,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -14011,7 +14098,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -14021,7 +14108,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.name === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -14031,7 +14118,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -14041,7 +14128,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.wave === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wave"},message:"must have required property '"+"wave"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -14051,7 +14138,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.fields === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "fields"},message:"must have required property '"+"fields"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -14061,7 +14148,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.notes === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema165.required,parentSchema:schema165,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "notes"},message:"must have required property '"+"notes"+"'",schema:schema166.required,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -14071,8 +14158,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema165.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema165,data};
+if(!(func7.call(schema166.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -14085,8 +14172,8 @@ errors++;
 if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
-if(!pattern101.test(data0)){
-const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema165.properties.id,data:data0};
+if(!pattern102.test(data0)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z]+/.+$"},message:"must match pattern \""+"^[A-Za-z]+/.+$"+"\"",schema:"^[A-Za-z]+/.+$",parentSchema:schema166.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -14097,7 +14184,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.id.type,parentSchema:schema165.properties.id,data:data0};
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.id.type,parentSchema:schema166.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -14110,7 +14197,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.kind.type,parentSchema:schema165.properties.kind,data:data1};
+const err10 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.kind.type,parentSchema:schema166.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -14123,7 +14210,7 @@ errors++;
 if(data.name !== undefined){
 let data2 = data.name;
 if(typeof data2 !== "string"){
-const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.name.type,parentSchema:schema165.properties.name,data:data2};
+const err11 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.name.type,parentSchema:schema166.properties.name,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -14136,7 +14223,7 @@ errors++;
 if(data.action !== undefined){
 let data3 = data.action;
 if(!(((((((data3 === "create") || (data3 === "update")) || (data3 === "no-op")) || (data3 === "blocked")) || (data3 === "orphan")) || (data3 === "adopt")) || (data3 === "moved"))){
-const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema165.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.action.enum,parentSchema:schema165.properties.action,data:data3};
+const err12 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema166.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.action.enum,parentSchema:schema166.properties.action,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -14149,7 +14236,7 @@ errors++;
 if(data.wave !== undefined){
 let data4 = data.wave;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.wave.type,parentSchema:schema165.properties.wave,data:data4};
+const err13 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.wave.type,parentSchema:schema166.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -14160,7 +14247,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 1 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.wave,data:data4};
+const err14 = {instancePath:instancePath+"/wave",schemaPath:"#/properties/wave/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema166.properties.wave,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -14175,7 +14262,7 @@ if(data.operation !== undefined){
 let data5 = data.operation;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(data5.name === undefined){
-const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
+const err15 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema166.properties.operation.required,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -14185,7 +14272,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data5.number === undefined){
-const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
+const err16 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "number"},message:"must have required property '"+"number"+"'",schema:schema166.properties.operation.required,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -14195,7 +14282,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data5.interface === undefined){
-const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
+const err17 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "interface"},message:"must have required property '"+"interface"+"'",schema:schema166.properties.operation.required,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -14205,7 +14292,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data5.method === undefined){
-const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
+const err18 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema166.properties.operation.required,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -14215,7 +14302,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data5.path === undefined){
-const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
+const err19 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema166.properties.operation.required,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -14225,7 +14312,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data5.query === undefined){
-const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
+const err20 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "query"},message:"must have required property '"+"query"+"'",schema:schema166.properties.operation.required,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -14235,7 +14322,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data5.batchable === undefined){
-const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema165.properties.operation.required,parentSchema:schema165.properties.operation,data:data5};
+const err21 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/required",keyword:"required",params:{missingProperty: "batchable"},message:"must have required property '"+"batchable"+"'",schema:schema166.properties.operation.required,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -14246,7 +14333,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!(((((((key1 === "name") || (key1 === "number")) || (key1 === "interface")) || (key1 === "method")) || (key1 === "path")) || (key1 === "query")) || (key1 === "batchable"))){
-const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.operation,data:data5};
+const err22 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -14259,7 +14346,7 @@ errors++;
 if(data5.name !== undefined){
 let data6 = data5.name;
 if(typeof data6 !== "string"){
-const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.operation.properties.name.type,parentSchema:schema165.properties.operation.properties.name,data:data6};
+const err23 = {instancePath:instancePath+"/operation/name",schemaPath:"#/properties/operation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.operation.properties.name.type,parentSchema:schema166.properties.operation.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -14272,7 +14359,7 @@ errors++;
 if(data5.number !== undefined){
 let data7 = data5.number;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.operation.properties.number.type,parentSchema:schema165.properties.operation.properties.number,data:data7};
+const err24 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.operation.properties.number.type,parentSchema:schema166.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -14283,7 +14370,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 10 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema165.properties.operation.properties.number,data:data7};
+const err25 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10",schema:10,parentSchema:schema166.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -14293,7 +14380,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data7 < 1 || isNaN(data7)){
-const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.operation.properties.number,data:data7};
+const err26 = {instancePath:instancePath+"/operation/number",schemaPath:"#/properties/operation/properties/number/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema166.properties.operation.properties.number,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -14307,7 +14394,7 @@ errors++;
 if(data5.interface !== undefined){
 let data8 = data5.interface;
 if(!((((data8 === "gateway") || (data8 === "portal")) || (data8 === "dashboard")) || (data8 === "llm"))){
-const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema165.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.operation.properties.interface.enum,parentSchema:schema165.properties.operation.properties.interface,data:data8};
+const err27 = {instancePath:instancePath+"/operation/interface",schemaPath:"#/properties/operation/properties/interface/enum",keyword:"enum",params:{allowedValues: schema166.properties.operation.properties.interface.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.operation.properties.interface.enum,parentSchema:schema166.properties.operation.properties.interface,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -14320,7 +14407,7 @@ errors++;
 if(data5.method !== undefined){
 let data9 = data5.method;
 if(!(((((data9 === "GET") || (data9 === "POST")) || (data9 === "PUT")) || (data9 === "PATCH")) || (data9 === "DELETE"))){
-const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema165.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.operation.properties.method.enum,parentSchema:schema165.properties.operation.properties.method,data:data9};
+const err28 = {instancePath:instancePath+"/operation/method",schemaPath:"#/properties/operation/properties/method/enum",keyword:"enum",params:{allowedValues: schema166.properties.operation.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.operation.properties.method.enum,parentSchema:schema166.properties.operation.properties.method,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14333,7 +14420,7 @@ errors++;
 if(data5.path !== undefined){
 let data10 = data5.path;
 if(typeof data10 !== "string"){
-const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.operation.properties.path.type,parentSchema:schema165.properties.operation.properties.path,data:data10};
+const err29 = {instancePath:instancePath+"/operation/path",schemaPath:"#/properties/operation/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.operation.properties.path.type,parentSchema:schema166.properties.operation.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -14346,7 +14433,7 @@ errors++;
 if(data5.query !== undefined){
 let data11 = data5.query;
 if(typeof data11 !== "string"){
-const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.operation.properties.query.type,parentSchema:schema165.properties.operation.properties.query,data:data11};
+const err30 = {instancePath:instancePath+"/operation/query",schemaPath:"#/properties/operation/properties/query/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.operation.properties.query.type,parentSchema:schema166.properties.operation.properties.query,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -14359,7 +14446,7 @@ errors++;
 if(data5.batchable !== undefined){
 let data12 = data5.batchable;
 if(typeof data12 !== "boolean"){
-const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.operation.properties.batchable.type,parentSchema:schema165.properties.operation.properties.batchable,data:data12};
+const err31 = {instancePath:instancePath+"/operation/batchable",schemaPath:"#/properties/operation/properties/batchable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.operation.properties.batchable.type,parentSchema:schema166.properties.operation.properties.batchable,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -14371,7 +14458,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.operation.type,parentSchema:schema165.properties.operation,data:data5};
+const err32 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.operation.type,parentSchema:schema166.properties.operation,data:data5};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14384,7 +14471,7 @@ errors++;
 if(data.quotaReset !== undefined){
 let data13 = data.quotaReset;
 if(typeof data13 !== "boolean"){
-const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.quotaReset.type,parentSchema:schema165.properties.quotaReset,data:data13};
+const err33 = {instancePath:instancePath+"/quotaReset",schemaPath:"#/properties/quotaReset/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.quotaReset.type,parentSchema:schema166.properties.quotaReset,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -14397,7 +14484,7 @@ errors++;
 if(data.deactivate !== undefined){
 let data14 = data.deactivate;
 if(typeof data14 !== "boolean"){
-const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.deactivate.type,parentSchema:schema165.properties.deactivate,data:data14};
+const err34 = {instancePath:instancePath+"/deactivate",schemaPath:"#/properties/deactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.deactivate.type,parentSchema:schema166.properties.deactivate,data:data14};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -14410,7 +14497,7 @@ errors++;
 if(data.reactivate !== undefined){
 let data15 = data.reactivate;
 if(typeof data15 !== "boolean"){
-const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.reactivate.type,parentSchema:schema165.properties.reactivate,data:data15};
+const err35 = {instancePath:instancePath+"/reactivate",schemaPath:"#/properties/reactivate/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.reactivate.type,parentSchema:schema166.properties.reactivate,data:data15};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14424,7 +14511,7 @@ if(data.moved !== undefined){
 let data16 = data.moved;
 if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
 if(data16.from === undefined){
-const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema165.properties.moved.required,parentSchema:schema165.properties.moved,data:data16};
+const err36 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema166.properties.moved.required,parentSchema:schema166.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14434,7 +14521,7 @@ vErrors.push(err36);
 errors++;
 }
 if(data16.declared === undefined){
-const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema165.properties.moved.required,parentSchema:schema165.properties.moved,data:data16};
+const err37 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/required",keyword:"required",params:{missingProperty: "declared"},message:"must have required property '"+"declared"+"'",schema:schema166.properties.moved.required,parentSchema:schema166.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -14445,7 +14532,7 @@ errors++;
 }
 for(const key2 in data16){
 if(!((key2 === "from") || (key2 === "declared"))){
-const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.moved,data:data16};
+const err38 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -14458,7 +14545,7 @@ errors++;
 if(data16.from !== undefined){
 let data17 = data16.from;
 if(typeof data17 !== "string"){
-const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.moved.properties.from.type,parentSchema:schema165.properties.moved.properties.from,data:data17};
+const err39 = {instancePath:instancePath+"/moved/from",schemaPath:"#/properties/moved/properties/from/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.moved.properties.from.type,parentSchema:schema166.properties.moved.properties.from,data:data17};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -14471,7 +14558,7 @@ errors++;
 if(data16.declared !== undefined){
 let data18 = data16.declared;
 if(typeof data18 !== "boolean"){
-const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.moved.properties.declared.type,parentSchema:schema165.properties.moved.properties.declared,data:data18};
+const err40 = {instancePath:instancePath+"/moved/declared",schemaPath:"#/properties/moved/properties/declared/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema166.properties.moved.properties.declared.type,parentSchema:schema166.properties.moved.properties.declared,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -14483,7 +14570,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.moved.type,parentSchema:schema165.properties.moved,data:data16};
+const err41 = {instancePath:instancePath+"/moved",schemaPath:"#/properties/moved/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.moved.type,parentSchema:schema166.properties.moved,data:data16};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -14497,7 +14584,7 @@ if(data.adopt !== undefined){
 let data19 = data.adopt;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.serverId === undefined){
-const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema165.properties.adopt.required,parentSchema:schema165.properties.adopt,data:data19};
+const err42 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "serverId"},message:"must have required property '"+"serverId"+"'",schema:schema166.properties.adopt.required,parentSchema:schema166.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -14507,7 +14594,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data19.source === undefined){
-const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema165.properties.adopt.required,parentSchema:schema165.properties.adopt,data:data19};
+const err43 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'",schema:schema166.properties.adopt.required,parentSchema:schema166.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -14518,7 +14605,7 @@ errors++;
 }
 for(const key3 in data19){
 if(!((key3 === "serverId") || (key3 === "source"))){
-const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.adopt,data:data19};
+const err44 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -14531,7 +14618,7 @@ errors++;
 if(data19.serverId !== undefined){
 let data20 = data19.serverId;
 if(typeof data20 !== "string"){
-const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.adopt.properties.serverId.type,parentSchema:schema165.properties.adopt.properties.serverId,data:data20};
+const err45 = {instancePath:instancePath+"/adopt/serverId",schemaPath:"#/properties/adopt/properties/serverId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.adopt.properties.serverId.type,parentSchema:schema166.properties.adopt.properties.serverId,data:data20};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -14544,7 +14631,7 @@ errors++;
 if(data19.source !== undefined){
 let data21 = data19.source;
 if(!((data21 === "repository") || (data21 === "command"))){
-const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema165.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.adopt.properties.source.enum,parentSchema:schema165.properties.adopt.properties.source,data:data21};
+const err46 = {instancePath:instancePath+"/adopt/source",schemaPath:"#/properties/adopt/properties/source/enum",keyword:"enum",params:{allowedValues: schema166.properties.adopt.properties.source.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.adopt.properties.source.enum,parentSchema:schema166.properties.adopt.properties.source,data:data21};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -14556,7 +14643,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.adopt.type,parentSchema:schema165.properties.adopt,data:data19};
+const err47 = {instancePath:instancePath+"/adopt",schemaPath:"#/properties/adopt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.adopt.type,parentSchema:schema166.properties.adopt,data:data19};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14574,7 +14661,7 @@ for(let i0=0; i0<len0; i0++){
 let data23 = data22[i0];
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 if(data23.path === undefined){
-const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.fields.items.required,parentSchema:schema165.properties.fields.items,data:data23};
+const err48 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema166.properties.fields.items.required,parentSchema:schema166.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -14584,7 +14671,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data23.op === undefined){
-const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema165.properties.fields.items.required,parentSchema:schema165.properties.fields.items,data:data23};
+const err49 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/required",keyword:"required",params:{missingProperty: "op"},message:"must have required property '"+"op"+"'",schema:schema166.properties.fields.items.required,parentSchema:schema166.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -14595,7 +14682,7 @@ errors++;
 }
 for(const key4 in data23){
 if(!((((key4 === "path") || (key4 === "op")) || (key4 === "before")) || (key4 === "after"))){
-const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.fields.items,data:data23};
+const err50 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -14608,7 +14695,7 @@ errors++;
 if(data23.path !== undefined){
 let data24 = data23.path;
 if(typeof data24 !== "string"){
-const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.fields.items.properties.path.type,parentSchema:schema165.properties.fields.items.properties.path,data:data24};
+const err51 = {instancePath:instancePath+"/fields/" + i0+"/path",schemaPath:"#/properties/fields/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.fields.items.properties.path.type,parentSchema:schema166.properties.fields.items.properties.path,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -14621,7 +14708,7 @@ errors++;
 if(data23.op !== undefined){
 let data25 = data23.op;
 if(!(((data25 === "add") || (data25 === "remove")) || (data25 === "change"))){
-const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema165.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.fields.items.properties.op.enum,parentSchema:schema165.properties.fields.items.properties.op,data:data25};
+const err52 = {instancePath:instancePath+"/fields/" + i0+"/op",schemaPath:"#/properties/fields/items/properties/op/enum",keyword:"enum",params:{allowedValues: schema166.properties.fields.items.properties.op.enum},message:"must be equal to one of the allowed values",schema:schema166.properties.fields.items.properties.op.enum,parentSchema:schema166.properties.fields.items.properties.op,data:data25};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -14633,7 +14720,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.fields.items.type,parentSchema:schema165.properties.fields.items,data:data23};
+const err53 = {instancePath:instancePath+"/fields/" + i0,schemaPath:"#/properties/fields/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.fields.items.type,parentSchema:schema166.properties.fields.items,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -14645,7 +14732,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.fields.type,parentSchema:schema165.properties.fields,data:data22};
+const err54 = {instancePath:instancePath+"/fields",schemaPath:"#/properties/fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema166.properties.fields.type,parentSchema:schema166.properties.fields,data:data22};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -14659,7 +14746,7 @@ if(data.compatibility !== undefined){
 let data28 = data.compatibility;
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.verdict === undefined){
-const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema165.properties.compatibility.required,parentSchema:schema165.properties.compatibility,data:data28};
+const err55 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'",schema:schema166.properties.compatibility.required,parentSchema:schema166.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -14669,7 +14756,7 @@ vErrors.push(err55);
 errors++;
 }
 if(data28.changes === undefined){
-const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema165.properties.compatibility.required,parentSchema:schema165.properties.compatibility,data:data28};
+const err56 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema166.properties.compatibility.required,parentSchema:schema166.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -14680,7 +14767,7 @@ errors++;
 }
 for(const key5 in data28){
 if(!((key5 === "verdict") || (key5 === "changes"))){
-const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.compatibility,data:data28};
+const err57 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -14693,7 +14780,7 @@ errors++;
 if(data28.verdict !== undefined){
 let data29 = data28.verdict;
 if(!((((data29 === "breaking") || (data29 === "non-breaking")) || (data29 === "annotation")) || (data29 === "unclassified"))){
-const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema168.enum},message:"must be equal to one of the allowed values",schema:schema168.enum,parentSchema:schema168,data:data29};
+const err58 = {instancePath:instancePath+"/compatibility/verdict",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema169.enum},message:"must be equal to one of the allowed values",schema:schema169.enum,parentSchema:schema169,data:data29};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -14711,7 +14798,7 @@ for(let i1=0; i1<len1; i1++){
 let data31 = data30[i1];
 if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 if(data31.path === undefined){
-const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.compatibility.properties.changes.items.required,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
+const err59 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema166.properties.compatibility.properties.changes.items.required,parentSchema:schema166.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -14721,7 +14808,7 @@ vErrors.push(err59);
 errors++;
 }
 if(data31.class === undefined){
-const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema165.properties.compatibility.properties.changes.items.required,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
+const err60 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "class"},message:"must have required property '"+"class"+"'",schema:schema166.properties.compatibility.properties.changes.items.required,parentSchema:schema166.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -14731,7 +14818,7 @@ vErrors.push(err60);
 errors++;
 }
 if(data31.reason === undefined){
-const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema165.properties.compatibility.properties.changes.items.required,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
+const err61 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema166.properties.compatibility.properties.changes.items.required,parentSchema:schema166.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -14742,7 +14829,7 @@ errors++;
 }
 for(const key6 in data31){
 if(!(((key6 === "path") || (key6 === "class")) || (key6 === "reason"))){
-const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
+const err62 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -14755,7 +14842,7 @@ errors++;
 if(data31.path !== undefined){
 let data32 = data31.path;
 if(typeof data32 !== "string"){
-const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema165.properties.compatibility.properties.changes.items.properties.path,data:data32};
+const err63 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/path",schemaPath:"#/properties/compatibility/properties/changes/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.compatibility.properties.changes.items.properties.path.type,parentSchema:schema166.properties.compatibility.properties.changes.items.properties.path,data:data32};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -14768,7 +14855,7 @@ errors++;
 if(data31.class !== undefined){
 let data33 = data31.class;
 if(!((((data33 === "breaking") || (data33 === "non-breaking")) || (data33 === "annotation")) || (data33 === "unclassified"))){
-const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema168.enum},message:"must be equal to one of the allowed values",schema:schema168.enum,parentSchema:schema168,data:data33};
+const err64 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/class",schemaPath:"#/$defs/changeClass/enum",keyword:"enum",params:{allowedValues: schema169.enum},message:"must be equal to one of the allowed values",schema:schema169.enum,parentSchema:schema169,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -14781,7 +14868,7 @@ errors++;
 if(data31.reason !== undefined){
 let data34 = data31.reason;
 if(typeof data34 !== "string"){
-const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema165.properties.compatibility.properties.changes.items.properties.reason,data:data34};
+const err65 = {instancePath:instancePath+"/compatibility/changes/" + i1+"/reason",schemaPath:"#/properties/compatibility/properties/changes/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.compatibility.properties.changes.items.properties.reason.type,parentSchema:schema166.properties.compatibility.properties.changes.items.properties.reason,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -14793,7 +14880,7 @@ errors++;
 }
 }
 else {
-const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.compatibility.properties.changes.items.type,parentSchema:schema165.properties.compatibility.properties.changes.items,data:data31};
+const err66 = {instancePath:instancePath+"/compatibility/changes/" + i1,schemaPath:"#/properties/compatibility/properties/changes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.compatibility.properties.changes.items.type,parentSchema:schema166.properties.compatibility.properties.changes.items,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -14805,7 +14892,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.compatibility.properties.changes.type,parentSchema:schema165.properties.compatibility.properties.changes,data:data30};
+const err67 = {instancePath:instancePath+"/compatibility/changes",schemaPath:"#/properties/compatibility/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema166.properties.compatibility.properties.changes.type,parentSchema:schema166.properties.compatibility.properties.changes,data:data30};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -14817,7 +14904,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.compatibility.type,parentSchema:schema165.properties.compatibility,data:data28};
+const err68 = {instancePath:instancePath+"/compatibility",schemaPath:"#/properties/compatibility/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.compatibility.type,parentSchema:schema166.properties.compatibility,data:data28};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -14835,7 +14922,7 @@ for(let i2=0; i2<len2; i2++){
 let data36 = data35[i2];
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.path === undefined){
-const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema165.properties.breaking.items.required,parentSchema:schema165.properties.breaking.items,data:data36};
+const err69 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema166.properties.breaking.items.required,parentSchema:schema166.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -14845,7 +14932,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data36.reason === undefined){
-const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema165.properties.breaking.items.required,parentSchema:schema165.properties.breaking.items,data:data36};
+const err70 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'",schema:schema166.properties.breaking.items.required,parentSchema:schema166.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -14856,7 +14943,7 @@ errors++;
 }
 for(const key7 in data36){
 if(!((key7 === "path") || (key7 === "reason"))){
-const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.breaking.items,data:data36};
+const err71 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -14869,7 +14956,7 @@ errors++;
 if(data36.path !== undefined){
 let data37 = data36.path;
 if(typeof data37 !== "string"){
-const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.breaking.items.properties.path.type,parentSchema:schema165.properties.breaking.items.properties.path,data:data37};
+const err72 = {instancePath:instancePath+"/breaking/" + i2+"/path",schemaPath:"#/properties/breaking/items/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.breaking.items.properties.path.type,parentSchema:schema166.properties.breaking.items.properties.path,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -14882,7 +14969,7 @@ errors++;
 if(data36.reason !== undefined){
 let data38 = data36.reason;
 if(typeof data38 !== "string"){
-const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.breaking.items.properties.reason.type,parentSchema:schema165.properties.breaking.items.properties.reason,data:data38};
+const err73 = {instancePath:instancePath+"/breaking/" + i2+"/reason",schemaPath:"#/properties/breaking/items/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.breaking.items.properties.reason.type,parentSchema:schema166.properties.breaking.items.properties.reason,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -14894,7 +14981,7 @@ errors++;
 }
 }
 else {
-const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.breaking.items.type,parentSchema:schema165.properties.breaking.items,data:data36};
+const err74 = {instancePath:instancePath+"/breaking/" + i2,schemaPath:"#/properties/breaking/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.breaking.items.type,parentSchema:schema166.properties.breaking.items,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -14906,7 +14993,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.breaking.type,parentSchema:schema165.properties.breaking,data:data35};
+const err75 = {instancePath:instancePath+"/breaking",schemaPath:"#/properties/breaking/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema166.properties.breaking.type,parentSchema:schema166.properties.breaking,data:data35};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -14919,7 +15006,7 @@ errors++;
 if(data.reason !== undefined){
 let data39 = data.reason;
 if(typeof data39 !== "string"){
-const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.reason.type,parentSchema:schema165.properties.reason,data:data39};
+const err76 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.reason.type,parentSchema:schema166.properties.reason,data:data39};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -14932,7 +15019,7 @@ errors++;
 if(data.hint !== undefined){
 let data40 = data.hint;
 if(typeof data40 !== "string"){
-const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.hint.type,parentSchema:schema165.properties.hint,data:data40};
+const err77 = {instancePath:instancePath+"/hint",schemaPath:"#/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.hint.type,parentSchema:schema166.properties.hint,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -14949,7 +15036,7 @@ const len3 = data41.length;
 for(let i3=0; i3<len3; i3++){
 let data42 = data41[i3];
 if(typeof data42 !== "string"){
-const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.notes.items.type,parentSchema:schema165.properties.notes.items,data:data42};
+const err78 = {instancePath:instancePath+"/notes/" + i3,schemaPath:"#/properties/notes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.notes.items.type,parentSchema:schema166.properties.notes.items,data:data42};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -14961,7 +15048,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.notes.type,parentSchema:schema165.properties.notes,data:data41};
+const err79 = {instancePath:instancePath+"/notes",schemaPath:"#/properties/notes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema166.properties.notes.type,parentSchema:schema166.properties.notes,data:data41};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -14975,7 +15062,7 @@ if(data.source !== undefined){
 let data43 = data.source;
 if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
 if(data43.file === undefined){
-const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema165.properties.source.required,parentSchema:schema165.properties.source,data:data43};
+const err80 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema166.properties.source.required,parentSchema:schema166.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -14985,7 +15072,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data43.line === undefined){
-const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema165.properties.source.required,parentSchema:schema165.properties.source,data:data43};
+const err81 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/required",keyword:"required",params:{missingProperty: "line"},message:"must have required property '"+"line"+"'",schema:schema166.properties.source.required,parentSchema:schema166.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -14996,7 +15083,7 @@ errors++;
 }
 for(const key8 in data43){
 if(!((key8 === "file") || (key8 === "line"))){
-const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.source,data:data43};
+const err82 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema166.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -15009,7 +15096,7 @@ errors++;
 if(data43.file !== undefined){
 let data44 = data43.file;
 if(typeof data44 !== "string"){
-const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.source.properties.file.type,parentSchema:schema165.properties.source.properties.file,data:data44};
+const err83 = {instancePath:instancePath+"/source/file",schemaPath:"#/properties/source/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema166.properties.source.properties.file.type,parentSchema:schema166.properties.source.properties.file,data:data44};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -15022,7 +15109,7 @@ errors++;
 if(data43.line !== undefined){
 let data45 = data43.line;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.source.properties.line.type,parentSchema:schema165.properties.source.properties.line,data:data45};
+const err84 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema166.properties.source.properties.line.type,parentSchema:schema166.properties.source.properties.line,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -15033,7 +15120,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 1 || isNaN(data45)){
-const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.source.properties.line,data:data45};
+const err85 = {instancePath:instancePath+"/source/line",schemaPath:"#/properties/source/properties/line/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema166.properties.source.properties.line,data:data45};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -15046,7 +15133,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.source.type,parentSchema:schema165.properties.source,data:data43};
+const err86 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.properties.source.type,parentSchema:schema166.properties.source,data:data43};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -15058,7 +15145,7 @@ errors++;
 }
 }
 else {
-const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.type,parentSchema:schema165,data};
+const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema166.type,parentSchema:schema166,data};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -15086,7 +15173,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.formatVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "formatVersion"},message:"must have required property '"+"formatVersion"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -15096,7 +15183,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.createdAt === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -15106,7 +15193,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.state === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -15116,7 +15203,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.orphanPolicy === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "orphanPolicy"},message:"must have required property '"+"orphanPolicy"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -15126,7 +15213,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.changes === undefined){
-const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "changes"},message:"must have required property '"+"changes"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15136,7 +15223,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.summary === undefined){
-const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15146,7 +15233,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.digest === undefined){
-const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema164.required,parentSchema:schema164,data};
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "digest"},message:"must have required property '"+"digest"+"'",schema:schema165.required,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -15156,8 +15243,8 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func7.call(schema164.properties, key0))){
-const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema164,data};
+if(!(func7.call(schema165.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -15170,7 +15257,7 @@ errors++;
 if(data.$schema !== undefined){
 let data0 = data.$schema;
 if(typeof data0 !== "string"){
-const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.$schema.type,parentSchema:schema164.properties.$schema,data:data0};
+const err8 = {instancePath:instancePath+"/$schema",schemaPath:"#/properties/%24schema/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.$schema.type,parentSchema:schema165.properties.$schema,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -15183,7 +15270,7 @@ errors++;
 if(data.formatVersion !== undefined){
 let data1 = data.formatVersion;
 if(1 !== data1){
-const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema164.properties.formatVersion,data:data1};
+const err9 = {instancePath:instancePath+"/formatVersion",schemaPath:"#/properties/formatVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema165.properties.formatVersion,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15197,7 +15284,7 @@ if(data.createdAt !== undefined){
 let data2 = data.createdAt;
 if(typeof data2 === "string"){
 if(!(formats2.validate(data2))){
-const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema164.properties.createdAt,data:data2};
+const err10 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\"",schema:"date-time",parentSchema:schema165.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -15208,7 +15295,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.createdAt.type,parentSchema:schema164.properties.createdAt,data:data2};
+const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.createdAt.type,parentSchema:schema165.properties.createdAt,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -15221,7 +15308,7 @@ errors++;
 if(data.commit !== undefined){
 let data3 = data.commit;
 if(typeof data3 !== "string"){
-const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.commit.type,parentSchema:schema164.properties.commit,data:data3};
+const err12 = {instancePath:instancePath+"/commit",schemaPath:"#/properties/commit/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.commit.type,parentSchema:schema165.properties.commit,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -15235,7 +15322,7 @@ if(data.state !== undefined){
 let data4 = data.state;
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.lineage === undefined){
-const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema164.properties.state.required,parentSchema:schema164.properties.state,data:data4};
+const err13 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "lineage"},message:"must have required property '"+"lineage"+"'",schema:schema165.properties.state.required,parentSchema:schema165.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15245,7 +15332,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data4.serial === undefined){
-const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema164.properties.state.required,parentSchema:schema164.properties.state,data:data4};
+const err14 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/required",keyword:"required",params:{missingProperty: "serial"},message:"must have required property '"+"serial"+"'",schema:schema165.properties.state.required,parentSchema:schema165.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15256,7 +15343,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!((((key1 === "lineage") || (key1 === "serial")) || (key1 === "source")) || (key1 === "empty"))){
-const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.state,data:data4};
+const err15 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -15269,7 +15356,7 @@ errors++;
 if(data4.lineage !== undefined){
 let data5 = data4.lineage;
 if(typeof data5 !== "string"){
-const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.state.properties.lineage.type,parentSchema:schema164.properties.state.properties.lineage,data:data5};
+const err16 = {instancePath:instancePath+"/state/lineage",schemaPath:"#/properties/state/properties/lineage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.state.properties.lineage.type,parentSchema:schema165.properties.state.properties.lineage,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15282,7 +15369,7 @@ errors++;
 if(data4.serial !== undefined){
 let data6 = data4.serial;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.state.properties.serial.type,parentSchema:schema164.properties.state.properties.serial,data:data6};
+const err17 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.state.properties.serial.type,parentSchema:schema165.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15293,7 +15380,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.state.properties.serial,data:data6};
+const err18 = {instancePath:instancePath+"/state/serial",schemaPath:"#/properties/state/properties/serial/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.state.properties.serial,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15307,7 +15394,7 @@ errors++;
 if(data4.source !== undefined){
 let data7 = data4.source;
 if(typeof data7 !== "string"){
-const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.state.properties.source.type,parentSchema:schema164.properties.state.properties.source,data:data7};
+const err19 = {instancePath:instancePath+"/state/source",schemaPath:"#/properties/state/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.state.properties.source.type,parentSchema:schema165.properties.state.properties.source,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15320,7 +15407,7 @@ errors++;
 if(data4.empty !== undefined){
 let data8 = data4.empty;
 if(typeof data8 !== "boolean"){
-const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema164.properties.state.properties.empty.type,parentSchema:schema164.properties.state.properties.empty,data:data8};
+const err20 = {instancePath:instancePath+"/state/empty",schemaPath:"#/properties/state/properties/empty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema165.properties.state.properties.empty.type,parentSchema:schema165.properties.state.properties.empty,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15332,7 +15419,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.state.type,parentSchema:schema164.properties.state,data:data4};
+const err21 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.state.type,parentSchema:schema165.properties.state,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15345,7 +15432,7 @@ errors++;
 if(data.orphanPolicy !== undefined){
 let data9 = data.orphanPolicy;
 if(!((data9 === "report") || (data9 === "deactivate"))){
-const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema164.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema164.properties.orphanPolicy.enum,parentSchema:schema164.properties.orphanPolicy,data:data9};
+const err22 = {instancePath:instancePath+"/orphanPolicy",schemaPath:"#/properties/orphanPolicy/enum",keyword:"enum",params:{allowedValues: schema165.properties.orphanPolicy.enum},message:"must be equal to one of the allowed values",schema:schema165.properties.orphanPolicy.enum,parentSchema:schema165.properties.orphanPolicy,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15359,7 +15446,7 @@ if(data.batch !== undefined){
 let data10 = data.batch;
 if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
 if(data10.maxSize === undefined){
-const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema164.properties.batch.required,parentSchema:schema164.properties.batch,data:data10};
+const err23 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/required",keyword:"required",params:{missingProperty: "maxSize"},message:"must have required property '"+"maxSize"+"'",schema:schema165.properties.batch.required,parentSchema:schema165.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15370,7 +15457,7 @@ errors++;
 }
 for(const key2 in data10){
 if(!(key2 === "maxSize")){
-const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.batch,data:data10};
+const err24 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15383,7 +15470,7 @@ errors++;
 if(data10.maxSize !== undefined){
 let data11 = data10.maxSize;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.batch.properties.maxSize.type,parentSchema:schema164.properties.batch.properties.maxSize,data:data11};
+const err25 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.batch.properties.maxSize.type,parentSchema:schema165.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -15394,7 +15481,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 1 || isNaN(data11)){
-const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema164.properties.batch.properties.maxSize,data:data11};
+const err26 = {instancePath:instancePath+"/batch/maxSize",schemaPath:"#/properties/batch/properties/maxSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.batch.properties.maxSize,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -15407,7 +15494,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.batch.type,parentSchema:schema164.properties.batch,data:data10};
+const err27 = {instancePath:instancePath+"/batch",schemaPath:"#/properties/batch/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.batch.type,parentSchema:schema165.properties.batch,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -15421,7 +15508,7 @@ if(data.selection !== undefined){
 let data12 = data.selection;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(data12.targets === undefined){
-const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
+const err28 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "targets"},message:"must have required property '"+"targets"+"'",schema:schema165.properties.selection.required,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15431,7 +15518,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data12.excludes === undefined){
-const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
+const err29 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "excludes"},message:"must have required property '"+"excludes"+"'",schema:schema165.properties.selection.required,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15441,7 +15528,7 @@ vErrors.push(err29);
 errors++;
 }
 if(data12.kinds === undefined){
-const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
+const err30 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'",schema:schema165.properties.selection.required,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15451,7 +15538,7 @@ vErrors.push(err30);
 errors++;
 }
 if(data12.pulledIn === undefined){
-const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
+const err31 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "pulledIn"},message:"must have required property '"+"pulledIn"+"'",schema:schema165.properties.selection.required,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15461,7 +15548,7 @@ vErrors.push(err31);
 errors++;
 }
 if(data12.selected === undefined){
-const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
+const err32 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "selected"},message:"must have required property '"+"selected"+"'",schema:schema165.properties.selection.required,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15471,7 +15558,7 @@ vErrors.push(err32);
 errors++;
 }
 if(data12.leftOut === undefined){
-const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
+const err33 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "leftOut"},message:"must have required property '"+"leftOut"+"'",schema:schema165.properties.selection.required,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -15481,7 +15568,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data12.recordsOutside === undefined){
-const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema164.properties.selection.required,parentSchema:schema164.properties.selection,data:data12};
+const err34 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/required",keyword:"required",params:{missingProperty: "recordsOutside"},message:"must have required property '"+"recordsOutside"+"'",schema:schema165.properties.selection.required,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -15491,8 +15578,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key3 in data12){
-if(!(func7.call(schema164.properties.selection.properties, key3))){
-const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.selection,data:data12};
+if(!(func7.call(schema165.properties.selection.properties, key3))){
+const err35 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15509,7 +15596,7 @@ const len0 = data13.length;
 for(let i0=0; i0<len0; i0++){
 let data14 = data13[i0];
 if(typeof data14 !== "string"){
-const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.targets.items.type,parentSchema:schema164.properties.selection.properties.targets.items,data:data14};
+const err36 = {instancePath:instancePath+"/selection/targets/" + i0,schemaPath:"#/properties/selection/properties/targets/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.selection.properties.targets.items.type,parentSchema:schema165.properties.selection.properties.targets.items,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15521,7 +15608,7 @@ errors++;
 }
 }
 else {
-const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.targets.type,parentSchema:schema164.properties.selection.properties.targets,data:data13};
+const err37 = {instancePath:instancePath+"/selection/targets",schemaPath:"#/properties/selection/properties/targets/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.selection.properties.targets.type,parentSchema:schema165.properties.selection.properties.targets,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15538,7 +15625,7 @@ const len1 = data15.length;
 for(let i1=0; i1<len1; i1++){
 let data16 = data15[i1];
 if(typeof data16 !== "string"){
-const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.excludes.items.type,parentSchema:schema164.properties.selection.properties.excludes.items,data:data16};
+const err38 = {instancePath:instancePath+"/selection/excludes/" + i1,schemaPath:"#/properties/selection/properties/excludes/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.selection.properties.excludes.items.type,parentSchema:schema165.properties.selection.properties.excludes.items,data:data16};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -15550,7 +15637,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.excludes.type,parentSchema:schema164.properties.selection.properties.excludes,data:data15};
+const err39 = {instancePath:instancePath+"/selection/excludes",schemaPath:"#/properties/selection/properties/excludes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.selection.properties.excludes.type,parentSchema:schema165.properties.selection.properties.excludes,data:data15};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15567,7 +15654,7 @@ const len2 = data17.length;
 for(let i2=0; i2<len2; i2++){
 let data18 = data17[i2];
 if(typeof data18 !== "string"){
-const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.kinds.items.type,parentSchema:schema164.properties.selection.properties.kinds.items,data:data18};
+const err40 = {instancePath:instancePath+"/selection/kinds/" + i2,schemaPath:"#/properties/selection/properties/kinds/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.selection.properties.kinds.items.type,parentSchema:schema165.properties.selection.properties.kinds.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15579,7 +15666,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.kinds.type,parentSchema:schema164.properties.selection.properties.kinds,data:data17};
+const err41 = {instancePath:instancePath+"/selection/kinds",schemaPath:"#/properties/selection/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.selection.properties.kinds.type,parentSchema:schema165.properties.selection.properties.kinds,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15592,7 +15679,7 @@ errors++;
 if(data12.selector !== undefined){
 let data19 = data12.selector;
 if(typeof data19 !== "string"){
-const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.selector.type,parentSchema:schema164.properties.selection.properties.selector,data:data19};
+const err42 = {instancePath:instancePath+"/selection/selector",schemaPath:"#/properties/selection/properties/selector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.selection.properties.selector.type,parentSchema:schema165.properties.selection.properties.selector,data:data19};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15605,7 +15692,7 @@ errors++;
 if(data12.configSelector !== undefined){
 let data20 = data12.configSelector;
 if(typeof data20 !== "string"){
-const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.configSelector.type,parentSchema:schema164.properties.selection.properties.configSelector,data:data20};
+const err43 = {instancePath:instancePath+"/selection/configSelector",schemaPath:"#/properties/selection/properties/configSelector/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.selection.properties.configSelector.type,parentSchema:schema165.properties.selection.properties.configSelector,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15623,7 +15710,7 @@ for(let i3=0; i3<len3; i3++){
 let data22 = data21[i3];
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
 if(data22.id === undefined){
-const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema164.properties.selection.properties.pulledIn.items.required,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
+const err44 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema165.properties.selection.properties.pulledIn.items.required,parentSchema:schema165.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -15633,7 +15720,7 @@ vErrors.push(err44);
 errors++;
 }
 if(data22.by === undefined){
-const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema164.properties.selection.properties.pulledIn.items.required,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
+const err45 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/required",keyword:"required",params:{missingProperty: "by"},message:"must have required property '"+"by"+"'",schema:schema165.properties.selection.properties.pulledIn.items.required,parentSchema:schema165.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -15644,7 +15731,7 @@ errors++;
 }
 for(const key4 in data22){
 if(!((key4 === "id") || (key4 === "by"))){
-const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
+const err46 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -15657,7 +15744,7 @@ errors++;
 if(data22.id !== undefined){
 let data23 = data22.id;
 if(typeof data23 !== "string"){
-const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema164.properties.selection.properties.pulledIn.items.properties.id,data:data23};
+const err47 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/id",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.selection.properties.pulledIn.items.properties.id.type,parentSchema:schema165.properties.selection.properties.pulledIn.items.properties.id,data:data23};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -15674,7 +15761,7 @@ const len4 = data24.length;
 for(let i4=0; i4<len4; i4++){
 let data25 = data24[i4];
 if(typeof data25 !== "string"){
-const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema164.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
+const err48 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by/" + i4,schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.selection.properties.pulledIn.items.properties.by.items.type,parentSchema:schema165.properties.selection.properties.pulledIn.items.properties.by.items,data:data25};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -15686,7 +15773,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema164.properties.selection.properties.pulledIn.items.properties.by,data:data24};
+const err49 = {instancePath:instancePath+"/selection/pulledIn/" + i3+"/by",schemaPath:"#/properties/selection/properties/pulledIn/items/properties/by/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.selection.properties.pulledIn.items.properties.by.type,parentSchema:schema165.properties.selection.properties.pulledIn.items.properties.by,data:data24};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -15698,7 +15785,7 @@ errors++;
 }
 }
 else {
-const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.selection.properties.pulledIn.items.type,parentSchema:schema164.properties.selection.properties.pulledIn.items,data:data22};
+const err50 = {instancePath:instancePath+"/selection/pulledIn/" + i3,schemaPath:"#/properties/selection/properties/pulledIn/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.selection.properties.pulledIn.items.type,parentSchema:schema165.properties.selection.properties.pulledIn.items,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -15710,7 +15797,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.selection.properties.pulledIn.type,parentSchema:schema164.properties.selection.properties.pulledIn,data:data21};
+const err51 = {instancePath:instancePath+"/selection/pulledIn",schemaPath:"#/properties/selection/properties/pulledIn/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.selection.properties.pulledIn.type,parentSchema:schema165.properties.selection.properties.pulledIn,data:data21};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -15723,7 +15810,7 @@ errors++;
 if(data12.selected !== undefined){
 let data26 = data12.selected;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.selection.properties.selected.type,parentSchema:schema164.properties.selection.properties.selected,data:data26};
+const err52 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.selection.properties.selected.type,parentSchema:schema165.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -15734,7 +15821,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.selection.properties.selected,data:data26};
+const err53 = {instancePath:instancePath+"/selection/selected",schemaPath:"#/properties/selection/properties/selected/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.selection.properties.selected,data:data26};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -15748,7 +15835,7 @@ errors++;
 if(data12.leftOut !== undefined){
 let data27 = data12.leftOut;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.selection.properties.leftOut.type,parentSchema:schema164.properties.selection.properties.leftOut,data:data27};
+const err54 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.selection.properties.leftOut.type,parentSchema:schema165.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -15759,7 +15846,7 @@ errors++;
 }
 if((typeof data27 == "number") && (isFinite(data27))){
 if(data27 < 0 || isNaN(data27)){
-const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.selection.properties.leftOut,data:data27};
+const err55 = {instancePath:instancePath+"/selection/leftOut",schemaPath:"#/properties/selection/properties/leftOut/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.selection.properties.leftOut,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -15773,7 +15860,7 @@ errors++;
 if(data12.recordsOutside !== undefined){
 let data28 = data12.recordsOutside;
 if(!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28)))){
-const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.selection.properties.recordsOutside.type,parentSchema:schema164.properties.selection.properties.recordsOutside,data:data28};
+const err56 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.selection.properties.recordsOutside.type,parentSchema:schema165.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -15784,7 +15871,7 @@ errors++;
 }
 if((typeof data28 == "number") && (isFinite(data28))){
 if(data28 < 0 || isNaN(data28)){
-const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.selection.properties.recordsOutside,data:data28};
+const err57 = {instancePath:instancePath+"/selection/recordsOutside",schemaPath:"#/properties/selection/properties/recordsOutside/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.selection.properties.recordsOutside,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -15797,7 +15884,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.selection.type,parentSchema:schema164.properties.selection,data:data12};
+const err58 = {instancePath:instancePath+"/selection",schemaPath:"#/properties/selection/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.selection.type,parentSchema:schema165.properties.selection,data:data12};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -15810,8 +15897,8 @@ errors++;
 if(data.digest !== undefined){
 let data29 = data.digest;
 if(typeof data29 === "string"){
-if(!pattern100.test(data29)){
-const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema164.properties.digest,data:data29};
+if(!pattern101.test(data29)){
+const err59 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\"",schema:"^[0-9a-f]{64}$",parentSchema:schema165.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -15822,7 +15909,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema164.properties.digest.type,parentSchema:schema164.properties.digest,data:data29};
+const err60 = {instancePath:instancePath+"/digest",schemaPath:"#/properties/digest/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema165.properties.digest.type,parentSchema:schema165.properties.digest,data:data29};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -15836,7 +15923,7 @@ if(data.massDeactivation !== undefined){
 let data30 = data.massDeactivation;
 if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
 if(data30.withheld === undefined){
-const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema164.properties.massDeactivation.required,parentSchema:schema164.properties.massDeactivation,data:data30};
+const err61 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "withheld"},message:"must have required property '"+"withheld"+"'",schema:schema165.properties.massDeactivation.required,parentSchema:schema165.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -15846,7 +15933,7 @@ vErrors.push(err61);
 errors++;
 }
 if(data30.of === undefined){
-const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema164.properties.massDeactivation.required,parentSchema:schema164.properties.massDeactivation,data:data30};
+const err62 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "of"},message:"must have required property '"+"of"+"'",schema:schema165.properties.massDeactivation.required,parentSchema:schema165.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -15856,7 +15943,7 @@ vErrors.push(err62);
 errors++;
 }
 if(data30.maxShare === undefined){
-const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema164.properties.massDeactivation.required,parentSchema:schema164.properties.massDeactivation,data:data30};
+const err63 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/required",keyword:"required",params:{missingProperty: "maxShare"},message:"must have required property '"+"maxShare"+"'",schema:schema165.properties.massDeactivation.required,parentSchema:schema165.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -15867,7 +15954,7 @@ errors++;
 }
 for(const key5 in data30){
 if(!(((key5 === "withheld") || (key5 === "of")) || (key5 === "maxShare"))){
-const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.massDeactivation,data:data30};
+const err64 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -15880,7 +15967,7 @@ errors++;
 if(data30.withheld !== undefined){
 let data31 = data30.withheld;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.massDeactivation.properties.withheld.type,parentSchema:schema164.properties.massDeactivation.properties.withheld,data:data31};
+const err65 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.massDeactivation.properties.withheld.type,parentSchema:schema165.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -15891,7 +15978,7 @@ errors++;
 }
 if((typeof data31 == "number") && (isFinite(data31))){
 if(data31 < 1 || isNaN(data31)){
-const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema164.properties.massDeactivation.properties.withheld,data:data31};
+const err66 = {instancePath:instancePath+"/massDeactivation/withheld",schemaPath:"#/properties/massDeactivation/properties/withheld/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema165.properties.massDeactivation.properties.withheld,data:data31};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -15905,7 +15992,7 @@ errors++;
 if(data30.of !== undefined){
 let data32 = data30.of;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.massDeactivation.properties.of.type,parentSchema:schema164.properties.massDeactivation.properties.of,data:data32};
+const err67 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.massDeactivation.properties.of.type,parentSchema:schema165.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -15916,7 +16003,7 @@ errors++;
 }
 if((typeof data32 == "number") && (isFinite(data32))){
 if(data32 < 0 || isNaN(data32)){
-const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.massDeactivation.properties.of,data:data32};
+const err68 = {instancePath:instancePath+"/massDeactivation/of",schemaPath:"#/properties/massDeactivation/properties/of/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.massDeactivation.properties.of,data:data32};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -15931,7 +16018,7 @@ if(data30.maxShare !== undefined){
 let data33 = data30.maxShare;
 if((typeof data33 == "number") && (isFinite(data33))){
 if(data33 > 1 || isNaN(data33)){
-const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema164.properties.massDeactivation.properties.maxShare,data:data33};
+const err69 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1",schema:1,parentSchema:schema165.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -15941,7 +16028,7 @@ vErrors.push(err69);
 errors++;
 }
 if(data33 < 0 || isNaN(data33)){
-const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.massDeactivation.properties.maxShare,data:data33};
+const err70 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -15952,7 +16039,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema164.properties.massDeactivation.properties.maxShare.type,parentSchema:schema164.properties.massDeactivation.properties.maxShare,data:data33};
+const err71 = {instancePath:instancePath+"/massDeactivation/maxShare",schemaPath:"#/properties/massDeactivation/properties/maxShare/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema165.properties.massDeactivation.properties.maxShare.type,parentSchema:schema165.properties.massDeactivation.properties.maxShare,data:data33};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -15964,7 +16051,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.massDeactivation.type,parentSchema:schema164.properties.massDeactivation,data:data30};
+const err72 = {instancePath:instancePath+"/massDeactivation",schemaPath:"#/properties/massDeactivation/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.massDeactivation.type,parentSchema:schema165.properties.massDeactivation,data:data30};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -15986,7 +16073,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema164.properties.changes.type,parentSchema:schema164.properties.changes,data:data34};
+const err73 = {instancePath:instancePath+"/changes",schemaPath:"#/properties/changes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema165.properties.changes.type,parentSchema:schema165.properties.changes,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -16000,7 +16087,7 @@ if(data.summary !== undefined){
 let data36 = data.summary;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.resources === undefined){
-const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err74 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -16010,7 +16097,7 @@ vErrors.push(err74);
 errors++;
 }
 if(data36.create === undefined){
-const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err75 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "create"},message:"must have required property '"+"create"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -16020,7 +16107,7 @@ vErrors.push(err75);
 errors++;
 }
 if(data36.update === undefined){
-const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err76 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "update"},message:"must have required property '"+"update"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -16030,7 +16117,7 @@ vErrors.push(err76);
 errors++;
 }
 if(data36.noop === undefined){
-const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err77 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "noop"},message:"must have required property '"+"noop"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -16040,7 +16127,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data36.blocked === undefined){
-const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err78 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "blocked"},message:"must have required property '"+"blocked"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -16050,7 +16137,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data36.orphan === undefined){
-const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err79 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "orphan"},message:"must have required property '"+"orphan"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -16060,7 +16147,7 @@ vErrors.push(err79);
 errors++;
 }
 if(data36.deactivate === undefined){
-const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err80 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "deactivate"},message:"must have required property '"+"deactivate"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -16070,7 +16157,7 @@ vErrors.push(err80);
 errors++;
 }
 if(data36.quotaResets === undefined){
-const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err81 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "quotaResets"},message:"must have required property '"+"quotaResets"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -16080,7 +16167,7 @@ vErrors.push(err81);
 errors++;
 }
 if(data36.breaking === undefined){
-const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err82 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "breaking"},message:"must have required property '"+"breaking"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -16090,7 +16177,7 @@ vErrors.push(err82);
 errors++;
 }
 if(data36.calls === undefined){
-const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema164.properties.summary.required,parentSchema:schema164.properties.summary,data:data36};
+const err83 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/required",keyword:"required",params:{missingProperty: "calls"},message:"must have required property '"+"calls"+"'",schema:schema165.properties.summary.required,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -16100,8 +16187,8 @@ vErrors.push(err83);
 errors++;
 }
 for(const key6 in data36){
-if(!(func7.call(schema164.properties.summary.properties, key6))){
-const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.summary,data:data36};
+if(!(func7.call(schema165.properties.summary.properties, key6))){
+const err84 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -16114,7 +16201,7 @@ errors++;
 if(data36.resources !== undefined){
 let data37 = data36.resources;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.resources.type,parentSchema:schema164.properties.summary.properties.resources,data:data37};
+const err85 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.resources.type,parentSchema:schema165.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -16125,7 +16212,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 0 || isNaN(data37)){
-const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.resources,data:data37};
+const err86 = {instancePath:instancePath+"/summary/resources",schemaPath:"#/properties/summary/properties/resources/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.resources,data:data37};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -16139,7 +16226,7 @@ errors++;
 if(data36.create !== undefined){
 let data38 = data36.create;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.create.type,parentSchema:schema164.properties.summary.properties.create,data:data38};
+const err87 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.create.type,parentSchema:schema165.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -16150,7 +16237,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 0 || isNaN(data38)){
-const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.create,data:data38};
+const err88 = {instancePath:instancePath+"/summary/create",schemaPath:"#/properties/summary/properties/create/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.create,data:data38};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -16164,7 +16251,7 @@ errors++;
 if(data36.update !== undefined){
 let data39 = data36.update;
 if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.update.type,parentSchema:schema164.properties.summary.properties.update,data:data39};
+const err89 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.update.type,parentSchema:schema165.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -16175,7 +16262,7 @@ errors++;
 }
 if((typeof data39 == "number") && (isFinite(data39))){
 if(data39 < 0 || isNaN(data39)){
-const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.update,data:data39};
+const err90 = {instancePath:instancePath+"/summary/update",schemaPath:"#/properties/summary/properties/update/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.update,data:data39};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -16189,7 +16276,7 @@ errors++;
 if(data36.noop !== undefined){
 let data40 = data36.noop;
 if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){
-const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.noop.type,parentSchema:schema164.properties.summary.properties.noop,data:data40};
+const err91 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.noop.type,parentSchema:schema165.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -16200,7 +16287,7 @@ errors++;
 }
 if((typeof data40 == "number") && (isFinite(data40))){
 if(data40 < 0 || isNaN(data40)){
-const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.noop,data:data40};
+const err92 = {instancePath:instancePath+"/summary/noop",schemaPath:"#/properties/summary/properties/noop/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.noop,data:data40};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -16214,7 +16301,7 @@ errors++;
 if(data36.blocked !== undefined){
 let data41 = data36.blocked;
 if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
-const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.blocked.type,parentSchema:schema164.properties.summary.properties.blocked,data:data41};
+const err93 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.blocked.type,parentSchema:schema165.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -16225,7 +16312,7 @@ errors++;
 }
 if((typeof data41 == "number") && (isFinite(data41))){
 if(data41 < 0 || isNaN(data41)){
-const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.blocked,data:data41};
+const err94 = {instancePath:instancePath+"/summary/blocked",schemaPath:"#/properties/summary/properties/blocked/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.blocked,data:data41};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -16239,7 +16326,7 @@ errors++;
 if(data36.orphan !== undefined){
 let data42 = data36.orphan;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.orphan.type,parentSchema:schema164.properties.summary.properties.orphan,data:data42};
+const err95 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.orphan.type,parentSchema:schema165.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -16250,7 +16337,7 @@ errors++;
 }
 if((typeof data42 == "number") && (isFinite(data42))){
 if(data42 < 0 || isNaN(data42)){
-const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.orphan,data:data42};
+const err96 = {instancePath:instancePath+"/summary/orphan",schemaPath:"#/properties/summary/properties/orphan/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.orphan,data:data42};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -16264,7 +16351,7 @@ errors++;
 if(data36.adopt !== undefined){
 let data43 = data36.adopt;
 if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.adopt.type,parentSchema:schema164.properties.summary.properties.adopt,data:data43};
+const err97 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.adopt.type,parentSchema:schema165.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -16275,7 +16362,7 @@ errors++;
 }
 if((typeof data43 == "number") && (isFinite(data43))){
 if(data43 < 0 || isNaN(data43)){
-const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.adopt,data:data43};
+const err98 = {instancePath:instancePath+"/summary/adopt",schemaPath:"#/properties/summary/properties/adopt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.adopt,data:data43};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -16289,7 +16376,7 @@ errors++;
 if(data36.moved !== undefined){
 let data44 = data36.moved;
 if(!(((typeof data44 == "number") && (!(data44 % 1) && !isNaN(data44))) && (isFinite(data44)))){
-const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.moved.type,parentSchema:schema164.properties.summary.properties.moved,data:data44};
+const err99 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.moved.type,parentSchema:schema165.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -16300,7 +16387,7 @@ errors++;
 }
 if((typeof data44 == "number") && (isFinite(data44))){
 if(data44 < 0 || isNaN(data44)){
-const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.moved,data:data44};
+const err100 = {instancePath:instancePath+"/summary/moved",schemaPath:"#/properties/summary/properties/moved/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.moved,data:data44};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -16314,7 +16401,7 @@ errors++;
 if(data36.reactivate !== undefined){
 let data45 = data36.reactivate;
 if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
-const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.reactivate.type,parentSchema:schema164.properties.summary.properties.reactivate,data:data45};
+const err101 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.reactivate.type,parentSchema:schema165.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -16325,7 +16412,7 @@ errors++;
 }
 if((typeof data45 == "number") && (isFinite(data45))){
 if(data45 < 0 || isNaN(data45)){
-const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.reactivate,data:data45};
+const err102 = {instancePath:instancePath+"/summary/reactivate",schemaPath:"#/properties/summary/properties/reactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.reactivate,data:data45};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -16339,7 +16426,7 @@ errors++;
 if(data36.deactivate !== undefined){
 let data46 = data36.deactivate;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.deactivate.type,parentSchema:schema164.properties.summary.properties.deactivate,data:data46};
+const err103 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.deactivate.type,parentSchema:schema165.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -16350,7 +16437,7 @@ errors++;
 }
 if((typeof data46 == "number") && (isFinite(data46))){
 if(data46 < 0 || isNaN(data46)){
-const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.deactivate,data:data46};
+const err104 = {instancePath:instancePath+"/summary/deactivate",schemaPath:"#/properties/summary/properties/deactivate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.deactivate,data:data46};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -16364,7 +16451,7 @@ errors++;
 if(data36.quotaResets !== undefined){
 let data47 = data36.quotaResets;
 if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
-const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.quotaResets.type,parentSchema:schema164.properties.summary.properties.quotaResets,data:data47};
+const err105 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.quotaResets.type,parentSchema:schema165.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -16375,7 +16462,7 @@ errors++;
 }
 if((typeof data47 == "number") && (isFinite(data47))){
 if(data47 < 0 || isNaN(data47)){
-const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.quotaResets,data:data47};
+const err106 = {instancePath:instancePath+"/summary/quotaResets",schemaPath:"#/properties/summary/properties/quotaResets/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.quotaResets,data:data47};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -16389,7 +16476,7 @@ errors++;
 if(data36.breaking !== undefined){
 let data48 = data36.breaking;
 if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.breaking.type,parentSchema:schema164.properties.summary.properties.breaking,data:data48};
+const err107 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.breaking.type,parentSchema:schema165.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -16400,7 +16487,7 @@ errors++;
 }
 if((typeof data48 == "number") && (isFinite(data48))){
 if(data48 < 0 || isNaN(data48)){
-const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.breaking,data:data48};
+const err108 = {instancePath:instancePath+"/summary/breaking",schemaPath:"#/properties/summary/properties/breaking/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.breaking,data:data48};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -16415,7 +16502,7 @@ if(data36.calls !== undefined){
 let data49 = data36.calls;
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.gateway === undefined){
-const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err109 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "gateway"},message:"must have required property '"+"gateway"+"'",schema:schema165.properties.summary.properties.calls.required,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -16425,7 +16512,7 @@ vErrors.push(err109);
 errors++;
 }
 if(data49.portal === undefined){
-const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err110 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "portal"},message:"must have required property '"+"portal"+"'",schema:schema165.properties.summary.properties.calls.required,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -16435,7 +16522,7 @@ vErrors.push(err110);
 errors++;
 }
 if(data49.dashboard === undefined){
-const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err111 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "dashboard"},message:"must have required property '"+"dashboard"+"'",schema:schema165.properties.summary.properties.calls.required,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -16445,7 +16532,7 @@ vErrors.push(err111);
 errors++;
 }
 if(data49.llm === undefined){
-const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err112 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "llm"},message:"must have required property '"+"llm"+"'",schema:schema165.properties.summary.properties.calls.required,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -16455,7 +16542,7 @@ vErrors.push(err112);
 errors++;
 }
 if(data49.batchCalls === undefined){
-const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err113 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batchCalls"},message:"must have required property '"+"batchCalls"+"'",schema:schema165.properties.summary.properties.calls.required,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -16465,7 +16552,7 @@ vErrors.push(err113);
 errors++;
 }
 if(data49.batched === undefined){
-const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err114 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "batched"},message:"must have required property '"+"batched"+"'",schema:schema165.properties.summary.properties.calls.required,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -16475,7 +16562,7 @@ vErrors.push(err114);
 errors++;
 }
 if(data49.total === undefined){
-const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema164.properties.summary.properties.calls.required,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err115 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'",schema:schema165.properties.summary.properties.calls.required,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -16486,7 +16573,7 @@ errors++;
 }
 for(const key7 in data49){
 if(!(((((((key7 === "gateway") || (key7 === "portal")) || (key7 === "dashboard")) || (key7 === "llm")) || (key7 === "batchCalls")) || (key7 === "batched")) || (key7 === "total"))){
-const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err116 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -16499,7 +16586,7 @@ errors++;
 if(data49.gateway !== undefined){
 let data50 = data49.gateway;
 if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema164.properties.summary.properties.calls.properties.gateway,data:data50};
+const err117 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.calls.properties.gateway.type,parentSchema:schema165.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -16510,7 +16597,7 @@ errors++;
 }
 if((typeof data50 == "number") && (isFinite(data50))){
 if(data50 < 0 || isNaN(data50)){
-const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.gateway,data:data50};
+const err118 = {instancePath:instancePath+"/summary/calls/gateway",schemaPath:"#/properties/summary/properties/calls/properties/gateway/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.calls.properties.gateway,data:data50};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -16524,7 +16611,7 @@ errors++;
 if(data49.portal !== undefined){
 let data51 = data49.portal;
 if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.portal.type,parentSchema:schema164.properties.summary.properties.calls.properties.portal,data:data51};
+const err119 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.calls.properties.portal.type,parentSchema:schema165.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -16535,7 +16622,7 @@ errors++;
 }
 if((typeof data51 == "number") && (isFinite(data51))){
 if(data51 < 0 || isNaN(data51)){
-const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.portal,data:data51};
+const err120 = {instancePath:instancePath+"/summary/calls/portal",schemaPath:"#/properties/summary/properties/calls/properties/portal/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.calls.properties.portal,data:data51};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -16549,7 +16636,7 @@ errors++;
 if(data49.dashboard !== undefined){
 let data52 = data49.dashboard;
 if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema164.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err121 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.calls.properties.dashboard.type,parentSchema:schema165.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -16560,7 +16647,7 @@ errors++;
 }
 if((typeof data52 == "number") && (isFinite(data52))){
 if(data52 < 0 || isNaN(data52)){
-const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.dashboard,data:data52};
+const err122 = {instancePath:instancePath+"/summary/calls/dashboard",schemaPath:"#/properties/summary/properties/calls/properties/dashboard/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.calls.properties.dashboard,data:data52};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -16574,7 +16661,7 @@ errors++;
 if(data49.llm !== undefined){
 let data53 = data49.llm;
 if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.llm.type,parentSchema:schema164.properties.summary.properties.calls.properties.llm,data:data53};
+const err123 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.calls.properties.llm.type,parentSchema:schema165.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -16585,7 +16672,7 @@ errors++;
 }
 if((typeof data53 == "number") && (isFinite(data53))){
 if(data53 < 0 || isNaN(data53)){
-const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.llm,data:data53};
+const err124 = {instancePath:instancePath+"/summary/calls/llm",schemaPath:"#/properties/summary/properties/calls/properties/llm/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.calls.properties.llm,data:data53};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -16599,7 +16686,7 @@ errors++;
 if(data49.batchCalls !== undefined){
 let data54 = data49.batchCalls;
 if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema164.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err125 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.calls.properties.batchCalls.type,parentSchema:schema165.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -16610,7 +16697,7 @@ errors++;
 }
 if((typeof data54 == "number") && (isFinite(data54))){
 if(data54 < 0 || isNaN(data54)){
-const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.batchCalls,data:data54};
+const err126 = {instancePath:instancePath+"/summary/calls/batchCalls",schemaPath:"#/properties/summary/properties/calls/properties/batchCalls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.calls.properties.batchCalls,data:data54};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -16624,7 +16711,7 @@ errors++;
 if(data49.batched !== undefined){
 let data55 = data49.batched;
 if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
-const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.batched.type,parentSchema:schema164.properties.summary.properties.calls.properties.batched,data:data55};
+const err127 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.calls.properties.batched.type,parentSchema:schema165.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -16635,7 +16722,7 @@ errors++;
 }
 if((typeof data55 == "number") && (isFinite(data55))){
 if(data55 < 0 || isNaN(data55)){
-const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.batched,data:data55};
+const err128 = {instancePath:instancePath+"/summary/calls/batched",schemaPath:"#/properties/summary/properties/calls/properties/batched/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.calls.properties.batched,data:data55};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -16649,7 +16736,7 @@ errors++;
 if(data49.total !== undefined){
 let data56 = data49.total;
 if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema164.properties.summary.properties.calls.properties.total.type,parentSchema:schema164.properties.summary.properties.calls.properties.total,data:data56};
+const err129 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema165.properties.summary.properties.calls.properties.total.type,parentSchema:schema165.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -16660,7 +16747,7 @@ errors++;
 }
 if((typeof data56 == "number") && (isFinite(data56))){
 if(data56 < 0 || isNaN(data56)){
-const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema164.properties.summary.properties.calls.properties.total,data:data56};
+const err130 = {instancePath:instancePath+"/summary/calls/total",schemaPath:"#/properties/summary/properties/calls/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema165.properties.summary.properties.calls.properties.total,data:data56};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -16673,7 +16760,7 @@ errors++;
 }
 }
 else {
-const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.summary.properties.calls.type,parentSchema:schema164.properties.summary.properties.calls,data:data49};
+const err131 = {instancePath:instancePath+"/summary/calls",schemaPath:"#/properties/summary/properties/calls/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.summary.properties.calls.type,parentSchema:schema165.properties.summary.properties.calls,data:data49};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -16685,7 +16772,7 @@ errors++;
 }
 }
 else {
-const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.properties.summary.type,parentSchema:schema164.properties.summary,data:data36};
+const err132 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.properties.summary.type,parentSchema:schema165.properties.summary,data:data36};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -16697,7 +16784,7 @@ errors++;
 }
 }
 else {
-const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema164.type,parentSchema:schema164,data};
+const err133 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema165.type,parentSchema:schema165,data};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -16712,7 +16799,7 @@ return errors === 0;
 validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v10 = validate62;
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/portal-webhook.schema.json","title":"PortalWebhook","description":"A webhook of the developer portal: created with operation 9 (POST {portal}/webhooks), updated with operation 8 (PUT {portal}/webhooks/{id}). Headers are managed through a sub-resource the interfaces do not include.","type":"object","required":["apiVersion","kind","metadata","spec"],"additionalProperties":false,"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"const":"PortalWebhook"},"metadata":{"$ref":"common.schema.json#/$defs/metadata"},"spec":{"type":"object","required":["Name","URL","Method","Events"],"additionalProperties":false,"properties":{"webhookId":{"description":"Adopt an existing webhook (its string id): gatesync updates it instead of creating a new one.","$ref":"common.schema.json#/$defs/nonEmptyString"},"Name":{"type":"string","minLength":1},"URL":{"description":"Target address of the webhook requests (sensitive when it carries credentials).","type":"string","pattern":"^(https?://|\\$\\{)","x-error":"must be an http(s) URL"},"Method":{"enum":["GET","POST","PUT","PATCH","DELETE"]},"Timeout":{"description":"Seconds before a delivery is given up.","type":"integer","minimum":0},"Events":{"type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["AccessRequestApproved","AccessRequestRejected","AccessRequestCreated","OrganisationRequestCreated","OrganisationRequestApproved","OrganisationRequestRejected","OrganisationRegistered","UserRegistered","UserAccountActivated","UserAccountDeactivated","PasswordReset","RegisterInvite","ApplicationRegistered","CredentialRegistered"]}}}}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -16864,7 +16951,7 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const pattern103 = new RegExp("^(https?://|\\$\\{)", "u");
+const pattern104 = new RegExp("^(https?://|\\$\\{)", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/portal-webhook.schema.json" */;
@@ -16879,7 +16966,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema170.required,parentSchema:schema170,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -16889,7 +16976,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.kind === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema170.required,parentSchema:schema170,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -16899,7 +16986,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.metadata === undefined){
-const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema170.required,parentSchema:schema170,data};
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -16909,7 +16996,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.spec === undefined){
-const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema170.required,parentSchema:schema170,data};
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema171.required,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -16920,7 +17007,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "apiVersion") || (key0 === "kind")) || (key0 === "metadata")) || (key0 === "spec"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema170,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16946,7 +17033,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if("PortalWebhook" !== data1){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema170.properties.kind,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/const",keyword:"const",params:{allowedValue: "PortalWebhook"},message:"must be equal to constant",schema:"PortalWebhook",parentSchema:schema171.properties.kind,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -16966,7 +17053,7 @@ if(data.spec !== undefined){
 let data3 = data.spec;
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.Name === undefined){
-const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
+const err7 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema171.properties.spec.required,parentSchema:schema171.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16976,7 +17063,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data3.URL === undefined){
-const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
+const err8 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "URL"},message:"must have required property '"+"URL"+"'",schema:schema171.properties.spec.required,parentSchema:schema171.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -16986,7 +17073,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3.Method === undefined){
-const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
+const err9 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Method"},message:"must have required property '"+"Method"+"'",schema:schema171.properties.spec.required,parentSchema:schema171.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -16996,7 +17083,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data3.Events === undefined){
-const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema170.properties.spec.required,parentSchema:schema170.properties.spec,data:data3};
+const err10 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/required",keyword:"required",params:{missingProperty: "Events"},message:"must have required property '"+"Events"+"'",schema:schema171.properties.spec.required,parentSchema:schema171.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -17007,7 +17094,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((((((key1 === "webhookId") || (key1 === "Name")) || (key1 === "URL")) || (key1 === "Method")) || (key1 === "Timeout")) || (key1 === "Events"))){
-const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema170.properties.spec,data:data3};
+const err11 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema171.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17046,7 +17133,7 @@ if(data3.Name !== undefined){
 let data5 = data3.Name;
 if(typeof data5 === "string"){
 if(func1(data5) < 1){
-const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema170.properties.spec.properties.Name,data:data5};
+const err14 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema171.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -17057,7 +17144,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.spec.properties.Name.type,parentSchema:schema170.properties.spec.properties.Name,data:data5};
+const err15 = {instancePath:instancePath+"/spec/Name",schemaPath:"#/properties/spec/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.spec.properties.Name.type,parentSchema:schema171.properties.spec.properties.Name,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -17070,8 +17157,8 @@ errors++;
 if(data3.URL !== undefined){
 let data6 = data3.URL;
 if(typeof data6 === "string"){
-if(!pattern103.test(data6)){
-const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema170.properties.spec.properties.URL,data:data6};
+if(!pattern104.test(data6)){
+const err16 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/pattern",keyword:"pattern",params:{pattern: "^(https?://|\\$\\{)"},message:"must match pattern \""+"^(https?://|\\$\\{)"+"\"",schema:"^(https?://|\\$\\{)",parentSchema:schema171.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -17082,7 +17169,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema170.properties.spec.properties.URL.type,parentSchema:schema170.properties.spec.properties.URL,data:data6};
+const err17 = {instancePath:instancePath+"/spec/URL",schemaPath:"#/properties/spec/properties/URL/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema171.properties.spec.properties.URL.type,parentSchema:schema171.properties.spec.properties.URL,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -17095,7 +17182,7 @@ errors++;
 if(data3.Method !== undefined){
 let data7 = data3.Method;
 if(!(((((data7 === "GET") || (data7 === "POST")) || (data7 === "PUT")) || (data7 === "PATCH")) || (data7 === "DELETE"))){
-const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema170.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema170.properties.spec.properties.Method.enum,parentSchema:schema170.properties.spec.properties.Method,data:data7};
+const err18 = {instancePath:instancePath+"/spec/Method",schemaPath:"#/properties/spec/properties/Method/enum",keyword:"enum",params:{allowedValues: schema171.properties.spec.properties.Method.enum},message:"must be equal to one of the allowed values",schema:schema171.properties.spec.properties.Method.enum,parentSchema:schema171.properties.spec.properties.Method,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -17108,7 +17195,7 @@ errors++;
 if(data3.Timeout !== undefined){
 let data8 = data3.Timeout;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema170.properties.spec.properties.Timeout.type,parentSchema:schema170.properties.spec.properties.Timeout,data:data8};
+const err19 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema171.properties.spec.properties.Timeout.type,parentSchema:schema171.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -17119,7 +17206,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema170.properties.spec.properties.Timeout,data:data8};
+const err20 = {instancePath:instancePath+"/spec/Timeout",schemaPath:"#/properties/spec/properties/Timeout/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema171.properties.spec.properties.Timeout,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17134,7 +17221,7 @@ if(data3.Events !== undefined){
 let data9 = data3.Events;
 if(Array.isArray(data9)){
 if(data9.length < 1){
-const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema170.properties.spec.properties.Events,data:data9};
+const err21 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema171.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -17147,7 +17234,7 @@ const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
 let data10 = data9[i0];
 if(!((((((((((((((data10 === "AccessRequestApproved") || (data10 === "AccessRequestRejected")) || (data10 === "AccessRequestCreated")) || (data10 === "OrganisationRequestCreated")) || (data10 === "OrganisationRequestApproved")) || (data10 === "OrganisationRequestRejected")) || (data10 === "OrganisationRegistered")) || (data10 === "UserRegistered")) || (data10 === "UserAccountActivated")) || (data10 === "UserAccountDeactivated")) || (data10 === "PasswordReset")) || (data10 === "RegisterInvite")) || (data10 === "ApplicationRegistered")) || (data10 === "CredentialRegistered"))){
-const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema170.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema170.properties.spec.properties.Events.items.enum,parentSchema:schema170.properties.spec.properties.Events.items,data:data10};
+const err22 = {instancePath:instancePath+"/spec/Events/" + i0,schemaPath:"#/properties/spec/properties/Events/items/enum",keyword:"enum",params:{allowedValues: schema171.properties.spec.properties.Events.items.enum},message:"must be equal to one of the allowed values",schema:schema171.properties.spec.properties.Events.items.enum,parentSchema:schema171.properties.spec.properties.Events.items,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -17164,7 +17251,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data9[i1], data9[j0])){
-const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema170.properties.spec.properties.Events,data:data9};
+const err23 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema171.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -17179,7 +17266,7 @@ break outer0;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema170.properties.spec.properties.Events.type,parentSchema:schema170.properties.spec.properties.Events,data:data9};
+const err24 = {instancePath:instancePath+"/spec/Events",schemaPath:"#/properties/spec/properties/Events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema171.properties.spec.properties.Events.type,parentSchema:schema171.properties.spec.properties.Events,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -17191,7 +17278,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.properties.spec.type,parentSchema:schema170.properties.spec,data:data3};
+const err25 = {instancePath:instancePath+"/spec",schemaPath:"#/properties/spec/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.properties.spec.type,parentSchema:schema171.properties.spec,data:data3};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -17203,7 +17290,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema170.type,parentSchema:schema170,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema171.type,parentSchema:schema171,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -17218,7 +17305,7 @@ return errors === 0;
 validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const v11 = validate65;
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/resource.schema.json","title":"gatesync resource","description":"Any gatesync resource; dispatches on `kind` to the schema of that kind. Point yaml-language-server at this file. Generated from the kind registry by `npm run schemas`: do not edit.","type":"object","required":["apiVersion","kind","metadata","spec"],"properties":{"apiVersion":{"$ref":"common.schema.json#/$defs/apiVersion"},"kind":{"enum":["ApiDefinition","OAuthClient","OrgKey","ClientType","ApiProduct","PortalWebhook","DashboardWebhook","LlmSettings"],"description":"Kind of the resource."}},"allOf":[{"if":{"properties":{"kind":{"const":"ApiDefinition"}},"required":["kind"]},"then":{"$ref":"api-definition.schema.json"}},{"if":{"properties":{"kind":{"const":"OAuthClient"}},"required":["kind"]},"then":{"$ref":"oauth-client.schema.json"}},{"if":{"properties":{"kind":{"const":"OrgKey"}},"required":["kind"]},"then":{"$ref":"org-key.schema.json"}},{"if":{"properties":{"kind":{"const":"ClientType"}},"required":["kind"]},"then":{"$ref":"client-type.schema.json"}},{"if":{"properties":{"kind":{"const":"ApiProduct"}},"required":["kind"]},"then":{"$ref":"api-product.schema.json"}},{"if":{"properties":{"kind":{"const":"PortalWebhook"}},"required":["kind"]},"then":{"$ref":"portal-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"DashboardWebhook"}},"required":["kind"]},"then":{"$ref":"dashboard-webhook.schema.json"}},{"if":{"properties":{"kind":{"const":"LlmSettings"}},"required":["kind"]},"then":{"$ref":"llm-settings.schema.json"}}]};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/resource.schema.json" */;
@@ -17284,7 +17371,7 @@ var props0 = true;
 }
 }
 if(!valid1){
-const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[0].if,parentSchema:schema175.allOf[0],data};
+const err2 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[0].if,parentSchema:schema176.allOf[0],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -17346,7 +17433,7 @@ var props1 = true;
 }
 }
 if(!valid3){
-const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[1].if,parentSchema:schema175.allOf[1],data};
+const err5 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[1].if,parentSchema:schema176.allOf[1],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17417,7 +17504,7 @@ var props2 = true;
 }
 }
 if(!valid5){
-const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[2].if,parentSchema:schema175.allOf[2],data};
+const err8 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[2].if,parentSchema:schema176.allOf[2],data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -17488,7 +17575,7 @@ var props3 = true;
 }
 }
 if(!valid7){
-const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[3].if,parentSchema:schema175.allOf[3],data};
+const err11 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[3].if,parentSchema:schema176.allOf[3],data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -17559,7 +17646,7 @@ var props4 = true;
 }
 }
 if(!valid9){
-const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[4].if,parentSchema:schema175.allOf[4],data};
+const err14 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[4].if,parentSchema:schema176.allOf[4],data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -17630,7 +17717,7 @@ var props5 = true;
 }
 }
 if(!valid11){
-const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[5].if,parentSchema:schema175.allOf[5],data};
+const err17 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[5].if,parentSchema:schema176.allOf[5],data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -17701,7 +17788,7 @@ var props6 = true;
 }
 }
 if(!valid13){
-const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[6].if,parentSchema:schema175.allOf[6],data};
+const err20 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[6].if,parentSchema:schema176.allOf[6],data};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17772,7 +17859,7 @@ var props7 = true;
 }
 }
 if(!valid15){
-const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema175.allOf[7].if,parentSchema:schema175.allOf[7],data};
+const err23 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema176.allOf[7].if,parentSchema:schema176.allOf[7],data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -17792,7 +17879,7 @@ Object.assign(props0, props7);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.apiVersion === undefined){
-const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema175.required,parentSchema:schema175,data};
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "apiVersion"},message:"must have required property '"+"apiVersion"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -17802,7 +17889,7 @@ vErrors.push(err24);
 errors++;
 }
 if(data.kind === undefined){
-const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema175.required,parentSchema:schema175,data};
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -17812,7 +17899,7 @@ vErrors.push(err25);
 errors++;
 }
 if(data.metadata === undefined){
-const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema175.required,parentSchema:schema175,data};
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "metadata"},message:"must have required property '"+"metadata"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -17822,7 +17909,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.spec === undefined){
-const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema175.required,parentSchema:schema175,data};
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "spec"},message:"must have required property '"+"spec"+"'",schema:schema176.required,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -17852,7 +17939,7 @@ errors++;
 if(data.kind !== undefined){
 let data9 = data.kind;
 if(!((((((((data9 === "ApiDefinition") || (data9 === "OAuthClient")) || (data9 === "OrgKey")) || (data9 === "ClientType")) || (data9 === "ApiProduct")) || (data9 === "PortalWebhook")) || (data9 === "DashboardWebhook")) || (data9 === "LlmSettings"))){
-const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema175.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema175.properties.kind.enum,parentSchema:schema175.properties.kind,data:data9};
+const err29 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema176.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema176.properties.kind.enum,parentSchema:schema176.properties.kind,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -17864,7 +17951,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema175.type,parentSchema:schema175,data};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema176.type,parentSchema:schema176,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -17880,9 +17967,9 @@ return errors === 0;
 validate65.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const v12 = validate74;
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
-const schema178 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
-const pattern104 = new RegExp("^/", "u");
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://gatesync.dev/schemas/sandbox-fixtures.schema.json","title":"gatesync sandbox fixtures","description":"Objects the management interfaces cannot create (APIs, OAuth clients, identity providers with their client types, policies, API keys) and the portal's catalogues, tags and templates, loaded by `gatesync sandbox --fixtures FILE`. `${sandbox}` in an upstream URL stands for the sandbox's own address.","type":"object","additionalProperties":false,"properties":{"apis":{"type":"array","items":{"type":"object","required":["id","listenPath"],"additionalProperties":false,"properties":{"id":{"type":"string","minLength":1},"name":{"type":"string"},"listenPath":{"type":"string","pattern":"^/"},"strip":{"type":"boolean","default":true},"upstream":{"type":"string"},"active":{"type":"boolean","default":true},"authentication":{"type":"boolean","default":false},"batchProcessing":{"type":"boolean","default":false},"mockResponse":{"type":"boolean","default":false},"document":{"type":"object","description":"The API's OpenAPI document, without the gateway extension."}}}},"policies":{"description":"Policies, by id (their access rights include every API) or as {id, apis} (the APIs their access rights include).","type":"array","items":{"oneOf":[{"type":"string"},{"type":"object","required":["id","apis"],"additionalProperties":false,"properties":{"id":{"type":"string"},"apis":{"type":"array","items":{"type":"string"}}}}]}},"oauthClients":{"type":"array","items":{"type":"object","required":["apiId","clientId"],"additionalProperties":false,"properties":{"apiId":{"type":"string"},"clientId":{"type":"string"},"secret":{"type":"string"},"redirect_uri":{"type":"string"},"policy_id":{"type":"string"},"description":{"type":"string"},"meta_data":{"type":["object","null"]},"tokens":{"description":"Tokens issued to the client (revoked when policy_id changes).","type":"integer","minimum":0}}}},"providers":{"type":"array","items":{"type":"object","required":["id","type"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"},"type":{"enum":["Keycloak","Gluu","Other","AppType"],"description":"AppType: the provider kind that registers applications by type."},"clientTypes":{"type":"array","items":{"type":"object","required":["ID","Name"],"properties":{"ID":{"type":"integer"},"Name":{"type":"string"}}}}}}},"catalogues":{"$ref":"#/$defs/named"},"tags":{"$ref":"#/$defs/named"},"templates":{"$ref":"#/$defs/named"},"keys":{"description":"API keys accepted by the APIs' authentication (a sub-request's `authorization`).","type":"array","items":{"type":"object","required":["key","apis"],"additionalProperties":false,"properties":{"key":{"type":"string","minLength":1},"apis":{"type":"array","items":{"type":"string"}}}}}},"$defs":{"named":{"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}}}};
+const schema179 = {"type":"array","items":{"type":"object","required":["id","name"],"additionalProperties":false,"properties":{"id":{"type":"integer"},"name":{"type":"string"}}}};
+const pattern105 = new RegExp("^/", "u");
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://gatesync.dev/schemas/sandbox-fixtures.schema.json" */;
@@ -17898,7 +17985,7 @@ evaluated0.items = undefined;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((((key0 === "apis") || (key0 === "policies")) || (key0 === "oauthClients")) || (key0 === "providers")) || (key0 === "catalogues")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "keys"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema177,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -17916,7 +18003,7 @@ for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.id === undefined){
-const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.properties.apis.items.required,parentSchema:schema177.properties.apis.items,data:data1};
+const err1 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.properties.apis.items.required,parentSchema:schema178.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -17926,7 +18013,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data1.listenPath === undefined){
-const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema177.properties.apis.items.required,parentSchema:schema177.properties.apis.items,data:data1};
+const err2 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/required",keyword:"required",params:{missingProperty: "listenPath"},message:"must have required property '"+"listenPath"+"'",schema:schema178.properties.apis.items.required,parentSchema:schema178.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -17936,8 +18023,8 @@ vErrors.push(err2);
 errors++;
 }
 for(const key1 in data1){
-if(!(func7.call(schema177.properties.apis.items.properties, key1))){
-const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.apis.items,data:data1};
+if(!(func7.call(schema178.properties.apis.items.properties, key1))){
+const err3 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -17951,7 +18038,7 @@ if(data1.id !== undefined){
 let data2 = data1.id;
 if(typeof data2 === "string"){
 if(func1(data2) < 1){
-const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema177.properties.apis.items.properties.id,data:data2};
+const err4 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema178.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -17962,7 +18049,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.id.type,parentSchema:schema177.properties.apis.items.properties.id,data:data2};
+const err5 = {instancePath:instancePath+"/apis/" + i0+"/id",schemaPath:"#/properties/apis/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.apis.items.properties.id.type,parentSchema:schema178.properties.apis.items.properties.id,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -17975,7 +18062,7 @@ errors++;
 if(data1.name !== undefined){
 let data3 = data1.name;
 if(typeof data3 !== "string"){
-const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.name.type,parentSchema:schema177.properties.apis.items.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/apis/" + i0+"/name",schemaPath:"#/properties/apis/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.apis.items.properties.name.type,parentSchema:schema178.properties.apis.items.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -17988,8 +18075,8 @@ errors++;
 if(data1.listenPath !== undefined){
 let data4 = data1.listenPath;
 if(typeof data4 === "string"){
-if(!pattern104.test(data4)){
-const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema177.properties.apis.items.properties.listenPath,data:data4};
+if(!pattern105.test(data4)){
+const err7 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\"",schema:"^/",parentSchema:schema178.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -18000,7 +18087,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.listenPath.type,parentSchema:schema177.properties.apis.items.properties.listenPath,data:data4};
+const err8 = {instancePath:instancePath+"/apis/" + i0+"/listenPath",schemaPath:"#/properties/apis/items/properties/listenPath/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.apis.items.properties.listenPath.type,parentSchema:schema178.properties.apis.items.properties.listenPath,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -18013,7 +18100,7 @@ errors++;
 if(data1.strip !== undefined){
 let data5 = data1.strip;
 if(typeof data5 !== "boolean"){
-const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.strip.type,parentSchema:schema177.properties.apis.items.properties.strip,data:data5};
+const err9 = {instancePath:instancePath+"/apis/" + i0+"/strip",schemaPath:"#/properties/apis/items/properties/strip/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema178.properties.apis.items.properties.strip.type,parentSchema:schema178.properties.apis.items.properties.strip,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -18026,7 +18113,7 @@ errors++;
 if(data1.upstream !== undefined){
 let data6 = data1.upstream;
 if(typeof data6 !== "string"){
-const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.apis.items.properties.upstream.type,parentSchema:schema177.properties.apis.items.properties.upstream,data:data6};
+const err10 = {instancePath:instancePath+"/apis/" + i0+"/upstream",schemaPath:"#/properties/apis/items/properties/upstream/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.apis.items.properties.upstream.type,parentSchema:schema178.properties.apis.items.properties.upstream,data:data6};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -18039,7 +18126,7 @@ errors++;
 if(data1.active !== undefined){
 let data7 = data1.active;
 if(typeof data7 !== "boolean"){
-const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.active.type,parentSchema:schema177.properties.apis.items.properties.active,data:data7};
+const err11 = {instancePath:instancePath+"/apis/" + i0+"/active",schemaPath:"#/properties/apis/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema178.properties.apis.items.properties.active.type,parentSchema:schema178.properties.apis.items.properties.active,data:data7};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18052,7 +18139,7 @@ errors++;
 if(data1.authentication !== undefined){
 let data8 = data1.authentication;
 if(typeof data8 !== "boolean"){
-const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.authentication.type,parentSchema:schema177.properties.apis.items.properties.authentication,data:data8};
+const err12 = {instancePath:instancePath+"/apis/" + i0+"/authentication",schemaPath:"#/properties/apis/items/properties/authentication/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema178.properties.apis.items.properties.authentication.type,parentSchema:schema178.properties.apis.items.properties.authentication,data:data8};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -18065,7 +18152,7 @@ errors++;
 if(data1.batchProcessing !== undefined){
 let data9 = data1.batchProcessing;
 if(typeof data9 !== "boolean"){
-const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.batchProcessing.type,parentSchema:schema177.properties.apis.items.properties.batchProcessing,data:data9};
+const err13 = {instancePath:instancePath+"/apis/" + i0+"/batchProcessing",schemaPath:"#/properties/apis/items/properties/batchProcessing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema178.properties.apis.items.properties.batchProcessing.type,parentSchema:schema178.properties.apis.items.properties.batchProcessing,data:data9};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -18078,7 +18165,7 @@ errors++;
 if(data1.mockResponse !== undefined){
 let data10 = data1.mockResponse;
 if(typeof data10 !== "boolean"){
-const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema177.properties.apis.items.properties.mockResponse.type,parentSchema:schema177.properties.apis.items.properties.mockResponse,data:data10};
+const err14 = {instancePath:instancePath+"/apis/" + i0+"/mockResponse",schemaPath:"#/properties/apis/items/properties/mockResponse/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema178.properties.apis.items.properties.mockResponse.type,parentSchema:schema178.properties.apis.items.properties.mockResponse,data:data10};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -18091,7 +18178,7 @@ errors++;
 if(data1.document !== undefined){
 let data11 = data1.document;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.apis.items.properties.document.type,parentSchema:schema177.properties.apis.items.properties.document,data:data11};
+const err15 = {instancePath:instancePath+"/apis/" + i0+"/document",schemaPath:"#/properties/apis/items/properties/document/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.apis.items.properties.document.type,parentSchema:schema178.properties.apis.items.properties.document,data:data11};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -18103,7 +18190,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.apis.items.type,parentSchema:schema177.properties.apis.items,data:data1};
+const err16 = {instancePath:instancePath+"/apis/" + i0,schemaPath:"#/properties/apis/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.apis.items.type,parentSchema:schema178.properties.apis.items,data:data1};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -18115,7 +18202,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.apis.type,parentSchema:schema177.properties.apis,data:data0};
+const err17 = {instancePath:instancePath+"/apis",schemaPath:"#/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.apis.type,parentSchema:schema178.properties.apis,data:data0};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18136,7 +18223,7 @@ let valid6 = false;
 let passing0 = null;
 const _errs31 = errors;
 if(typeof data13 !== "string"){
-const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.policies.items.oneOf[0].type,parentSchema:schema177.properties.policies.items.oneOf[0],data:data13};
+const err18 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.policies.items.oneOf[0].type,parentSchema:schema178.properties.policies.items.oneOf[0],data:data13};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -18153,7 +18240,7 @@ passing0 = 0;
 const _errs33 = errors;
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.id === undefined){
-const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.properties.policies.items.oneOf[1].required,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
+const err19 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.properties.policies.items.oneOf[1].required,parentSchema:schema178.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -18163,7 +18250,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data13.apis === undefined){
-const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema177.properties.policies.items.oneOf[1].required,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
+const err20 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema178.properties.policies.items.oneOf[1].required,parentSchema:schema178.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18174,7 +18261,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "id") || (key2 === "apis"))){
-const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
+const err21 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -18187,7 +18274,7 @@ errors++;
 if(data13.id !== undefined){
 let data14 = data13.id;
 if(typeof data14 !== "string"){
-const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema177.properties.policies.items.oneOf[1].properties.id,data:data14};
+const err22 = {instancePath:instancePath+"/policies/" + i1+"/id",schemaPath:"#/properties/policies/items/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.policies.items.oneOf[1].properties.id.type,parentSchema:schema178.properties.policies.items.oneOf[1].properties.id,data:data14};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18204,7 +18291,7 @@ const len2 = data15.length;
 for(let i2=0; i2<len2; i2++){
 let data16 = data15[i2];
 if(typeof data16 !== "string"){
-const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema177.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
+const err23 = {instancePath:instancePath+"/policies/" + i1+"/apis/" + i2,schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.policies.items.oneOf[1].properties.apis.items.type,parentSchema:schema178.properties.policies.items.oneOf[1].properties.apis.items,data:data16};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18216,7 +18303,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema177.properties.policies.items.oneOf[1].properties.apis,data:data15};
+const err24 = {instancePath:instancePath+"/policies/" + i1+"/apis",schemaPath:"#/properties/policies/items/oneOf/1/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.policies.items.oneOf[1].properties.apis.type,parentSchema:schema178.properties.policies.items.oneOf[1].properties.apis,data:data15};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18228,7 +18315,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.policies.items.oneOf[1].type,parentSchema:schema177.properties.policies.items.oneOf[1],data:data13};
+const err25 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.policies.items.oneOf[1].type,parentSchema:schema178.properties.policies.items.oneOf[1],data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -18249,7 +18336,7 @@ passing0 = 1;
 }
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema177.properties.policies.items.oneOf,parentSchema:schema177.properties.policies.items,data:data13};
+const err26 = {instancePath:instancePath+"/policies/" + i1,schemaPath:"#/properties/policies/items/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema178.properties.policies.items.oneOf,parentSchema:schema178.properties.policies.items,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18272,7 +18359,7 @@ vErrors = null;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.policies.type,parentSchema:schema177.properties.policies,data:data12};
+const err27 = {instancePath:instancePath+"/policies",schemaPath:"#/properties/policies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.policies.type,parentSchema:schema178.properties.policies,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -18290,7 +18377,7 @@ for(let i3=0; i3<len3; i3++){
 let data18 = data17[i3];
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(data18.apiId === undefined){
-const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema177.properties.oauthClients.items.required,parentSchema:schema177.properties.oauthClients.items,data:data18};
+const err28 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "apiId"},message:"must have required property '"+"apiId"+"'",schema:schema178.properties.oauthClients.items.required,parentSchema:schema178.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -18300,7 +18387,7 @@ vErrors.push(err28);
 errors++;
 }
 if(data18.clientId === undefined){
-const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema177.properties.oauthClients.items.required,parentSchema:schema177.properties.oauthClients.items,data:data18};
+const err29 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/required",keyword:"required",params:{missingProperty: "clientId"},message:"must have required property '"+"clientId"+"'",schema:schema178.properties.oauthClients.items.required,parentSchema:schema178.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18311,7 +18398,7 @@ errors++;
 }
 for(const key3 in data18){
 if(!((((((((key3 === "apiId") || (key3 === "clientId")) || (key3 === "secret")) || (key3 === "redirect_uri")) || (key3 === "policy_id")) || (key3 === "description")) || (key3 === "meta_data")) || (key3 === "tokens"))){
-const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.oauthClients.items,data:data18};
+const err30 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -18324,7 +18411,7 @@ errors++;
 if(data18.apiId !== undefined){
 let data19 = data18.apiId;
 if(typeof data19 !== "string"){
-const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.apiId.type,parentSchema:schema177.properties.oauthClients.items.properties.apiId,data:data19};
+const err31 = {instancePath:instancePath+"/oauthClients/" + i3+"/apiId",schemaPath:"#/properties/oauthClients/items/properties/apiId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.oauthClients.items.properties.apiId.type,parentSchema:schema178.properties.oauthClients.items.properties.apiId,data:data19};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -18337,7 +18424,7 @@ errors++;
 if(data18.clientId !== undefined){
 let data20 = data18.clientId;
 if(typeof data20 !== "string"){
-const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.clientId.type,parentSchema:schema177.properties.oauthClients.items.properties.clientId,data:data20};
+const err32 = {instancePath:instancePath+"/oauthClients/" + i3+"/clientId",schemaPath:"#/properties/oauthClients/items/properties/clientId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.oauthClients.items.properties.clientId.type,parentSchema:schema178.properties.oauthClients.items.properties.clientId,data:data20};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -18350,7 +18437,7 @@ errors++;
 if(data18.secret !== undefined){
 let data21 = data18.secret;
 if(typeof data21 !== "string"){
-const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.secret.type,parentSchema:schema177.properties.oauthClients.items.properties.secret,data:data21};
+const err33 = {instancePath:instancePath+"/oauthClients/" + i3+"/secret",schemaPath:"#/properties/oauthClients/items/properties/secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.oauthClients.items.properties.secret.type,parentSchema:schema178.properties.oauthClients.items.properties.secret,data:data21};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -18363,7 +18450,7 @@ errors++;
 if(data18.redirect_uri !== undefined){
 let data22 = data18.redirect_uri;
 if(typeof data22 !== "string"){
-const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema177.properties.oauthClients.items.properties.redirect_uri,data:data22};
+const err34 = {instancePath:instancePath+"/oauthClients/" + i3+"/redirect_uri",schemaPath:"#/properties/oauthClients/items/properties/redirect_uri/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.oauthClients.items.properties.redirect_uri.type,parentSchema:schema178.properties.oauthClients.items.properties.redirect_uri,data:data22};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -18376,7 +18463,7 @@ errors++;
 if(data18.policy_id !== undefined){
 let data23 = data18.policy_id;
 if(typeof data23 !== "string"){
-const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema177.properties.oauthClients.items.properties.policy_id,data:data23};
+const err35 = {instancePath:instancePath+"/oauthClients/" + i3+"/policy_id",schemaPath:"#/properties/oauthClients/items/properties/policy_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.oauthClients.items.properties.policy_id.type,parentSchema:schema178.properties.oauthClients.items.properties.policy_id,data:data23};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -18389,7 +18476,7 @@ errors++;
 if(data18.description !== undefined){
 let data24 = data18.description;
 if(typeof data24 !== "string"){
-const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.oauthClients.items.properties.description.type,parentSchema:schema177.properties.oauthClients.items.properties.description,data:data24};
+const err36 = {instancePath:instancePath+"/oauthClients/" + i3+"/description",schemaPath:"#/properties/oauthClients/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.oauthClients.items.properties.description.type,parentSchema:schema178.properties.oauthClients.items.properties.description,data:data24};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -18402,7 +18489,7 @@ errors++;
 if(data18.meta_data !== undefined){
 let data25 = data18.meta_data;
 if((!(data25 && typeof data25 == "object" && !Array.isArray(data25))) && (data25 !== null)){
-const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema177.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema177.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema177.properties.oauthClients.items.properties.meta_data,data:data25};
+const err37 = {instancePath:instancePath+"/oauthClients/" + i3+"/meta_data",schemaPath:"#/properties/oauthClients/items/properties/meta_data/type",keyword:"type",params:{type: schema178.properties.oauthClients.items.properties.meta_data.type},message:"must be object,null",schema:schema178.properties.oauthClients.items.properties.meta_data.type,parentSchema:schema178.properties.oauthClients.items.properties.meta_data,data:data25};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -18415,7 +18502,7 @@ errors++;
 if(data18.tokens !== undefined){
 let data26 = data18.tokens;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.oauthClients.items.properties.tokens.type,parentSchema:schema177.properties.oauthClients.items.properties.tokens,data:data26};
+const err38 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.oauthClients.items.properties.tokens.type,parentSchema:schema178.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -18426,7 +18513,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema177.properties.oauthClients.items.properties.tokens,data:data26};
+const err39 = {instancePath:instancePath+"/oauthClients/" + i3+"/tokens",schemaPath:"#/properties/oauthClients/items/properties/tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema178.properties.oauthClients.items.properties.tokens,data:data26};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -18439,7 +18526,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.oauthClients.items.type,parentSchema:schema177.properties.oauthClients.items,data:data18};
+const err40 = {instancePath:instancePath+"/oauthClients/" + i3,schemaPath:"#/properties/oauthClients/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.oauthClients.items.type,parentSchema:schema178.properties.oauthClients.items,data:data18};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -18451,7 +18538,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.oauthClients.type,parentSchema:schema177.properties.oauthClients,data:data17};
+const err41 = {instancePath:instancePath+"/oauthClients",schemaPath:"#/properties/oauthClients/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.oauthClients.type,parentSchema:schema178.properties.oauthClients,data:data17};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -18469,7 +18556,7 @@ for(let i4=0; i4<len4; i4++){
 let data28 = data27[i4];
 if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
 if(data28.id === undefined){
-const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema177.properties.providers.items.required,parentSchema:schema177.properties.providers.items,data:data28};
+const err42 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.properties.providers.items.required,parentSchema:schema178.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -18479,7 +18566,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data28.type === undefined){
-const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema177.properties.providers.items.required,parentSchema:schema177.properties.providers.items,data:data28};
+const err43 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema178.properties.providers.items.required,parentSchema:schema178.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -18490,7 +18577,7 @@ errors++;
 }
 for(const key4 in data28){
 if(!((((key4 === "id") || (key4 === "name")) || (key4 === "type")) || (key4 === "clientTypes"))){
-const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.providers.items,data:data28};
+const err44 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -18503,7 +18590,7 @@ errors++;
 if(data28.id !== undefined){
 let data29 = data28.id;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.providers.items.properties.id.type,parentSchema:schema177.properties.providers.items.properties.id,data:data29};
+const err45 = {instancePath:instancePath+"/providers/" + i4+"/id",schemaPath:"#/properties/providers/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.providers.items.properties.id.type,parentSchema:schema178.properties.providers.items.properties.id,data:data29};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -18516,7 +18603,7 @@ errors++;
 if(data28.name !== undefined){
 let data30 = data28.name;
 if(typeof data30 !== "string"){
-const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.providers.items.properties.name.type,parentSchema:schema177.properties.providers.items.properties.name,data:data30};
+const err46 = {instancePath:instancePath+"/providers/" + i4+"/name",schemaPath:"#/properties/providers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.providers.items.properties.name.type,parentSchema:schema178.properties.providers.items.properties.name,data:data30};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -18529,7 +18616,7 @@ errors++;
 if(data28.type !== undefined){
 let data31 = data28.type;
 if(!((((data31 === "Keycloak") || (data31 === "Gluu")) || (data31 === "Other")) || (data31 === "AppType"))){
-const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema177.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema177.properties.providers.items.properties.type.enum,parentSchema:schema177.properties.providers.items.properties.type,data:data31};
+const err47 = {instancePath:instancePath+"/providers/" + i4+"/type",schemaPath:"#/properties/providers/items/properties/type/enum",keyword:"enum",params:{allowedValues: schema178.properties.providers.items.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema178.properties.providers.items.properties.type.enum,parentSchema:schema178.properties.providers.items.properties.type,data:data31};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -18547,7 +18634,7 @@ for(let i5=0; i5<len5; i5++){
 let data33 = data32[i5];
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 if(data33.ID === undefined){
-const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema177.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema177.properties.providers.items.properties.clientTypes.items,data:data33};
+const err48 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "ID"},message:"must have required property '"+"ID"+"'",schema:schema178.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema178.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -18557,7 +18644,7 @@ vErrors.push(err48);
 errors++;
 }
 if(data33.Name === undefined){
-const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema177.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema177.properties.providers.items.properties.clientTypes.items,data:data33};
+const err49 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/required",keyword:"required",params:{missingProperty: "Name"},message:"must have required property '"+"Name"+"'",schema:schema178.properties.providers.items.properties.clientTypes.items.required,parentSchema:schema178.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -18569,7 +18656,7 @@ errors++;
 if(data33.ID !== undefined){
 let data34 = data33.ID;
 if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
-const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema177.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema177.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
+const err50 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/ID",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/ID/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.properties.providers.items.properties.clientTypes.items.properties.ID.type,parentSchema:schema178.properties.providers.items.properties.clientTypes.items.properties.ID,data:data34};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -18582,7 +18669,7 @@ errors++;
 if(data33.Name !== undefined){
 let data35 = data33.Name;
 if(typeof data35 !== "string"){
-const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema177.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
+const err51 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5+"/Name",schemaPath:"#/properties/providers/items/properties/clientTypes/items/properties/Name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.providers.items.properties.clientTypes.items.properties.Name.type,parentSchema:schema178.properties.providers.items.properties.clientTypes.items.properties.Name,data:data35};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -18594,7 +18681,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema177.properties.providers.items.properties.clientTypes.items,data:data33};
+const err52 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes/" + i5,schemaPath:"#/properties/providers/items/properties/clientTypes/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.providers.items.properties.clientTypes.items.type,parentSchema:schema178.properties.providers.items.properties.clientTypes.items,data:data33};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -18606,7 +18693,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.providers.items.properties.clientTypes.type,parentSchema:schema177.properties.providers.items.properties.clientTypes,data:data32};
+const err53 = {instancePath:instancePath+"/providers/" + i4+"/clientTypes",schemaPath:"#/properties/providers/items/properties/clientTypes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.providers.items.properties.clientTypes.type,parentSchema:schema178.properties.providers.items.properties.clientTypes,data:data32};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -18618,7 +18705,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.providers.items.type,parentSchema:schema177.properties.providers.items,data:data28};
+const err54 = {instancePath:instancePath+"/providers/" + i4,schemaPath:"#/properties/providers/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.providers.items.type,parentSchema:schema178.properties.providers.items,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -18630,7 +18717,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.providers.type,parentSchema:schema177.properties.providers,data:data27};
+const err55 = {instancePath:instancePath+"/providers",schemaPath:"#/properties/providers/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.providers.type,parentSchema:schema178.properties.providers,data:data27};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -18648,7 +18735,7 @@ for(let i6=0; i6<len6; i6++){
 let data37 = data36[i6];
 if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 if(data37.id === undefined){
-const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data37};
+const err56 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema179.items.required,parentSchema:schema179.items,data:data37};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -18658,7 +18745,7 @@ vErrors.push(err56);
 errors++;
 }
 if(data37.name === undefined){
-const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data37};
+const err57 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema179.items.required,parentSchema:schema179.items,data:data37};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -18669,7 +18756,7 @@ errors++;
 }
 for(const key5 in data37){
 if(!((key5 === "id") || (key5 === "name"))){
-const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema178.items,data:data37};
+const err58 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema179.items,data:data37};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -18682,7 +18769,7 @@ errors++;
 if(data37.id !== undefined){
 let data38 = data37.id;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.items.properties.id.type,parentSchema:schema178.items.properties.id,data:data38};
+const err59 = {instancePath:instancePath+"/catalogues/" + i6+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.items.properties.id.type,parentSchema:schema179.items.properties.id,data:data38};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -18695,7 +18782,7 @@ errors++;
 if(data37.name !== undefined){
 let data39 = data37.name;
 if(typeof data39 !== "string"){
-const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.items.properties.name.type,parentSchema:schema178.items.properties.name,data:data39};
+const err60 = {instancePath:instancePath+"/catalogues/" + i6+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.items.properties.name.type,parentSchema:schema179.items.properties.name,data:data39};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -18707,7 +18794,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.items.type,parentSchema:schema178.items,data:data37};
+const err61 = {instancePath:instancePath+"/catalogues/" + i6,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.items.type,parentSchema:schema179.items,data:data37};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -18719,7 +18806,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.type,parentSchema:schema178,data:data36};
+const err62 = {instancePath:instancePath+"/catalogues",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.type,parentSchema:schema179,data:data36};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -18737,7 +18824,7 @@ for(let i7=0; i7<len7; i7++){
 let data41 = data40[i7];
 if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
 if(data41.id === undefined){
-const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data41};
+const err63 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema179.items.required,parentSchema:schema179.items,data:data41};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -18747,7 +18834,7 @@ vErrors.push(err63);
 errors++;
 }
 if(data41.name === undefined){
-const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data41};
+const err64 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema179.items.required,parentSchema:schema179.items,data:data41};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -18758,7 +18845,7 @@ errors++;
 }
 for(const key6 in data41){
 if(!((key6 === "id") || (key6 === "name"))){
-const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema178.items,data:data41};
+const err65 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema179.items,data:data41};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -18771,7 +18858,7 @@ errors++;
 if(data41.id !== undefined){
 let data42 = data41.id;
 if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.items.properties.id.type,parentSchema:schema178.items.properties.id,data:data42};
+const err66 = {instancePath:instancePath+"/tags/" + i7+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.items.properties.id.type,parentSchema:schema179.items.properties.id,data:data42};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -18784,7 +18871,7 @@ errors++;
 if(data41.name !== undefined){
 let data43 = data41.name;
 if(typeof data43 !== "string"){
-const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.items.properties.name.type,parentSchema:schema178.items.properties.name,data:data43};
+const err67 = {instancePath:instancePath+"/tags/" + i7+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.items.properties.name.type,parentSchema:schema179.items.properties.name,data:data43};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -18796,7 +18883,7 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.items.type,parentSchema:schema178.items,data:data41};
+const err68 = {instancePath:instancePath+"/tags/" + i7,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.items.type,parentSchema:schema179.items,data:data41};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -18808,7 +18895,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.type,parentSchema:schema178,data:data40};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.type,parentSchema:schema179,data:data40};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -18826,7 +18913,7 @@ for(let i8=0; i8<len8; i8++){
 let data45 = data44[i8];
 if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
 if(data45.id === undefined){
-const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data45};
+const err70 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema179.items.required,parentSchema:schema179.items,data:data45};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -18836,7 +18923,7 @@ vErrors.push(err70);
 errors++;
 }
 if(data45.name === undefined){
-const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema178.items.required,parentSchema:schema178.items,data:data45};
+const err71 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema179.items.required,parentSchema:schema179.items,data:data45};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -18847,7 +18934,7 @@ errors++;
 }
 for(const key7 in data45){
 if(!((key7 === "id") || (key7 === "name"))){
-const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema178.items,data:data45};
+const err72 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema179.items,data:data45};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -18860,7 +18947,7 @@ errors++;
 if(data45.id !== undefined){
 let data46 = data45.id;
 if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema178.items.properties.id.type,parentSchema:schema178.items.properties.id,data:data46};
+const err73 = {instancePath:instancePath+"/templates/" + i8+"/id",schemaPath:"#/$defs/named/items/properties/id/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema179.items.properties.id.type,parentSchema:schema179.items.properties.id,data:data46};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -18873,7 +18960,7 @@ errors++;
 if(data45.name !== undefined){
 let data47 = data45.name;
 if(typeof data47 !== "string"){
-const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.items.properties.name.type,parentSchema:schema178.items.properties.name,data:data47};
+const err74 = {instancePath:instancePath+"/templates/" + i8+"/name",schemaPath:"#/$defs/named/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema179.items.properties.name.type,parentSchema:schema179.items.properties.name,data:data47};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -18885,7 +18972,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.items.type,parentSchema:schema178.items,data:data45};
+const err75 = {instancePath:instancePath+"/templates/" + i8,schemaPath:"#/$defs/named/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema179.items.type,parentSchema:schema179.items,data:data45};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -18897,7 +18984,7 @@ errors++;
 }
 }
 else {
-const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.type,parentSchema:schema178,data:data44};
+const err76 = {instancePath:instancePath+"/templates",schemaPath:"#/$defs/named/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema179.type,parentSchema:schema179,data:data44};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -18915,7 +19002,7 @@ for(let i9=0; i9<len9; i9++){
 let data49 = data48[i9];
 if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
 if(data49.key === undefined){
-const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema177.properties.keys.items.required,parentSchema:schema177.properties.keys.items,data:data49};
+const err77 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema178.properties.keys.items.required,parentSchema:schema178.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -18925,7 +19012,7 @@ vErrors.push(err77);
 errors++;
 }
 if(data49.apis === undefined){
-const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema177.properties.keys.items.required,parentSchema:schema177.properties.keys.items,data:data49};
+const err78 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/required",keyword:"required",params:{missingProperty: "apis"},message:"must have required property '"+"apis"+"'",schema:schema178.properties.keys.items.required,parentSchema:schema178.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -18936,7 +19023,7 @@ errors++;
 }
 for(const key8 in data49){
 if(!((key8 === "key") || (key8 === "apis"))){
-const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema177.properties.keys.items,data:data49};
+const err79 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema178.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -18950,7 +19037,7 @@ if(data49.key !== undefined){
 let data50 = data49.key;
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema177.properties.keys.items.properties.key,data:data50};
+const err80 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema178.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -18961,7 +19048,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.keys.items.properties.key.type,parentSchema:schema177.properties.keys.items.properties.key,data:data50};
+const err81 = {instancePath:instancePath+"/keys/" + i9+"/key",schemaPath:"#/properties/keys/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.keys.items.properties.key.type,parentSchema:schema178.properties.keys.items.properties.key,data:data50};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -18978,7 +19065,7 @@ const len10 = data51.length;
 for(let i10=0; i10<len10; i10++){
 let data52 = data51[i10];
 if(typeof data52 !== "string"){
-const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema177.properties.keys.items.properties.apis.items.type,parentSchema:schema177.properties.keys.items.properties.apis.items,data:data52};
+const err82 = {instancePath:instancePath+"/keys/" + i9+"/apis/" + i10,schemaPath:"#/properties/keys/items/properties/apis/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema178.properties.keys.items.properties.apis.items.type,parentSchema:schema178.properties.keys.items.properties.apis.items,data:data52};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -18990,7 +19077,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.keys.items.properties.apis.type,parentSchema:schema177.properties.keys.items.properties.apis,data:data51};
+const err83 = {instancePath:instancePath+"/keys/" + i9+"/apis",schemaPath:"#/properties/keys/items/properties/apis/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.keys.items.properties.apis.type,parentSchema:schema178.properties.keys.items.properties.apis,data:data51};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -19002,7 +19089,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.properties.keys.items.type,parentSchema:schema177.properties.keys.items,data:data49};
+const err84 = {instancePath:instancePath+"/keys/" + i9,schemaPath:"#/properties/keys/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.properties.keys.items.type,parentSchema:schema178.properties.keys.items,data:data49};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -19014,7 +19101,7 @@ errors++;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema177.properties.keys.type,parentSchema:schema177.properties.keys,data:data48};
+const err85 = {instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema178.properties.keys.type,parentSchema:schema178.properties.keys,data:data48};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -19026,7 +19113,7 @@ errors++;
 }
 }
 else {
-const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema177.type,parentSchema:schema177,data};
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema178.type,parentSchema:schema178,data};
 if(vErrors === null){
 vErrors = [err86];
 }
