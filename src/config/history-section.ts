@@ -1,7 +1,13 @@
 /** `history:` of gatesync.yaml, the operator's: how much of each environment's history its state keeps (record/history.ts). */
-import { defaultHistoryBound } from "../record/history.js";
-import type { HistoryBound } from "../record/history.js";
 import { parseDuration } from "./duration.js";
+
+/** At most `keep` rows, none older than `maxAgeMs`. */
+export interface HistoryBound {
+  readonly keep: number;
+  readonly maxAgeMs: number;
+}
+
+export const defaultHistoryBound: HistoryBound = { keep: 500, maxAgeMs: 30 * 24 * 3_600_000 };
 
 /** The section as the schema let it through (checked before this runs); absent: 500 rows, 30 days. */
 export function historyFromDocument(raw: unknown): HistoryBound {

@@ -28,7 +28,8 @@ import { startDaemonServer } from "./server.js";
 import type { DaemonServer, DaemonServerOptions } from "./server.js";
 import { createNotifier } from "../notify/create-notifier.js";
 import type { Notifier } from "../notify/notifier.js";
-import { RunHistory } from "./ui/run-history.js";
+import { sharedRunHistory } from "./shared-history.js";
+import type { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
 import { stateViews } from "./state-views.js";
 import type { CachedState } from "./ui/page-cache.js";
@@ -115,7 +116,7 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
     onTrigger: (reason) => reconciler.trigger(reason),
   });
   const validator = new RepositoryValidator();
-  const history = new RunHistory();
+  const history = sharedRunHistory({ state, config: () => reconciler.configInForce.config, metrics, leads: () => election.canApply?.() ?? true, logger });
   // the server's address, known once it listens (links in notifications point at its /status)
   const own: { url?: string | undefined } = {};
   const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
@@ -253,6 +254,7 @@ function serve(opts: DaemonOptions, parts: ServedParts): Promise<DaemonServer> {
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler,
+    runs: parts.history,
     metrics: parts.metrics,
     state,
     logger,

@@ -20,7 +20,8 @@ import { Reconciler } from "./reconciler.js";
 import type { SharedSource } from "./shared-source.js";
 import { stateViews } from "./state-views.js";
 import type { CachedState } from "./ui/page-cache.js";
-import { RunHistory } from "./ui/run-history.js";
+import { sharedRunHistory } from "./shared-history.js";
+import type { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
 import type { StatusPage } from "./ui/status-page.js";
 
@@ -91,7 +92,9 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const logger = shared.logger.child({ environment: name });
   const metrics = shared.metrics.for(name);
   const state = fencedState(environment, shared);
-  const history = new RunHistory();
+  const leads = (): boolean => shared.leases === undefined || shared.leases.leads(name);
+  const replica = shared.leases === undefined ? {} : { replica: shared.leases.name };
+  const history = sharedRunHistory({ state, config: () => reconciler.configInForce.config, metrics, leads, logger, ...replica });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const leases = shared.leases;
   const role = (): string => (leases === undefined ? "single" : leases.leads(name) ? "leader" : "standby");

@@ -49,14 +49,9 @@ function allOf(units: readonly EnvironmentUnit[], source: SharedSource): ServedR
     get isStopping() {
       return units.some((u) => u.reconciler.isStopping);
     },
+    // each environment's history: a standby's says what its leader left
     get synced() {
-      return units.every((u) => u.reconciler.synced);
-    },
-    get lastRun() {
-      return units.map((u) => u.reconciler.lastRun).find((r) => r !== undefined);
-    },
-    get lastGood() {
-      return units[0]?.reconciler.lastGood;
+      return units.every((u) => u.history.synced);
     },
   };
 }
@@ -204,6 +199,7 @@ function serveAll(opts: DaemonOptions, parts: ServeAllParts): Promise<DaemonServ
   return startDaemonServer({
     listen: opts.listen ?? config.server.listen,
     reconciler: served,
+    runs: first.history,
     metrics: parts.metrics,
     state: first.snapshots,
     logger,

@@ -15,7 +15,8 @@ import { ConfigError, ErrorCode, InternalError, StateError } from "../errors.js"
 import { boundRecord } from "./bound-record.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
-import type { HistoryBound, HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
 import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.js";
 import { lockKeys, migratePostgres } from "./postgres-schema.js";
 import { readSnapshotIn } from "./postgres-read.js";

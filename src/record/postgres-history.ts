@@ -6,19 +6,21 @@
  * a standby shows the leader's runs.
  */
 import type pg from "pg";
-import type { HistoryBound, HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
 import { entryOfRow, keptSince } from "./history.js";
 
 interface HistoryRow {
   readonly seq: string;
-  readonly kind: string;
+  readonly started_at: string;
   readonly last_at: string;
   readonly repeats: number;
   readonly record: unknown;
 }
 
 // times as the ISO text the records hold (timestamptz would come back as a Date)
-const columns = `seq, kind, to_char(last_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_at, repeats, record`;
+const iso = (column: string): string => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+const columns = `seq, ${iso("started_at")}, ${iso("last_at")}, repeats, record`;
 
 export async function appendPostgresHistory(
   client: pg.PoolClient,
@@ -35,8 +37,8 @@ export async function appendPostgresHistory(
       ? undefined
       : (
           await client.query<HistoryRow>(
-            `UPDATE ${s}.history SET repeats = repeats + 1, last_at = $1 WHERE seq = (SELECT max(seq) FROM ${s}.history) AND fold_key = $2 RETURNING ${columns}`,
-            [record.finishedAt, draft.foldKey],
+            `UPDATE ${s}.history SET repeats = repeats + 1, last_at = $1, record = $2 WHERE seq = (SELECT max(seq) FROM ${s}.history) AND fold_key = $3 RETURNING ${columns}`,
+            [record.finishedAt, JSON.stringify(record), draft.foldKey],
           )
         ).rows[0];
   const row =
@@ -56,10 +58,6 @@ export async function appendPostgresHistory(
 }
 
 export async function readPostgresHistory(pool: pg.Pool, s: string, query: HistoryQuery, corrupt: (what: string) => Error): Promise<HistoryEntry[]> {
-  const rows = (
-    query.kind === undefined
-      ? await pool.query<HistoryRow>(`SELECT ${columns} FROM ${s}.history ORDER BY seq DESC LIMIT $1`, [query.limit])
-      : await pool.query<HistoryRow>(`SELECT ${columns} FROM ${s}.history WHERE kind = $1 ORDER BY seq DESC LIMIT $2`, [query.kind, query.limit])
-  ).rows;
+  const rows = (await pool.query<HistoryRow>(`SELECT ${columns} FROM ${s}.history WHERE kind = $1 ORDER BY seq DESC LIMIT $2`, [query.kind, query.limit])).rows;
   return rows.map((r) => entryOfRow({ ...r, seq: Number(r.seq) }, corrupt));
 }

@@ -10,7 +10,8 @@
 import { materialize } from "../kinds/document-ref.js";
 import { redactor, scrubDeep } from "../secrets/redaction.js";
 import { mapLazyRecord, withReadPayloads } from "./lazy-record.js";
-import type { HistoryBound, HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 
 /** The snapshot with every record scrubbed, payloads held as text included (when they are read). */

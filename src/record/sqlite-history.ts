@@ -6,12 +6,13 @@
  * refused commit, a failed fetch) is recorded too.
  */
 import type Database from "better-sqlite3";
-import type { HistoryBound, HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
 import { entryOfRow, keptSince } from "./history.js";
 
 interface HistoryRow {
   readonly seq: number;
-  readonly kind: string;
+  readonly started_at: string;
   readonly last_at: string;
   readonly repeats: number;
   readonly record: string;
@@ -27,16 +28,16 @@ export function appendSqliteHistory(db: Database.Database, draft: HistoryDraft, 
           ? undefined
           : (db
               .prepare(
-                `UPDATE history SET repeats = repeats + 1, last_at = ? WHERE seq = (SELECT max(seq) FROM history) AND fold_key = ?
-                 RETURNING seq, kind, last_at, repeats, record`,
+                `UPDATE history SET repeats = repeats + 1, last_at = ?, record = ? WHERE seq = (SELECT max(seq) FROM history) AND fold_key = ?
+                 RETURNING seq, started_at, last_at, repeats, record`,
               )
-              .get(record.finishedAt, draft.foldKey) as HistoryRow | undefined);
+              .get(record.finishedAt, JSON.stringify(record), draft.foldKey) as HistoryRow | undefined);
       const row =
         folded ??
         (db
           .prepare(
             `INSERT INTO history (kind, started_at, last_at, repeats, fold_key, record) VALUES (?, ?, ?, 0, ?, ?)
-             RETURNING seq, kind, last_at, repeats, record`,
+             RETURNING seq, started_at, last_at, repeats, record`,
           )
           .get(record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, JSON.stringify(record)) as HistoryRow);
       // the newest `keep` rows stay (the one just written among them), and of those the ones not too old
@@ -50,10 +51,8 @@ export function appendSqliteHistory(db: Database.Database, draft: HistoryDraft, 
 }
 
 export function readSqliteHistory(db: Database.Database, query: HistoryQuery, corrupt: (what: string) => Error): HistoryEntry[] {
-  const rows = (
-    query.kind === undefined
-      ? db.prepare("SELECT seq, kind, last_at, repeats, record FROM history ORDER BY seq DESC LIMIT ?").all(query.limit)
-      : db.prepare("SELECT seq, kind, last_at, repeats, record FROM history WHERE kind = ? ORDER BY seq DESC LIMIT ?").all(query.kind, query.limit)
-  ) as HistoryRow[];
+  const rows = db
+    .prepare("SELECT seq, started_at, last_at, repeats, record FROM history WHERE kind = ? ORDER BY seq DESC LIMIT ?")
+    .all(query.kind, query.limit) as HistoryRow[];
   return rows.map((r) => entryOfRow(r, corrupt));
 }
