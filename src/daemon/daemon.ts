@@ -158,6 +158,8 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
       await server?.close();
       await notifier?.close();
       await dispatcher.close();
+      // the last run's history row is written before the state closes
+      await history.settled();
       await state.close();
       logger.info("daemon stopped");
     },

@@ -170,7 +170,8 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
       for (const u of list) await u.notifier?.close();
       await source.closeShared();
       await dispatcher.close();
-      for (const u of list) await u.state.close();
+      // each environment's last history row is written before its state closes
+      for (const u of list) await u.history.settled().then(() => u.state.close());
       logger.info("daemon stopped");
     },
   };
