@@ -94,7 +94,15 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const state = fencedState(environment, shared);
   const leads = (): boolean => shared.leases === undefined || shared.leases.leads(name);
   const replica = shared.leases === undefined ? {} : { replica: shared.leases.name };
-  const history = sharedRunHistory({ state, config: () => reconciler.configInForce.config, metrics, leads, logger, ...replica });
+  const history = sharedRunHistory({
+    state,
+    config: () => reconciler.configInForce.config,
+    synced: () => reconciler.synced,
+    metrics,
+    leads,
+    logger,
+    ...replica,
+  });
   const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const leases = shared.leases;
   const role = (): string => (leases === undefined ? "single" : leases.leads(name) ? "leader" : "standby");

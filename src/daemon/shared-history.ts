@@ -18,6 +18,8 @@ export interface SharedHistoryParts {
   /** The config in force: its `history:` bound. */
   readonly config: () => GatesyncConfig;
   readonly metrics: RunMetrics;
+  /** This replica's loop's answer to "synced", while it runs the environment (`reconciler.synced`). */
+  readonly synced: () => boolean;
   /** Whether this replica runs the environment now (leads it, or is the only one). */
   readonly leads: () => boolean;
   readonly logger: Logger;
@@ -33,6 +35,7 @@ export function sharedRunHistory(parts: SharedHistoryParts): RunHistory {
     bound: () => parts.config().history,
     replica: parts.replica ?? `${hostname()}:${process.pid}`,
     follows: () => !parts.leads(),
+    syncedHere: parts.synced,
     onNewest: (newest, lastSuccess) => followNewest(parts, newest, lastSuccess),
     onError: (err) =>
       log.warn(

@@ -32,6 +32,8 @@ export async function appendPostgresHistory(
   const { record } = draft;
   // one append at a time per state: two replicas folding into the same newest row stay exact
   await client.query(`LOCK TABLE ${s}.history IN SHARE ROW EXCLUSIVE MODE`);
+  // as SQLite's rows: committed without waiting for the WAL flush (a server crash may lose the newest rows, never the records)
+  await client.query("SET LOCAL synchronous_commit = off");
   const folded =
     draft.foldKey === undefined
       ? undefined
@@ -41,14 +43,14 @@ export async function appendPostgresHistory(
             [record.finishedAt, JSON.stringify(record), draft.foldKey],
           )
         ).rows[0];
-  const row =
-    folded ??
-    (
-      await client.query<HistoryRow>(
-        `INSERT INTO ${s}.history (kind, started_at, last_at, repeats, fold_key, record) VALUES ($1, $2, $3, 0, $4, $5) RETURNING ${columns}`,
-        [record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, JSON.stringify(record)],
-      )
-    ).rows[0]!;
+  // a fold adds no row: nothing more to drop
+  if (folded !== undefined) return entryOfRow({ ...folded, seq: Number(folded.seq) }, corrupt);
+  const row = (
+    await client.query<HistoryRow>(
+      `INSERT INTO ${s}.history (kind, started_at, last_at, repeats, fold_key, record) VALUES ($1, $2, $3, 0, $4, $5) RETURNING ${columns}`,
+      [record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, JSON.stringify(record)],
+    )
+  ).rows[0]!;
   // the newest `keep` rows stay (the one just written among them), and of those the ones not too old
   await client.query(`DELETE FROM ${s}.history WHERE seq < (SELECT seq FROM ${s}.history ORDER BY seq DESC LIMIT 1 OFFSET $1) OR last_at < $2`, [
     bound.keep - 1,

@@ -18,36 +18,37 @@ interface HistoryRow {
   readonly record: string;
 }
 
+const foldSql = `UPDATE history SET repeats = repeats + 1, last_at = ?, record = ? WHERE seq = (SELECT max(seq) FROM history) AND fold_key = ?
+  RETURNING seq, started_at, last_at, repeats, record`;
+const insertSql = `INSERT INTO history (kind, started_at, last_at, repeats, fold_key, record) VALUES (?, ?, ?, 0, ?, ?)
+  RETURNING seq, started_at, last_at, repeats, record`;
+// the newest `keep` rows stay (the one just written among them), and of those the ones not too old
+const pruneSql = "DELETE FROM history WHERE seq < (SELECT seq FROM history ORDER BY seq DESC LIMIT 1 OFFSET ?) OR last_at < ?";
+
+/**
+ * Commits without waiting for the disk (`synchronous = NORMAL` for this transaction alone, the
+ * records' writes stay FULL): a row survives the process being killed at any moment (WAL), a
+ * power cut may lose the newest rows — and a run's row, written on the event loop after every
+ * run, costs no fsync (bench/history.ts).
+ */
 export function appendSqliteHistory(db: Database.Database, draft: HistoryDraft, bound: HistoryBound, corrupt: (what: string) => Error): HistoryEntry {
   const { record } = draft;
-  const now = new Date();
-  return db
-    .transaction((): HistoryEntry => {
-      const folded =
-        draft.foldKey === undefined
-          ? undefined
-          : (db
-              .prepare(
-                `UPDATE history SET repeats = repeats + 1, last_at = ?, record = ? WHERE seq = (SELECT max(seq) FROM history) AND fold_key = ?
-                 RETURNING seq, started_at, last_at, repeats, record`,
-              )
-              .get(record.finishedAt, JSON.stringify(record), draft.foldKey) as HistoryRow | undefined);
-      const row =
-        folded ??
-        (db
-          .prepare(
-            `INSERT INTO history (kind, started_at, last_at, repeats, fold_key, record) VALUES (?, ?, ?, 0, ?, ?)
-             RETURNING seq, started_at, last_at, repeats, record`,
-          )
-          .get(record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, JSON.stringify(record)) as HistoryRow);
-      // the newest `keep` rows stay (the one just written among them), and of those the ones not too old
-      db.prepare("DELETE FROM history WHERE seq < (SELECT seq FROM history ORDER BY seq DESC LIMIT 1 OFFSET ?) OR last_at < ?").run(
-        bound.keep - 1,
-        keptSince(bound, now),
-      );
-      return entryOfRow(row, corrupt);
-    })
-    .immediate();
+  const text = JSON.stringify(record);
+  db.pragma("synchronous = NORMAL");
+  try {
+    return db
+      .transaction((): HistoryEntry => {
+        const folded = draft.foldKey === undefined ? undefined : (db.prepare(foldSql).get(record.finishedAt, text, draft.foldKey) as HistoryRow | undefined);
+        // a fold adds no row: nothing more to drop
+        if (folded !== undefined) return entryOfRow(folded, corrupt);
+        const row = db.prepare(insertSql).get(record.kind, record.startedAt, record.finishedAt, draft.foldKey ?? null, text) as HistoryRow;
+        db.prepare(pruneSql).run(bound.keep - 1, keptSince(bound, new Date()));
+        return entryOfRow(row, corrupt);
+      })
+      .immediate();
+  } finally {
+    db.pragma("synchronous = FULL");
+  }
 }
 
 export function readSqliteHistory(db: Database.Database, query: HistoryQuery, corrupt: (what: string) => Error): HistoryEntry[] {

@@ -62,7 +62,14 @@ describe("the daemon server's address", () => {
       const err = await startDaemonServer({
         listen: taken,
         reconciler,
-        runs: sharedRunHistory({ state, config: () => config, metrics: new DaemonMetrics(), leads: () => true, logger: silentLogger() }),
+        runs: sharedRunHistory({
+          state,
+          config: () => config,
+          synced: () => reconciler.synced,
+          metrics: new DaemonMetrics(),
+          leads: () => true,
+          logger: silentLogger(),
+        }),
         metrics: new DaemonMetrics(),
         state,
         logger: silentLogger(),

@@ -193,6 +193,7 @@ describe("status page drawing", () => {
       bound: () => defaultHistoryBound,
       replica: "r1",
       follows: () => false,
+      syncedHere: () => true,
       onError: (err) => {
         throw err;
       },

@@ -193,7 +193,14 @@ describe("the webhook receiver", () => {
     const server = await startDaemonServer({
       listen: "127.0.0.1:0",
       reconciler,
-      runs: sharedRunHistory({ state, config: () => config, metrics: new DaemonMetrics(), leads: () => true, logger: silentLogger() }),
+      runs: sharedRunHistory({
+        state,
+        config: () => config,
+        synced: () => reconciler.synced,
+        metrics: new DaemonMetrics(),
+        leads: () => true,
+        logger: silentLogger(),
+      }),
       metrics: new DaemonMetrics(),
       state,
       logger: silentLogger(),

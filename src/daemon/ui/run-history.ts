@@ -48,6 +48,11 @@ export interface RunHistoryOptions {
   readonly replica: string;
   /** Whether another replica runs the environment now (this one is a standby): its rows are read, none written. */
   readonly follows: () => boolean;
+  /**
+   * While this replica runs the environment, its loop's own answer to "synced": it knows, before
+   * the run ends, that a newer revision is being applied. A standby takes the leader's newest row's.
+   */
+  readonly syncedHere: () => boolean;
   /** The newest run changed (this replica's, or the leader's as read). */
   readonly onNewest?: (newest: RunEntry, lastSuccess: LastSuccess | undefined) => void;
   /** A row that could not be written or read: the view stays as it was. */
@@ -97,9 +102,9 @@ export class RunHistory {
     return this.runs[0];
   }
 
-  /** The newest revision stood applied in full when the newest run ended. */
+  /** The newest revision is applied in full: this replica's loop says so, or on a standby the leader's newest run. */
   get synced(): boolean {
-    return this.runs[0]?.record.synced ?? false;
+    return this.opts.follows() ? (this.runs[0]?.record.synced ?? false) : this.opts.syncedHere();
   }
 
   /** The newest run that left the newest revision applied (its quiet repeats included), as the newest row says. */
