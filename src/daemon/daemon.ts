@@ -116,14 +116,8 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
     onTrigger: (reason) => reconciler.trigger(reason),
   });
   const validator = new RepositoryValidator();
-  const history = sharedRunHistory({
-    state,
-    config: () => reconciler.configInForce.config,
-    synced: () => reconciler.synced,
-    metrics,
-    leads: () => election.canApply?.() ?? true,
-    logger,
-  });
+  const leads = (): boolean => election.canApply?.() ?? true;
+  const history = sharedRunHistory({ state, config: () => reconciler.configInForce.config, synced: () => reconciler.synced, metrics, leads, logger });
   // the server's address, known once it listens (links in notifications point at its /status)
   const own: { url?: string | undefined } = {};
   const notifier = createNotifier(config, { env, logger, registry: metrics.registry, ownUrl: () => own.url });
