@@ -15,7 +15,7 @@ import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { runCli } from "../helpers/cli.js";
 import { gitRemote } from "../helpers/git-remote.js";
 import { doc } from "../helpers/plan.js";
-import { dropTestSchemas, pgUrl, testSchema } from "../helpers/postgres.js";
+import { dropTestSchemas, pgUrl, sql, testSchema } from "../helpers/postgres.js";
 import { spawnReplica } from "../helpers/replica.js";
 import type { Replica } from "../helpers/replica.js";
 import { call, testCredentials, testSandbox } from "../helpers/sandbox.js";
@@ -34,7 +34,9 @@ const dump = (): string => replicas.map((r) => `--- ${r.name}\n${r.log.slice(-25
 async function until<T>(read: () => Promise<T> | T, ok: (v: T) => boolean, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    const v = await Promise.resolve().then(read).catch((err: unknown) => err as T);
+    const v = await Promise.resolve()
+      .then(read)
+      .catch((err: unknown) => err as T);
     if (ok(v)) return v;
     if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 400)}\n${dump()}`);
     await sleep(100);
@@ -190,4 +192,66 @@ describe("the history in a PostgreSQL state shared by replicas", () => {
     const runs = (await call(`${b.url}/runs`)).text;
     expect(runs).toMatch(new RegExp(`on [^<]*:${a.child.pid}<`));
   }, 120_000);
+});
+
+describe("the history of a fleet's environments", () => {
+  it("a replica that does not lead an environment shows that environment's leader's last run, synced, on its /status and metrics", async () => {
+    const schema = testSchema();
+    const second = await testSandbox();
+    const fleetDir = await tempRepo({ "config/keys.yaml": doc("OrgKey", "acme", "keyId: org-acme-fleet\nrate: 10") });
+    const target = (box: SandboxHandle): string => `{ gateway: { url: ${box.urls.gateway}, credentialEnv: GW_KEY } }`;
+    await writeFile(
+      path.join(fleetDir, "gatesync.yaml"),
+      `apiVersion: gatesync.dev/v1
+kind: GatesyncConfig
+source: { directory: ./config }
+targets:
+  gateway: { url: http://127.0.0.1:9, credentialEnv: GW_KEY }
+environments:
+  east: { targets: ${target(sandbox)} }
+  west: { targets: ${target(second)} }
+state: { backend: postgres, urlEnv: DATABASE_URL, schema: ${schema} }
+schedule: { interval: 500ms, jitter: 0 }
+server: { listen: "127.0.0.1:0" }
+retries: { max: 2, baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 5000 }
+`,
+    );
+    const env = { GATESYNC_LOG_LEVEL: "info", GW_KEY: testCredentials.gatewayKey, DATABASE_URL: pgUrl };
+    const fleet = [
+      spawnReplica("f1", path.join(fleetDir, "gatesync.yaml"), fleetDir, env),
+      spawnReplica("f2", path.join(fleetDir, "gatesync.yaml"), fleetDir, env),
+    ];
+    replicas.push(...fleet);
+    try {
+      type Fleet = { fleet: { replica: string; leads: string[] } };
+      type Environment = Status & { environment: string; leader: string | null };
+      const leaders = await until(
+        async () => Promise.all(fleet.map(async (r) => ((await call(`${r.url}/status`)).body as Fleet).fleet)),
+        (fs) =>
+          Array.isArray(fs) &&
+          fs
+            .flatMap((f) => f.leads)
+            .sort()
+            .join() === "east,west",
+        60_000,
+      );
+      for (const name of ["east", "west"]) {
+        const leader = leaders.find((f) => f.leads.includes(name))!.replica;
+        const other = fleet[leaders.findIndex((f) => !f.leads.includes(name))]!;
+        const seen = await until(
+          async () => (await call(`${other.url}/environments/${name}/status`)).body as Environment,
+          (s) => s.role === "standby" && s.lastRun !== null && s.synced,
+          60_000,
+        );
+        expect(seen.leader).toBe(leader);
+        expect(seen.lastRun?.replica).toBe(leader);
+        expect(["applied", "noop"]).toContain(seen.lastRun?.result);
+        expect((await call(`${other.url}/metrics`)).text).toMatch(new RegExp(`^gatesync_synced\\{environment="${name}"\\} 1$`, "m"));
+      }
+    } finally {
+      for (const r of fleet) await stop(r, "SIGKILL");
+      await second.stop();
+      for (const name of ["east", "west"]) await sql(`DROP SCHEMA IF EXISTS ${schema}_${name} CASCADE`);
+    }
+  }, 150_000);
 });
