@@ -220,6 +220,16 @@ describe("status page drawing", () => {
     history.runFinished(report("applied", "c3"), plan("update"));
     await history.settled();
     expect(history.entries().map((e) => e.seq)).toEqual([4, 3, 2]);
+    // the same refused revision, again and again: one row, counted
+    history.runFinished(report("invalid", "c4"), undefined);
+    history.runFinished(report("invalid", "c4"), undefined);
+    history.runFinished(report("invalid", "c4"), undefined);
+    await history.settled();
+    expect(history.entries().map((e) => [e.seq, e.record.outcome, e.repeats])).toEqual([
+      [5, "invalid", 2],
+      [4, "applied", 0],
+      [3, "applied", 0],
+    ]);
     expect(history.historyOf("OrgKey/acme").map((h) => h.commit)).toEqual(["c3", "c2"]);
     const seen: boolean[] = [];
     const stop = history.subscribe((s) => seen.push(s.running));

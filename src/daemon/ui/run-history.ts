@@ -74,6 +74,12 @@ function outcomeOf(report: RunReport, id: string, action: Action): string {
   return action === "orphan" ? "orphan" : "planned";
 }
 
+/**
+ * Outcomes a quiet repeat of the run before has — nothing to do, the same refused revision, the
+ * same source still unreachable — folded into its row, so that they do not push real runs out.
+ */
+const repeated = new Set(["noop", "invalid", "source-error"]);
+
 /** Outcomes that mean the newest revision stands applied: the last success on every replica's /status and metrics. */
 const successes = new Set(["applied", "noop"]);
 
@@ -168,10 +174,10 @@ export class RunHistory {
   private async append(report: RunReport, changes: RunRecord["changes"]): Promise<void> {
     try {
       const record = this.recordOf(report, changes);
-      const foldKey = report.result === "noop" && changes.length === 0 ? `run:noop:${report.revision ?? ""}` : undefined;
+      const foldKey = repeated.has(report.result) && changes.length === 0 ? `run:${report.result}:${report.revision ?? ""}` : undefined;
       const newest = this.runs[0];
       const folds =
-        foldKey !== undefined && newest?.record.outcome === "noop" && newest.record.revision === report.revision && newest.record.changes.length === 0;
+        foldKey !== undefined && newest?.record.outcome === report.result && newest.record.revision === report.revision && newest.record.changes.length === 0;
       const shown: RunEntry = folds
         ? { ...newest, record, repeats: newest.repeats + 1, lastAt: report.finishedAt }
         : { seq: (newest?.seq ?? 0) + 1, record, repeats: 0, firstAt: report.startedAt, lastAt: report.finishedAt };
