@@ -13,6 +13,7 @@ import { addPlanCommand } from "./cli/plan-command.js";
 import { addRunCommand } from "./cli/run-command.js";
 import { addSandboxCommand } from "./cli/sandbox-command.js";
 import { addStateCommand } from "./cli/state-command.js";
+import { addHistoryCommand } from "./cli/history-command.js";
 import type { CliIo } from "./cli/cli-io.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
@@ -65,6 +66,7 @@ export function buildProgram(io: CliIo = defaultIo): Command {
   addPlanCommand(program, io);
   addApplyCommand(program, io);
   addStateCommand(program, io);
+  addHistoryCommand(program, io);
   addRunCommand(program, io);
   addSandboxCommand(program, io);
   addDemoCommand(program, io);

@@ -16,6 +16,11 @@ export interface RunReport {
   readonly result: RunResult;
   readonly revision?: string;
   readonly commit?: string;
+  /** The commit's author and subject line (a git source's, bounded: repository text). */
+  readonly author?: string;
+  readonly subject?: string;
+  /** The newest revision stood applied in full when the run ended (gatesync_synced); absent on a standby's turn. */
+  readonly synced?: boolean;
   readonly error?: string;
   readonly diagnostics?: readonly Diagnostic[];
   /** The governance rules' warnings, info and hints of an applied revision (docs/user/rules.md). */

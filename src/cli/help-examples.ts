@@ -55,6 +55,10 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: "gatesync run --once", says: "one run of the daemon, then exit (0 applied or nothing to do)" },
     { line: "gatesync run", says: "the daemon: reconcile on its schedule and on webhooks, serve /healthz, /metrics and the status page" },
   ],
+  history: [
+    { line: "gatesync history", says: "the environment's last runs, newest first: trigger, commit with author and subject, outcome, counts, replica" },
+    { line: "gatesync history --format json --limit 5", says: "the newest 5, as JSON" },
+  ],
   sandbox: [
     { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", says: "a local gateway on 127.0.0.1:8080, with the objects the interfaces cannot create" },
     {

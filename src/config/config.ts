@@ -6,6 +6,7 @@ import path from "node:path";
 import { SchemaRegistry } from "../validate/schema-registry.js";
 import { checkConfigText, readConfigFile } from "./config-text.js";
 import { parseDuration } from "./duration.js";
+import { historyFromDocument } from "./history-section.js";
 import { notificationsFromDocument } from "./notifications.js";
 import { rulesFromDocument } from "../rules/rules-config.js";
 import type { RulesConfig } from "../rules/rules-config.js";
@@ -52,6 +53,8 @@ export interface GatesyncConfig {
   };
   readonly state: StateConfig;
   readonly schedule: ScheduleConfig;
+  /** How much of each environment's history its state keeps (`history:`). */
+  readonly history: ReturnType<typeof historyFromDocument>;
   readonly orphans: "report" | "deactivate";
   /** The guard against mass deactivation (docs/user/renames.md). */
   readonly deactivationGuard: DeactivationGuard;
@@ -80,10 +83,7 @@ export interface GatesyncConfig {
   readonly telemetry?: TelemetryConfig;
   /** Governance rulesets (Spectral), by target: see docs/user/rules.md. */
   readonly rules?: RulesConfig;
-  /**
-   * The rulesets, bundled (withRulesets): set by the daemon, which keeps the last good ones;
-   * a command without them bundles the files when it validates.
-   */
+  /** The rulesets, bundled (withRulesets): set by the daemon, which keeps the last good ones; a command without them bundles the files. */
   readonly rulesets?: PreparedRules;
   /**
    * `environments:` in the file's order (docs/user/environments.md); absent: one implicit
@@ -174,6 +174,7 @@ export function configFromDocument(doc: Raw, file: string | undefined, baseDir: 
     },
     state,
     schedule: scheduleConfig((doc.schedule ?? {}) as Raw),
+    history: historyFromDocument(doc.history),
     orphans: doc.orphans === "deactivate" ? "deactivate" : "report",
     deactivationGuard: deactivationGuard(doc.deactivationGuard as Raw | undefined),
     server: {

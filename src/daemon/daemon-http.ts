@@ -46,14 +46,9 @@ export function allOf(units: readonly EnvironmentUnit[], source: SharedSource): 
     get isStopping() {
       return units.some((u) => u.reconciler.isStopping);
     },
+    // /readyz: this replica's own loops (a standby's /status says what its leader left: `runs`)
     get synced() {
       return units.every((u) => u.reconciler.synced);
-    },
-    get lastRun() {
-      return units.map((u) => u.reconciler.lastRun).find((r) => r !== undefined);
-    },
-    get lastGood() {
-      return units[0]?.reconciler.lastGood;
     },
     get validationOverdue() {
       return units.map((u) => u.reconciler.validationOverdue).find((o) => o !== undefined);
@@ -69,6 +64,7 @@ export function serveDaemon(served: ServedDaemon): Promise<DaemonServer> {
   return startDaemonServer({
     listen: served.listen,
     reconciler: every,
+    runs: units[0]!.history,
     metrics: served.metrics,
     state: units[0]!.snapshots,
     logger: served.logger,

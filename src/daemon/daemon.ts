@@ -284,6 +284,7 @@ async function stopDaemon(logger: Logger, r: Running): Promise<void> {
   for (const u of r.list) await u.notifier?.close();
   await r.a.source.closeShared();
   await r.dispatcher.close();
-  for (const u of r.list) await u.state.close();
+  // each environment's last history row is written before its state closes
+  for (const u of r.list) await u.history.settled().then(() => u.state.close());
   logger.info("daemon stopped");
 }

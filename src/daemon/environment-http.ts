@@ -34,7 +34,13 @@ function leadersOf(http: EnvironmentsHttp): { readonly leader: Map<string, strin
 
 /** One environment's `/status`: the status of a daemon of one environment, with its name and leader. */
 async function environmentStatus(unit: EnvironmentUnit, http: EnvironmentsHttp, leader: string | null): Promise<Record<string, unknown>> {
-  const status = await buildStatus({ reconciler: unit.reconciler, state: unit.snapshots, sourceDescription: http.source, role: () => unit.role() });
+  const status = await buildStatus({
+    reconciler: unit.reconciler,
+    runs: unit.history,
+    state: unit.snapshots,
+    sourceDescription: http.source,
+    role: () => unit.role(),
+  });
   return { environment: unit.name, leader, ...status, nextRunAt: unit.reconciler.nextRunAt ?? null };
 }
 

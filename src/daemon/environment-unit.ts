@@ -21,7 +21,8 @@ import { Reconciler } from "./reconciler.js";
 import type { SharedSource } from "./shared-source.js";
 import { stateViews } from "./state-views.js";
 import type { CachedState } from "./ui/page-cache.js";
-import { RunHistory } from "./ui/run-history.js";
+import { sharedRunHistory } from "./shared-history.js";
+import type { RunHistory } from "./ui/run-history.js";
 import { statusPage } from "./ui/status-page.js";
 import type { StatusPage } from "./ui/status-page.js";
 
@@ -107,9 +108,19 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
   const logger = environment.implicit ? shared.logger : shared.logger.child({ environment: name });
   const metrics = shared.metrics.for(name);
   const state = fencedState(environment, shared);
-  const history = new RunHistory();
-  const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const { canApply, role } = leadershipOf(name, shared);
+  const leads = (): boolean => canApply === undefined || canApply();
+  const replica = shared.leases === undefined ? {} : { replica: shared.leases.name };
+  const history = sharedRunHistory({
+    state,
+    config: () => reconciler.configInForce.config,
+    synced: () => reconciler.synced,
+    metrics,
+    leads,
+    logger,
+    ...replica,
+  });
+  const notifier = createNotifier(config, { env: shared.env, logger, registry: shared.metrics.registry, ownUrl: shared.ownUrl });
   const reconciler = new Reconciler({
     config,
     configHash,

@@ -28,6 +28,7 @@ import type { RunBasis } from "./run-basis.js";
 import { blockedFields, metricResult, refusedCommitFields, runFinishedFields } from "./run-log.js";
 import type { RunReport, RunResult } from "../apply/run-report.js";
 import { withTeamSettings } from "./repository-settings.js";
+import { whereOf } from "./run-record.js";
 import type { ReconcilerOptions } from "./reconciler-options.js";
 
 export type { ReconcilerOptions, RunObserver } from "./reconciler-options.js";
@@ -162,7 +163,7 @@ export class Reconciler {
     if (this.lastGood !== undefined && this.lastGood.revision !== snapshot.revision) this.markSynced(false);
     await this.noteBehind(snapshot.commit);
     const log = this.log.child({ commit: snapshot.commit ?? snapshot.revision });
-    const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
+    const where = whereOf(snapshot);
     let team: RepositorySettings | undefined;
     try {
       team = await this.opts.teamSettings?.read(this.config, snapshot);
@@ -245,7 +246,7 @@ export class Reconciler {
     finish: (result: RunResult, extra?: Partial<RunReport>) => RunReport,
   ): Promise<RunReport> {
     const { log, reassert } = how;
-    const where = { revision: snapshot.revision, ...(snapshot.commit === undefined ? {} : { commit: snapshot.commit }) };
+    const where = whereOf(snapshot);
     log.info({ reason: run.reason, reassert }, "run started");
     this.opts.observer?.runStarted(run.reason);
     this.opts.onRunStart?.(where);
@@ -281,7 +282,6 @@ export class Reconciler {
     const ok = applySucceeded(summary);
     if (ok) {
       this.lastGood = { ...where, configHash: this.configHash, teamHash: how.teamHash, state: result.stateAfter, at: new Date().toISOString() };
-      this.opts.metrics.setLastSuccess(Date.now() / 1000);
       this.opts.metrics.setCommitsBehind(0);
       this.opts.metrics.setCommit(snapshot.commit ?? snapshot.revision);
     }
@@ -294,14 +294,16 @@ export class Reconciler {
   /** Ends a run: its report, metrics, the failure count that paces retries, and whether all is synced. */
   private finish(run: RunInProgress, result: RunResult, extra: Partial<RunReport>): RunReport {
     const durationMs = Math.round(performance.now() - run.t0);
-    const report: RunReport = { reason: run.reason, startedAt: run.started.toISOString(), finishedAt: new Date().toISOString(), durationMs, result, ...extra };
-    this.lastRun = report;
     const label = metricResult(result, extra.summary);
     this.opts.metrics.runFinished(label, durationMs / 1000);
     const failing = result === "partial" || result === "error" || result === "source-error";
     this.consecutiveFailures = failing ? this.consecutiveFailures + 1 : 0;
-    // blocked changes are part of the repository no apply will make: not synced while they remain
-    this.markSynced((result === "applied" || result === "noop") && this.blockedLeft === 0);
+    // blocked changes are part of the repository no apply will make: not synced while they remain;
+    // a standby's turn says nothing of it (its history follows the leader's runs: shared-history.ts)
+    if (result !== "standby") this.markSynced((result === "applied" || result === "noop") && this.blockedLeft === 0);
+    const [startedAt, finishedAt, synced] = [run.started.toISOString(), new Date().toISOString(), result === "standby" ? {} : { synced: this.synced }];
+    const report: RunReport = { reason: run.reason, startedAt, finishedAt, durationMs, result, ...extra, ...synced };
+    this.lastRun = report;
     this.opts.onRun?.(report, run.plan);
     return report;
   }

@@ -19,6 +19,8 @@ import type { GatesyncConfig } from "../config/config.js";
 import type { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import type { StatusPage } from "./ui/status-page.js";
+import type { RunHistory } from "./ui/run-history.js";
+import type { RunEntry } from "./run-record.js";
 import { handleStateRead } from "./state-endpoint.js";
 import { handleConfigRead } from "./config-endpoint.js";
 import { ReadSlots, handleEnvironmentSync, handleSync, handleWebhook, isEnvironmentSyncPath } from "./triggers.js";
@@ -32,12 +34,17 @@ const healthSummary = (health: { readonly ok: boolean; readonly checkedAt: strin
 });
 
 /** What the server reads of the reconcile loop (with environments: of all of them). */
-export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced" | "lastRun" | "lastGood"> & Partial<Pick<Reconciler, "validationOverdue">>;
+export type ServedReconciler = Pick<Reconciler, "trigger" | "isStopping" | "synced"> & Partial<Pick<Reconciler, "validationOverdue">>;
+
+/** What /status reads of the runs: the history's newest (ui/run-history.ts), the leader's on a standby. */
+export type RunView = Pick<RunHistory, "fresh" | "newest" | "lastSuccess" | "synced">;
 
 export interface DaemonServerOptions {
   /** `host:port`; port 0 picks a free one. */
   readonly listen: string;
   readonly reconciler: ServedReconciler;
+  /** The runs /status names (with environments: the first environment's, as for `state`). */
+  readonly runs: RunView;
   readonly metrics: DaemonMetrics;
   /** The state as /status and the pages read it: a shared, cached snapshot (ui/page-cache.ts). */
   readonly state: { read(): Promise<StateSnapshot>; readonly description: string };
@@ -92,8 +99,9 @@ export function parseListen(listen: string): { host: string; port: number } {
 const json = (status: number, body: unknown): Reply => ({ status, body });
 
 export async function buildStatus(
-  opts: Pick<DaemonServerOptions, "reconciler" | "state" | "sourceDescription" | "role" | "config">,
+  opts: Pick<DaemonServerOptions, "reconciler" | "runs" | "state" | "sourceDescription" | "role" | "config">,
 ): Promise<Record<string, unknown>> {
+  await opts.runs.fresh();
   const state = await opts.state.read();
   let resources = resourcesOf.get(state);
   if (resources === undefined) {
@@ -118,45 +126,58 @@ export async function buildStatus(
 /** The resources of /status, listed once per snapshot of the state (the snapshot is shared and cached). */
 const resourcesOf = new WeakMap<StateSnapshot, unknown[]>();
 
-function statusHead(opts: Pick<DaemonServerOptions, "reconciler" | "sourceDescription" | "role" | "config">, state: StateSnapshot): Record<string, unknown> {
+function statusHead(
+  opts: Pick<DaemonServerOptions, "reconciler" | "runs" | "sourceDescription" | "role" | "config">,
+  state: StateSnapshot,
+): Record<string, unknown> {
   const r = opts.reconciler;
-  const last = r.lastRun;
+  const newest = opts.runs.newest();
+  const success = opts.runs.lastSuccess();
   return {
     service: "gatesync",
     role: opts.role?.() ?? "single",
     ready: !r.isStopping,
-    synced: r.synced,
+    synced: opts.runs.synced,
     source: opts.sourceDescription,
     ...(opts.config === undefined ? {} : { config: opts.config() }),
-    commit: r.lastGood?.commit ?? r.lastGood?.revision ?? null,
-    lastSuccess: r.lastGood === undefined ? null : { at: r.lastGood.at, revision: r.lastGood.revision },
-    lastRun:
-      last === undefined
-        ? null
-        : {
-            reason: last.reason,
-            result: last.result,
-            startedAt: last.startedAt,
-            durationMs: last.durationMs,
-            revision: last.revision ?? null,
-            ...(last.error === undefined ? {} : { error: last.error }),
-            ...(last.diagnostics === undefined ? {} : { errors: last.diagnostics.filter((d) => d.severity === "error") }),
-            // the governance rules' warnings, info and hints of an applied revision
-            ...(last.ruleFindings === undefined ? {} : { ruleFindings: last.ruleFindings }),
-            // operator settings the repository's gatesync.yaml writes, which the daemon ignores
-            ...(last.ignoredSettings === undefined ? {} : { ignoredSettings: last.ignoredSettings }),
-            ...(last.summary === undefined
-              ? {}
-              : {
-                  applied: last.summary.applied.length,
-                  failed: last.summary.failed,
-                  inDoubt: last.summary.inDoubt,
-                  blocked: last.summary.blocked,
-                  calls: last.summary.calls,
-                }),
-          },
-    plan: last?.plan ?? null,
+    commit: success?.commit ?? success?.revision ?? null,
+    lastSuccess: success === undefined ? null : { at: success.at, revision: success.revision },
+    lastRun: newest === undefined ? null : lastRunOf(newest),
+    plan: newest?.record.report.plan ?? null,
     state: { lineage: state.lineage, serial: state.serial },
+  };
+}
+
+/** The newest run as /status names it: by whichever replica ran it, with its commit's author and subject. */
+function lastRunOf(newest: RunEntry): Record<string, unknown> {
+  const { record } = newest;
+  const last = record.report;
+  return {
+    reason: record.trigger,
+    result: record.outcome,
+    startedAt: record.startedAt,
+    durationMs: record.durationMs,
+    revision: record.revision ?? null,
+    ...(record.commit === undefined ? {} : { commit: record.commit }),
+    ...(record.author === undefined ? {} : { author: record.author }),
+    ...(record.subject === undefined ? {} : { subject: record.subject }),
+    replica: record.replica,
+    ...(newest.repeats === 0 ? {} : { repeats: newest.repeats, since: newest.firstAt }),
+    ...(last.error === undefined ? {} : { error: last.error }),
+    ...(last.diagnostics === undefined ? {} : { errors: last.diagnostics.filter((d) => d.severity === "error") }),
+    // the governance rules' warnings, info and hints of an applied revision
+    ...(last.ruleFindings === undefined ? {} : { ruleFindings: last.ruleFindings }),
+    // operator settings the repository's gatesync.yaml writes, which the daemon ignores
+    ...(last.ignoredSettings === undefined ? {} : { ignoredSettings: last.ignoredSettings }),
+    ...(last.summary === undefined
+      ? {}
+      : {
+          applied: record.counts.applied,
+          failed: last.summary.failed,
+          inDoubt: last.summary.inDoubt,
+          blocked: last.summary.blocked,
+          calls: last.summary.calls,
+        }),
   };
 }
 

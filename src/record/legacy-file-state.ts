@@ -10,6 +10,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { ErrorCode, StateError, UsageError } from "../errors.js";
+import type { HistoryEntry } from "./history.js";
 import type { ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 import { recordOfJson } from "./lazy-record.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
@@ -137,6 +138,15 @@ export class LegacyFileState implements StateBackend {
 
   replaceAll(): Promise<void> {
     return Promise.reject(this.readOnly());
+  }
+
+  appendHistory(): Promise<never> {
+    return Promise.reject(this.readOnly());
+  }
+
+  /** The old file state kept no history. */
+  readHistory(): Promise<HistoryEntry[]> {
+    return Promise.resolve([]);
   }
 
   close(): Promise<void> {

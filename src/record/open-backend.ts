@@ -3,7 +3,8 @@ import path from "node:path";
 import type { GatesyncConfig } from "../config/config.js";
 import { ConfigError, ErrorCode, StateError } from "../errors.js";
 import { PostgresStateBackend } from "./postgres-backend.js";
-import { migrateCommand, SqliteStateBackend } from "./sqlite-backend.js";
+import { SqliteStateBackend } from "./sqlite-backend.js";
+import { migrateCommand } from "./sqlite-open.js";
 import type { StateBackend } from "./state.js";
 import { redactingState } from "./redacting-state.js";
 

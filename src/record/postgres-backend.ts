@@ -2,9 +2,7 @@
  * The state in PostgreSQL, for several replicas and for plans computed in CI against the
  * state the daemon uses. The same contract as the SQLite backend (test/record/backend-contract.test.ts):
  *
- * - Tables live in their own schema and are created and migrated at start, by versioned
- *   migrations run under a transaction-scoped advisory lock, so concurrent starts do not race.
- *   A state already at the current version needs no DDL: read-only users can plan.
+ * - Tables live in their own schema and are created and migrated at start (postgres-schema.ts).
  * - `read()` is one REPEATABLE READ, READ ONLY transaction: a consistent snapshot, no lock.
  * - The writer's lock is a session advisory lock held on a dedicated connection, and every
  *   write travels on that same connection, in its own transaction that bumps the serial. A
@@ -15,11 +13,13 @@ import { createRequire } from "node:module";
 import type pg from "pg";
 import { ConfigError, ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
-import { payloadFields } from "./lazy-record.js";
-import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
-import type { HeadRow, PayloadColumns } from "./read-rows.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 import { recordProblem, stateFormatVersion } from "./state.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
+import { appendPostgresHistory, readPostgresHistory } from "./postgres-history.js";
+import { lockKeys, migratePostgres } from "./postgres-schema.js";
+import { readSnapshotIn } from "./postgres-read.js";
 
 const require = createRequire(import.meta.url);
 let pgLoaded: typeof pg | undefined;
@@ -35,38 +35,6 @@ export interface PostgresBackendOptions {
   /** The sessions' application_name (a fleet replica's: a replica taking over its leases ends them). */
   readonly applicationName?: string;
 }
-
-/** Advisory lock keys: (hashtext(schema), n). */
-export const lockKeys = { migrate: 0, state: 1 } as const;
-
-const migrations: ReadonlyArray<{ version: number; sql: (s: string) => string }> = [
-  {
-    version: 1,
-    sql: (s) => `
-      CREATE TABLE IF NOT EXISTS ${s}.meta (
-        id int PRIMARY KEY DEFAULT 1 CHECK (id = 1),
-        format_version int NOT NULL,
-        lineage text NOT NULL DEFAULT '',
-        serial bigint NOT NULL DEFAULT 0,
-        hash_key text,
-        lock_owner text,
-        lock_since timestamptz
-      );
-      INSERT INTO ${s}.meta (id, format_version) VALUES (1, ${stateFormatVersion}) ON CONFLICT (id) DO NOTHING;
-      CREATE TABLE IF NOT EXISTS ${s}.resources (
-        id text PRIMARY KEY,
-        kind text NOT NULL,
-        record jsonb NOT NULL,
-        serial bigint NOT NULL,
-        updated_at timestamptz NOT NULL DEFAULT now()
-      );`,
-  },
-];
-
-/** A record's row as read: the record without its payloads, and each payload's JSON text or presence. */
-type Row = { readonly id: string; readonly head: unknown } & PayloadColumns;
-
-export const latestMigration = migrations[migrations.length - 1]!.version;
 
 function ioError(what: string, err: unknown): StateError {
   const e = err as { code?: string; message?: string };
@@ -108,45 +76,11 @@ export class PostgresStateBackend implements StateBackend {
 
   /** Creates or migrates the tables once; a state at the current version needs no DDL. */
   migrate(): Promise<void> {
-    this.ready ??= this.runMigrations().catch((err: unknown) => {
+    this.ready ??= migratePostgres(this.pool, this.opts.schema, this.s).catch((err: unknown) => {
       this.ready = undefined;
       throw err instanceof StateError ? err : ioError("cannot prepare the state tables", err);
     });
     return this.ready;
-  }
-
-  private async runMigrations(): Promise<void> {
-    const current = await this.pool.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${this.s}.schema_migrations`).then(
-      (r) => r.rows[0]?.v ?? 0,
-      () => -1,
-    );
-    if (current === latestMigration) return;
-    if (current > latestMigration) {
-      throw new StateError(
-        ErrorCode.STATE_VERSION,
-        `the state tables in schema ${this.opts.schema} are at version ${current}; this gatesync knows up to ${latestMigration}`,
-        { hint: "use the newer gatesync that migrated them" },
-      );
-    }
-    const client = await this.pool.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock(hashtext($1), $2)", [this.opts.schema, lockKeys.migrate]);
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.s}`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${this.s}.schema_migrations (version int PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-      const applied = new Set((await client.query<{ version: number }>(`SELECT version FROM ${this.s}.schema_migrations`)).rows.map((r) => r.version));
-      for (const m of migrations) {
-        if (applied.has(m.version)) continue;
-        await client.query(m.sql(this.s));
-        await client.query(`INSERT INTO ${this.s}.schema_migrations (version) VALUES ($1)`, [m.version]);
-      }
-      await client.query("COMMIT");
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
   }
 
   async readVersion(): Promise<StateVersion> {
@@ -162,61 +96,11 @@ export class PostgresStateBackend implements StateBackend {
 
   async read(options?: ReadOptions): Promise<StateSnapshot> {
     await this.migrate();
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw ioError("cannot connect to the state database", err);
-    }
-    try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const snapshot = await this.readIn(client, options?.payloadsFor);
-      await client.query("COMMIT");
-      return snapshot;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      if (err instanceof StateError) throw err;
-      throw ioError("cannot read the state", err);
-    } finally {
-      client.release();
-    }
-  }
-
-  /**
-   * The snapshot, in the read transaction: each record without its payloads (parsed) and each
-   * payload's JSON text, parsed when read (lazy-record.ts) — or, with a chooser, first only
-   * whether each payload is there, then the payloads of the records it chooses.
-   */
-  private async readIn(client: pg.PoolClient, chooser: ReadOptions["payloadsFor"]): Promise<StateSnapshot> {
-    const meta = (
-      await client.query<{ format_version: number; lineage: string; serial: string; hash_key: string | null }>(
-        `SELECT format_version, lineage, serial, hash_key FROM ${this.s}.meta WHERE id = 1`,
-      )
-    ).rows[0];
-    if (meta === undefined) throw this.corrupt("the meta row is missing");
-    if (meta.format_version > stateFormatVersion) {
-      throw new StateError(ErrorCode.STATE_VERSION, `the state has format ${meta.format_version}; this gatesync reads format ${stateFormatVersion}`, {
-        hint: "use the newer gatesync that wrote it",
-      });
-    }
-    const texts = payloadFields.map((f) => `(record -> '${f}')::text AS ${f}`).join(", ");
-    const columns = chooser === undefined ? texts : payloadFields.map((f) => `(record -> '${f}') IS NOT NULL AS ${f}`).join(", ");
-    const head = `CASE jsonb_typeof(record) WHEN 'object' THEN record ${payloadFields.map((f) => `- '${f}'`).join(" ")} ELSE record END AS head`;
-    const rows: HeadRow[] = (await client.query<Row>(`SELECT id, ${head}, ${columns} FROM ${this.s}.resources ORDER BY id`)).rows.map((r) => ({
-      id: r.id,
-      head: r.head,
-      texts: payloadTexts(r),
-    }));
-    const heads: StateSnapshot = {
-      lineage: meta.lineage,
-      serial: Number(meta.serial),
-      hashKey: meta.hash_key ?? undefined,
-      resources: recordsOf(rows, (what) => this.corrupt(what)),
-    };
-    if (chooser === undefined) return heads;
-    const chosen = [...chooser(heads)];
-    const loaded = (await client.query<Row>(`SELECT id, ${texts} FROM ${this.s}.resources WHERE id = ANY($1::text[])`, [chosen])).rows;
-    return withPayloads(heads, rows, new Map(loaded.map((r) => [r.id, payloadTexts(r)])));
+    return this.inTransaction(
+      "cannot read the state",
+      (client) => readSnapshotIn(client, this.s, options?.payloadsFor, (what) => this.corrupt(what)),
+      "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    );
   }
 
   async lock(owner: string): Promise<StateLock> {
@@ -396,6 +280,39 @@ export class PostgresStateBackend implements StateBackend {
         ]);
       }
     });
+  }
+
+  async appendHistory(draft: HistoryDraft, bound: HistoryBound): Promise<HistoryEntry> {
+    await this.migrate();
+    return this.inTransaction("cannot write the history", (client) => appendPostgresHistory(client, this.s, draft, bound, (what) => this.corrupt(what)));
+  }
+
+  async readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
+    await this.migrate();
+    return readPostgresHistory(this.pool, this.s, query, (what) => this.corrupt(what)).catch((err: unknown) => {
+      throw err instanceof StateError ? err : ioError("cannot read the history", err);
+    });
+  }
+
+  /** `work` in a transaction of its own on a pooled connection. */
+  private async inTransaction<T>(what: string, work: (client: pg.PoolClient) => Promise<T>, begin = "BEGIN"): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw ioError("cannot connect to the state database", err);
+    }
+    try {
+      await client.query(begin);
+      const out = await work(client);
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err instanceof StateError ? err : ioError(what, err);
+    } finally {
+      client.release();
+    }
   }
 
   async close(): Promise<void> {

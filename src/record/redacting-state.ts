@@ -10,6 +10,8 @@
 import { materialize } from "../kinds/document-ref.js";
 import { redactor, scrubDeep } from "../secrets/redaction.js";
 import { mapLazyRecord, withReadPayloads } from "./lazy-record.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 
 /** The snapshot with every record scrubbed, payloads held as text included (when they are read). */
@@ -59,6 +61,15 @@ export class RedactingState implements StateBackend {
 
   replaceAll(snapshot: StateSnapshot): Promise<void> {
     return this.backend.replaceAll({ ...snapshot, resources: new Map([...snapshot.resources].map(([id, r]) => [id, storable(r)])) });
+  }
+
+  appendHistory(draft: HistoryDraft, bound: HistoryBound): Promise<HistoryEntry> {
+    // a row holds error texts and diagnostics: scrubbed like a record
+    return this.backend.appendHistory(scrubDeep(draft), bound).then(scrubDeep);
+  }
+
+  async readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
+    return scrubDeep(await this.backend.readHistory(query));
   }
 
   close(): Promise<void> {

@@ -4,6 +4,7 @@
  * plan never creates one). Planning needs only `read`; anything that would write is refused.
  */
 import { ErrorCode, StateError } from "../errors.js";
+import type { HistoryEntry } from "./history.js";
 import type { StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 
 export class SnapshotState implements StateBackend {
@@ -46,6 +47,15 @@ export class SnapshotState implements StateBackend {
 
   replaceAll(): Promise<void> {
     return this.refuse();
+  }
+
+  appendHistory(): Promise<never> {
+    return this.refuse();
+  }
+
+  /** A copy for planning holds records, not the history. */
+  readHistory(): Promise<HistoryEntry[]> {
+    return Promise.resolve([]);
   }
 
   close(): Promise<void> {

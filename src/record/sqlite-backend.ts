@@ -13,16 +13,20 @@
  *   the cause and the remedy; the transaction rolls back and the state stays as it was.
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, openSync, readSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { ensureDirectory } from "../ensure-directory.js";
 import { ErrorCode, InternalError, StateError } from "../errors.js";
 import { boundRecord } from "./bound-record.js";
+import type { HistoryBound } from "../config/history-section.js";
+import type { HistoryDraft, HistoryEntry, HistoryQuery } from "./history.js";
 import { payloadFields } from "./lazy-record.js";
 import { payloadTexts, recordsOf, withPayloads } from "./read-rows.js";
 import type { HeadRow, PayloadColumns } from "./read-rows.js";
 import { assertHolder, fenceLock, refreshLock, releaseLock, takeLock } from "./sqlite-lock.js";
+import { checkSqliteHeader, retryWhileBusy } from "./sqlite-open.js";
+import { appendSqliteHistory, readSqliteHistory } from "./sqlite-history.js";
 import { migrateSqlite } from "./sqlite-schema.js";
 import type { ReadOptions, ResourceRecord, StateBackend, StateLock, StateSnapshot, StateVersion } from "./state.js";
 import { emptySnapshot, recordProblem, stateFormatVersion } from "./state.js";
@@ -55,26 +59,6 @@ const selectPayloads = `SELECT id, ${texts} FROM resources WHERE id IN (SELECT v
 
 const headRow = (row: Row): HeadRow => ({ id: row.id, head: JSON.parse(row.head) as unknown, texts: payloadTexts(row) });
 
-const sqliteHeader = "SQLite format 3\0";
-
-/** The command that moves an old JSON state file into SQLite. */
-export function migrateCommand(jsonFile: string, dbFile: string): string {
-  return `gatesync state migrate --from file:${jsonFile} --to sqlite:${dbFile}`;
-}
-
-/** Runs `work` again (20 ms apart, blocking: it only happens while opening) while SQLite answers SQLITE_BUSY, for at most `ms`. */
-function retryWhileBusy<T>(work: () => T, ms: number): T {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return work();
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() > until) throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-    }
-  }
-}
-
 export class SqliteStateBackend implements StateBackend {
   readonly file: string;
   readonly description: string;
@@ -103,7 +87,7 @@ export class SqliteStateBackend implements StateBackend {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
     }
-    this.checkHeader();
+    checkSqliteHeader(this.file, (what) => this.corrupt(what));
     const db = new Database(this.file, { fileMustExist: true, timeout: this.opts.busyTimeoutMs ?? 5_000 });
     try {
       // two processes opening a new state at once: switching it to WAL answers SQLITE_BUSY at
@@ -117,27 +101,6 @@ export class SqliteStateBackend implements StateBackend {
     }
     this.db = db;
     return db;
-  }
-
-  /** A file that is not SQLite is never opened as one (SQLite would call it "not a database"). */
-  private checkHeader(): void {
-    const fd = openSync(this.file, "r");
-    const buf = Buffer.alloc(16);
-    let n: number;
-    try {
-      n = readSync(fd, buf, 0, 16, 0);
-    } finally {
-      closeSync(fd);
-    }
-    if (n === 0 || buf.toString("latin1", 0, n) === sqliteHeader) return;
-    if (buf.toString("utf8", 0, n).trimStart().startsWith("{")) {
-      const target = this.file.endsWith(".json") ? `${this.file.slice(0, -5)}.db` : `${this.file}.db`;
-      throw new StateError(ErrorCode.STATE_VERSION, `the state ${this.file} is an old gatesync state file (JSON), not a SQLite database`, {
-        hint: `move it over with \`${migrateCommand(this.file, target)}\` and set state.path to ${target}`,
-        location: { file: this.file },
-      });
-    }
-    throw this.corrupt("it is not a SQLite database");
   }
 
   /** Runs `work`, turning storage failures into STATE_IO / STATE_CORRUPT errors. */
@@ -326,6 +289,22 @@ export class SqliteStateBackend implements StateBackend {
       const insert = db.prepare("INSERT INTO resources (id, kind, record, serial, updated_at) VALUES (?, ?, ?, ?, ?)");
       const t = new Date().toISOString();
       for (const [id, kind, text] of rows) insert.run(id, kind, text, snapshot.serial, t);
+    });
+  }
+
+  /** A state never written is created by its first row (the daemon's first run may be refused before any record). */
+  async appendHistory(draft: HistoryDraft, bound: HistoryBound): Promise<HistoryEntry> {
+    await ensureDirectory(path.dirname(this.file)).catch((err: unknown) => {
+      throw stateIoError("cannot create the state's directory", path.dirname(this.file), err);
+    });
+    return this.guard("cannot write the history", () => appendSqliteHistory(this.connection(true)!, draft, bound, (what) => this.corrupt(what)));
+  }
+
+  // eslint-disable-next-line @typescript-eslint/require-await
+  async readHistory(query: HistoryQuery): Promise<HistoryEntry[]> {
+    return this.guard("cannot read the history", () => {
+      const db = this.connection(false);
+      return db === undefined ? [] : readSqliteHistory(db, query, (what) => this.corrupt(what));
     });
   }
 

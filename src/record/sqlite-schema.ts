@@ -37,6 +37,21 @@ const migrations: ReadonlyArray<{ readonly version: number; readonly sql: string
       ) STRICT;
       INSERT INTO lock (id) VALUES (1);`,
   },
+  {
+    // the environment's history (history.ts): rows never touch the records or the serial
+    version: 2,
+    sql: `
+      CREATE TABLE history (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        last_at TEXT NOT NULL,
+        repeats INTEGER NOT NULL DEFAULT 0,
+        fold_key TEXT,
+        record TEXT NOT NULL CHECK (json_valid(record))
+      ) STRICT;
+      CREATE INDEX history_by_kind ON history (kind, seq);`,
+  },
 ];
 
 export const latestSqliteMigration = migrations[migrations.length - 1]!.version;

@@ -4,6 +4,7 @@
  * Terraform. No secret value is ever held here: sensitive values are keyed hashes.
  */
 import type { Deferred } from "../deferred.js";
+import type { HistoryStore } from "./history.js";
 
 export const stateFormatVersion = 1;
 
@@ -93,8 +94,8 @@ export interface ReadOptions {
   readonly payloadsFor?: (heads: StateSnapshot) => ReadonlySet<string>;
 }
 
-/** A state store. Writes are per resource, durable when the promise resolves. */
-export interface StateBackend {
+/** A state store. Writes are per resource, durable when the promise resolves. The environment's history lives beside the records (history.ts). */
+export interface StateBackend extends HistoryStore {
   /** Everything, as of now (payloads as `options` choose). Needs no lock. */
   read(options?: ReadOptions): Promise<StateSnapshot>;
   /** The lineage and serial alone, no record read (cheap: the daemon asks before each run). Needs no lock. */

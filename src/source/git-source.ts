@@ -22,6 +22,10 @@ import { readFileSync } from "node:fs";
 import { Locator } from "../load/yaml-locator.js";
 import { similar } from "../similar.js";
 import { quietGit } from "./quiet-git.js";
+import { boundText } from "../bounded-text.js";
+
+/** Characters of a commit's author or subject kept (repository text: it goes to the history and the pages). */
+const maxCommitTextChars = 200;
 
 export interface GitSourceOptions {
   readonly url: string;
@@ -118,7 +122,7 @@ export class GitSource implements Source {
       if (!(await exists(root)))
         throw new SourceError(ErrorCode.SOURCE_INVALID, `the sub-directory ${this.opts.subdirectory ?? "."} does not exist at ${commit.slice(0, 12)}`);
       await this.contain(root, commit);
-      this.last = { root, boundary: this.dir, revision: commit, commit };
+      this.last = { root, boundary: this.dir, revision: commit, commit, ...(await this.authorAndSubject(git, commit)) };
       return this.last;
     } catch (err) {
       if (err instanceof SourceError) throw err;
@@ -158,6 +162,14 @@ export class GitSource implements Source {
     throw new SourceError(ErrorCode.PATH_ESCAPE, `the sub-directory ${this.opts.subdirectory ?? "."} leads outside the repository at ${commit.slice(0, 12)}`, {
       hint: "a symbolic link (or `..`) in the sub-directory's path points outside the checkout: nothing is read or applied from this commit",
     });
+  }
+
+  /** Who wrote the commit and its subject line, for the history; nothing when git cannot say. */
+  private async authorAndSubject(git: SimpleGit, commit: string): Promise<{ author?: string; subject?: string }> {
+    const out = await git.raw(["log", "-1", "--no-show-signature", "--format=%an%x00%s", commit]).catch(() => undefined);
+    const nul = out?.indexOf("\0") ?? -1;
+    if (out === undefined || nul < 0) return {};
+    return { author: boundText(out.slice(0, nul), maxCommitTextChars), subject: boundText(out.slice(nul + 1).replace(/\n$/, ""), maxCommitTextChars) };
   }
 
   /** One `ls-remote`: has the followed ref stayed at the last commit? (A pinned commit always has.) */

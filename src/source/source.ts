@@ -10,6 +10,9 @@ export interface SourceSnapshot {
   readonly revision: string;
   /** The commit, for git sources. */
   readonly commit?: string;
+  /** The commit's author (name) and subject line, for git sources: repository text, bounded (record/history.ts). */
+  readonly author?: string;
+  readonly subject?: string;
 }
 
 /** What a fetch knows of why it was asked for. */

@@ -84,6 +84,8 @@ class MemoryState {
       remove: (id) => change(() => this.records.delete(id)),
       initialise: () => change(() => undefined),
       replaceAll: () => Promise.reject(new Error("not used")),
+      appendHistory: () => Promise.reject(new Error("not used")),
+      readHistory: () => Promise.resolve([]),
       close: () => Promise.resolve(),
     };
   }

@@ -102,7 +102,20 @@ describe("the interface registry", () => {
         calls: { ...counts, checks: 0, retries: 0, pauses: 0 },
       };
       expect(renderSummary(applied, painter(false))).toContain("Calls: gateway 0, portal 0, dashboard 0, llm 0, mail 2; 0 retries, 0 pauses for Retry-After.");
-      const page = runsPage([{ seq: 1, report: { ...report, summary: applied }, changes: [], repeats: 0, lastAt: report.startedAt }]).text;
+      const record = {
+        kind: "run" as const,
+        trigger: report.reason,
+        outcome: report.result,
+        counts: { applied: 0, failed: 0, inDoubt: 0, blocked: 0, skipped: 0, changes: 0, calls: 2 },
+        durationMs: report.durationMs,
+        startedAt: report.startedAt,
+        finishedAt: report.finishedAt,
+        replica: "test",
+        synced: true,
+        report: { ...report, summary: applied },
+        changes: [],
+      };
+      const page = runsPage([{ seq: 1, record, repeats: 0, firstAt: report.startedAt, lastAt: report.startedAt }]).text;
       expect(page).toContain("<th>Calls (gateway / portal / dashboard / LLM / Mail)</th>");
       expect(page).toContain("<td>0 / 0 / 0 / 0 / 2</td>");
     } finally {

@@ -50,7 +50,7 @@ describe("gatesync completion bash, in a real bash", () => {
   });
 
   it("completes commands, subcommands, options and their choices", async () => {
-    expect((await tab("gatesync ")).candidates).toEqual(["apply", "completion", "demo", "init", "plan", "run", "sandbox", "state", "validate"]);
+    expect((await tab("gatesync ")).candidates).toEqual(["apply", "completion", "demo", "history", "init", "plan", "run", "sandbox", "state", "validate"]);
     expect((await tab("gatesync st")).candidates).toEqual(["state"]);
     expect((await tab("gatesync state re")).candidates).toEqual(["resolve"]);
     expect((await tab("gatesync plan --fo")).candidates).toEqual(["--format"]);

@@ -62,6 +62,8 @@ const steps: readonly Step[] = [
   { line: "gatesync state migrate --from sqlite:.gatesync/state.db --to sqlite:copy.db", where: "repo", exit: 0 },
   { line: "gatesync run --once", where: "repo", exit: 0 },
   { line: "gatesync run", where: "repo", exit: 0, until: /"msg":"run finished"/, address: ["--listen", "127.0.0.1:0"] },
+  { line: "gatesync history", where: "repo", exit: 0, shows: /#\d+ \S+ (applied|noop) / },
+  { line: "gatesync history --format json --limit 5", where: "repo", exit: 0, shows: /"outcome": "(applied|noop)"/ },
   { line: "gatesync state resolve ApiProduct/storefront --forget", where: "repo", exit: 0 },
   { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", where: "repo", exit: 0, until: /sandbox listening on/, address: ["--port", "0"] },
   {

@@ -91,13 +91,18 @@ describe("replicas on a shared PostgreSQL state", () => {
     expect(sandbox.inspect.calls().counts.createProduct?.total).toBe(1);
     expect(sandbox.inspect.store.products.size).toBe(1);
     const standby = (await role(a)) === "standby" ? a : b;
+    const leader = standby === a ? b : a;
     const status = (await call(`${standby.url}/status`)).body as {
       role: string;
-      lastRun: { result: string };
+      synced: boolean;
+      lastRun: { result: string; replica: string };
       resources: Array<{ id: string; status: string }>;
     };
     expect(status.role).toBe("standby");
-    expect(status.lastRun.result).toBe("standby");
+    // the standby describes the environment: the leader's last run, read from the shared state
+    expect(["applied", "noop"]).toContain(status.lastRun.result);
+    expect(status.lastRun.replica).toContain(`:${leader.child.pid}`);
+    expect(status.synced).toBe(true);
     expect(status.resources.map((x) => x.id).sort()).toEqual(["ApiProduct/shop", "OrgKey/acme", "OrgKey/globex"]);
     const metrics = (await call(`${standby.url}/metrics`)).text;
     expect(metrics).toMatch(/^gatesync_leader 0$/m);

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Agent } from "undici";
 import { configFromDocument } from "../../src/config/config.js";
 import { DaemonMetrics } from "../../src/daemon/metrics.js";
+import { sharedRunHistory } from "../../src/daemon/shared-history.js";
 import { Reconciler } from "../../src/daemon/reconciler.js";
 import { parseListen, startDaemonServer } from "../../src/daemon/server.js";
 import { ConfigError } from "../../src/errors.js";
@@ -61,6 +62,14 @@ describe("the daemon server's address", () => {
       const err = await startDaemonServer({
         listen: taken,
         reconciler,
+        runs: sharedRunHistory({
+          state,
+          config: () => config,
+          synced: () => reconciler.synced,
+          metrics: new DaemonMetrics(),
+          leads: () => true,
+          logger: silentLogger(),
+        }),
         metrics: new DaemonMetrics(),
         state,
         logger: silentLogger(),

@@ -8,7 +8,11 @@ import { redactor, registerSecret } from "../../src/secrets/redaction.js";
 import { escapeHtml, html, rootOf } from "../../src/daemon/ui/html.js";
 import { maxShownChars, pretty, resourcePage, settleCommands } from "../../src/daemon/ui/resource-page.js";
 import { filterFrom, matches } from "../../src/daemon/ui/resources-page.js";
+import path from "node:path";
 import { RunHistory } from "../../src/daemon/ui/run-history.js";
+import { defaultHistoryBound } from "../../src/config/history-section.js";
+import { SqliteStateBackend } from "../../src/record/sqlite-backend.js";
+import { tempRepo } from "../helpers/temp-repo.js";
 import { planPage } from "../../src/daemon/ui/plan-page.js";
 import { PlanPreview } from "../../src/daemon/ui/plan-preview.js";
 import type { PlanRun } from "../../src/plan/run-plan.js";
@@ -181,12 +185,24 @@ describe("status page drawing", () => {
     expect(rootOf("/resources/")).toBe("../");
   });
 
-  it("keeps the last runs, folds quiet ones, and follows one resource's changes by commit", () => {
-    const history = new RunHistory(3);
+  it("keeps the last runs, folds quiet ones, and follows one resource's changes by commit", async () => {
+    const dir = await tempRepo({});
+    const store = new SqliteStateBackend(path.join(dir, "state.db"));
+    const history = new RunHistory({
+      store,
+      bound: () => defaultHistoryBound,
+      replica: "r1",
+      follows: () => false,
+      syncedHere: () => true,
+      onError: (err) => {
+        throw err;
+      },
+      window: 3,
+    });
     const report = (result: RunReport["result"], commit: string): RunReport => ({
       reason: "schedule",
-      startedAt: "t",
-      finishedAt: "t2",
+      startedAt: "2026-11-27T00:00:00.000Z",
+      finishedAt: "2026-11-27T00:00:01.000Z",
       durationMs: 5,
       result,
       revision: commit,
@@ -197,11 +213,23 @@ describe("status page drawing", () => {
     history.runFinished(report("applied", "c1"), plan("update"));
     history.runFinished(report("noop", "c1"), plan("no-op"));
     history.runFinished(report("noop", "c1"), plan("no-op"));
+    await history.settled();
     expect(history.entries()).toHaveLength(2);
     expect(history.entries()[0]!.repeats).toBe(1);
     history.runFinished(report("applied", "c2"), plan("update"));
     history.runFinished(report("applied", "c3"), plan("update"));
+    await history.settled();
     expect(history.entries().map((e) => e.seq)).toEqual([4, 3, 2]);
+    // the same refused revision, again and again: one row, counted
+    history.runFinished(report("invalid", "c4"), undefined);
+    history.runFinished(report("invalid", "c4"), undefined);
+    history.runFinished(report("invalid", "c4"), undefined);
+    await history.settled();
+    expect(history.entries().map((e) => [e.seq, e.record.outcome, e.repeats])).toEqual([
+      [5, "invalid", 2],
+      [4, "applied", 0],
+      [3, "applied", 0],
+    ]);
     expect(history.historyOf("OrgKey/acme").map((h) => h.commit)).toEqual(["c3", "c2"]);
     const seen: boolean[] = [];
     const stop = history.subscribe((s) => seen.push(s.running));
@@ -212,5 +240,6 @@ describe("status page drawing", () => {
     expect(history.live).toMatchObject({ running: true, reason: "webhook", done: 1, total: 2 });
     stop();
     expect(seen).toEqual([true, true, true]);
+    await store.close();
   });
 });

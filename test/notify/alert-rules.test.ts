@@ -34,4 +34,15 @@ describe("examples/alerts/gatesync-rules.yaml", () => {
       }
     }
   });
+
+  it("judges each environment, not each replica: a rule on the runs aggregates by environment", async () => {
+    const rules = parse(await readFile(path.join(projectRoot, "examples/alerts/gatesync-rules.yaml"), "utf8")) as Rules;
+    // a standby serves every series too (its last success is its leader's): a rule on one replica's series would fire on standbys
+    const onRuns = rules.groups.flatMap((g) => g.rules).filter((r) => !r.expr.includes("gatesync_notification"));
+    expect(onRuns.length).toBeGreaterThan(4);
+    for (const rule of onRuns) expect(rule.expr, rule.alert).toMatch(/^(min|max|sum) by \(environment\) \(/);
+    // what only the leader knows is judged by the leader's series alone
+    for (const name of ["GatesyncBehindBranch", "GatesyncResourcesInDoubt"])
+      expect(onRuns.find((r) => r.alert === name)?.expr).toContain("and on (instance, environment) gatesync_leader == 1");
+  });
 });

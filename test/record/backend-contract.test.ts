@@ -206,7 +206,7 @@ describe("postgres state backend", () => {
     try {
       await Promise.all(handles.map((h) => h.read()));
       const versions = await sql<{ version: number }>(`SELECT version FROM ${pg.escapeIdentifier(schema)}.schema_migrations`);
-      expect(versions.map((v) => v.version)).toEqual([1]);
+      expect(versions.map((v) => v.version)).toEqual([1, 2]);
     } finally {
       for (const h of handles) await h.close();
     }

@@ -12,6 +12,7 @@ import { stringify } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
 import { Agent } from "undici";
 import { DaemonMetrics } from "../../src/daemon/metrics.js";
+import { sharedRunHistory } from "../../src/daemon/shared-history.js";
 import { Reconciler } from "../../src/daemon/reconciler.js";
 import { startDaemonServer } from "../../src/daemon/server.js";
 import { ValidationFailed } from "../../src/errors.js";
@@ -192,6 +193,14 @@ describe("the webhook receiver", () => {
     const server = await startDaemonServer({
       listen: "127.0.0.1:0",
       reconciler,
+      runs: sharedRunHistory({
+        state,
+        config: () => config,
+        synced: () => reconciler.synced,
+        metrics: new DaemonMetrics(),
+        leads: () => true,
+        logger: silentLogger(),
+      }),
       metrics: new DaemonMetrics(),
       state,
       logger: silentLogger(),

@@ -18,15 +18,19 @@ export function diagnosticsList(diagnostics: readonly Diagnostic[], all = false)
 }
 
 function lastRunFacts(view: View): Html {
-  const last = view.reconciler.lastRun;
-  if (last === undefined) return html`<p class="muted">No run has finished yet.</p>`;
+  const newest = view.history.newest();
+  if (newest === undefined) return html`<p class="muted">No run has finished yet.</p>`;
+  const last = newest.record;
   return facts([
-    ["result", badge(last.result)],
-    ["trigger", last.reason],
+    ["result", badge(last.outcome)],
+    ["trigger", last.trigger],
     ["started", last.startedAt],
     ["duration", formatDuration(last.durationMs)],
     ["commit", shortCommit(last.commit ?? last.revision)],
-    ...(last.error === undefined ? [] : ([["error", last.error]] as const)),
+    ...(last.subject === undefined ? [] : ([["subject", last.subject]] as const)),
+    ...(last.author === undefined ? [] : ([["author", last.author]] as const)),
+    ["run by", last.replica],
+    ...(last.report.error === undefined ? [] : ([["error", last.report.error]] as const)),
   ]);
 }
 
@@ -46,12 +50,13 @@ function syncedText(synced: boolean, headPending: boolean, running: boolean): st
 
 export function overviewPage(view: View): Html {
   const r = view.reconciler;
-  const inForce = r.lastGood?.commit ?? r.lastGood?.revision;
+  const success = view.history.lastSuccess();
+  const inForce = success?.commit ?? success?.revision;
   const head = r.lastSnapshot?.commit ?? r.lastSnapshot?.revision;
   const counts = countByStatus(view.rows);
   const healthRows = view.rows.filter((x) => x.health !== undefined);
   const failing = healthRows.filter((x) => x.health === "failing");
-  const last = r.lastRun;
+  const last = view.history.newest()?.record.report;
   const cards = (["applied", "failed", "in-doubt", "blocked", "orphaned", "pending"] as const).map(
     (s) =>
       html`<a class="card card-${s}" href="resources?status=${s}" data-count="${s}"><span class="n">${counts[s] ?? 0}</span><span class="what">${s}</span></a>`,
@@ -62,7 +67,7 @@ ${facts([
   ...(head !== undefined && head !== inForce
     ? ([["branch head", html`<code>${shortCommit(head)}</code> <span class="warn">not applied yet</span>`]] as const)
     : []),
-  ["synced", syncedText(r.synced, head !== undefined && head !== inForce, view.history.live.running)],
+  ["synced", syncedText(view.history.synced, head !== undefined && head !== inForce, view.history.live.running)],
   ["role", view.role],
   ["source", view.source],
   ["state", `${view.stateDescription} (serial ${view.state.serial})`],

@@ -20,12 +20,12 @@ export interface RefusedCommit {
 export function refusedCommitOf(view: View): RefusedCommit | undefined {
   if (view.preview.kind !== "invalid") return undefined;
   const head = view.reconciler.lastSnapshot;
-  const refusing = view.history.entries().find((e) => e.report.result === "invalid" && e.report.revision === head?.revision);
+  const refusing = view.history.entries().find((e) => e.record.outcome === "invalid" && e.record.revision === head?.revision);
   return {
     commit: head?.commit ?? head?.revision,
     errors: view.preview.diagnostics.filter((d) => d.severity === "error").length,
     run: refusing?.seq,
-    inForce: view.reconciler.lastGood?.commit ?? view.reconciler.lastGood?.revision,
+    inForce: view.history.lastSuccess()?.commit ?? view.history.lastSuccess()?.revision,
   };
 }
 

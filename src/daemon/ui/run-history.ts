@@ -1,22 +1,21 @@
 /**
- * What the status page knows beyond the state: the last runs of this daemon (newest first),
- * each resource's changes by commit in those runs, and the run in progress, told to live
- * listeners (server-sent events) as it goes.
+ * The environment's runs as the pages, /status and the metrics see them: a view of the history
+ * kept in its state (record/history.ts) — its newest rows in memory — and the run in
+ * progress, told to live listeners (server-sent events) as it goes.
+ *
+ * The replica that runs the environment appends each run as it ends (quiet runs — nothing to
+ * do, same revision — folded into the newest row); a standby appends nothing and reads the
+ * leader's rows instead, after each of its own loop's turns and whenever a page or /status is
+ * asked for and its copy is older than `freshMs`.
  */
 import type { Progress } from "../../apply/executor.js";
+import type { RunReport } from "../../apply/run-report.js";
+import type { HistoryBound } from "../../config/history-section.js";
 import type { Plan } from "../../plan/plan.js";
 import type { Action } from "../../plan/plan-change.js";
-import type { RunReport } from "../../apply/run-report.js";
-
-export interface RunEntry {
-  readonly seq: number;
-  readonly report: RunReport;
-  /** Changes the run planned (no-ops left out). */
-  readonly changes: ReadonlyArray<{ readonly id: string; readonly action: Action }>;
-  /** Further runs with the same outcome and nothing to do, folded into this one. */
-  readonly repeats: number;
-  readonly lastAt: string;
-}
+import type { HistoryStore } from "../../record/history.js";
+import { boundReport, countsOf, maxListed, runEntryOf } from "../run-record.js";
+import type { LastSuccess, RunEntry, RunRecord } from "../run-record.js";
 
 export interface ResourceHistoryItem {
   readonly seq: number;
@@ -40,8 +39,29 @@ export interface LiveState {
 
 export type LiveListener = (state: LiveState) => void;
 
-/** Runs whose report says nothing happened: folded together so they do not push real runs out. */
-const quiet = new Set(["noop", "standby"]);
+export interface RunHistoryOptions {
+  /** The environment's state. */
+  readonly store: HistoryStore;
+  /** The operator's bound in force (a reload may change it). */
+  readonly bound: () => HistoryBound;
+  /** This replica's name, recorded with each run it ran. */
+  readonly replica: string;
+  /** Whether another replica runs the environment now (this one is a standby): its rows are read, none written. */
+  readonly follows: () => boolean;
+  /**
+   * While this replica runs the environment, its loop's own answer to "synced": it knows, before
+   * the run ends, that a newer revision is being applied. A standby takes the leader's newest row's.
+   */
+  readonly syncedHere: () => boolean;
+  /** The newest run changed (this replica's, or the leader's as read). */
+  readonly onNewest?: (newest: RunEntry, lastSuccess: LastSuccess | undefined) => void;
+  /** A row that could not be written or read: the view stays as it was. */
+  readonly onError: (err: unknown) => void;
+  /** Rows held in memory (default 50). */
+  readonly window?: number;
+  /** A standby's copy older than this is read again when asked for (default 2 s). */
+  readonly freshMs?: number;
+}
 
 function outcomeOf(report: RunReport, id: string, action: Action): string {
   const s = report.summary;
@@ -54,13 +74,25 @@ function outcomeOf(report: RunReport, id: string, action: Action): string {
   return action === "orphan" ? "orphan" : "planned";
 }
 
-export class RunHistory {
-  private readonly runs: RunEntry[] = [];
-  private readonly listeners = new Set<LiveListener>();
-  private seq = 0;
-  private state: LiveState = { running: false, done: 0, total: 0, seq: 0 };
+/**
+ * Outcomes a quiet repeat of the run before has — nothing to do, the same refused revision, the
+ * same source still unreachable — folded into its row, so that they do not push real runs out.
+ */
+const repeated = new Set(["noop", "invalid", "source-error"]);
 
-  constructor(private readonly limit = 50) {}
+/** Outcomes that mean the newest revision stands applied: the last success on every replica's /status and metrics. */
+const successes = new Set(["applied", "noop"]);
+
+export class RunHistory {
+  private runs: RunEntry[] = [];
+  private readonly listeners = new Set<LiveListener>();
+  private state: LiveState = { running: false, done: 0, total: 0, seq: 0 };
+  /** Rows asked to be written and not yet written: a read meanwhile would drop them from the view. */
+  private writing = 0;
+  private tail: Promise<unknown> = Promise.resolve();
+  private readAt = -Infinity;
+
+  constructor(private readonly opts: RunHistoryOptions) {}
 
   get live(): LiveState {
     return this.state;
@@ -71,8 +103,46 @@ export class RunHistory {
     return this.runs;
   }
 
+  /** The newest run, by whichever replica ran it. */
+  newest(): RunEntry | undefined {
+    return this.runs[0];
+  }
+
+  /** The newest revision is applied in full: this replica's loop says so, or on a standby the leader's newest run. */
+  get synced(): boolean {
+    return this.opts.follows() ? (this.runs[0]?.record.synced ?? false) : this.opts.syncedHere();
+  }
+
+  /** The newest run that left the newest revision applied (its quiet repeats included), as the newest row says. */
+  lastSuccess(): LastSuccess | undefined {
+    const newest = this.runs[0];
+    if (newest === undefined || !successes.has(newest.record.outcome)) return newest?.record.lastSuccess;
+    return { at: newest.lastAt, revision: newest.record.revision, commit: newest.record.commit };
+  }
+
+  /** Reads the newest rows again (at start; a standby, to follow the leader); a failed read is reported and leaves the view. */
+  async load(): Promise<void> {
+    if (this.writing > 0) return;
+    try {
+      const rows = await this.opts.store.readHistory({ kind: "run", limit: this.opts.window ?? 50 });
+      this.readAt = performance.now();
+      if (this.writing > 0) return;
+      const before = this.runs[0];
+      this.runs = rows.flatMap((r) => runEntryOf(r) ?? []);
+      const after = this.runs[0];
+      if (after !== undefined && (after.seq !== before?.seq || after.repeats !== before.repeats)) this.newestChanged(false);
+    } catch (err) {
+      this.opts.onError(err);
+    }
+  }
+
+  /** A standby's copy, read again when older than `freshMs` (before a page or /status is drawn). */
+  async fresh(): Promise<void> {
+    if (this.opts.follows() && performance.now() - this.readAt > (this.opts.freshMs ?? 2_000)) await this.load();
+  }
+
   runStarted(reason: string): void {
-    this.tell({ running: true, reason, startedAt: new Date().toISOString(), done: 0, total: 0, seq: this.seq });
+    this.tell({ running: true, reason, startedAt: new Date().toISOString(), done: 0, total: 0, seq: this.state.seq });
   }
 
   /** A progress sink for the apply of the run in progress. */
@@ -84,38 +154,80 @@ export class RunHistory {
     };
   }
 
-  runFinished(report: RunReport, plan: Plan | undefined): void {
-    const changes = (plan?.changes ?? []).filter((c) => c.action !== "no-op").map((c) => ({ id: c.id, action: c.action }));
-    const newest = this.runs[0];
-    if (
-      quiet.has(report.result) &&
-      changes.length === 0 &&
-      newest !== undefined &&
-      newest.report.result === report.result &&
-      newest.report.revision === report.revision
-    ) {
-      this.runs[0] = { ...newest, repeats: newest.repeats + 1, lastAt: report.finishedAt };
-    } else {
-      this.seq += 1;
-      this.runs.unshift({ seq: this.seq, report, changes, repeats: 0, lastAt: report.finishedAt });
-      this.runs.splice(this.limit);
-    }
-    this.tell({ running: false, done: 0, total: 0, seq: this.seq });
+  /** Reads the rows the state holds (at start): a run's row carries the last success on from them. */
+  start(): void {
+    this.tail = this.load();
   }
 
-  /** The changes of one resource in the runs kept, newest first. */
+  /** A run ended: shown, then written to the state, in the order asked. A standby's turn writes nothing: it reads the leader's runs. */
+  runFinished(report: RunReport, plan: Plan | undefined): void {
+    if (report.result === "standby") {
+      void this.load();
+      return;
+    }
+    const changes = (plan?.changes ?? []).filter((c) => c.action !== "no-op").map((c) => ({ id: c.id, action: c.action }));
+    this.writing += 1;
+    this.tail = this.tail.then(() => this.append(report, changes));
+  }
+
+  /** Shows the run (folded into the newest when quiet), appends its row, and shows the row as written (its place in the state). */
+  private async append(report: RunReport, changes: RunRecord["changes"]): Promise<void> {
+    try {
+      const record = this.recordOf(report, changes);
+      const foldKey = repeated.has(report.result) && changes.length === 0 ? `run:${report.result}:${report.revision ?? ""}` : undefined;
+      const newest = this.runs[0];
+      const folds =
+        foldKey !== undefined && newest?.record.outcome === report.result && newest.record.revision === report.revision && newest.record.changes.length === 0;
+      const shown: RunEntry = folds
+        ? { ...newest, record, repeats: newest.repeats + 1, lastAt: report.finishedAt }
+        : { seq: (newest?.seq ?? 0) + 1, record, repeats: 0, firstAt: report.startedAt, lastAt: report.finishedAt };
+      this.runs = [shown, ...this.runs.slice(folds ? 1 : 0)].slice(0, this.opts.window ?? 50);
+      this.newestChanged(true);
+      const stored = runEntryOf(await this.opts.store.appendHistory({ record, ...(foldKey === undefined ? {} : { foldKey }) }, this.opts.bound()));
+      if (stored !== undefined) this.runs = this.runs.map((e) => (e === shown ? stored : e));
+      if (this.runs[0]?.seq !== this.state.seq) this.newestChanged(false);
+    } catch (err) {
+      this.opts.onError(err);
+    } finally {
+      this.writing -= 1;
+    }
+  }
+
+  /** Every row written that was asked for (tests, and a daemon stopping). */
+  settled(): Promise<void> {
+    return this.tail.then(() => undefined);
+  }
+
+  private recordOf(report: RunReport, changes: RunRecord["changes"]): RunRecord {
+    const lastSuccess = successes.has(report.result) ? { at: report.finishedAt, revision: report.revision, commit: report.commit } : this.lastSuccess();
+    return {
+      kind: "run",
+      trigger: report.reason,
+      outcome: report.result,
+      ...(report.revision === undefined ? {} : { revision: report.revision }),
+      ...(report.commit === undefined ? {} : { commit: report.commit }),
+      ...(report.author === undefined ? {} : { author: report.author }),
+      ...(report.subject === undefined ? {} : { subject: report.subject }),
+      counts: countsOf(report, changes.length),
+      durationMs: report.durationMs,
+      startedAt: report.startedAt,
+      finishedAt: report.finishedAt,
+      replica: this.opts.replica,
+      synced: report.synced ?? false,
+      ...(lastSuccess === undefined ? {} : { lastSuccess }),
+      report: boundReport(report),
+      changes: changes.slice(0, maxListed),
+    };
+  }
+
+  /** The changes of one resource in the runs held, newest first. */
   historyOf(id: string): readonly ResourceHistoryItem[] {
     const items: ResourceHistoryItem[] = [];
     for (const run of this.runs) {
-      const change = run.changes.find((c) => c.id === id);
+      const change = run.record.changes.find((c) => c.id === id);
       if (change === undefined) continue;
-      items.push({
-        seq: run.seq,
-        at: run.report.startedAt,
-        commit: run.report.commit ?? run.report.revision,
-        action: change.action,
-        outcome: outcomeOf(run.report, id, change.action),
-      });
+      const r = run.record;
+      items.push({ seq: run.seq, at: r.startedAt, commit: r.commit ?? r.revision, action: change.action, outcome: outcomeOf(r.report, id, change.action) });
     }
     return items;
   }
@@ -128,6 +240,14 @@ export class RunHistory {
 
   get listenerCount(): number {
     return this.listeners.size;
+  }
+
+  /** Tells the listeners the newest run's place (`ended`: the run in progress ended with it). */
+  private newestChanged(ended: boolean): void {
+    const newest = this.runs[0];
+    const seq = newest?.seq ?? 0;
+    this.tell(ended || !this.state.running ? { running: false, done: 0, total: 0, seq } : { ...this.state, seq });
+    if (newest !== undefined) this.opts.onNewest?.(newest, this.lastSuccess());
   }
 
   private tell(state: LiveState): void {

@@ -1,0 +1,118 @@
+/**
+ * What the history (record/history.ts) keeps of one run: trigger, revision, the commit's
+ * author and subject, outcome, counts, duration, times, the replica that ran it, and its report
+ * for the pages. A row is repository text and server answers: its lists are cut to `maxListed`
+ * (the counts say how many there were) and its texts bounded; the redaction layer scrubs it on
+ * its way to storage.
+ */
+import type { RunReport, RunResult } from "../apply/run-report.js";
+import { boundText } from "../bounded-text.js";
+import type { Action } from "../plan/plan-change.js";
+import type { HistoryEntry, HistoryRecord } from "../record/history.js";
+import type { SourceSnapshot } from "../source/source.js";
+
+/** How many of each outcome one run had. */
+export interface RunCounts {
+  readonly applied: number;
+  readonly failed: number;
+  readonly inDoubt: number;
+  readonly blocked: number;
+  readonly skipped: number;
+  /** Changes the run planned (no-ops left out). */
+  readonly changes: number;
+  /** Requests sent to the interfaces (batch calls included). */
+  readonly calls: number;
+}
+
+/** The last run that applied the newest revision in full or found nothing to do. */
+export interface LastSuccess {
+  readonly at: string;
+  readonly revision: string | undefined;
+  readonly commit: string | undefined;
+}
+
+export interface RunRecord extends HistoryRecord {
+  readonly kind: "run";
+  /** What asked for the run: schedule, webhook, sync, leadership … */
+  readonly trigger: string;
+  readonly outcome: RunResult;
+  readonly revision?: string;
+  readonly commit?: string;
+  /** The commit's author and subject line (a git source; a directory source has none). */
+  readonly author?: string;
+  readonly subject?: string;
+  readonly counts: RunCounts;
+  readonly durationMs: number;
+  /** The replica that ran it (host:pid, or the fleet replica's name). */
+  readonly replica: string;
+  /** The newest revision was applied in full when it ended (gatesync_synced). */
+  readonly synced: boolean;
+  /** Carried from run to run: what /status and gatesync_last_success_* say, on every replica. */
+  readonly lastSuccess?: LastSuccess;
+  /** The run's report, its lists cut to `maxListed` and its texts bounded. */
+  readonly report: RunReport;
+  /** The changes it planned, at most `maxListed`. */
+  readonly changes: ReadonlyArray<{ readonly id: string; readonly action: Action }>;
+}
+
+export type RunEntry = HistoryEntry<RunRecord>;
+
+/** Items of a list a row keeps. */
+export const maxListed = 100;
+/** Characters of one text a row keeps (an error, a diagnostic's message). */
+const maxTextChars = 2_000;
+
+const cut = <T>(list: readonly T[]): T[] => list.slice(0, maxListed);
+const message = <T extends { readonly message: string }>(x: T): T => ({ ...x, message: boundText(x.message, maxTextChars) });
+
+/** The report as a row keeps it: lists cut, texts bounded, no health results or error objects (the state's and the log's). */
+export function boundReport(report: RunReport): RunReport {
+  const bounded: RunReport = {
+    ...report,
+    ...(report.error === undefined ? {} : { error: boundText(report.error, maxTextChars) }),
+    ...(report.diagnostics === undefined ? {} : { diagnostics: cut(report.diagnostics).map(message) }),
+    ...(report.ruleFindings === undefined ? {} : { ruleFindings: cut(report.ruleFindings).map(message) }),
+    ...(report.ignoredSettings === undefined ? {} : { ignoredSettings: cut(report.ignoredSettings).map(message) }),
+  };
+  const s = report.summary;
+  if (s === undefined) return bounded;
+  const { stateFailure: _failure, ...rest } = s;
+  const lists = {
+    applied: cut(s.applied),
+    blocked: cut(s.blocked),
+    orphans: cut(s.orphans),
+    moved: cut(s.moved),
+    adopted: cut(s.adopted),
+    skipped: cut(s.skipped),
+  };
+  return { ...bounded, summary: { ...rest, ...lists, health: [], failed: cut(s.failed).map(message), inDoubt: cut(s.inDoubt).map(message) } };
+}
+
+/** The counts of a report and its planned changes, before any list is cut. */
+export function countsOf(report: RunReport, changes: number): RunCounts {
+  const s = report.summary;
+  return {
+    applied: s?.applied.length ?? 0,
+    failed: s?.failed.length ?? 0,
+    inDoubt: s?.inDoubt.length ?? 0,
+    blocked: s?.blocked.length ?? 0,
+    skipped: s?.skipped.length ?? 0,
+    changes,
+    calls: s?.calls.total ?? 0,
+  };
+}
+
+/** A run row as read, checked (a row is storage: it may be damaged); undefined when it is not a run row. */
+export function runEntryOf(entry: HistoryEntry): RunEntry | undefined {
+  const r = entry.record as Partial<Record<keyof RunRecord, unknown>>;
+  const texts = ["trigger", "outcome", "replica"].every((f) => typeof r[f as keyof RunRecord] === "string");
+  if (r.kind !== "run" || !texts || typeof r.report !== "object" || r.report === null || !Array.isArray(r.changes) || typeof r.counts !== "object")
+    return undefined;
+  return entry as RunEntry;
+}
+
+/** Where a run is: the revision, and a git source's commit with its author and subject. */
+export function whereOf(snapshot: SourceSnapshot): { readonly revision: string } & Pick<RunReport, "commit" | "author" | "subject"> {
+  const { revision, commit, author, subject } = snapshot;
+  return { revision, ...(commit === undefined ? {} : { commit }), ...(author === undefined ? {} : { author }), ...(subject === undefined ? {} : { subject }) };
+}
