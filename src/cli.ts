@@ -141,7 +141,9 @@ async function inCommandSpan(command: string, argv: readonly string[], env: CliI
   }
   const envFlag = argv.indexOf("--env");
   const attributes = { "gatesync.command": command, "gatesync.environment": envFlag === -1 ? undefined : argv[envFlag + 1] };
-  await withSpan(`gatesync.${command}`, { attributes, ...(env.TRACEPARENT === undefined ? {} : { traceparent: env.TRACEPARENT }) }, async (span) => {
+  const parent = env.TRACEPARENT === undefined ? {} : { traceparent: env.TRACEPARENT };
+  // the root: the validation, the plan and the apply note the revision and their counts on it (noteOnRun)
+  await withSpan(`gatesync.${command}`, { attributes, ...parent, root: true }, async (span) => {
     await work();
     const code = Number(process.exitCode ?? 0);
     span.set({ "gatesync.exit_code": code, "gatesync.outcome": code === 0 ? "ok" : code === 2 ? "changes" : code === 3 ? "blocked" : "failed" });

@@ -3,13 +3,15 @@
  * the method, the route template the operation is declared with (`/gw/org/keys/{keyID}`, never
  * the path sent, which carries ids), the last status answered, the retries, and the time the
  * call waited in its interface's queue — its rate, and the pauses a Retry-After put on it.
+ * And the apply's outcome counted on the run's root span.
  */
 import { operations } from "../contract/operations.js";
 import type { PlannedChange } from "../plan/plan-change.js";
-import { withSpan } from "../telemetry/spans.js";
+import { noteOnRun, withSpan } from "../telemetry/spans.js";
 import type { SpanHandle } from "../telemetry/spans.js";
 import type { BatchResult } from "./batch.js";
 import type { CallOutcome } from "./http-client.js";
+import type { ApplySummary } from "./types.js";
 
 export interface CallSpan {
   /** `send`, timed: the time until it starts is the queue's. */
@@ -69,5 +71,15 @@ export async function batchCallSpan(size: number, send: () => Promise<BatchResul
       result.kind === "whole" ? (result.outcome.kind === "answered" ? result.outcome.status : undefined) : result.kind === "results" ? 200 : undefined;
     span.set({ "http.response.status_code": status, "gatesync.batch.result": result.kind });
     return result;
+  });
+}
+
+/** The apply's outcome on the run's root span (a daemon run's, a command's): what it applied, failed, left in doubt, and its calls. */
+export function noteAppliedOnRun(summary: ApplySummary): void {
+  noteOnRun({
+    "gatesync.applied": summary.applied.length,
+    "gatesync.failed": summary.failed.length,
+    "gatesync.in_doubt": summary.inDoubt.length,
+    "gatesync.calls.total": summary.calls.total,
   });
 }

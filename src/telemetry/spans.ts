@@ -11,12 +11,14 @@ import { scrubText } from "../secrets/redaction.js";
 interface Installed {
   readonly api: typeof OtelApi;
   readonly tracer: Tracer;
+  /** Where the context holds the run's root span (`root: true`), which `noteOnRun` adds to. */
+  readonly rootKey: symbol;
 }
 let installed: Installed | undefined;
 
 /** Called by tracing.ts once the SDK runs (and with undefined after its shutdown). */
-export function installTracer(next: Installed | undefined): void {
-  installed = next;
+export function installTracer(next: Omit<Installed, "rootKey"> | undefined): void {
+  installed = next === undefined ? undefined : { ...next, rootKey: next.api.createContextKey("gatesync.run-root") };
 }
 
 export const tracingOn = (): boolean => installed !== undefined;
@@ -50,6 +52,8 @@ export interface SpanOptions {
   readonly kind?: "internal" | "client";
   /** A W3C `traceparent` (a webhook's, a CI job's TRACEPARENT) the span joins as its child. */
   readonly traceparent?: string;
+  /** The root span of a daemon run or a CLI command: the spans below it note the run's counts on it (`noteOnRun`). */
+  readonly root?: boolean;
 }
 
 /** Runs `work` inside a span named `name` (a child of the active one), ending it however the work ends. */
@@ -60,13 +64,26 @@ export async function withSpan<T>(name: string, options: SpanOptions, work: (spa
   const parent = options.traceparent === undefined ? t.api.context.active() : parentContext(t.api, options.traceparent);
   return t.tracer.startActiveSpan(name, { kind, attributes: safeAttributes(options.attributes ?? {}) }, parent, async (span) => {
     try {
-      return await work(handleOf(span));
+      if (options.root !== true) return await work(handleOf(span));
+      return await t.api.context.with(t.api.context.active().setValue(t.rootKey, span), async () => work(handleOf(span)));
     } catch (err) {
       throw failed(t, span, err);
     } finally {
       span.end();
     }
   });
+}
+
+/**
+ * Adds to the root span of the run in progress (a daemon run's `gatesync.run`, a command's
+ * `gatesync.apply` …): what its validation, plan and apply counted, said where they count it,
+ * for the daemon and the CLI alike. Nothing without tracing or outside a run.
+ */
+export function noteOnRun(attributes: Readonly<Record<string, AttributeValue | undefined>>): void {
+  const t = installed;
+  if (t === undefined) return;
+  const root = t.api.context.active().getValue(t.rootKey) as Span | undefined;
+  root?.setAttributes(safeAttributes(attributes));
 }
 
 /** A span's work that threw: the span's status says so (its message through the redaction layer, like any attribute); the error, to rethrow. */
