@@ -112,7 +112,7 @@ export async function startDaemon(given: DaemonOptions): Promise<Daemon> {
       else reconciler.interrupt();
     },
     // a webhook or sync a standby received, acknowledged by this leader
-    onTrigger: (reason) => reconciler.trigger(reason),
+    onTrigger: (reason, traceparent) => reconciler.trigger(reason, traceparent),
   });
   const validator = new RepositoryValidator();
   const history = new RunHistory();
@@ -174,7 +174,7 @@ interface Election {
 function electLeader(
   opts: DaemonOptions,
   metrics: DaemonMetrics,
-  hooks: { readonly onChange: (leader: boolean) => void; readonly onTrigger: (reason: ForwardedReason) => void },
+  hooks: { readonly onChange: (leader: boolean) => void; readonly onTrigger: (reason: ForwardedReason, traceparent: string | undefined) => void },
 ): Election {
   const { config, env, logger } = opts;
   const elector =
@@ -187,7 +187,7 @@ function electLeader(
             metrics.setLeader(leader);
             hooks.onChange(leader);
           },
-          onTrigger: hooks.onTrigger,
+          onTrigger: (reason, _from, traceparent) => hooks.onTrigger(reason, traceparent),
         })
       : undefined;
   const canApply = opts.canApply ?? (elector === undefined ? undefined : () => elector.isLeader());

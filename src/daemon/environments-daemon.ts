@@ -42,9 +42,9 @@ function worst(reports: readonly RunReport[]): RunReport {
 /** What the server and the triggers see: every environment at once. */
 function allOf(units: readonly EnvironmentUnit[], source: SharedSource): ServedReconciler {
   return {
-    trigger: (reason) => {
+    trigger: (reason, traceparent) => {
       source.invalidate();
-      for (const u of units) u.reconciler.trigger(reason);
+      for (const u of units) u.reconciler.trigger(reason, traceparent);
     },
     get isStopping() {
       return units.some((u) => u.reconciler.isStopping);
@@ -71,9 +71,9 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
   const names = environments.map((e) => e.name);
   const own: { url?: string | undefined } = {};
   const units = new Map<string, EnvironmentUnit>();
-  const onTrigger = (envs: readonly string[], reason: string): void => {
+  const onTrigger = (envs: readonly string[], reason: string, _from?: string, traceparent?: string): void => {
     source.invalidate();
-    for (const e of envs) units.get(e)?.reconciler.trigger(reason);
+    for (const e of envs) units.get(e)?.reconciler.trigger(reason, traceparent);
   };
   const leases =
     config.state.backend === "postgres"
@@ -186,7 +186,7 @@ interface ServeAllParts {
   /** The operator's config in force (a reload replaces it): GET /config. */
   readonly operatorConfig: () => GatesyncConfig;
   /** Runs these environments here (a fleet's leader runs what it is forwarded the same way). */
-  readonly onTrigger: (environments: readonly string[], reason: string) => void;
+  readonly onTrigger: (environments: readonly string[], reason: string, from?: string, traceparent?: string) => void;
   readonly units: readonly EnvironmentUnit[];
   readonly served: ServedReconciler;
   readonly source: SharedSource;

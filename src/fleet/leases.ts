@@ -44,7 +44,7 @@ export interface FleetLeasesOptions {
   readonly onAcquire?: (environment: string) => void;
   readonly onLose?: (environment: string) => void;
   /** A trigger another replica received, for environments this one leads. */
-  readonly onTrigger?: (environments: readonly string[], reason: FleetReason, from: string) => void;
+  readonly onTrigger?: (environments: readonly string[], reason: FleetReason, from: string, traceparent: string | undefined) => void;
   /** Whether an environment is applying now (a lease given back to spread the fleet is one that is not). */
   readonly busy?: (environment: string) => boolean;
 }
@@ -248,7 +248,7 @@ export class FleetLeases {
     const mine = m.environments.filter((e) => this.leads(e));
     if (mine.length === 0 || this.client === undefined) return;
     this.log.info({ environments: mine, reason: m.reason, from: m.from }, "fleet: trigger received from another replica");
-    this.opts.onTrigger?.(mine, m.reason, m.from);
+    this.opts.onTrigger?.(mine, m.reason, m.from, m.traceparent);
     const ack: FleetMessage = { kind: "ack", schema: this.opts.schema, environments: mine, nonce: m.nonce, from: this.name };
     this.notify(this.client, ack).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, "fleet: could not acknowledge a trigger"));
   }
@@ -261,10 +261,10 @@ export class FleetLeases {
    * Has each environment's leader run a trigger: those this replica leads here, the others
    * through their leaders' acknowledgements (those none acknowledged in time are `missing`).
    */
-  async forward(environments: readonly string[], reason: FleetReason): Promise<ForwardOutcome> {
+  async forward(environments: readonly string[], reason: FleetReason, traceparent?: string): Promise<ForwardOutcome> {
     const t0 = performance.now();
     const mine = environments.filter((e) => this.leads(e));
-    if (mine.length > 0) this.opts.onTrigger?.(mine, reason, this.name);
+    if (mine.length > 0) this.opts.onTrigger?.(mine, reason, this.name, traceparent);
     const leaders = new Map(mine.map((e) => [e, this.name]));
     const rest = environments.filter((e) => !leaders.has(e));
     const ms = (): number => Math.round(performance.now() - t0);
@@ -274,7 +274,8 @@ export class FleetLeases {
     const nonce = randomUUID();
     const acked = this.pending.expect(nonce, rest, this.opts.ackTimeoutMs ?? 2_000);
     try {
-      await this.notify(client, { kind: "trigger", schema: this.opts.schema, environments: rest, reason, nonce, from: this.name });
+      const trace = traceparent === undefined ? {} : { traceparent };
+      await this.notify(client, { kind: "trigger", schema: this.opts.schema, environments: rest, reason, nonce, from: this.name, ...trace });
     } catch {
       this.pending.cancel(nonce);
     }

@@ -25,7 +25,7 @@ export interface LeaderOptions {
   /** Told of every change of leadership. */
   readonly onChange?: (leader: boolean) => void;
   /** Told, on the leader, of a trigger a standby received. */
-  readonly onTrigger?: (reason: ForwardedReason, from: string) => void;
+  readonly onTrigger?: (reason: ForwardedReason, from: string, traceparent: string | undefined) => void;
   /** How long a standby waits for the leader to acknowledge a forwarded trigger (default 2 s). */
   readonly ackTimeoutMs?: number;
   /** This replica's name in logs and messages (default host:pid). */
@@ -133,7 +133,7 @@ export class LeaderElector {
     }
     if (!this.leader || this.client === undefined) return;
     this.opts.logger.info({ reason: m.reason, from: m.from }, "trigger received from a standby");
-    this.opts.onTrigger?.(m.reason, m.from);
+    this.opts.onTrigger?.(m.reason, m.from, m.traceparent);
     this.notify({ kind: "ack", schema: this.opts.schema, nonce: m.nonce, from: this.replica }).catch((err: unknown) => {
       this.opts.logger.warn({ err: (err as Error).message }, "could not acknowledge a forwarded trigger");
     });
@@ -148,13 +148,20 @@ export class LeaderElector {
    * Carries a trigger this standby received to the leader; ok once the leader acknowledged it.
    * Not ok when no leader acknowledged within the timeout or the database is unreachable.
    */
-  async forward(reason: ForwardedReason): Promise<ForwardResult> {
+  async forward(reason: ForwardedReason, traceparent?: string): Promise<ForwardResult> {
     if (this.client === undefined) return { ok: false, why: "this replica has no database connection" };
     const t0 = performance.now();
     const timeout = this.opts.ackTimeoutMs ?? 2_000;
     const { nonce, acked } = this.acks.expect(timeout);
     try {
-      await this.notify({ kind: "trigger", schema: this.opts.schema, reason, nonce, from: this.replica });
+      await this.notify({
+        kind: "trigger",
+        schema: this.opts.schema,
+        reason,
+        nonce,
+        from: this.replica,
+        ...(traceparent === undefined ? {} : { traceparent }),
+      });
     } catch (err) {
       this.acks.acknowledge(nonce, "");
       return { ok: false, why: `the trigger could not be sent to the leader (${(err as Error).message})` };

@@ -15,10 +15,11 @@
  * and is never stored: a leader that is reconnecting misses it. That is why the standby waits
  * for the acknowledgement rather than trusting the NOTIFY. Payloads are a few dozen bytes (the
  * limit is 8000): the schema (replicas of other states share the channel), the kind, the
- * reason and a nonce.
+ * reason, a nonce, and the trigger's trace context when it carried one (55 characters).
  */
 import { randomUUID } from "node:crypto";
 import { channelMessage } from "../channel-message.js";
+import { validTraceparent } from "../telemetry/traceparent.js";
 
 export const triggerChannel = "gatesync_triggers";
 
@@ -26,7 +27,15 @@ export const triggerChannel = "gatesync_triggers";
 export type ForwardedReason = "sync" | "webhook";
 
 export type RelayMessage =
-  | { readonly kind: "trigger"; readonly schema: string; readonly reason: ForwardedReason; readonly nonce: string; readonly from: string }
+  | {
+      readonly kind: "trigger";
+      readonly schema: string;
+      readonly reason: ForwardedReason;
+      readonly nonce: string;
+      readonly from: string;
+      /** The trace the leader's run joins (checked when sent and when heard: traceparent.ts). */
+      readonly traceparent?: string;
+    }
   | { readonly kind: "ack"; readonly schema: string; readonly nonce: string; readonly from: string };
 
 export type ForwardResult = { readonly ok: true; readonly leader: string; readonly ms: number } | { readonly ok: false; readonly why: string };
@@ -40,8 +49,11 @@ export function decodeMessage(payload: string | undefined, schema: string): Rela
   const m = channelMessage(payload, schema);
   if (m === undefined || typeof m.nonce !== "string") return undefined;
   if (m.kind === "ack") return m as RelayMessage;
-  if (m.kind === "trigger" && (m.reason === "sync" || m.reason === "webhook")) return m as RelayMessage;
-  return undefined;
+  if (m.kind !== "trigger" || (m.reason !== "sync" && m.reason !== "webhook")) return undefined;
+  // another replica's word: a trace context that is none is dropped, the trigger kept
+  const { traceparent, ...trigger } = m;
+  const valid = validTraceparent(traceparent);
+  return { ...(trigger as Omit<Extract<RelayMessage, { kind: "trigger" }>, "traceparent">), ...(valid === undefined ? {} : { traceparent: valid }) };
 }
 
 /** Forwards waiting for their acknowledgement, by nonce. */
