@@ -71,6 +71,10 @@ async function startSdk(env: Env, settings: TracingSettings, version: string): P
     async shutdown() {
       installTracer(undefined);
       await bounded(provider.shutdown(), flushBudgetMs);
+      // the globals `register` set, released: a daemon rebuilt with new settings starts the SDK anew
+      api.trace.disable();
+      api.context.disable();
+      api.propagation.disable();
     },
   };
 }
