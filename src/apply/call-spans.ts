@@ -74,6 +74,17 @@ export async function batchCallSpan(size: number, send: () => Promise<BatchResul
   });
 }
 
+/**
+ * The state writes of one batch — its changes' intents before it leaves, or their outcomes once
+ * it answered — in one `gatesync.state.write` span beside the batch call (they share one commit:
+ * a span each would cost more than the writes).
+ */
+export async function batchStateWrites<T>(records: number, what: "in-doubt" | "outcome", work: () => Promise<T>): Promise<T> {
+  if (records === 0) return work();
+  const attributes = { "gatesync.records": records, "gatesync.record.status": what === "in-doubt" ? "in-doubt" : undefined };
+  return withSpan("gatesync.state.write", { attributes, leaf: true }, async () => work());
+}
+
 /** The apply's outcome on the run's root span (a daemon run's, a command's): what it applied, failed, left in doubt, and its calls. */
 export function noteAppliedOnRun(summary: ApplySummary): void {
   noteOnRun({

@@ -54,6 +54,8 @@ export interface SpanOptions {
   readonly traceparent?: string;
   /** The root span of a daemon run or a CLI command: the spans below it note the run's counts on it (`noteOnRun`). */
   readonly root?: boolean;
+  /** No span is opened inside `work` (a state write): the span is not made the active one. */
+  readonly leaf?: boolean;
 }
 
 /** Runs `work` inside a span named `name` (a child of the active one), ending it however the work ends. */
@@ -62,16 +64,23 @@ export async function withSpan<T>(name: string, options: SpanOptions, work: (spa
   if (t === undefined) return work(noSpan);
   const kind: SpanKind = options.kind === "client" ? t.api.SpanKind.CLIENT : t.api.SpanKind.INTERNAL;
   const parent = options.traceparent === undefined ? t.api.context.active() : parentContext(t.api, options.traceparent);
-  return t.tracer.startActiveSpan(name, { kind, attributes: safeAttributes(options.attributes ?? {}) }, parent, async (span) => {
-    try {
-      if (options.root !== true) return await work(handleOf(span));
-      return await t.api.context.with(t.api.context.active().setValue(t.rootKey, span), async () => work(handleOf(span)));
-    } catch (err) {
-      throw failed(t, span, err);
-    } finally {
-      span.end();
-    }
-  });
+  const start = { kind, attributes: safeAttributes(options.attributes ?? {}) };
+  // a leaf opens no span below it: it need not be the active one (no context switch, the cost of a span in the thousands)
+  if (options.leaf === true) return ended(t, t.tracer.startSpan(name, start, parent), work);
+  return t.tracer.startActiveSpan(name, start, parent, async (span) =>
+    ended(t, span, async (handle) => (options.root === true ? t.api.context.with(t.api.context.active().setValue(t.rootKey, span), async () => work(handle)) : work(handle))),
+  );
+}
+
+/** `work` in `span`, which ends however the work ends (marked failed when it throws). */
+async function ended<T>(t: Installed, span: Span, work: (span: SpanHandle) => Promise<T>): Promise<T> {
+  try {
+    return await work(handleOf(span));
+  } catch (err) {
+    throw failed(t, span, err);
+  } finally {
+    span.end();
+  }
 }
 
 /**
