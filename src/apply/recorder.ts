@@ -90,7 +90,9 @@ export class Recorder {
     try {
       // under the call it records (an intent before the request leaves, the outcome once it settles)
       const attributes = { "gatesync.resource": record.id, "gatesync.record.status": record.status };
-      await (viaBatch ? this.opts.state.write(record) : withSpan("gatesync.state.write", { attributes, leaf: true }, async () => this.opts.state.write(record)));
+      await (viaBatch
+        ? this.opts.state.write(record)
+        : withSpan("gatesync.state.write", { attributes, leaf: true }, async () => this.opts.state.write(record)));
     } catch (err) {
       this.opts.halt.abort();
       this.stateFailure ??=

@@ -68,7 +68,9 @@ export async function withSpan<T>(name: string, options: SpanOptions, work: (spa
   // a leaf opens no span below it: it need not be the active one (no context switch, the cost of a span in the thousands)
   if (options.leaf === true) return ended(t, t.tracer.startSpan(name, start, parent), work);
   return t.tracer.startActiveSpan(name, start, parent, async (span) =>
-    ended(t, span, async (handle) => (options.root === true ? t.api.context.with(t.api.context.active().setValue(t.rootKey, span), async () => work(handle)) : work(handle))),
+    ended(t, span, async (handle) =>
+      options.root === true ? t.api.context.with(t.api.context.active().setValue(t.rootKey, span), async () => work(handle)) : work(handle),
+    ),
   );
 }
 
