@@ -53,7 +53,8 @@ export async function directCallSpan(c: PlannedChange, work: (span: CallSpan) =>
     "gatesync.operation": op.name,
     "gatesync.resource": c.id,
   };
-  await withSpan(`${op.method} ${template ?? op.name}`, { kind: "client", attributes }, async (span) => work(callSpan(span)));
+  // the parent of this resource's state writes while it is open (recorder.ts: `under`)
+  await withSpan(`${op.method} ${template ?? op.name}`, { kind: "client", attributes, key: c.id }, async (span) => work(callSpan(span)));
 }
 
 /** One batch call (its forms tried in turn), in a client span with the number of changes it carries and the outcome. */

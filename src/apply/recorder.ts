@@ -92,7 +92,7 @@ export class Recorder {
       const attributes = { "gatesync.resource": record.id, "gatesync.record.status": record.status };
       await (viaBatch
         ? this.opts.state.write(record)
-        : withSpan("gatesync.state.write", { attributes, leaf: true }, async () => this.opts.state.write(record)));
+        : withSpan("gatesync.state.write", { attributes, leaf: true, under: record.id }, async () => this.opts.state.write(record)));
     } catch (err) {
       this.opts.halt.abort();
       this.stateFailure ??=

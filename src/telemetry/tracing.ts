@@ -64,8 +64,8 @@ async function startSdk(env: Env, settings: TracingSettings, version: string): P
   });
   const sampler = settings.sampler === undefined ? {} : { sampler: samplerOf(base, settings.sampler) };
   const provider = new NodeTracerProvider({ resource, ...sampler, spanProcessors: [new base.BatchSpanProcessor(exporter, batchLimits(env))] });
-  // the global context manager and the W3C propagator (traceparent): what `withSpan` parents spans with
-  provider.register();
+  // the W3C propagator (traceparent), and no context manager: spans.ts knows parents by the run's shape
+  provider.register({ contextManager: null });
   installTracer({ api, tracer: provider.getTracer("gatesync", version) });
   return {
     async shutdown() {
