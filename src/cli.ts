@@ -2,8 +2,6 @@
  * The `gatesync` command line. Each command sets process.exitCode (never process.exit) so
  * that logs flush; exit codes are listed in docs/user/commands.md.
  */
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { Command, InvalidArgumentError } from "commander";
 import { addApplyCommand } from "./cli/apply-command.js";
 import { addCompletionCommand, answerCompletion, completeCommand } from "./cli/completion-command.js";
@@ -17,7 +15,7 @@ import { addHistoryCommand } from "./cli/history-command.js";
 import type { CliIo } from "./cli/cli-io.js";
 import { addValidateCommand } from "./cli/validate-command.js";
 import { GatesyncError, ValidationFailed } from "./errors.js";
-import { packageRoot } from "./package-root.js";
+import { packageVersion } from "./package-root.js";
 import { formatDiagnostic } from "./errors.js";
 import { scrubText } from "./secrets/redaction.js";
 import { tracingOn, withSpan } from "./telemetry/spans.js";
@@ -47,12 +45,6 @@ const defaultIo: CliIo = {
   env: process.env,
   isTty: process.stdout.isTTY === true,
 };
-
-/** The version in gatesync's package.json. */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(path.join(packageRoot, "package.json"), "utf8")) as { version?: unknown };
-  return typeof pkg.version === "string" ? pkg.version : "unknown";
-}
 
 export function buildProgram(io: CliIo = defaultIo): Command {
   const program = new Command("gatesync")
@@ -117,14 +109,13 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     return;
   }
   const command = commandOf(program, argv);
-  // the daemon's runs are traced too, each in a root span of its own (daemon/run-span.ts)
-  const tracing =
-    traced.has(command ?? "") || command === "run"
-      ? await startTracing(io.env, packageVersion(), (m) => io.stderr(`warning: ${m}\n`), await fileTraces(argv))
-      : undefined;
+  // the daemon's tracing is its own (cli/daemon-tracing.ts): its settings follow a reload
+  const tracing = traced.has(command ?? "")
+    ? await startTracing(io.env, packageVersion(), (m) => io.stderr(`warning: ${m}\n`), await fileTraces(argv))
+    : undefined;
   try {
     const work = async (): Promise<unknown> => program.parseAsync([...argv]);
-    await (command === "run" ? work() : inCommandSpan(command ?? "", argv, io.env, work));
+    await (tracing === undefined ? work() : inCommandSpan(command ?? "", argv, io.env, work));
   } catch (err) {
     reportFailure(err, program, argv, io);
   } finally {
@@ -143,7 +134,9 @@ async function inCommandSpan(command: string, argv: readonly string[], env: CliI
   }
   const envFlag = argv.indexOf("--env");
   const attributes = { "gatesync.command": command, "gatesync.environment": envFlag === -1 ? undefined : argv[envFlag + 1] };
-  await withSpan(`gatesync.${command}`, { attributes, ...(env.TRACEPARENT === undefined ? {} : { traceparent: env.TRACEPARENT }) }, async (span) => {
+  const parent = env.TRACEPARENT === undefined ? {} : { traceparent: env.TRACEPARENT };
+  // the root: the validation, the plan and the apply note the revision and their counts on it (noteOnRun)
+  await withSpan(`gatesync.${command}`, { attributes, ...parent, root: true }, async (span) => {
     await work();
     const code = Number(process.exitCode ?? 0);
     span.set({ "gatesync.exit_code": code, "gatesync.outcome": code === 0 ? "ok" : code === 2 ? "changes" : code === 3 ? "blocked" : "failed" });

@@ -4,7 +4,7 @@
  * because the same code runs at three depths — src/ (through tsx), dist/ (tsc's output) and
  * dist/bundle/ (the bundle `bin/gatesync.js` loads).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,3 +16,9 @@ function findPackageRoot(from: string): string {
 }
 
 export const packageRoot = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+/** The version in gatesync's package.json. */
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(path.join(packageRoot, "package.json"), "utf8")) as { version?: unknown };
+  return typeof pkg.version === "string" ? pkg.version : "unknown";
+}

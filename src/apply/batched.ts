@@ -17,7 +17,7 @@ import { maxBatchBytes, packBatches, relativeUrl } from "./batch.js";
 import { ByteBudget } from "./byte-budget.js";
 import type { CallOutcome } from "./http-client.js";
 import type { Sender } from "./sender.js";
-import { batchCallSpan } from "./call-spans.js";
+import { batchCallSpan, batchStateWrites } from "./call-spans.js";
 
 /**
  * Bytes of sub-request bodies in the batches packed or in flight at once (each is held again,
@@ -148,8 +148,10 @@ export class Batcher {
     try {
       result = await batchCallSpan(items.length, async () =>
         this.batch.send(items, halt, async () => {
-          // eslint-disable-next-line no-restricted-syntax -- bounded by the batch size: at most one intent (a state write, no call) per change
-          await Promise.all(group.map((c) => recorder.intent(c)));
+          await batchStateWrites(group.length, "in-doubt", async () => {
+            // eslint-disable-next-line no-restricted-syntax -- bounded by the batch size: at most one intent (a state write, no call) per change
+            await Promise.all(group.map((c) => recorder.intent(c, true)));
+          });
         }),
       );
     } catch (err) {
@@ -193,6 +195,6 @@ export class Batcher {
     }
     this.sender.observe(queue, "batch", batchOutcome, group.length);
     // eslint-disable-next-line no-restricted-syntax -- state writes of one batch's results, no calls; they share one commit
-    await Promise.all(settling);
+    await batchStateWrites(settling.length, "outcome", async () => Promise.all(settling));
   }
 }

@@ -3,13 +3,15 @@
  * the method, the route template the operation is declared with (`/gw/org/keys/{keyID}`, never
  * the path sent, which carries ids), the last status answered, the retries, and the time the
  * call waited in its interface's queue — its rate, and the pauses a Retry-After put on it.
+ * And the apply's outcome counted on the run's root span.
  */
 import { operations } from "../contract/operations.js";
 import type { PlannedChange } from "../plan/plan-change.js";
-import { withSpan } from "../telemetry/spans.js";
+import { noteOnRun, withSpan } from "../telemetry/spans.js";
 import type { SpanHandle } from "../telemetry/spans.js";
 import type { BatchResult } from "./batch.js";
 import type { CallOutcome } from "./http-client.js";
+import type { ApplySummary } from "./types.js";
 
 export interface CallSpan {
   /** `send`, timed: the time until it starts is the queue's. */
@@ -51,7 +53,8 @@ export async function directCallSpan(c: PlannedChange, work: (span: CallSpan) =>
     "gatesync.operation": op.name,
     "gatesync.resource": c.id,
   };
-  await withSpan(`${op.method} ${template ?? op.name}`, { kind: "client", attributes }, async (span) => work(callSpan(span)));
+  // the parent of this resource's state writes while it is open (recorder.ts: `under`)
+  await withSpan(`${op.method} ${template ?? op.name}`, { kind: "client", attributes, key: c.id }, async (span) => work(callSpan(span)));
 }
 
 /** One batch call (its forms tried in turn), in a client span with the number of changes it carries and the outcome. */
@@ -69,5 +72,26 @@ export async function batchCallSpan(size: number, send: () => Promise<BatchResul
       result.kind === "whole" ? (result.outcome.kind === "answered" ? result.outcome.status : undefined) : result.kind === "results" ? 200 : undefined;
     span.set({ "http.response.status_code": status, "gatesync.batch.result": result.kind });
     return result;
+  });
+}
+
+/**
+ * The state writes of one batch — its changes' intents before it leaves, or their outcomes once
+ * it answered — in one `gatesync.state.write` span beside the batch call (they share one commit:
+ * a span each would cost more than the writes).
+ */
+export async function batchStateWrites<T>(records: number, what: "in-doubt" | "outcome", work: () => Promise<T>): Promise<T> {
+  if (records === 0) return work();
+  const attributes = { "gatesync.records": records, "gatesync.record.status": what === "in-doubt" ? "in-doubt" : undefined };
+  return withSpan("gatesync.state.write", { attributes, leaf: true }, async () => work());
+}
+
+/** The apply's outcome on the run's root span (a daemon run's, a command's): what it applied, failed, left in doubt, and its calls. */
+export function noteAppliedOnRun(summary: ApplySummary): void {
+  noteOnRun({
+    "gatesync.applied": summary.applied.length,
+    "gatesync.failed": summary.failed.length,
+    "gatesync.in_doubt": summary.inDoubt.length,
+    "gatesync.calls.total": summary.calls.total,
   });
 }

@@ -26,6 +26,7 @@ import { Sender } from "./sender.js";
 import type { AppliedCalls, ApplyDeps, ApplyInput, ApplySummary } from "./types.js";
 import { noProgress } from "./types.js";
 import { withSpan } from "../telemetry/spans.js";
+import { noteAppliedOnRun } from "./call-spans.js";
 
 export type { ApplyDeps, ApplyInput, ApplySummary, CallEvent, Env, Progress, ResourceOutcome } from "./types.js";
 export { noProgress } from "./types.js";
@@ -110,7 +111,9 @@ export async function executePlan(input: ApplyInput, deps: ApplyDeps): Promise<A
   const records = { record: (id: string) => input.state.resources.get(id) };
   const checking = input.resources.filter((r) => checksChanged(r, records)).map((r) => kindModule(r.kind).interface);
   const interfaces = openInterfaces(input.plan.changes.filter(isExecutable), deps, logger, checking);
-  return executeWith(input, { ...deps, logger }, interfaces);
+  const summary = await executeWith(input, { ...deps, logger }, interfaces);
+  noteAppliedOnRun(summary);
+  return summary;
 }
 
 /** Every call checks the fence first (leadership, the state's lock); a lost lock is the recorder's too: it records nothing more. */

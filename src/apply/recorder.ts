@@ -85,12 +85,14 @@ export class Recorder {
     return this.opts.snapshot.resources.get(c.id)?.status === "in-doubt" ? { kind: "success", note: settle.note } : verdict;
   }
 
-  private async write(record: ResourceRecord): Promise<void> {
+  /** Writes `record`; a direct call's write in a span of its own, below the call (a batch's writes share one: batchStateWrites). */
+  private async write(record: ResourceRecord, viaBatch: boolean): Promise<void> {
     try {
       // under the call it records (an intent before the request leaves, the outcome once it settles)
-      await withSpan("gatesync.state.write", { attributes: { "gatesync.resource": record.id, "gatesync.record.status": record.status } }, async () =>
-        this.opts.state.write(record),
-      );
+      const attributes = { "gatesync.resource": record.id, "gatesync.record.status": record.status };
+      await (viaBatch
+        ? this.opts.state.write(record)
+        : withSpan("gatesync.state.write", { attributes, leaf: true, under: record.id }, async () => this.opts.state.write(record)));
     } catch (err) {
       this.opts.halt.abort();
       this.stateFailure ??=
@@ -123,7 +125,7 @@ export class Recorder {
   }
 
   /** Before a call that must not be repeated: the intent, so a crash leaves it in doubt. Once per change. */
-  async intent(c: PlannedChange): Promise<void> {
+  async intent(c: PlannedChange, viaBatch: boolean): Promise<void> {
     if (repeatable(c) || this.intents.has(c.id)) return;
     this.intents.add(c.id);
     const prev = this.record(c.id);
@@ -137,7 +139,7 @@ export class Recorder {
       ...spentTrigger(c, d),
       updatedAt: t,
     };
-    await this.write(record);
+    await this.write(record, viaBatch);
     // keep `prev` as the record to build on, so a success or refusal restores the true history
     if (prev === undefined) this.written.set(c.id, record);
   }
@@ -231,7 +233,7 @@ export class Recorder {
       );
     let recorded = result;
     try {
-      await this.write(record);
+      await this.write(record, viaBatch);
       if (readAfterVerdict(c)) this.written.set(c.id, record);
       // settled: read no more — only a record the snapshot holds needs hiding (a first apply of 100,000 keeps no entry each)
       else if (this.opts.snapshot.resources.has(c.id)) this.written.set(c.id, undefined);
@@ -252,7 +254,7 @@ export class Recorder {
     if (record === undefined) return;
     const updated: ResourceRecord = { ...record, health: heldPayload({ ok: result.ok, checkedAt: result.checkedAt, results: result.checks }) };
     try {
-      await this.write(updated);
+      await this.write(updated, false);
     } catch {
       return; // the apply halts: no further checks are recorded
     }

@@ -151,7 +151,7 @@ export class Sender {
         outcome = await queue.run(
           span.timed(() => client.call(req)),
           this.opts.halt,
-          () => this.opts.recorder.intent(c),
+          () => this.opts.recorder.intent(c, false),
         );
       } catch (err) {
         await this.notSent(err, [c], false);

@@ -50,6 +50,18 @@ export const helpExamples: Readonly<Record<string, readonly HelpExample[]>> = {
     { line: "gatesync state resolve OrgKey/acme --accept", says: "record the repository's spec as applied, after a change made by hand" },
     { line: "gatesync state resolve ApiProduct/storefront --forget", says: "drop the record: the next apply creates the product again" },
   ],
+  "state adopt": [
+    {
+      line: "gatesync state adopt ApiProduct/storefront --id 1042",
+      says: "record a product made by hand on the portal (id 1042) as the repository's: the next apply updates it, never creates it again",
+    },
+  ],
+  "state move-to-env": [
+    {
+      line: "gatesync state move-to-env production",
+      says: "once gatesync.yaml has `environments:`, the state kept before becomes environment production's",
+    },
+  ],
   "state migrate": [{ line: "gatesync state migrate --from sqlite:.gatesync/state.db --to sqlite:copy.db", says: "copy the whole state to another backend" }],
   run: [
     { line: "gatesync run --once", says: "one run of the daemon, then exit (0 applied or nothing to do)" },

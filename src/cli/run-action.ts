@@ -3,10 +3,12 @@ import { startDaemon } from "../daemon/daemon.js";
 import type { Daemon } from "../daemon/daemon.js";
 import { parseListen } from "../daemon/server.js";
 import { createLogger } from "../logger.js";
+import type { Logger } from "../logger.js";
 import type { CliIo } from "./cli-io.js";
 import { untilStopSignal } from "./interrupt.js";
 import { configOrDefault } from "./cli-io.js";
 import { UsageError } from "../errors.js";
+import { startDaemonTracing } from "./daemon-tracing.js";
 
 export interface RunFlags {
   readonly config: string;
@@ -27,6 +29,7 @@ export async function runAction(opts: RunFlags, io: CliIo): Promise<void> {
   // refused before anything starts, with --once too
   parseListen(opts.listen ?? config.server.listen);
   const logger = createLogger({ pretty: io.isTty && io.env.GATESYNC_LOG_FORMAT !== "json" });
+  const tracing = await startDaemonTracing(io, config);
   const start = (cfg: GatesyncConfig): Promise<Daemon> =>
     startDaemon({
       config: cfg,
@@ -35,31 +38,42 @@ export async function runAction(opts: RunFlags, io: CliIo): Promise<void> {
       ...(opts.listen === undefined ? {} : { listen: opts.listen }),
       serve: opts.once !== true,
       watchConfig: opts.once !== true,
-      // a reloaded config whose source, state or server changed: the daemon is rebuilt
+      // a reloaded config whose source, state, server or telemetry changed: the daemon is rebuilt
       onRestart: async (next) => {
         const previous = daemon.configInForce();
         await daemon.stop();
+        await tracing.follow(next);
         daemon = await start(next).catch(async (err: unknown) => {
           logger.error({ err: (err as Error).message }, "the reloaded gatesync.yaml could not start: the last good config is back in force");
+          await tracing.follow(previous);
           return start(previous);
         });
       },
     });
-  let daemon = await start(config);
-  if (opts.once === true) {
-    // with environments: once each has run, the worst of their results decides
-    const report = await daemon.firstRun;
-    await daemon.stop();
+  let daemon: Daemon;
+  try {
+    daemon = await start(config);
+    process.exitCode = await (opts.once === true ? firstRunExit(daemon) : untilStopped(() => daemon, logger));
+  } finally {
+    await tracing.stop();
     logger.flush();
-    process.exitCode = report.result === "applied" || report.result === "noop" ? 0 : 1;
-    return;
   }
-  const hangup = (): void => void daemon.reload("SIGHUP");
+}
+
+/** `--once`: the first run (with environments: once each has run, the worst of their results decides), then stop; its exit code. */
+async function firstRunExit(daemon: Daemon): Promise<number> {
+  const report = await daemon.firstRun;
+  await daemon.stop();
+  return report.result === "applied" || report.result === "noop" ? 0 : 1;
+}
+
+/** The daemon until SIGINT or SIGTERM (SIGHUP reloads gatesync.yaml), then stopped; exit code 0. */
+async function untilStopped(daemon: () => Daemon, logger: Logger): Promise<number> {
+  const hangup = (): void => void daemon().reload("SIGHUP");
   process.on("SIGHUP", hangup);
   await untilStopSignal();
   process.off("SIGHUP", hangup);
   logger.info("stopping: no new calls; waiting for calls in flight");
-  await daemon.stop();
-  logger.flush();
-  process.exitCode = 0;
+  await daemon().stop();
+  return 0;
 }

@@ -3,10 +3,12 @@ import type { Command } from "commander";
 import { adoptAnnotation } from "../plan/adopt-annotation.js";
 import type { CliIo } from "./cli-io.js";
 import { envOptionHelpOne } from "./cli-io.js";
+import { examplesText } from "./help-examples.js";
 
 export function addStateAdoptCommand(state: Command, io: CliIo): void {
   state
     .command("adopt")
+    .addHelpText("after", examplesText("state adopt"))
     .description(
       `record an object that already exists on the server (made by hand) under its id, so the next apply does not create it again (or annotate the resource with ${adoptAnnotation})`,
     )

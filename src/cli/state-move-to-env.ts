@@ -7,10 +7,12 @@
  */
 import type { Command } from "commander";
 import type { CliIo } from "./cli-io.js";
+import { examplesText } from "./help-examples.js";
 
 export function addMoveToEnv(state: Command, io: CliIo): void {
   state
     .command("move-to-env")
+    .addHelpText("after", examplesText("state move-to-env"))
     .description("make the state of a config's single-environment days (its top-level `state:`) environment NAME's state")
     .argument("<name>", "the environment (of `environments:` in gatesync.yaml) that state was applied to")
     .option("-c, --config <file>", "gatesync.yaml", "gatesync.yaml")

@@ -2,8 +2,10 @@
  * gatesync.yaml reloaded while the daemon runs: on change (the file is polled, which also sees a
  * Kubernetes ConfigMap's symlink swap) or on SIGHUP. A config that does not load is refused
  * with its located errors — logged and shown in /status — and the last good one stays in force.
- * A good one is put in force for the next run; a change to the source, the state or the server
- * needs the daemon rebuilt, which `onRestart` does (`gatesync run` stops it and starts anew).
+ * A good one is put in force for the next run; a change to the source, the state, the server or
+ * the telemetry needs the daemon rebuilt, which `onRestart` does (`gatesync run` stops it —
+ * its run in flight finishing — and starts anew, its tracing restarted with the new settings:
+ * the OpenTelemetry SDK is not reconfigured under a run whose spans it holds).
  */
 import { unwatchFile, watchFile } from "node:fs";
 import { formatDiagnostic } from "../errors.js";
@@ -36,7 +38,7 @@ export interface ConfigReloaderOptions {
 }
 
 /** The parts of a config a running daemon cannot change in place. */
-const rebuildSections = (c: GatesyncConfig): string => JSON.stringify([c.source, c.state, c.server]);
+const rebuildSections = (c: GatesyncConfig): string => JSON.stringify([c.source, c.state, c.server, c.telemetry ?? null]);
 
 function diagnosticsOf(err: unknown, file: string): Diagnostic[] {
   if (err instanceof ValidationFailed) return [...err.diagnostics];
@@ -80,10 +82,10 @@ export class ConfigReloader {
     if (hash === current.hash) return "unchanged";
     if (rebuildSections(config) !== rebuildSections(current.config)) {
       if (this.opts.onRestart === undefined) {
-        log.warn("gatesync.yaml changed its source, state or server: restart gatesync to use them; the rest is not reloaded");
+        log.warn("gatesync.yaml changed its source, state, server or telemetry: restart gatesync to use them; the rest is not reloaded");
         return "restart-needed";
       }
-      log.info("gatesync.yaml changed its source, state or server: restarting the daemon");
+      log.info("gatesync.yaml changed its source, state, server or telemetry: restarting the daemon");
       await this.opts.onRestart(config);
       return "restarted";
     }

@@ -26,7 +26,7 @@ export interface ServedDaemon {
   /** The operator's config in force (a reload replaces it): GET /config. */
   readonly operatorConfig: () => GatesyncConfig;
   /** Runs these environments here (a leader runs what it is forwarded the same way). */
-  readonly onTrigger: (environments: readonly string[], reason: string) => void;
+  readonly onTrigger: (environments: readonly string[], reason: string, from?: string, traceparent?: string) => void;
   readonly units: readonly EnvironmentUnit[];
   /** Whether the one environment is the implicit one (served at the root). */
   readonly implicit: boolean;

@@ -25,7 +25,7 @@ export interface LeasedEnvironments {
   /** The daemon's metrics: every replica exports the lease table it read (an environment nobody leads). */
   readonly metrics: DaemonMetrics;
   /** Runs these environments here: a trigger another replica received, for environments this one leads. */
-  readonly onTrigger: (environments: readonly string[], reason: string) => void;
+  readonly onTrigger: (environments: readonly string[], reason: string, from?: string, traceparent?: string) => void;
 }
 
 /** The leases of the daemon's environments on a PostgreSQL state (in its schema); undefined on any other state. */

@@ -96,7 +96,7 @@ interface Assembly {
   readonly first: FirstRuns;
   readonly own: { url?: string | undefined };
   /** Runs these environments here (a trigger this replica takes, or one another replica forwarded). */
-  readonly runHere: (environments: readonly string[], reason: string) => void;
+  readonly runHere: (environments: readonly string[], reason: string, from?: string, traceparent?: string) => void;
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
@@ -139,9 +139,9 @@ function assemble(opts: DaemonOptions, config: GatesyncConfig): Assembly {
   // one environment fetches for itself: a snapshot is shared only between environments of one trigger
   const source = new SharedSource(createSource(config, env), names.length > 1 ? 2_000 : 0);
   const units = new Map<string, EnvironmentUnit>();
-  const runHere = (envs: readonly string[], reason: string): void => {
+  const runHere = (envs: readonly string[], reason: string, _from?: string, traceparent?: string): void => {
     source.invalidate();
-    for (const e of envs) units.get(e)?.reconciler.trigger(reason);
+    for (const e of envs) units.get(e)?.reconciler.trigger(reason, traceparent);
   };
   const own: { url?: string | undefined } = {};
   // with the test seam `canApply` the test decides who applies: no leases

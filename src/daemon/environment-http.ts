@@ -134,14 +134,14 @@ export function environmentRoutes(http: EnvironmentsHttp): (req: IncomingMessage
 /** `POST /environments/NAME/sync`: that environment alone is run, here (`run`) or by its leader. */
 export function environmentSync(
   names: readonly string[],
-  run: (environments: readonly string[], reason: string) => void,
+  run: (environments: readonly string[], reason: string, from?: string, traceparent?: string) => void,
   leases: FleetLeases | undefined,
 ): EnvironmentSync {
   return {
     names,
     of: (name) => {
       if (!names.includes(name)) return undefined;
-      const reconciler = { trigger: (reason: string): void => run([name], reason) };
+      const reconciler = { trigger: (reason: string, traceparent?: string): void => run([name], reason, undefined, traceparent) };
       return leases === undefined ? { reconciler } : { reconciler, relay: fleetRelay(leases, [name]) };
     },
   };
@@ -158,8 +158,8 @@ export const forwardAckTimeoutMs = 2_000;
 export function fleetRelay(leases: FleetLeases, names: readonly string[]): TriggerRelay {
   return {
     isLeader: () => names.every((n) => leases.leads(n)),
-    forward: async (reason: ForwardedReason): Promise<ForwardResult> => {
-      const out = await leases.forward(names, reason);
+    forward: async (reason: ForwardedReason, traceparent: string | undefined): Promise<ForwardResult> => {
+      const out = await leases.forward(names, reason, traceparent);
       if (out.missing.length > 0) {
         return {
           ok: false,

@@ -17,6 +17,7 @@ import { linkedSignal } from "../abort-signals.js";
 import { runApply } from "../apply/run-apply.js";
 import { applySucceeded, statusCounts } from "../apply/summary.js";
 import type { GatesyncConfig } from "../config/config.js";
+import { implicitEnvironmentName } from "../config/environments.js";
 import { GatesyncError, ValidationFailed } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { newDesiredMemo } from "../plan/desired.js";
@@ -144,7 +145,8 @@ export class Reconciler {
   /** One run; concurrent callers share the run in progress. */
   runOnce(reason: string, traceparent?: string): Promise<RunReport> {
     const exclusive = this.opts.exclusive;
-    const execute = async (): Promise<RunReport> => inRunSpan(reason, traceparent, async () => this.execute(reason));
+    const cause = { reason, environment: this.config.environment ?? implicitEnvironmentName, traceparent };
+    const execute = async (): Promise<RunReport> => inRunSpan(cause, async () => this.execute(reason));
     this.running ??= (exclusive === undefined ? execute() : exclusive(execute)).finally(() => {
       this.running = undefined;
     });

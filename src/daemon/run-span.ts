@@ -1,32 +1,27 @@
 /**
  * The daemon's spans (docs/user/telemetry.md): one root `gatesync.run` per run, with its
- * trigger, revision, outcome and counts — the child of a webhook's or `/sync` request's
- * `traceparent` when it carried one — and the source fetch below it.
+ * environment, trigger, revision and outcome — the child of a webhook's or `/sync` request's
+ * `traceparent` when it carried one — and the source fetch below it. The counts on the root
+ * (findings, changes, applied …) are noted by the validation, the plan and the apply as they
+ * count them (`noteOnRun`), as they are on a command's root.
  */
 import type { RunReport } from "../apply/run-report.js";
 import { withSpan } from "../telemetry/spans.js";
 
-/** The counts a run's root span carries: its plan's changes by action and its apply's outcomes. */
-function countsOf(report: RunReport): Record<string, number | undefined> {
-  const s = report.summary;
-  return {
-    "gatesync.changes.create": report.plan?.create,
-    "gatesync.changes.update": report.plan?.update,
-    "gatesync.changes.blocked": report.plan?.blocked,
-    "gatesync.changes.breaking": report.plan?.breaking,
-    "gatesync.applied": s?.applied.length,
-    "gatesync.failed": s?.failed.length,
-    "gatesync.in_doubt": s?.inDoubt.length,
-    "gatesync.calls.total": s?.calls.total,
-    "gatesync.findings.errors": report.diagnostics?.filter((d) => d.severity === "error").length,
-  };
+/** What a run is started for: why, for which environment, and the trace it joins. */
+export interface RunCause {
+  readonly reason: string;
+  readonly environment: string;
+  readonly traceparent: string | undefined;
 }
 
 /** One daemon run in its root span. */
-export async function inRunSpan(reason: string, traceparent: string | undefined, work: () => Promise<RunReport>): Promise<RunReport> {
-  return withSpan("gatesync.run", { attributes: { "gatesync.trigger": reason }, ...(traceparent === undefined ? {} : { traceparent }) }, async (span) => {
+export async function inRunSpan(cause: RunCause, work: () => Promise<RunReport>): Promise<RunReport> {
+  const attributes = { "gatesync.trigger": cause.reason, "gatesync.environment": cause.environment };
+  const parent = cause.traceparent === undefined ? {} : { traceparent: cause.traceparent };
+  return withSpan("gatesync.run", { attributes, ...parent, root: true }, async (span) => {
     const report = await work();
-    span.set({ "gatesync.outcome": report.result, "gatesync.revision": report.revision, "gatesync.commit": report.commit, ...countsOf(report) });
+    span.set({ "gatesync.outcome": report.result, "gatesync.revision": report.revision, "gatesync.commit": report.commit });
     return report;
   });
 }

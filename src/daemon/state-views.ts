@@ -44,6 +44,8 @@ export function stateViews(parts: StateViewParts): { readonly snapshots: CachedS
         state,
         env: parts.env,
         ...(snap.commit === undefined ? {} : { commit: snap.commit }),
+        // a preview, no run: not in the trace of the run it may overlap
+        traced: false,
       }),
   });
   return { snapshots, preview };

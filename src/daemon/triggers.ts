@@ -18,6 +18,7 @@ import type { IncomingMessage } from "node:http";
 import type { Reply } from "../http/http-io.js";
 import { readBody } from "../http/http-io.js";
 import type { Logger } from "../logger.js";
+import { validTraceparent } from "../telemetry/traceparent.js";
 import type { Reconciler } from "./reconciler.js";
 import type { ReplayGuard } from "./webhook.js";
 import { safeEqual, verifyWebhook } from "./webhook.js";
@@ -52,7 +53,8 @@ export type ForwardResult = { readonly ok: true; readonly leader: string; readon
 
 export interface TriggerRelay {
   isLeader(): boolean;
-  forward(reason: ForwardedReason): Promise<ForwardResult>;
+  /** Has the leader run the trigger, joining the trace `traceparent` names (checked: traceparent.ts). */
+  forward(reason: ForwardedReason, traceparent: string | undefined): Promise<ForwardResult>;
 }
 
 /** Seconds a sender is asked to wait before delivering again when no leader took the trigger. */
@@ -79,8 +81,8 @@ const close = { connection: "close" };
 const refuse = (status: number, error: string, headers: Record<string, string> = {}): Reply => ({ status, body: { error }, headers: { ...close, ...headers } });
 const hasBody = (req: IncomingMessage): boolean => req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? "0") > 0;
 
-/** The W3C trace context an authenticated trigger carries (its run joins that trace: run-span.ts); the propagator checks its form. */
-const traceparentOf = (req: IncomingMessage): string | undefined => (typeof req.headers.traceparent === "string" ? req.headers.traceparent : undefined);
+/** The W3C trace context an authenticated trigger carries (its run joins that trace: run-span.ts), when it is one (traceparent.ts). */
+const traceparentOf = (req: IncomingMessage): string | undefined => validTraceparent(req.headers.traceparent);
 
 export async function handleSync(req: IncomingMessage, ctx: TriggerContext): Promise<Reply> {
   return syncRefusal(req, ctx) ?? accept(ctx, "sync", hasBody(req) ? close : {}, undefined, traceparentOf(req));
@@ -110,7 +112,7 @@ async function accept(
     ctx.reconciler.trigger(reason, traceparent);
     return { status: 202, body: { status: "accepted" }, headers };
   }
-  const forwarded = await ctx.relay.forward(reason);
+  const forwarded = await ctx.relay.forward(reason, traceparent);
   if (forwarded.ok) {
     ctx.log.info({ reason, leader: forwarded.leader, ms: forwarded.ms }, "trigger forwarded to the leader");
     return { status: 202, body: { status: "accepted", forwardedTo: "leader" }, headers };

@@ -9,10 +9,12 @@
  *
  * NOTIFY is never stored (a listener that is reconnecting misses it): a sender waits for the
  * acknowledgements, and a replica that gets none answers 503 so the sender delivers again. The
- * payload limit is 8000 bytes: environment names are few and short (checked by the config).
+ * payload limit is 8000 bytes: environment names are few and short (checked by the config), a
+ * trigger's trace context 55 characters.
  */
 import { randomUUID } from "node:crypto";
 import { channelMessage } from "../channel-message.js";
+import { validTraceparent } from "../telemetry/traceparent.js";
 
 export const fleetChannel = "gatesync_fleet";
 
@@ -26,6 +28,8 @@ export type FleetMessage =
       readonly reason: FleetReason;
       readonly nonce: string;
       readonly from: string;
+      /** The trace the trigger's runs join (checked when sent and when heard: traceparent.ts). */
+      readonly traceparent?: string;
     }
   | { readonly kind: "ack"; readonly schema: string; readonly environments: readonly string[]; readonly nonce: string; readonly from: string }
   | { readonly kind: "released"; readonly schema: string; readonly from: string };
@@ -51,8 +55,11 @@ export function decodeFleetMessage(payload: string | undefined, schema: string):
   if (m.kind === "released") return m as FleetMessage;
   if (typeof m.nonce !== "string" || !strings(m.environments)) return undefined;
   if (m.kind === "ack") return m as FleetMessage;
-  if (m.kind === "trigger" && (m.reason === "sync" || m.reason === "webhook")) return m as FleetMessage;
-  return undefined;
+  if (m.kind !== "trigger" || (m.reason !== "sync" && m.reason !== "webhook")) return undefined;
+  // another replica's word: a trace context that is none is dropped, the trigger kept
+  const { traceparent, ...trigger } = m;
+  const valid = validTraceparent(traceparent);
+  return { ...(trigger as Omit<Extract<FleetMessage, { kind: "trigger" }>, "traceparent">), ...(valid === undefined ? {} : { traceparent: valid }) };
 }
 
 /** Triggers waiting for the leaders of their environments, by nonce. */
@@ -111,7 +118,12 @@ export interface ForwardParts {
 }
 
 /** Has each environment's leader run a trigger (this replica those it leads) and says who took which. */
-export async function forwardTrigger(environments: readonly string[], reason: FleetReason, p: ForwardParts): Promise<ForwardOutcome> {
+export async function forwardTrigger(
+  environments: readonly string[],
+  reason: FleetReason,
+  traceparent: string | undefined,
+  p: ForwardParts,
+): Promise<ForwardOutcome> {
   const t0 = performance.now();
   const mine = environments.filter((e) => p.leads(e));
   if (mine.length > 0) p.runHere(mine);
@@ -123,7 +135,8 @@ export async function forwardTrigger(environments: readonly string[], reason: Fl
   const nonce = randomUUID();
   const acked = p.pending.expect(nonce, rest, p.ackTimeoutMs);
   try {
-    await p.send({ kind: "trigger", schema: p.schema, environments: rest, reason, nonce, from: p.name });
+    const trace = traceparent === undefined ? {} : { traceparent };
+    await p.send({ kind: "trigger", schema: p.schema, environments: rest, reason, nonce, from: p.name, ...trace });
   } catch {
     p.pending.cancel(nonce);
   }

@@ -22,7 +22,7 @@ export interface FleetLeasesOptions {
   readonly onAcquire?: (environment: string) => void;
   readonly onLose?: (environment: string) => void;
   /** A trigger another replica received, for environments this one leads. */
-  readonly onTrigger?: (environments: readonly string[], reason: FleetReason, from: string) => void;
+  readonly onTrigger?: (environments: readonly string[], reason: FleetReason, from: string, traceparent: string | undefined) => void;
   /** Whether an environment is applying now (a lease given back to spread the fleet is one that is not). */
   readonly busy?: (environment: string) => boolean;
   /** The lease table as read at each tick (undefined while the database cannot be read): who leads what. */

@@ -288,7 +288,7 @@ export class FleetLeases {
     const mine = m.environments.filter((e) => this.leads(e));
     if (mine.length === 0 || this.client === undefined) return;
     this.log.info({ environments: mine, reason: m.reason, from: m.from }, "fleet: trigger received from another replica");
-    this.opts.onTrigger?.(mine, m.reason, m.from);
+    this.opts.onTrigger?.(mine, m.reason, m.from, m.traceparent);
     const ack: FleetMessage = { kind: "ack", schema: this.opts.schema, environments: mine, nonce: m.nonce, from: this.name };
     this.notify(this.client, ack).catch((err: unknown) => this.log.warn({ err: (err as Error).message }, "fleet: could not acknowledge a trigger"));
   }
@@ -301,13 +301,13 @@ export class FleetLeases {
    * Has each environment's leader run a trigger: those this replica leads here, the others
    * through their leaders' acknowledgements (those none acknowledged in time are `missing`).
    */
-  async forward(environments: readonly string[], reason: FleetReason): Promise<ForwardOutcome> {
+  async forward(environments: readonly string[], reason: FleetReason, traceparent?: string): Promise<ForwardOutcome> {
     const client = this.client;
-    return forwardTrigger(environments, reason, {
+    return forwardTrigger(environments, reason, traceparent, {
       name: this.name,
       schema: this.opts.schema,
       leads: (e) => this.leads(e),
-      runHere: (mine) => this.opts.onTrigger?.(mine, reason, this.name),
+      runHere: (mine) => this.opts.onTrigger?.(mine, reason, this.name, traceparent),
       pending: this.pending,
       ackTimeoutMs: this.opts.ackTimeoutMs ?? 2_000,
       send: client === undefined ? undefined : (m) => this.notify(client, m),

@@ -1,6 +1,10 @@
-/** The plan's spans (docs/user/telemetry.md): load and validate with their finding counts, the plan with its changes by action. */
+/**
+ * The plan's spans (docs/user/telemetry.md): load and validate with their finding counts, the
+ * plan with its changes by action. The run's root span (a daemon run, a command) gets the
+ * counts an operator reads a run by: the errors found, the changes planned, the commit.
+ */
 import type { Diagnostic } from "../errors.js";
-import { withSpan, withSpanSync } from "../telemetry/spans.js";
+import { noteOnRun, withSpan, withSpanSync } from "../telemetry/spans.js";
 import type { Plan } from "./plan.js";
 
 /** Loading and validating the repository, in a `gatesync.validate` span that counts what it found. */
@@ -16,6 +20,7 @@ export async function tracedValidation<
       "gatesync.findings.errors": errors,
       "gatesync.findings.warnings": result.diagnostics.length - errors,
     });
+    noteOnRun({ "gatesync.findings.errors": errors });
     return result;
   });
 }
@@ -33,6 +38,13 @@ export function tracedPlan(work: () => Plan): Plan {
       "gatesync.changes.orphan": s.orphan,
       "gatesync.changes.breaking": s.breaking,
       "gatesync.calls.total": s.calls.total,
+      "gatesync.revision": plan.commit,
+    });
+    noteOnRun({
+      "gatesync.changes.create": s.create,
+      "gatesync.changes.update": s.update,
+      "gatesync.changes.blocked": s.blocked,
+      "gatesync.changes.breaking": s.breaking,
       "gatesync.revision": plan.commit,
     });
     return plan;

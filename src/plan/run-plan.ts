@@ -49,6 +49,8 @@ export interface PlanRun {
 
 export interface PlanRunInput {
   readonly config: GatesyncConfig;
+  /** false: a plan that is no run's (the status page's preview): no spans (telemetry/spans.ts: one run is traced at a time). */
+  readonly traced?: false;
   /** Resource directory (the config's, or a checkout of the git source). */
   readonly root: string;
   /** The repository root, when the resources are a part of it. */
@@ -101,7 +103,7 @@ async function validateFor(
   },
 ): Promise<RepositoryResult> {
   const { config } = input;
-  return tracedValidation(async () =>
+  const validate = async (): Promise<RepositoryResult> =>
     input.validator.validate({
       ...(run.rules === undefined ? {} : { rules: run.rules }),
       root: input.root,
@@ -114,8 +116,8 @@ async function validateFor(
       ...(input.printsDocuments === true ? { printsDocuments: true } : {}),
       // a selection needs only its own secrets: the others' are checked when they are prepared
       secrets: { source: run.secrets, missing: run.selective ? "warning" : "error" },
-    }),
-  );
+    });
+  return input.traced === false ? validate() : tracedValidation(validate);
 }
 
 /** What the planner is told besides the desired set and the state: the config's policies and the run's. */
@@ -182,7 +184,8 @@ export async function runPlan(input: PlanRunInput): Promise<PlanRun> {
   ready = undefined;
   validated = undefined;
   const commit = await input.commit;
-  const plan = tracedPlan(() => computePlan(desired.desired, state, planOptions(input, hashKey.key, selected?.plan, commit)));
+  const compute = (): Plan => computePlan(desired.desired, state, planOptions(input, hashKey.key, selected?.plan, commit));
+  const plan = input.traced === false ? compute() : tracedPlan(compute);
   return { plan: asShown(plan, input.invocation ?? invocationOf(config), prefix), state, resources, desired, hashKey, warnings, ruleFindings };
 }
 

@@ -3,8 +3,16 @@
  * calls the work directly and nothing of OpenTelemetry is loaded (only its types are imported
  * here); `startTracing` (tracing.ts) installs the tracer when the operator configured an exporter.
  * Every string attribute passes through the redaction layer: a secret never leaves in a span.
+ *
+ * Parents are known by the shape of a run, not carried in an async context: an
+ * AsyncLocalStorage (the SDK's context manager) puts a hook on every promise of the process,
+ * which cost a traced apply more than its spans did (docs/dev/performance.md). One run is
+ * traced at a time (a command; a daemon's runs take turns): its root span is the parent of
+ * its phases (fetch, validate, plan, each wave, the post-apply checks); the phase open is the
+ * parent of the calls and the state writes in it; a resource's state write sits below its call
+ * while that call is open (`key` / `under`).
  */
-import type { Attributes, Span, SpanKind, Tracer } from "@opentelemetry/api";
+import type { Attributes, Context, Span, SpanKind, Tracer } from "@opentelemetry/api";
 import type * as OtelApi from "@opentelemetry/api";
 import { scrubText } from "../secrets/redaction.js";
 
@@ -14,9 +22,18 @@ interface Installed {
 }
 let installed: Installed | undefined;
 
+/** The run being traced: its root span, the phase open in it, and its calls open, by resource. */
+const run: { root: Span | undefined; phase: Span | undefined; readonly calls: Map<string, Span> } = {
+  root: undefined,
+  phase: undefined,
+  calls: new Map(),
+};
+
 /** Called by tracing.ts once the SDK runs (and with undefined after its shutdown). */
 export function installTracer(next: Installed | undefined): void {
   installed = next;
+  run.root = run.phase = undefined;
+  run.calls.clear();
 }
 
 export const tracingOn = (): boolean => installed !== undefined;
@@ -46,27 +63,73 @@ function handleOf(span: Span): SpanHandle {
 
 export interface SpanOptions {
   readonly attributes?: Readonly<Record<string, AttributeValue | undefined>>;
-  /** `client` for a call to another service (OpenTelemetry's HTTP client conventions). */
+  /** `client` for a call to another service (OpenTelemetry's HTTP client conventions): a child of the phase open. */
   readonly kind?: "internal" | "client";
-  /** A W3C `traceparent` (a webhook's, a CI job's TRACEPARENT) the span joins as its child. */
+  /** A W3C `traceparent` (a webhook's, a CI job's TRACEPARENT) the root joins as its child. */
   readonly traceparent?: string;
+  /** The root span of a daemon run or a CLI command: its phases sit below it, and the run's counts are noted on it (`noteOnRun`). */
+  readonly root?: boolean;
+  /** A span with nothing below it (a state write): a child of the phase open, or of the call `under` names. */
+  readonly leaf?: boolean;
+  /** A call span: while it is open, the leaves `under` its key (the resource it changes) sit below it. */
+  readonly key?: string;
+  /** A leaf's parent: the call span open under this key, when there is one. */
+  readonly under?: string;
 }
 
-/** Runs `work` inside a span named `name` (a child of the active one), ending it however the work ends. */
+/** Where a span starts, and what it is while its work runs. */
+function placed(t: Installed, options: SpanOptions): { readonly parent: Context; readonly role: "root" | "phase" | "inner" } {
+  const root = t.api.ROOT_CONTEXT;
+  if (options.root === true) {
+    const parent = options.traceparent === undefined ? root : t.api.propagation.extract(root, { traceparent: options.traceparent }, t.api.defaultTextMapGetter);
+    return { parent, role: "root" };
+  }
+  const caller = options.under === undefined ? undefined : run.calls.get(options.under);
+  if (options.kind === "client" || options.leaf === true) {
+    const above = caller ?? run.phase ?? run.root;
+    return { parent: above === undefined ? root : t.api.trace.setSpan(root, above), role: "inner" };
+  }
+  return { parent: run.root === undefined ? root : t.api.trace.setSpan(root, run.root), role: "phase" };
+}
+
+/** Runs `work` inside a span named `name` (placed by the run's shape: see above), ending it however the work ends. */
 export async function withSpan<T>(name: string, options: SpanOptions, work: (span: SpanHandle) => Promise<T>): Promise<T> {
   const t = installed;
   if (t === undefined) return work(noSpan);
   const kind: SpanKind = options.kind === "client" ? t.api.SpanKind.CLIENT : t.api.SpanKind.INTERNAL;
-  const parent = options.traceparent === undefined ? t.api.context.active() : parentContext(t.api, options.traceparent);
-  return t.tracer.startActiveSpan(name, { kind, attributes: safeAttributes(options.attributes ?? {}) }, parent, async (span) => {
-    try {
-      return await work(handleOf(span));
-    } catch (err) {
-      throw failed(t, span, err);
-    } finally {
-      span.end();
-    }
-  });
+  const { parent, role } = placed(t, options);
+  const span = t.tracer.startSpan(name, { kind, attributes: safeAttributes(options.attributes ?? {}) }, parent);
+  const opened = open(span, role, options.key);
+  try {
+    return await work(handleOf(span));
+  } catch (err) {
+    throw failed(t, span, err);
+  } finally {
+    opened();
+    span.end();
+  }
+}
+
+/** Marks `span` open in the run as `role` says (and by `key`); the function that closes it again. */
+function open(span: Span, role: "root" | "phase" | "inner", key: string | undefined): () => void {
+  if (key !== undefined) run.calls.set(key, span);
+  const previous = role === "root" ? run.root : role === "phase" ? run.phase : undefined;
+  if (role === "root") run.root = span;
+  if (role === "phase") run.phase = span;
+  return () => {
+    if (key !== undefined && run.calls.get(key) === span) run.calls.delete(key);
+    if (role === "root" && run.root === span) run.root = previous;
+    if (role === "phase" && run.phase === span) run.phase = previous;
+  };
+}
+
+/**
+ * Adds to the root span of the run in progress (a daemon run's `gatesync.run`, a command's
+ * `gatesync.apply` …): what its validation, plan and apply counted, said where they count it,
+ * for the daemon and the CLI alike. Nothing without tracing or outside a run.
+ */
+export function noteOnRun(attributes: Readonly<Record<string, AttributeValue | undefined>>): void {
+  run.root?.setAttributes(safeAttributes(attributes));
 }
 
 /** A span's work that threw: the span's status says so (its message through the redaction layer, like any attribute); the error, to rethrow. */
@@ -75,22 +138,19 @@ function failed(t: Installed, span: Span, err: unknown): unknown {
   return err;
 }
 
-/** The context a W3C `traceparent` names (the active one when it is not a valid header). */
-function parentContext(api: typeof OtelApi, traceparent: string): OtelApi.Context {
-  return api.propagation.extract(api.context.active(), { traceparent }, api.defaultTextMapGetter);
-}
-
 /** `withSpan` for synchronous work (the pure planner). */
 export function withSpanSync<T>(name: string, options: SpanOptions, work: (span: SpanHandle) => T): T {
   const t = installed;
   if (t === undefined) return work(noSpan);
-  return t.tracer.startActiveSpan(name, { attributes: safeAttributes(options.attributes ?? {}) }, (span) => {
-    try {
-      return work(handleOf(span));
-    } catch (err) {
-      throw failed(t, span, err);
-    } finally {
-      span.end();
-    }
-  });
+  const { parent, role } = placed(t, options);
+  const span = t.tracer.startSpan(name, { attributes: safeAttributes(options.attributes ?? {}) }, parent);
+  const opened = open(span, role, options.key);
+  try {
+    return work(handleOf(span));
+  } catch (err) {
+    throw failed(t, span, err);
+  } finally {
+    opened();
+    span.end();
+  }
 }

@@ -63,15 +63,33 @@ async function startSdk(env: Env, settings: TracingSettings, version: string): P
     ...(settings.headers === undefined ? {} : { headers: settings.headers }),
   });
   const sampler = settings.sampler === undefined ? {} : { sampler: samplerOf(base, settings.sampler) };
-  const provider = new NodeTracerProvider({ resource, ...sampler, spanProcessors: [new base.BatchSpanProcessor(exporter)] });
-  // the global context manager and the W3C propagator (traceparent): what `withSpan` parents spans with
-  provider.register();
+  const provider = new NodeTracerProvider({ resource, ...sampler, spanProcessors: [new base.BatchSpanProcessor(exporter, batchLimits(env))] });
+  // the W3C propagator (traceparent), and no context manager: spans.ts knows parents by the run's shape
+  provider.register({ contextManager: null });
   installTracer({ api, tracer: provider.getTracer("gatesync", version) });
   return {
     async shutdown() {
       installTracer(undefined);
       await bounded(provider.shutdown(), flushBudgetMs);
+      // the globals `register` set, released: a daemon rebuilt with new settings starts the SDK anew
+      api.trace.disable();
+      api.context.disable();
+      api.propagation.disable();
     },
+  };
+}
+
+/**
+ * The batch processor's limits where OTEL_BSP_* leave them unset. An export serializes its spans
+ * on the process's one thread (some 9 µs a span): in batches of 2,048 (the SDK's 512 would
+ * export four times during an apply of 1,000 direct changes) they leave with the 5 s timer,
+ * after such an apply rather than inside it. The queue, 4,096 spans, bounds the memory a
+ * collector that is down costs (some 8 MB); beyond it spans are dropped.
+ */
+function batchLimits(env: Env): { maxExportBatchSize?: number; maxQueueSize?: number } {
+  return {
+    ...(env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE === undefined ? { maxExportBatchSize: 2_048 } : {}),
+    ...(env.OTEL_BSP_MAX_QUEUE_SIZE === undefined ? { maxQueueSize: 4_096 } : {}),
   };
 }
 

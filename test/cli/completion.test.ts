@@ -1,8 +1,9 @@
 /**
  * `gatesync completion bash|zsh|fish`, as a shell meets it: the bash script sourced in a real
  * bash, its function called with COMP_WORDS/COMP_CWORD as bash sets them at a Tab, `gatesync`
- * on the PATH (a launcher of this checkout's CLI), in a repository `gatesync init` made. The zsh
- * and fish scripts are checked by those shells' own parsers (`zsh -n`, `fish --no-execute`),
+ * on the PATH (a launcher of this checkout's CLI), in a repository `gatesync init` made. The fish
+ * script is checked by fish's own parser (`fish --no-execute`) and completes through `complete -C`;
+ * the zsh script completes in a real zsh at a Tab (completion-zsh.test.ts). Both shells are
  * installed from Debian's packages by .ci/run; where they are absent the check says so and is skipped.
  */
 import { execFile } from "node:child_process";
@@ -123,11 +124,8 @@ async function parses(shell: string, args: string[]): Promise<{ skipped: string 
   }
 }
 
-describe("gatesync completion zsh and fish", () => {
-  for (const [shell, args] of [
-    ["zsh", ["-n"]],
-    ["fish", ["--no-execute"]],
-  ] as const) {
+describe("gatesync completion fish", () => {
+  for (const [shell, args] of [["fish", ["--no-execute"]]] as const) {
     it(`the ${shell} script parses in ${shell}`, async (ctx) => {
       const r = await parses(shell, [...args]);
       if ("skipped" in r) {

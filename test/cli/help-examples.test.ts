@@ -10,7 +10,9 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import type { Command } from "commander";
 import { helpExamples } from "../../src/cli/help-examples.js";
+import { buildProgram } from "../../src/cli.js";
 import type { SandboxHandle } from "../../src/sandbox/sandbox.js";
 import { startSandbox } from "../../src/sandbox/sandbox.js";
 import { checkFixtures } from "../../src/sandbox/fixtures.js";
@@ -37,6 +39,14 @@ interface Step {
   readonly until?: RegExp;
   readonly address?: readonly string[];
   readonly shows?: RegExp;
+  /** What the user does to the repository before this example (as the docs say), in the repository's directory. */
+  readonly before?: (repo: string) => Promise<void>;
+}
+
+/** The environment the single-environment state moves to: gatesync.yaml gains `environments:` first (docs/user/environments.md). */
+async function addProductionEnvironment(repo: string): Promise<void> {
+  const config = path.join(repo, "gatesync.yaml");
+  await writeFile(config, `${await readFile(config, "utf8")}\nenvironments:\n  production: {}\n`);
 }
 
 /** Every example, in the order they run; `exit` is the documented code for that moment. */
@@ -65,6 +75,15 @@ const steps: readonly Step[] = [
   { line: "gatesync history", where: "repo", exit: 0, shows: /#\d+ \S+ (applied|noop) / },
   { line: "gatesync history --format json --limit 5", where: "repo", exit: 0, shows: /"outcome": "(applied|noop)"/ },
   { line: "gatesync state resolve ApiProduct/storefront --forget", where: "repo", exit: 0 },
+  // the product is still on the portal: recorded again under its id, as one made by hand would be
+  { line: "gatesync state adopt ApiProduct/storefront --id 1042", where: "repo", exit: 0, shows: /adopted ApiProduct\/storefront as server id 1042/ },
+  {
+    line: "gatesync state move-to-env production",
+    where: "repo",
+    exit: 0,
+    before: addProductionEnvironment,
+    shows: /migrated \d+ records .* to .*state\.production\.db/,
+  },
   { line: "gatesync sandbox --fixtures sandbox-fixtures.yaml", where: "repo", exit: 0, until: /sandbox listening on/, address: ["--port", "0"] },
   {
     line: "gatesync sandbox --fixtures sandbox-fixtures.yaml --error-rate 0.05 --latency 200 --seed 7",
@@ -118,6 +137,14 @@ async function pointAtSandbox(repo: string): Promise<void> {
 }
 
 describe("the examples in --help", () => {
+  it("every command has examples", () => {
+    const paths = (c: Command, prefix: string[]): string[] =>
+      c.commands.flatMap((sub) => [[...prefix, sub.name()].join(" "), ...paths(sub, [...prefix, sub.name()])]);
+    const commands = paths(buildProgram(), []);
+    expect(commands).toContain("state adopt");
+    expect(commands.filter((c) => (helpExamples[c] ?? []).length === 0)).toEqual([]);
+  });
+
   it("each command's help ends with its examples, and every example declared is run below", async () => {
     for (const [command, examples] of Object.entries(helpExamples)) {
       const help = await runCli([...command.split(" "), "--help"]);
@@ -147,6 +174,7 @@ describe("the examples in --help", () => {
       expect(words[0]).toBe("gatesync");
       const args = [...words.slice(1), ...(step.address ?? [])];
       const cwd = dirs[step.where];
+      await step.before?.(cwd);
       if (step.until !== undefined) {
         const r = await runUntil(args, cwd, step.until, words[1] === "demo" ? "SIGINT" : "SIGTERM");
         expect(r.out, step.line).toMatch(step.until);

@@ -11,6 +11,7 @@ import { flushBudgetMs } from "../../src/telemetry/tracing.js";
 import type { Harness } from "../helpers/apply.js";
 import { exampleSecrets, harness } from "../helpers/apply.js";
 import { spawnCli } from "../helpers/cli.js";
+import { git } from "../helpers/git-repo.js";
 import { startReceiver } from "../helpers/otlp-receiver.js";
 import type { ExportedSpan, Receiver } from "../helpers/otlp-receiver.js";
 
@@ -30,11 +31,13 @@ async function tracedApply(
   endpoint: string | undefined,
   configExtra = "",
   extraEnv: Record<string, string> = {},
+  checkout: (dir: string) => string[] = () => [],
 ): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
   h = await harness({ batch: true, ownCredentials: true, configExtra });
+  const dirFlags = checkout(h.dir);
   const otel = endpoint === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: "gatesync-ci", OTEL_BSP_SCHEDULE_DELAY: "50" };
   const started = performance.now();
-  const r = await spawnCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state"], {
+  const r = await spawnCli(["apply", "--config", path.join(h.dir, "gatesync.yaml"), "--auto-approve", "--allow-empty-state", ...dirFlags], {
     cwd: h.dir,
     env: { ...h.env, ...otel, ...extraEnv, TRACEPARENT: `00-${traceId}-${parentId}-01`, GATESYNC_LOG_LEVEL: "silent", CI: undefined },
   });
@@ -44,7 +47,15 @@ async function tracedApply(
 describe("tracing a CLI apply (OTLP/HTTP)", () => {
   it("exports the documented span tree, joined to TRACEPARENT, with no secret in it", async () => {
     receiver = await startReceiver("ok");
-    const r = await tracedApply(receiver.url);
+    // a CI job applying its checkout (--dir): the command's root names the commit it applied
+    let commit = "";
+    const r = await tracedApply(receiver.url, "", {}, (dir) => {
+      git(dir, "init", "-q", "-b", "main");
+      git(dir, "add", "-A");
+      git(dir, "commit", "-q", "-m", "the commit CI checked out");
+      commit = git(dir, "rev-parse", "HEAD");
+      return ["--dir", path.join(dir, "config")];
+    });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain("Apply: 17 applied");
     const spans = receiver.spans();
@@ -54,6 +65,18 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
     expect(root).toBeDefined();
     expect(root).toMatchObject({ traceId, parentSpanId: parentId });
     expect(root.attributes).toMatchObject({ "gatesync.command": "apply", "gatesync.exit_code": 0, "gatesync.outcome": "ok" });
+    // the revision and the counts an operator reads a run by, on its root as on a daemon run's
+    expect(root.attributes).toMatchObject({
+      "gatesync.revision": commit,
+      "gatesync.findings.errors": 0,
+      "gatesync.changes.create": 10,
+      "gatesync.changes.blocked": 0,
+      "gatesync.changes.breaking": 0,
+      "gatesync.applied": 17,
+      "gatesync.failed": 0,
+      "gatesync.in_doubt": 0,
+    });
+    expect(root.attributes["gatesync.calls.total"]).toBeGreaterThan(0);
     expect(spans.every((s) => s.traceId === traceId)).toBe(true);
     const children = (of: ExportedSpan): ExportedSpan[] => spans.filter((s) => s.parentSpanId === of.spanId);
     const names = children(root).map((s) => s.name);
@@ -87,6 +110,15 @@ describe("tracing a CLI apply (OTLP/HTTP)", () => {
     ).toEqual(["in-doubt", "applied"]);
     const batch = calls.filter((c) => c.attributes["url.template"] === operations.batch.path);
     expect(batch.length).toBeGreaterThan(0);
+    // a batch's outcomes share one commit and one span beside it, counting its records (its intents, before it left, another)
+    const batchWrites = waves
+      .flatMap(children)
+      .filter(
+        (s) => s.name === "gatesync.state.write" && s.attributes["gatesync.records"] !== undefined && s.attributes["gatesync.record.status"] !== "in-doubt",
+      );
+    expect(batchWrites.map((s) => s.attributes["gatesync.records"]).reduce((a, b) => Number(a) + Number(b), 0)).toBe(
+      batch.map((b) => b.attributes["gatesync.batch.size"]).reduce((a, b) => Number(a) + Number(b), 0),
+    );
     expect(batch[0]!.attributes["gatesync.batch.size"]).toBeTypeOf("number");
     expect(
       calls.some((c) => c.attributes["url.template"] === operations.createProduct.path && typeof c.attributes["gatesync.queue_wait_ms"] === "number"),

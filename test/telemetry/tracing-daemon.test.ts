@@ -78,7 +78,16 @@ describe("tracing the daemon (OTLP/HTTP)", () => {
     expect(unparented.attributes).toMatchObject({ "gatesync.outcome": "applied", "gatesync.failed": 0 });
     expect(unparented.traceId).not.toBe(traceId);
     expect(first.parentSpanId ?? "").toBe("");
-    expect(first.attributes).toMatchObject({ "gatesync.outcome": "applied", "gatesync.applied": 17, "gatesync.failed": 0, "gatesync.changes.create": 10 });
+    expect(first.attributes).toMatchObject({
+      "gatesync.environment": "default",
+      "gatesync.outcome": "applied",
+      "gatesync.findings.errors": 0,
+      "gatesync.applied": 17,
+      "gatesync.failed": 0,
+      "gatesync.in_doubt": 0,
+      "gatesync.changes.create": 10,
+    });
+    expect(first.attributes["gatesync.calls.total"]).toBeGreaterThan(0);
     expect(first.attributes["gatesync.revision"]).toBeTypeOf("string");
     expect(synced).toMatchObject({ traceId, parentSpanId: parentId });
     expect(synced.attributes).toMatchObject({ "gatesync.outcome": "applied", "gatesync.failed": 0 });
