@@ -1,0 +1,84 @@
+/**
+ * The files of a git source, one directory per revision (a `git worktree` of the cache's clone):
+ * a run reads the directory of the commit it was given, and no later fetch moves a checkout
+ * under it — the environments of one daemon run side by side, each seeing exactly one commit.
+ *
+ * A directory stays while it holds the newest revision or a reader holds it (`hold`); the
+ * others are removed once their last reader lets go. Removals and checkouts take turns (one
+ * `git worktree` command at a time on the clone).
+ */
+import { rm } from "node:fs/promises";
+import path from "node:path";
+
+export class RevisionTrees {
+  private readonly holds = new Map<string, number>();
+  private newest: string | undefined;
+  /** The tree commands, one after another. */
+  private turn: Promise<unknown> = Promise.resolve();
+  private cleared = false;
+
+  constructor(
+    /** Where the trees live: one sub-directory per commit. */
+    private readonly dir: string,
+    /** Runs `git ...args` in the clone. */
+    private readonly git: (args: readonly string[]) => Promise<void>,
+  ) {}
+
+  /** The directory holding `commit`'s files, checked out on first use; it becomes the newest. */
+  async checkout(commit: string): Promise<string> {
+    const at = path.join(this.dir, commit);
+    if (!this.holds.has(commit)) {
+      await this.inTurn(async () => {
+        // trees a stopped process left: nobody reads them (a clone serves one daemon)
+        if (!this.cleared) await this.removeAll();
+        this.cleared = true;
+        await this.git(["worktree", "add", "--detach", "--force", "--quiet", at, commit]);
+      });
+      this.holds.set(commit, 0);
+    }
+    const previous = this.newest;
+    this.newest = commit;
+    if (previous !== undefined && previous !== commit) this.removeIfUnread(previous);
+    return at;
+  }
+
+  /** Keeps `commit`'s files until the returned function is called (once). Take it in the turn the snapshot arrives in. */
+  hold(commit: string): () => void {
+    const n = this.holds.get(commit);
+    // already let go: nothing to keep (a reader that came too late reads a missing directory and fails its run)
+    if (n === undefined) return () => undefined;
+    this.holds.set(commit, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.holds.set(commit, (this.holds.get(commit) ?? 1) - 1);
+      this.removeIfUnread(commit);
+    };
+  }
+
+  /** Waits for the removals under way. */
+  async settled(): Promise<void> {
+    await this.turn;
+  }
+
+  private removeIfUnread(commit: string): void {
+    if (commit === this.newest || (this.holds.get(commit) ?? 0) > 0) return;
+    this.holds.delete(commit);
+    void this.inTurn(async () => {
+      await rm(path.join(this.dir, commit), { recursive: true, force: true });
+      await this.git(["worktree", "prune"]);
+    }).catch(() => undefined);
+  }
+
+  private async removeAll(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+    await this.git(["worktree", "prune"]);
+  }
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.turn.then(work, work);
+    this.turn = next.catch(() => undefined);
+    return next;
+  }
+}
