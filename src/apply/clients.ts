@@ -70,7 +70,7 @@ export class Interfaces {
 /** Opens what the executable changes need; throws ConfigError for a missing target or credential. */
 export function openInterfaces(
   executable: readonly PlannedChange[],
-  deps: Pick<ApplyDeps, "config" | "env" | "dispatcher">,
+  deps: Pick<ApplyDeps, "config" | "env" | "dispatcher" | "pacers">,
   logger: Logger,
   also: readonly InterfaceName[] = [],
 ): Interfaces {
@@ -102,7 +102,11 @@ export function openInterfaces(
         maxResponseBytes: config.limits.maxResponseBytes,
       }),
     );
-    open.queues.set(iface, new InterfaceQueue(iface, target.rateLimit, logger, { maxPauseMs: config.retries.maxRetryAfterMs }));
+    const pacer = deps.pacers?.pacerOf(target.url, auth.value, target.rateLimit.requestsPerSecond);
+    open.queues.set(
+      iface,
+      new InterfaceQueue(iface, target.rateLimit, logger, { maxPauseMs: config.retries.maxRetryAfterMs, ...(pacer === undefined ? {} : { pacer }) }),
+    );
   }
   const batch = config.targets.gateway?.batch;
   if (batch !== undefined && executable.some((c) => c.operation?.batchable === true)) {
