@@ -5,6 +5,7 @@
  */
 import type { Dispatcher } from "undici";
 import type { RunReport } from "../apply/run-report.js";
+import type { TargetPacers } from "../apply/target-pacers.js";
 import type { EnvironmentConfig } from "../config/environments.js";
 import type { FleetLeases } from "../fleet/leases.js";
 import type { Logger } from "../logger.js";
@@ -48,7 +49,10 @@ export interface SharedParts {
   readonly names: readonly string[];
   /** With a fleet: the leases (which environment this replica leads, and the fence). */
   readonly leases: FleetLeases | undefined;
-  readonly exclusive: <T>(work: () => Promise<T>) => Promise<T>;
+  /** A place among the environments running at once (limits.concurrentEnvironments). */
+  readonly runSlot: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Each target's pace, kept for all the environments together (two on one gateway share its rate). */
+  readonly pacers: TargetPacers;
   /** The team settings of each commit, read from the repository (one reader: its warnings logged once for all environments). */
   readonly teamSettings: TeamSettingsReader;
   readonly retryBaseMs?: number;
@@ -105,7 +109,8 @@ export function createEnvironmentUnit(environment: EnvironmentConfig, configHash
     logger,
     dispatcher: shared.dispatcher,
     metrics,
-    exclusive: shared.exclusive,
+    runSlot: shared.runSlot,
+    pacers: shared.pacers,
     teamSettings: shared.teamSettings,
     ...(leases === undefined ? {} : { canApply: () => leases.leads(name) }),
     ...(shared.retryBaseMs === undefined ? {} : { retryBaseMs: shared.retryBaseMs }),

@@ -5,14 +5,18 @@
  *
  * A trigger (webhook, sync, a changed file) runs every environment: each re-plans the new
  * revision against its own state and applies only where its plan is not empty, so a commit
- * changes exactly the environments whose resources it changes. Runs take turns (one checkout).
+ * changes exactly the environments whose resources it changes. Environments run side by side, at
+ * most limits.concurrentEnvironments at once (each its runs one after another, each run reading
+ * one commit's files: shared-source.ts).
  *
  * On a PostgreSQL state the replicas of `gatesync run` form a fleet (src/fleet/): each
  * environment is led by one replica at a time through its lease; a trigger received by any
  * replica reaches the leader of each environment.
  */
+import { availableParallelism } from "node:os";
 import type { RunReport } from "../apply/run-report.js";
 import { managementDispatcher } from "../apply/http-client.js";
+import { TargetPacers } from "../apply/target-pacers.js";
 import type { GatesyncConfig } from "../config/config.js";
 import { environmentsOf } from "../config/environments.js";
 import type { EnvironmentConfig } from "../config/environments.js";
@@ -32,7 +36,7 @@ import { DaemonMetrics } from "./metrics.js";
 import type { Reconciler } from "./reconciler.js";
 import { startDaemonServer } from "./server.js";
 import type { DaemonServer, ServedReconciler } from "./server.js";
-import { SharedSource, oneAtATime } from "./shared-source.js";
+import { SharedSource, atMost } from "./shared-source.js";
 
 /** The result that decides a set of runs: the first that is neither applied nor noop, else the first. */
 function worst(reports: readonly RunReport[]): RunReport {
@@ -110,7 +114,8 @@ export async function startEnvironmentsDaemon(opts: DaemonOptions, config: Gates
     metrics,
     names,
     leases,
-    exclusive: oneAtATime(),
+    runSlot: atMost(config.limits.concurrentEnvironments ?? availableParallelism()),
+    pacers: new TargetPacers(),
     teamSettings: new TeamSettingsReader(logger),
     ...(opts.retryBaseMs === undefined ? {} : { retryBaseMs: opts.retryBaseMs }),
     ownUrl: () => own.url,
