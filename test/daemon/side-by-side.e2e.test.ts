@@ -108,9 +108,11 @@ describe("environments side by side", () => {
 
   it("reads exactly the commit each run reports while commits are pushed as runs load", async () => {
     const gateways = [await sandbox(), await sandbox(), await sandbox()];
-    const keys = 60;
+    const keys = 200;
+    const rateLimit = "{ requestsPerSecond: 5000, concurrency: 32 }";
+    const names = ["env-0", "env-1", "env-2"];
     running = await sideBySide(
-      gateways.map((gateway, i) => ({ name: `env-${i}`, gateway, values: { prefix: `env-${i}` } })),
+      gateways.map((gateway, i) => ({ name: names[i]!, gateway, values: { prefix: names[i]! }, rateLimit })),
       3,
       orgKeys(keys, 1),
     );
@@ -119,10 +121,13 @@ describe("environments side by side", () => {
     for (let rate = 2; rate <= 13; rate++) {
       last = await running.push(orgKeys(keys, rate), `rate ${rate}`);
       rateOf.set(last, rate);
-      await running.sync();
-      await sleep(200);
+      // one environment after another: each one's fetch may come while another reads its files
+      for (const name of names) {
+        await running.sync(name);
+        await sleep(40);
+      }
     }
-    await running.ranCommit(last, ["env-0", "env-1", "env-2"], 120_000);
+    await running.ranCommit(last, names, 120_000);
     const pushed = running.runs.filter((r) => r.report.commit !== undefined && rateOf.has(r.report.commit));
     expect(pushed.map((r) => r.report.result).filter((result) => result !== "applied" && result !== "noop")).toEqual([]);
     expect(mostAtOnce(pushed.map((r) => r.report))).toBeGreaterThanOrEqual(2);

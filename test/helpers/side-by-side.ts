@@ -36,8 +36,8 @@ export interface SideBySide {
   readonly runs: Array<{ readonly report: RunReport; readonly plan: Plan | undefined }>;
   /** Commits `files` and pushes them to main; resolves to the commit. */
   push(files: Record<string, string>, message: string): Promise<string>;
-  /** POST /sync: every environment runs the newest commit. */
-  sync(): Promise<void>;
+  /** POST /sync: every environment runs the newest commit; with a name, POST /environments/NAME/sync: that one. */
+  sync(environment?: string): Promise<void>;
   /** Waits until every named environment's last run is of `commit`. */
   ranCommit(commit: string, names: readonly string[], ms?: number): Promise<void>;
   stop(): Promise<void>;
@@ -105,8 +105,9 @@ export async function sideBySide(environments: readonly EnvironmentSpec[], concu
     daemon,
     runs,
     push,
-    sync: async () => {
-      const answer = await call(`${daemon.url}/sync`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
+    sync: async (environment) => {
+      const at = environment === undefined ? "/sync" : `/environments/${environment}/sync`;
+      const answer = await call(`${daemon.url}${at}`, { method: "POST", headers: { authorization: `Bearer ${syncToken}` } });
       expect(answer.status).toBe(202);
     },
     ranCommit,
