@@ -5,9 +5,11 @@
  *
  * A directory stays while it holds the newest revision or a reader holds it (`hold`); the
  * others are removed once their last reader lets go. Removals and checkouts take turns (one
- * `git worktree` command at a time on the clone).
+ * `git worktree` command at a time on the clone). Each process has its own directories (by its
+ * pid): a `gatesync plan` sharing the daemon's cache never removes what the daemon reads; the
+ * directories of processes that ended are removed by the next one to check out.
  */
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 
 export class RevisionTrees {
@@ -17,20 +19,24 @@ export class RevisionTrees {
   private turn: Promise<unknown> = Promise.resolve();
   private cleared = false;
 
+  /** This process's trees: one sub-directory per commit. */
+  private readonly dir: string;
+
   constructor(
-    /** Where the trees live: one sub-directory per commit. */
-    private readonly dir: string,
+    /** Where every process's trees live. */
+    private readonly top: string,
     /** Runs `git ...args` in the clone. */
     private readonly git: (args: readonly string[]) => Promise<void>,
-  ) {}
+  ) {
+    this.dir = path.join(top, String(process.pid));
+  }
 
   /** The directory holding `commit`'s files, checked out on first use; it becomes the newest. */
   async checkout(commit: string): Promise<string> {
     const at = path.join(this.dir, commit);
     if (!this.holds.has(commit)) {
       await this.inTurn(async () => {
-        // trees a stopped process left: nobody reads them (a clone serves one daemon)
-        if (!this.cleared) await this.removeAll();
+        if (!this.cleared) await this.removeLeftovers();
         this.cleared = true;
         await this.git(["worktree", "add", "--detach", "--force", "--quiet", at, commit]);
       });
@@ -71,8 +77,10 @@ export class RevisionTrees {
     }).catch(() => undefined);
   }
 
-  private async removeAll(): Promise<void> {
-    await rm(this.dir, { recursive: true, force: true });
+  /** This process's trees from an earlier life (a container's pid is the same each start), and those of processes that ended. */
+  private async removeLeftovers(): Promise<void> {
+    const pids = await readdir(this.top).catch(() => []);
+    for (const pid of pids) if (pid === String(process.pid) || !alive(Number(pid))) await rm(path.join(this.top, pid), { recursive: true, force: true });
     await this.git(["worktree", "prune"]);
   }
 
@@ -80,5 +88,17 @@ export class RevisionTrees {
     const next = this.turn.then(work, work);
     this.turn = next.catch(() => undefined);
     return next;
+  }
+}
+
+/** Whether a process of this pid runs (a name that is no pid counts as ended). */
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
