@@ -38,7 +38,7 @@ afterAll(async () => {
   await removeTempRepos();
 });
 
-describe("environments side by side", () => {
+describe("a slow environment", () => {
   it("applies a commit to the environment whose gateway answers at once while the slow one's gateway still holds its calls", async () => {
     const slow = await sandbox();
     const fast = await sandbox();
@@ -65,7 +65,9 @@ describe("environments side by side", () => {
     await running.ranCommit(commit, ["slow"], 60_000);
     expect(running.daemon.environments.get("slow")!.lastRun!.result).toBe("applied");
   }, 90_000);
+});
 
+describe("the bound on environments running at once", () => {
   for (const bound of [1, 2]) {
     it(`never runs more than limits.concurrentEnvironments = ${bound} environments at once, and runs that many`, async () => {
       const gateways = [await sandbox(), await sandbox(), await sandbox()];
@@ -81,7 +83,9 @@ describe("environments side by side", () => {
       expect(mostAtOnce(reports)).toBe(bound);
     }, 90_000);
   }
+});
 
+describe("what environments side by side share", () => {
   it("keeps one gateway's rate limit for two environments sending to it at once", async () => {
     const shared = await sandbox();
     // the gateway's own limit: 10 requests a second, 10 at once at most; over it, 429
@@ -105,7 +109,9 @@ describe("environments side by side", () => {
     const mostInASecond = Math.max(...times.map((t, i) => times.filter((u, j) => j >= i && u < t + 1000).length));
     expect(mostInASecond).toBeLessThanOrEqual(10);
   }, 90_000);
+});
 
+describe("what each run reads", () => {
   it("reads exactly the commit each run reports while commits are pushed as runs load", async () => {
     const gateways = [await sandbox(), await sandbox(), await sandbox()];
     const keys = 200;
