@@ -5,12 +5,16 @@
  *
  * A directory stays while it holds the newest revision or a reader holds it (`hold`); the
  * others are removed once their last reader lets go. Removals and checkouts take turns (one
- * `git worktree` command at a time on the clone). Each process has its own directories (by its
- * pid): a `gatesync plan` sharing the daemon's cache never removes what the daemon reads; the
- * directories of processes that ended are removed by the next one to check out.
+ * `git worktree` command at a time on the clone). Each source has a directory of its own, named
+ * by its process's pid: a `gatesync plan` sharing the daemon's cache never removes what the daemon
+ * reads; the directories of processes that ended are removed by the next source to check out.
  */
+import { randomUUID } from "node:crypto";
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
+
+/** The tree directories of this process's sources (two sources of one clone in one process keep each other's). */
+const inUse = new Set<string>();
 
 export class RevisionTrees {
   private readonly holds = new Map<string, number>();
@@ -28,7 +32,8 @@ export class RevisionTrees {
     /** Runs `git ...args` in the clone. */
     private readonly git: (args: readonly string[]) => Promise<void>,
   ) {
-    this.dir = path.join(top, String(process.pid));
+    this.dir = path.join(top, `${process.pid}-${randomUUID().slice(0, 8)}`);
+    inUse.add(this.dir);
   }
 
   /** The directory holding `commit`'s files, checked out on first use; it becomes the newest. */
@@ -63,9 +68,10 @@ export class RevisionTrees {
     };
   }
 
-  /** Waits for the removals under way. */
+  /** Waits for the removals under way; the newest tree stays on disk for the next process to remove. */
   async settled(): Promise<void> {
     await this.turn;
+    inUse.delete(this.dir);
   }
 
   private removeIfUnread(commit: string): void {
@@ -77,10 +83,14 @@ export class RevisionTrees {
     }).catch(() => undefined);
   }
 
-  /** This process's trees from an earlier life (a container's pid is the same each start), and those of processes that ended. */
+  /** The trees of processes that ended, and this pid's from an earlier life (a container's pid is the same at each start). */
   private async removeLeftovers(): Promise<void> {
-    const pids = await readdir(this.top).catch(() => []);
-    for (const pid of pids) if (pid === String(process.pid) || !alive(Number(pid))) await rm(path.join(this.top, pid), { recursive: true, force: true });
+    for (const name of await readdir(this.top).catch(() => [])) {
+      const at = path.join(this.top, name);
+      const pid = Number(name.split("-")[0]);
+      const left = pid === process.pid ? !inUse.has(at) : !alive(pid);
+      if (left) await rm(at, { recursive: true, force: true });
+    }
     await this.git(["worktree", "prune"]);
   }
 

@@ -56,4 +56,21 @@ describe("a git source's revisions, side by side", () => {
     expect(await readFile(path.join(second.root, "v.txt"), "utf8")).toBe("two");
     await source.closeShared();
   });
+
+  it("leaves another source's commit alone: a `gatesync plan` on the daemon's cache removes nothing the daemon reads", async () => {
+    const dir = await tempRepo();
+    const work = gitRemote(dir);
+    await pushed(work, "one");
+    const options = { url: path.join(dir, "origin.git"), branch: "main", subdirectory: "config", cacheDir: path.join(dir, "cache") };
+    const daemon = new GitSource(options);
+    const reading = await daemon.fetch();
+    const release = reading.hold?.();
+    await pushed(work, "two");
+    const plan = new GitSource(options);
+    expect((await plan.fetch()).root).not.toBe(reading.root);
+    await plan.close();
+    expect(await readFile(path.join(reading.root, "v.txt"), "utf8")).toBe("one");
+    release?.();
+    await daemon.close();
+  });
 });
